@@ -1,0 +1,41 @@
+/* benches/bench.h: the bench registry.
+ *
+ * A bench is a named, self-describing measurement: `cubesim bench list`
+ * shows every entry of bench_registry with its one-line summary, and
+ * `cubesim bench run NAME` calls its run function with the --set
+ * parameters. Benches print their figures; none passes or fails on a
+ * timing. */
+#ifndef CUBESIM_BENCHES_BENCH_H
+#define CUBESIM_BENCHES_BENCH_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "base/diag.h"
+#include "base/params.h"
+
+struct bench_ctx {
+        struct params *params;       /* --set values; the bench validates them */
+        bool json;                   /* --json: print one JSON object instead of text */
+        const char *out_dir;         /* --out DIR, or NULL for the bench's default */
+        unsigned jobs;               /* --jobs N (1: serial) */
+        FILE *out;                   /* where figures go (stdout) */
+        struct diag *diag;           /* bad parameters are reported here */
+};
+
+struct bench {
+        const char *name;            /* registry key, e.g. "engine-hold" */
+        const char *summary;         /* one line for `bench list` */
+        const char *help;            /* parameters and what is printed */
+        const char *const *params;   /* NULL-terminated parameter names */
+        /* CLI exit status: 0 ok, 1 the simulation failed, 2 bad parameters. */
+        int (*run)(const struct bench_ctx *);
+};
+
+extern const struct bench *const bench_registry[];
+const struct bench *bench_find(const char *name);
+
+/* Seconds on the monotonic clock, for wall-time figures. */
+double bench_wall_s(void);
+
+#endif

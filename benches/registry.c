@@ -1,0 +1,30 @@
+/* benches/registry.c: the list of benches. Keep README.md's bench list in
+ * step: a test compares the two. */
+#include <string.h>
+#include <time.h>
+
+#include "bench.h"
+
+extern const struct bench bench_engine_hold;
+extern const struct bench bench_engine_phold;
+
+const struct bench *const bench_registry[] = {
+        &bench_engine_hold,
+        &bench_engine_phold,
+        NULL,
+};
+
+const struct bench *bench_find(const char *name)
+{
+        for (const struct bench *const *b = bench_registry; *b; b++)
+                if (strcmp((*b)->name, name) == 0)
+                        return *b;
+        return NULL;
+}
+
+double bench_wall_s(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}

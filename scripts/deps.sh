@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Install what cubesim needs to build, test and draw figures, from Debian's
+# packages. Idempotent: does nothing when everything is present.
+set -euo pipefail
+
+pkgs=(
+        gcc g++ make cmake pkg-config       # toolchain
+        libyaml-dev                         # topology files
+        libjansson-dev                      # JSON output
+        libcriterion-dev                    # unit tests
+        gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user  # aarch64 coroutine switch test
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+        echo "deps: all ${#pkgs[@]} packages present"
+        exit 0
+fi
+echo "deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,152 @@
+/* base/diag.c: see diag.h. */
+#include "base/diag.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void diag_init(struct diag *d)
+{
+        memset(d, 0, sizeof *d);
+}
+
+void diag_fini(struct diag *d)
+{
+        struct diag_msg *m = d->head;
+        while (m) {
+                struct diag_msg *next = m->next;
+                free(m);
+                m = next;
+        }
+        memset(d, 0, sizeof *d);
+}
+
+static const char *level_name(enum diag_level level)
+{
+        switch (level) {
+        case DIAG_NOTE: return "note";
+        case DIAG_WARNING: return "warning";
+        case DIAG_ERROR: return "error";
+        }
+        return "error";
+}
+
+static void append(struct diag *d, struct diag_msg *m)
+{
+        m->next = NULL;
+        if (d->tail)
+                d->tail->next = m;
+        else
+                d->head = m;
+        d->tail = m;
+}
+
+void diag_report(struct diag *d, enum diag_level level, const char *file,
+                 unsigned line, unsigned col, const char *fmt, ...)
+{
+        if (level == DIAG_ERROR)
+                d->n_errors++;
+        else if (level == DIAG_WARNING)
+                d->n_warnings++;
+        unsigned max = d->max_msgs ? d->max_msgs : 200;
+        if (d->n_kept >= max) {
+                d->n_dropped++;
+                return;
+        }
+
+        char loc[512] = "";
+        if (file && line && col)
+                snprintf(loc, sizeof loc, "%s:%u:%u: ", file, line, col);
+        else if (file && line)
+                snprintf(loc, sizeof loc, "%s:%u: ", file, line);
+        else if (file)
+                snprintf(loc, sizeof loc, "%s: ", file);
+
+        va_list ap;
+        va_start(ap, fmt);
+        char body[1024];
+        vsnprintf(body, sizeof body, fmt, ap);
+        va_end(ap);
+
+        size_t len = strlen(loc) + strlen(level_name(level)) + 2 + strlen(body) + 1;
+        struct diag_msg *m = malloc(sizeof *m + len);
+        if (!m) {
+                d->n_dropped++;
+                return;
+        }
+        m->level = level;
+        snprintf(m->text, len, "%s%s: %s", loc, level_name(level), body);
+        append(d, m);
+        d->n_kept++;
+}
+
+void diag_print(const struct diag *d, FILE *out)
+{
+        for (const struct diag_msg *m = d->head; m; m = m->next)
+                fprintf(out, "%s\n", m->text);
+        if (d->n_dropped)
+                fprintf(out, "%u more messages not shown\n", d->n_dropped);
+}
+
+void diag_move(struct diag *dst, struct diag *src)
+{
+        if (src->head) {
+                if (dst->tail)
+                        dst->tail->next = src->head;
+                else
+                        dst->head = src->head;
+                dst->tail = src->tail;
+        }
+        dst->n_errors += src->n_errors;
+        dst->n_warnings += src->n_warnings;
+        dst->n_dropped += src->n_dropped;
+        dst->n_kept += src->n_kept;
+        unsigned max = dst->max_msgs;
+        memset(src, 0, sizeof *src);
+        src->max_msgs = max;
+}
+
+/* Edit distance with adjacent transpositions (optimal string alignment):
+ * "bnech" is one edit from "bench". Keys here are short. */
+static size_t edit_distance(const char *a, const char *b)
+{
+        size_t la = strlen(a), lb = strlen(b);
+        if (la > 64 || lb > 64)
+                return (size_t)-1;
+        size_t m[65][65];
+        for (size_t i = 0; i <= la; i++)
+                m[i][0] = i;
+        for (size_t j = 0; j <= lb; j++)
+                m[0][j] = j;
+        for (size_t i = 1; i <= la; i++) {
+                for (size_t j = 1; j <= lb; j++) {
+                        size_t best = m[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+                        if (m[i - 1][j] + 1 < best)
+                                best = m[i - 1][j] + 1;
+                        if (m[i][j - 1] + 1 < best)
+                                best = m[i][j - 1] + 1;
+                        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                            m[i - 2][j - 2] + 1 < best)
+                                best = m[i - 2][j - 2] + 1;
+                        m[i][j] = best;
+                }
+        }
+        return m[la][lb];
+}
+
+const char *diag_suggest(const char *word, const char *const *candidates, size_t n)
+{
+        size_t limit = strlen(word) / 3;
+        if (limit < 1)
+                limit = 1;
+        const char *best = NULL;
+        size_t best_d = limit + 1;
+        for (size_t i = 0; i < n; i++) {
+                size_t dist = edit_distance(word, candidates[i]);
+                if (dist < best_d) {
+                        best_d = dist;
+                        best = candidates[i];
+                }
+        }
+        return best;
+}

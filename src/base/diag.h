@@ -1,0 +1,54 @@
+/* base/diag.h: collected error reports for bad user input.
+ *
+ * Loaders never stop at the first problem: they record each one here with
+ * its location and keep going (like SQLite's Parse.nErr); the command line
+ * prints them all and exits 2. Messages read
+ *     FILE:LINE:COL: error: WHAT, expected WHAT
+ * with LINE and COL 1-based; either may be 0 when not known. */
+#ifndef CUBESIM_BASE_DIAG_H
+#define CUBESIM_BASE_DIAG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+enum diag_level { DIAG_NOTE, DIAG_WARNING, DIAG_ERROR };
+
+struct diag_msg {
+        struct diag_msg *next;       /* in report order */
+        enum diag_level level;       /* severity */
+        char text[];                 /* the whole formatted line, no newline */
+};
+
+struct diag {
+        struct diag_msg *head;       /* first message */
+        struct diag_msg *tail;       /* last message, for appending */
+        unsigned n_errors;           /* messages of level DIAG_ERROR */
+        unsigned n_warnings;         /* messages of level DIAG_WARNING */
+        unsigned n_kept;             /* messages in the list */
+        unsigned max_msgs;           /* keep at most this many (0: 200) */
+        unsigned n_dropped;          /* messages past max_msgs, counted only */
+};
+
+void diag_init(struct diag *);
+void diag_fini(struct diag *);
+
+/* Record a message; file may be NULL (no location), line/col 0 if unknown. */
+void diag_report(struct diag *, enum diag_level, const char *file,
+                 unsigned line, unsigned col, const char *fmt, ...)
+        __attribute__((format(printf, 6, 7)));
+
+#define diag_error_at(d, file, line, col, ...) \
+        diag_report((d), DIAG_ERROR, (file), (line), (col), __VA_ARGS__)
+#define diag_error(d, ...) diag_report((d), DIAG_ERROR, NULL, 0, 0, __VA_ARGS__)
+
+/* Print every message, one per line, then "N more errors not shown". */
+void diag_print(const struct diag *, FILE *);
+
+/* Move all messages of src to the end of dst; src is left empty. */
+void diag_move(struct diag *dst, struct diag *src);
+
+/* The candidate closest to word by edit distance, if close enough to be a
+ * plausible typo (distance <= max(1, strlen(word) / 3)); else NULL. */
+const char *diag_suggest(const char *word, const char *const *candidates, size_t n);
+
+#endif

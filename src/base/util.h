@@ -1,0 +1,32 @@
+/* base/util.h: small helpers used everywhere: container_of, array length,
+ * the project's own invariant check (on in debug and test builds). */
+#ifndef CUBESIM_BASE_UTIL_H
+#define CUBESIM_BASE_UTIL_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define container_of(ptr, type, member) \
+        ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* An invariant of cubesim's own code (never a check of user input). */
+#ifdef CUBESIM_ASSERTS
+#define CS_ASSERT(cond)                                                        \
+        do {                                                                   \
+                if (unlikely(!(cond))) {                                       \
+                        fprintf(stderr, "%s:%d: internal error: %s\n",         \
+                                __FILE__, __LINE__, #cond);                    \
+                        abort();                                               \
+                }                                                              \
+        } while (0)
+#else
+#define CS_ASSERT(cond) ((void)0)
+#endif
+
+#endif

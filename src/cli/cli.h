@@ -1,0 +1,20 @@
+/* cli/cli.h: the cubesim command's subcommands. Each takes the arguments
+ * after its own name (argv[0] is the subcommand) and returns the process
+ * exit status: 0 success, 1 the simulated program failed, 2 bad input. */
+#ifndef CUBESIM_CLI_CLI_H
+#define CUBESIM_CLI_CLI_H
+
+int cli_run(int argc, char **argv);
+int cli_bench(int argc, char **argv);
+int cli_sweep(int argc, char **argv);
+int cli_topo(int argc, char **argv);
+int cli_kernels(int argc, char **argv);
+
+/* Shared option helpers. */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_BAD_INPUT = 2 };
+
+/* Report "cubesim CMD: unknown option 'X'" with a did-you-mean hint from
+ * the NULL-terminated list of known options; returns CLI_BAD_INPUT. */
+int cli_unknown_option(const char *cmd, const char *opt, const char *const *known);
+
+#endif

@@ -1,0 +1,20 @@
+/* cli/common.c: helpers shared by the subcommands. */
+#include <stdio.h>
+
+#include "base/diag.h"
+#include "cli/cli.h"
+
+int cli_unknown_option(const char *cmd, const char *opt, const char *const *known)
+{
+        size_t n = 0;
+        while (known && known[n])
+                n++;
+        const char *hint = diag_suggest(opt, known, n);
+        if (hint)
+                fprintf(stderr, "cubesim %s: error: unknown option '%s'; did you mean '%s'?\n",
+                        cmd, opt, hint);
+        else
+                fprintf(stderr, "cubesim %s: error: unknown option '%s'\n", cmd, opt);
+        fprintf(stderr, "Try 'cubesim %s --help'.\n", cmd);
+        return CLI_BAD_INPUT;
+}

@@ -1,0 +1,71 @@
+/* cli/main.c: the cubesim command: dispatch to a subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/diag.h"
+#include "cli/cli.h"
+
+static const char usage[] =
+        "usage: cubesim COMMAND [ARGS...]\n"
+        "\n"
+        "cubesim simulates a CUBE-based neural processing unit running kernels\n"
+        "written in a Triton-like C language, and reports where the time goes.\n"
+        "\n"
+        "Commands:\n"
+        "  run KERNEL [--topo FILE]   run a kernel on every PE and report its time\n"
+        "  kernels                    list the kernels\n"
+        "  bench list                 list the benches\n"
+        "  bench run NAME [--set k=v] run a bench and print its figures\n"
+        "  topo check FILE            validate a topology file\n"
+        "  topo show [FILE]           print a machine's component graph (text, json, dot)\n"
+        "\n"
+        "Options:\n"
+        "  -h, --help                 show this help; 'cubesim COMMAND --help' for a command\n"
+        "  --version                  print the version\n"
+        "\n"
+        "Exit status: 0 success; 1 the simulated program failed (kernel error,\n"
+        "deadlock); 2 bad input (usage, topology, parameters).\n";
+
+struct command {
+        const char *name;            /* as typed */
+        int (*fn)(int, char **);     /* handler */
+};
+
+static const struct command commands[] = {
+        { "run", cli_run },
+        { "kernels", cli_kernels },
+        { "bench", cli_bench },
+        { "topo", cli_topo },
+};
+
+int main(int argc, char **argv)
+{
+        if (argc < 2) {
+                fputs(usage, stderr);
+                return CLI_BAD_INPUT;
+        }
+        const char *cmd = argv[1];
+        if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+                fputs(usage, stdout);
+                return CLI_OK;
+        }
+        if (strcmp(cmd, "--version") == 0) {
+                printf("cubesim %s\n", CUBESIM_VERSION);
+                return CLI_OK;
+        }
+        const char *names[sizeof commands / sizeof commands[0] + 1];
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+                if (strcmp(cmd, commands[i].name) == 0)
+                        return commands[i].fn(argc - 1, argv + 1);
+                names[i] = commands[i].name;
+        }
+        names[sizeof commands / sizeof commands[0]] = NULL;
+        const char *hint = diag_suggest(cmd, names, sizeof commands / sizeof commands[0]);
+        if (hint)
+                fprintf(stderr, "cubesim: error: unknown command '%s'; did you mean '%s'?\n", cmd,
+                        hint);
+        else
+                fprintf(stderr, "cubesim: error: unknown command '%s'\n", cmd);
+        fputs("Try 'cubesim --help'.\n", stderr);
+        return CLI_BAD_INPUT;
+}

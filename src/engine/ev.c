@@ -1,0 +1,508 @@
+/* engine/ev.c: event queue, run loop, processes, futures, resources and
+ * queues. See ev.h for the model and its invariants. */
+#include "engine/ev.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+
+#define HEAP_ARITY 4
+
+int ev_loop_init(struct ev_loop *ev, const struct ev_config *cfg)
+{
+        memset(ev, 0, sizeof *ev);
+        size_t reserve = cfg && cfg->heap_reserve ? cfg->heap_reserve : 1024;
+        ev->heap = malloc(reserve * sizeof ev->heap[0]);
+        if (!ev->heap)
+                return -ENOMEM;
+        ev->cap_heap = reserve;
+        coro_pool_init(&ev->stacks, cfg ? cfg->stack_bytes : 0);
+        return 0;
+}
+
+void ev_loop_fini(struct ev_loop *ev)
+{
+        /* Processes still live (after a deadlock or a stop) lose their
+         * stacks here; their owners' memory is the owners' to free. */
+        struct ev_proc *p = ev->procs;
+        while (p) {
+                struct ev_proc *next = p->next;
+                if (p->co)
+                        coro_discard(&ev->stacks, p->co);
+                p->co = NULL;
+                p = next;
+        }
+        ev->procs = ev->procs_tail = NULL;
+        coro_pool_fini(&ev->stacks);
+        free(ev->heap);
+        ev->heap = NULL;
+}
+
+/* ---- the queue ------------------------------------------------------------ */
+
+/* (t, seq) as one 128-bit key: the comparison is branch-free. */
+static inline unsigned __int128 key(const struct ev_heap_entry *a)
+{
+        return (unsigned __int128)a->t << 64 | a->seq;
+}
+
+static int heap_grow(struct ev_loop *ev)
+{
+        size_t cap = ev->cap_heap * 2;
+        struct ev_heap_entry *h = realloc(ev->heap, cap * sizeof *h);
+        if (!h)
+                return -ENOMEM;
+        ev->heap = h;
+        ev->cap_heap = cap;
+        return 0;
+}
+
+/* Place x at hole i, moving it up past larger parents. */
+static inline void sift_up(struct ev_heap_entry *h, size_t i, struct ev_heap_entry x)
+{
+        unsigned __int128 kx = key(&x);
+        while (i > 0) {
+                size_t parent = (i - 1) / HEAP_ARITY;
+                if (kx >= key(&h[parent]))
+                        break;
+                h[i] = h[parent];
+                i = parent;
+        }
+        h[i] = x;
+}
+
+static void heap_push(struct ev_loop *ev, struct ev_heap_entry x)
+{
+        sift_up(ev->heap, ev->n_heap++, x);
+}
+
+/* Remove the root; n_heap > 0. Bottom-up: the hole left by the root sinks
+ * along the smallest children to a leaf without comparing against the
+ * moved element, which then rises from there; the last element usually
+ * belongs near the bottom, so this takes about half the comparisons. */
+static void heap_pop(struct ev_loop *ev)
+{
+        struct ev_heap_entry *h = ev->heap;
+        size_t n = --ev->n_heap;
+        if (n == 0)
+                return;
+        size_t i = 0;
+        for (;;) {
+                size_t first = i * HEAP_ARITY + 1;
+                if (first >= n)
+                        break;
+                size_t best = first;
+                unsigned __int128 kb = key(&h[first]);
+                size_t last = first + HEAP_ARITY < n ? first + HEAP_ARITY : n;
+                for (size_t c = first + 1; c < last; c++) {
+                        unsigned __int128 kc = key(&h[c]);
+                        bool less = kc < kb;
+                        best = less ? c : best;
+                        kb = less ? kc : kb;
+                }
+                h[i] = h[best];
+                i = best;
+        }
+        /* Put the last element in the hole at i and let it rise. */
+        sift_up(h, i, h[n]);
+}
+
+static inline void fifo_push(struct ev_loop *ev, struct ev_event *e)
+{
+        e->next = NULL;
+        if (ev->fifo_tail)
+                ev->fifo_tail->next = e;
+        else
+                ev->fifo_head = e;
+        ev->fifo_tail = e;
+}
+
+int ev_schedule_at(struct ev_loop *ev, struct ev_event *e, sim_ps when)
+{
+        CS_ASSERT(when >= ev->now);
+        e->seq = ev->seq++;
+        if (when == ev->now) {
+                fifo_push(ev, e);
+                return 0;
+        }
+        if (unlikely(ev->n_heap == ev->cap_heap) && heap_grow(ev) < 0)
+                return -ENOMEM;
+        heap_push(ev, (struct ev_heap_entry){ .t = when, .seq = e->seq, .e = e });
+        return 0;
+}
+
+int ev_schedule(struct ev_loop *ev, struct ev_event *e, sim_ps delay)
+{
+        CS_ASSERT(delay <= SIM_PS_MAX - ev->now);
+        return ev_schedule_at(ev, e, ev->now + delay);
+}
+
+void ev_stop(struct ev_loop *ev)
+{
+        ev->stopping = true;
+}
+
+static const char *wait_kind_text(enum ev_wait_kind k)
+{
+        switch (k) {
+        case EV_WAIT_NONE: return "nothing (ready)";
+        case EV_WAIT_SLEEP: return "a timer";
+        case EV_WAIT_FUTURE: return "future";
+        case EV_WAIT_QUEUE_GET: return "get from empty queue";
+        case EV_WAIT_QUEUE_PUT: return "put to full queue";
+        }
+        return "?";
+}
+
+static void report_procs(struct ev_loop *ev, struct diag *d)
+{
+        for (struct ev_proc *p = ev->procs; p; p = p->next) {
+                const char *sep = p->wait_note[0] ? "; " : "";
+                if (p->wait_name)
+                        diag_report(d, DIAG_NOTE, NULL, 0, 0, "process '%s' waits on %s '%s'%s%s",
+                                    p->name, wait_kind_text(p->wait_kind), p->wait_name, sep,
+                                    p->wait_note);
+                else
+                        diag_report(d, DIAG_NOTE, NULL, 0, 0, "process '%s' waits on %s%s%s",
+                                    p->name, wait_kind_text(p->wait_kind), sep, p->wait_note);
+        }
+}
+
+enum ev_run_result ev_run(struct ev_loop *ev, struct diag *d)
+{
+        ev->stopping = false;
+        for (;;) {
+                struct ev_event *e;
+                if (ev->n_heap && ev->heap[0].t == ev->now) {
+                        e = ev->heap[0].e;
+                        heap_pop(ev);
+                } else if (ev->fifo_head) {
+                        e = ev->fifo_head;
+                        ev->fifo_head = e->next;
+                        if (!ev->fifo_head)
+                                ev->fifo_tail = NULL;
+                } else if (ev->n_heap) {
+                        ev->now = ev->heap[0].t;
+                        if (unlikely(ev->max_time && ev->now > ev->max_time)) {
+                                diag_error(d, "simulated time budget exceeded: %llu ns > %llu ns "
+                                           "(a kernel that never ends?)",
+                                           (unsigned long long)(ev->now / SIM_PS_PER_NS),
+                                           (unsigned long long)(ev->max_time / SIM_PS_PER_NS));
+                                report_procs(ev, d);
+                                return EV_BUDGET;
+                        }
+                        e = ev->heap[0].e;
+                        heap_pop(ev);
+                } else {
+                        break;
+                }
+                if (unlikely(ev->max_events && ev->n_events >= ev->max_events)) {
+                        diag_error(d, "event budget exceeded: %llu events at %llu ns "
+                                   "(a kernel that never ends?)",
+                                   (unsigned long long)ev->n_events,
+                                   (unsigned long long)(ev->now / SIM_PS_PER_NS));
+                        report_procs(ev, d);
+                        return EV_BUDGET;
+                }
+                ev->n_events++;
+                if (unlikely(ev->trace != NULL))
+                        ev->trace(ev->trace_ctx, ev->now, e->seq, e);
+                e->fn(ev, e);
+                if (unlikely(ev->stopping))
+                        return EV_STOPPED;
+        }
+        if (ev->n_procs) {
+                diag_error(d, "deadlock at %llu ns: the event queue is empty and %zu process%s "
+                           "still wait%s",
+                           (unsigned long long)(ev->now / SIM_PS_PER_NS), ev->n_procs,
+                           ev->n_procs == 1 ? "" : "es", ev->n_procs == 1 ? "s" : "");
+                report_procs(ev, d);
+                return EV_DEADLOCK;
+        }
+        return EV_DONE;
+}
+
+/* ---- processes ------------------------------------------------------------ */
+
+static void proc_body(void *arg)
+{
+        struct ev_proc *p = arg;
+        p->fn(p, p->arg);
+        p->finished = true;
+}
+
+static void proc_unlink(struct ev_loop *ev, struct ev_proc *p)
+{
+        if (p->prev)
+                p->prev->next = p->next;
+        else
+                ev->procs = p->next;
+        if (p->next)
+                p->next->prev = p->prev;
+        else
+                ev->procs_tail = p->prev;
+        p->prev = p->next = NULL;
+        ev->n_procs--;
+}
+
+static void proc_wake(struct ev_loop *ev, struct ev_event *e)
+{
+        struct ev_proc *p = container_of(e, struct ev_proc, wake);
+        p->wait_kind = EV_WAIT_NONE;
+        p->wait_name = NULL;
+        p->wait_note[0] = '\0';
+        ev->current = p;
+        ev->n_resumes++;
+        coro_resume(p->co);
+        ev->current = NULL;
+        if (p->finished) {
+                coro_release(&ev->stacks, p->co);
+                p->co = NULL;
+                proc_unlink(ev, p);
+                if (p->on_exit)
+                        ev_schedule(ev, p->on_exit, 0);
+        }
+}
+
+int ev_proc_start(struct ev_loop *ev, struct ev_proc *p, const char *name, ev_proc_fn fn, void *arg)
+{
+        memset(p, 0, sizeof *p);
+        p->ev = ev;
+        p->name = name;
+        p->fn = fn;
+        p->arg = arg;
+        p->wake.fn = proc_wake;
+        p->co = coro_create(&ev->stacks, proc_body, p, name);
+        if (!p->co)
+                return -ENOMEM;
+        if (ev_schedule(ev, &p->wake, 0) < 0) {
+                coro_release(&ev->stacks, p->co);
+                p->co = NULL;
+                return -ENOMEM;
+        }
+        p->prev = ev->procs_tail;
+        if (ev->procs_tail)
+                ev->procs_tail->next = p;
+        else
+                ev->procs = p;
+        ev->procs_tail = p;
+        ev->n_procs++;
+        return 0;
+}
+
+/* Suspend the running process until its wake event fires. */
+static inline void proc_block(struct ev_proc *p)
+{
+        CS_ASSERT(p->ev->current == p);
+        coro_yield(p->co);
+}
+
+void ev_sleep_until(struct ev_proc *p, sim_ps when)
+{
+        p->wait_kind = EV_WAIT_SLEEP;
+        if (ev_schedule_at(p->ev, &p->wake, when) < 0) {
+                /* No memory to queue the wake-up: the process can only be
+                 * reported, as waiting forever. */
+                snprintf(p->wait_note, sizeof p->wait_note, "out of memory scheduling its wake-up");
+        }
+        proc_block(p);
+}
+
+void ev_sleep(struct ev_proc *p, sim_ps dt)
+{
+        ev_sleep_until(p, p->ev->now + dt);
+}
+
+void ev_proc_note(struct ev_proc *p, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(p->wait_note, sizeof p->wait_note, fmt, ap);
+        va_end(ap);
+}
+
+/* ---- futures --------------------------------------------------------------- */
+
+static inline void list_append(struct ev_event **head, struct ev_event **tail, struct ev_event *e)
+{
+        e->next = NULL;
+        if (*tail)
+                (*tail)->next = e;
+        else
+                *head = e;
+        *tail = e;
+}
+
+static inline struct ev_event *list_pop(struct ev_event **head, struct ev_event **tail)
+{
+        struct ev_event *e = *head;
+        if (e) {
+                *head = e->next;
+                if (!*head)
+                        *tail = NULL;
+        }
+        return e;
+}
+
+void ev_future_init(struct ev_future *f, const char *name)
+{
+        memset(f, 0, sizeof *f);
+        f->name = name;
+}
+
+void ev_future_complete(struct ev_loop *ev, struct ev_future *f, uint64_t value)
+{
+        CS_ASSERT(!f->done);
+        f->done = true;
+        f->value = value;
+        struct ev_event *e;
+        while ((e = list_pop(&f->waiters, &f->waiters_tail)))
+                ev_schedule(ev, e, 0);
+}
+
+void ev_future_on_done(struct ev_loop *ev, struct ev_future *f, struct ev_event *e)
+{
+        if (f->done)
+                ev_schedule(ev, e, 0);
+        else
+                list_append(&f->waiters, &f->waiters_tail, e);
+}
+
+uint64_t ev_wait(struct ev_proc *p, struct ev_future *f)
+{
+        if (!f->done) {
+                p->wait_kind = EV_WAIT_FUTURE;
+                p->wait_name = f->name;
+                list_append(&f->waiters, &f->waiters_tail, &p->wake);
+                proc_block(p);
+        }
+        return f->value;
+}
+
+/* ---- resources --------------------------------------------------------------- */
+
+void ev_resource_init(struct ev_resource *r, const char *name, unsigned n_servers)
+{
+        memset(r, 0, sizeof *r);
+        r->name = name;
+        CS_ASSERT(n_servers >= 1 && n_servers <= EV_RESOURCE_MAX_SERVERS);
+        r->n_servers = n_servers;
+}
+
+sim_ps ev_resource_reserve(struct ev_resource *r, sim_ps arrive, sim_ps service, sim_ps *start)
+{
+        unsigned best = 0;
+        for (unsigned i = 1; i < r->n_servers; i++)
+                if (r->free_at[i] < r->free_at[best])
+                        best = i;
+        sim_ps begin = r->free_at[best] > arrive ? r->free_at[best] : arrive;
+        sim_ps end = begin + service;
+        r->free_at[best] = end;
+        r->busy_ps += service;
+        r->n_requests++;
+        if (start)
+                *start = begin;
+        return end;
+}
+
+void ev_resource_use(struct ev_proc *p, struct ev_resource *r, sim_ps service)
+{
+        sim_ps end = ev_resource_reserve(r, p->ev->now, service, NULL);
+        ev_sleep_until(p, end);
+}
+
+/* ---- bounded queues -------------------------------------------------------- */
+
+int ev_queue_init(struct ev_queue *q, size_t capacity, const char *name)
+{
+        memset(q, 0, sizeof *q);
+        CS_ASSERT(capacity >= 1);
+        q->slots = malloc(capacity * sizeof q->slots[0]);
+        if (!q->slots)
+                return -ENOMEM;
+        q->cap = capacity;
+        q->name = name;
+        return 0;
+}
+
+void ev_queue_fini(struct ev_queue *q)
+{
+        free(q->slots);
+        q->slots = NULL;
+}
+
+static void ring_push(struct ev_queue *q, void *item)
+{
+        q->slots[(q->head + q->count) % q->cap] = item;
+        q->count++;
+}
+
+static void *ring_pop(struct ev_queue *q)
+{
+        void *item = q->slots[q->head];
+        q->head = (q->head + 1) % q->cap;
+        q->count--;
+        return item;
+}
+
+bool ev_queue_try_put(struct ev_loop *ev, struct ev_queue *q, void *item)
+{
+        struct ev_event *g = list_pop(&q->getters, &q->getters_tail);
+        if (g) {
+                /* Hand the item straight to the oldest blocked getter. */
+                struct ev_proc *p = container_of(g, struct ev_proc, wake);
+                p->xfer = item;
+                ev_schedule(ev, g, 0);
+                return true;
+        }
+        if (q->count == q->cap)
+                return false;
+        ring_push(q, item);
+        return true;
+}
+
+bool ev_queue_try_get(struct ev_loop *ev, struct ev_queue *q, void **item)
+{
+        if (q->count == 0)
+                return false;
+        *item = ring_pop(q);
+        struct ev_event *w = list_pop(&q->putters, &q->putters_tail);
+        if (w) {
+                /* A slot opened: the oldest blocked putter's item goes in. */
+                struct ev_proc *p = container_of(w, struct ev_proc, wake);
+                ring_push(q, p->xfer);
+                p->xfer = NULL;
+                ev_schedule(ev, w, 0);
+        }
+        return true;
+}
+
+void ev_queue_put(struct ev_proc *p, struct ev_queue *q, void *item)
+{
+        if (ev_queue_try_put(p->ev, q, item))
+                return;
+        p->wait_kind = EV_WAIT_QUEUE_PUT;
+        p->wait_name = q->name;
+        p->xfer = item;
+        list_append(&q->putters, &q->putters_tail, &p->wake);
+        proc_block(p);
+}
+
+void *ev_queue_get(struct ev_proc *p, struct ev_queue *q)
+{
+        void *item;
+        if (ev_queue_try_get(p->ev, q, &item))
+                return item;
+        p->wait_kind = EV_WAIT_QUEUE_GET;
+        p->wait_name = q->name;
+        p->xfer = NULL;
+        list_append(&q->getters, &q->getters_tail, &p->wake);
+        proc_block(p);
+        item = p->xfer;
+        p->xfer = NULL;
+        return item;
+}

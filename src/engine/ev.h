@@ -1,0 +1,227 @@
+/* engine/ev.h: the discrete-event engine.
+ *
+ * Time is sim_ps, an unsigned 64-bit count of picoseconds; there is no
+ * floating point in event ordering. Events run in (time, insertion
+ * sequence) order, so the same input gives the same run bit for bit.
+ *
+ * The queue is a 4-ary array heap of plain 24-byte entries plus a FIFO
+ * (an intrusive list) for events scheduled at the current time, which
+ * bypasses the heap. Correctness of the bypass: an event in the heap with
+ * time t was inserted while now < t, so before every event put in the FIFO
+ * while now == t; running heap entries of time now first, then the FIFO,
+ * is exactly (time, sequence) order.
+ *
+ * Events are embedded in their owners (a component, a request, a process)
+ * and get back to the owner with container_of: the hot path allocates
+ * nothing. An event is in at most one queue or waiter list at a time.
+ *
+ * Two kinds of actors share the queue: callback handlers (hardware
+ * components; no stack) and processes (kernel code; each a coroutine with
+ * its own stack that suspends in ev_sleep / ev_wait / queue operations).
+ *
+ * When the queue empties while processes still wait, ev_run reports a
+ * deadlock naming every waiting process and what it waits on. */
+#ifndef CUBESIM_ENGINE_EV_H
+#define CUBESIM_ENGINE_EV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/diag.h"
+#include "engine/coro.h"
+
+#ifndef CUBESIM_SIM_PS_DEFINED
+#define CUBESIM_SIM_PS_DEFINED
+typedef uint64_t sim_ps;        /* simulated time or duration, picoseconds */
+#endif
+
+#define SIM_PS_PER_NS ((sim_ps)1000)
+#define SIM_PS_MAX UINT64_MAX
+
+struct ev_loop;
+struct ev_event;
+typedef void (*ev_fn)(struct ev_loop *, struct ev_event *);
+
+struct ev_event {
+        ev_fn fn;                    /* handler, run when the event fires */
+        struct ev_event *next;       /* link in the FIFO or a waiter list */
+        uint64_t seq;                /* insertion sequence when last scheduled */
+};
+
+struct ev_heap_entry {
+        sim_ps t;                    /* firing time */
+        uint64_t seq;                /* insertion sequence, breaks ties */
+        struct ev_event *e;          /* what fires */
+};
+
+/* Observes every dispatched event (determinism tests, tracing). */
+typedef void (*ev_trace_fn)(void *ctx, sim_ps t, uint64_t seq, const struct ev_event *e);
+
+struct ev_proc;
+
+struct ev_loop {
+        sim_ps now;                  /* current simulated time */
+        uint64_t seq;                /* next insertion sequence number */
+        struct ev_heap_entry *heap;  /* 4-ary min-heap on (t, seq) */
+        size_t n_heap;               /* entries in heap */
+        size_t cap_heap;             /* allocated entries */
+        struct ev_event *fifo_head;  /* events at time now, in insertion order */
+        struct ev_event *fifo_tail;  /* last of them, for appending */
+        uint64_t n_events;           /* stat: events dispatched */
+        uint64_t n_resumes;          /* stat: process resumes (switches in) */
+        struct coro_pool stacks;     /* coroutine stacks, pooled */
+        struct ev_proc *procs;       /* live processes in start order, doubly linked */
+        struct ev_proc *procs_tail;  /* the last started of them */
+        size_t n_procs;              /* live processes */
+        struct ev_proc *current;     /* running process, NULL in a callback */
+        uint64_t max_events;         /* stop with an error past this many (0: none) */
+        sim_ps max_time;             /* stop with an error past this time (0: none) */
+        bool stopping;               /* ev_stop was called */
+        ev_trace_fn trace;           /* optional observer, NULL if none */
+        void *trace_ctx;             /* its context */
+};
+
+struct ev_config {
+        size_t stack_bytes;          /* process stack size (0: 256 KiB) */
+        size_t heap_reserve;         /* initial heap capacity, entries (0: 1024) */
+};
+
+/* 0 or -ENOMEM. */
+int ev_loop_init(struct ev_loop *, const struct ev_config *);
+void ev_loop_fini(struct ev_loop *);
+
+static inline sim_ps ev_now(const struct ev_loop *ev) { return ev->now; }
+
+/* Fire e at now + delay; delay 0 goes through the FIFO. e must not already
+ * be queued. Returns 0, or -ENOMEM if the heap could not grow (the event is
+ * then not scheduled). */
+int ev_schedule(struct ev_loop *, struct ev_event *e, sim_ps delay);
+/* Fire e at time when >= now. */
+int ev_schedule_at(struct ev_loop *, struct ev_event *e, sim_ps when);
+
+enum ev_run_result {
+        EV_DONE = 0,                 /* queue empty, no process waiting */
+        EV_STOPPED,                  /* ev_stop was called */
+        EV_DEADLOCK,                 /* queue empty, processes still waiting */
+        EV_BUDGET,                   /* max_events or max_time exceeded */
+        EV_NOMEM,                    /* an allocation failed while scheduling */
+};
+
+/* Run until the queue is empty, ev_stop, or a budget is exceeded. On
+ * EV_DEADLOCK and EV_BUDGET the report (every waiting process and what it
+ * waits on) goes into d. */
+enum ev_run_result ev_run(struct ev_loop *, struct diag *d);
+void ev_stop(struct ev_loop *);
+
+/* ---- processes -------------------------------------------------------- */
+
+typedef void (*ev_proc_fn)(struct ev_proc *, void *arg);
+
+enum ev_wait_kind {
+        EV_WAIT_NONE,                /* running or ready */
+        EV_WAIT_SLEEP,               /* in ev_sleep */
+        EV_WAIT_FUTURE,              /* in ev_wait */
+        EV_WAIT_QUEUE_GET,           /* in ev_queue_get on an empty queue */
+        EV_WAIT_QUEUE_PUT,           /* in ev_queue_put on a full queue */
+};
+
+struct ev_proc {
+        struct ev_loop *ev;          /* the loop it runs in */
+        struct coro *co;             /* its coroutine; NULL once finished */
+        struct ev_event wake;        /* resumes the coroutine when fired */
+        const char *name;            /* borrowed, for reports */
+        ev_proc_fn fn;               /* body */
+        void *arg;                   /* body's argument */
+        struct ev_proc *prev, *next; /* in ev_loop.procs while live */
+        enum ev_wait_kind wait_kind; /* what it is blocked in */
+        const char *wait_name;       /* name of the future or queue waited on */
+        char wait_note[160];         /* caller's detail (e.g. kernel file:line, recv from PE) */
+        void *xfer;                  /* item handed over by a queue */
+        uint64_t value;              /* value of the future that woke it */
+        bool finished;               /* body returned */
+        struct ev_event *on_exit;    /* fired (at now) when the body returns, or NULL */
+};
+
+/* Start p running fn(p, arg) at the current time. p is owned by the caller
+ * and must stay valid until the process finishes or, if it never does
+ * (deadlock, budget, stop), until ev_loop_fini. 0 or -ENOMEM. */
+int ev_proc_start(struct ev_loop *, struct ev_proc *p, const char *name, ev_proc_fn fn, void *arg);
+
+/* Within a process: */
+void ev_sleep(struct ev_proc *, sim_ps dt);
+void ev_sleep_until(struct ev_proc *, sim_ps when);
+
+/* Attach a note to the next wait (shown in the deadlock report); cleared
+ * when the process resumes. */
+void ev_proc_note(struct ev_proc *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- futures ---------------------------------------------------------- */
+
+/* A one-shot completion with a value and a list of waiters (process wake
+ * events or component callbacks), woken in the order they arrived. */
+struct ev_future {
+        struct ev_event *waiters;    /* head of waiter list */
+        struct ev_event *waiters_tail; /* tail, for appending */
+        uint64_t value;              /* set on completion */
+        bool done;                   /* completed */
+        const char *name;            /* borrowed, for reports */
+};
+
+void ev_future_init(struct ev_future *, const char *name);
+/* Complete f: every waiter fires at the current time, in arrival order.
+ * Completing twice is a bug in the caller. */
+void ev_future_complete(struct ev_loop *, struct ev_future *f, uint64_t value);
+/* Fire e when f completes (at once, through the FIFO, if it already has). */
+void ev_future_on_done(struct ev_loop *, struct ev_future *f, struct ev_event *e);
+/* Within a process: block until f completes; returns its value. */
+uint64_t ev_wait(struct ev_proc *, struct ev_future *f);
+
+/* ---- FIFO resources ----------------------------------------------------- */
+
+/* A FIFO server bank: n identical servers, each request takes a service
+ * time on the earliest free server, in the order requests are made. The
+ * model is analytic (a request is placed at once), which is exact for FIFO
+ * servers whose service time is known at request time. */
+#define EV_RESOURCE_MAX_SERVERS 64
+struct ev_resource {
+        const char *name;            /* borrowed, for reports */
+        unsigned n_servers;          /* identical servers, 1..EV_RESOURCE_MAX_SERVERS */
+        sim_ps free_at[EV_RESOURCE_MAX_SERVERS]; /* time each server is next idle */
+        sim_ps busy_ps;              /* stat: total service time given */
+        uint64_t n_requests;         /* stat: requests served */
+};
+
+void ev_resource_init(struct ev_resource *, const char *name, unsigned n_servers);
+/* A request arriving at `arrive` needing `service`: returns its finish time
+ * and writes its start time to *start (may be NULL). */
+sim_ps ev_resource_reserve(struct ev_resource *, sim_ps arrive, sim_ps service, sim_ps *start);
+/* Within a process: be served now (queueing FIFO) and sleep until done. */
+void ev_resource_use(struct ev_proc *, struct ev_resource *, sim_ps service);
+
+/* ---- bounded queues ------------------------------------------------------ */
+
+struct ev_queue {
+        void **slots;                /* ring of items */
+        size_t cap;                  /* ring capacity (the bound) */
+        size_t head;                 /* index of the oldest item */
+        size_t count;                /* items held */
+        struct ev_event *getters;    /* blocked getters' wake events, FIFO */
+        struct ev_event *getters_tail;
+        struct ev_event *putters;    /* blocked putters' wake events, FIFO */
+        struct ev_event *putters_tail;
+        const char *name;            /* borrowed, for reports */
+};
+
+/* capacity >= 1. 0 or -ENOMEM. */
+int ev_queue_init(struct ev_queue *, size_t capacity, const char *name);
+void ev_queue_fini(struct ev_queue *);
+/* Within a process: block while full / while empty. Items are handed to
+ * blocked getters in arrival order. */
+void ev_queue_put(struct ev_proc *, struct ev_queue *, void *item);
+void *ev_queue_get(struct ev_proc *, struct ev_queue *);
+/* From callbacks or processes, never blocking: false if full / empty. */
+bool ev_queue_try_put(struct ev_loop *, struct ev_queue *, void *item);
+bool ev_queue_try_get(struct ev_loop *, struct ev_queue *, void **item);
+
+#endif

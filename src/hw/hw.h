@@ -1,0 +1,145 @@
+/* hw/hw.h: the simulated machine's hardware: links, HBM channels, PE
+ * engines, and the launch path IO_CPU -> M_CPU -> PE_CPU.
+ *
+ * Every component that serialises work is an ev_resource (a FIFO server,
+ * analytic: a request placed at time t learns its finish time at once), so
+ * moving bytes or running an engine costs no events of its own; the
+ * requester schedules one completion. Costs, all rounded up to whole ps:
+ *   - a transfer of N bytes over a route: for each link in order, the head
+ *     waits for the link to be free, occupies it for N / link bw, and
+ *     reaches the next node after the link latency plus that node's
+ *     overhead; the last byte arrives one bottleneck drain (N / min bw)
+ *     after the head reaches the destination (cut-through);
+ *   - HBM: a request is interleaved over the cube's channels, each piece
+ *     served by its channel at channel bw, then carried over the NoC from
+ *     the channel's router;
+ *   - GEMM: ceil(M*N*K / macs_per_cycle) cycles at the GEMM clock;
+ *   - MATH: ceil(elements / lanes) * cycles_per_element[op] cycles;
+ *   - DMA: setup + N / per-channel bw on one of the engine's channels.
+ *
+ * A launch: the IO_CPU of every SIP gets the kernel at the same time and
+ * stamps target_start = now + the largest path latency from an IO_CPU to
+ * any PE_CPU; messages go IO_CPU -> M_CPU -> PE_CPU; each PE_CPU waits
+ * until target_start, records its exec start and runs the kernel body as a
+ * process. Completions go back PE_CPU -> M_CPU -> IO_CPU. */
+#ifndef CUBESIM_HW_HW_H
+#define CUBESIM_HW_HW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/diag.h"
+#include "engine/ev.h"
+#include "topo/topo.h"
+
+struct hw_sim;
+struct hw_pe;
+
+/* A kernel body run as a PE's process, after the launch has reached it. */
+typedef void (*hw_pe_body)(struct hw_pe *pe, void *arg);
+
+struct hw_link {
+        struct ev_resource res;      /* serialises transfers over this edge */
+        uint64_t n_bytes;            /* stat: bytes carried */
+};
+
+struct hw_pe {
+        struct hw_sim *sim;          /* the machine it belongs to */
+        uint32_t sip;                /* SIP index */
+        uint32_t cube;               /* cube within the SIP */
+        uint32_t pe;                 /* PE within the cube (row-major in the mesh) */
+        uint32_t global;             /* index in hw_sim.pes */
+        uint32_t node_cpu;           /* graph nodes of its components */
+        uint32_t node_dma;
+        uint32_t node_gemm;
+        uint32_t node_math;
+        uint32_t node_tcm;
+        char name[48];               /* "sip0.cube1.pe5" */
+        struct ev_resource dma;      /* DMA engine, one server per channel */
+        struct ev_resource gemm;     /* matrix engine */
+        struct ev_resource math;     /* vector engine */
+        struct ev_proc proc;         /* the kernel, once launched */
+        struct ev_event launch_ev;   /* the launch message reaches the PE_CPU */
+        sim_ps exec_start_ps;        /* when the kernel started (target_start) */
+        sim_ps exec_end_ps;          /* when the kernel returned */
+        bool started;                /* the kernel has started */
+        bool finished;               /* the kernel has returned */
+        struct ev_event done_ev;     /* the body returned; then its notice reaches the M_CPU */
+        void *user;                  /* the kernel layer's per-PE state */
+};
+
+struct hw_cube {
+        struct hw_sim *sim;          /* the machine */
+        uint32_t sip;                /* SIP index */
+        uint32_t cube;               /* cube within the SIP */
+        uint32_t node_m_cpu;         /* graph node of its M_CPU */
+        uint32_t first_channel_node; /* graph node of HBM channel 0 */
+        struct ev_resource *channels; /* per HBM channel */
+        struct ev_event launch_ev;   /* the launch reaches the M_CPU */
+        struct ev_event done_ev;     /* its completion notice reaches the IO_CPU */
+        uint32_t n_done;             /* its PEs finished so far */
+        uint64_t hbm_read_bytes;     /* stat */
+        uint64_t hbm_write_bytes;    /* stat */
+};
+
+struct hw_sip {
+        struct hw_sim *sim;          /* the machine */
+        uint32_t sip;                /* index */
+        uint32_t node_io_cpu;        /* graph node of its IO_CPU */
+        struct ev_event launch_ev;   /* the host hands it the kernel */
+        uint32_t n_done;             /* its cubes finished so far */
+};
+
+struct hw_sim {
+        struct ev_loop ev;           /* the event loop */
+        struct topo_graph graph;     /* the machine's graph, owned */
+        const struct topo *topo;     /* = &graph.topo */
+        struct hw_link *links;       /* one per graph edge */
+        struct hw_sip *sips;         /* n_sips */
+        struct hw_cube *cubes;       /* n_cubes, sip-major */
+        struct hw_pe *pes;           /* n_pes, cube-major */
+        uint32_t n_sips, n_cubes, n_pes; /* counts */
+        uint32_t pes_per_cube;       /* rows * cols */
+        hw_pe_body body;             /* the launched kernel body */
+        void *body_arg;              /* its argument */
+        sim_ps launch_ps;            /* when the host launched */
+        sim_ps target_start_ps;      /* common exec start of every PE */
+        sim_ps done_ps;              /* when the last IO_CPU saw completion */
+        uint32_t n_sips_done;        /* SIPs whose PEs all finished */
+        uint64_t class_bytes[TOPO_EDGE_CLASS_COUNT]; /* stat: bytes per link class */
+};
+
+/* Build the machine of t (copied). 0, or -EINVAL/-ENOMEM with d filled. */
+int hw_sim_init(struct hw_sim *, const struct topo *t, const struct ev_config *cfg, struct diag *d);
+void hw_sim_fini(struct hw_sim *);
+
+/* N bytes at bandwidth bw, rounded up to whole ps (bw > 0). */
+sim_ps hw_bytes_ps(uint64_t bytes, uint64_t bw_bytes_per_s);
+
+/* Move bytes from graph node src to dst, the head leaving at start (>= now):
+ * reserves every link of the route and returns when the last byte arrives.
+ * TOPO_PS_NONE if there is no route (an internal error). */
+sim_ps hw_xfer(struct hw_sim *, uint32_t src, uint32_t dst, uint64_t bytes, sim_ps start);
+
+/* Read (or write) bytes of the cube's HBM from (to) graph node pe_node,
+ * starting at start: interleaved over the channels. Returns completion. */
+sim_ps hw_hbm_read(struct hw_sim *, struct hw_cube *, uint32_t dst_node, uint64_t bytes,
+                   sim_ps start);
+sim_ps hw_hbm_write(struct hw_sim *, struct hw_cube *, uint32_t src_node, uint64_t bytes,
+                    sim_ps start);
+
+/* Engine occupancies (no reservation). */
+sim_ps hw_gemm_ps(const struct topo *, uint64_t m, uint64_t n, uint64_t k);
+sim_ps hw_math_ps(const struct topo *, enum topo_op op, uint64_t elements);
+sim_ps hw_dma_ps(const struct topo *, uint64_t bytes);
+
+/* The cube a PE belongs to. */
+static inline struct hw_cube *hw_pe_cube(struct hw_pe *pe)
+{
+        return &pe->sim->cubes[pe->global / pe->sim->pes_per_cube];
+}
+
+/* Launch body(pe, arg) on every PE at the current time. Then ev_run. */
+int hw_launch(struct hw_sim *, hw_pe_body body, void *arg);
+
+#endif

@@ -1,0 +1,134 @@
+/* hw/launch.c: the launch path host -> IO_CPU -> M_CPU -> PE_CPU, the
+ * common start barrier, and completions back to the IO_CPU. See hw.h. */
+#include <errno.h>
+
+#include "base/util.h"
+#include "hw/hw.h"
+
+static sim_ps lat(struct hw_sim *s, uint32_t a, uint32_t b)
+{
+        sim_ps l = topo_path_latency(&s->graph, a, b);
+        CS_ASSERT(l != TOPO_PS_NONE);
+        return l;
+}
+
+static struct hw_cube *cube_of(struct hw_sim *s, const struct hw_sip *sp, uint32_t c)
+{
+        return &s->cubes[sp->sip * s->topo->sip.cubes + c];
+}
+
+/* ---- completions ---- */
+
+static void sip_cube_done(struct hw_sim *s, struct hw_sip *sp)
+{
+        if (++sp->n_done < s->topo->sip.cubes)
+                return;
+        if (++s->n_sips_done == s->n_sips)
+                s->done_ps = ev_now(&s->ev);
+}
+
+static void cube_done_arrives(struct ev_loop *ev, struct ev_event *e)
+{
+        struct hw_cube *c = container_of(e, struct hw_cube, done_ev);
+        (void)ev;
+        sip_cube_done(c->sim, &c->sim->sips[c->sip]);
+}
+
+static void pe_done_arrives(struct ev_loop *ev, struct ev_event *e)
+{
+        struct hw_pe *pe = container_of(e, struct hw_pe, done_ev);
+        struct hw_sim *s = pe->sim;
+        struct hw_cube *c = hw_pe_cube(pe);
+        if (++c->n_done < s->pes_per_cube)
+                return;
+        c->done_ev.fn = cube_done_arrives;
+        ev_schedule(ev, &c->done_ev, lat(s, c->node_m_cpu, s->sips[c->sip].node_io_cpu));
+}
+
+static void pe_exited(struct ev_loop *ev, struct ev_event *e)
+{
+        struct hw_pe *pe = container_of(e, struct hw_pe, done_ev);
+        struct hw_sim *s = pe->sim;
+        pe->done_ev.fn = pe_done_arrives;
+        ev_schedule(ev, &pe->done_ev, lat(s, pe->node_cpu, hw_pe_cube(pe)->node_m_cpu));
+}
+
+/* ---- launch ---- */
+
+static void pe_main(struct ev_proc *p, void *arg)
+{
+        struct hw_pe *pe = arg;
+        struct hw_sim *s = pe->sim;
+        CS_ASSERT(ev_now(&s->ev) <= s->target_start_ps);
+        ev_sleep_until(p, s->target_start_ps);
+        pe->exec_start_ps = ev_now(&s->ev);
+        pe->started = true;
+        s->body(pe, s->body_arg);
+        pe->exec_end_ps = ev_now(&s->ev);
+        pe->finished = true;
+}
+
+static void pe_launch_arrives(struct ev_loop *ev, struct ev_event *e)
+{
+        struct hw_pe *pe = container_of(e, struct hw_pe, launch_ev);
+        if (ev_proc_start(ev, &pe->proc, pe->name, pe_main, pe) < 0) {
+                /* No stack: the PE never runs; the run reports it as never
+                 * finished. */
+                return;
+        }
+        pe->done_ev.fn = pe_exited;
+        pe->proc.on_exit = &pe->done_ev;
+}
+
+static void cube_launch_arrives(struct ev_loop *ev, struct ev_event *e)
+{
+        struct hw_cube *c = container_of(e, struct hw_cube, launch_ev);
+        struct hw_sim *s = c->sim;
+        struct hw_pe *first = &s->pes[(c->sip * s->topo->sip.cubes + c->cube) * s->pes_per_cube];
+        for (uint32_t p = 0; p < s->pes_per_cube; p++) {
+                struct hw_pe *pe = &first[p];
+                pe->launch_ev.fn = pe_launch_arrives;
+                ev_schedule(ev, &pe->launch_ev, lat(s, c->node_m_cpu, pe->node_cpu));
+        }
+}
+
+static void sip_launch_arrives(struct ev_loop *ev, struct ev_event *e)
+{
+        struct hw_sip *sp = container_of(e, struct hw_sip, launch_ev);
+        struct hw_sim *s = sp->sim;
+        for (uint32_t c = 0; c < s->topo->sip.cubes; c++) {
+                struct hw_cube *cb = cube_of(s, sp, c);
+                cb->launch_ev.fn = cube_launch_arrives;
+                ev_schedule(ev, &cb->launch_ev, lat(s, sp->node_io_cpu, cb->node_m_cpu));
+        }
+}
+
+int hw_launch(struct hw_sim *s, hw_pe_body body, void *arg)
+{
+        s->body = body;
+        s->body_arg = arg;
+        s->launch_ps = ev_now(&s->ev);
+        s->n_sips_done = 0;
+        /* The barrier: the longest launch path IO_CPU -> M_CPU -> PE_CPU. */
+        sim_ps worst = 0;
+        for (uint32_t i = 0; i < s->n_pes; i++) {
+                struct hw_pe *pe = &s->pes[i];
+                struct hw_cube *c = hw_pe_cube(pe);
+                sim_ps l = lat(s, s->sips[pe->sip].node_io_cpu, c->node_m_cpu) +
+                           lat(s, c->node_m_cpu, pe->node_cpu);
+                if (l > worst)
+                        worst = l;
+                pe->started = pe->finished = false;
+        }
+        s->target_start_ps = s->launch_ps + worst;
+        for (uint32_t i = 0; i < s->n_cubes; i++)
+                s->cubes[i].n_done = 0;
+        for (uint32_t i = 0; i < s->n_sips; i++) {
+                struct hw_sip *sp = &s->sips[i];
+                sp->n_done = 0;
+                sp->launch_ev.fn = sip_launch_arrives;
+                if (ev_schedule(&s->ev, &sp->launch_ev, 0) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}

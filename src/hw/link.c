@@ -1,0 +1,104 @@
+/* hw/link.c: moving bytes over the component graph: links (cut-through,
+ * FIFO per link) and HBM channels (interleaved). See hw.h for the model. */
+#include "base/util.h"
+#include "hw/hw.h"
+
+sim_ps hw_bytes_ps(uint64_t bytes, uint64_t bw_bytes_per_s)
+{
+        CS_ASSERT(bw_bytes_per_s > 0);
+        unsigned __int128 num = (unsigned __int128)bytes * 1000000000000ull + bw_bytes_per_s - 1;
+        unsigned __int128 ps = num / bw_bytes_per_s;
+        return ps > SIM_PS_MAX ? SIM_PS_MAX : (sim_ps)ps;
+}
+
+sim_ps hw_xfer(struct hw_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, sim_ps start)
+{
+        const uint32_t *route;
+        uint32_t n;
+        if (topo_route(&s->graph, src, dst, &route, &n) < 0)
+                return TOPO_PS_NONE;
+        sim_ps head = start, drain_max = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                const struct topo_edge *e = &s->graph.edges[route[i]];
+                struct hw_link *l = &s->links[route[i]];
+                sim_ps drain = hw_bytes_ps(bytes, e->bw_bytes_per_s);
+                sim_ps begin;
+                ev_resource_reserve(&l->res, head, drain, &begin);
+                l->n_bytes += bytes;
+                s->class_bytes[e->cls] += bytes;
+                head = begin + e->latency_ps + s->graph.nodes[e->dst].node_overhead_ps;
+                if (drain > drain_max)
+                        drain_max = drain;
+        }
+        return head + drain_max;
+}
+
+/* Bytes of piece ch when bytes are spread over n channels. */
+static uint64_t piece(uint64_t bytes, uint32_t n, uint32_t ch)
+{
+        return bytes / n + (ch < bytes % n);
+}
+
+/* Move bytes between the cube's HBM and node, interleaved over the
+ * channels: a read is served by each channel, then carried to node; a
+ * write is carried to each channel, then served. */
+static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uint64_t bytes,
+                         sim_ps start, bool write)
+{
+        const struct topo_hbm *h = &s->topo->cube.hbm;
+        sim_ps done = start;
+        for (uint32_t ch = 0; ch < h->channels; ch++) {
+                uint64_t b = piece(bytes, h->channels, ch);
+                if (b == 0)
+                        continue;
+                uint32_t ch_node = c->first_channel_node + ch;
+                sim_ps service = hw_bytes_ps(b, h->channel_bw_bytes_per_s);
+                sim_ps t;
+                if (write)
+                        t = ev_resource_reserve(&c->channels[ch],
+                                                hw_xfer(s, node, ch_node, b, start), service, NULL);
+                else
+                        t = hw_xfer(s, ch_node, node, b,
+                                    ev_resource_reserve(&c->channels[ch], start, service, NULL));
+                if (t > done)
+                        done = t;
+        }
+        if (write)
+                c->hbm_write_bytes += bytes;
+        else
+                c->hbm_read_bytes += bytes;
+        return done;
+}
+
+sim_ps hw_hbm_read(struct hw_sim *s, struct hw_cube *c, uint32_t dst_node, uint64_t bytes,
+                   sim_ps start)
+{
+        return hbm_access(s, c, dst_node, bytes, start, false);
+}
+
+sim_ps hw_hbm_write(struct hw_sim *s, struct hw_cube *c, uint32_t src_node, uint64_t bytes,
+                    sim_ps start)
+{
+        return hbm_access(s, c, src_node, bytes, start, true);
+}
+
+sim_ps hw_gemm_ps(const struct topo *t, uint64_t m, uint64_t n, uint64_t k)
+{
+        unsigned __int128 macs = (unsigned __int128)m * n * k;
+        unsigned __int128 cycles = (macs + t->pe.gemm.macs_per_cycle - 1) / t->pe.gemm.macs_per_cycle;
+        return topo_cycles_to_ps(cycles > UINT64_MAX ? UINT64_MAX : (uint64_t)cycles,
+                                 t->pe.gemm.clock_hz);
+}
+
+sim_ps hw_math_ps(const struct topo *t, enum topo_op op, uint64_t elements)
+{
+        uint64_t lanes = t->pe.math.lanes;
+        uint64_t per_lane = (elements + lanes - 1) / lanes;
+        return topo_cycles_to_ps(per_lane * t->pe.math.cycles_per_element[op], t->pe.math.clock_hz);
+}
+
+sim_ps hw_dma_ps(const struct topo *t, uint64_t bytes)
+{
+        uint64_t per_channel_bw = t->pe.dma.bw_bytes_per_s / t->pe.dma.channels;
+        return t->pe.dma.setup_ps + hw_bytes_ps(bytes, per_channel_bw ? per_channel_bw : 1);
+}

@@ -1,0 +1,362 @@
+/* topo/topo.h: the machine. A YAML topology file -> a validated set of
+ * parameters (struct topo) -> a graph of component nodes and directed edges
+ * (struct topo_graph) with routes and path latencies.
+ *
+ * Units: every parameter is stored resolved to integers in the simulator's
+ * units: time in picoseconds (sim_ps), bandwidth in bytes per second, sizes
+ * in bytes, clocks in hertz. The YAML file states them in the units named by
+ * its keys (latency_ns, bw_gbps = 10^9 bytes/s, size_kib, size_gib,
+ * clock_mhz); the loader converts (ns and GB/s are rounded to the nearest
+ * picosecond and byte/s).
+ *
+ * Files: the built-in default machine (topologies/default.yaml, compiled
+ * into the binary) is the base; a file states only what differs from it
+ * (or says `base: none` and states everything). Every problem in a file is
+ * reported at once, located FILE:LINE:COL (docs/adr/0002).
+ *
+ * The graph's node and edge numbering is deterministic (see topo_graph);
+ * routes are dimension-ordered (X, then Y) inside a cube's mesh and
+ * shortest-latency elsewhere, computed on demand and cached. */
+#ifndef CUBESIM_TOPO_TOPO_H
+#define CUBESIM_TOPO_TOPO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "base/diag.h"
+
+#ifndef CUBESIM_SIM_PS_DEFINED
+#define CUBESIM_SIM_PS_DEFINED
+typedef uint64_t sim_ps;        /* simulated time or duration, picoseconds */
+#endif
+
+/* ---- limits (bad input beyond them is an error, never an OOM or hang) ---- */
+
+#define TOPO_MAX_FILE_BYTES (16u << 20)      /* a topology file */
+#define TOPO_MAX_DEPTH 32                    /* YAML nesting */
+#define TOPO_MAX_YAML_NODES 100000           /* scalars + maps + lists in one file */
+#define TOPO_MAX_PES (1u << 20)              /* PEs in the whole machine */
+#define TOPO_MAX_GRAPH_BYTES (1ull << 30)    /* estimated memory of a topo_graph */
+#define TOPO_NAME_MAX 64                     /* machine name, with the NUL */
+
+/* ---- op types of the issue-cost and cycles-per-element tables ---- */
+
+/* Control ops of the kernel language: each costs PE_CPU issue time. */
+#define TOPO_CTRL_OPS(X)                                                        \
+        X(COMPOSITE, composite) X(LOAD, load) X(STORE, store) X(DOT, dot)      \
+        X(SEND, send) X(RECV, recv) X(COPY_TO, copy_to) X(WAIT, wait)          \
+        X(SCRATCH_SCOPE, scratch_scope) X(PROGRAM_ID, program_id)
+
+/* PE_MATH ops: issue cost on PE_CPU and cycles per element on PE_MATH. */
+#define TOPO_MATH_OPS(X)                                                        \
+        X(EXP, exp) X(MAX, max) X(MIN, min) X(SUM, sum) X(ADD, add)            \
+        X(SUB, sub) X(MUL, mul) X(DIV, div) X(SCALE, scale) X(RELU, relu)      \
+        X(BIAS, bias) X(DEQUANT, dequant) X(ROWMAX, rowmax) X(ROWSUM, rowsum)  \
+        X(RECIP, recip) X(MASK, mask) X(CAST, cast) X(FILL, fill)
+
+#define TOPO__OP_ENUM(id, name) TOPO_OP_##id,
+enum topo_op {
+        TOPO_CTRL_OPS(TOPO__OP_ENUM)
+        TOPO_MATH_OPS(TOPO__OP_ENUM)
+        TOPO_OP_COUNT
+};
+#undef TOPO__OP_ENUM
+#define TOPO_OP_MATH_FIRST TOPO_OP_EXP
+
+/* The op's table key ("copy_to", "rowmax"); NULL if out of range. */
+const char *topo_op_name(enum topo_op);
+/* The op named name, or -1. */
+int topo_op_from_name(const char *name);
+static inline bool topo_op_is_math(enum topo_op op)
+{
+        return op >= TOPO_OP_MATH_FIRST && op < TOPO_OP_COUNT;
+}
+
+/* An issue-cost entry that is absent from the table (`load: ~` in YAML):
+ * the op falls back to dispatch_cycles at the CPU clock. */
+#define TOPO_COST_NONE UINT64_MAX
+
+/* ---- resolved parameters ---- */
+
+/* A link (one direction of it when instantiated both ways). */
+struct topo_link {
+        sim_ps latency_ps;           /* time of flight, picoseconds */
+        uint64_t bw_bytes_per_s;     /* bandwidth, bytes per second */
+};
+
+/* How a set of peers (SIPs of the system, cubes of a SIP) is linked. */
+enum topo_net {
+        TOPO_NET_RING,               /* i <-> i+1 mod n (one pair when n == 2) */
+        TOPO_NET_FULL,               /* every pair */
+};
+
+struct topo_pe_cpu {
+        uint64_t clock_hz;           /* PE_CPU clock, hertz */
+        uint32_t dispatch_cycles;    /* issue cost of an op missing from the table, cycles */
+        sim_ps node_overhead_ps;     /* per message handled, picoseconds */
+        sim_ps issue_cost_ps[TOPO_OP_COUNT]; /* per op type, ps; TOPO_COST_NONE = absent */
+};
+
+struct topo_pe_dma {
+        uint32_t channels;           /* transfers in flight at once, sharing bw */
+        uint64_t bw_bytes_per_s;     /* engine total, bytes per second */
+        sim_ps setup_ps;             /* fixed cost per descriptor, picoseconds */
+        sim_ps node_overhead_ps;     /* per message handled, picoseconds */
+};
+
+struct topo_pe_gemm {
+        uint32_t macs_per_cycle;     /* multiply-accumulates per cycle */
+        uint64_t clock_hz;           /* engine clock, hertz */
+        sim_ps node_overhead_ps;     /* per message handled, picoseconds */
+};
+
+struct topo_pe_math {
+        uint32_t lanes;              /* elements per cycle at 1 cycle/element */
+        uint64_t clock_hz;           /* engine clock, hertz */
+        sim_ps node_overhead_ps;     /* per message handled, picoseconds */
+        uint32_t cycles_per_element[TOPO_OP_COUNT]; /* per lane, cycles; math ops only (others 0) */
+};
+
+struct topo_tcm {
+        uint64_t size_bytes;         /* capacity, bytes */
+        uint64_t scratch_ceiling_bytes; /* scratch arena ceiling inside it, bytes */
+        uint64_t bw_bytes_per_s;     /* port bandwidth, bytes per second */
+        sim_ps node_overhead_ps;     /* per message handled, picoseconds */
+};
+
+/* The intra-PE links and the PE's NoC port. A link named a_b is the edge
+ * a -> b; cpu_dma, dma_tcm and dma_noc are instantiated both ways. */
+struct topo_pe_links {
+        struct topo_link cpu_dma;    /* PE_CPU <-> PE_DMA: commands, completions */
+        struct topo_link cpu_gemm;   /* PE_CPU -> PE_GEMM: commands */
+        struct topo_link cpu_math;   /* PE_CPU -> PE_MATH: commands */
+        struct topo_link dma_tcm;    /* PE_DMA <-> TCM: data */
+        struct topo_link dma_gemm;   /* PE_DMA -> PE_GEMM: tile tokens */
+        struct topo_link gemm_math;  /* PE_GEMM -> PE_MATH: accumulator tiles */
+        struct topo_link math_math;  /* PE_MATH -> PE_MATH: chained stages, local loop */
+        struct topo_link math_dma;   /* PE_MATH -> PE_DMA: results to store */
+        struct topo_link dma_noc;    /* PE_DMA <-> its mesh router: the NoC port */
+};
+
+struct topo_pe {
+        struct topo_pe_cpu cpu;      /* control CPU, runs the kernel */
+        struct topo_pe_dma dma;      /* HBM<->TCM moves, IPCQ send/recv */
+        struct topo_pe_gemm gemm;    /* matrix engine */
+        struct topo_pe_math math;    /* vector engine */
+        struct topo_tcm tcm;         /* local SRAM */
+        struct topo_pe_links links;  /* intra-PE edges and the NoC port */
+};
+
+struct topo_hbm {
+        uint32_t channels;           /* independent channels, each a graph node */
+        uint64_t channel_bw_bytes_per_s; /* per channel, bytes per second */
+        sim_ps latency_ps;           /* access latency, on the channel's attach edges */
+        uint64_t size_bytes;         /* capacity of the cube's HBM, bytes */
+        sim_ps node_overhead_ps;     /* per request at a channel, picoseconds */
+};
+
+struct topo_noc {
+        uint32_t rows;               /* mesh rows (Y); PE p sits at row p / cols */
+        uint32_t cols;               /* mesh columns (X); PE p sits at col p % cols */
+        sim_ps hop_latency_ps;       /* router-to-router link, picoseconds */
+        uint64_t link_bw_bytes_per_s; /* each direction of a mesh link, bytes/s */
+        sim_ps router_node_overhead_ps; /* per flit/message at a router, picoseconds */
+};
+
+struct topo_cube {
+        sim_ps m_cpu_node_overhead_ps; /* cube manager CPU, per message, ps */
+        struct topo_hbm hbm;         /* the cube's memory */
+        struct topo_noc noc;         /* the cube's mesh */
+};
+
+struct topo_sip {
+        uint32_t cubes;              /* cubes per SIP */
+        sim_ps io_cpu_node_overhead_ps; /* host interface CPU, per message, ps */
+        struct topo_link host_link;  /* IO_CPU <-> each M_CPU of the SIP */
+        enum topo_net cube_net;      /* how the cubes of a SIP are linked */
+        struct topo_link inter_cube; /* between gateway routers of two cubes */
+};
+
+struct topo_system {
+        uint32_t sips;               /* SIPs in the system */
+        enum topo_net sip_net;       /* how the SIPs are linked */
+        struct topo_link inter_sip;  /* between cube 0 gateway routers of two SIPs */
+};
+
+/* A whole machine. Plain data: copy it freely; topo_fini is for symmetry. */
+struct topo {
+        char name[TOPO_NAME_MAX];    /* the file's `name:` */
+        struct topo_system system;   /* system-level counts and links */
+        struct topo_sip sip;         /* every SIP is alike */
+        struct topo_cube cube;       /* every cube is alike */
+        struct topo_pe pe;           /* every PE is alike */
+};
+
+/* Whole-machine figures. */
+struct topo_totals {
+        uint64_t sips;               /* SIPs */
+        uint64_t cubes;              /* cubes, all SIPs */
+        uint64_t pes;                /* PEs, all cubes */
+        uint64_t peak_gemm_flops_per_s; /* 2 * macs_per_cycle * gemm clock * pes */
+        uint64_t hbm_bw_bytes_per_s; /* channels * channel bw, summed over all HBMs */
+        uint64_t tcm_bytes;          /* TCM capacity summed over all PEs */
+};
+
+/* Load the built-in default machine. */
+int topo_load_default(struct topo *out, struct diag *d);
+/* Load a topology file: the default, overridden by what the file states
+ * (or only the file, if it says `base: none`). Every problem goes to d,
+ * located FILE:LINE:COL; returns 0, or -EINVAL if any (then *out is
+ * unspecified but safe to fini). */
+int topo_load_file(const char *path, struct topo *out, struct diag *d);
+/* Same, from text in memory; name labels the messages. */
+int topo_load_text(const char *name, const char *text, size_t len, struct topo *out,
+                   struct diag *d);
+/* Override one parameter: key is the YAML path joined by dots
+ * ("pe.dma.bw_gbps"), value a YAML scalar in the key's unit ("128";
+ * "~" removes an issue-cost entry). Checks the key, the value and the
+ * machine-wide limits; on error t is unchanged and -EINVAL returned. */
+int topo_set(struct topo *t, const char *key, const char *value, struct diag *d);
+/* Same for "key=value". */
+int topo_set_kv(struct topo *t, const char *kv, struct diag *d);
+void topo_fini(struct topo *t);
+
+/* Figures of a valid machine. */
+void topo_totals(const struct topo *t, struct topo_totals *out);
+/* Issue cost of op on this PE_CPU: its table entry, or dispatch_cycles at
+ * the CPU clock when the entry is absent (rounded up to whole ps). */
+sim_ps topo_issue_cost_ps(const struct topo_pe_cpu *cpu, enum topo_op op);
+/* Duration of n cycles at clock_hz, rounded up to whole ps (saturates). */
+sim_ps topo_cycles_to_ps(uint64_t cycles, uint64_t clock_hz);
+
+/* The built-in default topology, the text of topologies/default.yaml. */
+const char *topo_default_yaml(size_t *len);
+
+/* ---- the component graph ---- */
+
+enum topo_node_kind {
+        TOPO_NODE_IO_CPU,            /* one per SIP */
+        TOPO_NODE_M_CPU,             /* one per cube */
+        TOPO_NODE_HBM_CHANNEL,       /* cube.hbm.channels per cube */
+        TOPO_NODE_ROUTER,            /* rows * cols per cube, one per PE */
+        TOPO_NODE_PE_CPU,            /* the five components of a PE */
+        TOPO_NODE_PE_DMA,
+        TOPO_NODE_PE_GEMM,
+        TOPO_NODE_PE_MATH,
+        TOPO_NODE_TCM,
+        TOPO_NODE_KIND_COUNT
+};
+
+enum topo_edge_class {
+        TOPO_EDGE_INTRA_PE,          /* between components of one PE */
+        TOPO_EDGE_NOC,               /* router-router, PE port, M_CPU-router */
+        TOPO_EDGE_HBM,               /* HBM channel <-> its router */
+        TOPO_EDGE_INTER_CUBE,        /* between cubes of one SIP */
+        TOPO_EDGE_INTER_SIP,         /* between SIPs */
+        TOPO_EDGE_HOST,              /* IO_CPU <-> M_CPU */
+        TOPO_EDGE_CLASS_COUNT
+};
+
+#define TOPO_NONE UINT32_MAX         /* no node / no edge / not applicable */
+#define TOPO_PS_NONE UINT64_MAX      /* no latency (bad node, no route) */
+
+struct topo_node {
+        uint8_t kind;                /* enum topo_node_kind */
+        uint32_t sip;                /* SIP index */
+        uint32_t cube;               /* cube within the SIP; TOPO_NONE for io_cpu */
+        uint32_t index;              /* PE / router (row-major) / channel index; else TOPO_NONE */
+        sim_ps node_overhead_ps;     /* paid by a message arriving here, picoseconds */
+};
+
+struct topo_edge {
+        uint32_t src;                /* node index */
+        uint32_t dst;                /* node index */
+        uint8_t cls;                 /* enum topo_edge_class */
+        sim_ps latency_ps;           /* time of flight, picoseconds */
+        uint64_t bw_bytes_per_s;     /* bandwidth, bytes per second */
+};
+
+struct topo_route_cache;
+
+/* Node numbering (deterministic): for each SIP s: its io_cpu; then for
+ * each cube c: m_cpu, hbm channels 0..H-1, routers 0..R-1, then per PE p
+ * (R = rows*cols PEs, row-major) cpu, dma, gemm, math, tcm. Edges are
+ * numbered in build order (docs/adr/0002); out-edges of a node are listed
+ * in CSR form. Not thread-safe: routing fills a cache (one graph per
+ * simulation). */
+struct topo_graph {
+        struct topo topo;            /* copy of the machine it was built from */
+        struct topo_totals totals;   /* whole-machine figures */
+        uint32_t n_nodes;            /* entries of nodes */
+        uint32_t n_edges;            /* entries of edges */
+        struct topo_node *nodes;     /* all nodes, numbered as above */
+        struct topo_edge *edges;     /* all edges, in build order */
+        uint32_t *out_first;         /* n_nodes + 1: out-edges of i are out_edge[out_first[i]..out_first[i+1]) */
+        uint32_t *out_edge;          /* n_edges: edge indices grouped by src, ascending */
+        uint32_t *mesh_out;          /* 4 per router (E, W, S, N): edge index or TOPO_NONE */
+        uint32_t *portal_first;      /* per cube (sip-major) + 1: its portal routers in portals[] */
+        uint32_t *portals;           /* routers with links leaving the mesh (M_CPU, inter-cube, inter-SIP) */
+        uint32_t nodes_per_sip;      /* layout: 1 + cubes * nodes_per_cube */
+        uint32_t nodes_per_cube;     /* layout: 1 + channels + 6 * rows * cols */
+        struct topo_route_cache *cache; /* routes computed so far; owned */
+};
+
+/* Nodes and edges the graph of t would have, and its estimated bytes. */
+void topo_graph_size(const struct topo *t, uint64_t *n_nodes, uint64_t *n_edges,
+                     uint64_t *bytes);
+int topo_build_graph(const struct topo *t, struct topo_graph *out, struct diag *d);
+void topo_graph_fini(struct topo_graph *g);
+
+/* The node of kind at (sip, cube, idx): idx is the PE index for PE kinds,
+ * the router index for routers, the channel for HBM channels, ignored for
+ * io_cpu and m_cpu (cube ignored for io_cpu). TOPO_NONE if out of range. */
+uint32_t topo_node_index(const struct topo_graph *g, enum topo_node_kind kind, uint32_t sip,
+                         uint32_t cube, uint32_t idx);
+/* The router a PE's components, an HBM channel or a router attach to;
+ * TOPO_NONE for io_cpu and m_cpu. */
+uint32_t topo_node_router(const struct topo_graph *g, uint32_t node);
+/* The mesh router at (row, col) of a cube; TOPO_NONE if out of range. */
+uint32_t topo_router_at(const struct topo_graph *g, uint32_t sip, uint32_t cube, uint32_t row,
+                        uint32_t col);
+/* The gateway router of a cube: where its M_CPU and its inter-cube and
+ * inter-SIP links attach (router 0, row 0 col 0). */
+uint32_t topo_cube_gateway(const struct topo_graph *g, uint32_t sip, uint32_t cube);
+/* The router HBM channel ch of any cube attaches to, as a router index:
+ * even channels on the west edge (col 0), odd on the east edge (col
+ * cols-1), row (ch / 2) % rows. */
+uint32_t topo_hbm_channel_router_index(const struct topo *t, uint32_t ch);
+/* The edge src -> dst, or TOPO_NONE. */
+uint32_t topo_edge_between(const struct topo_graph *g, uint32_t src, uint32_t dst);
+/* "sip0.cube1.pe5.dma", "sip0.cube1.router5", "sip0.cube1.hbm.ch3",
+ * "sip0.cube1.m_cpu", "sip0.io_cpu". Returns snprintf's result. */
+int topo_node_name(const struct topo_graph *g, uint32_t node, char *buf, size_t len);
+/* The node with that name, or TOPO_NONE. */
+uint32_t topo_node_by_name(const struct topo_graph *g, const char *name);
+const char *topo_node_kind_name(enum topo_node_kind);
+const char *topo_edge_class_name(enum topo_edge_class);
+
+/* The route src -> dst as edge indices in order (empty if src == dst):
+ * dimension-ordered (X then Y) inside a mesh, shortest total latency
+ * elsewhere; ties go to fewer hops, then to lower edge indices. *edges
+ * stays valid until topo_graph_fini. Returns 0, -EINVAL for a bad node,
+ * -ENOENT if dst is unreachable, -ENOMEM. */
+int topo_route(struct topo_graph *g, uint32_t src, uint32_t dst, const uint32_t **edges,
+               uint32_t *n_edges);
+/* Sum of the latencies of the route's edges plus the node overhead of
+ * every node the route enters (its intermediate nodes and dst, not src);
+ * 0 if src == dst; TOPO_PS_NONE on error. */
+sim_ps topo_path_latency(struct topo_graph *g, uint32_t src, uint32_t dst);
+
+/* ---- output ---- */
+
+/* The machine, nodes, edges and totals as one JSON document (stable key
+ * order, integers; one node or edge per line). */
+int topo_graph_write_json(const struct topo_graph *g, FILE *out);
+/* The graph for graphviz: one cluster per cube and per PE. */
+int topo_graph_write_dot(const struct topo_graph *g, FILE *out);
+/* The parameters in the file's units, the graph's counts and the totals. */
+int topo_graph_write_text(const struct topo_graph *g, FILE *out);
+
+#endif

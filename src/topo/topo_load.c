@@ -1,0 +1,872 @@
+/* topo/topo_load.c: the topology schema and the loader that walks a YAML
+ * tree against it; `--set` overrides; machine-wide validation; totals.
+ *
+ * The schema is one table: each key's dotted path, type, valid range in
+ * the file's unit, and where and how its value is stored in struct topo
+ * (converted to ps, bytes/s, bytes, Hz). The walker reports every problem
+ * it finds and keeps going: unknown keys (with a did-you-mean hint),
+ * duplicate keys, wrong types, out-of-range values, missing required keys
+ * (at the enclosing map), then the checks that span several keys (scratch
+ * ceiling within the TCM, PE count, graph memory, 64-bit totals).
+ *
+ * Semantics (docs/adr/0002): a file is applied over the built-in default
+ * machine unless it says `base: none`, in which case it must state every
+ * key. `version: 1` is required in every file. */
+#include "topo/topo_int.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+
+/* ---- the schema ---- */
+
+const char *const topo__net_words[] = { "ring", "full", NULL };
+static const char *const base_words[] = { "default", "none", NULL };
+
+#define OFF(m) offsetof(struct topo, m)
+#define F_MAP(p) { p, FT_MAP, FS_NONE, false, 0, 0, 0, NULL }
+#define F_INT(p, lo, hi, m) { p, FT_INT, FS_U32, false, lo, hi, OFF(m), NULL }
+#define F_NS(p, m) { p, FT_NUM, FS_NS, false, 0, 1e9, OFF(m), NULL }
+#define F_GBPS(p, m) { p, FT_NUM, FS_GBPS, true, 0, 1e6, OFF(m), NULL }
+#define F_MHZ(p, m) { p, FT_NUM, FS_MHZ, true, 0, 1e5, OFF(m), NULL }
+#define F_NET(p, m) { p, FT_ENUM, FS_NET, false, 0, 0, OFF(m), topo__net_words }
+#define F_LINK(p, m) F_MAP(p), F_NS(p ".latency_ns", m.latency_ps), \
+        F_GBPS(p ".bw_gbps", m.bw_bytes_per_s)
+#define F_COST(id, nm) { "pe.cpu.issue_cost_ns." #nm, FT_COST, FS_COST, false, 0, 1e9, \
+        OFF(pe.cpu.issue_cost_ps[TOPO_OP_##id]), NULL },
+#define F_CPE(id, nm) { "pe.math.cycles_per_element." #nm, FT_INT, FS_U32, false, 1, 1e6, \
+        OFF(pe.math.cycles_per_element[TOPO_OP_##id]), NULL },
+
+/* Parents come before their children (the JSON output relies on it). */
+const struct topo__field topo__fields[] = {
+        { "version", FT_INT, FS_NONE, false, 1, 1, 0, NULL },
+        { "name", FT_STR, FS_NAME, false, 0, 0, OFF(name), NULL },
+        { "base", FT_ENUM, FS_BASE, false, 0, 0, 0, base_words },
+
+        F_MAP("system"),
+        F_INT("system.sips", 1, 4096, system.sips),
+        F_MAP("system.inter_sip"),
+        F_NET("system.inter_sip.topology", system.sip_net),
+        F_NS("system.inter_sip.latency_ns", system.inter_sip.latency_ps),
+        F_GBPS("system.inter_sip.bw_gbps", system.inter_sip.bw_bytes_per_s),
+
+        F_MAP("sip"),
+        F_INT("sip.cubes", 1, 4096, sip.cubes),
+        F_MAP("sip.io_cpu"),
+        F_NS("sip.io_cpu.node_overhead_ns", sip.io_cpu_node_overhead_ps),
+        F_LINK("sip.host_link", sip.host_link),
+        F_MAP("sip.inter_cube"),
+        F_NET("sip.inter_cube.topology", sip.cube_net),
+        F_NS("sip.inter_cube.latency_ns", sip.inter_cube.latency_ps),
+        F_GBPS("sip.inter_cube.bw_gbps", sip.inter_cube.bw_bytes_per_s),
+
+        F_MAP("cube"),
+        F_MAP("cube.m_cpu"),
+        F_NS("cube.m_cpu.node_overhead_ns", cube.m_cpu_node_overhead_ps),
+        F_MAP("cube.hbm"),
+        F_INT("cube.hbm.channels", 1, 1024, cube.hbm.channels),
+        F_GBPS("cube.hbm.channel_bw_gbps", cube.hbm.channel_bw_bytes_per_s),
+        F_NS("cube.hbm.latency_ns", cube.hbm.latency_ps),
+        { "cube.hbm.size_gib", FT_INT, FS_GIB, false, 1, 1 << 20, OFF(cube.hbm.size_bytes), NULL },
+        F_NS("cube.hbm.node_overhead_ns", cube.hbm.node_overhead_ps),
+        F_MAP("cube.noc"),
+        F_INT("cube.noc.rows", 1, 1024, cube.noc.rows),
+        F_INT("cube.noc.cols", 1, 1024, cube.noc.cols),
+        F_NS("cube.noc.hop_latency_ns", cube.noc.hop_latency_ps),
+        F_GBPS("cube.noc.link_bw_gbps", cube.noc.link_bw_bytes_per_s),
+        F_NS("cube.noc.router_node_overhead_ns", cube.noc.router_node_overhead_ps),
+
+        F_MAP("pe"),
+        F_MAP("pe.cpu"),
+        F_MHZ("pe.cpu.clock_mhz", pe.cpu.clock_hz),
+        F_INT("pe.cpu.dispatch_cycles", 0, 1e6, pe.cpu.dispatch_cycles),
+        F_NS("pe.cpu.node_overhead_ns", pe.cpu.node_overhead_ps),
+        F_MAP("pe.cpu.issue_cost_ns"),
+        TOPO_CTRL_OPS(F_COST)
+        TOPO_MATH_OPS(F_COST)
+        F_MAP("pe.dma"),
+        F_INT("pe.dma.channels", 1, 64, pe.dma.channels),
+        F_GBPS("pe.dma.bw_gbps", pe.dma.bw_bytes_per_s),
+        F_NS("pe.dma.setup_ns", pe.dma.setup_ps),
+        F_NS("pe.dma.node_overhead_ns", pe.dma.node_overhead_ps),
+        F_MAP("pe.gemm"),
+        F_INT("pe.gemm.macs_per_cycle", 1, 1 << 20, pe.gemm.macs_per_cycle),
+        F_MHZ("pe.gemm.clock_mhz", pe.gemm.clock_hz),
+        F_NS("pe.gemm.node_overhead_ns", pe.gemm.node_overhead_ps),
+        F_MAP("pe.math"),
+        F_INT("pe.math.lanes", 1, 1 << 16, pe.math.lanes),
+        F_MHZ("pe.math.clock_mhz", pe.math.clock_hz),
+        F_NS("pe.math.node_overhead_ns", pe.math.node_overhead_ps),
+        F_MAP("pe.math.cycles_per_element"),
+        TOPO_MATH_OPS(F_CPE)
+        F_MAP("pe.tcm"),
+        { "pe.tcm.size_kib", FT_INT, FS_KIB, false, 1, 1 << 30, OFF(pe.tcm.size_bytes), NULL },
+        { "pe.tcm.scratch_ceiling_kib", FT_INT, FS_KIB, false, 0, 1 << 30,
+          OFF(pe.tcm.scratch_ceiling_bytes), NULL },
+        F_GBPS("pe.tcm.bw_gbps", pe.tcm.bw_bytes_per_s),
+        F_NS("pe.tcm.node_overhead_ns", pe.tcm.node_overhead_ps),
+        F_MAP("pe.links"),
+        F_LINK("pe.links.cpu_dma", pe.links.cpu_dma),
+        F_LINK("pe.links.cpu_gemm", pe.links.cpu_gemm),
+        F_LINK("pe.links.cpu_math", pe.links.cpu_math),
+        F_LINK("pe.links.dma_tcm", pe.links.dma_tcm),
+        F_LINK("pe.links.dma_gemm", pe.links.dma_gemm),
+        F_LINK("pe.links.gemm_math", pe.links.gemm_math),
+        F_LINK("pe.links.math_math", pe.links.math_math),
+        F_LINK("pe.links.math_dma", pe.links.math_dma),
+        F_LINK("pe.links.dma_noc", pe.links.dma_noc),
+};
+const size_t topo__n_fields = ARRAY_LEN(topo__fields);
+#define N_FIELDS ARRAY_LEN(topo__fields)
+
+#define OP_NAME(id, nm) #nm,
+static const char *const op_names[TOPO_OP_COUNT] = {
+        TOPO_CTRL_OPS(OP_NAME) TOPO_MATH_OPS(OP_NAME)
+};
+
+const char *topo_op_name(enum topo_op op)
+{
+        return (unsigned)op < TOPO_OP_COUNT ? op_names[op] : NULL;
+}
+
+int topo_op_from_name(const char *name)
+{
+        for (int i = 0; i < TOPO_OP_COUNT; i++)
+                if (strcmp(op_names[i], name) == 0)
+                        return i;
+        return -1;
+}
+
+void topo__stored_name(const char *yaml_name, char *buf, size_t len)
+{
+        static const struct { const char *from, *to; } suffixes[] = {
+                { "_ns", "_ps" }, { "_gbps", "_bytes_per_s" }, { "_kib", "_bytes" },
+                { "_gib", "_bytes" }, { "_mhz", "_hz" },
+        };
+        size_t n = strlen(yaml_name);
+        for (size_t i = 0; i < ARRAY_LEN(suffixes); i++) {
+                size_t s = strlen(suffixes[i].from);
+                if (n > s && strcmp(yaml_name + n - s, suffixes[i].from) == 0) {
+                        snprintf(buf, len, "%.*s%s", (int)(n - s), yaml_name, suffixes[i].to);
+                        return;
+                }
+        }
+        snprintf(buf, len, "%s", yaml_name);
+}
+
+/* ---- schema lookups ---- */
+
+static int find_field(const char *path)
+{
+        for (size_t i = 0; i < N_FIELDS; i++)
+                if (strcmp(topo__fields[i].path, path) == 0)
+                        return (int)i;
+        return -1;
+}
+
+/* Is field f a direct child of the map at path ("" for the top level)? */
+static bool is_child(const struct topo__field *f, const char *path)
+{
+        const char *dot = strrchr(f->path, '.');
+        if (!*path)
+                return dot == NULL;
+        size_t n = strlen(path);
+        return dot && (size_t)(dot - f->path) == n && strncmp(f->path, path, n) == 0;
+}
+
+static const char *last_name(const char *path)
+{
+        const char *dot = strrchr(path, '.');
+        return dot ? dot + 1 : path;
+}
+
+static const char *where_name(const char *path)
+{
+        return *path ? path : "the top-level map";
+}
+
+/* ---- the loader ---- */
+
+struct where {
+        unsigned line;               /* 1-based; 0 if not from the file */
+        unsigned col;                /* 1-based */
+        bool set;                    /* the key appeared in this file */
+};
+
+struct loader {
+        const char *file;            /* label of messages */
+        struct diag *d;              /* where problems go */
+        struct topo *t;              /* being filled */
+        bool full;                   /* `base: none`: every key is required */
+        struct where where[N_FIELDS]; /* per field: where this file set it */
+};
+
+static bool is_null(const struct ynode *v)
+{
+        if (v->kind != YN_SCALAR || !v->plain)
+                return false;
+        const char *s = v->text;
+        return v->len == 0 || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 ||
+               strcmp(s, "Null") == 0 || strcmp(s, "NULL") == 0;
+}
+
+static void describe(const struct ynode *v, char *buf, size_t len)
+{
+        switch (v->kind) {
+        case YN_MAP: snprintf(buf, len, "a map"); return;
+        case YN_SEQ: snprintf(buf, len, "a list"); return;
+        case YN_ALIAS: snprintf(buf, len, "an alias"); return;
+        case YN_SCALAR: break;
+        }
+        if (is_null(v))
+                snprintf(buf, len, "null");
+        else if (v->plain)
+                snprintf(buf, len, "'%.48s%s'", v->text, v->len > 48 ? "..." : "");
+        else
+                snprintf(buf, len, "the string \"%.48s%s\"", v->text, v->len > 48 ? "..." : "");
+}
+
+static const char *expected(const struct topo__field *f, char *buf, size_t len)
+{
+        switch (f->type) {
+        case FT_MAP: return "a map";
+        case FT_INT: return "an integer";
+        case FT_NUM: return "a number";
+        case FT_COST: return "a number of ns, or ~ (not in the table)";
+        case FT_STR: return "a string";
+        case FT_ENUM: {
+                size_t at = (size_t)snprintf(buf, len, "one of");
+                for (const char *const *w = f->words; *w && at < len; w++)
+                        at += (size_t)snprintf(buf + at, len - at, "%s %s",
+                                               w == f->words ? "" : ",", *w);
+                return buf;
+        }
+        }
+        return "a value";
+}
+
+/* [+-]?[0-9]+ */
+static bool looks_int(const char *s)
+{
+        if (*s == '+' || *s == '-')
+                s++;
+        if (!*s)
+                return false;
+        for (; *s; s++)
+                if (*s < '0' || *s > '9')
+                        return false;
+        return true;
+}
+
+/* [+-]? (digits [. digits?] | . digits) ([eE] [+-]? digits)? */
+static bool looks_num(const char *s)
+{
+        bool digits = false;
+        if (*s == '+' || *s == '-')
+                s++;
+        while (*s >= '0' && *s <= '9') {
+                s++;
+                digits = true;
+        }
+        if (*s == '.') {
+                s++;
+                while (*s >= '0' && *s <= '9') {
+                        s++;
+                        digits = true;
+                }
+        }
+        if (!digits)
+                return false;
+        if (*s == 'e' || *s == 'E') {
+                s++;
+                if (*s == '+' || *s == '-')
+                        s++;
+                if (*s < '0' || *s > '9')
+                        return false;
+                while (*s >= '0' && *s <= '9')
+                        s++;
+        }
+        return *s == '\0';
+}
+
+/* A bound for messages: integral values without exponent. */
+static void fmt_bound(double x, char *buf, size_t len)
+{
+        if (x == floor(x) && fabs(x) < 1e15)
+                snprintf(buf, len, "%.0f", x);
+        else
+                snprintf(buf, len, "%g", x);
+}
+
+static void error_at(struct loader *L, unsigned line, unsigned col, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+
+static void error_at(struct loader *L, unsigned line, unsigned col, const char *fmt, ...)
+{
+        char body[900];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(body, sizeof body, fmt, ap);
+        va_end(ap);
+        diag_error_at(L->d, L->file, line, col, "%s", body);
+}
+
+static void *slot(struct topo *t, const struct topo__field *f)
+{
+        return (char *)t + f->offset;
+}
+
+/* Convert x (in the file's unit) and store it; false if a positive value
+ * would round to zero in the stored unit. */
+static bool store_num(struct topo *t, const struct topo__field *f, double x)
+{
+        void *p = slot(t, f);
+        switch (f->store) {
+        case FS_U32: *(uint32_t *)p = (uint32_t)x; return true;
+        case FS_NS:
+        case FS_COST: *(sim_ps *)p = (sim_ps)llround(x * 1e3); return true;
+        case FS_GBPS: *(uint64_t *)p = (uint64_t)llround(x * 1e9); return *(uint64_t *)p > 0;
+        case FS_MHZ: *(uint64_t *)p = (uint64_t)llround(x * 1e6); return *(uint64_t *)p > 0;
+        case FS_KIB: *(uint64_t *)p = (uint64_t)x << 10; return true;
+        case FS_GIB: *(uint64_t *)p = (uint64_t)x << 30; return true;
+        default: return true;
+        }
+}
+
+static void set_leaf(struct loader *L, int fi, const struct ynode *v)
+{
+        const struct topo__field *f = &topo__fields[fi];
+        char got[128], exp[128];
+        if (v->kind == YN_ALIAS)
+                return;                 /* already reported */
+        if (v->kind != YN_SCALAR || (is_null(v) && f->type != FT_COST) ||
+            memchr(v->text, '\0', v->len)) {
+                describe(v, got, sizeof got);
+                error_at(L, v->line, v->col, "%s: expected %s, got %s", f->path,
+                         expected(f, exp, sizeof exp), got);
+                return;
+        }
+        const char *s = v->text;
+
+        if (f->type == FT_STR) {
+                if (v->len >= TOPO_NAME_MAX) {
+                        error_at(L, v->line, v->col, "%s is too long (%zu bytes; at most %d)",
+                                 f->path, v->len, TOPO_NAME_MAX - 1);
+                        return;
+                }
+                snprintf((char *)slot(L->t, f), TOPO_NAME_MAX, "%s", s);
+                return;
+        }
+        if (f->type == FT_ENUM) {
+                size_t n = 0;
+                while (f->words[n])
+                        n++;
+                for (size_t i = 0; i < n; i++) {
+                        if (strcmp(s, f->words[i]) == 0) {
+                                if (f->store == FS_NET)
+                                        *(enum topo_net *)slot(L->t, f) = (enum topo_net)i;
+                                return;
+                        }
+                }
+                const char *hint = diag_suggest(s, (const char *const *)f->words, n);
+                describe(v, got, sizeof got);
+                if (hint)
+                        error_at(L, v->line, v->col, "%s must be %s (got %s); did you mean '%s'?",
+                                 f->path, expected(f, exp, sizeof exp), got, hint);
+                else
+                        error_at(L, v->line, v->col, "%s must be %s (got %s)", f->path,
+                                 expected(f, exp, sizeof exp), got);
+                return;
+        }
+        if (f->type == FT_COST && is_null(v)) {
+                *(sim_ps *)slot(L->t, f) = TOPO_COST_NONE;
+                return;
+        }
+
+        /* Numbers: plain scalars only. */
+        double x;
+        if (f->type == FT_INT) {
+                if (!v->plain || !looks_int(s)) {
+                        describe(v, got, sizeof got);
+                        if (v->plain && looks_num(s))
+                                snprintf(got, sizeof got, "%s", s);
+                        error_at(L, v->line, v->col, "%s: expected an integer, got %s", f->path,
+                                 got);
+                        return;
+                }
+                errno = 0;
+                long long i = strtoll(s, NULL, 10);
+                x = errno == ERANGE ? (i < 0 ? -INFINITY : INFINITY) : (double)i;
+        } else {
+                if (!v->plain || !looks_num(s)) {
+                        describe(v, got, sizeof got);
+                        error_at(L, v->line, v->col, "%s: expected %s, got %s", f->path,
+                                 expected(f, exp, sizeof exp), got);
+                        return;
+                }
+                x = strtod(s, NULL);     /* overflow gives +-HUGE_VAL: out of range below */
+        }
+        char bound[32];
+        if (f->lo == f->hi && x != f->lo) {
+                fmt_bound(f->lo, bound, sizeof bound);
+                error_at(L, v->line, v->col, "%s must be %s (got %.48s)", f->path, bound, s);
+                return;
+        }
+        if (f->lo_open ? !(x > f->lo) : !(x >= f->lo)) {
+                fmt_bound(f->lo, bound, sizeof bound);
+                error_at(L, v->line, v->col, "%s must be %s %s (got %.48s)", f->path,
+                         f->lo_open ? ">" : ">=", bound, s);
+                return;
+        }
+        if (!(x <= f->hi)) {
+                fmt_bound(f->hi, bound, sizeof bound);
+                error_at(L, v->line, v->col, "%s must be <= %s (got %.48s)", f->path, bound, s);
+                return;
+        }
+        if (!store_num(L->t, f, x))
+                error_at(L, v->line, v->col, "%s must be > 0 (got %.48s, which rounds to 0 %s)",
+                         f->path, s, f->store == FS_GBPS ? "bytes/s" : "Hz");
+}
+
+static void unknown_key(struct loader *L, const struct ynode *k, const char *path)
+{
+        const char *cands[N_FIELDS];
+        size_t n = 0;
+        for (size_t i = 0; i < N_FIELDS; i++)
+                if (is_child(&topo__fields[i], path))
+                        cands[n++] = last_name(topo__fields[i].path);
+        const char *hint = diag_suggest(k->text, cands, n);
+        if (hint) {
+                error_at(L, k->line, k->col, "unknown key '%.64s' in %s; did you mean '%s'?",
+                         k->text, where_name(path), hint);
+                return;
+        }
+        char list[600];
+        size_t at = 0;
+        list[0] = '\0';
+        for (size_t i = 0; i < n && at < sizeof list; i++)
+                at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", i ? ", " : "",
+                                       cands[i]);
+        error_at(L, k->line, k->col, "unknown key '%.64s' in %s (known keys: %s)", k->text,
+                 where_name(path), list);
+}
+
+static void walk_map(struct loader *L, const struct ynode *map, const char *path)
+{
+        for (size_t i = 0; i + 1 < map->n_kids; i += 2) {
+                const struct ynode *k = map->kids[i], *v = map->kids[i + 1];
+                if (k->kind == YN_ALIAS)
+                        continue;
+                if (k->kind != YN_SCALAR || memchr(k->text, '\0', k->len) || k->len > 128) {
+                        char got[128];
+                        describe(k, got, sizeof got);
+                        error_at(L, k->line, k->col, "a key in %s must be a plain word, got %s",
+                                 where_name(path), got);
+                        continue;
+                }
+                bool dup = false;
+                for (size_t j = 0; j < i && !dup; j += 2) {
+                        const struct ynode *o = map->kids[j];
+                        if (o->kind == YN_SCALAR && strcmp(o->text, k->text) == 0) {
+                                error_at(L, k->line, k->col,
+                                         "duplicate key '%s' in %s (first given at %u:%u)",
+                                         k->text, where_name(path), o->line, o->col);
+                                dup = true;
+                        }
+                }
+                if (dup)
+                        continue;
+                char full[256];
+                snprintf(full, sizeof full, "%s%s%s", path, *path ? "." : "", k->text);
+                int fi = find_field(full);
+                if (fi < 0) {
+                        unknown_key(L, k, path);
+                        continue;
+                }
+                const struct topo__field *f = &topo__fields[fi];
+                L->where[fi] = (struct where){ v->line, v->col, true };
+                if (f->store == FS_BASE || v->kind == YN_ALIAS)
+                        continue;       /* base: read before the walk */
+                if (f->type != FT_MAP) {
+                        set_leaf(L, fi, v);
+                } else if (v->kind != YN_MAP) {
+                        char got[128];
+                        describe(v, got, sizeof got);
+                        error_at(L, v->line, v->col, "%s: expected a map, got %s", f->path, got);
+                } else {
+                        walk_map(L, v, f->path);
+                }
+        }
+        for (size_t i = 0; i < N_FIELDS; i++) {
+                const struct topo__field *f = &topo__fields[i];
+                if (!is_child(f, path) || L->where[i].set)
+                        continue;
+                if (L->full || strcmp(f->path, "version") == 0)
+                        error_at(L, map->line, map->col, "missing required key '%s' in %s",
+                                 last_name(f->path), where_name(path));
+        }
+}
+
+/* ---- machine-wide checks ---- */
+
+/* The latest place among paths where this file set one of them. */
+static struct where latest(const struct loader *L, const char *const *paths, size_t n)
+{
+        struct where w = { 0, 0, false };
+        for (size_t i = 0; i < n; i++) {
+                int fi = find_field(paths[i]);
+                if (fi < 0 || !L->where[fi].set)
+                        continue;
+                const struct where *c = &L->where[fi];
+                if (!w.set || c->line > w.line || (c->line == w.line && c->col > w.col))
+                        w = *c;
+        }
+        return w;
+}
+
+static bool mul_ok(uint64_t a, uint64_t b, uint64_t *out)
+{
+        return !__builtin_mul_overflow(a, b, out);
+}
+
+static void validate(struct loader *L)
+{
+        const struct topo *t = L->t;
+        struct where w;
+
+        if (t->pe.tcm.scratch_ceiling_bytes > t->pe.tcm.size_bytes) {
+                static const char *const p[] = { "pe.tcm.size_kib", "pe.tcm.scratch_ceiling_kib" };
+                w = latest(L, p, 2);
+                error_at(L, w.line, w.col,
+                         "pe.tcm.scratch_ceiling_kib (%llu) must be <= pe.tcm.size_kib (%llu)",
+                         (unsigned long long)(t->pe.tcm.scratch_ceiling_bytes >> 10),
+                         (unsigned long long)(t->pe.tcm.size_bytes >> 10));
+        }
+
+        static const char *const counts[] = { "system.sips", "sip.cubes", "cube.noc.rows",
+                                              "cube.noc.cols", "cube.hbm.channels",
+                                              "system.inter_sip.topology",
+                                              "sip.inter_cube.topology" };
+        uint64_t pes = (uint64_t)t->system.sips * t->sip.cubes * t->cube.noc.rows *
+                       t->cube.noc.cols;   /* <= 2^44 by the key ranges */
+        if (pes > TOPO_MAX_PES) {
+                w = latest(L, counts, 4);
+                error_at(L, w.line, w.col,
+                         "the machine has %llu PEs (system.sips %u x sip.cubes %u x "
+                         "cube.noc.rows %u x cube.noc.cols %u); the limit is %u",
+                         (unsigned long long)pes, t->system.sips, t->sip.cubes, t->cube.noc.rows,
+                         t->cube.noc.cols, (unsigned)TOPO_MAX_PES);
+                return;
+        }
+        uint64_t n_nodes, n_edges, bytes;
+        topo_graph_size(t, &n_nodes, &n_edges, &bytes);
+        if (bytes > TOPO_MAX_GRAPH_BYTES) {
+                w = latest(L, counts, ARRAY_LEN(counts));
+                error_at(L, w.line, w.col,
+                         "the component graph would need %llu MiB (%llu nodes, %llu edges); "
+                         "the limit is %llu MiB",
+                         (unsigned long long)(bytes >> 20), (unsigned long long)n_nodes,
+                         (unsigned long long)n_edges,
+                         (unsigned long long)(TOPO_MAX_GRAPH_BYTES >> 20));
+                return;
+        }
+
+        uint64_t x;
+        if (!mul_ok(2 * (uint64_t)t->pe.gemm.macs_per_cycle, t->pe.gemm.clock_hz, &x) ||
+            !mul_ok(x, pes, &x)) {
+                static const char *const p[] = { "pe.gemm.macs_per_cycle", "pe.gemm.clock_mhz" };
+                w = latest(L, p, 2);
+                error_at(L, w.line, w.col,
+                         "the peak GEMM throughput (2 x pe.gemm.macs_per_cycle x "
+                         "pe.gemm.clock_mhz x %llu PEs) overflows 64 bits of FLOP/s",
+                         (unsigned long long)pes);
+        }
+        uint64_t cubes = (uint64_t)t->system.sips * t->sip.cubes;
+        if (!mul_ok(t->cube.hbm.channel_bw_bytes_per_s, t->cube.hbm.channels, &x) ||
+            !mul_ok(x, cubes, &x)) {
+                static const char *const p[] = { "cube.hbm.channels", "cube.hbm.channel_bw_gbps" };
+                w = latest(L, p, 2);
+                error_at(L, w.line, w.col,
+                         "the total HBM bandwidth (cube.hbm.channels x "
+                         "cube.hbm.channel_bw_gbps x %llu cubes) overflows 64 bits of bytes/s",
+                         (unsigned long long)cubes);
+        }
+        if (!mul_ok(t->pe.tcm.size_bytes, pes, &x)) {
+                static const char *const p[] = { "pe.tcm.size_kib" };
+                w = latest(L, p, 1);
+                error_at(L, w.line, w.col,
+                         "the total TCM (pe.tcm.size_kib x %llu PEs) overflows 64 bits of bytes",
+                         (unsigned long long)pes);
+        }
+}
+
+/* ---- entry points ---- */
+
+#define DEFAULT_LABEL "topologies/default.yaml (built-in)"
+
+static int load_text(const char *name, const char *text, size_t len, struct topo *out,
+                     struct diag *d, bool is_default)
+{
+        unsigned errors_before = d->n_errors;
+        struct ynode *root;
+        memset(out, 0, sizeof *out);
+        if (topo__yaml_parse(name, text, len, &root, d))
+                return -EINVAL;
+
+        struct loader *L = calloc(1, sizeof *L);
+        if (!L) {
+                topo__yaml_free(root);
+                diag_error(d, "%s: out of memory", name);
+                return -ENOMEM;
+        }
+        L->file = name;
+        L->d = d;
+        L->t = out;
+
+        if (root->kind != YN_MAP) {
+                char got[128];
+                describe(root, got, sizeof got);
+                error_at(L, root->line, root->col,
+                         "expected a map of topology keys at the top level, got %s", got);
+                goto free_loader;
+        }
+
+        /* The base decides where the walk starts from. */
+        for (size_t i = 0; i + 1 < root->n_kids; i += 2) {
+                const struct ynode *k = root->kids[i], *v = root->kids[i + 1];
+                if (k->kind == YN_SCALAR && strcmp(k->text, "base") == 0) {
+                        set_leaf(L, find_field("base"), v);
+                        L->full = v->kind == YN_SCALAR && strcmp(v->text, "none") == 0;
+                        break;
+                }
+        }
+        if (is_default && !L->full) {
+                error_at(L, root->line, root->col, "the built-in default must say 'base: none'");
+                goto free_loader;
+        }
+        if (!L->full) {
+                struct diag dd;
+                diag_init(&dd);
+                size_t dlen;
+                const char *dtext = topo_default_yaml(&dlen);
+                if (load_text(DEFAULT_LABEL, dtext, dlen, out, &dd, true)) {
+                        diag_move(d, &dd);
+                        goto free_loader;
+                }
+                diag_fini(&dd);
+        }
+        walk_map(L, root, "");
+        if (!L->where[find_field("name")].set && !L->full) {
+                /* An overlay is named after its file: topologies/small.yaml -> small. */
+                const char *base = strrchr(name, '/');
+                base = base ? base + 1 : name;
+                size_t n = strcspn(base, ".");
+                if (n >= TOPO_NAME_MAX)
+                        n = TOPO_NAME_MAX - 1;
+                memcpy(out->name, base, n);
+                out->name[n] = '\0';
+        }
+        if (d->n_errors == errors_before)
+                validate(L);
+
+free_loader:
+        free(L);
+        topo__yaml_free(root);
+        return d->n_errors > errors_before ? -EINVAL : 0;
+}
+
+int topo_load_text(const char *name, const char *text, size_t len, struct topo *out,
+                   struct diag *d)
+{
+        if (len > TOPO_MAX_FILE_BYTES) {
+                memset(out, 0, sizeof *out);
+                diag_error_at(d, name, 0, 0,
+                              "the file is larger than %u MiB; a topology file is a few KiB",
+                              (unsigned)(TOPO_MAX_FILE_BYTES >> 20));
+                return -EINVAL;
+        }
+        return load_text(name, text, len, out, d, false);
+}
+
+int topo_load_default(struct topo *out, struct diag *d)
+{
+        size_t len;
+        const char *text = topo_default_yaml(&len);
+        return load_text(DEFAULT_LABEL, text, len, out, d, true);
+}
+
+int topo_load_file(const char *path, struct topo *out, struct diag *d)
+{
+        memset(out, 0, sizeof *out);
+        FILE *f = fopen(path, "rb");
+        if (!f) {
+                diag_error_at(d, path, 0, 0, "cannot open: %s", strerror(errno));
+                return -EINVAL;
+        }
+        size_t cap = 64 << 10, len = 0;
+        char *buf = malloc(cap);
+        int rc = -EINVAL;
+        if (!buf) {
+                diag_error_at(d, path, 0, 0, "out of memory");
+                goto close_file;
+        }
+        for (;;) {
+                if (len == cap) {
+                        if (cap > TOPO_MAX_FILE_BYTES) {
+                                diag_error_at(d, path, 0, 0,
+                                              "the file is larger than %u MiB; a topology file "
+                                              "is a few KiB",
+                                              (unsigned)(TOPO_MAX_FILE_BYTES >> 20));
+                                goto free_buf;
+                        }
+                        char *nb = realloc(buf, cap * 2);
+                        if (!nb) {
+                                diag_error_at(d, path, 0, 0, "out of memory");
+                                goto free_buf;
+                        }
+                        buf = nb;
+                        cap *= 2;
+                }
+                size_t got = fread(buf + len, 1, cap - len, f);
+                len += got;
+                if (got == 0)
+                        break;
+        }
+        if (ferror(f)) {
+                diag_error_at(d, path, 0, 0, "cannot read: %s", strerror(errno));
+                goto free_buf;
+        }
+        rc = topo_load_text(path, buf, len, out, d);
+free_buf:
+        free(buf);
+close_file:
+        fclose(f);
+        return rc;
+}
+
+int topo_set(struct topo *t, const char *key, const char *value, struct diag *d)
+{
+        char label[512];
+        snprintf(label, sizeof label, "--set %s=%s", key, value);
+        int fi = find_field(key);
+        const struct topo__field *f = fi >= 0 ? &topo__fields[fi] : NULL;
+        if (!f || f->store == FS_NONE || f->store == FS_BASE) {
+                const char *cands[N_FIELDS];
+                size_t n = 0;
+                for (size_t i = 0; i < N_FIELDS; i++)
+                        if (topo__fields[i].type != FT_MAP && topo__fields[i].store != FS_NONE &&
+                            topo__fields[i].store != FS_BASE)
+                                cands[n++] = topo__fields[i].path;
+                const char *hint = diag_suggest(key, cands, n);
+                if (f && f->type == FT_MAP) {
+                        char list[600];
+                        size_t at = 0;
+                        list[0] = '\0';
+                        for (size_t i = 0; i < N_FIELDS && at < sizeof list; i++)
+                                if (is_child(&topo__fields[i], key))
+                                        at += (size_t)snprintf(list + at, sizeof list - at,
+                                                               "%s%s", at ? ", " : "",
+                                                               topo__fields[i].path);
+                        diag_error_at(d, label, 0, 0,
+                                      "'%s' is a group of parameters; set one of: %s", key, list);
+                } else if (f) {
+                        diag_error_at(d, label, 0, 0, "'%s' can only be given in a file", key);
+                } else if (hint) {
+                        diag_error_at(d, label, 0, 0,
+                                      "unknown topology parameter '%s'; did you mean '%s'?", key,
+                                      hint);
+                } else {
+                        diag_error_at(d, label, 0, 0,
+                                      "unknown topology parameter '%s' (parameters are YAML "
+                                      "paths like pe.dma.bw_gbps)",
+                                      key);
+                }
+                return -EINVAL;
+        }
+
+        unsigned errors_before = d->n_errors;
+        struct topo tmp = *t;
+        struct loader *L = calloc(1, sizeof *L);
+        if (!L) {
+                diag_error_at(d, label, 0, 0, "out of memory");
+                return -ENOMEM;
+        }
+        L->file = label;
+        L->d = d;
+        L->t = &tmp;
+        struct ynode v = { .kind = YN_SCALAR, .plain = true, .len = strlen(value),
+                           .text = (char *)value };
+        set_leaf(L, fi, &v);
+        if (d->n_errors == errors_before)
+                validate(L);
+        free(L);
+        if (d->n_errors > errors_before)
+                return -EINVAL;
+        *t = tmp;
+        return 0;
+}
+
+int topo_set_kv(struct topo *t, const char *kv, struct diag *d)
+{
+        const char *eq = strchr(kv, '=');
+        if (!eq || eq == kv) {
+                diag_error(d, "--set %s: expected key=value (e.g. pe.dma.bw_gbps=128)", kv);
+                return -EINVAL;
+        }
+        char key[256];
+        if ((size_t)(eq - kv) >= sizeof key) {
+                diag_error(d, "--set %.64s...: the key is too long", kv);
+                return -EINVAL;
+        }
+        memcpy(key, kv, (size_t)(eq - kv));
+        key[eq - kv] = '\0';
+        return topo_set(t, key, eq + 1, d);
+}
+
+void topo_fini(struct topo *t)
+{
+        memset(t, 0, sizeof *t);
+}
+
+/* ---- figures ---- */
+
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+        uint64_t r;
+        return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+void topo_totals(const struct topo *t, struct topo_totals *out)
+{
+        out->sips = t->system.sips;
+        out->cubes = (uint64_t)t->system.sips * t->sip.cubes;
+        out->pes = out->cubes * t->cube.noc.rows * t->cube.noc.cols;
+        out->peak_gemm_flops_per_s =
+                mul_sat(mul_sat(2 * (uint64_t)t->pe.gemm.macs_per_cycle, t->pe.gemm.clock_hz),
+                        out->pes);
+        out->hbm_bw_bytes_per_s = mul_sat(
+                mul_sat(t->cube.hbm.channel_bw_bytes_per_s, t->cube.hbm.channels), out->cubes);
+        out->tcm_bytes = mul_sat(t->pe.tcm.size_bytes, out->pes);
+}
+
+__extension__ typedef unsigned __int128 u128;
+
+sim_ps topo_cycles_to_ps(uint64_t cycles, uint64_t clock_hz)
+{
+        if (clock_hz == 0)
+                return TOPO_PS_NONE;
+        u128 ps = ((u128)cycles * 1000000000000u + clock_hz - 1) / clock_hz;
+        return ps > UINT64_MAX ? UINT64_MAX : (sim_ps)ps;
+}
+
+sim_ps topo_issue_cost_ps(const struct topo_pe_cpu *cpu, enum topo_op op)
+{
+        if ((unsigned)op < TOPO_OP_COUNT && cpu->issue_cost_ps[op] != TOPO_COST_NONE)
+                return cpu->issue_cost_ps[op];
+        return topo_cycles_to_ps(cpu->dispatch_cycles, cpu->clock_hz);
+}

@@ -1,0 +1,468 @@
+/* topo/topo_route.c: routes and path latencies over a component graph,
+ * computed on demand and cached per (src, dst).
+ *
+ * Cost of a route = sum of its edges' latencies + the node overhead of
+ * every node it enters (intermediates and dst, not src): a message pays a
+ * node's overhead when it arrives there. Routes minimise that cost with
+ * Dijkstra's algorithm; ties go to fewer hops, then to the lower index of
+ * the edge entering the node, so routes are deterministic.
+ *
+ * Inside a cube's mesh, routing is dimension-ordered: X (columns) first,
+ * then Y (rows). Dijkstra never walks mesh links one by one: from a router
+ * it jumps straight to the cube's portal routers (those with links leaving
+ * the mesh) and to the destination's router, each jump costing its XY path,
+ * and a router reached by a jump may only leave the mesh: one XY segment per
+ * visit to a mesh, so no route turns from Y back to X (two jumps A -> P -> B
+ * can cost the same as A -> B when P lies on a shortest path; it must not
+ * win the tie). With uniform hop latency and router overhead an XY path is
+ * a shortest path, so this finds the true optimum among XY-in-mesh routes while
+ * visiting only a few nodes per cube; the route is then expanded into mesh
+ * edges. A search touches O(cubes on the way) nodes, not the whole graph,
+ * so routes stay cheap on 10^6-PE machines; nothing is all-pairs.
+ *
+ * Memory: scratch arrays of n_nodes entries (allocated at the first query)
+ * and the cache, which grows with the number of distinct pairs asked for. */
+#include "topo/topo_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EMPTY_KEY UINT64_MAX
+#define CHUNK_WORDS (64u * 1024u)
+
+enum { DIR_E, DIR_W, DIR_S, DIR_N };
+
+struct entry {
+        uint64_t key;                /* src << 32 | dst; EMPTY_KEY if free */
+        const uint32_t *edges;       /* the route, in the pool */
+        uint32_t n_edges;            /* its length */
+        sim_ps latency_ps;           /* its path latency */
+};
+
+struct chunk {
+        struct chunk *next;          /* older chunks */
+        uint32_t used;               /* words of data in use */
+        uint32_t cap;                /* words of data */
+        uint32_t data[];             /* route edge indices */
+};
+
+struct heap_item {
+        uint64_t dist;               /* cost so far, ps */
+        uint32_t hops;               /* edges so far */
+        uint32_t node;               /* the node */
+};
+
+struct topo_route_cache {
+        struct entry *table;         /* open addressing, linear probing */
+        size_t cap;                  /* slots, a power of two */
+        size_t n;                    /* used slots */
+        struct chunk *chunks;        /* newest first; routes never move */
+
+        uint64_t *dist;              /* per node: best cost, valid if seen == stamp */
+        uint32_t *hops;              /* per node: edges on the best route */
+        uint32_t *prev_node;         /* per node: predecessor (a router for an XY jump) */
+        uint32_t *prev_edge;         /* per node: last edge entering it */
+        uint32_t *seen;              /* per node: stamp when first reached */
+        uint32_t *done;              /* per node: stamp when settled */
+        uint32_t stamp;              /* the current search */
+        struct heap_item *heap;      /* binary min-heap by (dist, hops, node) */
+        size_t heap_n;               /* items in heap */
+        size_t heap_cap;             /* allocated items */
+        uint32_t *tmp;               /* route assembly */
+        size_t tmp_cap;              /* allocated words of tmp */
+};
+
+void topo__route_cache_free(struct topo_route_cache *c)
+{
+        if (!c)
+                return;
+        while (c->chunks) {
+                struct chunk *next = c->chunks->next;
+                free(c->chunks);
+                c->chunks = next;
+        }
+        free(c->table);
+        free(c->dist);
+        free(c->hops);
+        free(c->prev_node);
+        free(c->prev_edge);
+        free(c->seen);
+        free(c->done);
+        free(c->heap);
+        free(c->tmp);
+        free(c);
+}
+
+static struct topo_route_cache *cache_of(struct topo_graph *g)
+{
+        if (g->cache)
+                return g->cache;
+        struct topo_route_cache *c = calloc(1, sizeof *c);
+        if (!c)
+                return NULL;
+        size_t n = g->n_nodes;
+        c->cap = 1024;
+        c->table = malloc(c->cap * sizeof *c->table);
+        c->dist = malloc(n * sizeof *c->dist);
+        c->hops = malloc(n * sizeof *c->hops);
+        c->prev_node = malloc(n * sizeof *c->prev_node);
+        c->prev_edge = malloc(n * sizeof *c->prev_edge);
+        c->seen = calloc(n, sizeof *c->seen);
+        c->done = calloc(n, sizeof *c->done);
+        if (!c->table || !c->dist || !c->hops || !c->prev_node || !c->prev_edge || !c->seen ||
+            !c->done) {
+                topo__route_cache_free(c);
+                return NULL;
+        }
+        for (size_t i = 0; i < c->cap; i++)
+                c->table[i].key = EMPTY_KEY;
+        g->cache = c;
+        return c;
+}
+
+/* ---- the cache ---- */
+
+static uint64_t mix(uint64_t x)
+{
+        x ^= x >> 30;
+        x *= 0xbf58476d1ce4e5b9ull;
+        x ^= x >> 27;
+        x *= 0x94d049bb133111ebull;
+        return x ^ (x >> 31);
+}
+
+static struct entry *slot_for(struct topo_route_cache *c, uint64_t key)
+{
+        size_t i = mix(key) & (c->cap - 1);
+        while (c->table[i].key != EMPTY_KEY && c->table[i].key != key)
+                i = (i + 1) & (c->cap - 1);
+        return &c->table[i];
+}
+
+static int grow_table(struct topo_route_cache *c)
+{
+        struct entry *old = c->table;
+        size_t old_cap = c->cap;
+        c->table = malloc(2 * old_cap * sizeof *c->table);
+        if (!c->table) {
+                c->table = old;
+                return -ENOMEM;
+        }
+        c->cap = 2 * old_cap;
+        for (size_t i = 0; i < c->cap; i++)
+                c->table[i].key = EMPTY_KEY;
+        for (size_t i = 0; i < old_cap; i++)
+                if (old[i].key != EMPTY_KEY)
+                        *slot_for(c, old[i].key) = old[i];
+        free(old);
+        return 0;
+}
+
+static uint32_t *pool_alloc(struct topo_route_cache *c, uint32_t n)
+{
+        struct chunk *ch = c->chunks;
+        if (!ch || ch->cap - ch->used < n) {
+                uint32_t cap = n > CHUNK_WORDS ? n : CHUNK_WORDS;
+                struct chunk *nc = malloc(sizeof *nc + (size_t)cap * sizeof nc->data[0]);
+                if (!nc)
+                        return NULL;
+                nc->used = 0;
+                nc->cap = cap;
+                /* Keep a roomier current chunk in front for later routes. */
+                if (ch && n > CHUNK_WORDS) {
+                        nc->next = ch->next;
+                        ch->next = nc;
+                } else {
+                        nc->next = ch;
+                        c->chunks = nc;
+                }
+                ch = nc;
+        }
+        uint32_t *p = ch->data + ch->used;
+        ch->used += n;
+        return p;
+}
+
+/* ---- the search ---- */
+
+static bool heap_less(const struct heap_item *a, const struct heap_item *b)
+{
+        if (a->dist != b->dist)
+                return a->dist < b->dist;
+        if (a->hops != b->hops)
+                return a->hops < b->hops;
+        return a->node < b->node;
+}
+
+static int heap_push(struct topo_route_cache *c, struct heap_item it)
+{
+        if (c->heap_n == c->heap_cap) {
+                size_t cap = c->heap_cap ? 2 * c->heap_cap : 256;
+                struct heap_item *h = realloc(c->heap, cap * sizeof *h);
+                if (!h)
+                        return -ENOMEM;
+                c->heap = h;
+                c->heap_cap = cap;
+        }
+        size_t i = c->heap_n++;
+        while (i > 0) {
+                size_t parent = (i - 1) / 2;
+                if (!heap_less(&it, &c->heap[parent]))
+                        break;
+                c->heap[i] = c->heap[parent];
+                i = parent;
+        }
+        c->heap[i] = it;
+        return 0;
+}
+
+static struct heap_item heap_pop(struct topo_route_cache *c)
+{
+        struct heap_item top = c->heap[0], last = c->heap[--c->heap_n];
+        size_t i = 0;
+        for (;;) {
+                size_t l = 2 * i + 1, r = l + 1, m = i;
+                const struct heap_item *best = &last;
+                if (l < c->heap_n && heap_less(&c->heap[l], best)) {
+                        m = l;
+                        best = &c->heap[l];
+                }
+                if (r < c->heap_n && heap_less(&c->heap[r], best))
+                        m = r;
+                if (m == i)
+                        break;
+                c->heap[i] = c->heap[m];
+                i = m;
+        }
+        if (c->heap_n)
+                c->heap[i] = last;
+        return top;
+}
+
+static uint32_t router_ordinal(const struct topo_graph *g, const struct topo_node *n)
+{
+        uint32_t r = g->topo.cube.noc.rows * g->topo.cube.noc.cols;
+        return (n->sip * g->topo.sip.cubes + n->cube) * r + n->index;
+}
+
+/* The XY path between two routers of one mesh: its cost (edges' latencies
+ * plus overheads of the routers entered), its length, its last edge; the
+ * edges go to out when out is not NULL. */
+static uint32_t xy_walk(const struct topo_graph *g, uint32_t a, uint32_t b, uint32_t *out,
+                        sim_ps *cost, uint32_t *last)
+{
+        uint32_t cols = g->topo.cube.noc.cols;
+        uint32_t ia = g->nodes[a].index, ib = g->nodes[b].index;
+        uint32_t ra = ia / cols, ca = ia % cols, rb = ib / cols, cb = ib % cols;
+        uint32_t cur = a, n = 0;
+        sim_ps sum = 0;
+        while (ca != cb || ra != rb) {
+                int dir = ca < cb ? DIR_E : ca > cb ? DIR_W : ra < rb ? DIR_S : DIR_N;
+                uint32_t e = g->mesh_out[4 * router_ordinal(g, &g->nodes[cur]) + dir];
+                const struct topo_edge *ed = &g->edges[e];
+                sum += ed->latency_ps + g->nodes[ed->dst].node_overhead_ps;
+                cur = ed->dst;
+                if (out)
+                        out[n] = e;
+                n++;
+                *last = e;
+                if (dir == DIR_E)
+                        ca++;
+                else if (dir == DIR_W)
+                        ca--;
+                else if (dir == DIR_S)
+                        ra++;
+                else
+                        ra--;
+        }
+        *cost = sum;
+        return n;
+}
+
+static int relax(struct topo_route_cache *c, uint32_t from, uint32_t v, uint64_t d, uint32_t h,
+                 uint32_t edge)
+{
+        if (c->done[v] == c->stamp)
+                return 0;
+        if (c->seen[v] == c->stamp) {
+                bool better = d < c->dist[v] || (d == c->dist[v] && h < c->hops[v]);
+                if (!better) {
+                        if (d == c->dist[v] && h == c->hops[v] && edge < c->prev_edge[v]) {
+                                c->prev_node[v] = from;
+                                c->prev_edge[v] = edge;
+                        }
+                        return 0;
+                }
+        }
+        c->seen[v] = c->stamp;
+        c->dist[v] = d;
+        c->hops[v] = h;
+        c->prev_node[v] = from;
+        c->prev_edge[v] = edge;
+        return heap_push(c, (struct heap_item){ d, h, v });
+}
+
+static int jump(struct topo_graph *g, uint32_t a, uint32_t b, uint64_t d, uint32_t h)
+{
+        sim_ps cost;
+        uint32_t last = TOPO_NONE;
+        uint32_t n = xy_walk(g, a, b, NULL, &cost, &last);
+        return relax(g->cache, a, b, d + cost, h + n, last);
+}
+
+static bool same_cube(const struct topo_node *x, const struct topo_node *y)
+{
+        return x->sip == y->sip && x->cube == y->cube;
+}
+
+static int search(struct topo_graph *g, uint32_t src, uint32_t dst)
+{
+        struct topo_route_cache *c = g->cache;
+        if (++c->stamp == 0) {
+                memset(c->seen, 0, (size_t)g->n_nodes * sizeof *c->seen);
+                memset(c->done, 0, (size_t)g->n_nodes * sizeof *c->done);
+                c->stamp = 1;
+        }
+        c->heap_n = 0;
+        uint32_t dst_router = topo_node_router(g, dst);
+        int rc = relax(c, TOPO_NONE, src, 0, 0, TOPO_NONE);
+        while (!rc && c->heap_n) {
+                struct heap_item it = heap_pop(c);
+                uint32_t u = it.node;
+                if (c->done[u] == c->stamp || it.dist != c->dist[u] || it.hops != c->hops[u])
+                        continue;
+                c->done[u] = c->stamp;
+                if (u == dst)
+                        return 0;
+                const struct topo_node *nu = &g->nodes[u];
+                bool router = nu->kind == TOPO_NODE_ROUTER;
+                for (uint32_t j = g->out_first[u]; !rc && j < g->out_first[u + 1]; j++) {
+                        uint32_t e = g->out_edge[j];
+                        const struct topo_edge *ed = &g->edges[e];
+                        const struct topo_node *nv = &g->nodes[ed->dst];
+                        if (router && nv->kind == TOPO_NODE_ROUTER && same_cube(nu, nv))
+                                continue;       /* mesh links: XY jumps below */
+                        rc = relax(c, u, ed->dst, it.dist + ed->latency_ps + nv->node_overhead_ps,
+                                   it.hops + 1, e);
+                }
+                /* One XY segment per visit to a mesh: a router entered from
+                 * another router of its cube may only leave the mesh. */
+                uint32_t from = c->prev_node[u];
+                if (!router || (from != TOPO_NONE && g->nodes[from].kind == TOPO_NODE_ROUTER &&
+                                same_cube(nu, &g->nodes[from])))
+                        continue;
+                uint32_t cube = nu->sip * g->topo.sip.cubes + nu->cube;
+                for (uint32_t j = g->portal_first[cube]; !rc && j < g->portal_first[cube + 1]; j++)
+                        if (g->portals[j] != u)
+                                rc = jump(g, u, g->portals[j], it.dist, it.hops);
+                if (!rc && dst_router != TOPO_NONE && dst_router != u &&
+                    same_cube(nu, &g->nodes[dst_router]))
+                        rc = jump(g, u, dst_router, it.dist, it.hops);
+        }
+        return rc ? rc : -ENOENT;
+}
+
+static int tmp_reserve(struct topo_route_cache *c, size_t n)
+{
+        if (n <= c->tmp_cap)
+                return 0;
+        size_t cap = c->tmp_cap ? c->tmp_cap : 256;
+        while (cap < n)
+                cap *= 2;
+        uint32_t *t = realloc(c->tmp, cap * sizeof *t);
+        if (!t)
+                return -ENOMEM;
+        c->tmp = t;
+        c->tmp_cap = cap;
+        return 0;
+}
+
+/* Assemble the route found by search() into the cache. */
+static int record(struct topo_graph *g, uint32_t src, uint32_t dst, struct entry *slot)
+{
+        struct topo_route_cache *c = g->cache;
+        uint32_t n = c->hops[dst];
+        /* tmp holds: the n route edges, then the settled nodes dst..src. */
+        if (tmp_reserve(c, (size_t)2 * n + 2))
+                return -ENOMEM;
+        uint32_t *path = c->tmp + n, n_path = 0;
+        for (uint32_t v = dst; v != src; v = c->prev_node[v])
+                path[n_path++] = v;
+        uint32_t at = 0;
+        for (uint32_t i = n_path; i-- > 0;) {
+                uint32_t v = path[i], u = c->prev_node[v], e = c->prev_edge[v];
+                if (g->edges[e].src == u) {
+                        c->tmp[at++] = e;
+                } else {
+                        sim_ps cost;
+                        uint32_t last;
+                        at += xy_walk(g, u, v, c->tmp + at, &cost, &last);
+                }
+        }
+        uint32_t *edges = pool_alloc(c, n);
+        if (!edges)
+                return -ENOMEM;
+        memcpy(edges, c->tmp, (size_t)n * sizeof *edges);
+        slot->key = (uint64_t)src << 32 | dst;
+        slot->edges = edges;
+        slot->n_edges = n;
+        slot->latency_ps = c->dist[dst];
+        c->n++;
+        return 0;
+}
+
+static int lookup(struct topo_graph *g, uint32_t src, uint32_t dst, const struct entry **out)
+{
+        if (src >= g->n_nodes || dst >= g->n_nodes)
+                return -EINVAL;
+        struct topo_route_cache *c = cache_of(g);
+        if (!c)
+                return -ENOMEM;
+        uint64_t key = (uint64_t)src << 32 | dst;
+        struct entry *slot = slot_for(c, key);
+        if (slot->key == key) {
+                *out = slot;
+                return 0;
+        }
+        if (2 * (c->n + 1) > c->cap) {
+                if (grow_table(c))
+                        return -ENOMEM;
+                slot = slot_for(c, key);
+        }
+        int rc = search(g, src, dst);
+        if (!rc)
+                rc = record(g, src, dst, slot);
+        if (rc)
+                return rc;
+        *out = slot;
+        return 0;
+}
+
+int topo_route(struct topo_graph *g, uint32_t src, uint32_t dst, const uint32_t **edges,
+               uint32_t *n_edges)
+{
+        *edges = NULL;
+        *n_edges = 0;
+        if (src >= g->n_nodes || dst >= g->n_nodes)
+                return -EINVAL;
+        if (src == dst)
+                return 0;
+        const struct entry *e;
+        int rc = lookup(g, src, dst, &e);
+        if (rc)
+                return rc;
+        *edges = e->edges;
+        *n_edges = e->n_edges;
+        return 0;
+}
+
+sim_ps topo_path_latency(struct topo_graph *g, uint32_t src, uint32_t dst)
+{
+        if (src >= g->n_nodes || dst >= g->n_nodes)
+                return TOPO_PS_NONE;
+        if (src == dst)
+                return 0;
+        const struct entry *e;
+        return lookup(g, src, dst, &e) ? TOPO_PS_NONE : e->latency_ps;
+}

@@ -1,0 +1,466 @@
+/* tests/unit/test_engine.c: the event engine: ordering and ties, the FIFO
+ * bypass, determinism, processes, futures, resources, queues, the deadlock
+ * and budget reports. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "engine/ev.h"
+
+static struct ev_loop ev;
+static struct diag d;
+
+static void setup(void)
+{
+        cr_assert_eq(ev_loop_init(&ev, NULL), 0);
+        diag_init(&d);
+}
+
+static void teardown(void)
+{
+        ev_loop_fini(&ev);
+        diag_fini(&d);
+}
+
+TestSuite(engine, .init = setup, .fini = teardown);
+
+/* ---- ordering ---------------------------------------------------------- */
+
+struct tagged {
+        struct ev_event e;           /* the event */
+        int id;                      /* identity in the log */
+        sim_ps child_delay;          /* if nonzero+1: schedule child at this delay */
+        struct tagged *child;        /* scheduled when this one fires */
+};
+
+static int order_log[64];
+static sim_ps time_log[64];
+static int n_log;
+
+static void log_fire(struct ev_loop *l, struct ev_event *e)
+{
+        struct tagged *t = container_of(e, struct tagged, e);
+        order_log[n_log] = t->id;
+        time_log[n_log] = ev_now(l);
+        n_log++;
+        if (t->child)
+                ev_schedule(l, &t->child->e, t->child_delay);
+}
+
+Test(engine, time_then_insertion_order)
+{
+        n_log = 0;
+        struct tagged ev_a[6];
+        const sim_ps at[6] = { 30, 10, 20, 10, 30, 10 };
+        for (int i = 0; i < 6; i++) {
+                ev_a[i] = (struct tagged){ .e.fn = log_fire, .id = i };
+                ev_schedule(&ev, &ev_a[i].e, at[i]);
+        }
+        cr_assert_eq(ev_run(&ev, &d), EV_DONE);
+        const int want[6] = { 1, 3, 5, 2, 0, 4 };
+        cr_assert_eq(n_log, 6);
+        for (int i = 0; i < 6; i++)
+                cr_assert_eq(order_log[i], want[i], "position %d: got %d want %d", i,
+                             order_log[i], want[i]);
+        cr_assert_eq(ev_now(&ev), 30);
+}
+
+/* Heap events due at t run before events put in the FIFO at t, even when
+ * the FIFO event was scheduled by the first of them. */
+Test(engine, fifo_after_heap_at_same_time)
+{
+        n_log = 0;
+        struct tagged a = { .e.fn = log_fire, .id = 0 }, b = { .e.fn = log_fire, .id = 1 },
+                      c = { .e.fn = log_fire, .id = 2 }, z = { .e.fn = log_fire, .id = 3 };
+        a.child = &z;                /* z at delay 0: after b and c */
+        a.child_delay = 0;
+        ev_schedule(&ev, &a.e, 5);
+        ev_schedule(&ev, &b.e, 5);
+        ev_schedule(&ev, &c.e, 5);
+        cr_assert_eq(ev_run(&ev, &d), EV_DONE);
+        const int want[4] = { 0, 1, 2, 3 };
+        for (int i = 0; i < 4; i++)
+                cr_assert_eq(order_log[i], want[i]);
+        cr_assert_eq(time_log[3], 5);
+}
+
+/* Random schedules: the dispatch sequence is sorted by (t, seq). */
+struct rnd_ev {
+        struct ev_event e;           /* the event */
+        int hops;                    /* reschedules left */
+};
+
+static uint64_t rng_state;
+static uint64_t rnd(void)
+{
+        uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+}
+
+static void rnd_fire(struct ev_loop *l, struct ev_event *e)
+{
+        struct rnd_ev *r = container_of(e, struct rnd_ev, e);
+        if (r->hops-- > 0)
+                ev_schedule(l, e, rnd() % 4 == 0 ? 0 : rnd() % 50);
+}
+
+struct trace_rec {
+        sim_ps t;                    /* dispatch time */
+        uint64_t seq;                /* sequence */
+        size_t who;                  /* index of the event's owner */
+};
+
+struct trace_buf {
+        struct trace_rec *recs;      /* records */
+        size_t n, cap;               /* used, allocated */
+        struct rnd_ev *base;         /* owners' array, to name events by index */
+};
+
+static void trace_cb(void *ctx, sim_ps t, uint64_t seq, const struct ev_event *e)
+{
+        struct trace_buf *tb = ctx;
+        if (tb->n < tb->cap)
+                tb->recs[tb->n++] = (struct trace_rec){
+                        t, seq, (size_t)(container_of(e, struct rnd_ev, e) - tb->base) };
+}
+
+static size_t run_random(uint64_t seed, struct trace_buf *tb)
+{
+        static struct rnd_ev evs[300];
+        struct ev_loop l;
+        cr_assert_eq(ev_loop_init(&l, &(struct ev_config){ .heap_reserve = 4 }), 0);
+        rng_state = seed;
+        tb->base = evs;
+        l.trace = trace_cb;
+        l.trace_ctx = tb;
+        for (int i = 0; i < 300; i++) {
+                evs[i] = (struct rnd_ev){ .e.fn = rnd_fire, .hops = 20 };
+                ev_schedule(&l, &evs[i].e, rnd() % 100);
+        }
+        struct diag dd;
+        diag_init(&dd);
+        cr_assert_eq(ev_run(&l, &dd), EV_DONE);
+        diag_fini(&dd);
+        ev_loop_fini(&l);
+        return tb->n;
+}
+
+Test(engine, random_schedule_is_sorted_and_deterministic)
+{
+        struct trace_buf a = { .cap = 10000 }, b = { .cap = 10000 };
+        a.recs = calloc(a.cap, sizeof *a.recs);
+        b.recs = calloc(b.cap, sizeof *b.recs);
+        size_t na = run_random(42, &a);
+        cr_assert_eq(na, 300 * 21);
+        for (size_t i = 1; i < na; i++) {
+                cr_assert(a.recs[i - 1].t < a.recs[i].t ||
+                          (a.recs[i - 1].t == a.recs[i].t && a.recs[i - 1].seq < a.recs[i].seq),
+                          "out of order at %zu", i);
+        }
+        size_t nb = run_random(42, &b);
+        cr_assert_eq(na, nb);
+        cr_assert_eq(memcmp(a.recs, b.recs, na * sizeof *a.recs), 0, "two runs differ");
+        free(a.recs);
+        free(b.recs);
+}
+
+/* ---- processes and futures ------------------------------------------------- */
+
+struct waiter_arg {
+        struct ev_future *f;         /* what to wait on */
+        int id;                      /* identity in the log */
+        uint64_t got;                /* value received */
+        sim_ps woke_at;              /* when it resumed */
+};
+
+static void wait_body(struct ev_proc *p, void *arg)
+{
+        struct waiter_arg *w = arg;
+        order_log[n_log++] = w->id;
+        w->got = ev_wait(p, w->f);
+        w->woke_at = ev_now(p->ev);
+        order_log[n_log++] = 100 + w->id;
+}
+
+struct completer {
+        struct ev_event e;           /* fires the completion */
+        struct ev_future *f;         /* to complete */
+};
+
+static void complete_cb(struct ev_loop *l, struct ev_event *e)
+{
+        struct completer *c = container_of(e, struct completer, e);
+        ev_future_complete(l, c->f, 77);
+}
+
+Test(engine, future_wakes_waiters_in_order)
+{
+        n_log = 0;
+        struct ev_future f;
+        ev_future_init(&f, "f");
+        struct ev_proc p1, p2;
+        struct waiter_arg w1 = { .f = &f, .id = 1 }, w2 = { .f = &f, .id = 2 };
+        cr_assert_eq(ev_proc_start(&ev, &p1, "p1", wait_body, &w1), 0);
+        cr_assert_eq(ev_proc_start(&ev, &p2, "p2", wait_body, &w2), 0);
+        struct completer c = { .e.fn = complete_cb, .f = &f };
+        ev_schedule(&ev, &c.e, 10 * SIM_PS_PER_NS);
+        cr_assert_eq(ev_run(&ev, &d), EV_DONE);
+        const int want[4] = { 1, 2, 101, 102 };
+        for (int i = 0; i < 4; i++)
+                cr_assert_eq(order_log[i], want[i]);
+        cr_assert_eq(w1.got, 77);
+        cr_assert_eq(w2.woke_at, 10 * SIM_PS_PER_NS);
+        cr_assert_eq(ev.n_procs, 0);
+}
+
+static void sleeper(struct ev_proc *p, void *arg)
+{
+        sim_ps *when = arg;
+        ev_sleep(p, 3);
+        ev_sleep(p, 4);
+        ev_sleep_until(p, 20);
+        *when = ev_now(p->ev);
+}
+
+Test(engine, sleep_accumulates)
+{
+        sim_ps when = 0;
+        struct ev_proc p;
+        ev_proc_start(&ev, &p, "s", sleeper, &when);
+        cr_assert_eq(ev_run(&ev, &d), EV_DONE);
+        cr_assert_eq(when, 20);
+}
+
+Test(engine, future_already_done_does_not_block)
+{
+        n_log = 0;
+        struct ev_future f;
+        ev_future_init(&f, "f");
+        ev_future_complete(&ev, &f, 5);
+        struct ev_proc p;
+        struct waiter_arg w = { .f = &f, .id = 1 };
+        ev_proc_start(&ev, &p, "p", wait_body, &w);
+        cr_assert_eq(ev_run(&ev, &d), EV_DONE);
+        cr_assert_eq(w.got, 5);
+        cr_assert_eq(w.woke_at, 0);
+}
+
+static int cb_fired;
+static void count_cb(struct ev_loop *l, struct ev_event *e)
+{
+        (void)e;
+        cb_fired = (int)ev_now(l);
+}
+
+Test(engine, future_callback_waiter)
+{
+        struct ev_future f;
+        ev_future_init(&f, "f");
+        struct ev_event cb = { .fn = count_cb };
+        ev_future_on_done(&ev, &f, &cb);
+        struct completer c = { .e.fn = complete_cb, .f = &f };
+        ev_schedule(&ev, &c.e, 9);
+        cb_fired = -1;
+        cr_assert_eq(ev_run(&ev, &d), EV_DONE);
+        cr_assert_eq(cb_fired, 9);
+}
+
+/* ---- resources ----------------------------------------------------------- */
+
+Test(engine, resource_fifo_contention)
+{
+        struct ev_resource r;
+        ev_resource_init(&r, "link", 1);
+        sim_ps s1, s2;
+        sim_ps e1 = ev_resource_reserve(&r, 0, 100, &s1);
+        sim_ps e2 = ev_resource_reserve(&r, 0, 100, &s2);
+        cr_assert_eq(e1, 100);
+        cr_assert_eq(s2, 100);
+        cr_assert_eq(e2, 200, "two requests on one server take twice as long");
+        /* An idle gap is not counted as busy. */
+        sim_ps e3 = ev_resource_reserve(&r, 500, 10, NULL);
+        cr_assert_eq(e3, 510);
+        cr_assert_eq(r.busy_ps, 210);
+
+        struct ev_resource two;
+        ev_resource_init(&two, "hbm", 2);
+        cr_assert_eq(ev_resource_reserve(&two, 0, 100, NULL), 100);
+        cr_assert_eq(ev_resource_reserve(&two, 0, 100, NULL), 100);
+        cr_assert_eq(ev_resource_reserve(&two, 0, 100, NULL), 200);
+}
+
+static struct ev_resource shared_res;
+static void user(struct ev_proc *p, void *arg)
+{
+        sim_ps *end = arg;
+        ev_resource_use(p, &shared_res, 50);
+        *end = ev_now(p->ev);
+}
+
+Test(engine, resource_use_from_processes)
+{
+        ev_resource_init(&shared_res, "engine", 1);
+        struct ev_proc p[3];
+        sim_ps end[3];
+        for (int i = 0; i < 3; i++)
+                ev_proc_start(&ev, &p[i], "user", user, &end[i]);
+        cr_assert_eq(ev_run(&ev, &d), EV_DONE);
+        cr_assert_eq(end[0], 50);
+        cr_assert_eq(end[1], 100);
+        cr_assert_eq(end[2], 150);
+}
+
+/* ---- queues --------------------------------------------------------------- */
+
+static struct ev_queue q;
+static sim_ps put_done_at[8];
+static intptr_t got_items[8];
+static sim_ps got_at[8];
+
+static void producer(struct ev_proc *p, void *arg)
+{
+        for (intptr_t i = 0; i < 5; i++) {
+                ev_queue_put(p, &q, (void *)(i + 1));
+                put_done_at[i] = ev_now(p->ev);
+        }
+}
+
+static void consumer(struct ev_proc *p, void *arg)
+{
+        for (int i = 0; i < 5; i++) {
+                ev_sleep(p, 10);
+                got_items[i] = (intptr_t)ev_queue_get(p, &q);
+                got_at[i] = ev_now(p->ev);
+        }
+}
+
+Test(engine, bounded_queue_blocks_and_keeps_order)
+{
+        cr_assert_eq(ev_queue_init(&q, 2, "q"), 0);
+        struct ev_proc pp, pc;
+        ev_proc_start(&ev, &pp, "producer", producer, NULL);
+        ev_proc_start(&ev, &pc, "consumer", consumer, NULL);
+        cr_assert_eq(ev_run(&ev, &d), EV_DONE);
+        for (int i = 0; i < 5; i++) {
+                cr_assert_eq(got_items[i], i + 1);
+                cr_assert_eq(got_at[i], 10 * (sim_ps)(i + 1));
+        }
+        /* Two fit at once; the third waits for the first get at t=10. */
+        cr_assert_eq(put_done_at[0], 0);
+        cr_assert_eq(put_done_at[1], 0);
+        cr_assert_eq(put_done_at[2], 10);
+        cr_assert_eq(put_done_at[3], 20);
+        ev_queue_fini(&q);
+}
+
+static void eager_consumer(struct ev_proc *p, void *arg)
+{
+        for (int i = 0; i < 5; i++) {
+                got_items[i] = (intptr_t)ev_queue_get(p, &q);
+                got_at[i] = ev_now(p->ev);
+        }
+}
+
+static void slow_producer(struct ev_proc *p, void *arg)
+{
+        for (intptr_t i = 0; i < 5; i++) {
+                ev_sleep(p, 7);
+                ev_queue_put(p, &q, (void *)(i + 1));
+        }
+}
+
+Test(engine, queue_get_blocks_until_put)
+{
+        cr_assert_eq(ev_queue_init(&q, 1, "q"), 0);
+        struct ev_proc pp, pc;
+        ev_proc_start(&ev, &pc, "consumer", eager_consumer, NULL);
+        ev_proc_start(&ev, &pp, "producer", slow_producer, NULL);
+        cr_assert_eq(ev_run(&ev, &d), EV_DONE);
+        for (int i = 0; i < 5; i++) {
+                cr_assert_eq(got_items[i], i + 1);
+                cr_assert_eq(got_at[i], 7 * (sim_ps)(i + 1));
+        }
+        ev_queue_fini(&q);
+}
+
+/* ---- deadlock and budgets -------------------------------------------------- */
+
+static void stuck(struct ev_proc *p, void *arg)
+{
+        ev_sleep(p, 5);
+        ev_proc_note(p, "kernels/x.c:12: recv from PE 3 tag 7");
+        ev_wait(p, arg);
+}
+
+static void stuck_get(struct ev_proc *p, void *arg)
+{
+        ev_queue_get(p, arg);
+}
+
+static bool diag_has(const struct diag *dg, const char *needle)
+{
+        for (const struct diag_msg *m = dg->head; m; m = m->next)
+                if (strstr(m->text, needle))
+                        return true;
+        return false;
+}
+
+Test(engine, deadlock_names_every_waiter)
+{
+        struct ev_future never;
+        ev_future_init(&never, "reply");
+        cr_assert_eq(ev_queue_init(&q, 1, "inbox"), 0);
+        static struct ev_proc a, b;  /* live until the loop's fini */
+        ev_proc_start(&ev, &a, "pe0", stuck, &never);
+        ev_proc_start(&ev, &b, "pe1", stuck_get, &q);
+        cr_assert_eq(ev_run(&ev, &d), EV_DEADLOCK);
+        cr_assert(diag_has(&d, "deadlock at 0 ns"), "got: %s", d.head ? d.head->text : "");
+        cr_assert(diag_has(&d, "2 processes"));
+        cr_assert(diag_has(&d, "process 'pe0' waits on future 'reply'; kernels/x.c:12: recv from PE 3 tag 7"));
+        cr_assert(diag_has(&d, "process 'pe1' waits on get from empty queue 'inbox'"));
+        cr_assert_eq(d.n_errors, 1);
+        ev_queue_fini(&q);
+}
+
+static void forever(struct ev_proc *p, void *arg)
+{
+        for (;;)
+                ev_sleep(p, SIM_PS_PER_NS);
+}
+
+Test(engine, event_budget_stops_runaway)
+{
+        static struct ev_proc p;
+        ev.max_events = 1000;
+        ev_proc_start(&ev, &p, "spinner", forever, NULL);
+        cr_assert_eq(ev_run(&ev, &d), EV_BUDGET);
+        cr_assert(diag_has(&d, "event budget exceeded: 1000 events"));
+        cr_assert(diag_has(&d, "process 'spinner' waits on a timer"));
+}
+
+Test(engine, time_budget_stops_runaway)
+{
+        static struct ev_proc p;
+        ev.max_time = 50 * SIM_PS_PER_NS;
+        ev_proc_start(&ev, &p, "spinner", forever, NULL);
+        cr_assert_eq(ev_run(&ev, &d), EV_BUDGET);
+        cr_assert(diag_has(&d, "simulated time budget exceeded: 51 ns > 50 ns"));
+}
+
+static void finisher(struct ev_proc *p, void *arg)
+{
+        ev_sleep(p, 1);
+}
+
+Test(engine, finished_processes_release_and_reuse_stacks)
+{
+        struct ev_proc p;
+        for (int i = 0; i < 200; i++) {
+                cr_assert_eq(ev_proc_start(&ev, &p, "short", finisher, NULL), 0);
+                cr_assert_eq(ev_run(&ev, &d), EV_DONE);
+        }
+        cr_assert_eq(ev.stacks.n_live, 0);
+        cr_assert_leq(ev.stacks.n_mapped, 1);
+}
