@@ -39,6 +39,8 @@ export SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1
 OUT_DIR=${OUT_DIR:-$(mktemp -d /tmp/cubesim-compare.XXXXXX)}
 mkdir -p "$OUT_DIR"
 
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+
 # ---- prerequisites ------------------------------------------------------
 [ -x "$PY" ] || die "$PY not found"
 "$PY" -c 'import SimPy.Simulation' 2>/dev/null \
@@ -98,24 +100,42 @@ median_list() {
     "$PY" -c 'import statistics,sys; print("%.6f" % statistics.median(float(l) for l in open(sys.argv[1]) if l.strip()))' "$1"
 }
 
-# time_cmd TAG WARMUP RUNS CMD... -> prints median wall seconds
+# time_cmd TAG WARMUP RUNS CMD... -> "WHOLE INPROC": median whole-process
+# wall seconds, and median of the wall_s the program itself printed in the
+# timed runs (every run's sim_end_ns is checked too).
 time_cmd() {
     local tag=$1 warm=$2 runs=$3; shift 3
+    local log=$OUT_DIR/$tag.runs.log whole
     if [ "$HAVE_HYPERFINE" = 1 ]; then
         local json=$OUT_DIR/$tag.json
-        hyperfine -N --style basic --warmup "$warm" --runs "$runs" \
-            --export-json "$json" "$*" >"$OUT_DIR/$tag.hyperfine.log" 2>&1 \
-            || { cat "$OUT_DIR/$tag.hyperfine.log" >&2; die "hyperfine failed for: $*"; }
-        median_hyperfine "$json"
+        hyperfine -N --style basic --output=inherit --warmup "$warm" --runs "$runs" \
+            --export-json "$json" "$*" >"$log" 2>&1 \
+            || { cat "$log" >&2; die "hyperfine failed for: $*"; }
+        whole=$(median_hyperfine "$json")
     else
         local times=$OUT_DIR/$tag.times i
-        : >"$times"
-        for ((i = 0; i < warm; i++)); do "$@" >/dev/null || die "failed: $*"; done
+        : >"$times"; : >"$log"
+        for ((i = 0; i < warm; i++)); do "$@" >>"$log" || die "failed: $*"; done
         for ((i = 0; i < runs; i++)); do
-            /usr/bin/time -f %e -a -o "$times" "$@" >/dev/null || die "failed: $*"
+            /usr/bin/time -f %e -a -o "$times" "$@" >>"$log" || die "failed: $*"
         done
-        median_list "$times"
+        whole=$(median_list "$times")
     fi
+    local inproc
+    inproc=$("$PY" - "$log" "$runs" "$end_exp" <<'PYEOF'
+import statistics, sys
+lines = open(sys.argv[1]).read().split("\n")
+runs, end_exp = int(sys.argv[2]), sys.argv[3]
+ends = [l.split()[1] for l in lines if l.startswith("sim_end_ns:")]
+walls = [float(l.split()[1]) for l in lines if l.startswith("wall_s:")]
+if any(e != end_exp for e in ends):
+    sys.exit("MISMATCH in a timed run: sim_end_ns %s != %s" % (ends, end_exp))
+if len(walls) < runs:
+    sys.exit("expected >= %d wall_s lines, got %d" % (runs, len(walls)))
+print("%.6f" % statistics.median(walls[-runs:]))
+PYEOF
+) || die "checking timed runs of: $*"
+    echo "$whole $inproc"
 }
 
 CUBESIM_EVENTS_NOTE=
@@ -142,7 +162,7 @@ for cfg in $CONFIGS; do
         $cmd >"$out" 2>"$OUT_DIR/$tag.err" || { cat "$OUT_DIR/$tag.err" >&2; die "$sim failed: $cmd"; }
         ev=$(field "$out" events)       || die "$sim: no 'events:' line in output"
         end=$(field "$out" sim_end_ns)  || die "$sim: no 'sim_end_ns:' line in output"
-        inwall=$(field "$out" wall_s)   || die "$sim: no 'wall_s:' line in output"
+        field "$out" wall_s >/dev/null  || die "$sim: no 'wall_s:' line in output"
         field "$out" events_per_s >/dev/null || die "$sim: no 'events_per_s:' line in output"
         if [ "$ev" != "$events_exp" ]; then
             # cubesim's engine bench also counts each process's initial
@@ -155,12 +175,12 @@ for cfg in $CONFIGS; do
             fi
         fi
         ev=$events_exp
-        # in-process rate recomputed as N*K / reported wall_s (same E for all)
-        inproc=$("$PY" -c "w=$inwall; print('%.0f' % ($ev / w) if w > 0 else 0)")
         [ "$end" = "$end_exp" ] || die "MISMATCH: $sim procs=$n iters=$k: sim_end_ns $end != expected $end_exp"
         if [ "$sim" = simpy ]; then warm=0; runs=$SIMPY_RUNS; else warm=1; runs=$RUNS; fi
         # shellcheck disable=SC2086
-        wall=$(time_cmd "$tag" "$warm" "$runs" $cmd)
+        read -r wall inwall < <(time_cmd "$tag" "$warm" "$runs" $cmd) \
+            && [ -n "$inwall" ] || die "timing failed for: $cmd"
+        inproc=$("$PY" -c "w=$inwall; print('%.0f' % ($ev / w) if w > 0 else 0)")
         evw=$("$PY" -c "print('%.0f' % ($ev / $wall))")
         printf '   %s: sim_end_ns=%s wall(median)=%ss events/s(whole)=%s events/s(in-process)=%s\n' \
             "$sim" "$end" "$wall" "$evw" "$inproc"
@@ -208,7 +228,7 @@ TIMER="hyperfine $(hyperfine --version 2>/dev/null | awk '{print $2}') (-N --war
     echo "# cubesim vs SystemC vs SimPy: \"hold\" benchmark results"
     echo
     echo "- date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-    echo "- machine: $(nproc) CPUs, $CPU; $(uname -sr)"
+    echo "- machine: $(nproc) CPUs, $CPU; $(uname -sr); load average at start $LOAD_START, at end $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "- compiler: $($CXX --version | head -n1); SystemC thread stack $SC_STACK bytes, resolution 1 ps"
     echo "- Python: $($PY --version 2>&1) with SimPy $($PY -c 'import SimPy; print(SimPy.__version__)' 2>/dev/null || echo '?')"
     echo "- timing: $TIMER"
@@ -216,7 +236,7 @@ TIMER="hyperfine $(hyperfine --version 2>/dev/null | awk '{print $2}') (-N --war
     echo
     echo "Whole-process wall time includes start-up (process creation, SystemC"
     echo "elaboration/thread creation, Python import). In-process events/s is N*K divided by"
-    echo "the wall_s each program reports for the simulation proper (start-up excluded)."
+    echo "the median wall_s each program reports for the simulation proper (start-up excluded)."
     echo "Speed-up = other simulator's time / cubesim's time (>1: cubesim faster)."
     [ -n "$CUBESIM_EVENTS_NOTE" ] && echo "cubesim's own 'events:' line reports N*(K+1) (it counts the N initial activations); rates here use N*K for every simulator."
     echo "sim_end_ns agreed between all simulators and with the closed form."

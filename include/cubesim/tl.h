@@ -2,21 +2,52 @@
  *
  * A kernel is a C function `void k(tl_ctx *tl, const void *args)` that
  * cubesim runs on every PE_CPU of a launch, each as its own coroutine. The
- * kernel sees only this header. Every tl_* call costs PE_CPU issue time
- * (a per-op-type table in the topology) and may suspend the kernel until
- * the simulated hardware is done; simulated time is what the machine would
+ * kernel sees only this header. Simulated time is what the machine would
  * take, not what the host takes.
  *
+ * Time. Every tl_* call first costs PE_CPU issue time: the topology's
+ * per-op-type table (`pe.cpu.issue_cost_ns`: composite 40 ns, each
+ * primitive 5 ns by default; a type missing from the table costs
+ * dispatch_cycles at the CPU clock). Work then goes to an engine (PE_DMA,
+ * PE_GEMM, PE_MATH) and the call returns at once with a tensor whose data
+ * is a *future*: the first op that consumes it waits for it (the lazy
+ * load of tl_load generalised to every engine op). So a kernel that issues
+ * the next tile's load before this tile's compute overlaps them.
+ *
+ * Tensors. A tensor lives in HBM (the kernel's inputs and outputs, made
+ * by the host before launch), in TCM (persistent PE-local SRAM, tl_alloc)
+ * or in scratch (a per-PE arena inside TCM with a ceiling, 1 MiB by
+ * default: every op result is allocated there). Scratch is released in
+ * scopes: tl_scratch_scope_end frees everything allocated since the
+ * matching begin, so a loop whose body is a scope never grows; running
+ * state that must survive the scope is written to TCM or HBM with
+ * tl_copy_to. Exceeding the ceiling is a kernel error. Tensors have up to
+ * 4 dimensions, a dtype (fp32, bf16, fp16; compute is fp32, results are
+ * fp32 unless converted with tl_cast, and stores round to the
+ * destination's dtype) and strides; views (tl_view, tl_reshape) share
+ * their parent's storage.
+ *
+ * Elementwise binary ops broadcast like NumPy on matching trailing
+ * dimensions of extent 1 (a [M, 1] row statistic against [M, N]).
+ *
+ * Ranks. A PE's rank is its global index: (sip * cubes + cube) * pes + pe.
  * Axes of tl_program_id / tl_num_programs:
  *   0  the PE's index within its cube   (0 .. PEs per cube - 1)
  *   1  the cube's index within its SIP  (0 .. cubes per SIP - 1)
  *   2  the SIP's index                  (0 .. SIPs - 1)
  *
- * Every entry point is a macro that passes __FILE__ and __LINE__, so an
- * error names the kernel's source line and the PE. */
+ * Errors. Every entry point is a macro that passes __FILE__ and __LINE__.
+ * A misuse (out-of-bounds view, shape mismatch, scratch ceiling exceeded,
+ * bad rank) stops the run with exit status 1 and a message naming the
+ * kernel's source line, the PE and the op; the call does not return.
+ *
+ * Modes. In op_log mode (the default) tensors have no data; only time is
+ * modelled. In data mode every tensor has real storage and the ops compute.
+ * A kernel behaves the same in both. */
 #ifndef CUBESIM_TL_H
 #define CUBESIM_TL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,26 +55,191 @@
 extern "C" {
 #endif
 
-typedef struct tl_ctx tl_ctx;
+#define TL_MAX_DIMS 4
 
-/* A kernel's body. args points to the kernel's argument block (NULL when
- * it takes none); it is shared by every PE and must not be written. */
+typedef struct tl_ctx tl_ctx;
+typedef struct tl_tensor tl_tensor;
+
+typedef enum tl_dtype { TL_FP32, TL_BF16, TL_FP16 } tl_dtype;
+typedef enum tl_space { TL_HBM, TL_TCM, TL_SCRATCH } tl_space;
+
+/* ---- the kernel's view of itself -------------------------------------- */
+
+int tl__program_id(tl_ctx *, int axis, const char *file, int line);
+int tl__num_programs(tl_ctx *, int axis, const char *file, int line);
+int tl__rank(tl_ctx *, int pe, int cube, int sip, const char *file, int line);
+
+#define tl_program_id(tl, axis) tl__program_id((tl), (axis), __FILE__, __LINE__)
+#define tl_num_programs(tl, axis) tl__num_programs((tl), (axis), __FILE__, __LINE__)
+/* The global rank of (pe, cube, sip); tl_rank(tl, -1, -1, -1) is this PE. */
+#define tl_rank(tl, pe, cube, sip) tl__rank((tl), (pe), (cube), (sip), __FILE__, __LINE__)
+
+/* ---- tensor metadata (free: no issue cost) ---------------------------- */
+
+int tl_ndim(const tl_tensor *);
+int64_t tl_dim(const tl_tensor *, int axis);   /* negative axis counts from the end */
+tl_dtype tl_dtype_of(const tl_tensor *);
+tl_space tl_space_of(const tl_tensor *);
+int64_t tl_numel(const tl_tensor *);
+size_t tl_dtype_size(tl_dtype);
+
+/* ---- views (free: metadata only, share storage) ----------------------- */
+
+tl_tensor *tl__view(tl_ctx *, tl_tensor *t, const int64_t *start, const int64_t *shape,
+                    const char *file, int line);
+tl_tensor *tl__reshape(tl_ctx *, tl_tensor *t, int ndim, const int64_t *shape,
+                       const char *file, int line);
+
+/* The block of t starting at start[] with extents shape[] (t's ndim each). */
+#define tl_view(tl, t, start, shape) tl__view((tl), (t), (start), (shape), __FILE__, __LINE__)
+/* The same elements with another shape; t must be contiguous. */
+#define tl_reshape(tl, t, ndim, shape) tl__reshape((tl), (t), (ndim), (shape), __FILE__, __LINE__)
+
+/* ---- memory ----------------------------------------------------------- */
+
+tl_tensor *tl__alloc(tl_ctx *, tl_space space, tl_dtype dt, int ndim, const int64_t *shape,
+                     const char *file, int line);
+void tl__scratch_scope_begin(tl_ctx *, const char *file, int line);
+void tl__scratch_scope_end(tl_ctx *, const char *file, int line);
+
+/* A new tensor in TL_TCM (persistent) or TL_SCRATCH (current scope);
+ * contents undefined. */
+#define tl_alloc(tl, space, dt, ndim, shape) \
+        tl__alloc((tl), (space), (dt), (ndim), (shape), __FILE__, __LINE__)
+#define tl_scratch_scope_begin(tl) tl__scratch_scope_begin((tl), __FILE__, __LINE__)
+/* Waits for the scope's outstanding ops, then frees its scratch. */
+#define tl_scratch_scope_end(tl) tl__scratch_scope_end((tl), __FILE__, __LINE__)
+
+/* ---- data movement (PE_DMA) ------------------------------------------- */
+
+tl_tensor *tl__load(tl_ctx *, tl_tensor *src, const char *file, int line);
+void tl__store(tl_ctx *, tl_tensor *dst, tl_tensor *src, const char *file, int line);
+void tl__copy_to(tl_ctx *, tl_tensor *dst, tl_tensor *src, const char *file, int line);
+void tl__send(tl_ctx *, int dst_rank, tl_tensor *t, int tag, const char *file, int line);
+tl_tensor *tl__recv(tl_ctx *, int src_rank, int tag, const char *file, int line);
+void tl__wait_tensor(tl_ctx *, tl_tensor *t, const char *file, int line);
+
+/* Lazy: issues the DMA (HBM or TCM -> a new scratch tensor) and returns at
+ * once; the data is a future that the first consuming op waits for. */
+#define tl_load(tl, src) tl__load((tl), (src), __FILE__, __LINE__)
+/* Write src (waited for) to dst (HBM or TCM), rounding to dst's dtype.
+ * Asynchronous; the kernel's end waits for every outstanding store. */
+#define tl_store(tl, dst, src) tl__store((tl), (dst), (src), __FILE__, __LINE__)
+/* Write src to a persistent TCM or HBM tensor (e.g. running softmax state
+ * that must outlive a scratch scope). */
+#define tl_copy_to(tl, dst, src) tl__copy_to((tl), (dst), (src), __FILE__, __LINE__)
+/* Fire-and-forget: the bytes travel to dst_rank's inbox (IPCQ). */
+#define tl_send(tl, dst_rank, t, tag) tl__send((tl), (dst_rank), (t), (tag), __FILE__, __LINE__)
+/* Block until a message from src_rank with tag has drained into this PE's
+ * inbox; returns it as a new scratch tensor. Messages of one (src, tag)
+ * arrive in send order. */
+#define tl_recv(tl, src_rank, tag) tl__recv((tl), (src_rank), (tag), __FILE__, __LINE__)
+/* Block until t's data is ready. */
+#define tl_wait_tensor(tl, t) tl__wait_tensor((tl), (t), __FILE__, __LINE__)
+
+/* ---- compute ---------------------------------------------------------- */
+
+/* Unary and binary MATH ops, row reductions and GEMM; each returns a new
+ * fp32 scratch tensor whose data is a future. */
+typedef enum tl_math_op {
+        TL_EXP, TL_RELU, TL_RECIP, TL_NEG, TL_COPY,         /* unary */
+        TL_ADD, TL_SUB, TL_MUL, TL_DIV, TL_MAX, TL_MIN,      /* binary, broadcasting */
+        TL_ROWMAX, TL_ROWSUM,                                /* [.., M, N] -> [.., M, 1] */
+} tl_math_op;
+
+tl_tensor *tl__math1(tl_ctx *, tl_math_op op, tl_tensor *x, const char *file, int line);
+tl_tensor *tl__math2(tl_ctx *, tl_math_op op, tl_tensor *a, tl_tensor *b, const char *file,
+                     int line);
+tl_tensor *tl__scale(tl_ctx *, tl_tensor *x, float factor, const char *file, int line);
+tl_tensor *tl__dot(tl_ctx *, tl_tensor *a, tl_tensor *b, bool trans_b, const char *file, int line);
+tl_tensor *tl__cast(tl_ctx *, tl_tensor *x, tl_dtype dt, const char *file, int line);
+tl_tensor *tl__fill(tl_ctx *, tl_dtype dt, int ndim, const int64_t *shape, float value,
+                    const char *file, int line);
+tl_tensor *tl__mask_causal(tl_ctx *, tl_tensor *x, int64_t offset, const char *file, int line);
+
+#define tl_exp(tl, x) tl__math1((tl), TL_EXP, (x), __FILE__, __LINE__)
+#define tl_relu(tl, x) tl__math1((tl), TL_RELU, (x), __FILE__, __LINE__)
+#define tl_recip(tl, x) tl__math1((tl), TL_RECIP, (x), __FILE__, __LINE__)
+#define tl_neg(tl, x) tl__math1((tl), TL_NEG, (x), __FILE__, __LINE__)
+#define tl_add(tl, a, b) tl__math2((tl), TL_ADD, (a), (b), __FILE__, __LINE__)
+#define tl_sub(tl, a, b) tl__math2((tl), TL_SUB, (a), (b), __FILE__, __LINE__)
+#define tl_mul(tl, a, b) tl__math2((tl), TL_MUL, (a), (b), __FILE__, __LINE__)
+#define tl_div(tl, a, b) tl__math2((tl), TL_DIV, (a), (b), __FILE__, __LINE__)
+#define tl_max(tl, a, b) tl__math2((tl), TL_MAX, (a), (b), __FILE__, __LINE__)
+#define tl_min(tl, a, b) tl__math2((tl), TL_MIN, (a), (b), __FILE__, __LINE__)
+/* Row reductions over the last axis, keeping it as extent 1. */
+#define tl_rowmax(tl, x) tl__math1((tl), TL_ROWMAX, (x), __FILE__, __LINE__)
+#define tl_rowsum(tl, x) tl__math1((tl), TL_ROWSUM, (x), __FILE__, __LINE__)
+#define tl_scale(tl, x, factor) tl__scale((tl), (x), (factor), __FILE__, __LINE__)
+/* [M, K] x [K, N] -> [M, N] fp32 accumulate; with trans_b, b is [N, K]. */
+#define tl_dot(tl, a, b, trans_b) tl__dot((tl), (a), (b), (trans_b), __FILE__, __LINE__)
+/* x rounded to dt (values become representable in dt; storage stays fp32 math). */
+#define tl_cast(tl, x, dt) tl__cast((tl), (x), (dt), __FILE__, __LINE__)
+/* A new tensor with every element value (e.g. -INFINITY, 0). */
+#define tl_fill(tl, dt, ndim, shape, value) \
+        tl__fill((tl), (dt), (ndim), (shape), (value), __FILE__, __LINE__)
+/* x with element (i, j) of its last two axes set to -inf where j > i + offset. */
+#define tl_mask_causal(tl, x, offset) tl__mask_causal((tl), (x), (offset), __FILE__, __LINE__)
+
+/* ---- kernels and their parameters --------------------------------------- */
+
 typedef void (*tl_kernel_fn)(tl_ctx *tl, const void *args);
+
+typedef enum tl_param_kind { TL_PARAM_INT, TL_PARAM_FLOAT, TL_PARAM_CHOICE } tl_param_kind;
+
+/* One `--set name=value` parameter of a kernel. */
+struct tl_param {
+        const char *name;            /* key; NULL ends a list */
+        tl_param_kind kind;          /* value type */
+        double def;                  /* default (CHOICE: index into choices) */
+        double min, max;             /* valid range (INT, FLOAT) */
+        const char *const *choices;  /* CHOICE: NULL-terminated words */
+        const char *help;            /* one line */
+};
+
+/* The host side of a launch, before the kernel runs: read parameters,
+ * declare the HBM tensors (inputs from --inputs DIR as NAME.npy, outputs to
+ * --outputs DIR as NAME.npy), fill the argument block. */
+typedef struct tl_setup tl_setup;
+
+int64_t tl_setup_int(tl_setup *, const char *name);
+double tl_setup_float(tl_setup *, const char *name);
+int tl_setup_choice(tl_setup *, const char *name);        /* index into choices */
+bool tl_setup_is_set(tl_setup *, const char *name);       /* given with --set */
+/* Extent `axis` of input NAME.npy when --inputs gives one, else -1: lets a
+ * kernel take shapes it was not told from the files. */
+int64_t tl_setup_input_dim(tl_setup *, const char *tensor, int axis);
+
+/* A shape parameter: its --set value if given, else extent `axis` of input
+ * NAME.npy if --inputs has it, else the parameter's default. */
+int64_t tl_setup_dim(tl_setup *, const char *param, const char *tensor, int axis);
+
+typedef enum tl_io { TL_INPUT, TL_OUTPUT, TL_TEMP } tl_io;
+/* An HBM tensor of the launch. Every cube's HBM holds its own copy of
+ * each input (kernels read their cube's); outputs are gathered from the
+ * cube that wrote each element. */
+tl_tensor *tl_setup_tensor(tl_setup *, const char *name, tl_io io, tl_dtype dt, int ndim,
+                           const int64_t *shape);
+/* Reject the parameters (exit status 2): the message should name the
+ * constraint, e.g. "q_heads (12) must be a multiple of kv_heads (8)". */
+void tl_setup_error(tl_setup *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A registered kernel. */
 struct tl_kernel {
-        const char *name;            /* registry key, e.g. "noop" */
+        const char *name;            /* registry key, e.g. "gqa_decode" */
         const char *summary;         /* one line for `cubesim kernels` */
-        tl_kernel_fn fn;             /* the body */
+        tl_kernel_fn fn;             /* the body, run on every PE */
+        const struct tl_param *params; /* its parameters, ended by name NULL; may be NULL */
+        size_t args_size;            /* bytes of its argument block (0: none) */
+        /* Fill args (zeroed, args_size bytes) from the parameters and
+         * declare tensors; NULL if the kernel needs none. */
+        void (*setup)(tl_setup *s, void *args);
+        const char *io_help;         /* its .npy inputs and outputs, for `cubesim kernels` */
 };
 
-int tl__program_id(tl_ctx *tl, int axis, const char *file, int line);
-int tl__num_programs(tl_ctx *tl, int axis, const char *file, int line);
-
-/* This PE's index along axis (0 PE in cube, 1 cube in SIP, 2 SIP). */
-#define tl_program_id(tl, axis) tl__program_id((tl), (axis), __FILE__, __LINE__)
-/* The number of programs along axis. */
-#define tl_num_programs(tl, axis) tl__num_programs((tl), (axis), __FILE__, __LINE__)
+/* A shared object given with --kernels exports this symbol:
+ *     const struct tl_kernel *const cubesim_kernels[] = { &mine, NULL };  */
+#define TL_KERNELS_SYMBOL "cubesim_kernels"
 
 #ifdef __cplusplus
 }

@@ -39,13 +39,7 @@ static const struct bench *lookup(const char *name)
         size_t n = 0;
         for (const struct bench *const *it = bench_registry; *it && n < 64; it++)
                 names[n++] = (*it)->name;
-        const char *hint = diag_suggest(name, names, n);
-        if (hint)
-                fprintf(stderr, "cubesim bench: error: no bench '%s'; did you mean '%s'?\n", name,
-                        hint);
-        else
-                fprintf(stderr, "cubesim bench: error: no bench '%s' (see 'cubesim bench list')\n",
-                        name);
+        cli_not_found("bench", "bench", name, names, n, "cubesim bench list");
         return NULL;
 }
 

@@ -4,6 +4,8 @@
 #ifndef CUBESIM_CLI_CLI_H
 #define CUBESIM_CLI_CLI_H
 
+#include <stddef.h>
+
 int cli_run(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
@@ -16,5 +18,10 @@ enum { CLI_OK = 0, CLI_FAIL = 1, CLI_BAD_INPUT = 2 };
 /* Report "cubesim CMD: unknown option 'X'" with a did-you-mean hint from
  * the NULL-terminated list of known options; returns CLI_BAD_INPUT. */
 int cli_unknown_option(const char *cmd, const char *opt, const char *const *known);
+
+/* Report "no WHAT 'NAME'" with a did-you-mean hint from names[n], or a
+ * pointer to the listing command see; returns CLI_BAD_INPUT. */
+int cli_not_found(const char *cmd, const char *what, const char *name, const char *const *names,
+                  size_t n, const char *see);
 
 #endif

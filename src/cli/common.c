@@ -18,3 +18,15 @@ int cli_unknown_option(const char *cmd, const char *opt, const char *const *know
         fprintf(stderr, "Try 'cubesim %s --help'.\n", cmd);
         return CLI_BAD_INPUT;
 }
+
+int cli_not_found(const char *cmd, const char *what, const char *name, const char *const *names,
+                  size_t n, const char *see)
+{
+        const char *hint = diag_suggest(name, names, n);
+        if (hint)
+                fprintf(stderr, "cubesim %s: error: no %s '%s'; did you mean '%s'?\n", cmd, what,
+                        name, hint);
+        else
+                fprintf(stderr, "cubesim %s: error: no %s '%s' (see '%s')\n", cmd, what, name, see);
+        return CLI_BAD_INPUT;
+}

@@ -1,119 +1,236 @@
-/* cli/run_cmd.c: `cubesim run KERNEL`: build the machine, launch the
- * kernel on every PE, report. */
+/* cli/run_cmd.c: `cubesim run KERNEL` and `cubesim kernels`. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/diag.h"
+#include "base/params.h"
 #include "cli/cli.h"
 #include "report/summary.h"
 #include "topo/topo.h"
 
 static const char usage[] =
-        "usage: cubesim run KERNEL [--topo FILE] [--set key=value ...] [--json]\n"
+        "usage: cubesim run KERNEL [--topo FILE] [--set key=value ...] [--mode oplog|data]\n"
+        "                  [--inputs DIR] [--outputs DIR] [--oplog FILE] [--trace FILE]\n"
+        "                  [--kernels LIB.so] [--json]\n"
         "\n"
         "Run KERNEL on every PE of a machine and report how long it took.\n"
         "\n"
         "Options:\n"
         "  --topo FILE       the machine (default: the built-in default machine)\n"
-        "  --set key=value   override a topology parameter by its dotted YAML path,\n"
-        "                    e.g. --set pe.dma.bw_gbps=128 (repeatable)\n"
-        "  --json            print the run summary as JSON: sim_ns, kernel_ps, events,\n"
-        "                    PE_CPU issue time by op type, and a pes array with each\n"
-        "                    PE's exec_start_ps and exec_end_ps\n"
+        "  --set key=value   a kernel parameter ('cubesim kernels' lists them), or a\n"
+        "                    topology parameter by its dotted YAML path, e.g.\n"
+        "                    --set pe.dma.bw_gbps=128; issue_cost.OP_ns=N is short for\n"
+        "                    pe.cpu.issue_cost_ns.OP=N (repeatable)\n"
+        "  --mode MODE       oplog (default): timing only; data: real numbers, fp32\n"
+        "                    compute, bf16/fp16 rounding on store\n"
+        "  --inputs DIR      data mode: read inputs as DIR/NAME.npy (shapes must agree\n"
+        "                    with the parameters; unset shape parameters come from the\n"
+        "                    files); inputs without a file are seeded random numbers\n"
+        "  --outputs DIR     data mode: write outputs as DIR/NAME.npy (float32)\n"
+        "  --seed N          seed of the random inputs (default 1)\n"
+        "  --oplog FILE      one JSON line per executed op (canonical: byte-identical\n"
+        "                    across runs of the same input)\n"
+        "  --trace FILE      Chrome Trace Event JSON (open in Perfetto UI or\n"
+        "                    chrome://tracing): a track per component, send/recv arrows\n"
+        "  --kernels LIB.so  also load the kernels a shared object exports\n"
+        "                    (see examples/user_kernel/)\n"
+        "  --json            print the run summary as JSON\n"
         "\n"
-        "'cubesim kernels' lists the kernels. Exit status: 0 the kernel ran on every\n"
-        "PE; 1 it failed (kernel error, deadlock); 2 bad input.\n";
+        "Exit status: 0 the kernel ran on every PE; 1 it failed (kernel error,\n"
+        "deadlock); 2 bad input.\n";
 
-static int load_machine(const char *topo_path, const char *const *sets, int n_sets, struct topo *t,
-                        struct diag *d)
+/* Route each --set: kernel parameters to params, topology keys to t. */
+static void route_sets(const struct tl_kernel *k, char **sets, int n_sets, struct topo *t,
+                       struct params *kp, struct diag *d)
 {
-        int rc = topo_path ? topo_load_file(topo_path, t, d) : topo_load_default(t, d);
-        if (rc < 0)
-                return rc;
-        for (int i = 0; i < n_sets; i++)
-                topo_set_kv(t, sets[i], d);
-        return d->n_errors ? -1 : 0;
+        for (int i = 0; i < n_sets; i++) {
+                const char *kv = sets[i];
+                const char *eq = strchr(kv, '=');
+                if (!eq || eq == kv) {
+                        diag_error(d, "--set %s: expected key=value", kv);
+                        continue;
+                }
+                size_t klen = (size_t)(eq - kv);
+                bool is_kernel = false;
+                for (const struct tl_param *p = k->params; p && p->name; p++)
+                        if (strlen(p->name) == klen && memcmp(p->name, kv, klen) == 0)
+                                is_kernel = true;
+                if (is_kernel || !memchr(kv, '.', klen)) {
+                        params_add(kp, kv, d);  /* unknown plain keys: reported with hints */
+                        continue;
+                }
+                static const char alias[] = "issue_cost.";
+                if (strncmp(kv, alias, sizeof alias - 1) == 0 && klen > sizeof alias - 1 + 3 &&
+                    memcmp(kv + klen - 3, "_ns", 3) == 0) {
+                        char key[128];
+                        snprintf(key, sizeof key, "pe.cpu.issue_cost_ns.%.*s",
+                                 (int)(klen - (sizeof alias - 1) - 3), kv + sizeof alias - 1);
+                        topo_set(t, key, eq + 1, d);
+                        continue;
+                }
+                topo_set_kv(t, kv, d);
+        }
+}
+
+static int parse_mode(const char *v, enum tl_mode *mode)
+{
+        if (strcmp(v, "oplog") == 0 || strcmp(v, "op_log") == 0)
+                *mode = TL_MODE_OPLOG;
+        else if (strcmp(v, "data") == 0)
+                *mode = TL_MODE_DATA;
+        else
+                return -1;
+        return 0;
+}
+
+static const struct tl_kernel *find_kernel(const char *name)
+{
+        const struct tl_kernel *k = tl_kernel_find(name);
+        if (k)
+                return k;
+        const char *names[512];
+        size_t n = 0;
+        for (const struct tl_kernel *it; n < 512 && (it = tl_kernel_at(n));)
+                names[n++] = it->name;
+        cli_not_found("run", "kernel", name, names, n, "cubesim kernels");
+        return NULL;
 }
 
 int cli_run(int argc, char **argv)
 {
-        static const char *const opts[] = { "--topo", "--set", "--json", "--help", NULL };
+        static const char *const opts[] = { "--topo", "--set", "--mode", "--inputs", "--outputs",
+                                             "--seed", "--oplog", "--trace", "--kernels", "--json",
+                                             "--help", NULL };
         const char *kernel = NULL, *topo_path = NULL;
-        const char *sets[64];
+        char *sets[256];
         int n_sets = 0;
         bool json = false;
+        struct tl_run_opts ro = { .mode = TL_MODE_OPLOG, .seed = 1 };
+        struct diag d;
+        diag_init(&d);
+        int rc = CLI_OK;
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i];
                 if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
                         fputs(usage, stdout);
-                        return CLI_OK;
-                } else if (strcmp(a, "--json") == 0) {
+                        goto out_diag;
+                }
+                if (strcmp(a, "--json") == 0) {
                         json = true;
-                } else if (strcmp(a, "--topo") == 0 || strcmp(a, "--set") == 0) {
+                        continue;
+                }
+                if (a[0] == '-' && a[1] == '-') {
+                        const char *const *o = opts;
+                        while (*o && strcmp(*o, a) != 0)
+                                o++;
+                        if (!*o) {
+                                rc = cli_unknown_option("run", a, opts);
+                                goto out_diag;
+                        }
                         if (i + 1 >= argc) {
                                 fprintf(stderr, "cubesim run: error: %s needs a value\n", a);
-                                return CLI_BAD_INPUT;
+                                rc = CLI_BAD_INPUT;
+                                goto out_diag;
                         }
-                        if (a[2] == 't') {
-                                topo_path = argv[++i];
-                        } else if (n_sets == 64) {
-                                fprintf(stderr, "cubesim run: error: too many --set (at most 64)\n");
-                                return CLI_BAD_INPUT;
-                        } else {
-                                sets[n_sets++] = argv[++i];
+                        char *v = argv[++i];
+                        if (strcmp(a, "--topo") == 0) {
+                                topo_path = v;
+                        } else if (strcmp(a, "--set") == 0) {
+                                if (n_sets == 256) {
+                                        diag_error(&d, "too many --set (at most 256)");
+                                        continue;
+                                }
+                                sets[n_sets++] = v;
+                        } else if (strcmp(a, "--mode") == 0) {
+                                if (parse_mode(v, &ro.mode) < 0)
+                                        diag_error(&d, "--mode %s: expected oplog or data", v);
+                        } else if (strcmp(a, "--inputs") == 0) {
+                                ro.inputs_dir = v;
+                        } else if (strcmp(a, "--outputs") == 0) {
+                                ro.outputs_dir = v;
+                        } else if (strcmp(a, "--seed") == 0) {
+                                char *end;
+                                errno = 0;
+                                unsigned long long s = strtoull(v, &end, 10);
+                                if (*v == '\0' || *v == '-' || *end || errno)
+                                        diag_error(&d, "--seed %s: expected a non-negative integer", v);
+                                ro.seed = s;
+                        } else if (strcmp(a, "--oplog") == 0) {
+                                ro.oplog_path = v;
+                        } else if (strcmp(a, "--trace") == 0) {
+                                ro.trace_path = v;
+                        } else if (strcmp(a, "--kernels") == 0) {
+                                tl_kernels_load(v, &d);
                         }
-                } else if (a[0] == '-') {
-                        return cli_unknown_option("run", a, opts);
-                } else if (!kernel) {
-                        kernel = a;
-                } else {
-                        fprintf(stderr, "cubesim run: error: unexpected argument '%s'\n", a);
-                        return CLI_BAD_INPUT;
+                        continue;
                 }
+                if (a[0] == '-') {
+                        rc = cli_unknown_option("run", a, opts);
+                        goto out_diag;
+                }
+                if (kernel) {
+                        fprintf(stderr, "cubesim run: error: unexpected argument '%s'\n", a);
+                        rc = CLI_BAD_INPUT;
+                        goto out_diag;
+                }
+                kernel = a;
         }
-        if (!kernel) {
-                fprintf(stderr, "cubesim run: error: which kernel? (see 'cubesim kernels')\n");
-                return CLI_BAD_INPUT;
-        }
-        const struct tl_kernel *k = tl_kernel_find(kernel);
-        if (!k) {
-                const char *names[64];
-                size_t n = 0;
-                for (const struct tl_kernel *const *it = tl_builtin_kernels; *it && n < 64; it++)
-                        names[n++] = (*it)->name;
-                const char *hint = diag_suggest(kernel, names, n);
-                fprintf(stderr, "cubesim run: error: no kernel '%s'%s%s%s (see 'cubesim kernels')\n",
-                        kernel, hint ? "; did you mean '" : "", hint ? hint : "", hint ? "'?" : "");
-                return CLI_BAD_INPUT;
-        }
-
-        struct diag d;
-        diag_init(&d);
-        struct topo t;
-        struct hw_sim sim;
-        struct tl_run run = { 0 };
-        int rc = CLI_OK;
-        if (load_machine(topo_path, sets, n_sets, &t, &d) < 0) {
+        if (d.n_errors) {
                 rc = CLI_BAD_INPUT;
                 goto out_diag;
         }
+        if (!kernel) {
+                fprintf(stderr, "cubesim run: error: which kernel? (see 'cubesim kernels')\n");
+                rc = CLI_BAD_INPUT;
+                goto out_diag;
+        }
+        if (ro.outputs_dir && ro.mode != TL_MODE_DATA) {
+                fprintf(stderr, "cubesim run: error: --outputs needs --mode data (op_log mode "
+                        "computes no numbers)\n");
+                rc = CLI_BAD_INPUT;
+                goto out_diag;
+        }
+        const struct tl_kernel *k = find_kernel(kernel);
+        if (!k) {
+                rc = CLI_BAD_INPUT;
+                goto out_diag;
+        }
+
+        struct topo t;
+        struct params kp;
+        params_init(&kp);
+        ro.params = &kp;
+        int lrc = topo_path ? topo_load_file(topo_path, &t, &d) : topo_load_default(&t, &d);
+        if (lrc < 0) {
+                rc = CLI_BAD_INPUT;
+                goto out_diag;
+        }
+        route_sets(k, sets, n_sets, &t, &kp, &d);
+        if (d.n_errors) {
+                rc = CLI_BAD_INPUT;
+                goto out_topo;
+        }
+        struct hw_sim sim;
         if (hw_sim_init(&sim, &t, NULL, &d) < 0) {
                 rc = CLI_BAD_INPUT;
                 goto out_topo;
         }
-        if (tl_run_kernel(&sim, k, NULL, &run, &d) < 0) {
+        struct tl_run run;
+        int krc = tl_run_kernel(&sim, k, &ro, &run, &d);
+        if (krc == -EINVAL || krc == -ENOMEM) {
+                rc = krc == -EINVAL ? CLI_BAD_INPUT : CLI_FAIL;
+        } else if (krc < 0) {
                 rc = CLI_FAIL;
-                goto out_sim;
-        }
-        if (json) {
-                json_t *o = rep_run_summary(&run, kernel);
+        } else if (json) {
+                json_t *o = rep_run_summary(&run, k->name);
                 json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
                 fputc('\n', stdout);
                 json_decref(o);
         } else {
-                rep_run_summary_text(&run, kernel, stdout);
+                rep_run_summary_text(&run, k->name, stdout);
         }
-out_sim:
         tl_run_fini(&run);
         hw_sim_fini(&sim);
 out_topo:
@@ -124,18 +241,61 @@ out_diag:
         return rc;
 }
 
+static void print_kernel(const struct tl_kernel *k)
+{
+        printf("%s\n    %s\n", k->name, k->summary ? k->summary : "");
+        for (const struct tl_param *p = k->params; p && p->name; p++) {
+                if (p->kind == TL_PARAM_CHOICE) {
+                        printf("    %-14s one of", p->name);
+                        for (int j = 0; p->choices[j]; j++)
+                                printf(" %s", p->choices[j]);
+                        printf(" (default %s): %s\n", p->choices[(int)p->def], p->help);
+                } else {
+                        printf("    %-14s %s in [%g, %g] (default %g): %s\n", p->name,
+                               p->kind == TL_PARAM_INT ? "integer" : "number", p->min, p->max,
+                               p->def, p->help);
+                }
+        }
+        if (k->io_help)
+                printf("    files: %s\n", k->io_help);
+}
+
 int cli_kernels(int argc, char **argv)
 {
-        if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-                fputs("usage: cubesim kernels\n\nList the built-in kernels, one line each.\n",
-                      stdout);
-                return CLI_OK;
+        static const char usage_k[] =
+                "usage: cubesim kernels [--kernels LIB.so] [--brief]\n"
+                "\n"
+                "List the kernels with their parameters (--set NAME=VALUE), defaults and\n"
+                "the .npy files they read and write; --brief: one line each.\n";
+        static const char *const opts[] = { "--kernels", "--brief", "--help", NULL };
+        bool brief = false;
+        struct diag d;
+        diag_init(&d);
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+                        fputs(usage_k, stdout);
+                        return CLI_OK;
+                } else if (strcmp(argv[i], "--brief") == 0) {
+                        brief = true;
+                } else if (strcmp(argv[i], "--kernels") == 0 && i + 1 < argc) {
+                        tl_kernels_load(argv[++i], &d);
+                } else {
+                        diag_fini(&d);
+                        return cli_unknown_option("kernels", argv[i], opts);
+                }
         }
-        if (argc > 1) {
-                static const char *const opts[] = { "--help", NULL };
-                return cli_unknown_option("kernels", argv[1], opts);
+        if (d.n_errors) {
+                diag_print(&d, stderr);
+                diag_fini(&d);
+                return CLI_BAD_INPUT;
         }
-        for (const struct tl_kernel *const *k = tl_builtin_kernels; *k; k++)
-                printf("%-24s %s\n", (*k)->name, (*k)->summary);
+        diag_fini(&d);
+        for (size_t i = 0; tl_kernel_at(i); i++) {
+                const struct tl_kernel *k = tl_kernel_at(i);
+                if (brief)
+                        printf("%-24s %s\n", k->name, k->summary ? k->summary : "");
+                else
+                        print_kernel(k);
+        }
         return CLI_OK;
 }

@@ -123,8 +123,8 @@ static int check(int argc, char **argv)
                 return CLI_OK;
         }
         if (o.n_files == 0) {
-                fputs("cubesim topo check: error: no FILE given\n", stderr);
-                fputs(usage, stderr);
+                fputs("cubesim topo check: error: no FILE given\n"
+                      "Try 'cubesim topo --help'.\n", stderr);
                 return CLI_BAD_INPUT;
         }
         int status = CLI_OK;
@@ -137,9 +137,11 @@ static int check(int argc, char **argv)
                         uint64_t nodes, edges, bytes;
                         topo_totals(&t, &tt);
                         topo_graph_size(&t, &nodes, &edges, &bytes);
-                        printf("%s: ok ('%s': %" PRIu64 " PEs, %" PRIu64 " cubes, %" PRIu64
-                               " SIPs; %" PRIu64 " nodes, %" PRIu64 " edges)\n",
-                               o.files[i], t.name, tt.pes, tt.cubes, tt.sips, nodes, edges);
+                        printf("%s: ok ('%s': %" PRIu64 " PE%s, %" PRIu64 " cube%s, %" PRIu64
+                               " SIP%s; %" PRIu64 " nodes, %" PRIu64 " edges)\n",
+                               o.files[i], t.name, tt.pes, tt.pes == 1 ? "" : "s", tt.cubes,
+                               tt.cubes == 1 ? "" : "s", tt.sips, tt.sips == 1 ? "" : "s", nodes,
+                               edges);
                 } else {
                         status = CLI_BAD_INPUT;
                 }

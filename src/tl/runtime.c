@@ -1,98 +1,139 @@
-/* tl/runtime.c: running a kernel on every PE, and the tl_* calls that ask
- * about the launch. Each call pays its PE_CPU issue cost (the topology's
- * per-op-type table) before it takes effect. */
+/* tl/runtime.c: running a kernel on every PE: the per-PE contexts, the
+ * host-side setup, the op_log and trace files, the kernel's end (it waits
+ * for its outstanding ops), and the outcome. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tl/tl_int.h"
 
-void tl__issue(tl_ctx *tl, enum topo_op op)
-{
-        sim_ps cost = topo_issue_cost_ps(&tl->sim->topo->pe.cpu, op);
-        tl->issue_ps[op] += cost;
-        tl->n_ops[op]++;
-        if (cost)
-                ev_sleep(tl->proc, cost);
-}
-
-static int axis_count(const struct hw_sim *s, int axis)
-{
-        switch (axis) {
-        case 0: return (int)s->pes_per_cube;
-        case 1: return (int)s->topo->sip.cubes;
-        case 2: return (int)s->n_sips;
-        }
-        return -1;
-}
-
-int tl__program_id(tl_ctx *tl, int axis, const char *file, int line)
-{
-        (void)file;
-        (void)line;
-        tl__issue(tl, TOPO_OP_PROGRAM_ID);
-        switch (axis) {
-        case 0: return (int)tl->pe->pe;
-        case 1: return (int)tl->pe->cube;
-        case 2: return (int)tl->pe->sip;
-        }
-        return -1;
-}
-
-int tl__num_programs(tl_ctx *tl, int axis, const char *file, int line)
-{
-        (void)file;
-        (void)line;
-        tl__issue(tl, TOPO_OP_PROGRAM_ID);
-        return axis_count(tl->sim, axis);
-}
-
-struct body_arg {
-        const struct tl_kernel *k;   /* the kernel */
-        const void *args;            /* its argument block */
-        struct tl_ctx *ctx;          /* per-PE contexts */
-};
+void tl__ctx_fini(tl_ctx *tl);
 
 static void pe_body(struct hw_pe *pe, void *arg)
 {
-        struct body_arg *b = arg;
-        tl_ctx *tl = &b->ctx[pe->global];
+        struct tl_run *r = arg;
+        tl_ctx *tl = &r->ctx[pe->global];
         tl->pe = pe;
         tl->sim = pe->sim;
         tl->proc = &pe->proc;
-        b->k->fn(tl, b->args);
+        tl->run = r;
+        tl->rank = pe->global;
+        tl->recv_src = -1;
+        r->kernel->fn(tl, r->args);
+        if (tl->n_scopes)
+                tl__fail(tl, r->kernel->name, 0, "kernel end",
+                         "%d scratch scope%s still open (every tl_scratch_scope_begin needs its "
+                         "tl_scratch_scope_end)", tl->n_scopes, tl->n_scopes == 1 ? "" : "s");
+        /* The kernel is done when its stores and sends have left. */
+        if (tl->busy_until > ev_now(&tl->sim->ev)) {
+                ev_proc_note(tl->proc, "kernel end: outstanding DMA");
+                ev_sleep_until(tl->proc, tl->busy_until);
+        }
 }
 
-int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const void *args,
-                  struct tl_run *out, struct diag *d)
+static int open_outputs(struct tl_run *r, struct diag *d)
 {
-        memset(out, 0, sizeof *out);
-        out->sim = sim;
-        out->ctx = calloc(sim->n_pes, sizeof *out->ctx);
-        if (!out->ctx) {
-                diag_error(d, "out of memory for %u kernel contexts", sim->n_pes);
-                return -ENOMEM;
-        }
-        struct body_arg b = { .k = k, .args = args, .ctx = out->ctx };
-        if (hw_launch(sim, pe_body, &b) < 0) {
-                diag_error(d, "out of memory launching the kernel");
-                return -ENOMEM;
-        }
-        out->result = ev_run(&sim->ev, d);
-        if (out->result != EV_DONE)
-                return -1;
-        for (uint32_t i = 0; i < sim->n_pes; i++) {
-                if (!sim->pes[i].finished) {
-                        diag_error(d, "%s: the kernel never finished (no stack could be mapped?)",
-                                   sim->pes[i].name);
-                        return -1;
+        const struct tl_run_opts *o = r->opts;
+        int rc;
+        if (o->oplog_path) {
+                if ((rc = rep_oplog_open(&r->oplog, o->oplog_path)) < 0) {
+                        diag_error_at(d, o->oplog_path, 0, 0, "cannot write the op_log: %s",
+                                      strerror(-rc));
+                        return -EINVAL;
                 }
+                r->have_oplog = true;
+        }
+        if (o->trace_path) {
+                if ((rc = rep_trace_open(&r->trace, o->trace_path, r->sim->n_pes)) < 0) {
+                        diag_error_at(d, o->trace_path, 0, 0, "cannot write the trace: %s",
+                                      strerror(-rc));
+                        return -EINVAL;
+                }
+                r->have_trace = true;
         }
         return 0;
 }
 
+static int close_outputs(struct tl_run *r, struct diag *d)
+{
+        int rc = 0, e;
+        if (r->have_oplog && (e = rep_oplog_close(&r->oplog)) < 0) {
+                diag_error_at(d, r->opts->oplog_path, 0, 0, "writing the op_log failed: %s",
+                              strerror(-e));
+                rc = -EIO;
+        }
+        if (r->have_trace && (e = rep_trace_close(&r->trace)) < 0) {
+                diag_error_at(d, r->opts->trace_path, 0, 0, "writing the trace failed: %s",
+                              strerror(-e));
+                rc = -EIO;
+        }
+        r->have_oplog = r->have_trace = false;
+        return rc;
+}
+
+int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl_run_opts *opts,
+                  struct tl_run *r, struct diag *d)
+{
+        static const struct tl_run_opts defaults = { .mode = TL_MODE_OPLOG, .seed = 1 };
+        memset(r, 0, sizeof *r);
+        r->sim = sim;
+        r->kernel = k;
+        r->opts = opts ? opts : &defaults;
+        r->diag = d;
+        ev_future_init(&r->never, "nothing (stopped by a kernel error)");
+        int rc = tl_setup_run(r, d);
+        if (rc < 0)
+                return rc;
+        r->ctx = calloc(sim->n_pes, sizeof *r->ctx);
+        if (!r->ctx) {
+                diag_error(d, "out of memory for %u kernel contexts", sim->n_pes);
+                return -ENOMEM;
+        }
+        if (open_outputs(r, d) < 0)
+                return -EINVAL;
+        if (hw_launch(sim, pe_body, r) < 0) {
+                diag_error(d, "out of memory launching the kernel");
+                close_outputs(r, d);
+                return -ENOMEM;
+        }
+        r->result = ev_run(&sim->ev, d);
+        int out = 0;
+        if (r->failed || r->result != EV_DONE) {
+                out = -1;
+        } else {
+                for (uint32_t i = 0; i < sim->n_pes; i++) {
+                        if (!sim->pes[i].finished) {
+                                diag_error(d, "%s: the kernel never started (no stack could be "
+                                           "mapped)", sim->pes[i].name);
+                                out = -1;
+                                break;
+                        }
+                }
+        }
+        if (close_outputs(r, d) < 0 && out == 0)
+                out = -1;
+        if (out == 0 && tl_write_outputs(r, d) < 0)
+                out = -1;
+        return out;
+}
+
 void tl_run_fini(struct tl_run *r)
 {
+        if (r->ctx)
+                for (uint32_t i = 0; i < r->sim->n_pes; i++)
+                        tl__ctx_fini(&r->ctx[i]);
         free(r->ctx);
-        r->ctx = NULL;
+        for (int i = 0; i < r->n_globals; i++)
+                free(r->globals[i].data);
+        /* Every message ever made, wherever it is now (free list, inbox,
+         * or in flight after a failed run). */
+        struct tl_msg *m = r->all_msgs;
+        while (m) {
+                struct tl_msg *next = m->all_next;
+                free(m->data);
+                free(m);
+                m = next;
+        }
+        free(r->args);
+        memset(r, 0, sizeof *r);
 }

@@ -1,40 +1,185 @@
-/* tl/tl_int.h: the kernel runtime's private side: the per-PE context
- * behind tl_ctx, the kernel registry, and running a kernel on a machine. */
+/* tl/tl_int.h: the kernel runtime's private side: tensors and their
+ * storage, the per-PE context behind tl_ctx, scratch scopes, messages,
+ * the host-side setup, the kernel registry, and running a kernel on a
+ * machine. */
 #ifndef CUBESIM_TL_TL_INT_H
 #define CUBESIM_TL_TL_INT_H
 
 #include <cubesim/tl.h>
 
+#include "base/params.h"
 #include "hw/hw.h"
+#include "report/oplog.h"
+#include "report/trace.h"
+
+/* A tensor or a view. Storage (data mode) is fp32 values, already rounded
+ * to the tensor's dtype where a store put them; views share the storage
+ * and the readiness of their owner. */
+struct tl_tensor {
+        tl_space space;              /* where it lives */
+        tl_dtype dtype;              /* element type */
+        int ndim;                    /* 0..TL_MAX_DIMS */
+        int64_t shape[TL_MAX_DIMS];  /* extents */
+        int64_t stride[TL_MAX_DIMS]; /* elements between neighbours along each axis */
+        int64_t offset;              /* elements from the owner's base */
+        float *base;                 /* data mode: the owner's storage; NULL in op_log mode */
+        struct tl_tensor *owner;     /* whose storage and future this is (itself if not a view) */
+        struct ev_future ready;      /* owner only: data is ready */
+        struct ev_event ready_ev;    /* owner only: completes ready at the producing op's end */
+        sim_ps ready_at;             /* owner only: when ready completes (ops may extend it) */
+        const char *name;            /* HBM tensors: the setup's name; else NULL */
+        const char *made_by;         /* op that produced it, for wait notes */
+        bool pinned;                 /* consumed in place from TCM (no DMA needed) */
+};
+
+/* A message in flight or waiting in an inbox (IPCQ). */
+struct tl_msg {
+        struct ev_event land;        /* fires when the last byte has drained */
+        struct tl_msg *next;         /* inbox order, or the free list */
+        struct tl_msg *all_next;     /* every message of the run, for freeing */
+        struct tl_ctx *dst;          /* receiving PE */
+        uint32_t src_rank;           /* sender */
+        int tag;                     /* sender's tag */
+        tl_dtype dtype;              /* of the sent tensor */
+        int ndim;                    /* its shape */
+        int64_t shape[TL_MAX_DIMS];
+        float *data;                 /* data mode: a copy, malloc'd; else NULL */
+        uint64_t flow_id;            /* joins send and recv in the trace */
+        struct rep_op send_op;       /* the sender's record, for the flow arrow */
+};
+
+/* Scratch bookkeeping of one open scope. */
+struct tl_scope {
+        size_t arena_mark;           /* host arena position at begin */
+        uint64_t scratch_mark;       /* simulated scratch bytes in use at begin */
+        sim_ps busy_until;           /* latest end of the ops issued in the scope */
+};
+
+#define TL_MAX_SCOPES 32
+
+/* A bump allocator for a PE's tensor structs and data-mode storage, in
+ * chunks; scopes roll it back. */
+struct tl_arena {
+        char **chunks;               /* chunk base pointers */
+        size_t n_chunks;             /* chunks allocated */
+        size_t cap_chunks;           /* entries of chunks */
+        size_t chunk_bytes;          /* size of each chunk */
+        size_t pos;                  /* global position: chunk * chunk_bytes + offset */
+};
+
+struct tl_run;
 
 struct tl_ctx {
         struct hw_pe *pe;            /* the PE running this kernel instance */
         struct hw_sim *sim;          /* its machine */
         struct ev_proc *proc;        /* its process */
+        struct tl_run *run;          /* the run (mode, outputs, error state) */
+        uint32_t rank;               /* global PE index */
+        struct tl_arena arena;       /* tensor structs and data */
+        struct tl_scope scopes[TL_MAX_SCOPES]; /* open scratch scopes */
+        int n_scopes;                /* depth; 0 = kernel level */
+        uint64_t scratch_bytes;      /* simulated scratch in use */
+        uint64_t scratch_peak;       /* stat: most scratch in use at once */
+        uint64_t tcm_bytes;          /* persistent TCM allocated */
+        sim_ps busy_until;           /* latest end of any op issued */
+        struct tl_msg *inbox;        /* landed messages not yet received, in order */
+        struct tl_msg *inbox_tail;   /* last of them */
+        struct ev_future recv_ready; /* a blocked tl_recv's wake-up */
+        int recv_src;                /* blocked tl_recv's source rank, or -1 */
+        int recv_tag;                /* and tag */
+        struct tl_msg *recv_got;     /* the message handed to it */
         sim_ps issue_ps[TOPO_OP_COUNT]; /* stat: PE_CPU issue time by op type */
         uint64_t n_ops[TOPO_OP_COUNT]; /* stat: ops issued by type */
 };
 
-/* Pay PE_CPU issue time for one op of type op. */
-void tl__issue(tl_ctx *tl, enum topo_op op);
+/* Pay PE_CPU issue time for one op of type op; logs it. */
+void tl__issue(tl_ctx *tl, enum topo_op op, const char *file, int line);
+/* Report a kernel error at file:line on this PE and stop the run; does not
+ * return. */
+_Noreturn void tl__fail(tl_ctx *tl, const char *file, int line, const char *op, const char *fmt,
+                        ...) __attribute__((format(printf, 5, 6)));
 
-/* The built-in kernels, NULL-terminated. */
-extern const struct tl_kernel *const tl_builtin_kernels[];
-const struct tl_kernel *tl_kernel_find(const char *name);
+/* An HBM tensor of the launch, made by the setup. */
+struct tl_global {
+        char name[32];               /* file stem: NAME.npy */
+        tl_io io;                    /* input, output or temporary */
+        struct tl_tensor t;          /* the tensor (space TL_HBM, owner itself) */
+        float *data;                 /* data mode storage, count floats */
+        uint64_t count;              /* elements */
+};
 
-/* Per-PE results of a run. */
+#define TL_MAX_GLOBALS 16
+
+enum tl_mode { TL_MODE_OPLOG, TL_MODE_DATA };
+
+/* What a run is asked to do. */
+struct tl_run_opts {
+        enum tl_mode mode;           /* op_log (timing only) or data */
+        const char *inputs_dir;      /* --inputs DIR or NULL */
+        const char *outputs_dir;     /* --outputs DIR or NULL */
+        const char *oplog_path;      /* --oplog FILE or NULL */
+        const char *trace_path;      /* --trace FILE or NULL */
+        uint64_t seed;               /* random inputs when no file is given */
+        struct params *params;       /* --set values not taken by the topology */
+};
+
+/* A run: per-PE contexts, the setup's tensors, outputs, error state. */
 struct tl_run {
-        struct hw_sim *sim;          /* the machine, after ev_run */
+        struct hw_sim *sim;          /* the machine */
+        const struct tl_kernel *kernel; /* what runs */
+        const struct tl_run_opts *opts; /* how */
         struct tl_ctx *ctx;          /* per PE, n_pes */
+        void *args;                  /* the kernel's argument block */
+        struct tl_global globals[TL_MAX_GLOBALS]; /* HBM tensors */
+        int n_globals;               /* entries used */
+        struct diag *diag;           /* kernel errors go here */
+        struct rep_oplog oplog;      /* when opts->oplog_path */
+        struct rep_trace trace;      /* when opts->trace_path */
+        bool have_oplog, have_trace; /* which are open */
+        bool failed;                 /* a kernel error stopped the run */
+        struct ev_future never;      /* what a failed kernel waits on forever */
+        struct tl_msg *free_msgs;    /* recycled messages */
+        struct tl_msg *all_msgs;     /* every message made (owns them) */
+        uint64_t next_flow;          /* trace flow ids */
         enum ev_run_result result;   /* how the loop ended */
 };
 
-/* Run kernel k with args on sim, which must be freshly built. The run's
- * problems (deadlock, kernel errors) go to d. Returns 0 when the kernel ran
- * to completion on every PE, -1 if the simulated program failed,
- * -ENOMEM. */
-int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const void *args,
+/* Record an executed op in the op_log and the trace (if open). */
+void tl__log(tl_ctx *tl, const struct rep_op *op);
+
+/* The built-in kernels, NULL-terminated. */
+extern const struct tl_kernel *const tl_builtin_kernels[];
+/* A kernel by name: built-in or loaded with tl_kernels_load. */
+const struct tl_kernel *tl_kernel_find(const char *name);
+/* Visit every known kernel. */
+const struct tl_kernel *tl_kernel_at(size_t i);
+/* Load cubesim_kernels from a shared object; errors to d. 0 or -1. */
+int tl_kernels_load(const char *path, struct diag *d);
+
+/* Host side: parameters, tensors, inputs. Fills r->args and r->globals;
+ * problems go to d (exit 2). 0 or -EINVAL. */
+int tl_setup_run(struct tl_run *r, struct diag *d);
+/* Data mode: write the outputs to opts->outputs_dir. */
+int tl_write_outputs(struct tl_run *r, struct diag *d);
+
+/* Run kernel k on sim, which must be freshly built. Problems (bad
+ * parameters: -EINVAL; kernel error or deadlock: -1) go to d. */
+int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl_run_opts *opts,
                   struct tl_run *out, struct diag *d);
 void tl_run_fini(struct tl_run *);
+
+/* Arena. */
+void *tl__arena_alloc(tl_ctx *tl, size_t bytes);
+
+/* Data-mode kernels of the ops (compute.c). */
+void tl__compute_math1(tl_math_op op, const tl_tensor *x, tl_tensor *out);
+void tl__compute_math2(tl_math_op op, const tl_tensor *a, const tl_tensor *b, tl_tensor *out);
+void tl__compute_scale(const tl_tensor *x, float f, tl_tensor *out);
+void tl__compute_dot(const tl_tensor *a, const tl_tensor *b, bool trans_b, tl_tensor *out);
+void tl__compute_copy(const tl_tensor *src, tl_tensor *dst, tl_dtype round_to);
+void tl__compute_fill(tl_tensor *out, float v);
+void tl__compute_mask_causal(const tl_tensor *x, int64_t offset, tl_tensor *out);
+/* Round v to a value representable in dt. */
+float tl__round(float v, tl_dtype dt);
 
 #endif

@@ -349,6 +349,13 @@ int topo_route(struct topo_graph *g, uint32_t src, uint32_t dst, const uint32_t 
  * 0 if src == dst; TOPO_PS_NONE on error. */
 sim_ps topo_path_latency(struct topo_graph *g, uint32_t src, uint32_t dst);
 
+/* Path latencies from src to each of dsts[0..n) in one search (the launch
+ * barrier: the largest latency from an IO_CPU to its PEs), equal to
+ * topo_path_latency for each; out[i] = TOPO_PS_NONE if unreachable. Does
+ * not fill the route cache. Returns 0, -EINVAL for a bad node, -ENOMEM. */
+int topo_path_latencies(struct topo_graph *g, uint32_t src, const uint32_t *dsts, size_t n,
+                        sim_ps *out);
+
 /* ---- output ---- */
 
 /* The machine, nodes, edges and totals as one JSON document (stable key

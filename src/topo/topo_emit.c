@@ -320,8 +320,9 @@ int topo_graph_write_text(const struct topo_graph *g, FILE *out)
         fmt_ratio(tt->peak_gemm_flops_per_s, 1000000000000u, 12, flops, sizeof flops);
         fmt_ratio(tt->hbm_bw_bytes_per_s, 1000000000, 9, hbm, sizeof hbm);
         fprintf(out,
-                ")\n# totals: %" PRIu64 " PEs, %" PRIu64 " cubes, %" PRIu64 " SIPs; peak GEMM "
+                ")\n# totals: %" PRIu64 " PE%s, %" PRIu64 " cube%s, %" PRIu64 " SIP%s; peak GEMM "
                 "%s TFLOP/s; HBM %s GB/s; TCM %" PRIu64 " KiB\n",
-                tt->pes, tt->cubes, tt->sips, flops, hbm, tt->tcm_bytes >> 10);
+                tt->pes, tt->pes == 1 ? "" : "s", tt->cubes, tt->cubes == 1 ? "" : "s", tt->sips,
+                tt->sips == 1 ? "" : "s", flops, hbm, tt->tcm_bytes >> 10);
         return ferror(out) ? -EIO : 0;
 }

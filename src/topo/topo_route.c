@@ -316,16 +316,57 @@ static bool same_cube(const struct topo_node *x, const struct topo_node *y)
         return x->sip == y->sip && x->cube == y->cube;
 }
 
-static int search(struct topo_graph *g, uint32_t src, uint32_t dst)
+/* What a search looks for: one destination, or a set of them (want_*). */
+struct goal {
+        uint32_t dst;                /* the destination; TOPO_NONE for a set */
+        uint32_t dst_router;         /* its router, or TOPO_NONE */
+        uint32_t src_group;          /* leaf group of the source, or TOPO_NONE */
+        uint32_t dst_group;          /* leaf group of the destination, or TOPO_NONE */
+        const uint8_t *want_node;    /* set: per node, 1 if a destination */
+        const uint8_t *want_router;  /* set: per node, 1 for routers of destinations */
+        size_t n_left;               /* set: destinations not settled yet */
+};
+
+/* PE components and HBM channels are leaves: no route passes through
+ * them (a PE has one router, a channel one attach edge). A leaf's group is
+ * its router (PE components) or itself (a channel); TOPO_NONE otherwise. */
+static uint32_t leaf_group(const struct topo_graph *g, uint32_t v)
+{
+        switch (g->nodes[v].kind) {
+        case TOPO_NODE_HBM_CHANNEL:
+                return v;
+        case TOPO_NODE_IO_CPU:
+        case TOPO_NODE_M_CPU:
+        case TOPO_NODE_ROUTER:
+                return TOPO_NONE;
+        default:
+                return topo_node_router(g, v);
+        }
+}
+
+/* May the search enter v? Leaves only on the way out of src or into a
+ * destination's group: it keeps searches from spreading into every PE. */
+static bool may_enter(const struct topo_graph *g, const struct goal *goal, uint32_t v)
+{
+        uint32_t group = leaf_group(g, v);
+        if (group == TOPO_NONE || group == goal->src_group)
+                return true;
+        if (!goal->want_node)
+                return group == goal->dst_group;
+        return group == v ? goal->want_node[v] : goal->want_router[group];
+}
+
+static int search(struct topo_graph *g, uint32_t src, struct goal *goal)
 {
         struct topo_route_cache *c = g->cache;
+        uint32_t r = g->topo.cube.noc.rows * g->topo.cube.noc.cols;
         if (++c->stamp == 0) {
                 memset(c->seen, 0, (size_t)g->n_nodes * sizeof *c->seen);
                 memset(c->done, 0, (size_t)g->n_nodes * sizeof *c->done);
                 c->stamp = 1;
         }
         c->heap_n = 0;
-        uint32_t dst_router = topo_node_router(g, dst);
+        goal->src_group = leaf_group(g, src);
         int rc = relax(c, TOPO_NONE, src, 0, 0, TOPO_NONE);
         while (!rc && c->heap_n) {
                 struct heap_item it = heap_pop(c);
@@ -333,7 +374,9 @@ static int search(struct topo_graph *g, uint32_t src, uint32_t dst)
                 if (c->done[u] == c->stamp || it.dist != c->dist[u] || it.hops != c->hops[u])
                         continue;
                 c->done[u] = c->stamp;
-                if (u == dst)
+                if (u == goal->dst)
+                        return 0;
+                if (goal->want_node && goal->want_node[u] && --goal->n_left == 0)
                         return 0;
                 const struct topo_node *nu = &g->nodes[u];
                 bool router = nu->kind == TOPO_NODE_ROUTER;
@@ -343,6 +386,8 @@ static int search(struct topo_graph *g, uint32_t src, uint32_t dst)
                         const struct topo_node *nv = &g->nodes[ed->dst];
                         if (router && nv->kind == TOPO_NODE_ROUTER && same_cube(nu, nv))
                                 continue;       /* mesh links: XY jumps below */
+                        if (!may_enter(g, goal, ed->dst))
+                                continue;
                         rc = relax(c, u, ed->dst, it.dist + ed->latency_ps + nv->node_overhead_ps,
                                    it.hops + 1, e);
                 }
@@ -356,9 +401,15 @@ static int search(struct topo_graph *g, uint32_t src, uint32_t dst)
                 for (uint32_t j = g->portal_first[cube]; !rc && j < g->portal_first[cube + 1]; j++)
                         if (g->portals[j] != u)
                                 rc = jump(g, u, g->portals[j], it.dist, it.hops);
-                if (!rc && dst_router != TOPO_NONE && dst_router != u &&
-                    same_cube(nu, &g->nodes[dst_router]))
-                        rc = jump(g, u, dst_router, it.dist, it.hops);
+                if (goal->want_router) {
+                        uint32_t first = u - nu->index;
+                        for (uint32_t k = 0; !rc && k < r; k++)
+                                if (goal->want_router[first + k] && first + k != u)
+                                        rc = jump(g, u, first + k, it.dist, it.hops);
+                } else if (!rc && goal->dst_router != TOPO_NONE && goal->dst_router != u &&
+                           same_cube(nu, &g->nodes[goal->dst_router])) {
+                        rc = jump(g, u, goal->dst_router, it.dist, it.hops);
+                }
         }
         return rc ? rc : -ENOENT;
 }
@@ -430,7 +481,9 @@ static int lookup(struct topo_graph *g, uint32_t src, uint32_t dst, const struct
                         return -ENOMEM;
                 slot = slot_for(c, key);
         }
-        int rc = search(g, src, dst);
+        struct goal goal = { .dst = dst, .dst_router = topo_node_router(g, dst),
+                             .dst_group = leaf_group(g, dst) };
+        int rc = search(g, src, &goal);
         if (!rc)
                 rc = record(g, src, dst, slot);
         if (rc)
@@ -465,4 +518,39 @@ sim_ps topo_path_latency(struct topo_graph *g, uint32_t src, uint32_t dst)
                 return 0;
         const struct entry *e;
         return lookup(g, src, dst, &e) ? TOPO_PS_NONE : e->latency_ps;
+}
+
+int topo_path_latencies(struct topo_graph *g, uint32_t src, const uint32_t *dsts, size_t n,
+                        sim_ps *out)
+{
+        if (src >= g->n_nodes)
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++)
+                if (dsts[i] >= g->n_nodes)
+                        return -EINVAL;
+        struct topo_route_cache *c = cache_of(g);
+        uint8_t *want_node = calloc(g->n_nodes, 1), *want_router = calloc(g->n_nodes, 1);
+        if (!c || !want_node || !want_router) {
+                free(want_node);
+                free(want_router);
+                return -ENOMEM;
+        }
+        struct goal goal = { .dst = TOPO_NONE, .dst_router = TOPO_NONE, .dst_group = TOPO_NONE,
+                             .want_node = want_node, .want_router = want_router };
+        for (size_t i = 0; i < n; i++) {
+                if (!want_node[dsts[i]])
+                        goal.n_left++;
+                want_node[dsts[i]] = 1;
+                uint32_t router = topo_node_router(g, dsts[i]);
+                if (router != TOPO_NONE)
+                        want_router[router] = 1;
+        }
+        int rc = goal.n_left ? search(g, src, &goal) : 0;
+        if (rc == -ENOENT)
+                rc = 0;                 /* unreachable ones get TOPO_PS_NONE below */
+        for (size_t i = 0; rc == 0 && i < n; i++)
+                out[i] = c->done[dsts[i]] == c->stamp ? c->dist[dsts[i]] : TOPO_PS_NONE;
+        free(want_node);
+        free(want_router);
+        return rc;
 }

@@ -468,6 +468,16 @@ static void check_routes_from(struct topo_graph *g, uint32_t src)
                 cr_assert_eq(sum, dist[dst], "route %u->%u costs %llu, shortest is %llu", src, dst,
                              (unsigned long long)sum, (unsigned long long)dist[dst]);
         }
+        /* One search for all destinations gives the same latencies. */
+        uint32_t *all = malloc(g->n_nodes * sizeof *all);
+        sim_ps *lats = malloc(g->n_nodes * sizeof *lats);
+        for (uint32_t i = 0; i < g->n_nodes; i++)
+                all[i] = g->n_nodes - 1 - i;
+        cr_assert_eq(topo_path_latencies(g, src, all, g->n_nodes, lats), 0);
+        for (uint32_t i = 0; i < g->n_nodes; i++)
+                cr_assert_eq(lats[i], dist[all[i]], "batch latency %u->%u", src, all[i]);
+        free(all);
+        free(lats);
         free(dist);
 }
 
@@ -488,6 +498,35 @@ Test(topo, routes_are_shortest_and_consistent)
                                             "sip0.cube1.router10" };
         for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++)
                 check_routes_from(&g, topo_node_by_name(&g, srcs[i]));
+        topo_graph_fini(&g);
+}
+
+Test(topo, batch_latencies_for_a_launch)
+{
+        struct topo t;
+        struct topo_graph g;
+        load_named("topologies/multi_sip.yaml", &t);
+        build(&t, &g);
+        uint32_t io = topo_node_index(&g, TOPO_NODE_IO_CPU, 1, 0, 0);
+        uint32_t cpus[64 + 2];
+        sim_ps lats[64 + 2];
+        for (uint32_t c = 0; c < 4; c++)
+                for (uint32_t p = 0; p < 16; p++)
+                        cpus[c * 16 + p] = topo_node_index(&g, TOPO_NODE_PE_CPU, 1, c, p);
+        cpus[64] = cpus[3];                              /* duplicates are fine */
+        cpus[65] = io;                                   /* so is the source */
+        cr_assert_eq(topo_path_latencies(&g, io, cpus, 66, lats), 0);
+        sim_ps worst = 0;
+        for (int i = 0; i < 66; i++) {
+                cr_assert_eq(lats[i], topo_path_latency(&g, io, cpus[i]), "target %d", i);
+                if (lats[i] > worst)
+                        worst = lats[i];
+        }
+        /* The farthest PE: pe15 (3,3) of any cube, 6 hops from the gateway:
+         * host 50 + M_CPU 50 + 1 + r0 1 + 6 x 2 + port 1 + DMA 2 + 1 + CPU 2 */
+        cr_assert_eq(worst, 120 * NS);
+        cr_assert_eq(lats[65], 0);
+        cr_assert_eq(topo_path_latencies(&g, io, (uint32_t[]){ g.n_nodes }, 1, lats), -EINVAL);
         topo_graph_fini(&g);
 }
 

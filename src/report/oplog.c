@@ -1,0 +1,212 @@
+/* report/oplog.c: the op_log writer (format in oplog.h, rationale in
+ * docs/adr/0004). A record goes byte by byte straight into a 1 MiB stdio
+ * buffer with putc_unlocked: no printf format parsing, no allocation, one
+ * write(2) per MiB. Integers are formatted here (decimal, two digits per
+ * step); strings are escaped as they are copied.
+ *
+ * Write errors are sticky: the first errno is kept, later records are
+ * dropped (the file is already incomplete), close returns it as -errno. */
+#include "report/oplog.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+
+enum { OUT_BUF_BYTES = 1 << 20 };   /* stdio buffer of a file we open */
+
+/* Short writes byte by byte: putc_unlocked is an inline store into the
+ * stdio buffer, where each fwrite_unlocked is a call through the FILE's
+ * jump table (measured: 8 vs 6 M records/s; fprintf 3.5). */
+static inline void put_bytes(FILE *f, const void *s, size_t n)
+{
+        const char *c = s;
+        for (size_t i = 0; i < n; i++)
+                putc_unlocked(c[i], f);
+}
+
+#define PUT_LIT(f, lit) put_bytes(f, lit, sizeof(lit) - 1)
+
+static const char digit_pairs[201] =
+        "00010203040506070809101112131415161718192021222324252627282930313233"
+        "34353637383940414243444546474849505152535455565758596061626364656667"
+        "6869707172737475767778798081828384858687888990919293949596979899";
+
+/* Write v in decimal ending just before end; returns the first digit. */
+static char *format_u64(char *end, uint64_t v)
+{
+        char *p = end;
+        while (v >= 100) {
+                unsigned d = (unsigned)(v % 100) * 2;
+                v /= 100;
+                *--p = digit_pairs[d + 1];
+                *--p = digit_pairs[d];
+        }
+        if (v >= 10) {
+                unsigned d = (unsigned)v * 2;
+                *--p = digit_pairs[d + 1];
+                *--p = digit_pairs[d];
+        } else {
+                *--p = (char)('0' + v);
+        }
+        return p;
+}
+
+void rep__put_u64(FILE *f, uint64_t v)
+{
+        char b[20];
+        char *p = format_u64(b + sizeof b, v);
+        put_bytes(f, p, (size_t)(b + sizeof b - p));
+}
+
+static void put_i64(FILE *f, int64_t v)
+{
+        char b[21];
+        /* Negate in unsigned arithmetic: INT64_MIN has no positive twin. */
+        uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+        char *p = format_u64(b + sizeof b, mag);
+        if (v < 0)
+                *--p = '-';
+        put_bytes(f, p, (size_t)(b + sizeof b - p));
+}
+
+/* Bytes copied as they are: RFC 8259 requires escaping only '"', '\\'
+ * and U+0000..U+001F; bytes >= 0x80 (UTF-8) pass through. */
+static inline bool plain(unsigned char c)
+{
+        return c >= 0x20 && c != '"' && c != '\\';
+}
+
+/* Canonical escapes: \" and \\, every control character as \u00xx with
+ * lowercase hex (no \n, \t short forms), so each string has one spelling.
+ * A NULL string is written as null. */
+void rep_json_string(FILE *f, const char *s)
+{
+        static const char hex[] = "0123456789abcdef";
+        if (unlikely(!s)) {
+                PUT_LIT(f, "null");
+                return;
+        }
+        putc_unlocked('"', f);
+        for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+                unsigned char c = *p;
+                if (likely(plain(c))) {
+                        putc_unlocked(c, f);
+                } else if (c == '"' || c == '\\') {
+                        putc_unlocked('\\', f);
+                        putc_unlocked(c, f);
+                } else {
+                        char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+                        put_bytes(f, e, sizeof e);
+                }
+        }
+        putc_unlocked('"', f);
+}
+
+void rep__put_params(FILE *f, const struct rep_param *p, unsigned n, bool after_member)
+{
+        for (unsigned i = 0; i < n; i++) {
+                if (i > 0 || after_member)
+                        putc_unlocked(',', f);
+                rep_json_string(f, p[i].name);
+                putc_unlocked(':', f);
+                if (p[i].kind == REP_STR)
+                        rep_json_string(f, p[i].s);
+                else
+                        put_i64(f, p[i].i);
+        }
+}
+
+void rep__note_error(FILE *f, int *err)
+{
+        if (unlikely(ferror_unlocked(f)) && *err == 0)
+                *err = errno ? errno : EIO;
+}
+
+int rep__out_open(const char *path, FILE **f, bool *owned, char **buf)
+{
+        *f = NULL;
+        *owned = false;
+        *buf = NULL;
+        if (strcmp(path, "-") == 0) {
+                /* stdout keeps the buffering its owner chose: setvbuf is
+                 * only valid before its first use, and a buffer we free at
+                 * close must not outlive us inside stdout. */
+                *f = stdout;
+                return 0;
+        }
+        FILE *fp = fopen(path, "w");
+        if (!fp)
+                return -errno;
+        /* Without a buffer of ours glibc ignores the size and uses
+         * st_blksize (4 KiB); failing to get one only costs speed. */
+        char *b = malloc(OUT_BUF_BYTES);
+        if (b && setvbuf(fp, b, _IOFBF, OUT_BUF_BYTES) != 0) {
+                free(b);
+                b = NULL;
+        }
+        *f = fp;
+        *owned = true;
+        *buf = b;
+        return 0;
+}
+
+int rep__out_close(FILE *f, bool owned, char *buf, int err)
+{
+        if (!f)
+                return -err;
+        errno = 0;
+        if (fflush(f) != 0 && err == 0)
+                err = errno ? errno : EIO;
+        rep__note_error(f, &err);
+        if (owned) {
+                errno = 0;
+                if (fclose(f) != 0 && err == 0)
+                        err = errno ? errno : EIO;
+        }
+        free(buf);
+        return -err;
+}
+
+int rep_oplog_open(struct rep_oplog *o, const char *path)
+{
+        memset(o, 0, sizeof *o);
+        return rep__out_open(path, &o->f, &o->owned, &o->buf);
+}
+
+void rep_oplog_write(struct rep_oplog *o, const struct rep_op *op)
+{
+        FILE *f = o->f;
+        if (unlikely(o->err != 0))
+                return;
+        PUT_LIT(f, "{\"pe\":");
+        rep_json_string(f, op->pe);
+        PUT_LIT(f, ",\"component\":");
+        rep_json_string(f, op->component);
+        PUT_LIT(f, ",\"op\":");
+        rep_json_string(f, op->op);
+        PUT_LIT(f, ",\"start_ps\":");
+        rep__put_u64(f, op->start_ps);
+        PUT_LIT(f, ",\"end_ps\":");
+        rep__put_u64(f, op->end_ps);
+        PUT_LIT(f, ",\"bytes\":");
+        rep__put_u64(f, op->bytes);
+        PUT_LIT(f, ",\"flops\":");
+        rep__put_u64(f, op->flops);
+        PUT_LIT(f, ",\"params\":{");
+        rep__put_params(f, op->params, op->n_params, false);
+        PUT_LIT(f, "}}\n");
+        o->n_records++;
+        rep__note_error(f, &o->err);
+}
+
+int rep_oplog_close(struct rep_oplog *o)
+{
+        int rc = rep__out_close(o->f, o->owned, o->buf, o->err);
+        o->f = NULL;
+        o->owned = false;
+        o->buf = NULL;
+        o->err = -rc;
+        return rc;
+}

@@ -1,0 +1,72 @@
+/* report/oplog.h: the op_log, one record per executed op, as canonical
+ * JSON Lines: every record has the keys pe, component, op, start_ps,
+ * end_ps, bytes, flops, params in that order; params is an object whose
+ * keys keep the order the op gave them; numbers are integers; strings are
+ * escaped per RFC 8259; no spaces except none (compact), one record per
+ * line, '\n' line ends. Two runs of the same input give the same bytes.
+ *
+ * Records are written as ops are issued (their start and end are known
+ * then: the hardware model is analytic), so the file is in issue order,
+ * not time order; it is streamed through a buffer, never held whole. */
+#ifndef CUBESIM_REPORT_OPLOG_H
+#define CUBESIM_REPORT_OPLOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "engine/ev.h"
+
+enum rep_param_kind { REP_INT, REP_STR };
+
+struct rep_param {
+        const char *name;            /* key */
+        enum rep_param_kind kind;    /* which of the values */
+        int64_t i;                   /* REP_INT value */
+        const char *s;               /* REP_STR value (borrowed) */
+};
+
+struct rep_op {
+        const char *pe;              /* PE name, "sip0.cube1.pe5" */
+        uint32_t pe_index;           /* global PE index (the trace's pid) */
+        const char *component;       /* "pe_cpu", "pe_dma", "pe_gemm", "pe_math" */
+        const char *op;              /* "load", "dot", "exp", "send", ... */
+        sim_ps start_ps;             /* when the component started it */
+        sim_ps end_ps;               /* when it finished */
+        uint64_t bytes;              /* bytes moved or touched */
+        uint64_t flops;              /* floating-point operations */
+        const struct rep_param *params; /* extra parameters, in order */
+        unsigned n_params;           /* entries of params */
+};
+
+struct rep_oplog {
+        FILE *f;                     /* output, owned if opened by path */
+        bool owned;                  /* f was opened by rep_oplog_open */
+        uint64_t n_records;          /* records written */
+        int err;                     /* first write error (errno), 0 if none */
+        char *buf;                   /* f's stdio buffer (owned), NULL for stdout */
+};
+
+/* Open path for writing ("-" is stdout). 0 or -errno. */
+int rep_oplog_open(struct rep_oplog *, const char *path);
+void rep_oplog_write(struct rep_oplog *, const struct rep_op *);
+/* Flush and close; 0 or -errno of the first write error. */
+int rep_oplog_close(struct rep_oplog *);
+
+/* Append the canonical JSON of a string (with quotes) to f. */
+void rep_json_string(FILE *f, const char *s);
+
+/* Shared with report/trace.c only. The writers use the unlocked stdio
+ * calls: a log belongs to one thread. */
+/* Open path ("-": stdout, not owned) with a large buffer; 0 or -errno. */
+int rep__out_open(const char *path, FILE **f, bool *owned, char **buf);
+/* Flush, fclose if owned, free buf; -(first of err and new errors) or 0. */
+int rep__out_close(FILE *f, bool owned, char *buf, int err);
+/* Keep the first write error of f in *err (errno, EIO if unknown). */
+void rep__note_error(FILE *f, int *err);
+void rep__put_u64(FILE *f, uint64_t v);
+/* The params as object members "k":v separated by commas, with a comma
+ * before the first if after_member. */
+void rep__put_params(FILE *f, const struct rep_param *p, unsigned n, bool after_member);
+
+#endif

@@ -1,0 +1,177 @@
+/* tl/compute.c: data mode: what each op computes. Values are fp32;
+ * rounding to bf16/fp16 happens where an op writes a tensor of that dtype
+ * (stores, casts, fills). Tensors are strided, up to 4-D; binary ops
+ * broadcast (NumPy rules: a missing or extent-1 axis repeats). The dot
+ * accumulates in fp32 in k order. */
+#include <math.h>
+#include <string.h>
+
+#include "base/npy.h"
+#include "tl/tl_int.h"
+
+float tl__round(float v, tl_dtype dt)
+{
+        switch (dt) {
+        case TL_FP32: return v;
+        case TL_BF16: return npy_bf16_to_f32(npy_f32_to_bf16(v));
+        case TL_FP16: return npy_f16_to_f32(npy_f32_to_f16(v));
+        }
+        return v;
+}
+
+/* Strides of t seen from an output of nd axes (broadcast axes stride 0). */
+static void view_strides(const tl_tensor *t, int nd, int64_t *st)
+{
+        for (int i = 0; i < nd; i++) {
+                int it = i - (nd - t->ndim);
+                st[i] = it >= 0 && t->shape[it] != 1 ? t->stride[it] : 0;
+        }
+}
+
+/* Call f(out_elem, a_elem, b_elem) over every element of out, in C order. */
+#define FOR_EACH_4D(out, nd, sa, sb, body)                                                   \
+        do {                                                                                  \
+                int64_t e_[4] = { 1, 1, 1, 1 }, so_[4] = { 0, 0, 0, 0 };                      \
+                int64_t a_[4] = { 0, 0, 0, 0 }, b_[4] = { 0, 0, 0, 0 };                        \
+                for (int i_ = 0; i_ < (nd); i_++) {                                           \
+                        e_[4 - (nd) + i_] = (out)->shape[i_];                                 \
+                        so_[4 - (nd) + i_] = (out)->stride[i_];                               \
+                        a_[4 - (nd) + i_] = (sa)[i_];                                         \
+                        b_[4 - (nd) + i_] = (sb)[i_];                                         \
+                }                                                                             \
+                for (int64_t i0 = 0; i0 < e_[0]; i0++)                                        \
+                        for (int64_t i1 = 0; i1 < e_[1]; i1++)                                \
+                                for (int64_t i2 = 0; i2 < e_[2]; i2++)                        \
+                                        for (int64_t i3 = 0; i3 < e_[3]; i3++) {              \
+                                                int64_t o_ = i0 * so_[0] + i1 * so_[1] +      \
+                                                             i2 * so_[2] + i3 * so_[3];       \
+                                                int64_t ai_ = i0 * a_[0] + i1 * a_[1] +       \
+                                                              i2 * a_[2] + i3 * a_[3];        \
+                                                int64_t bi_ = i0 * b_[0] + i1 * b_[1] +       \
+                                                              i2 * b_[2] + i3 * b_[3];        \
+                                                (void)ai_;                                    \
+                                                (void)bi_;                                    \
+                                                body;                                         \
+                                        }                                                     \
+        } while (0)
+
+static inline float *at(const tl_tensor *t)
+{
+        return t->base + t->offset;
+}
+
+void tl__compute_copy(const tl_tensor *src, tl_tensor *dst, tl_dtype round_to)
+{
+        int64_t ss[4], zero[4] = { 0 };
+        view_strides(src, dst->ndim, ss);
+        const float *s = at(src);
+        float *o = at(dst);
+        FOR_EACH_4D(dst, dst->ndim, ss, zero, o[o_] = tl__round(s[ai_], round_to));
+}
+
+void tl__compute_fill(tl_tensor *out, float v)
+{
+        int64_t zero[4] = { 0 };
+        float *o = at(out);
+        FOR_EACH_4D(out, out->ndim, zero, zero, o[o_] = v);
+}
+
+void tl__compute_scale(const tl_tensor *x, float f, tl_tensor *out)
+{
+        int64_t sx[4], zero[4] = { 0 };
+        view_strides(x, out->ndim, sx);
+        const float *a = at(x);
+        float *o = at(out);
+        FOR_EACH_4D(out, out->ndim, sx, zero, o[o_] = a[ai_] * f);
+}
+
+static float apply1(tl_math_op op, float v)
+{
+        switch (op) {
+        case TL_EXP: return expf(v);
+        case TL_RELU: return v > 0.0f ? v : 0.0f;
+        case TL_RECIP: return 1.0f / v;
+        case TL_NEG: return -v;
+        default: return v;
+        }
+}
+
+void tl__compute_math1(tl_math_op op, const tl_tensor *x, tl_tensor *out)
+{
+        const float *a = at(x);
+        float *o = at(out);
+        if (op == TL_ROWMAX || op == TL_ROWSUM) {
+                /* Reduce the last axis: iterate the output, walk each row. */
+                int nd = x->ndim;
+                int64_t n = x->shape[nd - 1], sn = x->stride[nd - 1];
+                int64_t sx[4], zero[4] = { 0 };
+                view_strides(x, nd, sx);
+                sx[nd - 1] = 0;
+                FOR_EACH_4D(out, nd, sx, zero, {
+                        float acc = op == TL_ROWMAX ? -INFINITY : 0.0f;
+                        for (int64_t j = 0; j < n; j++) {
+                                float v = a[ai_ + j * sn];
+                                acc = op == TL_ROWMAX ? (v > acc ? v : acc) : acc + v;
+                        }
+                        o[o_] = acc;
+                });
+                return;
+        }
+        int64_t sx[4], zero[4] = { 0 };
+        view_strides(x, out->ndim, sx);
+        FOR_EACH_4D(out, out->ndim, sx, zero, o[o_] = apply1(op, a[ai_]));
+}
+
+static float apply2(tl_math_op op, float a, float b)
+{
+        switch (op) {
+        case TL_ADD: return a + b;
+        case TL_SUB: return a - b;
+        case TL_MUL: return a * b;
+        case TL_DIV: return a / b;
+        case TL_MAX: return a > b ? a : b;
+        case TL_MIN: return a < b ? a : b;
+        default: return a;
+        }
+}
+
+void tl__compute_math2(tl_math_op op, const tl_tensor *x, const tl_tensor *y, tl_tensor *out)
+{
+        int64_t sa[4], sb[4];
+        view_strides(x, out->ndim, sa);
+        view_strides(y, out->ndim, sb);
+        const float *a = at(x), *b = at(y);
+        float *o = at(out);
+        FOR_EACH_4D(out, out->ndim, sa, sb, o[o_] = apply2(op, a[ai_], b[bi_]));
+}
+
+void tl__compute_mask_causal(const tl_tensor *x, int64_t offset, tl_tensor *out)
+{
+        int nd = out->ndim;
+        int64_t sx[4], zero[4] = { 0 };
+        view_strides(x, nd, sx);
+        const float *a = at(x);
+        float *o = at(out);
+        /* The last two axes are (i, j) = (i2, i3) of the 4-D walk. */
+        FOR_EACH_4D(out, nd, sx, zero, o[o_] = i3 > i2 + offset ? -INFINITY : a[ai_]);
+}
+
+void tl__compute_dot(const tl_tensor *a, const tl_tensor *b, bool trans_b, tl_tensor *out)
+{
+        int64_t m = a->shape[0], k = a->shape[1], n = out->shape[1];
+        int64_t bsk = trans_b ? b->stride[1] : b->stride[0];  /* b's step along k */
+        int64_t bsn = trans_b ? b->stride[0] : b->stride[1];  /* and along n */
+        const float *pa = at(a), *pb = at(b);
+        float *po = at(out);
+        for (int64_t i = 0; i < m; i++) {
+                float *row = po + i * out->stride[0];
+                for (int64_t j = 0; j < n; j++)
+                        row[j * out->stride[1]] = 0.0f;
+                for (int64_t kk = 0; kk < k; kk++) {
+                        float av = pa[i * a->stride[0] + kk * a->stride[1]];
+                        const float *brow = pb + kk * bsk;
+                        for (int64_t j = 0; j < n; j++)
+                                row[j * out->stride[1]] += av * brow[j * bsn];
+                }
+        }
+}

@@ -1,0 +1,649 @@
+/* tl/ops.c: the tl_* operations: issue cost, waiting for operands, the
+ * engine reservation that decides each op's start and end, the op_log
+ * record, and (data mode) the computation.
+ *
+ * Every op runs in the same order:
+ *   1. PE_CPU pays the op type's issue cost (the process sleeps);
+ *   2. the op waits for its operands' futures (lazy results);
+ *   3. its engine is reserved from now: start = when the engine is free,
+ *      end = start + the engine's cost (hw.h);
+ *   4. the result's future completes at end; the call returns now.
+ * Data is computed at issue (operands are ready by then); consumers see it
+ * only through the future, so the timing is as if computed at end. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "tl/tl_int.h"
+
+tl_tensor *tl__new_tensor(tl_ctx *tl, const char *file, int line, const char *op, tl_space space,
+                          tl_dtype dt, int ndim, const int64_t *shape);
+
+static const char *const dtype_names[] = { "fp32", "bf16", "fp16" };
+
+/* ---- errors and logging ------------------------------------------------------ */
+
+_Noreturn void tl__fail(tl_ctx *tl, const char *file, int line, const char *op, const char *fmt,
+                        ...)
+{
+        char msg[512];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        struct tl_run *r = tl->run;
+        diag_report(r->diag, DIAG_ERROR, file, (unsigned)line, 0, "PE %s: %s: %s", tl->pe->name,
+                    op, msg);
+        r->failed = true;
+        ev_stop(&tl->sim->ev);
+        ev_proc_note(tl->proc, "stopped by its kernel error");
+        ev_wait(tl->proc, &r->never);
+        abort(); /* never resumed */
+}
+
+void tl__log(tl_ctx *tl, const struct rep_op *op)
+{
+        struct tl_run *r = tl->run;
+        if (r->have_oplog)
+                rep_oplog_write(&r->oplog, op);
+        if (r->have_trace)
+                rep_trace_op(&r->trace, op);
+}
+
+void tl__issue(tl_ctx *tl, enum topo_op op, const char *file, int line)
+{
+        sim_ps cost = topo_issue_cost_ps(&tl->sim->topo->pe.cpu, op);
+        tl->issue_ps[op] += cost;
+        tl->n_ops[op]++;
+        if (!cost)
+                return;
+        sim_ps now = ev_now(&tl->sim->ev);
+        if (tl->run->have_oplog || tl->run->have_trace) {
+                struct rep_param p[2] = { { .name = "file", .kind = REP_STR, .s = file },
+                                          { .name = "line", .kind = REP_INT, .i = line } };
+                struct rep_op rec = { .pe = tl->pe->name, .pe_index = tl->rank,
+                                      .component = "pe_cpu", .op = topo_op_name(op),
+                                      .start_ps = now, .end_ps = now + cost, .params = p,
+                                      .n_params = 2 };
+                tl__log(tl, &rec);
+        }
+        ev_sleep(tl->proc, cost);
+}
+
+/* ---- futures of results ------------------------------------------------------ */
+
+static void ready_fire(struct ev_loop *ev, struct ev_event *e)
+{
+        tl_tensor *t = container_of(e, tl_tensor, ready_ev);
+        if (t->ready_at > ev_now(ev)) {
+                ev_schedule_at(ev, e, t->ready_at); /* a later op extended it */
+                return;
+        }
+        ev_future_complete(ev, &t->ready, 0);
+}
+
+/* The result t becomes ready at end; account the op in the open scope. */
+static void finish_at(tl_ctx *tl, tl_tensor *t, sim_ps end)
+{
+        if (end > tl->busy_until)
+                tl->busy_until = end;
+        if (tl->n_scopes && end > tl->scopes[tl->n_scopes - 1].busy_until)
+                tl->scopes[tl->n_scopes - 1].busy_until = end;
+        if (!t)
+                return;
+        t = t->owner;
+        if (!t->ready.done) {
+                /* Its completion event is pending: let it fire later. */
+                if (end > t->ready_at)
+                        t->ready_at = end;
+                return;
+        }
+        if (end <= ev_now(&tl->sim->ev))
+                return; /* ready at once */
+        t->ready_at = end;
+        ev_future_init(&t->ready, t->made_by);
+        t->ready_ev.fn = ready_fire;
+        ev_schedule_at(&tl->sim->ev, &t->ready_ev, end);
+}
+
+static void wait_ready(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op)
+{
+        struct ev_future *f = &t->owner->ready;
+        if (f->done)
+                return;
+        ev_proc_note(tl->proc, "%s:%d: %s waits for a %s result", file, line, op,
+                     t->owner->made_by);
+        ev_wait(tl->proc, f);
+}
+
+void tl__wait_tensor(tl_ctx *tl, tl_tensor *t, const char *file, int line)
+{
+        tl__issue(tl, TOPO_OP_WAIT, file, line);
+        wait_ready(tl, t, file, line, "tl_wait_tensor");
+}
+
+static void log_engine(tl_ctx *tl, const char *component, const char *op, sim_ps start, sim_ps end,
+                       uint64_t bytes, uint64_t flops, const struct rep_param *p, unsigned n)
+{
+        if (!tl->run->have_oplog && !tl->run->have_trace)
+                return;
+        struct rep_op rec = { .pe = tl->pe->name, .pe_index = tl->rank, .component = component,
+                              .op = op, .start_ps = start, .end_ps = end, .bytes = bytes,
+                              .flops = flops, .params = p, .n_params = n };
+        tl__log(tl, &rec);
+}
+
+static uint64_t tensor_bytes(const tl_tensor *t)
+{
+        return (uint64_t)tl_numel(t) * tl_dtype_size(t->dtype);
+}
+
+static bool data_mode(const tl_ctx *tl)
+{
+        return tl->run->opts->mode == TL_MODE_DATA;
+}
+
+/* ---- data movement ------------------------------------------------------------- */
+
+/* Move bytes on this PE's DMA engine from src_space to dst_space (HBM is
+ * the PE's cube's; TCM and scratch are local): returns the end; *start_out
+ * the engine start. */
+static sim_ps dma_move(tl_ctx *tl, tl_space src_space, tl_space dst_space, uint64_t bytes,
+                       sim_ps *start_out)
+{
+        struct hw_sim *s = tl->sim;
+        struct hw_pe *pe = tl->pe;
+        sim_ps now = ev_now(&s->ev), start;
+        sim_ps end = ev_resource_reserve(&pe->dma, now, hw_dma_ps(s->topo, bytes), &start);
+        sim_ps from = start + s->topo->pe.dma.setup_ps;
+        struct hw_cube *c = hw_pe_cube(pe);
+        if (src_space == TL_HBM)
+                from = hw_hbm_read(s, c, pe->node_dma, bytes, from);
+        if (dst_space == TL_HBM)
+                from = hw_hbm_write(s, c, pe->node_dma, bytes, from);
+        if (from > end)
+                end = from;
+        *start_out = start;
+        return end;
+}
+
+static const char *space_key(tl_space sp)
+{
+        return sp == TL_HBM ? "hbm" : sp == TL_TCM ? "tcm" : "scratch";
+}
+
+tl_tensor *tl__load(tl_ctx *tl, tl_tensor *src, const char *file, int line)
+{
+        tl__issue(tl, TOPO_OP_LOAD, file, line);
+        wait_ready(tl, src, file, line, "tl_load");
+        tl_tensor *t = tl__new_tensor(tl, file, line, "tl_load", TL_SCRATCH, src->dtype, src->ndim,
+                                      src->shape);
+        t->pinned = false;
+        uint64_t bytes = tensor_bytes(src);
+        sim_ps start, end = dma_move(tl, src->space, TL_SCRATCH, bytes, &start);
+        if (data_mode(tl))
+                tl__compute_copy(src, t, src->dtype);
+        struct rep_param p[2] = { { .name = "src", .kind = REP_STR, .s = space_key(src->space) },
+                                  { .name = "dtype", .kind = REP_STR, .s = dtype_names[src->dtype] } };
+        log_engine(tl, "pe_dma", "load", start, end, bytes, 0, p, 2);
+        finish_at(tl, t, end);
+        return t;
+}
+
+static void check_same_shape(tl_ctx *tl, const char *file, int line, const char *op,
+                             const tl_tensor *a, const tl_tensor *b)
+{
+        bool same = a->ndim == b->ndim;
+        for (int i = 0; same && i < a->ndim; i++)
+                same = a->shape[i] == b->shape[i];
+        if (!same) {
+                char sa[96] = "", sb[96] = "";
+                for (int i = 0; i < a->ndim; i++)
+                        snprintf(sa + strlen(sa), sizeof sa - strlen(sa), "%s%lld", i ? ", " : "",
+                                 (long long)a->shape[i]);
+                for (int i = 0; i < b->ndim; i++)
+                        snprintf(sb + strlen(sb), sizeof sb - strlen(sb), "%s%lld", i ? ", " : "",
+                                 (long long)b->shape[i]);
+                tl__fail(tl, file, line, op, "shape mismatch: destination [%s], source [%s]", sa, sb);
+        }
+}
+
+static void need_local(tl_ctx *tl, const tl_tensor *t, const char *file, int line, const char *op,
+                       const char *which)
+{
+        if (t->space == TL_HBM)
+                tl__fail(tl, file, line, op, "operand %s is in HBM; tl_load it first", which);
+}
+
+static void write_out(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *file, int line,
+                      const char *op, enum topo_op type)
+{
+        tl__issue(tl, type, file, line);
+        if (dst->space == TL_SCRATCH && type == TOPO_OP_STORE)
+                tl__fail(tl, file, line, op, "the destination is scratch; store to HBM or TCM");
+        if (type == TOPO_OP_STORE)
+                need_local(tl, src, file, line, op, "src");
+        check_same_shape(tl, file, line, op, dst, src);
+        wait_ready(tl, src, file, line, op);
+        wait_ready(tl, dst, file, line, op);
+        uint64_t bytes = (uint64_t)tl_numel(src) * tl_dtype_size(dst->dtype);
+        sim_ps start, end = dma_move(tl, src->space, dst->space, bytes, &start);
+        if (data_mode(tl))
+                tl__compute_copy(src, dst, dst->dtype);
+        struct rep_param p[3] = { { .name = "src", .kind = REP_STR, .s = space_key(src->space) },
+                                  { .name = "dst", .kind = REP_STR, .s = space_key(dst->space) },
+                                  { .name = "dtype", .kind = REP_STR, .s = dtype_names[dst->dtype] } };
+        log_engine(tl, "pe_dma", type == TOPO_OP_STORE ? "store" : "copy_to", start, end, bytes, 0,
+                   p, 3);
+        /* The destination is busy until the write lands; later readers wait. */
+        finish_at(tl, dst, end);
+}
+
+void tl__store(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *file, int line)
+{
+        write_out(tl, dst, src, file, line, "tl_store", TOPO_OP_STORE);
+}
+
+void tl__copy_to(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *file, int line)
+{
+        if (dst->space == TL_SCRATCH)
+                tl__fail(tl, file, line, "tl_copy_to",
+                         "the destination is scratch; copy_to writes TCM (tl_alloc(TL_TCM, ...)) or HBM");
+        write_out(tl, dst, src, file, line, "tl_copy_to", TOPO_OP_COPY_TO);
+}
+
+/* ---- compute --------------------------------------------------------------------- */
+
+/* Reserve PE_MATH for elements of op; returns the end, logs it. */
+static sim_ps run_math(tl_ctx *tl, enum topo_op type, const char *name, uint64_t elements,
+                       uint64_t bytes)
+{
+        struct hw_sim *s = tl->sim;
+        sim_ps start, end = ev_resource_reserve(&tl->pe->math, ev_now(&s->ev),
+                                                hw_math_ps(s->topo, type, elements), &start);
+        log_engine(tl, "pe_math", name, start, end, bytes, elements, NULL, 0);
+        return end;
+}
+
+static enum topo_op math_type(tl_math_op op)
+{
+        switch (op) {
+        case TL_EXP: return TOPO_OP_EXP;
+        case TL_RELU: return TOPO_OP_RELU;
+        case TL_RECIP: return TOPO_OP_RECIP;
+        case TL_NEG: return TOPO_OP_SCALE;
+        case TL_COPY: return TOPO_OP_CAST;
+        case TL_ADD: return TOPO_OP_ADD;
+        case TL_SUB: return TOPO_OP_SUB;
+        case TL_MUL: return TOPO_OP_MUL;
+        case TL_DIV: return TOPO_OP_DIV;
+        case TL_MAX: return TOPO_OP_MAX;
+        case TL_MIN: return TOPO_OP_MIN;
+        case TL_ROWMAX: return TOPO_OP_ROWMAX;
+        case TL_ROWSUM: return TOPO_OP_ROWSUM;
+        }
+        return TOPO_OP_CAST;
+}
+
+static const char *math_name(tl_math_op op)
+{
+        static const char *const names[] = { "exp", "relu", "recip", "neg", "copy", "add", "sub",
+                                             "mul", "div", "max", "min", "rowmax", "rowsum" };
+        return (unsigned)op < ARRAY_LEN(names) ? names[op] : "?";
+}
+
+tl_tensor *tl__math1(tl_ctx *tl, tl_math_op op, tl_tensor *x, const char *file, int line)
+{
+        enum topo_op type = math_type(op);
+        tl__issue(tl, type, file, line);
+        const char *name = math_name(op);
+        bool reduce = op == TL_ROWMAX || op == TL_ROWSUM;
+        if ((unsigned)op > TL_ROWSUM || (!reduce && op >= TL_ADD))
+                tl__fail(tl, file, line, name, "not a unary op");
+        need_local(tl, x, file, line, name, "x");
+        if (reduce && x->ndim < 1)
+                tl__fail(tl, file, line, name, "a row reduction needs at least one axis");
+        wait_ready(tl, x, file, line, name);
+        int64_t shape[TL_MAX_DIMS];
+        memcpy(shape, x->shape, sizeof shape);
+        if (reduce)
+                shape[x->ndim - 1] = 1;
+        tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, x->ndim, shape);
+        if (data_mode(tl))
+                tl__compute_math1(op, x, out);
+        uint64_t n = (uint64_t)tl_numel(x);
+        finish_at(tl, out, run_math(tl, type, name, n, n * 4));
+        return out;
+}
+
+/* NumPy broadcasting of a and b; the result shape into shape. */
+static int broadcast(const tl_tensor *a, const tl_tensor *b, int64_t *shape)
+{
+        int nd = a->ndim > b->ndim ? a->ndim : b->ndim;
+        for (int i = 0; i < nd; i++) {
+                int ia = i - (nd - a->ndim), ib = i - (nd - b->ndim);
+                int64_t ea = ia >= 0 ? a->shape[ia] : 1, eb = ib >= 0 ? b->shape[ib] : 1;
+                if (ea != eb && ea != 1 && eb != 1)
+                        return -1;
+                shape[i] = ea > eb ? ea : eb;
+        }
+        return nd;
+}
+
+tl_tensor *tl__math2(tl_ctx *tl, tl_math_op op, tl_tensor *a, tl_tensor *b, const char *file,
+                     int line)
+{
+        enum topo_op type = math_type(op);
+        tl__issue(tl, type, file, line);
+        const char *name = math_name(op);
+        if (op < TL_ADD || op > TL_MIN)
+                tl__fail(tl, file, line, name, "not a binary op");
+        need_local(tl, a, file, line, name, "a");
+        need_local(tl, b, file, line, name, "b");
+        int64_t shape[TL_MAX_DIMS];
+        int nd = broadcast(a, b, shape);
+        if (nd < 0)
+                tl__fail(tl, file, line, name, "shapes do not broadcast: %dD [.., %lld] and %dD [.., %lld]",
+                         a->ndim, (long long)(a->ndim ? a->shape[a->ndim - 1] : 1), b->ndim,
+                         (long long)(b->ndim ? b->shape[b->ndim - 1] : 1));
+        wait_ready(tl, a, file, line, name);
+        wait_ready(tl, b, file, line, name);
+        tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, nd, shape);
+        if (data_mode(tl))
+                tl__compute_math2(op, a, b, out);
+        uint64_t n = (uint64_t)tl_numel(out);
+        finish_at(tl, out, run_math(tl, type, name, n, n * 4));
+        return out;
+}
+
+tl_tensor *tl__scale(tl_ctx *tl, tl_tensor *x, float factor, const char *file, int line)
+{
+        tl__issue(tl, TOPO_OP_SCALE, file, line);
+        need_local(tl, x, file, line, "scale", "x");
+        wait_ready(tl, x, file, line, "scale");
+        tl_tensor *out = tl__new_tensor(tl, file, line, "scale", TL_SCRATCH, TL_FP32, x->ndim,
+                                        x->shape);
+        if (data_mode(tl))
+                tl__compute_scale(x, factor, out);
+        uint64_t n = (uint64_t)tl_numel(x);
+        finish_at(tl, out, run_math(tl, TOPO_OP_SCALE, "scale", n, n * 4));
+        return out;
+}
+
+tl_tensor *tl__cast(tl_ctx *tl, tl_tensor *x, tl_dtype dt, const char *file, int line)
+{
+        tl__issue(tl, TOPO_OP_CAST, file, line);
+        need_local(tl, x, file, line, "cast", "x");
+        wait_ready(tl, x, file, line, "cast");
+        tl_tensor *out = tl__new_tensor(tl, file, line, "cast", TL_SCRATCH, dt, x->ndim, x->shape);
+        if (data_mode(tl))
+                tl__compute_copy(x, out, dt);
+        uint64_t n = (uint64_t)tl_numel(x);
+        finish_at(tl, out, run_math(tl, TOPO_OP_CAST, "cast", n, n * tl_dtype_size(dt)));
+        return out;
+}
+
+tl_tensor *tl__fill(tl_ctx *tl, tl_dtype dt, int ndim, const int64_t *shape, float value,
+                    const char *file, int line)
+{
+        tl__issue(tl, TOPO_OP_FILL, file, line);
+        tl_tensor *out = tl__new_tensor(tl, file, line, "fill", TL_SCRATCH, dt, ndim, shape);
+        if (data_mode(tl))
+                tl__compute_fill(out, tl__round(value, dt));
+        uint64_t n = (uint64_t)tl_numel(out);
+        finish_at(tl, out, run_math(tl, TOPO_OP_FILL, "fill", n, n * tl_dtype_size(dt)));
+        return out;
+}
+
+tl_tensor *tl__mask_causal(tl_ctx *tl, tl_tensor *x, int64_t offset, const char *file, int line)
+{
+        tl__issue(tl, TOPO_OP_MASK, file, line);
+        need_local(tl, x, file, line, "mask_causal", "x");
+        if (x->ndim < 2)
+                tl__fail(tl, file, line, "mask_causal", "needs at least 2 axes (got %d)", x->ndim);
+        wait_ready(tl, x, file, line, "mask_causal");
+        tl_tensor *out = tl__new_tensor(tl, file, line, "mask_causal", TL_SCRATCH, TL_FP32,
+                                        x->ndim, x->shape);
+        if (data_mode(tl))
+                tl__compute_mask_causal(x, offset, out);
+        uint64_t n = (uint64_t)tl_numel(x);
+        finish_at(tl, out, run_math(tl, TOPO_OP_MASK, "mask", n, n * 4));
+        return out;
+}
+
+tl_tensor *tl__dot(tl_ctx *tl, tl_tensor *a, tl_tensor *b, bool trans_b, const char *file,
+                   int line)
+{
+        tl__issue(tl, TOPO_OP_DOT, file, line);
+        need_local(tl, a, file, line, "dot", "a");
+        need_local(tl, b, file, line, "dot", "b");
+        if (a->ndim != 2 || b->ndim != 2)
+                tl__fail(tl, file, line, "dot", "operands must be 2-D (got %dD and %dD); tl_reshape them",
+                         a->ndim, b->ndim);
+        int64_t m = a->shape[0], k = a->shape[1];
+        int64_t kb = trans_b ? b->shape[1] : b->shape[0], n = trans_b ? b->shape[0] : b->shape[1];
+        if (k != kb)
+                tl__fail(tl, file, line, "dot", "inner dimensions differ: a is [%lld, %lld], b%s is [%lld, %lld]",
+                         (long long)m, (long long)k, trans_b ? "^T" : "", (long long)kb,
+                         (long long)n);
+        wait_ready(tl, a, file, line, "dot");
+        wait_ready(tl, b, file, line, "dot");
+        int64_t shape[2] = { m, n };
+        tl_tensor *out = tl__new_tensor(tl, file, line, "dot", TL_SCRATCH, TL_FP32, 2, shape);
+        if (data_mode(tl))
+                tl__compute_dot(a, b, trans_b, out);
+        struct hw_sim *s = tl->sim;
+        sim_ps start, end = ev_resource_reserve(&tl->pe->gemm, ev_now(&s->ev),
+                                                hw_gemm_ps(s->topo, (uint64_t)m, (uint64_t)n,
+                                                           (uint64_t)k), &start);
+        struct rep_param p[3] = { { .name = "m", .kind = REP_INT, .i = m },
+                                  { .name = "n", .kind = REP_INT, .i = n },
+                                  { .name = "k", .kind = REP_INT, .i = k } };
+        log_engine(tl, "pe_gemm", "dot", start, end, tensor_bytes(a) + tensor_bytes(b),
+                   2 * (uint64_t)m * (uint64_t)n * (uint64_t)k, p, 3);
+        finish_at(tl, out, end);
+        return out;
+}
+
+/* ---- send / recv ------------------------------------------------------------------ */
+
+static struct tl_msg *msg_new(struct tl_run *r)
+{
+        struct tl_msg *m = r->free_msgs;
+        if (m) {
+                r->free_msgs = m->next;
+                struct tl_msg *all = m->all_next;
+                memset(m, 0, sizeof *m);
+                m->all_next = all;
+                return m;
+        }
+        m = calloc(1, sizeof *m);
+        if (m) {
+                m->all_next = r->all_msgs;
+                r->all_msgs = m;
+        }
+        return m;
+}
+
+static void msg_free(struct tl_run *r, struct tl_msg *m)
+{
+        free(m->data);
+        m->data = NULL;
+        m->next = r->free_msgs;
+        r->free_msgs = m;
+}
+
+static bool msg_matches(const struct tl_msg *m, int src, int tag)
+{
+        return (int)m->src_rank == src && m->tag == tag;
+}
+
+static void msg_land(struct ev_loop *ev, struct ev_event *e)
+{
+        struct tl_msg *m = container_of(e, struct tl_msg, land);
+        tl_ctx *dst = m->dst;
+        if (dst->recv_src >= 0 && msg_matches(m, dst->recv_src, dst->recv_tag)) {
+                dst->recv_src = -1;
+                dst->recv_got = m;
+                ev_future_complete(ev, &dst->recv_ready, 0);
+                return;
+        }
+        m->next = NULL;
+        if (dst->inbox_tail)
+                dst->inbox_tail->next = m;
+        else
+                dst->inbox = m;
+        dst->inbox_tail = m;
+}
+
+static void check_rank(tl_ctx *tl, int rank, const char *file, int line, const char *op)
+{
+        if (rank < 0 || (uint32_t)rank >= tl->sim->n_pes)
+                tl__fail(tl, file, line, op, "rank %d: expected 0..%u", rank, tl->sim->n_pes - 1);
+}
+
+void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file, int line)
+{
+        tl__issue(tl, TOPO_OP_SEND, file, line);
+        check_rank(tl, dst_rank, file, line, "tl_send");
+        need_local(tl, t, file, line, "tl_send", "t");
+        wait_ready(tl, t, file, line, "tl_send");
+        struct tl_run *r = tl->run;
+        struct hw_sim *s = tl->sim;
+        tl_ctx *dst = &r->ctx[dst_rank];
+        struct tl_msg *m = msg_new(r);
+        if (!m)
+                tl__fail(tl, file, line, "tl_send", "host out of memory");
+        m->dst = dst;
+        m->src_rank = tl->rank;
+        m->tag = tag;
+        m->dtype = t->dtype;
+        m->ndim = t->ndim;
+        memcpy(m->shape, t->shape, sizeof m->shape);
+        uint64_t bytes = tensor_bytes(t);
+        if (data_mode(tl)) {
+                m->data = malloc((size_t)tl_numel(t) * sizeof(float) + 1);
+                if (!m->data)
+                        tl__fail(tl, file, line, "tl_send", "host out of memory");
+                /* A contiguous image of t over the message buffer. */
+                tl_tensor tmp = *t;
+                tmp.base = m->data;
+                tmp.offset = 0;
+                int64_t st = 1;
+                for (int i = t->ndim - 1; i >= 0; i--) {
+                        tmp.stride[i] = st;
+                        st *= t->shape[i];
+                }
+                tl__compute_copy(t, &tmp, t->dtype);
+        }
+        /* Sender's DMA: setup and read-out; then the route; then the
+         * receiving DMA drains the bytes into its inbox. */
+        sim_ps now = ev_now(&s->ev), start;
+        sim_ps sent = ev_resource_reserve(&tl->pe->dma, now, hw_dma_ps(s->topo, bytes), &start);
+        sim_ps arrive = hw_xfer(s, tl->pe->node_dma, dst->pe->node_dma, bytes,
+                                start + s->topo->pe.dma.setup_ps);
+        sim_ps drain = hw_bytes_ps(bytes, s->topo->pe.dma.bw_bytes_per_s);
+        sim_ps head = arrive > drain ? arrive - drain : arrive;
+        sim_ps drain_start, landed = ev_resource_reserve(&dst->pe->dma, head, drain, &drain_start);
+        if (landed < sent)
+                landed = sent;
+        struct rep_param p[2] = { { .name = "dst", .kind = REP_INT, .i = dst_rank },
+                                  { .name = "tag", .kind = REP_INT, .i = tag } };
+        m->send_op = (struct rep_op){ .pe = tl->pe->name, .pe_index = tl->rank,
+                                      .component = "pe_dma", .op = "send", .start_ps = start,
+                                      .end_ps = sent, .bytes = bytes };
+        log_engine(tl, "pe_dma", "send", start, sent, bytes, 0, p, 2);
+        /* The receiver's drain is logged on its DMA track. */
+        struct rep_param q[2] = { { .name = "src", .kind = REP_INT, .i = tl->rank },
+                                  { .name = "tag", .kind = REP_INT, .i = tag } };
+        struct rep_op rec = { .pe = dst->pe->name, .pe_index = dst->rank, .component = "pe_dma",
+                              .op = "recv_drain", .start_ps = drain_start, .end_ps = landed,
+                              .bytes = bytes, .params = q, .n_params = 2 };
+        if (r->have_oplog)
+                rep_oplog_write(&r->oplog, &rec);
+        if (r->have_trace) {
+                rep_trace_op(&r->trace, &rec);
+                rep_trace_flow(&r->trace, ++r->next_flow, &m->send_op, &rec);
+        }
+        finish_at(tl, NULL, sent);
+        m->land.fn = msg_land;
+        ev_schedule_at(&s->ev, &m->land, landed);
+}
+
+tl_tensor *tl__recv(tl_ctx *tl, int src_rank, int tag, const char *file, int line)
+{
+        tl__issue(tl, TOPO_OP_RECV, file, line);
+        check_rank(tl, src_rank, file, line, "tl_recv");
+        struct tl_msg *m = NULL, *prev = NULL;
+        for (struct tl_msg *it = tl->inbox; it; prev = it, it = it->next) {
+                if (msg_matches(it, src_rank, tag)) {
+                        m = it;
+                        if (prev)
+                                prev->next = it->next;
+                        else
+                                tl->inbox = it->next;
+                        if (tl->inbox_tail == it)
+                                tl->inbox_tail = prev;
+                        break;
+                }
+        }
+        if (!m) {
+                tl->recv_src = src_rank;
+                tl->recv_tag = tag;
+                tl->recv_got = NULL;
+                ev_future_init(&tl->recv_ready, "tl_recv");
+                ev_proc_note(tl->proc, "%s:%d: tl_recv from %s tag %d", file, line,
+                             tl->run->ctx[src_rank].pe->name, tag);
+                ev_wait(tl->proc, &tl->recv_ready);
+                m = tl->recv_got;
+        }
+        tl_tensor *t = tl__new_tensor(tl, file, line, "tl_recv", TL_SCRATCH, m->dtype, m->ndim,
+                                      m->shape);
+        if (data_mode(tl) && m->data)
+                memcpy(t->base, m->data, (size_t)tl_numel(t) * sizeof(float));
+        msg_free(tl->run, m);
+        return t;
+}
+
+/* ---- the launch's view ---------------------------------------------------------- */
+
+int tl__program_id(tl_ctx *tl, int axis, const char *file, int line)
+{
+        tl__issue(tl, TOPO_OP_PROGRAM_ID, file, line);
+        switch (axis) {
+        case 0: return (int)tl->pe->pe;
+        case 1: return (int)tl->pe->cube;
+        case 2: return (int)tl->pe->sip;
+        }
+        tl__fail(tl, file, line, "tl_program_id", "axis %d: expected 0 (PE), 1 (cube) or 2 (SIP)", axis);
+}
+
+int tl__num_programs(tl_ctx *tl, int axis, const char *file, int line)
+{
+        tl__issue(tl, TOPO_OP_PROGRAM_ID, file, line);
+        const struct hw_sim *s = tl->sim;
+        switch (axis) {
+        case 0: return (int)s->pes_per_cube;
+        case 1: return (int)s->topo->sip.cubes;
+        case 2: return (int)s->n_sips;
+        }
+        tl__fail(tl, file, line, "tl_num_programs", "axis %d: expected 0 (PE), 1 (cube) or 2 (SIP)",
+                 axis);
+}
+
+int tl__rank(tl_ctx *tl, int pe, int cube, int sip, const char *file, int line)
+{
+        const struct hw_sim *s = tl->sim;
+        if (pe == -1 && cube == -1 && sip == -1)
+                return (int)tl->rank;
+        if (pe < 0 || (uint32_t)pe >= s->pes_per_cube || cube < 0 ||
+            (uint32_t)cube >= s->topo->sip.cubes || sip < 0 || (uint32_t)sip >= s->n_sips)
+                tl__fail(tl, file, line, "tl_rank", "(pe %d, cube %d, sip %d) is not on this machine "
+                         "(%u PEs x %u cubes x %u SIPs)", pe, cube, sip, s->pes_per_cube,
+                         s->topo->sip.cubes, s->n_sips);
+        return (int)(((uint32_t)sip * s->topo->sip.cubes + (uint32_t)cube) * s->pes_per_cube +
+                     (uint32_t)pe);
+}

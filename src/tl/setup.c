@@ -1,0 +1,361 @@
+/* tl/setup.c: the host side of a launch: a kernel's parameters from
+ * --set, its HBM tensors, inputs read from --inputs DIR (NAME.npy) or made
+ * up (seeded, uniform in [-1, 1], rounded to the dtype), outputs written
+ * to --outputs DIR as float32 .npy. Every problem is bad input (exit 2). */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/npy.h"
+#include "tl/tl_int.h"
+
+#define MAX_PARAMS 64
+
+struct tl_setup {
+        struct tl_run *run;          /* the run being set up */
+        struct diag *d;              /* problems */
+        const struct tl_param *defs; /* the kernel's parameters */
+        int n_defs;                  /* how many */
+        double values[MAX_PARAMS];   /* resolved values (CHOICE: index) */
+        bool given[MAX_PARAMS];      /* came from --set */
+};
+
+static int find_def(const tl_setup *s, const char *name)
+{
+        for (int i = 0; i < s->n_defs; i++)
+                if (strcmp(s->defs[i].name, name) == 0)
+                        return i;
+        return -1;
+}
+
+static int need_def(tl_setup *s, const char *name, tl_param_kind kind)
+{
+        int i = find_def(s, name);
+        if (i < 0 || s->defs[i].kind != kind) {
+                diag_error(s->d, "kernel %s: internal: no %s parameter '%s'", s->run->kernel->name,
+                           kind == TL_PARAM_CHOICE ? "choice" : "numeric", name);
+                return -1;
+        }
+        return i;
+}
+
+int64_t tl_setup_int(tl_setup *s, const char *name)
+{
+        int i = need_def(s, name, TL_PARAM_INT);
+        return i < 0 ? 0 : (int64_t)s->values[i];
+}
+
+double tl_setup_float(tl_setup *s, const char *name)
+{
+        int i = need_def(s, name, TL_PARAM_FLOAT);
+        return i < 0 ? 0 : s->values[i];
+}
+
+int tl_setup_choice(tl_setup *s, const char *name)
+{
+        int i = need_def(s, name, TL_PARAM_CHOICE);
+        return i < 0 ? 0 : (int)s->values[i];
+}
+
+bool tl_setup_is_set(tl_setup *s, const char *name)
+{
+        int i = find_def(s, name);
+        return i >= 0 && s->given[i];
+}
+
+void tl_setup_error(tl_setup *s, const char *fmt, ...)
+{
+        char msg[512];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        diag_error(s->d, "kernel %s: %s", s->run->kernel->name, msg);
+}
+
+static void input_path(const struct tl_run *r, const char *name, char *buf, size_t len)
+{
+        snprintf(buf, len, "%s/%s.npy", r->opts->inputs_dir, name);
+}
+
+static bool file_exists(const char *path)
+{
+        struct stat st;
+        return stat(path, &st) == 0;
+}
+
+int64_t tl_setup_input_dim(tl_setup *s, const char *tensor, int axis)
+{
+        const struct tl_run *r = s->run;
+        if (!r->opts->inputs_dir)
+                return -1;
+        char path[1024];
+        input_path(r, tensor, path, sizeof path);
+        if (!file_exists(path))
+                return -1;
+        struct npy_array a;
+        struct diag quiet;
+        diag_init(&quiet);
+        int rc = npy_read_header(path, &a, &quiet);
+        diag_fini(&quiet);
+        if (rc < 0 || axis < 0 || axis >= a.ndim)
+                return -1; /* the full read reports it */
+        return a.shape[axis];
+}
+
+static void shape_text(char *buf, size_t len, int ndim, const int64_t *shape)
+{
+        size_t n = (size_t)snprintf(buf, len, "[");
+        for (int i = 0; i < ndim && n < len; i++)
+                n += (size_t)snprintf(buf + n, len - n, "%s%lld", i ? ", " : "", (long long)shape[i]);
+        if (n < len)
+                snprintf(buf + n, len - n, "]");
+}
+
+tl_tensor *tl_setup_tensor(tl_setup *s, const char *name, tl_io io, tl_dtype dt, int ndim,
+                           const int64_t *shape)
+{
+        struct tl_run *r = s->run;
+        static tl_tensor dummy;      /* returned after an error; never run */
+        if (r->n_globals == TL_MAX_GLOBALS) {
+                tl_setup_error(s, "more than %d tensors", TL_MAX_GLOBALS);
+                return &dummy;
+        }
+        if (ndim < 0 || ndim > TL_MAX_DIMS) {
+                tl_setup_error(s, "tensor %s: ndim %d, expected 0..%d", name, ndim, TL_MAX_DIMS);
+                return &dummy;
+        }
+        uint64_t count = 1;
+        for (int i = 0; i < ndim; i++) {
+                if (shape[i] <= 0 || shape[i] > (INT64_C(1) << 32)) {
+                        tl_setup_error(s, "tensor %s: extent %lld on axis %d must be in [1, 2^32]",
+                                       name, (long long)shape[i], i);
+                        return &dummy;
+                }
+                count *= (uint64_t)shape[i];
+                if (count > (UINT64_C(1) << 34)) {
+                        tl_setup_error(s, "tensor %s: more than 2^34 elements", name);
+                        return &dummy;
+                }
+        }
+        struct tl_global *g = &r->globals[r->n_globals++];
+        memset(g, 0, sizeof *g);
+        snprintf(g->name, sizeof g->name, "%s", name);
+        g->io = io;
+        g->count = count;
+        tl_tensor *t = &g->t;
+        t->space = TL_HBM;
+        t->dtype = dt;
+        t->ndim = ndim;
+        memcpy(t->shape, shape, (size_t)ndim * sizeof shape[0]);
+        int64_t st = 1;
+        for (int i = ndim - 1; i >= 0; i--) {
+                t->stride[i] = st;
+                st *= shape[i];
+        }
+        t->owner = t;
+        t->name = g->name;
+        t->made_by = "setup";
+        ev_future_init(&t->ready, g->name);
+        t->ready.done = true;
+        return t;
+}
+
+/* The file's shape must be the kernel's; else a located error. */
+static int check_file_shape(const char *path, const struct npy_array *a, const struct tl_global *g,
+                            struct diag *d)
+{
+        bool same = a->ndim == g->t.ndim;
+        for (int i = 0; same && i < a->ndim; i++)
+                same = a->shape[i] == g->t.shape[i];
+        if (same)
+                return 0;
+        char fs[96], ks[96];
+        shape_text(fs, sizeof fs, a->ndim, a->shape);
+        shape_text(ks, sizeof ks, g->t.ndim, g->t.shape);
+        diag_error_at(d, path, 0, 0,
+                      "shape %s does not match the kernel's %s for '%s' (set the shape "
+                      "parameters to agree, or leave them unset to take them from the file)",
+                      fs, ks, g->name);
+        return -EINVAL;
+}
+
+int64_t tl_setup_dim(tl_setup *s, const char *param, const char *tensor, int axis)
+{
+        if (!tl_setup_is_set(s, param)) {
+                int64_t from_file = tl_setup_input_dim(s, tensor, axis);
+                if (from_file > 0)
+                        return from_file;
+        }
+        return tl_setup_int(s, param);
+}
+
+/* ---- parameters ------------------------------------------------------------ */
+
+static int parse_params(tl_setup *s, struct params *ps)
+{
+        const struct tl_param *defs = s->defs;
+        for (int i = 0; i < s->n_defs; i++) {
+                const struct tl_param *p = &defs[i];
+                s->values[i] = p->def;
+                const char *v;
+                params_str(ps, p->name, NULL, &v);
+                if (!v)
+                        continue;
+                s->given[i] = true;
+                if (p->kind == TL_PARAM_CHOICE) {
+                        int k = 0;
+                        while (p->choices[k] && strcmp(p->choices[k], v) != 0)
+                                k++;
+                        if (!p->choices[k]) {
+                                char list[256] = "";
+                                for (int j = 0; p->choices[j]; j++)
+                                        snprintf(list + strlen(list), sizeof list - strlen(list),
+                                                 "%s%s", j ? ", " : "", p->choices[j]);
+                                diag_error(s->d, "--set %s=%s: expected one of %s", p->name, v, list);
+                                continue;
+                        }
+                        s->values[i] = k;
+                        continue;
+                }
+                char *end;
+                errno = 0;
+                double x = strtod(v, &end);
+                bool bad = *v == '\0' || *end != '\0' || errno == ERANGE || !isfinite(x) ||
+                           x < p->min || x > p->max;
+                if (p->kind == TL_PARAM_INT && !bad)
+                        bad = x != floor(x);
+                if (bad) {
+                        diag_error(s->d, "--set %s=%s: expected %s in [%g, %g]", p->name, v,
+                                   p->kind == TL_PARAM_INT ? "an integer" : "a number", p->min,
+                                   p->max);
+                        continue;
+                }
+                s->values[i] = x;
+        }
+        return 0;
+}
+
+/* ---- inputs ------------------------------------------------------------------- */
+
+static uint64_t splitmix(uint64_t *st)
+{
+        uint64_t z = (*st += UINT64_C(0x9e3779b97f4a7c15));
+        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+        z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+        return z ^ (z >> 31);
+}
+
+static int fill_input(struct tl_run *r, struct tl_global *g, int index, struct diag *d)
+{
+        g->data = malloc(g->count * sizeof(float) + 1);
+        if (!g->data) {
+                diag_error(d, "tensor %s: host out of memory for %llu elements", g->name,
+                           (unsigned long long)g->count);
+                return -ENOMEM;
+        }
+        g->t.base = g->data;
+        char path[1024];
+        if (g->io == TL_INPUT && r->opts->inputs_dir) {
+                input_path(r, g->name, path, sizeof path);
+                if (file_exists(path)) {
+                        struct npy_array a;
+                        if (npy_read(path, &a, d) < 0)
+                                return -EINVAL;
+                        if (check_file_shape(path, &a, g, d) < 0) {
+                                npy_free(&a);
+                                return -EINVAL;
+                        }
+                        for (uint64_t i = 0; i < g->count; i++)
+                                g->data[i] = tl__round(a.data[i], g->t.dtype);
+                        npy_free(&a);
+                        return 0;
+                }
+        }
+        if (g->io == TL_INPUT) {
+                uint64_t st = r->opts->seed * UINT64_C(1000003) + (uint64_t)index;
+                for (uint64_t i = 0; i < g->count; i++) {
+                        double u = (double)(splitmix(&st) >> 11) * 0x1.0p-53;
+                        g->data[i] = tl__round((float)(2.0 * u - 1.0), g->t.dtype);
+                }
+        } else {
+                memset(g->data, 0, g->count * sizeof(float));
+        }
+        return 0;
+}
+
+int tl_setup_run(struct tl_run *r, struct diag *d)
+{
+        const struct tl_kernel *k = r->kernel;
+        tl_setup s = { .run = r, .d = d, .defs = k->params };
+        while (k->params && k->params[s.n_defs].name && s.n_defs < MAX_PARAMS)
+                s.n_defs++;
+        struct params empty;
+        params_init(&empty);
+        struct params *ps = r->opts->params ? r->opts->params : &empty;
+        parse_params(&s, ps);
+        const char *known[MAX_PARAMS + 1];
+        for (int i = 0; i < s.n_defs; i++)
+                known[i] = s.defs[i].name;
+        known[s.n_defs] = NULL;
+        char what[96];
+        snprintf(what, sizeof what, "kernel %s", k->name);
+        params_check_unused(ps, known, what, d);
+        if (d->n_errors)
+                return -EINVAL;
+        if (k->args_size) {
+                r->args = calloc(1, k->args_size);
+                if (!r->args) {
+                        diag_error(d, "out of memory");
+                        return -ENOMEM;
+                }
+        }
+        if (k->setup)
+                k->setup(&s, r->args);
+        if (d->n_errors)
+                return -EINVAL;
+        if (r->opts->mode == TL_MODE_DATA) {
+                for (int i = 0; i < r->n_globals; i++)
+                        if (fill_input(r, &r->globals[i], i, d) < 0)
+                                return -EINVAL;
+        } else if (r->opts->inputs_dir) {
+                /* Timing only: the files must still agree with the shapes. */
+                for (int i = 0; i < r->n_globals; i++) {
+                        struct tl_global *g = &r->globals[i];
+                        char path[1024];
+                        input_path(r, g->name, path, sizeof path);
+                        if (g->io != TL_INPUT || !file_exists(path))
+                                continue;
+                        struct npy_array a;
+                        if (npy_read_header(path, &a, d) < 0 || check_file_shape(path, &a, g, d) < 0)
+                                return -EINVAL;
+                }
+        }
+        return 0;
+}
+
+int tl_write_outputs(struct tl_run *r, struct diag *d)
+{
+        if (r->opts->mode != TL_MODE_DATA || !r->opts->outputs_dir)
+                return 0;
+        if (mkdir(r->opts->outputs_dir, 0777) < 0 && errno != EEXIST) {
+                diag_error_at(d, r->opts->outputs_dir, 0, 0, "cannot create the directory: %s",
+                              strerror(errno));
+                return -errno;
+        }
+        int rc = 0;
+        for (int i = 0; i < r->n_globals; i++) {
+                struct tl_global *g = &r->globals[i];
+                if (g->io != TL_OUTPUT)
+                        continue;
+                char path[1024];
+                snprintf(path, sizeof path, "%s/%s.npy", r->opts->outputs_dir, g->name);
+                if (npy_write(path, NPY_F32, g->t.ndim, g->t.shape, g->data, d) < 0)
+                        rc = -EIO;
+        }
+        return rc;
+}

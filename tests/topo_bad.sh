@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# tests/topo_bad.sh: every bad topology in tests/bad/topo/ must be rejected by
+# `cubesim topo check` with exit status 2 and the messages the file states.
+#
+# Convention (tests/bad/README.md): a case is NAME.yaml; its expectations are
+# comment lines in it, or in NAME.expect when the YAML cannot carry them
+# (an empty file; a missing file, where NAME.yaml does not exist):
+#   # expect: TEXT         stderr contains TEXT (fixed string, any line)
+#   # expect-count: N      stderr has exactly N lines containing ": error: "
+#   # args: ARGS...        extra arguments before the file (e.g. --set k=v)
+# Cases that cannot be committed (a file over the 16 MiB cap) are made here.
+# Environment: CUBESIM_BIN (the binary), CUBESIM_SOURCE_DIR (the tree).
+set -u
+
+bin=${CUBESIM_BIN:?CUBESIM_BIN must name the cubesim binary}
+src=${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}
+cd "$src" || exit 1
+dir=tests/bad/topo
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+n_cases=0
+n_failed=0
+
+fail() {
+        echo "FAIL $1: $2"
+        n_failed=$((n_failed + 1))
+}
+
+# run_case NAME TARGET SPEC: check TARGET with the expectations in SPEC.
+run_case() {
+        local name=$1 target=$2 spec=$3
+        n_cases=$((n_cases + 1))
+        local args=() line want count n_expect=0
+        line=$(grep -m1 '^# args: ' "$spec" | sed 's/^# args: //')
+        if [ -n "$line" ]; then
+                read -r -a args <<<"$line"
+        fi
+        timeout 20 "$bin" topo check "${args[@]}" "$target" >"$tmp/out" 2>"$tmp/err"
+        local rc=$?
+        if [ "$rc" -ne 2 ]; then
+                fail "$name" "exit status $rc, expected 2"
+                sed 's/^/    /' "$tmp/err" | head -20
+                return
+        fi
+        if grep -q ': ok' "$tmp/out"; then
+                fail "$name" "stdout says ok"
+        fi
+        while IFS= read -r want; do
+                n_expect=$((n_expect + 1))
+                if ! grep -qF -- "$want" "$tmp/err"; then
+                        fail "$name" "stderr lacks: $want"
+                        sed 's/^/    got: /' "$tmp/err" | head -20
+                fi
+        done < <(grep '^# expect: ' "$spec" | sed 's/^# expect: //')
+        if [ "$n_expect" -eq 0 ]; then
+                fail "$name" "states no '# expect:' line"
+        fi
+        count=$(grep -m1 '^# expect-count: ' "$spec" | sed 's/^# expect-count: //')
+        if [ -n "$count" ]; then
+                local got
+                got=$(grep -c ': error: ' "$tmp/err")
+                if [ "$got" -ne "$count" ]; then
+                        fail "$name" "$got error lines, expected $count"
+                        sed 's/^/    got: /' "$tmp/err" | head -20
+                fi
+        fi
+}
+
+for f in "$dir"/*.yaml; do
+        name=$(basename "$f" .yaml)
+        spec=$f
+        [ -f "$dir/$name.expect" ] && spec=$dir/$name.expect
+        run_case "$name" "$f" "$spec"
+done
+for e in "$dir"/*.expect; do
+        name=$(basename "$e" .expect)
+        [ -f "$dir/$name.yaml" ] || run_case "$name" "$dir/$name.yaml" "$e"
+done
+
+# Generated: a file over the size cap (all comment, so only the cap can reject it).
+head -c $((17 * 1024 * 1024)) /dev/zero | tr '\0' '#' >"$tmp/huge_file.yaml"
+printf '# expect: huge_file.yaml: error: the file is larger than 16 MiB\n# expect-count: 1\n' \
+        >"$tmp/huge_file.expect"
+run_case huge_file "$tmp/huge_file.yaml" "$tmp/huge_file.expect"
+
+# The shipped topologies are good: the same command accepts them.
+for f in topologies/*.yaml; do
+        n_cases=$((n_cases + 1))
+        if ! "$bin" topo check "$f" >"$tmp/out" 2>"$tmp/err"; then
+                fail "$f" "a shipped topology is rejected"
+                sed 's/^/    /' "$tmp/err" | head -20
+        fi
+done
+
+echo "topo_bad: $n_cases cases, $n_failed failures"
+[ "$n_failed" -eq 0 ]

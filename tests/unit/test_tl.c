@@ -1,0 +1,368 @@
+/* tests/unit/test_tl.c: the kernel language: each primitive's timing
+ * against its closed form, lazy-load overlap, send/recv order and drain,
+ * scratch scopes and the ceiling, kernel errors, and data-mode GEMM and
+ * softmax against a float64 reference. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tl/tl_int.h"
+
+static struct topo t;
+static struct hw_sim sim;
+static struct diag d;
+static struct tl_run run;
+static bool have_run;
+
+static void setup_small(void)
+{
+        diag_init(&d);
+        char path[512];
+        snprintf(path, sizeof path, "%s/topologies/small.yaml", getenv("CUBESIM_SOURCE_DIR"));
+        cr_assert_eq(topo_load_file(path, &t, &d), 0);
+        cr_assert_eq(hw_sim_init(&sim, &t, NULL, &d), 0);
+        have_run = false;
+}
+
+static void teardown(void)
+{
+        if (have_run)
+                tl_run_fini(&run);
+        hw_sim_fini(&sim);
+        topo_fini(&t);
+        diag_fini(&d);
+}
+
+TestSuite(tl, .init = setup_small, .fini = teardown);
+
+static bool diag_has(const char *needle)
+{
+        for (const struct diag_msg *m = d.head; m; m = m->next)
+                if (strstr(m->text, needle))
+                        return true;
+        return false;
+}
+
+static int run_kernel(tl_kernel_fn fn, enum tl_mode mode)
+{
+        static struct tl_kernel k;
+        k = (struct tl_kernel){ .name = "test", .fn = fn };
+        static struct tl_run_opts o;
+        o = (struct tl_run_opts){ .mode = mode, .seed = 1 };
+        have_run = true;
+        return tl_run_kernel(&sim, &k, &o, &run, &d);
+}
+
+static sim_ps now_of(tl_ctx *tl) { return ev_now(&tl->sim->ev); }
+static sim_ps cost(enum topo_op op) { return topo_issue_cost_ps(&t.pe.cpu, op); }
+
+/* ---- timing of each primitive -------------------------------------------- */
+
+static sim_ps measured[8];
+
+static void k_tcm_load(tl_ctx *tl, const void *a)
+{
+        if (tl->rank != 0)
+                return;
+        tl_tensor *src = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 64, 64 }));
+        sim_ps t0 = now_of(tl);
+        tl_tensor *x = tl_load(tl, src);
+        measured[0] = now_of(tl) - t0;           /* the load returns after its issue cost */
+        tl_wait_tensor(tl, x);
+        measured[1] = now_of(tl) - t0;
+}
+
+Test(tl, load_from_tcm_closed_form)
+{
+        cr_assert_eq(run_kernel(k_tcm_load, TL_MODE_OPLOG), 0);
+        cr_assert_eq(measured[0], cost(TOPO_OP_LOAD), "a load is lazy: it returns at once");
+        /* DMA: setup + bytes at a channel's share of the engine bandwidth. */
+        sim_ps dma = t.pe.dma.setup_ps +
+                     hw_bytes_ps(64 * 64 * 4, t.pe.dma.bw_bytes_per_s / t.pe.dma.channels);
+        cr_assert_eq(measured[1], cost(TOPO_OP_LOAD) + dma);
+}
+
+static void k_dot(tl_ctx *tl, const void *a)
+{
+        if (tl->rank != 0)
+                return;
+        tl_tensor *x = tl_alloc(tl, TL_SCRATCH, TL_BF16, 2, ((int64_t[]){ 96, 200 }));
+        tl_tensor *y = tl_alloc(tl, TL_SCRATCH, TL_BF16, 2, ((int64_t[]){ 200, 72 }));
+        sim_ps t0 = now_of(tl);
+        tl_tensor *p = tl_dot(tl, x, y, false);
+        tl_wait_tensor(tl, p);
+        measured[0] = now_of(tl) - t0;
+        t0 = now_of(tl);
+        tl_tensor *e = tl_exp(tl, p);
+        tl_wait_tensor(tl, e);
+        measured[1] = now_of(tl) - t0;
+        t0 = now_of(tl);
+        tl_tensor *r = tl_rowsum(tl, e);
+        tl_wait_tensor(tl, r);
+        measured[2] = now_of(tl) - t0;
+}
+
+Test(tl, dot_and_math_closed_form)
+{
+        cr_assert_eq(run_kernel(k_dot, TL_MODE_OPLOG), 0);
+        /* The wait's own issue cost hides under the engine time. */
+        sim_ps gemm = hw_gemm_ps(&t, 96, 72, 200);
+        cr_assert_gt(gemm, cost(TOPO_OP_WAIT));
+        cr_assert_eq(measured[0], cost(TOPO_OP_DOT) + gemm);
+        /* exp: ceil(elements / lanes) * cycles_per_element at the MATH clock. */
+        uint64_t lanes = t.pe.math.lanes, n = 96 * 72;
+        sim_ps exp_ps = topo_cycles_to_ps((n + lanes - 1) / lanes * t.pe.math.cycles_per_element[TOPO_OP_EXP],
+                                          t.pe.math.clock_hz);
+        cr_assert_eq(measured[1], cost(TOPO_OP_EXP) + exp_ps);
+        cr_assert_eq(measured[2], cost(TOPO_OP_ROWSUM) + hw_math_ps(&t, TOPO_OP_ROWSUM, n));
+}
+
+/* A load issued before unrelated work completes behind it: total time is
+ * the longer of the two, not their sum. */
+static void k_overlap(tl_ctx *tl, const void *a)
+{
+        if (tl->rank != 0)
+                return;
+        tl_tensor *src = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 128, 128 }));
+        tl_tensor *w = tl_alloc(tl, TL_SCRATCH, TL_FP32, 2, ((int64_t[]){ 64, 64 }));
+        sim_ps t0 = now_of(tl);
+        tl_tensor *x = tl_load(tl, src);         /* 64 KiB on the DMA */
+        tl_tensor *e = tl_exp(tl, w);            /* meanwhile on PE_MATH */
+        tl_wait_tensor(tl, e);
+        measured[1] = now_of(tl) - t0;
+        tl_wait_tensor(tl, x);
+        measured[0] = now_of(tl) - t0;
+}
+
+Test(tl, lazy_load_overlaps_unrelated_work)
+{
+        cr_assert_eq(run_kernel(k_overlap, TL_MODE_OPLOG), 0);
+        sim_ps load = cost(TOPO_OP_LOAD) + t.pe.dma.setup_ps +
+                      hw_bytes_ps(128 * 128 * 4, t.pe.dma.bw_bytes_per_s / t.pe.dma.channels);
+        sim_ps exp_alone = cost(TOPO_OP_EXP) + hw_math_ps(&t, TOPO_OP_EXP, 64 * 64);
+        cr_assert_lt(measured[1], load, "the exp finished while the load was in flight");
+        cr_assert_eq(measured[1], cost(TOPO_OP_LOAD) + exp_alone);
+        cr_assert_eq(measured[0], load, "the load ended on its own schedule, hidden behind the exp");
+}
+
+/* ---- send / recv ------------------------------------------------------------ */
+
+static float got[4];
+
+static void k_sendrecv(tl_ctx *tl, const void *a)
+{
+        int64_t shape[2] = { 1, 256 };
+        if (tl->rank == 0) {
+                measured[0] = now_of(tl);
+                for (int i = 0; i < 3; i++) {
+                        tl_tensor *v = tl_fill(tl, TL_FP32, 2, shape, (float)(i + 1));
+                        tl_send(tl, 1, v, 7);
+                }
+                tl_send(tl, 1, tl_fill(tl, TL_FP32, 2, shape, 99.0f), 8);
+        } else if (tl->rank == 1) {
+                /* The tag-8 message is taken first though it was sent last. */
+                tl_tensor *m8 = tl_recv(tl, 0, 8);
+                got[3] = m8->base ? m8->base[0] : 0;
+                for (int i = 0; i < 3; i++) {
+                        tl_tensor *m = tl_recv(tl, 0, 7);
+                        if (i == 0)
+                                measured[1] = now_of(tl);
+                        got[i] = m->base ? m->base[m->offset] : 0;
+                }
+        }
+}
+
+Test(tl, send_recv_order_by_source_and_tag)
+{
+        cr_assert_eq(run_kernel(k_sendrecv, TL_MODE_DATA), 0);
+        cr_assert_float_eq(got[0], 1.0f, 0);
+        cr_assert_float_eq(got[1], 2.0f, 0);
+        cr_assert_float_eq(got[2], 3.0f, 0);
+        cr_assert_float_eq(got[3], 99.0f, 0);
+}
+
+static void k_pingpong(tl_ctx *tl, const void *a)
+{
+        int64_t shape[2] = { 16, 64 };                         /* 4 KiB fp32 */
+        if (tl->rank == 0) {
+                tl_tensor *v = tl_alloc(tl, TL_SCRATCH, TL_FP32, 2, shape);
+                measured[0] = now_of(tl);
+                tl_send(tl, 1, v, 1);
+                measured[1] = now_of(tl);                      /* fire-and-forget */
+        } else if (tl->rank == 1) {
+                tl_recv(tl, 0, 1);
+                measured[2] = now_of(tl);
+        }
+}
+
+Test(tl, send_is_fire_and_forget_recv_waits_for_the_drain)
+{
+        cr_assert_eq(run_kernel(k_pingpong, TL_MODE_OPLOG), 0);
+        cr_assert_eq(measured[1] - measured[0], cost(TOPO_OP_SEND));
+        uint64_t bytes = 16 * 64 * 4;
+        uint32_t a = sim.pes[0].node_dma, b = sim.pes[1].node_dma;
+        sim_ps route = topo_path_latency(&sim.graph, a, b);
+        /* Bottleneck drain over the route: PE port links and one mesh hop. */
+        uint64_t bw = t.pe.links.dma_noc.bw_bytes_per_s < t.cube.noc.link_bw_bytes_per_s
+                              ? t.pe.links.dma_noc.bw_bytes_per_s : t.cube.noc.link_bw_bytes_per_s;
+        /* The bytes land when both the sender's DMA has read them out and
+         * the route has carried them. */
+        sim_ps wire = t.pe.dma.setup_ps + route + hw_bytes_ps(bytes, bw);
+        sim_ps dma = hw_dma_ps(&t, bytes);
+        sim_ps landed = measured[0] + cost(TOPO_OP_SEND) + (dma > wire ? dma : wire);
+        cr_assert_eq(measured[2], landed, "recv returns when the bytes have drained (%llu vs %llu)",
+                     (unsigned long long)measured[2], (unsigned long long)landed);
+}
+
+static void k_recv_nobody(tl_ctx *tl, const void *a)
+{
+        if (tl->rank == 1)
+                tl_recv(tl, 0, 5);
+}
+
+Test(tl, recv_that_nobody_sends_is_a_deadlock_naming_the_line)
+{
+        cr_assert_eq(run_kernel(k_recv_nobody, TL_MODE_OPLOG), -1);
+        cr_assert(diag_has("deadlock"));
+        cr_assert(diag_has("process 'sip0.cube0.pe1' waits on future 'tl_recv'"));
+        cr_assert(diag_has("test_tl.c:"));
+        cr_assert(diag_has("tl_recv from sip0.cube0.pe0 tag 5"));
+}
+
+/* ---- scratch ------------------------------------------------------------------ */
+
+static void k_scoped_loop(tl_ctx *tl, const void *a)
+{
+        if (tl->rank != 0)
+                return;
+        for (int i = 0; i < 200; i++) {
+                tl_scratch_scope_begin(tl);
+                tl_tensor *x = tl_alloc(tl, TL_SCRATCH, TL_FP32, 2, ((int64_t[]){ 128, 128 }));
+                tl_exp(tl, x);                   /* another 64 KiB */
+                tl_scratch_scope_end(tl);
+        }
+}
+
+Test(tl, scratch_scope_reuses_memory)
+{
+        cr_assert_eq(run_kernel(k_scoped_loop, TL_MODE_DATA), 0);
+        cr_assert_eq(run.ctx[0].scratch_peak, 2 * 128 * 128 * 4);
+        cr_assert_eq(run.ctx[0].scratch_bytes, 0);
+}
+
+static void k_unscoped_loop(tl_ctx *tl, const void *a)
+{
+        if (tl->rank != 0)
+                return;
+        for (int i = 0; i < 200; i++)
+                tl_alloc(tl, TL_SCRATCH, TL_FP32, 2, ((int64_t[]){ 128, 128 }));
+}
+
+Test(tl, scratch_ceiling_is_a_kernel_error)
+{
+        cr_assert_eq(run_kernel(k_unscoped_loop, TL_MODE_OPLOG), -1);
+        cr_assert(diag_has("test_tl.c:"), "names the kernel line");
+        cr_assert(diag_has("PE sip0.cube0.pe0: tl_alloc: scratch: 1.06 MiB requested, 1.00 MiB ceiling"),
+                  "got: %s", d.head ? d.head->text : "(none)");
+}
+
+static void k_oob(tl_ctx *tl, const void *a)
+{
+        if (tl->rank != 2)
+                return;
+        tl_tensor *x = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 8, 8 }));
+        tl_view(tl, x, ((int64_t[]){ 4, 0 }), ((int64_t[]){ 5, 8 }));
+}
+
+Test(tl, out_of_bounds_view_is_a_kernel_error)
+{
+        cr_assert_eq(run_kernel(k_oob, TL_MODE_OPLOG), -1);
+        cr_assert(diag_has("PE sip0.cube0.pe2: tl_view: out of bounds: axis 0, [4, 9) of extent 8"));
+}
+
+static void k_mismatch(tl_ctx *tl, const void *a)
+{
+        tl_tensor *x = tl_alloc(tl, TL_SCRATCH, TL_FP32, 2, ((int64_t[]){ 8, 16 }));
+        tl_tensor *y = tl_alloc(tl, TL_SCRATCH, TL_FP32, 2, ((int64_t[]){ 8, 16 }));
+        tl_dot(tl, x, y, false);
+}
+
+Test(tl, shape_mismatch_is_a_kernel_error)
+{
+        cr_assert_eq(run_kernel(k_mismatch, TL_MODE_OPLOG), -1);
+        cr_assert(diag_has("dot: inner dimensions differ: a is [8, 16], b is [8, 16]"));
+}
+
+/* ---- data mode against float64 ----------------------------------------------- */
+
+static void run_builtin(const char *name, const char *const *sets, int n)
+{
+        static struct params ps;
+        params_init(&ps);
+        for (int i = 0; i < n; i++)
+                cr_assert_eq(params_add(&ps, sets[i], &d), 0);
+        static struct tl_run_opts o;
+        o = (struct tl_run_opts){ .mode = TL_MODE_DATA, .seed = 3, .params = &ps };
+        have_run = true;
+        int rc = tl_run_kernel(&sim, tl_kernel_find(name), &o, &run, &d);
+        if (rc)
+                diag_print(&d, stderr);
+        cr_assert_eq(rc, 0);
+}
+
+static struct tl_global *global(const char *name)
+{
+        for (int i = 0; i < run.n_globals; i++)
+                if (strcmp(run.globals[i].name, name) == 0)
+                        return &run.globals[i];
+        cr_assert_fail("no tensor %s", name);
+        return NULL;
+}
+
+Test(tl, gemm_matches_float64_reference)
+{
+        /* Tails in every dimension: 100 x 70 x 130 over 64-tiles. */
+        const char *sets[] = { "m=100", "n=70", "k=130", "dtype=fp32" };
+        run_builtin("gemm", sets, 4);
+        const float *a = global("a")->data, *b = global("b")->data, *c = global("c")->data;
+        double worst = 0;
+        for (int i = 0; i < 100; i++)
+                for (int j = 0; j < 70; j++) {
+                        double ref = 0;
+                        for (int k = 0; k < 130; k++)
+                                ref += (double)a[i * 130 + k] * b[k * 70 + j];
+                        double err = fabs(c[i * 70 + j] - ref) / (2e-4 + 2e-4 * fabs(ref));
+                        if (err > worst)
+                                worst = err;
+                }
+        cr_assert_leq(worst, 1.0, "worst error %.3g of the tolerance", worst);
+}
+
+Test(tl, softmax_matches_float64_reference)
+{
+        const char *sets[] = { "rows=37", "cols=50", "block=8" };
+        run_builtin("softmax", sets, 3);
+        const float *x = global("x")->data, *y = global("y")->data;
+        for (int i = 0; i < 37; i++) {
+                double mx = -INFINITY, sum = 0;
+                for (int j = 0; j < 50; j++)
+                        mx = fmax(mx, x[i * 50 + j]);
+                for (int j = 0; j < 50; j++)
+                        sum += exp((double)x[i * 50 + j] - mx);
+                for (int j = 0; j < 50; j++) {
+                        double ref = exp((double)x[i * 50 + j] - mx) / sum;
+                        cr_assert_float_eq(y[i * 50 + j], ref, 2e-4 + 2e-4 * ref, "(%d, %d)", i, j);
+                }
+        }
+}
+
+Test(tl, bf16_store_rounds)
+{
+        const char *sets[] = { "m=16", "n=16", "k=16", "dtype=bf16" };
+        run_builtin("gemm", sets, 4);
+        const float *c = global("c")->data;
+        for (int i = 0; i < 256; i++)
+                cr_assert_eq(c[i], tl__round(c[i], TL_BF16), "c[%d] = %.9g is not a bf16 value", i,
+                             c[i]);
+}
