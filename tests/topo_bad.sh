@@ -93,5 +93,36 @@ for f in topologies/*.yaml; do
         fi
 done
 
+# The command itself: usage errors exit 2 with a hint; show matches the snapshot.
+cli_case() {  # cli_case STATUS NEEDLE ARGS...
+        local want=$1 needle=$2
+        shift 2
+        n_cases=$((n_cases + 1))
+        "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+        local rc=$?
+        if [ "$rc" -ne "$want" ]; then
+                fail "cubesim $*" "exit status $rc, expected $want"
+        elif ! grep -qF -- "$needle" "$tmp/out" "$tmp/err"; then
+                fail "cubesim $*" "output lacks: $needle"
+        fi
+}
+cli_case 2 "unknown option '--fromat'; did you mean '--format'?" topo show --fromat json
+cli_case 2 "--format must be text, json or dot (got 'yml')" topo show --format yml
+cli_case 2 "unknown subcommand 'chek'; did you mean 'check'?" topo chek topologies/small.yaml
+cli_case 2 "no FILE given" topo check
+cli_case 0 "usage: cubesim topo check" topo --help
+cli_case 0 "topologies/small.yaml: ok ('small': 8 PEs, 2 cubes, 1 SIP;" topo check topologies/small.yaml
+cli_case 0 "# totals: 64 PEs, 4 cubes, 1 SIP" topo show
+n_cases=$((n_cases + 1))
+if ! "$bin" topo show --format json | cmp -s - tests/golden/topo_default.json; then
+        fail "topo show --format json" "differs from tests/golden/topo_default.json"
+fi
+n_cases=$((n_cases + 1))
+"$bin" topo show topologies/small.yaml --set pe.dma.bw_gbps=12.5 >"$tmp/resolved.yaml"
+if ! "$bin" topo check "$tmp/resolved.yaml" >/dev/null ||
+        ! grep -q '^    bw_gbps: 12.5$' "$tmp/resolved.yaml"; then
+        fail "topo show (text)" "is not a loadable topology with the override"
+fi
+
 echo "topo_bad: $n_cases cases, $n_failed failures"
 [ "$n_failed" -eq 0 ]

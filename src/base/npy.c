@@ -348,7 +348,7 @@ static int string_lit(struct lex *l, const uint8_t **str, size_t *n)
         *str = l->s + l->pos;
         for (;;) {
                 int c = peek(l);
-                if (c < 0) {
+                if (c < 0 || c == '\n') {
                         err_at(l, start, "unterminated string");
                         return -1;
                 }
@@ -482,9 +482,12 @@ static int extent(struct lex *l, struct header *h)
 static int shape_value(struct lex *l, struct header *h)
 {
         size_t open = l->pos;
+        if (peek(l) == '[') {
+                err_at(l, open, "the shape must be a tuple such as (2, 3), not a list");
+                return -1;
+        }
         if (peek(l) != '(') {
-                expected(l, peek(l) == '[' ? "a tuple such as (2, 3), not a list," :
-                                             "a tuple such as (2, 3)");
+                expected(l, "a tuple such as (2, 3) for 'shape'");
                 return -1;
         }
         l->pos++;

@@ -251,9 +251,12 @@ static void print_kernel(const struct tl_kernel *k)
                                 printf(" %s", p->choices[j]);
                         printf(" (default %s): %s\n", p->choices[(int)p->def], p->help);
                 } else {
-                        printf("    %-14s %s in [%g, %g] (default %g): %s\n", p->name,
-                               p->kind == TL_PARAM_INT ? "integer" : "number", p->min, p->max,
-                               p->def, p->help);
+                        if (p->kind == TL_PARAM_INT)
+                                printf("    %-14s integer in [%.0f, %.0f] (default %.0f): %s\n",
+                                       p->name, p->min, p->max, p->def, p->help);
+                        else
+                                printf("    %-14s number in [%g, %g] (default %g): %s\n", p->name,
+                                       p->min, p->max, p->def, p->help);
                 }
         }
         if (k->io_help)

@@ -200,6 +200,10 @@ enum ev_run_result ev_run(struct ev_loop *ev, struct diag *d)
                 } else {
                         break;
                 }
+                /* The next event's owner is likely cold (a process's
+                 * struct, far from this one): start fetching it now. */
+                if (ev->n_heap)
+                        __builtin_prefetch(ev->heap[0].e);
                 if (unlikely(ev->max_events && ev->n_events >= ev->max_events)) {
                         diag_error(d, "event budget exceeded: %llu events at %llu ns "
                                    "(a kernel that never ends?)",

@@ -60,6 +60,7 @@ struct hw_pe {
         struct ev_resource math;     /* vector engine */
         struct ev_proc proc;         /* the kernel, once launched */
         struct ev_event launch_ev;   /* the launch message reaches the PE_CPU */
+        sim_ps launch_lat_ps;        /* path latency M_CPU -> its PE_CPU */
         sim_ps exec_start_ps;        /* when the kernel started (target_start) */
         sim_ps exec_end_ps;          /* when the kernel returned */
         bool started;                /* the kernel has started */
@@ -76,6 +77,7 @@ struct hw_cube {
         uint32_t first_channel_node; /* graph node of HBM channel 0 */
         struct ev_resource *channels; /* per HBM channel */
         struct ev_event launch_ev;   /* the launch reaches the M_CPU */
+        sim_ps launch_lat_ps;        /* path latency IO_CPU -> M_CPU */
         struct ev_event done_ev;     /* its completion notice reaches the IO_CPU */
         uint32_t n_done;             /* its PEs finished so far */
         uint64_t hbm_read_bytes;     /* stat */

@@ -1,6 +1,7 @@
 /* hw/launch.c: the launch path host -> IO_CPU -> M_CPU -> PE_CPU, the
  * common start barrier, and completions back to the IO_CPU. See hw.h. */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "base/util.h"
 #include "hw/hw.h"
@@ -88,7 +89,7 @@ static void cube_launch_arrives(struct ev_loop *ev, struct ev_event *e)
         for (uint32_t p = 0; p < s->pes_per_cube; p++) {
                 struct hw_pe *pe = &first[p];
                 pe->launch_ev.fn = pe_launch_arrives;
-                ev_schedule(ev, &pe->launch_ev, lat(s, c->node_m_cpu, pe->node_cpu));
+                ev_schedule(ev, &pe->launch_ev, pe->launch_lat_ps);
         }
 }
 
@@ -99,7 +100,7 @@ static void sip_launch_arrives(struct ev_loop *ev, struct ev_event *e)
         for (uint32_t c = 0; c < s->topo->sip.cubes; c++) {
                 struct hw_cube *cb = cube_of(s, sp, c);
                 cb->launch_ev.fn = cube_launch_arrives;
-                ev_schedule(ev, &cb->launch_ev, lat(s, sp->node_io_cpu, cb->node_m_cpu));
+                ev_schedule(ev, &cb->launch_ev, cb->launch_lat_ps);
         }
 }
 
@@ -109,17 +110,34 @@ int hw_launch(struct hw_sim *s, hw_pe_body body, void *arg)
         s->body_arg = arg;
         s->launch_ps = ev_now(&s->ev);
         s->n_sips_done = 0;
-        /* The barrier: the longest launch path IO_CPU -> M_CPU -> PE_CPU. */
+        /* The barrier: the longest launch path IO_CPU -> M_CPU -> PE_CPU,
+         * one route search per cube for all its PEs. */
         sim_ps worst = 0;
-        for (uint32_t i = 0; i < s->n_pes; i++) {
-                struct hw_pe *pe = &s->pes[i];
-                struct hw_cube *c = hw_pe_cube(pe);
-                sim_ps l = lat(s, s->sips[pe->sip].node_io_cpu, c->node_m_cpu) +
-                           lat(s, c->node_m_cpu, pe->node_cpu);
-                if (l > worst)
-                        worst = l;
-                pe->started = pe->finished = false;
+        uint32_t *dsts = malloc(s->pes_per_cube * sizeof *dsts);
+        sim_ps *lats = malloc(s->pes_per_cube * sizeof *lats);
+        if (!dsts || !lats) {
+                free(dsts);
+                free(lats);
+                return -ENOMEM;
         }
+        for (uint32_t c = 0; c < s->n_cubes; c++) {
+                struct hw_cube *cb = &s->cubes[c];
+                struct hw_pe *first = &s->pes[c * s->pes_per_cube];
+                cb->launch_lat_ps = lat(s, s->sips[cb->sip].node_io_cpu, cb->node_m_cpu);
+                for (uint32_t p = 0; p < s->pes_per_cube; p++)
+                        dsts[p] = first[p].node_cpu;
+                int rc = topo_path_latencies(&s->graph, cb->node_m_cpu, dsts, s->pes_per_cube, lats);
+                CS_ASSERT(rc == 0);
+                (void)rc;
+                for (uint32_t p = 0; p < s->pes_per_cube; p++) {
+                        first[p].launch_lat_ps = lats[p];
+                        first[p].started = first[p].finished = false;
+                        if (cb->launch_lat_ps + lats[p] > worst)
+                                worst = cb->launch_lat_ps + lats[p];
+                }
+        }
+        free(dsts);
+        free(lats);
         s->target_start_ps = s->launch_ps + worst;
         for (uint32_t i = 0; i < s->n_cubes; i++)
                 s->cubes[i].n_done = 0;

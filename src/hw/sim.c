@@ -87,6 +87,8 @@ nomem_graph:
 
 void hw_sim_fini(struct hw_sim *s)
 {
+        /* First: unfinished processes live in s->pes. */
+        ev_loop_fini(&s->ev);
         if (s->cubes)
                 for (uint32_t c = 0; c < s->n_cubes; c++)
                         free(s->cubes[c].channels);
@@ -94,7 +96,6 @@ void hw_sim_fini(struct hw_sim *s)
         free(s->sips);
         free(s->pes);
         free(s->links);
-        ev_loop_fini(&s->ev);
         topo_graph_fini(&s->graph);
         memset(s, 0, sizeof *s);
 }

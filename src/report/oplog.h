@@ -2,8 +2,10 @@
  * JSON Lines: every record has the keys pe, component, op, start_ps,
  * end_ps, bytes, flops, params in that order; params is an object whose
  * keys keep the order the op gave them; numbers are integers; strings are
- * escaped per RFC 8259; no spaces except none (compact), one record per
- * line, '\n' line ends. Two runs of the same input give the same bytes.
+ * escaped per RFC 8259 (only '"', '\\' and control characters, the latter
+ * always as \u00xx with lowercase hex; bytes >= 0x80 as they are); no
+ * spaces (compact), one record per line, '\n' line ends. Two runs of the
+ * same input give the same bytes.
  *
  * Records are written as ops are issued (their start and end are known
  * then: the hardware model is analytic), so the file is in issue order,

@@ -43,6 +43,48 @@ json_t *rep_run_summary(const struct tl_run *r, const char *kernel)
         json_object_set_new(o, "pe_cpu_issue_ps", iss);
         json_object_set_new(o, "op_counts", cnt);
 
+        /* Busy time and utilisation per component class, over the kernel's
+         * span (first exec start to last end). */
+        sim_ps span = kernel_end(s) - s->target_start_ps;
+        sim_ps busy_cpu = 0, busy_dma = 0, busy_gemm = 0, busy_math = 0, busy_hbm = 0;
+        for (uint32_t i = 0; i < s->n_pes; i++) {
+                for (int op = 0; op < TOPO_OP_COUNT; op++)
+                        busy_cpu += r->ctx[i].issue_ps[op];
+                busy_dma += s->pes[i].dma.busy_ps;
+                busy_gemm += s->pes[i].gemm.busy_ps;
+                busy_math += s->pes[i].math.busy_ps;
+        }
+        uint64_t hbm_rd = 0, hbm_wr = 0;
+        uint32_t n_ch = s->topo->cube.hbm.channels;
+        for (uint32_t c = 0; c < s->n_cubes; c++) {
+                for (uint32_t ch = 0; ch < n_ch; ch++)
+                        busy_hbm += s->cubes[c].channels[ch].busy_ps;
+                hbm_rd += s->cubes[c].hbm_read_bytes;
+                hbm_wr += s->cubes[c].hbm_write_bytes;
+        }
+        struct { const char *name; sim_ps busy; uint64_t n; } cls[] = {
+                { "pe_cpu", busy_cpu, s->n_pes },
+                { "pe_dma", busy_dma, (uint64_t)s->n_pes * s->topo->pe.dma.channels },
+                { "pe_gemm", busy_gemm, s->n_pes },
+                { "pe_math", busy_math, s->n_pes },
+                { "hbm_channel", busy_hbm, (uint64_t)s->n_cubes * n_ch },
+        };
+        json_t *busy = json_object(), *util = json_object();
+        for (size_t i = 0; i < sizeof cls / sizeof cls[0]; i++) {
+                json_object_set_new(busy, cls[i].name, json_integer((json_int_t)cls[i].busy));
+                double u = span ? (double)cls[i].busy / ((double)span * (double)cls[i].n) : 0.0;
+                json_object_set_new(util, cls[i].name, json_real(u));
+        }
+        json_object_set_new(o, "busy_ps", busy);
+        json_object_set_new(o, "utilisation", util);
+        json_t *bytes = json_object();
+        for (int c = 0; c < TOPO_EDGE_CLASS_COUNT; c++)
+                json_object_set_new(bytes, topo_edge_class_name(c),
+                                    json_integer((json_int_t)s->class_bytes[c]));
+        json_object_set_new(o, "link_bytes", bytes);
+        json_object_set_new(o, "hbm_read_bytes", json_integer((json_int_t)hbm_rd));
+        json_object_set_new(o, "hbm_write_bytes", json_integer((json_int_t)hbm_wr));
+
         json_t *pes = json_array();
         for (uint32_t i = 0; i < s->n_pes; i++) {
                 const struct hw_pe *pe = &s->pes[i];

@@ -230,9 +230,12 @@ static int parse_params(tl_setup *s, struct params *ps)
                 if (p->kind == TL_PARAM_INT && !bad)
                         bad = x != floor(x);
                 if (bad) {
-                        diag_error(s->d, "--set %s=%s: expected %s in [%g, %g]", p->name, v,
-                                   p->kind == TL_PARAM_INT ? "an integer" : "a number", p->min,
-                                   p->max);
+                        if (p->kind == TL_PARAM_INT)
+                                diag_error(s->d, "--set %s=%s: expected an integer in [%.0f, %.0f]",
+                                           p->name, v, p->min, p->max);
+                        else
+                                diag_error(s->d, "--set %s=%s: expected a number in [%g, %g]",
+                                           p->name, v, p->min, p->max);
                         continue;
                 }
                 s->values[i] = x;

@@ -501,6 +501,36 @@ Test(topo, routes_are_shortest_and_consistent)
         topo_graph_fini(&g);
 }
 
+/* Degenerate meshes, full networks, odd channel counts: every route is
+ * still shortest and contiguous. */
+Test(topo, routes_on_odd_shapes)
+{
+        static const char *const shapes[][6] = {
+                { "cube.noc.rows=1", "cube.noc.cols=5", "sip.cubes=3", "sip.inter_cube.topology=full",
+                  "cube.hbm.channels=3", NULL },
+                { "cube.noc.rows=3", "cube.noc.cols=1", "system.sips=3",
+                  "system.inter_sip.topology=full", "sip.cubes=2", NULL },
+                { "cube.noc.rows=1", "cube.noc.cols=1", "cube.hbm.channels=1", "system.sips=2",
+                  "sip.cubes=1", NULL },
+                { "cube.noc.rows=3", "cube.noc.cols=2", "sip.cubes=2", "cube.hbm.channels=7",
+                  "sip.inter_cube.latency_ns=500", NULL },
+        };
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+                struct topo t;
+                struct topo_graph g;
+                struct diag d;
+                diag_init(&d);
+                cr_assert_eq(topo_load_default(&t, &d), 0);
+                for (int k = 0; shapes[i][k]; k++)
+                        cr_assert_eq(topo_set_kv(&t, shapes[i][k], &d), 0, "%s", shapes[i][k]);
+                build(&t, &g);
+                for (uint32_t s = 0; s < g.n_nodes; s++)
+                        check_routes_from(&g, s);
+                topo_graph_fini(&g);
+                diag_fini(&d);
+        }
+}
+
 Test(topo, batch_latencies_for_a_launch)
 {
         struct topo t;

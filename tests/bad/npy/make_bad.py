@@ -103,7 +103,9 @@ def main():
     hcase("subarray", "{'descr': ('<f4', (2,)), 'fortran_order': False, 'shape': (2,), }",
           at("(", "subarray dtypes (a tuple descr) are not supported"))
     hcase("shape_list", "{'descr': '<f4', 'fortran_order': False, 'shape': [2, 3], }",
-          at("[", "expected a tuple such as (2, 3), not a list, got '['"))
+          at("[", "the shape must be a tuple such as (2, 3), not a list"))
+    hcase("shape_int", "{'descr': '<f4', 'fortran_order': False, 'shape': 6, }",
+          at("6", "expected a tuple such as (2, 3) for 'shape', got '6'"))
     hcase("shape_no_comma", "{'descr': '<f4', 'fortran_order': False, 'shape': (6), }",
           at("(", "a shape of one extent is a tuple with a trailing comma, like (6,)"))
     hcase("shape_float", "{'descr': '<f4', 'fortran_order': False, 'shape': (2.0, 3), }",
@@ -150,7 +152,7 @@ def main():
           at("descr", "expected a quoted key or '}', got 'd'"))
     hcase("missing_close", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)",
           lambda t: ["header column %d: expected ',' or '}' after a value, got the end of "
-                     "the header" % (len(t) + 1)])
+                     "the header" % (len(header(t)) - 10 + 1)])
     hcase("two_errors", "{'descr': '<i8', 'fortran_order': True, 'shape': (2, 3), }",
           lambda t: ["header column %d: dtype '<i8' is not supported" % col(t, "'<i8'"),
                      "header column %d: Fortran order is not supported" % col(t, "True")])

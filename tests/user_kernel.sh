@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The example user kernel builds against tl.h alone, loads with --kernels,
+# runs in both modes and computes alpha * x + y.
+set -euo pipefail
+bin=${CUBESIM_BIN:?}
+src=${CUBESIM_SOURCE_DIR:?}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -I "$src/include" \
+        "$src/examples/user_kernel/axpy.c" -o "$tmp/libaxpy.so"
+"$bin" kernels --kernels "$tmp/libaxpy.so" | grep -q "^axpy$"
+"$bin" run axpy --kernels "$tmp/libaxpy.so" --set n=1000 --set chunk=100 >/dev/null
+"$bin" run axpy --kernels "$tmp/libaxpy.so" --set n=1000 --set chunk=100 --set alpha=3 \
+        --mode data --outputs "$tmp/out" >/dev/null
+test -s "$tmp/out/out.npy"
+# A library without the symbol is a clear error, exit 2.
+cc -shared -fPIC -x c - -o "$tmp/libempty.so" <<<'int nothing_here;'
+set +e
+msg=$("$bin" run axpy --kernels "$tmp/libempty.so" 2>&1); rc=$?
+set -e
+[ "$rc" -eq 2 ] || { echo "expected exit 2, got $rc: $msg"; exit 1; }
+grep -q "no symbol 'cubesim_kernels'" <<<"$msg" || { echo "unexpected message: $msg"; exit 1; }
+echo "user kernel: built, listed, ran in op_log and data mode; bad library rejected"
