@@ -15,7 +15,8 @@
  *     the channel's router;
  *   - GEMM: ceil(M*N*K / macs_per_cycle) cycles at the GEMM clock;
  *   - MATH: ceil(elements / lanes) * cycles_per_element[op] cycles;
- *   - DMA: setup + N / per-channel bw on one of the engine's channels.
+ *   - DMA: a transfer is split over the engine's channels; each piece costs
+ *     setup + piece / (bw / channels) on its channel.
  *
  * A launch: the IO_CPU of every SIP gets the kernel at the same time and
  * stamps target_start = now + the largest path latency from an IO_CPU to
@@ -133,7 +134,14 @@ sim_ps hw_hbm_write(struct hw_sim *, struct hw_cube *, uint32_t src_node, uint64
 /* Engine occupancies (no reservation). */
 sim_ps hw_gemm_ps(const struct topo *, uint64_t m, uint64_t n, uint64_t k);
 sim_ps hw_math_ps(const struct topo *, enum topo_op op, uint64_t elements);
+/* A lone transfer on an idle DMA engine: setup + its share per channel. */
 sim_ps hw_dma_ps(const struct topo *, uint64_t bytes);
+/* Reserve pe's DMA engine for bytes from at: the transfer is split evenly
+ * over the channels (each paying the setup if setup, and its piece at its
+ * share of the bandwidth), so a lone transfer has the whole engine and
+ * concurrent ones queue per channel. Returns the end; *start (may be NULL)
+ * the earliest piece's start. */
+sim_ps hw_dma_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes, bool setup, sim_ps *start);
 
 /* The cube a PE belongs to. */
 static inline struct hw_cube *hw_pe_cube(struct hw_pe *pe)

@@ -99,6 +99,32 @@ sim_ps hw_math_ps(const struct topo *t, enum topo_op op, uint64_t elements)
 
 sim_ps hw_dma_ps(const struct topo *t, uint64_t bytes)
 {
-        uint64_t per_channel_bw = t->pe.dma.bw_bytes_per_s / t->pe.dma.channels;
-        return t->pe.dma.setup_ps + hw_bytes_ps(bytes, per_channel_bw ? per_channel_bw : 1);
+        uint32_t ch = t->pe.dma.channels;
+        uint64_t per_channel_bw = t->pe.dma.bw_bytes_per_s / ch;
+        return t->pe.dma.setup_ps + hw_bytes_ps(piece(bytes, ch, 0), per_channel_bw ? per_channel_bw : 1);
+}
+
+sim_ps hw_dma_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes, bool setup, sim_ps *start)
+{
+        const struct topo_pe_dma *dma = &pe->sim->topo->pe.dma;
+        uint32_t ch = pe->dma.n_servers;
+        uint64_t per_channel_bw = dma->bw_bytes_per_s / ch;
+        if (!per_channel_bw)
+                per_channel_bw = 1;
+        sim_ps end = at, first = SIM_PS_MAX;
+        for (uint32_t i = 0; i < ch; i++) {
+                uint64_t b = piece(bytes, ch, i);
+                if (b == 0 && i > 0)
+                        break;
+                sim_ps s0, e = ev_resource_reserve(&pe->dma, at,
+                                                   (setup ? dma->setup_ps : 0) +
+                                                           hw_bytes_ps(b, per_channel_bw), &s0);
+                if (e > end)
+                        end = e;
+                if (s0 < first)
+                        first = s0;
+        }
+        if (start)
+                *start = first;
+        return end;
 }

@@ -157,7 +157,7 @@ static sim_ps dma_move(tl_ctx *tl, tl_space src_space, tl_space dst_space, uint6
         struct hw_sim *s = tl->sim;
         struct hw_pe *pe = tl->pe;
         sim_ps now = ev_now(&s->ev), start;
-        sim_ps end = ev_resource_reserve(&pe->dma, now, hw_dma_ps(s->topo, bytes), &start);
+        sim_ps end = hw_dma_reserve(pe, now, bytes, true, &start);
         sim_ps from = start + s->topo->pe.dma.setup_ps;
         struct hw_cube *c = hw_pe_cube(pe);
         if (src_space == TL_HBM)
@@ -542,12 +542,12 @@ void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file,
         /* Sender's DMA: setup and read-out; then the route; then the
          * receiving DMA drains the bytes into its inbox. */
         sim_ps now = ev_now(&s->ev), start;
-        sim_ps sent = ev_resource_reserve(&tl->pe->dma, now, hw_dma_ps(s->topo, bytes), &start);
+        sim_ps sent = hw_dma_reserve(tl->pe, now, bytes, true, &start);
         sim_ps arrive = hw_xfer(s, tl->pe->node_dma, dst->pe->node_dma, bytes,
                                 start + s->topo->pe.dma.setup_ps);
         sim_ps drain = hw_bytes_ps(bytes, s->topo->pe.dma.bw_bytes_per_s);
         sim_ps head = arrive > drain ? arrive - drain : arrive;
-        sim_ps drain_start, landed = ev_resource_reserve(&dst->pe->dma, head, drain, &drain_start);
+        sim_ps drain_start, landed = hw_dma_reserve(dst->pe, head, bytes, false, &drain_start);
         if (landed < sent)
                 landed = sent;
         struct rep_param p[2] = { { .name = "dst", .kind = REP_INT, .i = dst_rank },

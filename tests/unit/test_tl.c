@@ -77,9 +77,11 @@ Test(tl, load_from_tcm_closed_form)
 {
         cr_assert_eq(run_kernel(k_tcm_load, TL_MODE_OPLOG), 0);
         cr_assert_eq(measured[0], cost(TOPO_OP_LOAD), "a load is lazy: it returns at once");
-        /* DMA: setup + bytes at a channel's share of the engine bandwidth. */
+        /* DMA: split over the channels; each pays setup + its quarter at a
+         * channel's share of the engine bandwidth. */
         sim_ps dma = t.pe.dma.setup_ps +
-                     hw_bytes_ps(64 * 64 * 4, t.pe.dma.bw_bytes_per_s / t.pe.dma.channels);
+                     hw_bytes_ps(64 * 64 * 4 / t.pe.dma.channels,
+                                 t.pe.dma.bw_bytes_per_s / t.pe.dma.channels);
         cr_assert_eq(measured[1], cost(TOPO_OP_LOAD) + dma);
 }
 
@@ -139,7 +141,8 @@ Test(tl, lazy_load_overlaps_unrelated_work)
 {
         cr_assert_eq(run_kernel(k_overlap, TL_MODE_OPLOG), 0);
         sim_ps load = cost(TOPO_OP_LOAD) + t.pe.dma.setup_ps +
-                      hw_bytes_ps(128 * 128 * 4, t.pe.dma.bw_bytes_per_s / t.pe.dma.channels);
+                      hw_bytes_ps(128 * 128 * 4 / t.pe.dma.channels,
+                                  t.pe.dma.bw_bytes_per_s / t.pe.dma.channels);
         sim_ps exp_alone = cost(TOPO_OP_EXP) + hw_math_ps(&t, TOPO_OP_EXP, 64 * 64);
         cr_assert_lt(measured[1], load, "the exp finished while the load was in flight");
         cr_assert_eq(measured[1], cost(TOPO_OP_LOAD) + exp_alone);
