@@ -9,12 +9,14 @@ extern const struct tl_kernel tl_kernel_noop;
 extern const struct tl_kernel tl_kernel_program_ids;
 extern const struct tl_kernel tl_kernel_gemm;
 extern const struct tl_kernel tl_kernel_softmax;
+extern const struct tl_kernel tl_kernel_gemm_epilogue;
 
 const struct tl_kernel *const tl_builtin_kernels[] = {
         &tl_kernel_noop,
         &tl_kernel_program_ids,
         &tl_kernel_gemm,
         &tl_kernel_softmax,
+        &tl_kernel_gemm_epilogue,
         NULL,
 };
 

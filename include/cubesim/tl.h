@@ -141,11 +141,17 @@ void tl__wait_tensor(tl_ctx *, tl_tensor *t, const char *file, int line);
 
 /* Unary and binary MATH ops, row reductions and GEMM; each returns a new
  * fp32 scratch tensor whose data is a future. */
-typedef enum tl_math_op {
-        TL_EXP, TL_RELU, TL_RECIP, TL_NEG, TL_COPY,         /* unary */
+typedef enum tl_op {
+        TL_NONE = 0,                                         /* no op (a MATH-only composite) */
+        TL_EXP, TL_RELU, TL_RECIP, TL_NEG, TL_COPY,          /* unary */
         TL_ADD, TL_SUB, TL_MUL, TL_DIV, TL_MAX, TL_MIN,      /* binary, broadcasting */
         TL_ROWMAX, TL_ROWSUM,                                /* [.., M, N] -> [.., M, 1] */
-} tl_math_op;
+        TL_GEMM,                     /* composite: out = a . b (fp32 accumulate over K tiles) */
+        TL_DEQUANT,                  /* composite: x * tensor[k tile] (K_TILE) or x * tensor */
+        TL_BIAS,                     /* composite: x + tensor (broadcast, e.g. [1, N]) */
+        TL_SCALE,                    /* composite: x * factor */
+} tl_op;
+typedef tl_op tl_math_op;
 
 tl_tensor *tl__math1(tl_ctx *, tl_math_op op, tl_tensor *x, const char *file, int line);
 tl_tensor *tl__math2(tl_ctx *, tl_math_op op, tl_tensor *a, tl_tensor *b, const char *file,
@@ -180,6 +186,69 @@ tl_tensor *tl__mask_causal(tl_ctx *, tl_tensor *x, int64_t offset, const char *f
         tl__fill((tl), (dt), (ndim), (shape), (value), __FILE__, __LINE__)
 /* x with element (i, j) of its last two axes set to -inf where j > i + offset. */
 #define tl_mask_causal(tl, x, offset) tl__mask_causal((tl), (x), (offset), __FILE__, __LINE__)
+
+/* ---- composite ops ------------------------------------------------------
+ *
+ * A composite is one fused command: PE_CPU pays one issue cost (the
+ * `composite` entry, 40 ns by default) and the PE's engines run a pipeline
+ * planned from a flat, ordered op list with at most one GEMM:
+ *   - KERNEL-scope ops before the GEMM: prologue stages (single-shot MATH);
+ *   - the GEMM: a tile loop; per tile DMA_READ (only for operands that are
+ *     not pinned) -> GEMM -> the K_TILE ops; per output tile the
+ *     OUTPUT_TILE ops, then DMA_WRITE when the output is not pinned;
+ *   - KERNEL-scope ops after the GEMM: post-loop stages.
+ * Tile i+1's DMA runs while tile i computes (double buffering). tl_wait on
+ * the handle blocks until every stage is done. */
+
+/* Composite ops are tl_op values: TL_GEMM, and as epilogue TL_DEQUANT,
+ * TL_BIAS, TL_RELU, TL_SCALE. */
+typedef tl_op tl_cop;
+
+typedef enum tl_cscope {
+        TL_SCOPE_OUTPUT_TILE = 0,    /* once per (m, n) output tile, before the store (default) */
+        TL_SCOPE_K_TILE,             /* after the GEMM of every K tile */
+        TL_SCOPE_KERNEL,             /* once per composite */
+} tl_cscope;
+
+typedef struct tl_epilogue {
+        tl_cop op;                   /* what */
+        tl_tensor *tensor;           /* operand of DEQUANT and BIAS */
+        float factor;                /* operand of SCALE */
+        tl_cscope scope;             /* when */
+} tl_epilogue;
+
+typedef struct tl_composite_desc {
+        tl_cop op;                   /* TL_GEMM, or 0 for a MATH-only composite */
+        tl_tensor *a, *b;            /* GEMM operands [M, K] and [K, N] (or [N, K] with trans_b) */
+        bool trans_b;                /* b is [N, K] */
+        tl_tensor *out;              /* result [M, N]: HBM, TCM or scratch */
+        const tl_epilogue *epilogue; /* ops after the GEMM, in order */
+        int n_epilogue;              /* entries of epilogue */
+        int64_t tile_m, tile_n, tile_k; /* tile sizes (0: 64) */
+} tl_composite_desc;
+
+typedef struct tl_handle {
+        void *p;                     /* runtime's record of the composite */
+} tl_handle;
+
+tl_handle tl__composite(tl_ctx *, const tl_composite_desc *d, const char *file, int line);
+void tl__wait(tl_ctx *, tl_handle h, const char *file, int line);
+tl_handle tl__softmax_merge(tl_ctx *, tl_tensor *s, tl_tensor *v, tl_tensor *m, tl_tensor *l,
+                            tl_tensor *o, const char *file, int line);
+void tl_set_pinned(tl_tensor *t, bool pinned);
+
+/* Variadic so that a compound literal with commas can be passed as is:
+ * tl_composite(tl, &(tl_composite_desc){ .op = TL_GEMM, ... }). */
+#define tl_composite(tl, ...) tl__composite((tl), (__VA_ARGS__), __FILE__, __LINE__)
+#define tl_wait(tl, h) tl__wait((tl), (h), __FILE__, __LINE__)
+/* The softmax_merge recipe: merge score tile s [M, N] into the running
+ * state m, l [M, 1] and o [M, D] (persistent TCM, updated in place):
+ *   m' = max(m, rowmax(s)); p = exp(s - m'); alpha = exp(m - m');
+ *   l' = alpha * l + rowsum(p); o' = alpha * o + p . v
+ * v [N, D] is streamed from HBM in the GEMM's tile loop; p is recipe
+ * scratch, used in place by the GEMM. One composite issue. */
+#define tl_softmax_merge(tl, s, v, m, l, o) \
+        tl__softmax_merge((tl), (s), (v), (m), (l), (o), __FILE__, __LINE__)
 
 /* ---- kernels and their parameters --------------------------------------- */
 

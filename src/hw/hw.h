@@ -131,6 +131,12 @@ sim_ps hw_hbm_read(struct hw_sim *, struct hw_cube *, uint32_t dst_node, uint64_
 sim_ps hw_hbm_write(struct hw_sim *, struct hw_cube *, uint32_t src_node, uint64_t bytes,
                     sim_ps start);
 
+/* A DMA copy on pe's engine from at: reads HBM (of pe's cube) first if
+ * from_hbm, writes HBM after if to_hbm (TCM otherwise). Returns the end;
+ * *start the engine start. */
+sim_ps hw_dma_copy(struct hw_pe *pe, bool from_hbm, bool to_hbm, uint64_t bytes, sim_ps at,
+                   sim_ps *start);
+
 /* Engine occupancies (no reservation). */
 sim_ps hw_gemm_ps(const struct topo *, uint64_t m, uint64_t n, uint64_t k);
 sim_ps hw_math_ps(const struct topo *, enum topo_op op, uint64_t elements);

@@ -128,3 +128,21 @@ sim_ps hw_dma_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes, bool setup, s
                 *start = first;
         return end;
 }
+
+sim_ps hw_dma_copy(struct hw_pe *pe, bool from_hbm, bool to_hbm, uint64_t bytes, sim_ps at,
+                   sim_ps *start)
+{
+        struct hw_sim *s = pe->sim;
+        sim_ps begin, end = hw_dma_reserve(pe, at, bytes, true, &begin);
+        sim_ps t = begin + s->topo->pe.dma.setup_ps;
+        struct hw_cube *c = hw_pe_cube(pe);
+        if (from_hbm)
+                t = hw_hbm_read(s, c, pe->node_dma, bytes, t);
+        if (to_hbm)
+                t = hw_hbm_write(s, c, pe->node_dma, bytes, t);
+        if (t > end)
+                end = t;
+        if (start)
+                *start = begin;
+        return end;
+}

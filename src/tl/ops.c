@@ -19,9 +19,6 @@
 #include "base/util.h"
 #include "tl/tl_int.h"
 
-tl_tensor *tl__new_tensor(tl_ctx *tl, const char *file, int line, const char *op, tl_space space,
-                          tl_dtype dt, int ndim, const int64_t *shape);
-
 static const char *const dtype_names[] = { "fp32", "bf16", "fp16" };
 
 /* ---- errors and logging ------------------------------------------------------ */
@@ -86,7 +83,7 @@ static void ready_fire(struct ev_loop *ev, struct ev_event *e)
 }
 
 /* The result t becomes ready at end; account the op in the open scope. */
-static void finish_at(tl_ctx *tl, tl_tensor *t, sim_ps end)
+void tl__finish_at(tl_ctx *tl, tl_tensor *t, sim_ps end)
 {
         if (end > tl->busy_until)
                 tl->busy_until = end;
@@ -109,7 +106,7 @@ static void finish_at(tl_ctx *tl, tl_tensor *t, sim_ps end)
         ev_schedule_at(&tl->sim->ev, &t->ready_ev, end);
 }
 
-static void wait_ready(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op)
+void tl__wait_ready(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op)
 {
         struct ev_future *f = &t->owner->ready;
         if (f->done)
@@ -122,7 +119,7 @@ static void wait_ready(tl_ctx *tl, tl_tensor *t, const char *file, int line, con
 void tl__wait_tensor(tl_ctx *tl, tl_tensor *t, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_WAIT, file, line);
-        wait_ready(tl, t, file, line, "tl_wait_tensor");
+        tl__wait_ready(tl, t, file, line, "tl_wait_tensor");
 }
 
 static void log_engine(tl_ctx *tl, const char *component, const char *op, sim_ps start, sim_ps end,
@@ -149,25 +146,12 @@ static bool data_mode(const tl_ctx *tl)
 /* ---- data movement ------------------------------------------------------------- */
 
 /* Move bytes on this PE's DMA engine from src_space to dst_space (HBM is
- * the PE's cube's; TCM and scratch are local): returns the end; *start_out
- * the engine start. */
+ * the PE's cube's; TCM and scratch are local). */
 static sim_ps dma_move(tl_ctx *tl, tl_space src_space, tl_space dst_space, uint64_t bytes,
                        sim_ps *start_out)
 {
-        struct hw_sim *s = tl->sim;
-        struct hw_pe *pe = tl->pe;
-        sim_ps now = ev_now(&s->ev), start;
-        sim_ps end = hw_dma_reserve(pe, now, bytes, true, &start);
-        sim_ps from = start + s->topo->pe.dma.setup_ps;
-        struct hw_cube *c = hw_pe_cube(pe);
-        if (src_space == TL_HBM)
-                from = hw_hbm_read(s, c, pe->node_dma, bytes, from);
-        if (dst_space == TL_HBM)
-                from = hw_hbm_write(s, c, pe->node_dma, bytes, from);
-        if (from > end)
-                end = from;
-        *start_out = start;
-        return end;
+        return hw_dma_copy(tl->pe, src_space == TL_HBM, dst_space == TL_HBM, bytes,
+                           ev_now(&tl->sim->ev), start_out);
 }
 
 static const char *space_key(tl_space sp)
@@ -178,10 +162,9 @@ static const char *space_key(tl_space sp)
 tl_tensor *tl__load(tl_ctx *tl, tl_tensor *src, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_LOAD, file, line);
-        wait_ready(tl, src, file, line, "tl_load");
+        tl__wait_ready(tl, src, file, line, "tl_load");
         tl_tensor *t = tl__new_tensor(tl, file, line, "tl_load", TL_SCRATCH, src->dtype, src->ndim,
                                       src->shape);
-        t->pinned = false;
         uint64_t bytes = tensor_bytes(src);
         sim_ps start, end = dma_move(tl, src->space, TL_SCRATCH, bytes, &start);
         if (data_mode(tl))
@@ -189,7 +172,7 @@ tl_tensor *tl__load(tl_ctx *tl, tl_tensor *src, const char *file, int line)
         struct rep_param p[2] = { { .name = "src", .kind = REP_STR, .s = space_key(src->space) },
                                   { .name = "dtype", .kind = REP_STR, .s = dtype_names[src->dtype] } };
         log_engine(tl, "pe_dma", "load", start, end, bytes, 0, p, 2);
-        finish_at(tl, t, end);
+        tl__finish_at(tl, t, end);
         return t;
 }
 
@@ -211,7 +194,7 @@ static void check_same_shape(tl_ctx *tl, const char *file, int line, const char 
         }
 }
 
-static void need_local(tl_ctx *tl, const tl_tensor *t, const char *file, int line, const char *op,
+void tl__need_local(tl_ctx *tl, const tl_tensor *t, const char *file, int line, const char *op,
                        const char *which)
 {
         if (t->space == TL_HBM)
@@ -225,10 +208,10 @@ static void write_out(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *fi
         if (dst->space == TL_SCRATCH && type == TOPO_OP_STORE)
                 tl__fail(tl, file, line, op, "the destination is scratch; store to HBM or TCM");
         if (type == TOPO_OP_STORE)
-                need_local(tl, src, file, line, op, "src");
+                tl__need_local(tl, src, file, line, op, "src");
         check_same_shape(tl, file, line, op, dst, src);
-        wait_ready(tl, src, file, line, op);
-        wait_ready(tl, dst, file, line, op);
+        tl__wait_ready(tl, src, file, line, op);
+        tl__wait_ready(tl, dst, file, line, op);
         uint64_t bytes = (uint64_t)tl_numel(src) * tl_dtype_size(dst->dtype);
         sim_ps start, end = dma_move(tl, src->space, dst->space, bytes, &start);
         if (data_mode(tl))
@@ -239,7 +222,7 @@ static void write_out(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *fi
         log_engine(tl, "pe_dma", type == TOPO_OP_STORE ? "store" : "copy_to", start, end, bytes, 0,
                    p, 3);
         /* The destination is busy until the write lands; later readers wait. */
-        finish_at(tl, dst, end);
+        tl__finish_at(tl, dst, end);
 }
 
 void tl__store(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *file, int line)
@@ -268,7 +251,7 @@ static sim_ps run_math(tl_ctx *tl, enum topo_op type, const char *name, uint64_t
         return end;
 }
 
-static enum topo_op math_type(tl_math_op op)
+enum topo_op tl__math_type(tl_op op)
 {
         switch (op) {
         case TL_EXP: return TOPO_OP_EXP;
@@ -284,29 +267,36 @@ static enum topo_op math_type(tl_math_op op)
         case TL_MIN: return TOPO_OP_MIN;
         case TL_ROWMAX: return TOPO_OP_ROWMAX;
         case TL_ROWSUM: return TOPO_OP_ROWSUM;
+        case TL_DEQUANT: return TOPO_OP_DEQUANT;
+        case TL_BIAS: return TOPO_OP_BIAS;
+        case TL_SCALE: return TOPO_OP_SCALE;
+        case TL_NONE:
+        case TL_GEMM:
+                break;
         }
         return TOPO_OP_CAST;
 }
 
-static const char *math_name(tl_math_op op)
+const char *tl__op_name(tl_op op)
 {
-        static const char *const names[] = { "exp", "relu", "recip", "neg", "copy", "add", "sub",
-                                             "mul", "div", "max", "min", "rowmax", "rowsum" };
+        static const char *const names[] = { "none", "exp", "relu", "recip", "neg", "copy", "add", "sub",
+                                             "mul", "div", "max", "min", "rowmax", "rowsum",
+                                             "gemm", "dequant", "bias", "scale" };
         return (unsigned)op < ARRAY_LEN(names) ? names[op] : "?";
 }
 
 tl_tensor *tl__math1(tl_ctx *tl, tl_math_op op, tl_tensor *x, const char *file, int line)
 {
-        enum topo_op type = math_type(op);
+        enum topo_op type = tl__math_type(op);
         tl__issue(tl, type, file, line);
-        const char *name = math_name(op);
+        const char *name = tl__op_name(op);
         bool reduce = op == TL_ROWMAX || op == TL_ROWSUM;
-        if ((unsigned)op > TL_ROWSUM || (!reduce && op >= TL_ADD))
+        if (op < TL_EXP || op > TL_ROWSUM || (!reduce && op >= TL_ADD))
                 tl__fail(tl, file, line, name, "not a unary op");
-        need_local(tl, x, file, line, name, "x");
+        tl__need_local(tl, x, file, line, name, "x");
         if (reduce && x->ndim < 1)
                 tl__fail(tl, file, line, name, "a row reduction needs at least one axis");
-        wait_ready(tl, x, file, line, name);
+        tl__wait_ready(tl, x, file, line, name);
         int64_t shape[TL_MAX_DIMS];
         memcpy(shape, x->shape, sizeof shape);
         if (reduce)
@@ -315,7 +305,7 @@ tl_tensor *tl__math1(tl_ctx *tl, tl_math_op op, tl_tensor *x, const char *file, 
         if (data_mode(tl))
                 tl__compute_math1(op, x, out);
         uint64_t n = (uint64_t)tl_numel(x);
-        finish_at(tl, out, run_math(tl, type, name, n, n * 4));
+        tl__finish_at(tl, out, run_math(tl, type, name, n, n * 4));
         return out;
 }
 
@@ -336,53 +326,53 @@ static int broadcast(const tl_tensor *a, const tl_tensor *b, int64_t *shape)
 tl_tensor *tl__math2(tl_ctx *tl, tl_math_op op, tl_tensor *a, tl_tensor *b, const char *file,
                      int line)
 {
-        enum topo_op type = math_type(op);
+        enum topo_op type = tl__math_type(op);
         tl__issue(tl, type, file, line);
-        const char *name = math_name(op);
+        const char *name = tl__op_name(op);
         if (op < TL_ADD || op > TL_MIN)
                 tl__fail(tl, file, line, name, "not a binary op");
-        need_local(tl, a, file, line, name, "a");
-        need_local(tl, b, file, line, name, "b");
+        tl__need_local(tl, a, file, line, name, "a");
+        tl__need_local(tl, b, file, line, name, "b");
         int64_t shape[TL_MAX_DIMS];
         int nd = broadcast(a, b, shape);
         if (nd < 0)
                 tl__fail(tl, file, line, name, "shapes do not broadcast: %dD [.., %lld] and %dD [.., %lld]",
                          a->ndim, (long long)(a->ndim ? a->shape[a->ndim - 1] : 1), b->ndim,
                          (long long)(b->ndim ? b->shape[b->ndim - 1] : 1));
-        wait_ready(tl, a, file, line, name);
-        wait_ready(tl, b, file, line, name);
+        tl__wait_ready(tl, a, file, line, name);
+        tl__wait_ready(tl, b, file, line, name);
         tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, nd, shape);
         if (data_mode(tl))
                 tl__compute_math2(op, a, b, out);
         uint64_t n = (uint64_t)tl_numel(out);
-        finish_at(tl, out, run_math(tl, type, name, n, n * 4));
+        tl__finish_at(tl, out, run_math(tl, type, name, n, n * 4));
         return out;
 }
 
 tl_tensor *tl__scale(tl_ctx *tl, tl_tensor *x, float factor, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_SCALE, file, line);
-        need_local(tl, x, file, line, "scale", "x");
-        wait_ready(tl, x, file, line, "scale");
+        tl__need_local(tl, x, file, line, "scale", "x");
+        tl__wait_ready(tl, x, file, line, "scale");
         tl_tensor *out = tl__new_tensor(tl, file, line, "scale", TL_SCRATCH, TL_FP32, x->ndim,
                                         x->shape);
         if (data_mode(tl))
                 tl__compute_scale(x, factor, out);
         uint64_t n = (uint64_t)tl_numel(x);
-        finish_at(tl, out, run_math(tl, TOPO_OP_SCALE, "scale", n, n * 4));
+        tl__finish_at(tl, out, run_math(tl, TOPO_OP_SCALE, "scale", n, n * 4));
         return out;
 }
 
 tl_tensor *tl__cast(tl_ctx *tl, tl_tensor *x, tl_dtype dt, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_CAST, file, line);
-        need_local(tl, x, file, line, "cast", "x");
-        wait_ready(tl, x, file, line, "cast");
+        tl__need_local(tl, x, file, line, "cast", "x");
+        tl__wait_ready(tl, x, file, line, "cast");
         tl_tensor *out = tl__new_tensor(tl, file, line, "cast", TL_SCRATCH, dt, x->ndim, x->shape);
         if (data_mode(tl))
                 tl__compute_copy(x, out, dt);
         uint64_t n = (uint64_t)tl_numel(x);
-        finish_at(tl, out, run_math(tl, TOPO_OP_CAST, "cast", n, n * tl_dtype_size(dt)));
+        tl__finish_at(tl, out, run_math(tl, TOPO_OP_CAST, "cast", n, n * tl_dtype_size(dt)));
         return out;
 }
 
@@ -394,23 +384,23 @@ tl_tensor *tl__fill(tl_ctx *tl, tl_dtype dt, int ndim, const int64_t *shape, flo
         if (data_mode(tl))
                 tl__compute_fill(out, tl__round(value, dt));
         uint64_t n = (uint64_t)tl_numel(out);
-        finish_at(tl, out, run_math(tl, TOPO_OP_FILL, "fill", n, n * tl_dtype_size(dt)));
+        tl__finish_at(tl, out, run_math(tl, TOPO_OP_FILL, "fill", n, n * tl_dtype_size(dt)));
         return out;
 }
 
 tl_tensor *tl__mask_causal(tl_ctx *tl, tl_tensor *x, int64_t offset, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_MASK, file, line);
-        need_local(tl, x, file, line, "mask_causal", "x");
+        tl__need_local(tl, x, file, line, "mask_causal", "x");
         if (x->ndim < 2)
                 tl__fail(tl, file, line, "mask_causal", "needs at least 2 axes (got %d)", x->ndim);
-        wait_ready(tl, x, file, line, "mask_causal");
+        tl__wait_ready(tl, x, file, line, "mask_causal");
         tl_tensor *out = tl__new_tensor(tl, file, line, "mask_causal", TL_SCRATCH, TL_FP32,
                                         x->ndim, x->shape);
         if (data_mode(tl))
                 tl__compute_mask_causal(x, offset, out);
         uint64_t n = (uint64_t)tl_numel(x);
-        finish_at(tl, out, run_math(tl, TOPO_OP_MASK, "mask", n, n * 4));
+        tl__finish_at(tl, out, run_math(tl, TOPO_OP_MASK, "mask", n, n * 4));
         return out;
 }
 
@@ -418,8 +408,8 @@ tl_tensor *tl__dot(tl_ctx *tl, tl_tensor *a, tl_tensor *b, bool trans_b, const c
                    int line)
 {
         tl__issue(tl, TOPO_OP_DOT, file, line);
-        need_local(tl, a, file, line, "dot", "a");
-        need_local(tl, b, file, line, "dot", "b");
+        tl__need_local(tl, a, file, line, "dot", "a");
+        tl__need_local(tl, b, file, line, "dot", "b");
         if (a->ndim != 2 || b->ndim != 2)
                 tl__fail(tl, file, line, "dot", "operands must be 2-D (got %dD and %dD); tl_reshape them",
                          a->ndim, b->ndim);
@@ -429,8 +419,8 @@ tl_tensor *tl__dot(tl_ctx *tl, tl_tensor *a, tl_tensor *b, bool trans_b, const c
                 tl__fail(tl, file, line, "dot", "inner dimensions differ: a is [%lld, %lld], b%s is [%lld, %lld]",
                          (long long)m, (long long)k, trans_b ? "^T" : "", (long long)kb,
                          (long long)n);
-        wait_ready(tl, a, file, line, "dot");
-        wait_ready(tl, b, file, line, "dot");
+        tl__wait_ready(tl, a, file, line, "dot");
+        tl__wait_ready(tl, b, file, line, "dot");
         int64_t shape[2] = { m, n };
         tl_tensor *out = tl__new_tensor(tl, file, line, "dot", TL_SCRATCH, TL_FP32, 2, shape);
         if (data_mode(tl))
@@ -444,7 +434,7 @@ tl_tensor *tl__dot(tl_ctx *tl, tl_tensor *a, tl_tensor *b, bool trans_b, const c
                                   { .name = "k", .kind = REP_INT, .i = k } };
         log_engine(tl, "pe_gemm", "dot", start, end, tensor_bytes(a) + tensor_bytes(b),
                    2 * (uint64_t)m * (uint64_t)n * (uint64_t)k, p, 3);
-        finish_at(tl, out, end);
+        tl__finish_at(tl, out, end);
         return out;
 }
 
@@ -509,8 +499,8 @@ void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file,
 {
         tl__issue(tl, TOPO_OP_SEND, file, line);
         check_rank(tl, dst_rank, file, line, "tl_send");
-        need_local(tl, t, file, line, "tl_send", "t");
-        wait_ready(tl, t, file, line, "tl_send");
+        tl__need_local(tl, t, file, line, "tl_send", "t");
+        tl__wait_ready(tl, t, file, line, "tl_send");
         struct tl_run *r = tl->run;
         struct hw_sim *s = tl->sim;
         tl_ctx *dst = &r->ctx[dst_rank];
@@ -568,7 +558,7 @@ void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file,
                 rep_trace_op(&r->trace, &rec);
                 rep_trace_flow(&r->trace, ++r->next_flow, &m->send_op, &rec);
         }
-        finish_at(tl, NULL, sent);
+        tl__finish_at(tl, NULL, sent);
         m->land.fn = msg_land;
         ev_schedule_at(&s->ev, &m->land, landed);
 }

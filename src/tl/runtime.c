@@ -7,8 +7,6 @@
 
 #include "tl/tl_int.h"
 
-void tl__ctx_fini(tl_ctx *tl);
-
 static void pe_body(struct hw_pe *pe, void *arg)
 {
         struct tl_run *r = arg;

@@ -139,9 +139,6 @@ static void charge(tl_ctx *tl, const char *file, int line, const char *op, tl_sp
         }
 }
 
-/* A new owner tensor in space; storage in data mode; readiness done. */
-tl_tensor *tl__new_tensor(tl_ctx *tl, const char *file, int line, const char *op, tl_space space,
-                          tl_dtype dt, int ndim, const int64_t *shape);
 tl_tensor *tl__new_tensor(tl_ctx *tl, const char *file, int line, const char *op, tl_space space,
                           tl_dtype dt, int ndim, const int64_t *shape)
 {
@@ -168,6 +165,11 @@ tl_tensor *tl__new_tensor(tl_ctx *tl, const char *file, int line, const char *op
         ev_future_init(&t->ready, op);
         t->ready.done = true;
         return t;
+}
+
+void tl_set_pinned(tl_tensor *t, bool pinned)
+{
+        t->pinned = pinned && t->space != TL_HBM;
 }
 
 tl_tensor *tl__alloc(tl_ctx *tl, tl_space space, tl_dtype dt, int ndim, const int64_t *shape,
@@ -270,7 +272,6 @@ void tl__scratch_scope_end(tl_ctx *tl, const char *file, int line)
         tl->scratch_bytes = s->scratch_mark;
 }
 
-void tl__ctx_fini(tl_ctx *tl);
 void tl__ctx_fini(tl_ctx *tl)
 {
         arena_free(&tl->arena);

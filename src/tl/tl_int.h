@@ -168,6 +168,22 @@ int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl
                   struct tl_run *out, struct diag *d);
 void tl_run_fini(struct tl_run *);
 
+/* A new owner tensor in space (charged to scratch or TCM); storage in data
+ * mode; ready at once. */
+tl_tensor *tl__new_tensor(tl_ctx *tl, const char *file, int line, const char *op, tl_space space,
+                          tl_dtype dt, int ndim, const int64_t *shape);
+/* t (if any) becomes ready at end; the op counts toward the open scope. */
+void tl__finish_at(tl_ctx *tl, tl_tensor *t, sim_ps end);
+/* Block until t is ready (notes the wait for deadlock reports). */
+void tl__wait_ready(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op);
+/* A kernel error unless t is local (TCM or scratch). */
+void tl__need_local(tl_ctx *tl, const tl_tensor *t, const char *file, int line, const char *op,
+                    const char *which);
+/* The cost-table entry and the op_log name of a tl_op. */
+enum topo_op tl__math_type(tl_op op);
+const char *tl__op_name(tl_op op);
+void tl__ctx_fini(tl_ctx *tl);
+
 /* Arena. */
 void *tl__arena_alloc(tl_ctx *tl, size_t bytes);
 

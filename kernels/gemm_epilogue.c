@@ -1,0 +1,92 @@
+/* kernels/gemm_epilogue.c: one composite per output tile:
+ *     out = 0.5 * relu(sum_k dequant_k(A_k . B_k) + bias)
+ * with dequant at K_TILE scope (one scale per K tile) and bias, relu and
+ * scale at OUTPUT_TILE scope. Output tiles are dealt round-robin to the
+ * PEs; A and B stream from HBM in the composite's tile loop. Inputs a.npy
+ * [m, k], b.npy [k, n], s.npy [k / tile_k rounded up], bias.npy [1, n];
+ * output out.npy [m, n]. */
+#include <cubesim/tl.h>
+
+struct ge_args {
+        tl_tensor *a, *b, *s, *bias, *out; /* HBM tensors */
+        int64_t m, n, k, tm, tn, tk;       /* problem and tiles */
+};
+
+static const char *const dtypes[] = { "fp32", "bf16", "fp16", NULL };
+
+static const struct tl_param ge_params[] = {
+        { "m", TL_PARAM_INT, 256, 1, 1 << 20, NULL, "rows of A and out" },
+        { "n", TL_PARAM_INT, 256, 1, 1 << 20, NULL, "columns of B and out" },
+        { "k", TL_PARAM_INT, 256, 1, 1 << 20, NULL, "columns of A, rows of B" },
+        { "tile_m", TL_PARAM_INT, 64, 1, 4096, NULL, "output tile rows (one composite each)" },
+        { "tile_n", TL_PARAM_INT, 64, 1, 4096, NULL, "output tile columns" },
+        { "tile_k", TL_PARAM_INT, 64, 1, 4096, NULL, "K tile of the pipeline (dequant scope)" },
+        { "dtype", TL_PARAM_CHOICE, 1, 0, 0, dtypes, "element type of A, B and out" },
+        { NULL, 0, 0, 0, 0, NULL, NULL },
+};
+
+static void ge_setup(tl_setup *s, void *argp)
+{
+        struct ge_args *g = argp;
+        g->m = tl_setup_dim(s, "m", "a", 0);
+        g->k = tl_setup_dim(s, "k", "a", 1);
+        g->n = tl_setup_dim(s, "n", "b", 1);
+        g->tm = tl_setup_int(s, "tile_m");
+        g->tn = tl_setup_int(s, "tile_n");
+        g->tk = tl_setup_int(s, "tile_k");
+        tl_dtype dt = (tl_dtype)tl_setup_choice(s, "dtype");
+        g->a = tl_setup_tensor(s, "a", TL_INPUT, dt, 2, (int64_t[]){ g->m, g->k });
+        g->b = tl_setup_tensor(s, "b", TL_INPUT, dt, 2, (int64_t[]){ g->k, g->n });
+        g->s = tl_setup_tensor(s, "s", TL_INPUT, TL_FP32, 1,
+                               (int64_t[]){ (g->k + g->tk - 1) / g->tk });
+        g->bias = tl_setup_tensor(s, "bias", TL_INPUT, TL_FP32, 2, (int64_t[]){ 1, g->n });
+        g->out = tl_setup_tensor(s, "out", TL_OUTPUT, dt, 2, (int64_t[]){ g->m, g->n });
+}
+
+static void gemm_epilogue(tl_ctx *tl, const void *argp)
+{
+        const struct ge_args *g = argp;
+        int rank = tl_rank(tl, -1, -1, -1);
+        int ranks = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
+        int64_t tiles_m = (g->m + g->tm - 1) / g->tm, tiles_n = (g->n + g->tn - 1) / g->tn;
+        if (rank >= tiles_m * tiles_n)
+                return;
+        /* The per-K scales and the bias, once, in TCM. */
+        int64_t nk = tl_dim(g->s, 0);
+        tl_tensor *s = tl_alloc(tl, TL_TCM, TL_FP32, 1, &nk);
+        tl_copy_to(tl, s, g->s);
+        tl_tensor *bias_all = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 1, g->n }));
+        tl_copy_to(tl, bias_all, g->bias);
+        for (int64_t t = rank; t < tiles_m * tiles_n; t += ranks) {
+                int64_t i0 = (t / tiles_n) * g->tm, j0 = (t % tiles_n) * g->tn;
+                int64_t mm = g->m - i0 < g->tm ? g->m - i0 : g->tm;
+                int64_t nn = g->n - j0 < g->tn ? g->n - j0 : g->tn;
+                tl_tensor *a = tl_view(tl, g->a, ((int64_t[]){ i0, 0 }), ((int64_t[]){ mm, g->k }));
+                tl_tensor *b = tl_view(tl, g->b, ((int64_t[]){ 0, j0 }), ((int64_t[]){ g->k, nn }));
+                tl_tensor *out = tl_view(tl, g->out, ((int64_t[]){ i0, j0 }), ((int64_t[]){ mm, nn }));
+                tl_tensor *bias = tl_view(tl, bias_all, ((int64_t[]){ 0, j0 }), ((int64_t[]){ 1, nn }));
+                tl_handle h = tl_composite(tl, &(tl_composite_desc){
+                        .op = TL_GEMM, .a = a, .b = b, .out = out,
+                        .tile_m = mm, .tile_n = nn, .tile_k = g->tk,
+                        .epilogue = (tl_epilogue[]){
+                                { .op = TL_DEQUANT, .tensor = s, .scope = TL_SCOPE_K_TILE },
+                                { .op = TL_BIAS, .tensor = bias },
+                                { .op = TL_RELU },
+                                { .op = TL_SCALE, .factor = 0.5f },
+                        },
+                        .n_epilogue = 4,
+                });
+                tl_wait(tl, h);
+        }
+}
+
+const struct tl_kernel tl_kernel_gemm_epilogue = {
+        .name = "gemm_epilogue",
+        .summary = "composite GEMM + dequant (K tile) + bias + relu + scale 0.5 per output tile",
+        .fn = gemm_epilogue,
+        .params = ge_params,
+        .args_size = sizeof(struct ge_args),
+        .setup = ge_setup,
+        .io_help = "inputs a.npy [m, k], b.npy [k, n], s.npy [ceil(k / tile_k)], bias.npy [1, n]; "
+                   "output out.npy [m, n]",
+};

@@ -1,0 +1,111 @@
+/* plan/plan.h: composite op list -> pipeline plan -> stage timings.
+ *
+ * A composite is a flat, ordered list of ops with at most one GEMM.
+ * plan_generate_from_ops turns it into a pipeline_plan:
+ *   - KERNEL-scope ops before the GEMM -> prologue stages (single-shot MATH);
+ *   - the GEMM -> the tile loop: for each output tile (m, n), row-major,
+ *     for each K tile: DMA_READ of the operands that are not pinned ->
+ *     GEMM -> the K_TILE MATH stages; after the last K tile the OUTPUT_TILE
+ *     MATH stages, then DMA_WRITE when the output is not pinned;
+ *   - KERNEL-scope ops after the GEMM -> post-loop stages;
+ *   - a composite without a GEMM -> the plain MATH plan (every op a
+ *     single-shot MATH stage, in order).
+ *
+ * plan_feed then runs the plan on a PE's engines, analytically: prologue
+ * stages are fed first as standalone one-stage tiles, then the GEMM tiles,
+ * then the post-loop stages as standalone tiles; each completes on its own
+ * component and the completion count includes them. Tokens flow DMA ->
+ * GEMM -> MATH -> DMA over the component graph's edges (hw_xfer); chained
+ * MATH stages of one tile stay on PE_MATH with no port hop. Operand
+ * buffers are double-buffered: tile i's read starts once tile i-2's GEMM
+ * has released its buffer, so tile i+1's DMA overlaps tile i's compute.
+ * Without prologue and post-loop stages the tiles, the feed order and the
+ * op_log are exactly those of the tile loop alone. */
+#ifndef CUBESIM_PLAN_PLAN_H
+#define CUBESIM_PLAN_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cubesim/tl.h>
+
+#include "hw/hw.h"
+#include "report/oplog.h"
+
+enum plan_unit {
+        PLAN_DMA_READ,               /* PE_DMA: operand tile in */
+        PLAN_GEMM,                   /* PE_GEMM: one K tile of one output tile */
+        PLAN_MATH,                   /* PE_MATH: one op */
+        PLAN_DMA_WRITE,              /* PE_DMA: output tile out */
+};
+
+/* One op of the composite's flat list, as the planner sees it. */
+struct plan_op {
+        bool gemm;                   /* the GEMM (else a MATH op) */
+        const char *name;            /* "gemm", "dequant", "exp", ... for the op_log */
+        enum topo_op cost_op;        /* MATH: its cycles-per-element entry */
+        tl_cscope scope;             /* K_TILE, OUTPUT_TILE or KERNEL */
+        uint64_t elements;           /* KERNEL-scope MATH: elements it touches */
+        bool reads_hbm;              /* reads a tensor in HBM (prologue ops must not) */
+        const char *hbm_name;        /* the name of that tensor, for the error */
+};
+
+/* The GEMM's shape and where its operands are. */
+struct plan_gemm {
+        int64_t m, n, k;             /* problem */
+        int64_t tile_m, tile_n, tile_k; /* tile */
+        bool a_pinned, b_pinned;     /* consumed in place from TCM (no DMA_READ) */
+        bool a_hbm, b_hbm;           /* a DMA_READ comes from HBM (else TCM) */
+        bool out_pinned;             /* result stays in TCM (no DMA_WRITE) */
+        bool out_hbm;                /* the DMA_WRITE goes to HBM */
+        uint32_t a_elem_bytes, b_elem_bytes, out_elem_bytes; /* element sizes */
+};
+
+struct plan_stage {
+        enum plan_unit unit;         /* which engine */
+        const char *op;              /* op name for the op_log */
+        tl_cscope scope;             /* the op's scope */
+        enum topo_op cost_op;        /* MATH cost entry */
+        uint64_t elements;           /* MATH: KERNEL-scope elements (tile stages use the tile) */
+};
+
+#define PLAN_MAX_OPS 16
+
+struct pipeline_plan {
+        struct plan_stage prologue[PLAN_MAX_OPS]; /* single-shot MATH before the loop */
+        int n_prologue;              /* entries */
+        bool has_gemm;               /* there is a tile loop */
+        struct plan_gemm gemm;       /* its shape */
+        int64_t tiles_m, tiles_n, tiles_k; /* tile counts */
+        struct plan_stage k_tile[PLAN_MAX_OPS]; /* MATH after each K tile's GEMM */
+        int n_k_tile;                /* entries */
+        struct plan_stage out_tile[PLAN_MAX_OPS]; /* MATH per output tile */
+        int n_out_tile;              /* entries */
+        struct plan_stage post[PLAN_MAX_OPS]; /* single-shot MATH after the loop */
+        int n_post;                  /* entries */
+};
+
+/* Plan ops[n] (gemm describes the GEMM if one of the ops is). On a plan
+ * error, a message naming the ops goes to err and -1 is returned. */
+int plan_generate_from_ops(const struct plan_op *ops, int n, const struct plan_gemm *gemm,
+                           struct pipeline_plan *out, char *err, size_t err_len);
+
+/* Tiles the feeder completes: prologue + GEMM tiles + post-loop. */
+uint64_t plan_n_completions(const struct pipeline_plan *);
+
+/* Where the plan runs and where its records go. */
+struct plan_ctx {
+        struct hw_pe *pe;            /* the PE whose engines run it */
+        sim_ps start;                /* when the command reaches the engines */
+        sim_ps operands_ready;       /* GEMM operands produced by the prologue are
+                                        ready after the prologue; 0 = at start */
+        void (*log)(void *ctx, const struct rep_op *op); /* op_log sink, or NULL */
+        void *log_ctx;               /* its context */
+        uint64_t completions;        /* out: tiles completed */
+        sim_ps end;                  /* out: when the last stage ends */
+};
+
+/* Run the plan's stages on pc->pe's engines from pc->start. */
+void plan_feed(const struct pipeline_plan *, struct plan_ctx *pc);
+
+#endif

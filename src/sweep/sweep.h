@@ -1,0 +1,140 @@
+/* sweep/sweep.h: parameter sweeps. A sweep spec (YAML, docs/sweeps.md)
+ * names a kernel, a machine and a grid of parameter points, optionally in
+ * named panels; every point is one op_log-mode simulation run in a worker
+ * process, and the results merge into DIR/sweep.json, per-point files
+ * DIR/points/NNNN.json, gnuplot figures and a Markdown report.
+ *
+ * Determinism: sweep.json is a function of the spec, the machine and the
+ * cubesim build, whatever the number of workers or MPI ranks and whatever
+ * order points finish in, except for the wall-clock keys (SWEEP_WALL_KEYS),
+ * which are plain scalars, one per line in the file, so that a test can
+ * strip them and compare (docs/adr/0006-sweeps.md).
+ *
+ * Parallelism: `jobs` worker processes on one host (fork, one child per
+ * point, its result sent back through a pipe); under `mpirun -np N` (built
+ * with MPI) rank 0 hands points out to every rank and writes the merged
+ * result. A point that fails (kernel error, deadlock, bad parameters, a
+ * crashed worker) is recorded with its error and exit status; the others
+ * complete. Every file is written to a temporary name and renamed. */
+#ifndef CUBESIM_SWEEP_SWEEP_H
+#define CUBESIM_SWEEP_SWEEP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/diag.h"
+
+/* The keys whose values depend on the host or the run, not the spec. */
+#define SWEEP_WALL_KEYS "wall_s", "events_per_s", "peak_rss_kib"
+
+#define SWEEP_MAX_POINTS 100000      /* points in one spec */
+#define SWEEP_MAX_SPEC_BYTES (1u << 20) /* a spec file */
+
+/* One parameter setting: a kernel parameter (plain key) or a topology
+ * parameter (dotted YAML path, e.g. pe.dma.bw_gbps). */
+struct sweep_kv {
+        char *key;                   /* parameter name, owned */
+        char *value;                 /* its text, as `--set key=value` takes it; owned */
+        bool quoted;                 /* the YAML scalar was quoted: a string in JSON */
+        unsigned line, col;          /* of the value in the spec (1-based; 0: not from a file) */
+        unsigned key_line, key_col;  /* of the key in the spec */
+};
+
+/* How a panel's points are drawn against one parameter. */
+struct sweep_figure {
+        char *x;                     /* x-axis parameter; NULL: the first numeric grid axis */
+        char *series;                /* parameter naming each line; NULL: every other coordinate */
+        char *x_label;               /* x-axis label with its unit; NULL: the parameter's name */
+        double roofline_bytes_per_x; /* HBM roofline: bytes that must cross HBM per unit of x (0: none) */
+        int log;                     /* log-log axes: 1 yes, 0 no, -1 when x spans 8x or more */
+};
+
+/* A named group of points with one kernel; points run in spec order. */
+struct sweep_panel {
+        char *name;                  /* [A-Za-z0-9._-]+, unique in the spec; owned */
+        char *kernel;                /* registered kernel name; owned */
+        struct sweep_kv *params;     /* fixed parameters (top level merged in), spec order */
+        size_t n_params;             /* entries of params */
+        size_t first_point;          /* its points are spec->points[first_point ..+ n_points) */
+        size_t n_points;             /* how many */
+        struct sweep_figure figure;  /* how to draw it */
+        unsigned line;               /* where the panel starts in the spec (1-based; 0: top level) */
+};
+
+/* One simulation: the coordinates that vary; the rest is its panel's. */
+struct sweep_point {
+        size_t panel;                /* index into spec->panels */
+        struct sweep_kv *coords;     /* grid or explicit values (borrowed from the spec's pool) */
+        size_t n_coords;             /* entries of coords */
+};
+
+struct sweep_spec {
+        char *path;                  /* the spec file, or a label for built-in specs; owned */
+        char *name;                  /* `name:`, or the file's stem; owned */
+        char *topo_path;             /* machine file (resolved against the spec's dir); NULL: built-in default */
+        char *text;                  /* the spec's text, copied to DIR/spec.yaml; owned */
+        size_t text_len;             /* bytes of text */
+        struct sweep_panel *panels;  /* in spec order */
+        size_t n_panels;             /* entries of panels */
+        struct sweep_point *points;  /* every panel's points, panel by panel */
+        size_t n_points;             /* entries of points */
+        struct sweep_kv *pool;       /* storage of all coordinates */
+        size_t n_pool, cap_pool;     /* entries used and allocated */
+};
+
+/* Read and check a spec file: syntax, keys, kernels, parameter names and
+ * values, the machine file. Every problem goes to d located
+ * FILE:LINE:COL; returns 0, or -EINVAL (then *out is safe to fini). */
+int sweep_spec_load_file(const char *path, struct sweep_spec *out, struct diag *d);
+/* Same from text; label names it in messages; relative topology paths
+ * resolve against base_dir (NULL: the current directory). */
+int sweep_spec_load_text(const char *label, const char *text, size_t len, const char *base_dir,
+                         struct sweep_spec *out, struct diag *d);
+void sweep_spec_fini(struct sweep_spec *);
+
+/* The value of key for point i: its coordinate, else its panel's fixed
+ * parameter; NULL if neither sets it. */
+const struct sweep_kv *sweep_point_param(const struct sweep_spec *, size_t i, const char *key);
+
+struct sweep_opts {
+        const char *out_dir;         /* where results go (created) */
+        unsigned jobs;               /* concurrent worker processes on this host (>= 1) */
+        bool resume;                 /* keep the points already done in out_dir */
+        bool no_figures;             /* skip gnuplot and the figures (the report still) */
+        int progress;                /* 1 on, 0 off, -1 when stderr is a terminal */
+        bool quiet;                  /* no summary lines on stdout */
+};
+
+/* What a sweep did, for the caller's own summary. */
+struct sweep_outcome {
+        bool root;                   /* this process wrote the results (false on MPI ranks > 0) */
+        size_t n_points;             /* points in the spec */
+        size_t n_failed;             /* points that failed */
+        size_t n_resumed;            /* points kept from an earlier run */
+        unsigned ranks;              /* MPI ranks (1 without mpirun) */
+        double wall_s;               /* whole sweep, seconds */
+        uint64_t events;             /* simulated events of the points run now */
+        double events_per_s;         /* events / wall_s */
+        bool figures;                /* the figures were drawn */
+};
+
+/* Run every point of spec and write the results. Under mpirun (when built
+ * with MPI) every rank calls this; MPI is started and finished inside.
+ * Returns the exit status: 0 every point succeeded, 1 some point failed,
+ * 2 bad input (out_dir unusable, mpirun without MPI support); messages
+ * go to d. */
+int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *opts,
+              struct sweep_outcome *out, struct diag *d);
+
+/* This process's MPI rank as mpirun announces it in the environment
+ * (0 when not launched by mpirun): lets ranks > 0 stay silent about bad
+ * input that every rank finds. */
+int sweep_launch_rank(void);
+
+/* Write len bytes to path atomically: a temporary file in the same
+ * directory, flushed, then renamed over path. 0 or a negative errno
+ * (the temporary file is removed; path is untouched). */
+int sweep_write_atomic(const char *path, const void *data, size_t len);
+
+#endif

@@ -1,0 +1,354 @@
+/* tl/composite.c: tl_composite, tl_wait and the softmax_merge recipe.
+ *
+ * A composite pays one PE_CPU issue cost, waits for its operands, builds
+ * the flat op list, has the planner (plan/plan.c) turn it into a pipeline
+ * plan and feeds it to the PE's engines from now. The handle records when
+ * the last stage ends; tl_wait sleeps until then. In data mode the numbers
+ * are computed here, in the order the stages would: per K tile the partial
+ * product and its K_TILE ops, summed in K order; then the OUTPUT_TILE ops;
+ * the store rounds to the output's dtype; then the post-loop ops. Issuing
+ * the same ops one by one in that order gives the same numbers. */
+#include <math.h>
+#include <string.h>
+
+#include "plan/plan.h"
+#include "tl/tl_int.h"
+
+struct composite_rec {
+        sim_ps end;                  /* when the last stage ends */
+        uint32_t magic;              /* COMPOSITE_MAGIC: catches a bad handle */
+};
+
+#define COMPOSITE_MAGIC 0xc0de5117u
+
+static void log_sink(void *ctx, const struct rep_op *op)
+{
+        tl__log(ctx, op);
+}
+
+static tl_handle finish(tl_ctx *tl, struct pipeline_plan *plan, sim_ps operands_ready,
+                        tl_tensor *out, const char *file, int line)
+{
+        struct plan_ctx pc = { .pe = tl->pe, .start = ev_now(&tl->sim->ev),
+                               .operands_ready = operands_ready };
+        if (tl->run->have_oplog || tl->run->have_trace) {
+                pc.log = log_sink;
+                pc.log_ctx = tl;
+        }
+        plan_feed(plan, &pc);
+        if (pc.completions != plan_n_completions(plan))
+                tl__fail(tl, file, line, "tl_composite", "internal: %llu of %llu tiles completed",
+                         (unsigned long long)pc.completions,
+                         (unsigned long long)plan_n_completions(plan));
+        tl__finish_at(tl, out, pc.end);
+        struct composite_rec *rec = tl__arena_alloc(tl, sizeof *rec);
+        if (!rec)
+                tl__fail(tl, file, line, "tl_composite", "host out of memory");
+        rec->end = pc.end;
+        rec->magic = COMPOSITE_MAGIC;
+        return (tl_handle){ .p = rec };
+}
+
+void tl__wait(tl_ctx *tl, tl_handle h, const char *file, int line)
+{
+        tl__issue(tl, TOPO_OP_WAIT, file, line);
+        struct composite_rec *rec = h.p;
+        if (!rec || rec->magic != COMPOSITE_MAGIC)
+                tl__fail(tl, file, line, "tl_wait", "not a handle returned by tl_composite");
+        if (rec->end > ev_now(&tl->sim->ev)) {
+                ev_proc_note(tl->proc, "%s:%d: tl_wait on a composite", file, line);
+                ev_sleep_until(tl->proc, rec->end);
+        }
+}
+
+/* ---- data mode ----------------------------------------------------------------- */
+
+/* A host-only fp32 tensor of shape [r, c] for intermediate values. */
+static tl_tensor *temp(tl_ctx *tl, int64_t r, int64_t c)
+{
+        tl_tensor *t = tl__arena_alloc(tl, sizeof *t);
+        float *data = tl__arena_alloc(tl, (size_t)(r * c) * sizeof(float));
+        if (!t || !data)
+                return NULL;
+        memset(t, 0, sizeof *t);
+        t->space = TL_SCRATCH;
+        t->dtype = TL_FP32;
+        t->ndim = 2;
+        t->shape[0] = r;
+        t->shape[1] = c;
+        t->stride[0] = c;
+        t->stride[1] = 1;
+        t->base = data;
+        t->owner = t;
+        t->ready.done = true;
+        return t;
+}
+
+static tl_tensor view2(const tl_tensor *t, int64_t r0, int64_t c0, int64_t r, int64_t c)
+{
+        tl_tensor v = *t;
+        v.offset += r0 * t->stride[0] + c0 * t->stride[1];
+        v.shape[0] = r;
+        v.shape[1] = c;
+        return v;
+}
+
+/* Apply one epilogue op to x in place; k_tile is the K tile index (for a
+ * per-K-tile DEQUANT) or -1. */
+static void apply_epilogue(const tl_epilogue *e, tl_tensor *x, int64_t k_tile)
+{
+        switch (e->op) {
+        case TL_RELU:
+                tl__compute_math1(TL_RELU, x, x);
+                break;
+        case TL_SCALE:
+                tl__compute_scale(x, e->factor, x);
+                break;
+        case TL_BIAS:
+                tl__compute_math2(TL_ADD, x, e->tensor, x);
+                break;
+        case TL_DEQUANT:
+                if (k_tile >= 0 && tl_numel(e->tensor) > 1 && e->tensor->ndim == 1) {
+                        float s = e->tensor->base[e->tensor->offset + k_tile * e->tensor->stride[0]];
+                        tl__compute_scale(x, s, x);
+                } else {
+                        tl__compute_math2(TL_MUL, x, e->tensor, x);
+                }
+                break;
+        default:
+                break;
+        }
+}
+
+/* out = epilogue(a . b) with the K tiling of the plan. */
+static void compute_gemm(tl_ctx *tl, const tl_composite_desc *d, const struct pipeline_plan *plan)
+{
+        const struct plan_gemm *g = &plan->gemm;
+        size_t mark = tl->arena.pos;
+        tl_tensor *acc = temp(tl, g->m, g->n), *part = temp(tl, g->m, g->n);
+        if (!acc || !part)
+                goto out;
+        for (int64_t tk = 0; tk < plan->tiles_k; tk++) {
+                int64_t k0 = tk * g->tile_k, kk = g->k - k0 < g->tile_k ? g->k - k0 : g->tile_k;
+                tl_tensor a = view2(d->a, 0, k0, g->m, kk);
+                tl_tensor b = d->trans_b ? view2(d->b, 0, k0, g->n, kk) : view2(d->b, k0, 0, kk, g->n);
+                tl__compute_dot(&a, &b, d->trans_b, tk ? part : acc);
+                tl_tensor *p = tk ? part : acc;
+                for (int i = 0; i < d->n_epilogue; i++)
+                        if (d->epilogue[i].scope == TL_SCOPE_K_TILE)
+                                apply_epilogue(&d->epilogue[i], p, tk);
+                if (tk)
+                        tl__compute_math2(TL_ADD, acc, part, acc);
+        }
+        for (int i = 0; i < d->n_epilogue; i++)
+                if (d->epilogue[i].scope == TL_SCOPE_OUTPUT_TILE)
+                        apply_epilogue(&d->epilogue[i], acc, -1);
+        tl__compute_copy(acc, d->out, d->out->dtype);
+        for (int i = 0; i < d->n_epilogue; i++)
+                if (d->epilogue[i].scope == TL_SCOPE_KERNEL)
+                        apply_epilogue(&d->epilogue[i], d->out, -1);
+out:
+        tl->arena.pos = mark;
+}
+
+/* ---- tl_composite ------------------------------------------------------------------ */
+
+static bool is_2d(const tl_tensor *t) { return t && t->ndim == 2; }
+
+tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file, int line)
+{
+        const char *op = "tl_composite";
+        tl__issue(tl, TOPO_OP_COMPOSITE, file, line);
+        if (d->op != TL_GEMM && d->op != TL_NONE)
+                tl__fail(tl, file, line, op, "op %d: expected TL_GEMM or 0 (MATH only)", d->op);
+        if (d->n_epilogue < 0 || d->n_epilogue > PLAN_MAX_OPS - 1)
+                tl__fail(tl, file, line, op, "%d epilogue ops: expected 0..%d", d->n_epilogue,
+                         PLAN_MAX_OPS - 1);
+        if (!d->out)
+                tl__fail(tl, file, line, op, "no output tensor");
+        struct plan_op ops[PLAN_MAX_OPS];
+        int n = 0;
+        struct plan_gemm g = { 0 };
+        if (d->op == TL_GEMM) {
+                if (!is_2d(d->a) || !is_2d(d->b) || !is_2d(d->out))
+                        tl__fail(tl, file, line, op, "the GEMM's a, b and out must be 2-D tensors");
+                int64_t m = d->a->shape[0], k = d->a->shape[1];
+                int64_t kb = d->trans_b ? d->b->shape[1] : d->b->shape[0];
+                int64_t nn = d->trans_b ? d->b->shape[0] : d->b->shape[1];
+                if (k != kb || d->out->shape[0] != m || d->out->shape[1] != nn)
+                        tl__fail(tl, file, line, op,
+                                 "shapes do not agree: a [%lld, %lld], b%s [%lld, %lld], out [%lld, %lld]",
+                                 (long long)m, (long long)k, d->trans_b ? "^T" : "",
+                                 (long long)kb, (long long)nn, (long long)d->out->shape[0],
+                                 (long long)d->out->shape[1]);
+                tl__wait_ready(tl, d->a, file, line, op);
+                tl__wait_ready(tl, d->b, file, line, op);
+                g = (struct plan_gemm){
+                        .m = m, .n = nn, .k = k, .tile_m = d->tile_m, .tile_n = d->tile_n,
+                        .tile_k = d->tile_k, .a_pinned = d->a->pinned, .b_pinned = d->b->pinned,
+                        .a_hbm = d->a->space == TL_HBM, .b_hbm = d->b->space == TL_HBM,
+                        .out_pinned = d->out->pinned, .out_hbm = d->out->space == TL_HBM,
+                        .a_elem_bytes = (uint32_t)tl_dtype_size(d->a->dtype),
+                        .b_elem_bytes = (uint32_t)tl_dtype_size(d->b->dtype),
+                        .out_elem_bytes = (uint32_t)tl_dtype_size(d->out->dtype) };
+                ops[n++] = (struct plan_op){ .gemm = true, .name = "gemm",
+                                             .scope = TL_SCOPE_K_TILE };
+        }
+        for (int i = 0; i < d->n_epilogue; i++) {
+                const tl_epilogue *e = &d->epilogue[i];
+                if (e->op != TL_DEQUANT && e->op != TL_BIAS && e->op != TL_RELU && e->op != TL_SCALE)
+                        tl__fail(tl, file, line, op, "epilogue #%d: op %d is not DEQUANT, BIAS, "
+                                 "RELU or SCALE", i, e->op);
+                if ((e->op == TL_DEQUANT || e->op == TL_BIAS) && !e->tensor)
+                        tl__fail(tl, file, line, op, "epilogue #%d (%s) needs a tensor", i,
+                                 tl__op_name(e->op));
+                if (e->tensor) {
+                        tl__need_local(tl, e->tensor, file, line, op, tl__op_name(e->op));
+                        tl__wait_ready(tl, e->tensor, file, line, op);
+                }
+                ops[n++] = (struct plan_op){ .name = tl__op_name(e->op),
+                                             .cost_op = tl__math_type(e->op), .scope = e->scope,
+                                             .elements = (uint64_t)tl_numel(d->out) };
+        }
+        tl__wait_ready(tl, d->out, file, line, op);
+        struct pipeline_plan plan;
+        char err[256];
+        if (plan_generate_from_ops(ops, n, &g, &plan, err, sizeof err) < 0)
+                tl__fail(tl, file, line, op, "plan: %s", err);
+        if (tl->run->opts->mode == TL_MODE_DATA) {
+                if (d->op == TL_GEMM) {
+                        compute_gemm(tl, d, &plan);
+                } else {
+                        for (int i = 0; i < d->n_epilogue; i++)
+                                apply_epilogue(&d->epilogue[i], d->out, -1);
+                }
+        }
+        return finish(tl, &plan, 0, d->out, file, line);
+}
+
+/* ---- the softmax_merge recipe ---------------------------------------------------- */
+
+/* e^(a - b) with e^(-inf - -inf) = 1: a merge of two empty states is empty,
+ * never NaN. */
+static float exp_diff(float a, float b)
+{
+        if (a == b)
+                return 1.0f;
+        return expf(a - b);
+}
+
+static void compute_softmax_merge(tl_ctx *tl, tl_tensor *s, tl_tensor *v, tl_tensor *m,
+                                  tl_tensor *l, tl_tensor *o, int64_t tile_k)
+{
+        int64_t rows = s->shape[0], cols = s->shape[1], dd = o->shape[1];
+        size_t mark = tl->arena.pos;
+        tl_tensor *p = temp(tl, rows, cols), *pv = temp(tl, rows, dd), *part = temp(tl, rows, dd);
+        float *alpha = tl__arena_alloc(tl, (size_t)rows * sizeof(float));
+        if (!p || !pv || !part || !alpha)
+                goto out;
+        for (int64_t i = 0; i < rows; i++) {
+                const float *srow = s->base + s->offset + i * s->stride[0];
+                float *mi = m->base + m->offset + i * m->stride[0];
+                float *li = l->base + l->offset + i * l->stride[0];
+                float mx = -INFINITY;
+                for (int64_t j = 0; j < cols; j++)
+                        mx = fmaxf(mx, srow[j * s->stride[1]]);
+                float m_new = fmaxf(*mi, mx);
+                float sum = 0.0f;
+                float *prow = p->base + i * cols;
+                for (int64_t j = 0; j < cols; j++) {
+                        float x = srow[j * s->stride[1]];
+                        prow[j] = m_new == -INFINITY ? 0.0f : expf(x - m_new);
+                        sum += prow[j];
+                }
+                alpha[i] = exp_diff(*mi, m_new);
+                *li = alpha[i] * *li + sum;
+                *mi = m_new;
+        }
+        /* P . V in the GEMM's K tiles, summed in K order. */
+        int64_t tiles_k = (cols + tile_k - 1) / tile_k;
+        for (int64_t tk = 0; tk < tiles_k; tk++) {
+                int64_t k0 = tk * tile_k, kk = cols - k0 < tile_k ? cols - k0 : tile_k;
+                tl_tensor pa = view2(p, 0, k0, rows, kk), vb = view2(v, k0, 0, kk, dd);
+                tl__compute_dot(&pa, &vb, false, tk ? part : pv);
+                if (tk)
+                        tl__compute_math2(TL_ADD, pv, part, pv);
+        }
+        for (int64_t i = 0; i < rows; i++)
+                for (int64_t j = 0; j < dd; j++) {
+                        float *oij = o->base + o->offset + i * o->stride[0] + j * o->stride[1];
+                        *oij = alpha[i] * *oij + pv->base[i * dd + j];
+                }
+out:
+        tl->arena.pos = mark;
+}
+
+tl_handle tl__softmax_merge(tl_ctx *tl, tl_tensor *s, tl_tensor *v, tl_tensor *m, tl_tensor *l,
+                            tl_tensor *o, const char *file, int line)
+{
+        const char *op = "softmax_merge";
+        tl__issue(tl, TOPO_OP_COMPOSITE, file, line);
+        if (!is_2d(s) || !is_2d(v) || !is_2d(m) || !is_2d(l) || !is_2d(o))
+                tl__fail(tl, file, line, op, "s, v, m, l and o must be 2-D");
+        int64_t rows = s->shape[0], cols = s->shape[1], dd = o->shape[1];
+        if (v->shape[0] != cols || v->shape[1] != dd || o->shape[0] != rows ||
+            m->shape[0] != rows || m->shape[1] != 1 || l->shape[0] != rows || l->shape[1] != 1)
+                tl__fail(tl, file, line, op,
+                         "shapes do not agree: s [%lld, %lld], v [%lld, %lld], m [%lld, %lld], "
+                         "l [%lld, %lld], o [%lld, %lld]; expected v [N, D], m and l [M, 1], "
+                         "o [M, D]", (long long)rows, (long long)cols, (long long)v->shape[0],
+                         (long long)v->shape[1], (long long)m->shape[0], (long long)m->shape[1],
+                         (long long)l->shape[0], (long long)l->shape[1], (long long)o->shape[0],
+                         (long long)o->shape[1]);
+        tl_tensor *state[3] = { m, l, o };
+        for (int i = 0; i < 3; i++)
+                if (state[i]->space != TL_TCM)
+                        tl__fail(tl, file, line, op, "the running state (m, l, o) must be "
+                                 "persistent TCM (tl_alloc(tl, TL_TCM, ...))");
+        tl_tensor *all[5] = { s, v, m, l, o };
+        for (int i = 0; i < 5; i++)
+                tl__wait_ready(tl, all[i], file, line, op);
+        uint64_t mn = (uint64_t)(rows * cols), mr = (uint64_t)rows, md = (uint64_t)(rows * dd);
+        /* Prologue (KERNEL scope, TCM only; the head op may stream). */
+        struct plan_op ops[PLAN_MAX_OPS];
+        int n = 0;
+#define PRO(nm, cost, elems) \
+        ops[n++] = (struct plan_op){ .name = nm, .cost_op = cost, .scope = TL_SCOPE_KERNEL, \
+                                     .elements = elems, .reads_hbm = s->space == TL_HBM,   \
+                                     .hbm_name = "s" }
+        PRO("rowmax", TOPO_OP_ROWMAX, mn);
+        PRO("max", TOPO_OP_MAX, mr);
+        PRO("sub", TOPO_OP_SUB, mn);
+        PRO("exp", TOPO_OP_EXP, mn);
+        PRO("sub", TOPO_OP_SUB, mr);
+        PRO("exp", TOPO_OP_EXP, mr);
+        PRO("mul", TOPO_OP_MUL, mr);
+        PRO("rowsum", TOPO_OP_ROWSUM, mn);
+        PRO("add", TOPO_OP_ADD, mr);
+#undef PRO
+        /* Head GEMM: P (recipe scratch, pinned, in place) . V (streamed). */
+        ops[n++] = (struct plan_op){ .gemm = true, .name = "gemm", .scope = TL_SCOPE_K_TILE };
+        /* Post-loop: o = alpha * o + pv. */
+        ops[n++] = (struct plan_op){ .name = "mul", .cost_op = TOPO_OP_MUL,
+                                     .scope = TL_SCOPE_KERNEL, .elements = md };
+        ops[n++] = (struct plan_op){ .name = "add", .cost_op = TOPO_OP_ADD,
+                                     .scope = TL_SCOPE_KERNEL, .elements = md };
+        int64_t tile_k = 64;
+        struct plan_gemm g = {
+                .m = rows, .n = dd, .k = cols, .tile_m = rows, .tile_n = dd, .tile_k = tile_k,
+                .a_pinned = true, .b_pinned = v->pinned, .b_hbm = v->space == TL_HBM,
+                .out_pinned = true, .a_elem_bytes = 4,
+                .b_elem_bytes = (uint32_t)tl_dtype_size(v->dtype), .out_elem_bytes = 4 };
+        struct pipeline_plan plan;
+        char err[256];
+        if (plan_generate_from_ops(ops, n, &g, &plan, err, sizeof err) < 0)
+                tl__fail(tl, file, line, op, "plan: %s", err);
+        if (tl->run->opts->mode == TL_MODE_DATA)
+                compute_softmax_merge(tl, s, v, m, l, o, tile_k);
+        /* The state tensors are busy until the post-loop ends. */
+        tl_handle h = finish(tl, &plan, 0, o, file, line);
+        struct composite_rec *rec = h.p;
+        tl__finish_at(tl, m, rec->end);
+        tl__finish_at(tl, l, rec->end);
+        return h;
+}

@@ -1,0 +1,398 @@
+/* tests/unit/test_composite.c: the planner (stages, scopes, errors), the
+ * feeder (completions, double buffering, tokens), and data-mode equality
+ * of composites with the same ops issued one by one. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "plan/plan.h"
+#include "tl/tl_int.h"
+
+/* ---- planner ------------------------------------------------------------------ */
+
+static struct plan_op gemm_op(void)
+{
+        return (struct plan_op){ .gemm = true, .name = "gemm", .scope = TL_SCOPE_K_TILE };
+}
+
+static struct plan_op math_op(const char *name, tl_cscope scope)
+{
+        return (struct plan_op){ .name = name, .cost_op = TOPO_OP_ADD, .scope = scope,
+                                 .elements = 100 };
+}
+
+static const struct plan_gemm shape = { .m = 128, .n = 96, .k = 200, .tile_m = 64, .tile_n = 64,
+                                        .tile_k = 64, .a_elem_bytes = 2, .b_elem_bytes = 2,
+                                        .out_elem_bytes = 2, .a_hbm = true, .b_hbm = true,
+                                        .out_hbm = true };
+
+Test(plan, stages_by_scope)
+{
+        struct plan_op ops[] = { math_op("pre", TL_SCOPE_KERNEL), gemm_op(),
+                                 math_op("dequant", TL_SCOPE_K_TILE), math_op("bias", TL_SCOPE_OUTPUT_TILE),
+                                 math_op("relu", TL_SCOPE_OUTPUT_TILE), math_op("post", TL_SCOPE_KERNEL) };
+        struct pipeline_plan p;
+        char err[256];
+        cr_assert_eq(plan_generate_from_ops(ops, 6, &shape, &p, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(p.n_prologue, 1);
+        cr_assert_str_eq(p.prologue[0].op, "pre");
+        cr_assert(p.has_gemm);
+        cr_assert_eq(p.tiles_m, 2);
+        cr_assert_eq(p.tiles_n, 2);
+        cr_assert_eq(p.tiles_k, 4);
+        cr_assert_eq(p.n_k_tile, 1);
+        cr_assert_str_eq(p.k_tile[0].op, "dequant");
+        cr_assert_eq(p.n_out_tile, 2);
+        cr_assert_str_eq(p.out_tile[1].op, "relu");
+        cr_assert_eq(p.n_post, 1);
+        cr_assert_eq(plan_n_completions(&p), 1 + 2 * 2 * 4 + 1);
+}
+
+Test(plan, math_only_is_the_plain_plan)
+{
+        struct plan_op ops[] = { math_op("a", TL_SCOPE_OUTPUT_TILE), math_op("b", TL_SCOPE_KERNEL) };
+        struct pipeline_plan p;
+        char err[256];
+        cr_assert_eq(plan_generate_from_ops(ops, 2, &shape, &p, err, sizeof err), 0);
+        cr_assert(!p.has_gemm);
+        cr_assert_eq(p.n_prologue, 2);
+        cr_assert_eq(plan_n_completions(&p), 2);
+}
+
+Test(plan, two_gemms_is_an_error_naming_them)
+{
+        struct plan_op ops[] = { gemm_op(), math_op("x", TL_SCOPE_OUTPUT_TILE), gemm_op() };
+        struct pipeline_plan p;
+        char err[256];
+        cr_assert_eq(plan_generate_from_ops(ops, 3, &shape, &p, err, sizeof err), -1);
+        cr_assert_str_eq(err, "two GEMM ops (#0 gemm and #2 gemm); a composite has at most one");
+}
+
+Test(plan, prologue_must_read_tcm)
+{
+        struct plan_op ops[] = { math_op("head", TL_SCOPE_KERNEL), math_op("exp", TL_SCOPE_KERNEL),
+                                 gemm_op() };
+        ops[0].reads_hbm = true;      /* the head op may stream */
+        ops[0].hbm_name = "x";
+        struct pipeline_plan p;
+        char err[256];
+        cr_assert_eq(plan_generate_from_ops(ops, 3, &shape, &p, err, sizeof err), 0);
+        ops[1].reads_hbm = true;
+        ops[1].hbm_name = "y";
+        cr_assert_eq(plan_generate_from_ops(ops, 3, &shape, &p, err, sizeof err), -1);
+        cr_assert_str_eq(err, "prologue op #1 exp reads HBM tensor 'y'; prologue ops read TCM only "
+                              "(load it first)");
+        struct plan_op bad[] = { math_op("tile", TL_SCOPE_OUTPUT_TILE), gemm_op() };
+        cr_assert_eq(plan_generate_from_ops(bad, 2, &shape, &p, err, sizeof err), -1);
+}
+
+/* ---- feeder ------------------------------------------------------------------ */
+
+static struct topo t;
+static struct hw_sim sim;
+static struct diag d;
+
+static void setup_small(void)
+{
+        diag_init(&d);
+        char path[512];
+        snprintf(path, sizeof path, "%s/topologies/small.yaml", getenv("CUBESIM_SOURCE_DIR"));
+        cr_assert_eq(topo_load_file(path, &t, &d), 0);
+        cr_assert_eq(hw_sim_init(&sim, &t, NULL, &d), 0);
+}
+
+static void teardown(void)
+{
+        hw_sim_fini(&sim);
+        topo_fini(&t);
+        diag_fini(&d);
+}
+
+struct rec {
+        char unit[16];               /* dma_read, gemm, math, dma_write */
+        char op[16];                 /* stage op */
+        int64_t tile;                /* tile index */
+        sim_ps start, end;           /* times */
+};
+
+static struct rec recs[512];
+static int n_recs;
+
+static void capture(void *ctx, const struct rep_op *op)
+{
+        (void)ctx;
+        if (n_recs == 512)
+                return;
+        struct rec *r = &recs[n_recs++];
+        memset(r, 0, sizeof *r);
+        for (unsigned i = 0; i < op->n_params; i++) {
+                if (strcmp(op->params[i].name, "unit") == 0)
+                        snprintf(r->unit, sizeof r->unit, "%s", op->params[i].s);
+                if (strcmp(op->params[i].name, "tile") == 0)
+                        r->tile = op->params[i].i;
+        }
+        snprintf(r->op, sizeof r->op, "%s", op->op);
+        r->start = op->start_ps;
+        r->end = op->end_ps;
+}
+
+static const struct rec *find(const char *unit, int64_t tile)
+{
+        for (int i = 0; i < n_recs; i++)
+                if (strcmp(recs[i].unit, unit) == 0 && recs[i].tile == tile)
+                        return &recs[i];
+        cr_assert_fail("no %s stage for tile %lld", unit, (long long)tile);
+        return NULL;
+}
+
+TestSuite(feed, .init = setup_small, .fini = teardown);
+
+Test(feed, double_buffering_overlaps_dma_and_gemm)
+{
+        struct plan_op ops[] = { gemm_op(), math_op("bias", TL_SCOPE_OUTPUT_TILE) };
+        struct plan_gemm g = shape;
+        g.m = 64;
+        g.n = 64;
+        g.k = 512;                   /* 8 K tiles of one output tile */
+        struct pipeline_plan p;
+        char err[256];
+        cr_assert_eq(plan_generate_from_ops(ops, 2, &g, &p, err, sizeof err), 0);
+        n_recs = 0;
+        struct plan_ctx pc = { .pe = &sim.pes[0], .start = 0, .log = capture };
+        plan_feed(&p, &pc);
+        cr_assert_eq(pc.completions, 8);
+        /* Tile 1's read is in flight while tile 0's GEMM runs. */
+        cr_assert_lt(find("dma_read", 1)->start, find("gemm", 0)->end);
+        /* ... but tile 2's read waits for tile 0's GEMM to free its buffer. */
+        cr_assert_geq(find("dma_read", 2)->start, find("gemm", 0)->end);
+        /* The bias runs once, after the last K tile. */
+        int n_bias = 0;
+        for (int i = 0; i < n_recs; i++)
+                n_bias += strcmp(recs[i].op, "bias") == 0;
+        cr_assert_eq(n_bias, 1);
+        cr_assert_geq(find("math", 7)->start, find("gemm", 7)->end);
+}
+
+Test(feed, prologue_and_post_are_standalone_tiles)
+{
+        struct plan_op ops[] = { math_op("pre1", TL_SCOPE_KERNEL), math_op("pre2", TL_SCOPE_KERNEL),
+                                 gemm_op(), math_op("post", TL_SCOPE_KERNEL) };
+        struct plan_gemm g = shape;
+        g.a_pinned = true;           /* produced by the prologue, used in place */
+        struct pipeline_plan p;
+        char err[256];
+        cr_assert_eq(plan_generate_from_ops(ops, 4, &g, &p, err, sizeof err), 0);
+        n_recs = 0;
+        struct plan_ctx pc = { .pe = &sim.pes[0], .start = 1000, .log = capture };
+        plan_feed(&p, &pc);
+        cr_assert_eq(pc.completions, plan_n_completions(&p));
+        cr_assert_eq(pc.completions, 2 + 2 * 2 * 4 + 1);
+        /* Tile 0 and 1 are the prologue, each on PE_MATH, in order. */
+        cr_assert_str_eq(find("math", 0)->op, "pre1");
+        cr_assert_str_eq(find("math", 1)->op, "pre2");
+        /* The GEMM of the first loop tile starts after the prologue: it reads P. */
+        cr_assert_geq(find("gemm", 2)->start, find("math", 1)->end);
+        /* No DMA for the pinned operand: one read (b) per loop tile. */
+        int reads = 0;
+        for (int i = 0; i < n_recs; i++)
+                reads += strcmp(recs[i].unit, "dma_read") == 0;
+        cr_assert_eq(reads, 2 * 2 * 4);
+        /* The post stage is last and after every loop tile. */
+        const struct rec *post = find("math", 2 + 16);
+        cr_assert_str_eq(post->op, "post");
+        for (int i = 0; i < n_recs; i++)
+                if (strcmp(recs[i].unit, "gemm") == 0)
+                        cr_assert_geq(post->start, recs[i].end);
+        cr_assert_eq(pc.end, post->end);
+}
+
+Test(feed, chained_math_stages_make_no_link_traffic)
+{
+        struct plan_op ops[] = { gemm_op(), math_op("dequant", TL_SCOPE_K_TILE),
+                                 math_op("bias", TL_SCOPE_OUTPUT_TILE),
+                                 math_op("relu", TL_SCOPE_OUTPUT_TILE),
+                                 math_op("scale", TL_SCOPE_OUTPUT_TILE) };
+        struct pipeline_plan p;
+        char err[256];
+        cr_assert_eq(plan_generate_from_ops(ops, 5, &shape, &p, err, sizeof err), 0);
+        struct plan_ctx pc = { .pe = &sim.pes[0], .start = 0 };
+        plan_feed(&p, &pc);
+        const struct hw_pe *pe = &sim.pes[0];
+        uint32_t mm = topo_edge_between(&sim.graph, pe->node_math, pe->node_math);
+        uint32_t gm = topo_edge_between(&sim.graph, pe->node_gemm, pe->node_math);
+        uint32_t dg = topo_edge_between(&sim.graph, pe->node_dma, pe->node_gemm);
+        cr_assert_neq(mm, TOPO_NONE, "the graph has the MATH->MATH edge");
+        cr_assert_eq(sim.links[mm].n_bytes, 0, "chained MATH stages stay on PE_MATH");
+        cr_assert_gt(sim.links[gm].n_bytes, 0, "GEMM -> MATH tokens cross their edge");
+        cr_assert_gt(sim.links[dg].n_bytes, 0, "DMA -> GEMM tokens cross their edge");
+}
+
+/* ---- data mode: composite == ops one by one ----------------------------------- */
+
+static struct tl_run run;
+static float out_composite[64 * 48], out_ops[64 * 48];
+static float st_composite[3][64 * 32], st_ops[3][64 * 32];
+
+static tl_tensor *random_tcm(tl_ctx *tl, int64_t r, int64_t c, uint32_t seed)
+{
+        tl_tensor *x = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ r, c }));
+        uint32_t s = seed;
+        for (int64_t i = 0; i < r * c; i++) {
+                s = s * 1664525u + 1013904223u;
+                x->base[i] = (float)((s >> 8) & 0xffff) / 32768.0f - 1.0f;
+        }
+        return x;
+}
+
+static void k_epilogue_both_ways(tl_ctx *tl, const void *args)
+{
+        if (tl->rank != 0)
+                return;
+        const int64_t M = 64, N = 48, K = 150, TK = 64;
+        tl_tensor *a = random_tcm(tl, M, K, 1), *b = random_tcm(tl, K, N, 2);
+        tl_tensor *bias = random_tcm(tl, 1, N, 3);
+        int64_t nk = 3;
+        tl_tensor *s = tl_alloc(tl, TL_TCM, TL_FP32, 1, &nk);
+        s->base[0] = 0.5f;
+        s->base[1] = -1.25f;
+        s->base[2] = 2.0f;
+        tl_tensor *out = tl_alloc(tl, TL_TCM, TL_BF16, 2, ((int64_t[]){ M, N }));
+        tl_handle h = tl_composite(tl, &(tl_composite_desc){
+                .op = TL_GEMM, .a = a, .b = b, .out = out, .tile_m = 32, .tile_n = 32, .tile_k = TK,
+                .epilogue = (tl_epilogue[]){
+                        { .op = TL_DEQUANT, .tensor = s, .scope = TL_SCOPE_K_TILE },
+                        { .op = TL_BIAS, .tensor = bias },
+                        { .op = TL_RELU },
+                        { .op = TL_SCALE, .factor = 0.5f },
+                },
+                .n_epilogue = 4,
+        });
+        tl_wait(tl, h);
+        memcpy(out_composite, out->base, sizeof out_composite);
+        /* The same, one op at a time. */
+        tl_tensor *acc = NULL;
+        for (int64_t k0 = 0, kt = 0; k0 < K; k0 += TK, kt++) {
+                int64_t kk = K - k0 < TK ? K - k0 : TK;
+                tl_tensor *p = tl_dot(tl, tl_view(tl, a, ((int64_t[]){ 0, k0 }), ((int64_t[]){ M, kk })),
+                                      tl_view(tl, b, ((int64_t[]){ k0, 0 }), ((int64_t[]){ kk, N })), false);
+                p = tl_scale(tl, p, s->base[kt]);
+                acc = acc ? tl_add(tl, acc, p) : p;
+        }
+        tl_tensor *y = tl_scale(tl, tl_relu(tl, tl_add(tl, acc, bias)), 0.5f);
+        tl_tensor *out2 = tl_alloc(tl, TL_TCM, TL_BF16, 2, ((int64_t[]){ M, N }));
+        tl_copy_to(tl, out2, y);
+        tl_wait_tensor(tl, out2);
+        memcpy(out_ops, out2->base, sizeof out_ops);
+}
+
+Test(feed, gemm_epilogue_composite_equals_ops_one_by_one)
+{
+        static struct tl_kernel k = { .name = "both", .fn = k_epilogue_both_ways };
+        static struct tl_run_opts o = { .mode = TL_MODE_DATA, .seed = 1 };
+        int rc = tl_run_kernel(&sim, &k, &o, &run, &d);
+        if (rc)
+                diag_print(&d, stderr);
+        cr_assert_eq(rc, 0);
+        for (int i = 0; i < 64 * 48; i++)
+                cr_assert_eq(out_composite[i], out_ops[i], "element %d: %.9g vs %.9g", i,
+                             out_composite[i], out_ops[i]);
+        int nonzero = 0;
+        for (int i = 0; i < 64 * 48; i++)
+                nonzero += out_ops[i] != 0.0f;
+        cr_assert_gt(nonzero, 100, "relu left something");
+        tl_run_fini(&run);
+}
+
+static void k_merge_both_ways(tl_ctx *tl, const void *args)
+{
+        if (tl->rank != 0)
+                return;
+        const int64_t M = 64, N = 100, D = 32;
+        tl_tensor *sc = random_tcm(tl, M, N, 7), *v = random_tcm(tl, N, D, 8);
+        tl_tensor *state[2][3];
+        for (int w = 0; w < 2; w++) {
+                state[w][0] = random_tcm(tl, M, 1, 9);     /* m */
+                state[w][1] = random_tcm(tl, M, 1, 10);    /* l */
+                state[w][2] = random_tcm(tl, M, D, 11);    /* o */
+                for (int i = 0; i < M; i++)
+                        state[w][1]->base[i] = fabsf(state[w][1]->base[i]);
+        }
+        tl_handle h = tl_softmax_merge(tl, sc, v, state[0][0], state[0][1], state[0][2]);
+        tl_wait(tl, h);
+        /* One by one, with P . V in the recipe's K tiles of 64. */
+        tl_tensor *m = state[1][0], *l = state[1][1], *o = state[1][2];
+        tl_tensor *m_new = tl_max(tl, m, tl_rowmax(tl, sc));
+        tl_tensor *p = tl_exp(tl, tl_sub(tl, sc, m_new));
+        tl_tensor *alpha = tl_exp(tl, tl_sub(tl, m, m_new));
+        tl_tensor *l_new = tl_add(tl, tl_mul(tl, alpha, l), tl_rowsum(tl, p));
+        tl_tensor *pv = NULL;
+        for (int64_t k0 = 0; k0 < N; k0 += 64) {
+                int64_t kk = N - k0 < 64 ? N - k0 : 64;
+                tl_tensor *part = tl_dot(tl, tl_view(tl, p, ((int64_t[]){ 0, k0 }), ((int64_t[]){ M, kk })),
+                                         tl_view(tl, v, ((int64_t[]){ k0, 0 }), ((int64_t[]){ kk, D })), false);
+                pv = pv ? tl_add(tl, pv, part) : part;
+        }
+        tl_copy_to(tl, o, tl_add(tl, tl_mul(tl, alpha, o), pv));
+        tl_copy_to(tl, l, l_new);
+        tl_copy_to(tl, m, m_new);
+        tl_wait_tensor(tl, o);
+        for (int w = 0; w < 3; w++) {
+                memcpy(st_composite[w], state[0][w]->base, (size_t)tl_numel(state[0][w]) * 4);
+                memcpy(st_ops[w], state[1][w]->base, (size_t)tl_numel(state[1][w]) * 4);
+        }
+}
+
+Test(feed, softmax_merge_equals_ops_one_by_one)
+{
+        static struct tl_kernel k = { .name = "merge", .fn = k_merge_both_ways };
+        static struct tl_run_opts o = { .mode = TL_MODE_DATA, .seed = 1 };
+        int rc = tl_run_kernel(&sim, &k, &o, &run, &d);
+        if (rc)
+                diag_print(&d, stderr);
+        cr_assert_eq(rc, 0);
+        const int n[3] = { 64, 64, 64 * 32 };
+        const char *name[3] = { "m", "l", "o" };
+        for (int w = 0; w < 3; w++)
+                for (int i = 0; i < n[w]; i++)
+                        cr_assert_eq(st_composite[w][i], st_ops[w][i], "%s[%d]: %.9g vs %.9g",
+                                     name[w], i, st_composite[w][i], st_ops[w][i]);
+        tl_run_fini(&run);
+}
+
+static void k_merge_empty(tl_ctx *tl, const void *args)
+{
+        if (tl->rank != 0)
+                return;
+        /* Two empty states: every score masked, running max -inf. */
+        tl_tensor *sc = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 4, 8 }));
+        tl_tensor *v = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 8, 4 }));
+        tl_tensor *m = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 4, 1 }));
+        tl_tensor *l = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 4, 1 }));
+        tl_tensor *o = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 4, 4 }));
+        for (int i = 0; i < 32; i++) {
+                sc->base[i] = -INFINITY;
+                v->base[i] = 1.0f;
+        }
+        for (int i = 0; i < 4; i++) {
+                m->base[i] = -INFINITY;
+                l->base[i] = 0;
+        }
+        for (int i = 0; i < 16; i++)
+                o->base[i] = 0;
+        tl_wait(tl, tl_softmax_merge(tl, sc, v, m, l, o));
+        for (int i = 0; i < 16; i++)
+                out_composite[i] = o->base[i];
+        for (int i = 0; i < 4; i++)
+                out_composite[16 + i] = l->base[i];
+}
+
+Test(feed, merge_of_two_empty_states_is_not_nan)
+{
+        static struct tl_kernel k = { .name = "empty", .fn = k_merge_empty };
+        static struct tl_run_opts o = { .mode = TL_MODE_DATA, .seed = 1 };
+        cr_assert_eq(tl_run_kernel(&sim, &k, &o, &run, &d), 0);
+        for (int i = 0; i < 20; i++)
+                cr_assert(!isnan(out_composite[i]) && out_composite[i] == 0.0f, "[%d] = %g", i,
+                          out_composite[i]);
+        tl_run_fini(&run);
+}
