@@ -4,8 +4,12 @@
  * kernel in the middle of a tl_* call and resuming it when the event it waits
  * for has happened.
  *
- * Memory. One mmap per coroutine, MAP_NORESERVE, laid out low to high as
- *     [guard page, PROT_NONE][stack ... grows down ...][struct coro]
+ * Memory. Stacks are carved from chunk mappings of CHUNK_SLOTS slots
+ * (MAP_NORESERVE: untouched slots cost nothing), each slot laid out low to
+ * high as
+ *     [guard page, no access][stack ... grows down ...][struct coro]
+ * (one mmap and munmap per 64 stacks: both are slow system calls here).
+ * The guard is mprotect(PROT_NONE).
  * so the struct lives at the top of its own stack region (the usable stack
  * is stack_bytes minus the struct, rounded to 64 bytes). Released
  * coroutines go on the pool's free list whole and coro_create takes from it
@@ -58,6 +62,7 @@
 #endif
 
 #define DEFAULT_STACK_BYTES (256u * 1024u)
+#define CHUNK_SLOTS 64            /* stacks per mapping */
 #define MIN_STACK_BYTES     (16u * 1024u)   /* least usable stack */
 #define ALTSTACK_BYTES      (64u * 1024u)   /* signal stack per thread */
 
@@ -81,7 +86,7 @@ struct coro {
         struct coro *prev;           /* coro_current() of the resumer */
         struct coro *next;           /* free-list link */
         char *map;                   /* mapping base = guard page */
-        size_t map_bytes;            /* whole mapping: guard + stack */
+        size_t map_bytes;            /* its slot: guard + stack */
         size_t stack_bytes;          /* the pool's stack size, for reports */
         char *stack_lo;              /* lowest usable stack byte = guard end */
         char *stack_hi;              /* one past the highest, 64-aligned */
@@ -136,9 +141,20 @@ __asm__(
         "        fnstcw  4(%rsp)\n"
         "        movq    %rsp, (%rdi)\n"
         "        movq    %rsi, %rsp\n"
+        /* Load MXCSR and the x87 control word only when they differ
+         * from the current ones: both loads are slow (serialising or
+         * microcoded) and kernels almost never change them. */
+        "        stmxcsr -8(%rsp)\n"
+        "        movl    -8(%rsp), %eax\n"
+        "        cmpl    (%rsp), %eax\n"
+        "        je      1f\n"
         "        ldmxcsr (%rsp)\n"
+        "1:      fnstcw  -8(%rsp)\n"
+        "        movzwl  -8(%rsp), %eax\n"
+        "        cmpw    4(%rsp), %ax\n"
+        "        je      2f\n"
         "        fldcw   4(%rsp)\n"
-        "        addq    $8, %rsp\n"
+        "2:      addq    $8, %rsp\n"
         "        popq    %r15\n"
         "        popq    %r14\n"
         "        popq    %r13\n"
@@ -187,7 +203,11 @@ __asm__(
         "        ldp     d12, d13, [sp, #128]\n"
         "        ldp     d14, d15, [sp, #144]\n"
         "        ldr     x9, [sp, #160]\n"
+        "        mrs     x10, fpcr\n"
+        "        cmp     x9, x10\n"
+        "        b.eq    1f\n"
         "        msr     fpcr, x9\n"
+        "1:\n"
         "        add     sp, sp, #176\n"
         "        ret\n"
         ".size coro__switch, .-coro__switch\n"
@@ -348,6 +368,8 @@ static __attribute__((noreturn)) void coro_entry(void)
 #endif
         co->fn(co->arg);
         co->done = true;
+        co->running = false;
+        running_co = co->prev;
         /* NULL: this fiber ends, ASan may drop its fake stack. */
         asan_start(NULL, co->caller_bottom, co->caller_size);
 #ifdef CORO_UCONTEXT
@@ -405,6 +427,10 @@ void coro_pool_init(struct coro_pool *pool, size_t stack_bytes)
         pool->free = NULL;
         pool->n_live = 0;
         pool->n_mapped = 0;
+        pool->chunks = NULL;
+        pool->n_chunks = pool->cap_chunks = 0;
+        pool->carve = NULL;
+        pool->carve_left = 0;
 }
 
 void coro_pool_fini(struct coro_pool *pool)
@@ -412,36 +438,72 @@ void coro_pool_fini(struct coro_pool *pool)
         struct coro *co = pool->free;
 
         while (co) {
-                struct coro *next = co->next;
-                munmap(co->map, co->map_bytes);
                 pool->n_mapped--;
-                co = next;
+                co = co->next;
         }
         pool->free = NULL;
-        /* Live coroutines (n_live != 0) are the caller's to release; they
-         * stay mapped. */
+        /* Live coroutines (n_live != 0) were the caller's to release; their
+         * chunk goes all the same. */
+        size_t chunk_bytes = CHUNK_SLOTS * (pool->stack_bytes + (size_t)sysconf(_SC_PAGESIZE));
+        for (size_t i = 0; i < pool->n_chunks; i++)
+                munmap(pool->chunks[i], chunk_bytes);
+        free(pool->chunks);
+        pool->chunks = NULL;
+        pool->n_chunks = pool->cap_chunks = 0;
+        pool->carve = NULL;
+        pool->carve_left = 0;
 }
 
-/* Map a new stack with its guard page; the struct goes at its top. */
+#ifdef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE_ MADV_POPULATE_WRITE
+#else
+#define MADV_POPULATE_WRITE_ 23
+#endif
+
+/* Make the page at p inaccessible. (MADV_GUARD_INSTALL would avoid
+ * splitting the mapping, but qemu-user, which runs the aarch64 tests, does
+ * not turn a fault on such a marker into the guest's SIGSEGV.) */
+static int install_guard(char *p, size_t page_bytes)
+{
+        return mprotect(p, page_bytes, PROT_NONE);
+}
+
+/* Carve a new stack with its guard page; the struct goes at its top. */
 static struct coro *map_coro(struct coro_pool *pool)
 {
         size_t page_bytes = (size_t)sysconf(_SC_PAGESIZE);
-        size_t map_bytes = pool->stack_bytes + page_bytes;
-        char *map = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (map == MAP_FAILED)
-                return NULL;
-        if (mprotect(map, page_bytes, PROT_NONE) != 0) {
-                int e = errno;
-                munmap(map, map_bytes);
-                errno = e;
-                return NULL;
+        size_t slot_bytes = pool->stack_bytes + page_bytes;
+        if (pool->carve_left == 0) {
+                if (pool->n_chunks == pool->cap_chunks) {
+                        size_t cap = pool->cap_chunks ? 2 * pool->cap_chunks : 16;
+                        char **c = realloc(pool->chunks, cap * sizeof *c);
+                        if (!c)
+                                return NULL;
+                        pool->chunks = c;
+                        pool->cap_chunks = cap;
+                }
+                char *chunk = mmap(NULL, CHUNK_SLOTS * slot_bytes, PROT_READ | PROT_WRITE,
+                                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+                if (chunk == MAP_FAILED)
+                        return NULL;
+                pool->chunks[pool->n_chunks++] = chunk;
+                pool->carve = chunk;
+                pool->carve_left = CHUNK_SLOTS;
         }
+        char *map = pool->carve;
+        if (install_guard(map, page_bytes) != 0)
+                return NULL;
+        /* Fault in the top page (the struct and the first frames) in one
+         * call: a demand fault costs several times more on virtual machines.
+         * Only an optimisation: failure (old kernel, emulator) is fine. */
+        madvise(map + slot_bytes - page_bytes, page_bytes, MADV_POPULATE_WRITE_);
+        pool->carve += slot_bytes;
+        pool->carve_left--;
         size_t head = (sizeof(struct coro) + 63) & ~(size_t)63;
-        struct coro *co = (struct coro *)(void *)(map + map_bytes - head);
+        struct coro *co = (struct coro *)(void *)(map + slot_bytes - head);
         memset(co, 0, sizeof *co);
         co->map = map;
-        co->map_bytes = map_bytes;
+        co->map_bytes = slot_bytes;
         co->stack_bytes = pool->stack_bytes;
         co->stack_lo = map + page_bytes;
         co->stack_hi = (char *)co;
@@ -510,14 +572,16 @@ void coro_resume(struct coro *co)
         coro__switch(&co->caller_sp, co->sp);
 #endif
         asan_finish(fake, NULL, NULL);
-        running_co = co->prev;
-        co->running = false;
+        /* Whichever coroutine came back (co, or one co transferred to)
+         * has cleared its running flag and running_co. */
 }
 
 void coro_yield(struct coro *co)
 {
         if (co != running_co)
                 abort();             /* yield from outside co */
+        co->running = false;
+        running_co = co->prev;
         asan_start(&co->asan_fake, co->caller_bottom, co->caller_size);
 #ifdef CORO_UCONTEXT
         swapcontext(&co->ctx, &co->caller_ctx);
@@ -525,6 +589,35 @@ void coro_yield(struct coro *co)
         coro__switch(&co->sp, co->caller_sp);
 #endif
         asan_finish(co->asan_fake, &co->caller_bottom, &co->caller_size);
+}
+
+bool coro_can_transfer(void)
+{
+#if defined(CORO_UCONTEXT) || defined(CUBESIM_SANITIZED)
+        return false;
+#else
+        return true;
+#endif
+}
+
+void coro_transfer(struct coro *from, struct coro *to)
+{
+#if defined(CORO_UCONTEXT) || defined(CUBESIM_SANITIZED)
+        (void)from;
+        (void)to;
+        abort();                     /* coro_can_transfer() said no */
+#else
+        if (from != running_co || to->done || to->running)
+                abort();
+        from->running = false;
+        to->started = true;
+        to->running = true;
+        to->prev = from->prev;
+        to->caller_sp = from->caller_sp; /* to yields where from would have */
+        running_co = to;
+        coro__switch(&from->sp, to->sp);
+        /* from runs again: resumed by its resumer or transferred to. */
+#endif
 }
 
 struct coro *coro_current(void)

@@ -28,7 +28,12 @@ struct coro_pool {
         size_t stack_bytes;          /* usable stack size, page multiple */
         struct coro *free;           /* released coroutines, reusable */
         size_t n_live;               /* coroutines created and not released */
-        size_t n_mapped;             /* stacks currently mapped (live + free) */
+        size_t n_mapped;             /* stacks carved out so far (live + free) */
+        char **chunks;               /* mappings that stacks are carved from */
+        size_t n_chunks;             /* entries of chunks in use */
+        size_t cap_chunks;           /* entries allocated */
+        char *carve;                 /* next unused slot of the newest chunk */
+        size_t carve_left;           /* unused slots left there */
 };
 
 /* stack_bytes is rounded up to whole pages; 0 picks the default (256 KiB).
@@ -48,6 +53,15 @@ void coro_resume(struct coro *co);
 
 /* From inside co: return to the context that resumed it. */
 void coro_yield(struct coro *co);
+
+/* Symmetric hand-off, for an event loop that dispatches from inside a
+ * coroutine: the running coroutine `from` suspends and `to` (suspended or
+ * new) runs in its place; when `to` later yields, control goes to the
+ * context that resumed `from`. Only where coro_can_transfer() is true (the
+ * hand-written switches without AddressSanitizer); callers fall back to
+ * yield + resume elsewhere. */
+bool coro_can_transfer(void);
+void coro_transfer(struct coro *from, struct coro *to);
 
 /* The running coroutine, or NULL in the main context. */
 struct coro *coro_current(void);

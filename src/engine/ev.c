@@ -172,53 +172,80 @@ static void report_procs(struct ev_loop *ev, struct diag *d)
         }
 }
 
+enum next_kind { NEXT_EVENT, NEXT_NONE, NEXT_TIME_BUDGET, NEXT_EVENT_BUDGET };
+
+/* The next event in (time, seq) order, without taking it; or why there is
+ * none to take. */
+static inline enum next_kind peek_next(const struct ev_loop *ev, struct ev_event **out)
+{
+        if (ev->n_heap && ev->heap[0].t == ev->now) {
+                *out = ev->heap[0].e;
+        } else if (ev->fifo_head) {
+                *out = ev->fifo_head;
+        } else if (ev->n_heap) {
+                if (unlikely(ev->max_time && ev->heap[0].t > ev->max_time))
+                        return NEXT_TIME_BUDGET;
+                *out = ev->heap[0].e;
+        } else {
+                return NEXT_NONE;
+        }
+        if (unlikely(ev->max_events && ev->n_events >= ev->max_events))
+                return NEXT_EVENT_BUDGET;
+        return NEXT_EVENT;
+}
+
+/* Take the event peek_next returned, advancing time. */
+static inline void take(struct ev_loop *ev, struct ev_event *e)
+{
+        if (ev->n_heap && ev->heap[0].e == e) {         /* an event is in one place only */
+                ev->now = ev->heap[0].t;
+                heap_pop(ev);
+                /* The next event's owner is likely cold (another process's
+                 * struct): start fetching it now. */
+                if (ev->n_heap)
+                        __builtin_prefetch(ev->heap[0].e);
+        } else {
+                ev->fifo_head = e->next;
+                if (!ev->fifo_head)
+                        ev->fifo_tail = NULL;
+        }
+        ev->n_events++;
+}
+
 enum ev_run_result ev_run(struct ev_loop *ev, struct diag *d)
 {
         ev->stopping = false;
+        ev->direct = coro_can_transfer() && ev->trace == NULL;
         for (;;) {
                 struct ev_event *e;
-                if (ev->n_heap && ev->heap[0].t == ev->now) {
-                        e = ev->heap[0].e;
-                        heap_pop(ev);
-                } else if (ev->fifo_head) {
-                        e = ev->fifo_head;
-                        ev->fifo_head = e->next;
-                        if (!ev->fifo_head)
-                                ev->fifo_tail = NULL;
-                } else if (ev->n_heap) {
-                        ev->now = ev->heap[0].t;
-                        if (unlikely(ev->max_time && ev->now > ev->max_time)) {
-                                diag_error(d, "simulated time budget exceeded: %llu ns > %llu ns "
-                                           "(a kernel that never ends?)",
-                                           (unsigned long long)(ev->now / SIM_PS_PER_NS),
-                                           (unsigned long long)(ev->max_time / SIM_PS_PER_NS));
-                                report_procs(ev, d);
-                                return EV_BUDGET;
-                        }
-                        e = ev->heap[0].e;
-                        heap_pop(ev);
-                } else {
-                        break;
-                }
-                /* The next event's owner is likely cold (a process's
-                 * struct, far from this one): start fetching it now. */
-                if (ev->n_heap)
-                        __builtin_prefetch(ev->heap[0].e);
-                if (unlikely(ev->max_events && ev->n_events >= ev->max_events)) {
+                switch (peek_next(ev, &e)) {
+                case NEXT_NONE:
+                        goto drained;
+                case NEXT_TIME_BUDGET:
+                        diag_error(d, "simulated time budget exceeded: %llu ns > %llu ns "
+                                   "(a kernel that never ends?)",
+                                   (unsigned long long)(ev->heap[0].t / SIM_PS_PER_NS),
+                                   (unsigned long long)(ev->max_time / SIM_PS_PER_NS));
+                        report_procs(ev, d);
+                        return EV_BUDGET;
+                case NEXT_EVENT_BUDGET:
                         diag_error(d, "event budget exceeded: %llu events at %llu ns "
                                    "(a kernel that never ends?)",
                                    (unsigned long long)ev->n_events,
                                    (unsigned long long)(ev->now / SIM_PS_PER_NS));
                         report_procs(ev, d);
                         return EV_BUDGET;
+                case NEXT_EVENT:
+                        break;
                 }
-                ev->n_events++;
+                take(ev, e);
                 if (unlikely(ev->trace != NULL))
                         ev->trace(ev->trace_ctx, ev->now, e->seq, e);
                 e->fn(ev, e);
                 if (unlikely(ev->stopping))
                         return EV_STOPPED;
         }
+drained:
         if (ev->n_procs) {
                 diag_error(d, "deadlock at %llu ns: the event queue is empty and %zu process%s "
                            "still wait%s",
@@ -237,6 +264,7 @@ static void proc_body(void *arg)
         struct ev_proc *p = arg;
         p->fn(p, p->arg);
         p->finished = true;
+        p->ev->finished = p;  /* the loop frees its stack once off it */
 }
 
 static void proc_unlink(struct ev_loop *ev, struct ev_proc *p)
@@ -253,22 +281,30 @@ static void proc_unlink(struct ev_loop *ev, struct ev_proc *p)
         ev->n_procs--;
 }
 
-static void proc_wake(struct ev_loop *ev, struct ev_event *e)
+static inline void clear_wait(struct ev_proc *p)
 {
-        struct ev_proc *p = container_of(e, struct ev_proc, wake);
         p->wait_kind = EV_WAIT_NONE;
         p->wait_name = NULL;
         p->wait_note[0] = '\0';
+}
+
+static void proc_wake(struct ev_loop *ev, struct ev_event *e)
+{
+        struct ev_proc *p = container_of(e, struct ev_proc, wake);
+        clear_wait(p);
         ev->current = p;
         ev->n_resumes++;
         coro_resume(p->co);
+        /* Back in the loop: p, or a process p handed over to, yielded. */
         ev->current = NULL;
-        if (p->finished) {
-                coro_release(&ev->stacks, p->co);
-                p->co = NULL;
-                proc_unlink(ev, p);
-                if (p->on_exit)
-                        ev_schedule(ev, p->on_exit, 0);
+        struct ev_proc *f = ev->finished;
+        if (f) {
+                ev->finished = NULL;
+                coro_release(&ev->stacks, f->co);
+                f->co = NULL;
+                proc_unlink(ev, f);
+                if (f->on_exit)
+                        ev_schedule(ev, f->on_exit, 0);
         }
 }
 
@@ -298,10 +334,30 @@ int ev_proc_start(struct ev_loop *ev, struct ev_proc *p, const char *name, ev_pr
         return 0;
 }
 
-/* Suspend the running process until its wake event fires. */
+/* Suspend the running process until its wake event fires.
+ *
+ * Fast path: when the next event is a process's wake-up, take it here and
+ * hand over to that process directly (or just go on, if it is this one)
+ * instead of switching to the loop and from there to the process: one
+ * switch per event instead of two. The order of events is the loop's own
+ * (same peek and take). Anything else (a callback, a budget, a stop, an
+ * empty queue, tracing) goes back to the loop. */
 static inline void proc_block(struct ev_proc *p)
 {
-        CS_ASSERT(p->ev->current == p);
+        struct ev_loop *ev = p->ev;
+        CS_ASSERT(ev->current == p);
+        struct ev_event *e;
+        if (ev->direct && !ev->stopping && peek_next(ev, &e) == NEXT_EVENT && e->fn == proc_wake) {
+                take(ev, e);
+                struct ev_proc *q = container_of(e, struct ev_proc, wake);
+                clear_wait(q);
+                if (q == p)
+                        return;
+                ev->current = q;
+                ev->n_resumes++;
+                coro_transfer(p->co, q->co);
+                return;
+        }
         coro_yield(p->co);
 }
 

@@ -78,6 +78,8 @@ struct ev_loop {
         uint64_t max_events;         /* stop with an error past this many (0: none) */
         sim_ps max_time;             /* stop with an error past this time (0: none) */
         bool stopping;               /* ev_stop was called */
+        bool direct;                 /* processes may hand over to each other (coro_transfer) */
+        struct ev_proc *finished;    /* a process whose body just returned, for the loop to free */
         ev_trace_fn trace;           /* optional observer, NULL if none */
         void *trace_ctx;             /* its context */
 };

@@ -464,3 +464,81 @@ Test(engine, finished_processes_release_and_reuse_stacks)
         cr_assert_eq(ev.stacks.n_live, 0);
         cr_assert_leq(ev.stacks.n_mapped, 1);
 }
+
+/* ---- direct hand-over between processes ------------------------------------- */
+
+struct mixed {
+        struct ev_proc proc;         /* the process */
+        int id;                      /* its index */
+};
+
+static int mixed_log[4096][2];
+static int n_mixed;
+static struct ev_future gate;
+static struct ev_event gate_ev;
+
+static void note_run(int id, sim_ps t)
+{
+        if (n_mixed < 4096) {
+                mixed_log[n_mixed][0] = id;
+                mixed_log[n_mixed][1] = (int)t;
+                n_mixed++;
+        }
+}
+
+static void mixed_body(struct ev_proc *p, void *arg)
+{
+        struct mixed *m = arg;
+        for (int i = 0; i < 40; i++) {
+                note_run(m->id, ev_now(p->ev));
+                if (i == 20 && m->id % 3 == 0)
+                        ev_wait(p, &gate);   /* woken by a callback */
+                else
+                        ev_sleep(p, (sim_ps)((m->id * 7 + i * 3) % 4));  /* 0: same time */
+        }
+        note_run(100 + m->id, ev_now(p->ev));
+}
+
+static void open_gate(struct ev_loop *l, struct ev_event *e)
+{
+        ev_future_complete(l, &gate, 1);
+}
+
+static void noop_trace(void *ctx, sim_ps t, uint64_t seq, const struct ev_event *e)
+{
+}
+
+static int run_mixed(bool traced, int (*out)[2])
+{
+        struct ev_loop l;
+        struct diag dd;
+        diag_init(&dd);
+        cr_assert_eq(ev_loop_init(&l, NULL), 0);
+        if (traced)
+                l.trace = noop_trace; /* the loop dispatches every event itself */
+        static struct mixed m[12];
+        ev_future_init(&gate, "gate");
+        gate_ev.fn = open_gate;
+        ev_schedule(&l, &gate_ev, 50);
+        n_mixed = 0;
+        for (int i = 0; i < 12; i++) {
+                m[i].id = i;
+                cr_assert_eq(ev_proc_start(&l, &m[i].proc, "mixed", mixed_body, &m[i]), 0);
+        }
+        cr_assert_eq(ev_run(&l, &dd), EV_DONE);
+        cr_assert_eq(l.n_procs, 0);
+        memcpy(out, mixed_log, sizeof mixed_log);
+        ev_loop_fini(&l);
+        diag_fini(&dd);
+        return n_mixed;
+}
+
+Test(engine, direct_hand_over_keeps_the_loop_order)
+{
+        static int a[4096][2], b[4096][2];
+        int na = run_mixed(false, a);
+        int nb = run_mixed(true, b);
+        cr_assert_eq(na, 12 * 41);
+        cr_assert_eq(na, nb);
+        cr_assert_eq(memcmp(a, b, (size_t)na * sizeof a[0]), 0, "the two dispatch paths differ");
+}
