@@ -36,6 +36,9 @@ static const char usage[] =
         "                    chrome://tracing): a track per component, send/recv arrows\n"
         "  --kernels LIB.so  also load the kernels a shared object exports\n"
         "                    (see examples/user_kernel/)\n"
+        "  --max-events N    stop with an error after N events (default 2e9)\n"
+        "  --max-sim-ns T    stop with an error past T ns of simulated time\n"
+        "                    (default 1e9: one simulated second)\n"
         "  --json            print the run summary as JSON\n"
         "\n"
         "Exit status: 0 the kernel ran on every PE; 1 it failed (kernel error,\n"
@@ -102,12 +105,14 @@ int cli_run(int argc, char **argv)
 {
         static const char *const opts[] = { "--topo", "--set", "--mode", "--inputs", "--outputs",
                                              "--seed", "--oplog", "--trace", "--kernels", "--json",
-                                             "--help", NULL };
+                                             "--max-events", "--max-sim-ns", "--help", NULL };
         const char *kernel = NULL, *topo_path = NULL;
         char *sets[256];
         int n_sets = 0;
         bool json = false;
-        struct tl_run_opts ro = { .mode = TL_MODE_OPLOG, .seed = 1 };
+        struct tl_run_opts ro = { .mode = TL_MODE_OPLOG, .seed = 1,
+                                  .max_events = TL_DEFAULT_MAX_EVENTS,
+                                  .max_time_ps = TL_DEFAULT_MAX_TIME_PS };
         struct diag d;
         diag_init(&d);
         int rc = CLI_OK;
@@ -150,13 +155,23 @@ int cli_run(int argc, char **argv)
                                 ro.inputs_dir = v;
                         } else if (strcmp(a, "--outputs") == 0) {
                                 ro.outputs_dir = v;
-                        } else if (strcmp(a, "--seed") == 0) {
+                        } else if (strcmp(a, "--seed") == 0 || strcmp(a, "--max-events") == 0 ||
+                                   strcmp(a, "--max-sim-ns") == 0) {
                                 char *end;
                                 errno = 0;
-                                unsigned long long s = strtoull(v, &end, 10);
-                                if (*v == '\0' || *v == '-' || *end || errno)
-                                        diag_error(&d, "--seed %s: expected a non-negative integer", v);
-                                ro.seed = s;
+                                unsigned long long x = strtoull(v, &end, 10);
+                                bool budget = a[2] == 'm';
+                                if (*v == '\0' || *v == '-' || *end || errno ||
+                                    (budget && (x == 0 || x > UINT64_MAX / 1000)))
+                                        diag_error(&d, "%s %s: expected %s", a, v,
+                                                   budget ? "a positive integer"
+                                                          : "a non-negative integer");
+                                else if (strcmp(a, "--seed") == 0)
+                                        ro.seed = x;
+                                else if (strcmp(a, "--max-events") == 0)
+                                        ro.max_events = x;
+                                else
+                                        ro.max_time_ps = x * SIM_PS_PER_NS;
                         } else if (strcmp(a, "--oplog") == 0) {
                                 ro.oplog_path = v;
                         } else if (strcmp(a, "--trace") == 0) {

@@ -222,10 +222,13 @@ enum ev_run_result ev_run(struct ev_loop *ev, struct diag *d)
                 case NEXT_NONE:
                         goto drained;
                 case NEXT_TIME_BUDGET:
-                        diag_error(d, "simulated time budget exceeded: %llu ns > %llu ns "
+                        diag_error(d, "simulated time budget exceeded: the next event is at "
+                                   "%llu.%03llu ns, past the budget of %llu.%03llu ns "
                                    "(a kernel that never ends?)",
                                    (unsigned long long)(ev->heap[0].t / SIM_PS_PER_NS),
-                                   (unsigned long long)(ev->max_time / SIM_PS_PER_NS));
+                                   (unsigned long long)(ev->heap[0].t % SIM_PS_PER_NS),
+                                   (unsigned long long)(ev->max_time / SIM_PS_PER_NS),
+                                   (unsigned long long)(ev->max_time % SIM_PS_PER_NS));
                         report_procs(ev, d);
                         return EV_BUDGET;
                 case NEXT_EVENT_BUDGET:

@@ -94,6 +94,8 @@ int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl
                 close_outputs(r, d);
                 return -ENOMEM;
         }
+        sim->ev.max_events = r->opts->max_events;
+        sim->ev.max_time = r->opts->max_time_ps;
         r->result = ev_run(&sim->ev, d);
         int out = 0;
         if (r->failed || r->result != EV_DONE) {

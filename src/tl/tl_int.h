@@ -121,7 +121,15 @@ struct tl_run_opts {
         const char *trace_path;      /* --trace FILE or NULL */
         uint64_t seed;               /* random inputs when no file is given */
         struct params *params;       /* --set values not taken by the topology */
+        uint64_t max_events;         /* stop with an error past this many events (0: none) */
+        sim_ps max_time_ps;          /* stop with an error past this simulated time (0: none) */
 };
+
+/* Budgets of `cubesim run` when none is given: far beyond any real kernel
+ * on a real machine, small enough that a kernel that never ends stops in
+ * well under a minute of host time. */
+#define TL_DEFAULT_MAX_EVENTS UINT64_C(2000000000)
+#define TL_DEFAULT_MAX_TIME_PS (UINT64_C(1000000000000))   /* 1 s simulated */
 
 /* A run: per-PE contexts, the setup's tensors, outputs, error state. */
 struct tl_run {

@@ -369,3 +369,33 @@ Test(tl, bf16_store_rounds)
                 cr_assert_eq(c[i], tl__round(c[i], TL_BF16), "c[%d] = %.9g is not a bf16 value", i,
                              c[i]);
 }
+
+/* ---- budgets ---------------------------------------------------------------- */
+
+static void k_forever(tl_ctx *tl, const void *a)
+{
+        for (;;)
+                tl_program_id(tl, 0);
+}
+
+Test(tl, a_kernel_that_never_ends_hits_the_time_budget)
+{
+        static struct tl_kernel k = { .name = "forever", .fn = k_forever };
+        static struct tl_run_opts o = { .mode = TL_MODE_OPLOG, .seed = 1,
+                                        .max_time_ps = 2000 * SIM_PS_PER_NS };
+        have_run = true;
+        cr_assert_eq(tl_run_kernel(&sim, &k, &o, &run, &d), -1);
+        cr_assert(diag_has("simulated time budget exceeded: the next event is at 2002.000 ns, past "
+                           "the budget of 2000.000 ns"), "got: %s",
+                  d.head ? d.head->text : "(none)");
+        cr_assert(diag_has("process 'sip0.cube0.pe0' waits on a timer"));
+}
+
+Test(tl, a_kernel_that_never_ends_hits_the_event_budget)
+{
+        static struct tl_kernel k = { .name = "forever", .fn = k_forever };
+        static struct tl_run_opts o = { .mode = TL_MODE_OPLOG, .seed = 1, .max_events = 5000 };
+        have_run = true;
+        cr_assert_eq(tl_run_kernel(&sim, &k, &o, &run, &d), -1);
+        cr_assert(diag_has("event budget exceeded: 5000 events"));
+}
