@@ -392,7 +392,7 @@ static int descr_value(struct lex *l, struct header *h)
                 return -1;
         static const struct {
                 const char *descr;   /* as NumPy writes it */
-                enum npy_dtype dtype;
+                enum npy_dtype dtype;        /* what it reads as */
         } known[] = {
                 { "<f4", NPY_F32 }, { "<f2", NPY_F16 }, { "<u2", NPY_BF16 },
                 { "bfloat16", NPY_BF16 }, { "<f8", NPY_F64 },
@@ -953,19 +953,19 @@ int npy_write(const char *path, enum npy_dtype dtype, int ndim, const int64_t *s
                 return -EINVAL;
         }
         uint64_t count = 1;
+        bool overflow = false;
         for (int i = 0; i < ndim; i++) {
-                if (shape[i] < 0 ||
-                    __builtin_mul_overflow(count, (uint64_t)shape[i], &count) ||
-                    count > NPY_MAX_BYTES) {
-                        diag_error_at(d, path, 0, 0, "cannot write: bad shape extent %" PRId64
+                if (shape[i] < 0) {
+                        diag_error_at(d, path, 0, 0, "cannot write: negative extent %" PRId64
                                       " at axis %d", shape[i], i);
                         return -EINVAL;
                 }
+                overflow |= __builtin_mul_overflow(count, (uint64_t)shape[i], &count);
         }
         size_t es = npy_dtype_size(dtype);
-        if (count * es > NPY_MAX_BYTES) {
-                diag_error_at(d, path, 0, 0, "cannot write %" PRIu64 " elements: over the "
-                              "%llu GiB limit", count, NPY_MAX_BYTES >> 30);
+        if (overflow || count > NPY_MAX_BYTES / es) {
+                diag_error_at(d, path, 0, 0, "cannot write: the array is over the %llu GiB "
+                              "limit", NPY_MAX_BYTES >> 30);
                 return -EINVAL;
         }
 

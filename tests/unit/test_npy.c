@@ -863,9 +863,9 @@ Test(write, bytes_equal_numpy)
 {
         static const struct {
                 const char *name;    /* NumPy's file of ramp() */
-                enum npy_dtype dtype;
-                int ndim;
-                int64_t shape[4];
+                enum npy_dtype dtype;        /* to write it as */
+                int ndim;            /* its rank */
+                int64_t shape[4];    /* its shape */
         } files[] = {
                 { "f4_scalar.npy", NPY_F32, 0, { 0 } },
                 { "f4_5.npy", NPY_F32, 1, { 5 } },
@@ -982,18 +982,20 @@ Test(write, refuses_bad_arguments)
         char path[512];
         snprintf(path, sizeof path, "%s/x.npy", tmpdir);
         static const int64_t neg[] = { 2, -1 }, five[] = { 1, 1, 1, 1, 1 };
-        static const int64_t huge[] = { (int64_t)1 << 31, 2 };
+        static const int64_t huge[] = { 1, ((int64_t)1 << 30) + 1 };   /* 4 GiB + 4 bytes */
+        static const int64_t huger[] = { (int64_t)1 << 40, (int64_t)1 << 40, 1 << 20, 0 };
         const float v[2] = { 0, 0 };
         static const struct {
-                enum npy_dtype dtype;
-                int ndim;
-                const int64_t *shape;
+                enum npy_dtype dtype;        /* npy_write's arguments */
+                int ndim;            /* rank */
+                const int64_t *shape;        /* extents */
                 const char *want;    /* message substring */
         } cases[] = {
                 { NPY_F64, 1, neg, "cannot write float64" },
                 { NPY_F32, 5, five, "cannot write 5 dimensions" },
-                { NPY_F32, 2, neg, "bad shape extent -1 at axis 1" },
-                { NPY_F32, 2, huge, "over the 4 GiB limit" },
+                { NPY_F32, 2, neg, "cannot write: negative extent -1 at axis 1" },
+                { NPY_F32, 2, huge, "cannot write: the array is over the 4 GiB limit" },
+                { NPY_F16, 4, huger, "cannot write: the array is over the 4 GiB limit" },
         };
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
                 struct diag d;

@@ -153,6 +153,14 @@ def main():
     hcase("missing_close", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3)",
           lambda t: ["header column %d: expected ',' or '}' after a value, got the end of "
                      "the header" % (len(header(t)) - 10 + 1)])
+    hcase("descr_not_string", "{'descr': 4, 'fortran_order': False, 'shape': (2, 3), }",
+          at("4", "expected a quoted string, got '4'"))
+    hcase("shape_missing_comma", "{'descr': '<f4', 'fortran_order': False, 'shape': (2 3), }",
+          at("3)", "expected ',' or ')' in the shape, got '3'"))
+    hcase("long_key", "{'" + "k" * 50 + "': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
+          at("'k", "unknown key '" + "k" * 40 + "...' (the keys are"))
+    hcase("dtype_with_quote", "{'descr': \"<f'4\", 'fortran_order': False, 'shape': (2, 3), }",
+          at("\"", "dtype '<f\\x274' is not supported"))
     hcase("two_errors", "{'descr': '<i8', 'fortran_order': True, 'shape': (2, 3), }",
           lambda t: ["header column %d: dtype '<i8' is not supported" % col(t, "'<i8'"),
                      "header column %d: Fortran order is not supported" % col(t, "True")])
