@@ -27,6 +27,11 @@
  * destination's dtype) and strides; views (tl_view, tl_reshape) share
  * their parent's storage.
  *
+ * HBM tensors are shared by all PEs and carry no readiness: a store to HBM
+ * does not make other PEs' (or this PE's) later loads of it wait. Order
+ * HBM traffic between PEs with tl_send/tl_recv; a kernel's end waits for
+ * its own stores.
+ *
  * Elementwise binary ops broadcast like NumPy on matching trailing
  * dimensions of extent 1 (a [M, 1] row statistic against [M, N]).
  *

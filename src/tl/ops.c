@@ -89,7 +89,11 @@ void tl__finish_at(tl_ctx *tl, tl_tensor *t, sim_ps end)
                 tl->busy_until = end;
         if (tl->n_scopes && end > tl->scopes[tl->n_scopes - 1].busy_until)
                 tl->scopes[tl->n_scopes - 1].busy_until = end;
-        if (!t)
+        /* HBM tensors are shared by every PE: their readiness is not
+         * tracked (one PE's store must not hold up another PE's access to
+         * other parts of the tensor); kernels order HBM traffic between
+         * PEs with send/recv, and a kernel's end waits for its stores. */
+        if (!t || t->space == TL_HBM)
                 return;
         t = t->owner;
         if (!t->ready.done) {

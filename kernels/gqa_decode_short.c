@@ -1,0 +1,54 @@
+/* kernels/gqa_decode_short.c: GQA decode, short context.
+ *
+ * No sequence split across cubes: each cube owns whole KV heads,
+ * kv_per_cube of them at a time (pairs (batch, KV head) are dealt to the
+ * cubes in rounds). A cube's PEs form one group per owned KV head; the
+ * group's query heads are folded into M (as in gqa_decode) and run on the
+ * group's PEs in parallel, each PE taking a slice of the keys; a chain
+ * reduce inside the group (PE k+1 -> PE k) brings the partial states to
+ * the group's first PE, which writes o. */
+#include "gqa_common.h"
+
+static const struct tl_param params[] = {
+        GQA_PARAMS_SHAPE(4096),
+        GQA_PARAMS_SHORT,
+        GQA_PARAMS_END,
+};
+
+static void setup(tl_setup *s, void *args)
+{
+        gqa_setup(s, args, GQA_DECODE_SHORT);
+}
+
+static void decode_short(tl_ctx *tl, const void *argp)
+{
+        const struct gqa_args *a = argp;
+        struct gqa_short m;
+        gqa_short_map(tl, a, &m);
+        if (m.n_pairs == 0)
+                return;
+        struct gqa_decode_plan p = {
+                .n_pairs = m.n_pairs, .pair0 = m.pair0, .round_stride = m.round_stride,
+                .group0 = m.group0, .group_step = m.group_step, .groups = m.groups,
+                .kv_tile = a->kv_tile, .parent = -1,
+        };
+        gqa_split(a->s, m.pg, m.member, &p.s0, &p.s1);
+        int e = tl_program_id(tl, 0);
+        if (m.member + 1 < m.pg)
+                p.child[p.n_child++] = gqa_rank(tl, m.cube, e + 1);
+        if (m.member > 0)
+                p.parent = gqa_rank(tl, m.cube, e - 1);
+        gqa_decode_run(tl, a, &p);
+}
+
+const struct tl_kernel tl_kernel_gqa_decode_short = {
+        .name = "gqa_decode_short",
+        .summary = "GQA decode, short context: cubes own whole KV heads, chain reduce per group",
+        .fn = decode_short,
+        .params = params,
+        .args_size = sizeof(struct gqa_args),
+        .setup = setup,
+        .io_help = "inputs q.npy [batch, q_heads, 1, head_dim], k.npy and v.npy "
+                   "[batch, kv_heads, seq_len, head_dim]; "
+                   "output o.npy [batch, q_heads, 1, head_dim]",
+};

@@ -1,0 +1,378 @@
+/* tests/unit/test_gqa.c: the GQA kernels in data mode against a float64
+ * reference computed here from the run's own inputs (q, k, v as the
+ * kernel saw them, already rounded to the dtype): every kernel, the three
+ * dtypes, tails (S dividing neither the tile nor the PE count), groups
+ * G = 1, 4, 8, causal prefill with Sq < S, Sq == S and Sq > S (fully
+ * masked rows must give 0, never NaN), decode with fewer keys than PEs
+ * (merges of empty states), and the shapes a kernel must reject. All on
+ * topologies/small.yaml (2 cubes x 2x2 PEs). */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tl/tl_int.h"
+
+static struct topo t;
+static struct hw_sim sim;
+static struct diag d;
+static struct tl_run run;
+static struct params ps;
+static bool have_run;
+
+static void setup_small(void)
+{
+        diag_init(&d);
+        char path[512];
+        snprintf(path, sizeof path, "%s/topologies/small.yaml", getenv("CUBESIM_SOURCE_DIR"));
+        cr_assert_eq(topo_load_file(path, &t, &d), 0);
+        cr_assert_eq(hw_sim_init(&sim, &t, NULL, &d), 0);
+        have_run = false;
+}
+
+static void teardown(void)
+{
+        if (have_run)
+                tl_run_fini(&run);
+        hw_sim_fini(&sim);
+        topo_fini(&t);
+        diag_fini(&d);
+}
+
+TestSuite(gqa, .init = setup_small, .fini = teardown);
+
+/* Run kernel `name` with --set values; returns tl_run_kernel's result. */
+static int run_sets(const char *name, enum tl_mode mode, const char *const *sets, int n)
+{
+        params_init(&ps);
+        for (int i = 0; i < n; i++)
+                cr_assert_eq(params_add(&ps, sets[i], &d), 0, "bad test parameter %s", sets[i]);
+        static struct tl_run_opts o;
+        o = (struct tl_run_opts){ .mode = mode, .seed = 11, .params = &ps };
+        const struct tl_kernel *k = tl_kernel_find(name);
+        cr_assert_not_null(k, "no kernel %s", name);
+        have_run = true;
+        return tl_run_kernel(&sim, k, &o, &run, &d);
+}
+
+static struct tl_global *global(const char *name)
+{
+        for (int i = 0; i < run.n_globals; i++)
+                if (strcmp(run.globals[i].name, name) == 0)
+                        return &run.globals[i];
+        cr_assert_fail("no tensor %s", name);
+        return NULL;
+}
+
+static bool diag_has(const char *needle)
+{
+        for (const struct diag_msg *m = d.head; m; m = m->next)
+                if (strstr(m->text, needle))
+                        return true;
+        return false;
+}
+
+/* The tolerance of a dtype: |got - ref| <= atol + rtol |ref|. */
+static void tolerance(tl_dtype dt, double *atol, double *rtol)
+{
+        *atol = 2e-4;
+        *rtol = 2e-4;
+        switch (dt) {
+        case TL_FP32: *atol = 2e-4; *rtol = 2e-4; break;
+        case TL_BF16: *atol = 1.5e-2; *rtol = 1e-2; break;
+        case TL_FP16: *atol = 1e-2; *rtol = 1e-3; break;
+        }
+}
+
+/* Check o against softmax(scale q k^T [causal]) v in float64. Returns the
+ * number of rows that see no key (their output must be exactly 0). */
+static int check_reference(bool causal, double scale)
+{
+        struct tl_global *gq = global("q"), *gk = global("k"), *gv = global("v"), *go = global("o");
+        const int64_t *qs = gq->t.shape, *ks = gk->t.shape;
+        int64_t B = qs[0], Hq = qs[1], Sq = qs[2], D = qs[3], Hkv = ks[1], S = ks[2];
+        int64_t G = Hq / Hkv;
+        if (scale == 0)
+                scale = 1.0 / sqrt((double)D);
+        double atol, rtol;
+        tolerance(go->t.dtype, &atol, &rtol);
+        static double w[1 << 16];
+        cr_assert_leq(S, 1 << 16);
+        double worst = 0;
+        int empty = 0;
+        for (int64_t b = 0; b < B; b++)
+                for (int64_t h = 0; h < Hq; h++)
+                        for (int64_t i = 0; i < Sq; i++) {
+                                int64_t kvh = h / G;
+                                const float *q = gq->data + ((b * Hq + h) * Sq + i) * D;
+                                const float *k = gk->data + (b * Hkv + kvh) * S * D;
+                                const float *v = gv->data + (b * Hkv + kvh) * S * D;
+                                const float *o = go->data + ((b * Hq + h) * Sq + i) * D;
+                                int64_t last = causal ? i + S - Sq : S - 1;
+                                if (last > S - 1)
+                                        last = S - 1;
+                                double mx = -INFINITY, sum = 0;
+                                for (int64_t j = 0; j <= last; j++) {
+                                        double s = 0;
+                                        for (int64_t c = 0; c < D; c++)
+                                                s += (double)q[c] * k[j * D + c];
+                                        w[j] = s * scale;
+                                        mx = fmax(mx, w[j]);
+                                }
+                                for (int64_t j = 0; j <= last; j++) {
+                                        w[j] = exp(w[j] - mx);
+                                        sum += w[j];
+                                }
+                                if (last < 0)
+                                        empty++;
+                                for (int64_t c = 0; c < D; c++) {
+                                        double ref = 0;
+                                        for (int64_t j = 0; j <= last; j++)
+                                                ref += w[j] * v[j * D + c];
+                                        if (last >= 0)
+                                                ref /= sum;
+                                        cr_assert(isfinite(o[c]), "o[%lld, %lld, %lld, %lld] = %g",
+                                                  (long long)b, (long long)h, (long long)i,
+                                                  (long long)c, o[c]);
+                                        if (last < 0)
+                                                cr_assert_eq(o[c], 0.0f,
+                                                             "a row that sees no key gives 0");
+                                        double err = fabs(o[c] - ref) / (atol + rtol * fabs(ref));
+                                        if (err > worst)
+                                                worst = err;
+                                        cr_assert_leq(err, 1.0, "o[%lld, %lld, %lld, %lld] = %.7g, "
+                                                      "reference %.7g",
+                                                      (long long)b, (long long)h, (long long)i,
+                                                      (long long)c, o[c], ref);
+                                }
+                        }
+        return empty;
+}
+
+static void run_ok(const char *name, const char *const *sets, int n)
+{
+        int rc = run_sets(name, TL_MODE_DATA, sets, n);
+        if (rc)
+                diag_print(&d, stderr);
+        cr_assert_eq(rc, 0, "%s failed", name);
+}
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* ---- decode, long context --------------------------------------------------------- */
+
+Test(gqa, decode_fp32_tails_g4)
+{
+        /* 1000 keys over 8 PEs (125 each) in tiles of 48: tails everywhere. */
+        const char *sets[] = { "batch=2", "q_heads=8", "kv_heads=2", "head_dim=32", "seq_len=1000",
+                               "kv_tile=48", "dtype=fp32" };
+        run_ok("gqa_decode", sets, N(sets));
+        check_reference(false, 0);
+}
+
+Test(gqa, decode_bf16_g8_odd_context)
+{
+        const char *sets[] = { "q_heads=8", "kv_heads=1", "head_dim=64", "seq_len=77",
+                               "kv_tile=4", "dtype=bf16" };
+        run_ok("gqa_decode", sets, N(sets));
+        check_reference(false, 0);
+}
+
+Test(gqa, decode_fp16_g1_explicit_scale)
+{
+        const char *sets[] = { "q_heads=3", "kv_heads=3", "head_dim=16", "seq_len=500",
+                               "dtype=fp16", "scale=0.3", "depth=3" };
+        run_ok("gqa_decode", sets, N(sets));
+        check_reference(false, 0.3);
+}
+
+Test(gqa, decode_fewer_keys_than_pes_merges_empty_states)
+{
+        /* 3 keys over 8 PEs: five hold none; PE 1 sends its empty state
+         * to PE 0, which is empty too (a merge of two "-inf" states). */
+        const char *sets[] = { "q_heads=4", "kv_heads=1", "head_dim=16", "seq_len=3",
+                               "dtype=fp32" };
+        run_ok("gqa_decode", sets, N(sets));
+        check_reference(false, 0);
+}
+
+Test(gqa, decode_model_preset)
+{
+        const char *sets[] = { "model=mistral-7b", "seq_len=64", "dtype=bf16" };
+        run_ok("gqa_decode", sets, N(sets));
+        cr_assert_eq(global("q")->t.shape[1], 32);
+        cr_assert_eq(global("k")->t.shape[1], 8);
+        cr_assert_eq(global("k")->t.shape[3], 128);
+        check_reference(false, 0);
+}
+
+Test(gqa, decode_opt3_tile_frac)
+{
+        const char *sets[] = { "batch=2", "q_heads=8", "kv_heads=2", "head_dim=32",
+                               "seq_len=333", "tile_frac=0.25", "dtype=fp32" };
+        run_ok("gqa_decode_opt3", sets, N(sets));
+        check_reference(false, 0);
+}
+
+Test(gqa, decode_opt3_primitive_chunks_bf16)
+{
+        /* 41-42 keys per PE in tiles of 40, loaded and multiplied 16 keys
+         * at a time: chunks 16 + 16 + 8, then a 1- or 2-key tile. */
+        const char *sets[] = { "q_heads=8", "kv_heads=1", "head_dim=32", "seq_len=333",
+                               "kv_tile=40", "prim_tile=16", "dtype=bf16" };
+        run_ok("gqa_decode_opt3", sets, N(sets));
+        check_reference(false, 0);
+}
+
+Test(gqa, decode_opt3_folded_fp16)
+{
+        const char *sets[] = { "q_heads=8", "kv_heads=2", "head_dim=32", "seq_len=300",
+                               "kv_tile=24", "prim_tile=16", "fold=1", "dtype=fp16" };
+        run_ok("gqa_decode_opt3", sets, N(sets));
+        check_reference(false, 0);
+}
+
+Test(gqa, decode_opt2_composites_fp32_tails)
+{
+        /* Tiles of 40 keys over 41-42 keys per PE: a full tile, then a
+         * 1- or 2-key tail; the composites tile the keys by 64. */
+        const char *sets[] = { "batch=2", "q_heads=8", "kv_heads=2", "head_dim=32",
+                               "seq_len=333", "kv_tile=40", "dtype=fp32" };
+        run_ok("gqa_decode_opt2", sets, N(sets));
+        check_reference(false, 0);
+}
+
+Test(gqa, decode_opt2_bf16_long_tiles)
+{
+        const char *sets[] = { "q_heads=16", "kv_heads=2", "head_dim=64", "seq_len=1500",
+                               "kv_tile=150", "dtype=bf16" };
+        run_ok("gqa_decode_opt2", sets, N(sets));
+        check_reference(false, 0);
+}
+
+Test(gqa, decode_opt2_fp16)
+{
+        const char *sets[] = { "q_heads=4", "kv_heads=4", "head_dim=32", "seq_len=77",
+                               "dtype=fp16" };
+        run_ok("gqa_decode_opt2", sets, N(sets));
+        check_reference(false, 0);
+}
+
+/* ---- decode, short context --------------------------------------------------------- */
+
+static void decode_short(const char *kpc, const char *dtype)
+{
+        const char *sets[] = { "batch=2", "q_heads=16", "kv_heads=4", "head_dim=32",
+                               "seq_len=203", "kv_tile=32", kpc, dtype };
+        run_ok("gqa_decode_short", sets, N(sets));
+        check_reference(false, 0);
+}
+
+Test(gqa, decode_short_kv_per_cube_1) { decode_short("kv_per_cube=1", "dtype=fp32"); }
+Test(gqa, decode_short_kv_per_cube_2) { decode_short("kv_per_cube=2", "dtype=bf16"); }
+Test(gqa, decode_short_kv_per_cube_4) { decode_short("kv_per_cube=4", "dtype=fp16"); }
+/* 8 KV heads per cube on 4 PEs: each PE runs two groups in turn. */
+Test(gqa, decode_short_kv_per_cube_8) { decode_short("kv_per_cube=8", "dtype=fp32"); }
+
+/* ---- prefill, long context ---------------------------------------------------------- */
+
+Test(gqa, prefill_causal_square_fp32)
+{
+        const char *sets[] = { "q_heads=4", "kv_heads=2", "head_dim=32", "seq_len=300",
+                               "kv_tile=64", "q_tile=16", "dtype=fp32" };
+        run_ok("gqa_prefill", sets, N(sets));
+        check_reference(true, 0);
+}
+
+Test(gqa, prefill_causal_fewer_queries_bf16_g8)
+{
+        const char *sets[] = { "batch=2", "q_heads=8", "kv_heads=1", "head_dim=16",
+                               "seq_len=257", "q_len=77", "kv_tile=32", "dtype=bf16" };
+        run_ok("gqa_prefill", sets, N(sets));
+        check_reference(true, 0);
+}
+
+Test(gqa, prefill_causal_more_queries_than_keys_fp16)
+{
+        /* Sq > S: the first Sq - S query rows see no key at all. */
+        const char *sets[] = { "q_heads=4", "kv_heads=4", "head_dim=16", "seq_len=40",
+                               "q_len=100", "kv_tile=16", "q_tile=8", "dtype=fp16" };
+        run_ok("gqa_prefill", sets, N(sets));
+        cr_assert_eq(check_reference(true, 0), 4 * 60);
+}
+
+Test(gqa, prefill_not_causal_fp32)
+{
+        const char *sets[] = { "q_heads=8", "kv_heads=2", "head_dim=32", "seq_len=150",
+                               "q_len=50", "causal=0", "kv_tile=32", "dtype=fp32" };
+        run_ok("gqa_prefill", sets, N(sets));
+        check_reference(false, 0);
+}
+
+Test(gqa, prefill_single_query_row_keeps_the_ring)
+{
+        /* One query row on two cubes: cube 1 has no rows and only forwards. */
+        const char *sets[] = { "q_heads=4", "kv_heads=2", "head_dim=16", "seq_len=90",
+                               "q_len=1", "kv_tile=16", "dtype=fp32" };
+        run_ok("gqa_prefill", sets, N(sets));
+        check_reference(true, 0);
+}
+
+/* ---- prefill, short context ---------------------------------------------------------- */
+
+Test(gqa, prefill_short_causal_kv_per_cube_1_bf16)
+{
+        const char *sets[] = { "q_heads=8", "kv_heads=2", "head_dim=32", "seq_len=130",
+                               "kv_tile=32", "q_tile=16", "kv_per_cube=1", "dtype=bf16" };
+        run_ok("gqa_prefill_short", sets, N(sets));
+        check_reference(true, 0);
+}
+
+Test(gqa, prefill_short_kv_per_cube_2_fp16_fewer_queries)
+{
+        const char *sets[] = { "batch=2", "q_heads=4", "kv_heads=4", "head_dim=16",
+                               "seq_len=99", "q_len=33", "kv_tile=16", "kv_per_cube=2",
+                               "dtype=fp16" };
+        run_ok("gqa_prefill_short", sets, N(sets));
+        check_reference(true, 0);
+}
+
+Test(gqa, prefill_short_kv_per_cube_8_not_causal_fp32)
+{
+        const char *sets[] = { "q_heads=16", "kv_heads=8", "head_dim=16", "seq_len=70",
+                               "q_len=20", "causal=0", "kv_tile=16", "kv_per_cube=8",
+                               "dtype=fp32" };
+        run_ok("gqa_prefill_short", sets, N(sets));
+        check_reference(false, 0);
+}
+
+/* ---- shapes a kernel rejects (exit 2) ---------------------------------------------- */
+
+Test(gqa, heads_not_a_multiple_is_rejected)
+{
+        const char *sets[] = { "q_heads=12", "kv_heads=8" };
+        cr_assert_eq(run_sets("gqa_decode", TL_MODE_OPLOG, sets, N(sets)), -EINVAL);
+        cr_assert(diag_has("q_heads (12) must be a multiple of kv_heads (8)"));
+}
+
+Test(gqa, kv_per_cube_must_be_a_power_of_two)
+{
+        const char *sets[] = { "kv_per_cube=3" };
+        cr_assert_eq(run_sets("gqa_prefill_short", TL_MODE_OPLOG, sets, N(sets)), -EINVAL);
+        cr_assert(diag_has("kv_per_cube (3) must be 1, 2, 4 or 8"));
+}
+
+Test(gqa, a_ring_that_does_not_fit_tcm_is_rejected)
+{
+        const char *sets[] = { "kv_tile=2048", "depth=8", "dtype=fp32" };
+        cr_assert_eq(run_sets("gqa_decode", TL_MODE_OPLOG, sets, N(sets)), -EINVAL);
+        cr_assert(diag_has("the K/V prefetch ring needs"));
+}
+
+Test(gqa, a_block_that_does_not_fit_scratch_is_rejected)
+{
+        const char *sets[] = { "q_tile=4096", "dtype=fp32" };
+        cr_assert_eq(run_sets("gqa_prefill", TL_MODE_OPLOG, sets, N(sets)), -EINVAL);
+        cr_assert(diag_has("a query block of 4096 rows"));
+}
