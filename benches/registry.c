@@ -7,10 +7,14 @@
 
 extern const struct bench bench_engine_hold;
 extern const struct bench bench_engine_phold;
+extern const struct bench bench_gqa_decode_dispatch;
+extern const struct bench bench_headline;
 
 const struct bench *const bench_registry[] = {
         &bench_engine_hold,
         &bench_engine_phold,
+        &bench_gqa_decode_dispatch,
+        &bench_headline,
         NULL,
 };
 

@@ -9,6 +9,8 @@ pkgs=(
         libjansson-dev                      # JSON output
         libcriterion-dev                    # unit tests
         gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user  # aarch64 coroutine switch test
+        gnuplot-nox                         # sweep figures
+        libopenmpi-dev openmpi-bin          # sweeps over MPI ranks
 )
 
 missing=()

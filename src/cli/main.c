@@ -16,6 +16,7 @@ static const char usage[] =
         "  kernels                    list the kernels\n"
         "  bench list                 list the benches\n"
         "  bench run NAME [--set k=v] run a bench and print its figures\n"
+        "  sweep SPEC.yaml [--jobs N] run a parameter sweep: sweep.json, figures, report\n"
         "  topo check FILE            validate a topology file\n"
         "  topo show [FILE]           print a machine's component graph (text, json, dot)\n"
         "\n"
@@ -35,6 +36,7 @@ static const struct command commands[] = {
         { "run", cli_run },
         { "kernels", cli_kernels },
         { "bench", cli_bench },
+        { "sweep", cli_sweep },
         { "topo", cli_topo },
 };
 

@@ -34,8 +34,8 @@
 /* One parameter setting: a kernel parameter (plain key) or a topology
  * parameter (dotted YAML path, e.g. pe.dma.bw_gbps). */
 struct sweep_kv {
-        char *key;                   /* parameter name, owned */
-        char *value;                 /* its text, as `--set key=value` takes it; owned */
+        const char *key;             /* parameter name (owned by the spec) */
+        const char *value;           /* its text, as --set takes it (owned by the spec) */
         bool quoted;                 /* the YAML scalar was quoted: a string in JSON */
         unsigned line, col;          /* of the value in the spec (1-based; 0: not from a file) */
         unsigned key_line, key_col;  /* of the key in the spec */
@@ -43,44 +43,46 @@ struct sweep_kv {
 
 /* How a panel's points are drawn against one parameter. */
 struct sweep_figure {
-        char *x;                     /* x-axis parameter; NULL: the first numeric grid axis */
-        char *series;                /* parameter naming each line; NULL: every other coordinate */
-        char *x_label;               /* x-axis label with its unit; NULL: the parameter's name */
-        double roofline_bytes_per_x; /* HBM roofline: bytes that must cross HBM per unit of x (0: none) */
+        const char *x;               /* x-axis parameter; NULL: the first numeric coordinate */
+        const char *series;          /* parameter naming each line; NULL: every other coordinate */
+        const char *x_label;         /* x-axis label with its unit; NULL: the parameter's name */
+        double roofline_bytes_per_x; /* HBM roofline: bytes crossing HBM per unit of x (0: none) */
         int log;                     /* log-log axes: 1 yes, 0 no, -1 when x spans 8x or more */
 };
 
 /* A named group of points with one kernel; points run in spec order. */
 struct sweep_panel {
-        char *name;                  /* [A-Za-z0-9._-]+, unique in the spec; owned */
-        char *kernel;                /* registered kernel name; owned */
+        const char *name;            /* [A-Za-z0-9._-]+, unique in the spec */
+        const char *kernel;          /* registered kernel name */
         struct sweep_kv *params;     /* fixed parameters (top level merged in), spec order */
         size_t n_params;             /* entries of params */
         size_t first_point;          /* its points are spec->points[first_point ..+ n_points) */
         size_t n_points;             /* how many */
         struct sweep_figure figure;  /* how to draw it */
-        unsigned line;               /* where the panel starts in the spec (1-based; 0: top level) */
+        unsigned line;               /* its line in the spec (1-based; 0: the top level) */
 };
 
 /* One simulation: the coordinates that vary; the rest is its panel's. */
 struct sweep_point {
         size_t panel;                /* index into spec->panels */
-        struct sweep_kv *coords;     /* grid or explicit values (borrowed from the spec's pool) */
+        struct sweep_kv *coords;     /* grid or explicit values, in spec->pool */
         size_t n_coords;             /* entries of coords */
 };
 
 struct sweep_spec {
-        char *path;                  /* the spec file, or a label for built-in specs; owned */
-        char *name;                  /* `name:`, or the file's stem; owned */
-        char *topo_path;             /* machine file (resolved against the spec's dir); NULL: built-in default */
-        char *text;                  /* the spec's text, copied to DIR/spec.yaml; owned */
+        const char *path;            /* the spec file, or a label for built-in specs */
+        const char *name;            /* `name:`, or the file's stem */
+        const char *topo_path;       /* machine file, relative to the spec's dir; NULL: built in */
+        const char *text;            /* the spec's text, copied to DIR/spec.yaml */
         size_t text_len;             /* bytes of text */
         struct sweep_panel *panels;  /* in spec order */
         size_t n_panels;             /* entries of panels */
         struct sweep_point *points;  /* every panel's points, panel by panel */
         size_t n_points;             /* entries of points */
         struct sweep_kv *pool;       /* storage of all coordinates */
-        size_t n_pool, cap_pool;     /* entries used and allocated */
+        size_t n_pool;               /* entries used */
+        char **strs;                 /* every string above, owned */
+        size_t n_strs, cap_strs;     /* entries used and allocated */
 };
 
 /* Read and check a spec file: syntax, keys, kernels, parameter names and

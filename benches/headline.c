@@ -1,0 +1,264 @@
+/* benches/headline.c: milestone-gqa-headline, the GQA attention kernels
+ * over the model presets and contexts, as a sweep (src/sweep).
+ *
+ * Four panels, each a grid of model preset x context, batch 1, bf16, op_log
+ * mode, on the built-in default machine (or --set topo=FILE):
+ *   decode-long    gqa_decode         contexts 4K, 32K, 128K
+ *   decode-short   gqa_decode_short   contexts 4K, 32K, 128K
+ *   prefill-long   gqa_prefill        contexts 1K, 2K, 4K, 8K (query = context)
+ *   prefill-short  gqa_prefill_short  contexts 1K, 2K, 4K, 8K
+ * Models: llama3-8b, llama3-70b, llama31-405b, qwen2-72b, mistral-7b.
+ * Decode panels draw the HBM roofline: every model here has 8 KV heads of
+ * dimension 128, so a token of context is 2 (K and V) x 8 x 128 x 2 bytes
+ * (bf16) = 4096 bytes that must cross HBM once.
+ *
+ * The bench writes the spec it ran to DIR/spec.yaml: `cubesim sweep
+ * DIR/spec.yaml` runs the same sweep, and is where to start a variant.
+ * It runs under mpirun like any sweep. Kernels not (yet) registered are
+ * bad input, named with their panel, before anything runs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "sweep/sweep.h"
+#include "tl/tl_int.h"
+
+static const char *const headline_params[] = { "panels", "models", "decode_contexts",
+                                               "prefill_contexts", "topo", "resume", "figures",
+                                               NULL };
+
+struct panel_def {
+        const char *name;            /* panel name */
+        const char *kernel;          /* registry name of its kernel */
+        bool prefill;                /* query length = context; contexts from prefill_contexts */
+};
+
+static const struct panel_def panel_defs[] = {
+        { "decode-long", "gqa_decode", false },
+        { "decode-short", "gqa_decode_short", false },
+        { "prefill-long", "gqa_prefill", true },
+        { "prefill-short", "gqa_prefill_short", true },
+};
+
+#define N_PANELS (sizeof panel_defs / sizeof panel_defs[0])
+
+static const char default_models[] = "llama3-8b,llama3-70b,llama31-405b,qwen2-72b,mistral-7b";
+static const char default_decode[] = "4096,32768,131072";
+static const char default_prefill[] = "1024,2048,4096,8192";
+
+/* A comma list as a YAML flow list: "a,b" -> "[a, b]". */
+static void flow_list(FILE *f, const char *list)
+{
+        fputc('[', f);
+        for (const char *p = list; *p; p++) {
+                if (*p == ',')
+                        fputs(", ", f);
+                else if (*p != ' ')
+                        fputc(*p, f);
+        }
+        fputc(']', f);
+}
+
+static bool in_list(const char *list, const char *word)
+{
+        size_t n = strlen(word);
+        for (const char *p = list; p && *p;) {
+                const char *e = strchr(p, ',');
+                size_t len = e ? (size_t)(e - p) : strlen(p);
+                if (len == n && strncmp(p, word, n) == 0)
+                        return true;
+                p = e ? e + 1 : NULL;
+        }
+        return false;
+}
+
+static const struct tl_param *kparam(const struct tl_kernel *k, const char *name)
+{
+        for (const struct tl_param *p = k->params; p && p->name; p++)
+                if (strcmp(p->name, name) == 0)
+                        return p;
+        return NULL;
+}
+
+/* The spec text of the selected panels. */
+static char *make_spec(const char *panels, const char *models, const char *decode,
+                       const char *prefill, const char *topo, size_t *len)
+{
+        char *buf = NULL;
+        FILE *f = open_memstream(&buf, len);
+        if (!f)
+                return NULL;
+        fputs("# The spec of `cubesim bench run milestone-gqa-headline` (benches/headline.c):\n"
+              "# GQA attention over the model presets and contexts. Rerun or vary it with\n"
+              "#     cubesim sweep THIS_FILE [--jobs N]\n"
+              "# The decode rooflines: every model here has 8 KV heads of dimension 128,\n"
+              "# so a token of context is 2 (K, V) x 8 x 128 x 2 bytes (bf16) = 4096 bytes.\n"
+              "version: 1\nname: gqa_headline\n", f);
+        fprintf(f, "topology: %s\n", topo ? topo : "default");
+        fputs("params:\n  batch: 1\n  dtype: bf16\npanels:\n", f);
+        for (size_t i = 0; i < N_PANELS; i++) {
+                const struct panel_def *p = &panel_defs[i];
+                if (panels && !in_list(panels, p->name))
+                        continue;
+                const struct tl_kernel *k = tl_kernel_find(p->kernel);
+                fprintf(f, "  - name: %s\n    kernel: %s\n", p->name, p->kernel);
+                /* Causal prefill, when the kernel has the switch. */
+                const struct tl_param *causal = k ? kparam(k, "causal") : NULL;
+                if (p->prefill && causal) {
+                        const char *on = "1";
+                        if (causal->kind == TL_PARAM_CHOICE)
+                                for (int c = 0; causal->choices[c]; c++)
+                                        if (strcmp(causal->choices[c], "true") == 0 ||
+                                            strcmp(causal->choices[c], "yes") == 0 ||
+                                            strcmp(causal->choices[c], "on") == 0)
+                                                on = causal->choices[c];
+                        fprintf(f, "    params:\n      causal: %s\n", on);
+                }
+                fputs("    grid:\n      model: ", f);
+                flow_list(f, models);
+                if (p->prefill && k && kparam(k, "q_len")) {
+                        fputs("\n      context:\n        seq_len: ", f);
+                        flow_list(f, prefill);
+                        fputs("\n        q_len: ", f);
+                        flow_list(f, prefill);
+                } else {
+                        fputs("\n      seq_len: ", f);
+                        flow_list(f, p->prefill ? prefill : decode);
+                }
+                fprintf(f, "\n    figure:\n      x: seq_len\n      series: model\n"
+                        "      x_label: \"%s\"\n",
+                        p->prefill ? "context = query length (tokens)" : "context (tokens)");
+                if (!p->prefill)
+                        fputs("      roofline_bytes_per_x: 4096\n", f);
+        }
+        if (fclose(f) != 0) {
+                free(buf);
+                return NULL;
+        }
+        return buf;
+}
+
+static int run(const struct bench_ctx *c)
+{
+        const char *panels, *models, *decode, *prefill, *topo;
+        uint64_t resume, figures;
+        params_str(c->params, "panels", NULL, &panels);
+        params_str(c->params, "models", default_models, &models);
+        params_str(c->params, "decode_contexts", default_decode, &decode);
+        params_str(c->params, "prefill_contexts", default_prefill, &prefill);
+        params_str(c->params, "topo", NULL, &topo);
+        params_u64(c->params, "resume", 0, 0, 1, &resume, c->diag);
+        params_u64(c->params, "figures", 1, 0, 1, &figures, c->diag);
+        params_check_unused(c->params, headline_params, "milestone-gqa-headline", c->diag);
+        /* Panels: known names; their kernels registered. */
+        size_t n_sel = 0;
+        for (const char *p = panels; p && *p;) {
+                const char *e = strchr(p, ',');
+                size_t len = e ? (size_t)(e - p) : strlen(p);
+                bool known = false;
+                for (size_t i = 0; i < N_PANELS; i++)
+                        if (strlen(panel_defs[i].name) == len &&
+                            strncmp(panel_defs[i].name, p, len) == 0)
+                                known = true;
+                if (!known)
+                        diag_error(c->diag, "--set panels=%s: no panel '%.*s' (panels: "
+                                   "decode-long, decode-short, prefill-long, prefill-short)",
+                                   panels, (int)len, p);
+                p = e ? e + 1 : NULL;
+        }
+        for (size_t i = 0; i < N_PANELS; i++) {
+                if (panels && !in_list(panels, panel_defs[i].name))
+                        continue;
+                n_sel++;
+                if (!tl_kernel_find(panel_defs[i].kernel))
+                        diag_error(c->diag, "milestone-gqa-headline: panel %s needs kernel '%s', "
+                                   "which this cubesim does not have ('cubesim kernels' lists "
+                                   "those it has); run the other panels with --set panels=...",
+                                   panel_defs[i].name, panel_defs[i].kernel);
+        }
+        if (n_sel == 0 && !c->diag->n_errors)
+                diag_error(c->diag, "--set panels=%s selects no panel", panels);
+        /* A relative machine file is relative to where the bench runs. */
+        char topo_abs[4096];
+        if (topo && topo[0] != '/') {
+                if (!realpath(topo, topo_abs))
+                        diag_error(c->diag, "--set topo=%s: no such file", topo);
+                topo = topo_abs;
+        }
+        bool speak = sweep_launch_rank() == 0;
+        if (c->diag->n_errors) {
+                if (!speak) {   /* every rank finds it; rank 0 says it */
+                        diag_fini(c->diag);
+                        diag_init(c->diag);
+                }
+                return 2;
+        }
+        size_t len;
+        char *text = make_spec(panels, models, decode, prefill, topo, &len);
+        if (!text) {
+                diag_error(c->diag, "milestone-gqa-headline: out of memory");
+                return 1;
+        }
+        struct sweep_spec spec;
+        int rc = 2;
+        if (sweep_spec_load_text("milestone-gqa-headline (generated spec)", text, len, NULL,
+                                 &spec, c->diag) == 0) {
+                struct sweep_opts so = {
+                        .out_dir = c->out_dir ? c->out_dir : "out/gqa_headline",
+                        .jobs = c->jobs ? c->jobs : 1,
+                        .resume = resume,
+                        .no_figures = !figures,
+                        .progress = -1,
+                        .quiet = c->json,
+                };
+                struct sweep_outcome o;
+                rc = sweep_run(&spec, &so, &o, c->diag);
+                if (o.root && c->json && rc != 2)
+                        fprintf(c->out, "{\"bench\": \"milestone-gqa-headline\", \"out\": \"%s\", "
+                                "\"points\": %zu, \"failed\": %zu, \"resumed\": %zu, "
+                                "\"ranks\": %u, \"jobs\": %u, \"figures\": %s, \"wall_s\": %.3f, "
+                                "\"events\": %llu, \"events_per_s\": %.0f}\n",
+                                so.out_dir, o.n_points, o.n_failed, o.n_resumed, o.ranks,
+                                so.jobs, o.figures ? "true" : "false", o.wall_s,
+                                (unsigned long long)o.events, o.events_per_s);
+        }
+        sweep_spec_fini(&spec);
+        free(text);
+        if (!speak && c->diag->head) {
+                diag_fini(c->diag);
+                diag_init(c->diag);
+        }
+        return rc;
+}
+
+const struct bench bench_headline = {
+        .name = "milestone-gqa-headline",
+        .summary = "GQA decode/prefill, long/short context, over model presets and contexts: "
+                   "sweep.json, figures, report",
+        .help = "Runs the GQA kernels (gqa_decode, gqa_decode_short, gqa_prefill,\n"
+                "gqa_prefill_short) as four panels over the model presets and contexts,\n"
+                "batch 1, bf16, op_log mode, and writes DIR/sweep.json, DIR/figures/ (time\n"
+                "vs context per model with the HBM roofline, utilisation per component\n"
+                "class, PE_CPU dispatch share), DIR/report.md and DIR/spec.yaml (the spec\n"
+                "it ran: 'cubesim sweep DIR/spec.yaml' reruns it). DIR is --out, default\n"
+                "out/gqa_headline; --jobs N runs N points at once; under mpirun the points\n"
+                "are spread over the ranks.\n"
+                "\n"
+                "Parameters (--set):\n"
+                "  panels=a,b           a subset of decode-long, decode-short, prefill-long,\n"
+                "                       prefill-short (default: all four)\n"
+                "  models=a,b           model presets (default: llama3-8b, llama3-70b,\n"
+                "                       llama31-405b, qwen2-72b, mistral-7b)\n"
+                "  decode_contexts=...  decode contexts in tokens (default 4096,32768,131072)\n"
+                "  prefill_contexts=... prefill contexts = query lengths (default\n"
+                "                       1024,2048,4096,8192)\n"
+                "  topo=FILE            the machine (default: the built-in default)\n"
+                "  resume=1             keep the points already done in DIR\n"
+                "  figures=0            skip gnuplot (data, scripts and report still)\n"
+                "\n"
+                "--json prints one object: out, points, failed, resumed, ranks, jobs,\n"
+                "figures, wall_s, events, events_per_s.\n",
+        .params = headline_params,
+        .run = run,
+};

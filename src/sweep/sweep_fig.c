@@ -1,0 +1,841 @@
+/* sweep/sweep_fig.c: figures and the report of a sweep.
+ *
+ * Into DIR/figures/ go, for each figure, its data (.dat, gnuplot's plain
+ * columns), its script (.gp, self-contained: `cd DIR/figures && gnuplot
+ * NAME.gp` redraws it, so users restyle by editing the script) and the
+ * pictures gnuplot makes of it (.png with pngcairo, .svg):
+ *   time_PANEL     simulated time vs the panel's x parameter, one line per
+ *                  series (log-log when x spans 8x or more), with the HBM
+ *                  roofline when the panel's figure gives bytes per x;
+ *   utilisation    busy share of each component class, per panel (or per
+ *                  point when the sweep has one panel);
+ *   dispatch       PE_CPU issue time as a share of the PEs' time, stacked
+ *                  by op type, per panel (or per point).
+ * DIR/report.md shows the figures and a table of every point. Without
+ * gnuplot (or when it fails) the data, the scripts and the report are
+ * still written, with a warning: the figures are a convenience, sweep.json
+ * is the result. The gnuplot binary is $CUBESIM_GNUPLOT, else `gnuplot`
+ * on the PATH. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sweep/sweep_int.h"
+
+#define FIG_W 960                    /* picture size, pixels (PNG) and points (SVG) */
+#define FIG_H 600
+#define FIG_FONT "DejaVu Sans,12"
+
+/* A text being built, then written atomically. */
+struct text {
+        char *buf;                   /* open_memstream's buffer */
+        size_t len;                  /* its length */
+        FILE *f;                     /* the stream */
+};
+
+static bool text_open(struct text *t)
+{
+        t->buf = NULL;
+        t->len = 0;
+        t->f = open_memstream(&t->buf, &t->len);
+        return t->f != NULL;
+}
+
+/* Close t and write it to dir/name; false (warned) on failure. */
+static bool text_save(struct text *t, const char *dir, const char *name)
+{
+        bool ok = fclose(t->f) == 0;
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        int rc = ok ? sweep_write_atomic(path, t->buf, t->len) : -ENOMEM;
+        free(t->buf);
+        if (rc < 0)
+                fprintf(stderr, "cubesim sweep: warning: cannot write %s: %s\n", path,
+                        strerror(-rc));
+        return rc == 0;
+}
+
+static bool is_ok(json_t *rec)
+{
+        const char *st = json_string_value(json_object_get(rec, "status"));
+        return st && strcmp(st, "ok") == 0;
+}
+
+static bool numeric(const char *s, double *out)
+{
+        char *end;
+        double x = strtod(s, &end);
+        if (!*s || *end || !isfinite(x))
+                return false;
+        *out = x;
+        return true;
+}
+
+/* "4K", "128K", "1M" for multiples of 1024; else NULL. */
+static bool binary_label(double v, char *buf, size_t len)
+{
+        if (v < 1024 || v != floor(v))
+                return false;
+        unsigned long long u = (unsigned long long)v;
+        if (u % (1024ull * 1024) == 0)
+                snprintf(buf, len, "%lluM", u / (1024ull * 1024));
+        else if (u % 1024 == 0)
+                snprintf(buf, len, "%lluK", u / 1024);
+        else
+                return false;
+        return true;
+}
+
+/* Time unit for values up to max_ps: its name and ps per unit. */
+static const char *time_unit(double max_ps, double *scale)
+{
+        if (max_ps >= 1e10) {
+                *scale = 1e9;
+                return "ms";
+        }
+        if (max_ps >= 1e7) {
+                *scale = 1e6;
+                return "µs";
+        }
+        *scale = 1e3;
+        return "ns";
+}
+
+static void fmt_si(double v, const char *unit, char *buf, size_t len)
+{
+        static const char *const pre[] = { "", "k", "M", "G", "T", "P", "E" };
+        int i = 0;
+        while (fabs(v) >= 1000 && i < 6) {
+                v /= 1000;
+                i++;
+        }
+        snprintf(buf, len, "%.3g %s%s", v, pre[i], unit);
+}
+
+/* ---- the time figure of a panel ---- */
+
+/* The x parameter of panel pn: its figure's, else the first coordinate
+ * that is numeric at every point and takes two values or more. */
+static const char *panel_x(const struct sweep__ctx *x, const struct sweep_panel *pn)
+{
+        if (pn->figure.x)
+                return pn->figure.x;
+        const struct sweep_spec *s = x->spec;
+        const struct sweep_point *p0 = &s->points[pn->first_point];
+        for (size_t c = 0; c < p0->n_coords; c++) {
+                const char *key = p0->coords[c].key;
+                double first = 0, v;
+                bool all = true, varies = false;
+                for (size_t i = pn->first_point; i < pn->first_point + pn->n_points && all; i++) {
+                        const struct sweep_kv *kv = sweep_point_param(s, i, key);
+                        all = kv && numeric(kv->value, &v);
+                        if (all && i == pn->first_point)
+                                first = v;
+                        else if (all && v != first)
+                                varies = true;
+                }
+                if (all && varies)
+                        return key;
+        }
+        return NULL;
+}
+
+/* The label of point i's series: the series parameter's value, or every
+ * coordinate but x. */
+static void series_label(const struct sweep__ctx *x, const struct sweep_panel *pn, size_t i,
+                         const char *xkey, char *buf, size_t len)
+{
+        const struct sweep_spec *s = x->spec;
+        buf[0] = '\0';
+        double v;
+        if (pn->figure.series) {
+                const struct sweep_kv *kv = sweep_point_param(s, i, pn->figure.series);
+                if (kv && numeric(kv->value, &v))   /* a bare number says nothing */
+                        snprintf(buf, len, "%s=%s", kv->key, kv->value);
+                else
+                        snprintf(buf, len, "%s", kv ? kv->value : "(unset)");
+                for (char *q = buf; *q; q++)
+                        if (*q == '"' || *q == '\\')
+                                *q = '\'';
+                return;
+        }
+        const struct sweep_point *pt = &s->points[i];
+        size_t n_other = 0;
+        for (size_t c = 0; c < pt->n_coords; c++)
+                if (strcmp(pt->coords[c].key, xkey) != 0)
+                        n_other++;
+        size_t at = 0;
+        for (size_t c = 0; c < pt->n_coords && at < len; c++) {
+                if (strcmp(pt->coords[c].key, xkey) == 0)
+                        continue;
+                if (n_other == 1 && !numeric(pt->coords[c].value, &v))
+                        at += (size_t)snprintf(buf + at, len - at, "%s", pt->coords[c].value);
+                else
+                        at += (size_t)snprintf(buf + at, len - at, "%s%s=%s", at ? ", " : "",
+                                               pt->coords[c].key, pt->coords[c].value);
+        }
+        if (!buf[0])
+                snprintf(buf, len, "%s", pn->kernel);
+        for (char *q = buf; *q; q++)    /* it goes between quotes in the script */
+                if (*q == '"' || *q == '\\')
+                        *q = '\'';
+}
+
+struct xy {
+        double x;                    /* x value */
+        size_t i;                    /* point */
+};
+
+static int cmp_xy(const void *a, const void *b)
+{
+        const struct xy *p = a, *q = b;
+        return p->x < q->x ? -1 : p->x > q->x ? 1 : (p->i > q->i) - (p->i < q->i);
+}
+
+static void gp_header(FILE *f, const char *what, const char *stem)
+{
+        fprintf(f, "# %s\n", what);
+        fprintf(f, "# Written by cubesim sweep. Edit freely, then redraw from this directory:\n"
+                "#     gnuplot %s.gp\nreset\nset encoding utf8\n", stem);
+}
+
+/* The PNG terminal, before the plot command. */
+static void gp_png(FILE *f, const char *stem)
+{
+        fprintf(f, "set terminal pngcairo size %d,%d font \"%s\" noenhanced\n", FIG_W, FIG_H,
+                FIG_FONT);
+        fprintf(f, "set output \"%s.png\"\n", stem);
+}
+
+/* The same picture again as SVG, after the plot command. */
+static void gp_svg(FILE *f, const char *stem)
+{
+        fprintf(f, "set terminal svg size %d,%d font \"%s\" noenhanced background \"white\"\n",
+                FIG_W, FIG_H, FIG_FONT);
+        fprintf(f, "set output \"%s.svg\"\nreplot\nunset output\n", stem);
+}
+
+/* Write time_PANEL.dat and .gp; false if the panel has nothing to draw. */
+static bool time_figure(const struct sweep__ctx *x, const struct sweep_panel *pn,
+                        const char *dir, char *stem, size_t stem_len)
+{
+        const struct sweep_spec *s = x->spec;
+        const char *xkey = panel_x(x, pn);
+        if (!xkey)
+                return false;
+        struct xy *pts = calloc(pn->n_points, sizeof *pts);
+        char (*labels)[160] = calloc(pn->n_points, sizeof *labels);
+        size_t *series_of = calloc(pn->n_points, sizeof *series_of);
+        size_t n = 0, n_series = 0;
+        double max_ps = 0, min_ps = INFINITY, min_x = INFINITY, max_x = 0;
+        double y_at_min_x = 0, y_at_max_x = 0;   /* the trend, for where the key goes */
+        bool all_binary = true;
+        if (!pts || !labels || !series_of)
+                goto fail;
+        for (size_t i = pn->first_point; i < pn->first_point + pn->n_points; i++) {
+                json_t *r = x->recs[i];
+                const struct sweep_kv *kv = sweep_point_param(s, i, xkey);
+                double v;
+                if (!is_ok(r) || !kv || !numeric(kv->value, &v))
+                        continue;
+                char lab[160];
+                series_label(x, pn, i, xkey, lab, sizeof lab);
+                size_t k = 0;
+                while (k < n_series && strcmp(labels[k], lab) != 0)
+                        k++;
+                if (k == n_series)
+                        snprintf(labels[n_series++], sizeof labels[0], "%s", lab);
+                series_of[n] = k;
+                pts[n++] = (struct xy){ v, i };
+                double ps = (double)json_integer_value(json_object_get(r, "sim_ps"));
+                double roof = (double)json_integer_value(json_object_get(r, "hbm_roofline_ps"));
+                max_ps = fmax(max_ps, fmax(ps, roof));
+                min_ps = fmin(min_ps, roof > 0 ? fmin(ps, roof) : ps);
+                if (v < min_x)
+                        y_at_min_x = ps;
+                if (v > max_x)
+                        y_at_max_x = ps;
+                min_x = fmin(min_x, v);
+                max_x = fmax(max_x, v);
+                char tmp[32];
+                all_binary = all_binary && binary_label(v, tmp, sizeof tmp);
+        }
+        if (n == 0)
+                goto fail;
+        double scale;
+        const char *unit = time_unit(max_ps, &scale);
+        /* Log axes where the values span 8x or more (or when asked). */
+        bool log_x = pn->figure.log > 0 || (pn->figure.log < 0 && min_x > 0 && max_x >= 8 * min_x);
+        bool log_y = pn->figure.log > 0 || (pn->figure.log < 0 && min_ps > 0 &&
+                                            max_ps >= 8 * min_ps);
+        snprintf(stem, stem_len, "time_%s", pn->name);
+
+        struct text dat, gp;
+        if (!text_open(&dat))
+                goto fail;
+        fprintf(dat.f, "# cubesim sweep %s, panel %s (kernel %s): simulated time vs %s\n",
+                s->name, pn->name, pn->kernel, xkey);
+        fprintf(dat.f, "# One block per series (gnuplot: index N). Columns: %s, simulated time "
+                "(launch to completion, %s), kernel time (first PE start to last PE end, %s)%s\n",
+                xkey, unit, unit, pn->figure.roofline_bytes_per_x > 0 ? ", HBM roofline" : "");
+        for (size_t k = 0; k < n_series; k++) {
+                fprintf(dat.f, "%s# series %zu: %s\n", k ? "\n\n" : "", k, labels[k]);
+                struct xy *sel = calloc(n, sizeof *sel);
+                size_t m = 0;
+                for (size_t j = 0; sel && j < n; j++)
+                        if (series_of[j] == k)
+                                sel[m++] = pts[j];
+                if (sel)
+                        qsort(sel, m, sizeof *sel, cmp_xy);
+                for (size_t j = 0; j < m; j++) {
+                        json_t *r = x->recs[sel[j].i];
+                        fprintf(dat.f, "%.10g %.6g %.6g", sel[j].x,
+                                (double)json_integer_value(json_object_get(r, "sim_ps")) / scale,
+                                (double)json_integer_value(json_object_get(r, "kernel_ps")) /
+                                        scale);
+                        if (pn->figure.roofline_bytes_per_x > 0)
+                                fprintf(dat.f, " %.6g",
+                                        (double)json_integer_value(
+                                                json_object_get(r, "hbm_roofline_ps")) / scale);
+                        fputc('\n', dat.f);
+                }
+                free(sel);
+        }
+        char name[300];
+        snprintf(name, sizeof name, "%s.dat", stem);
+        if (!text_save(&dat, dir, name))
+                goto fail;
+
+        if (!text_open(&gp))
+                goto fail;
+        char what[512];
+        snprintf(what, sizeof what, "Simulated time vs %s, panel %s (kernel %s) of sweep %s.",
+                 xkey, pn->name, pn->kernel, s->name);
+        gp_header(gp.f, what, stem);
+        fprintf(gp.f, "data = \"%s.dat\"\n", stem);
+        fprintf(gp.f, "set title \"%s: %s on %s (%llu PEs)\"\n", pn->name, pn->kernel,
+                x->topo.name, (unsigned long long)x->totals.pes);
+        fprintf(gp.f, "set xlabel \"%s\"\n", pn->figure.x_label ? pn->figure.x_label : xkey);
+        fprintf(gp.f, "set ylabel \"simulated time, launch to completion (%s)\"\n", unit);
+        /* The key in the top corner the lines leave free: left when time
+         * grows with x; linear axes get headroom above the lines for it. */
+        fprintf(gp.f, "set grid xtics ytics mxtics mytics lc rgb \"#dddddd\"\n"
+                "set key top %s box opaque\nset border 3\nset tics nomirror\n"
+                "set pointsize 1.3\n", y_at_max_x >= y_at_min_x ? "left" : "right");
+        if (log_x)
+                fputs("set logscale x\n", gp.f);
+        if (log_y)
+                fputs("set logscale y\nset format y \"%g\"\n", gp.f);
+        else
+                fprintf(gp.f, "set yrange [0:%.6g]\n",
+                        max_ps / scale * (1.25 + 0.07 * (double)n_series));
+        /* Exact tics at the x values when they are few. */
+        if (n <= 64) {
+                double uniq[64];
+                size_t nu = 0;
+                for (size_t j = 0; j < n; j++) {
+                        size_t u = 0;
+                        while (u < nu && uniq[u] != pts[j].x)
+                                u++;
+                        if (u == nu && nu < 12)
+                                uniq[nu++] = pts[j].x;
+                }
+                if (nu <= 12) {
+                        fputs("set xtics (", gp.f);
+                        for (size_t u = 0; u < nu; u++) {
+                                char lab[32];
+                                if (!(all_binary && binary_label(uniq[u], lab, sizeof lab)))
+                                        snprintf(lab, sizeof lab, "%g", uniq[u]);
+                                fprintf(gp.f, "%s\"%s\" %.10g", u ? ", " : "", lab, uniq[u]);
+                        }
+                        fputs(")\n", gp.f);
+                }
+        }
+        if (log_x)
+                fprintf(gp.f, "set xrange [%.10g:%.10g]\n", min_x / 1.3, max_x * 1.3);
+        else
+                fprintf(gp.f, "set xrange [%.10g:%.10g]\n", min_x - (max_x - min_x) * 0.05,
+                        max_x + (max_x - min_x) * 0.05);
+        bool roof = pn->figure.roofline_bytes_per_x > 0 && x->totals.hbm_bw_bytes_per_s;
+        if (roof) {
+                char bw[64];
+                fmt_si((double)x->totals.hbm_bw_bytes_per_s, "B/s", bw, sizeof bw);
+                fprintf(gp.f, "hbm_bw = %.10g    # the machine's HBM bandwidth, bytes/s (%s)\n",
+                        (double)x->totals.hbm_bw_bytes_per_s, bw);
+                fprintf(gp.f, "bytes_per_x = %.10g    # bytes that must cross HBM per unit of "
+                        "%s\n", pn->figure.roofline_bytes_per_x, xkey);
+                fprintf(gp.f, "unit = %.10g    # ps per %s\n", scale, unit);
+                fputs("roof(x) = x * bytes_per_x / hbm_bw * 1e12 / unit\n", gp.f);
+                fputs("set samples 400\n", gp.f);
+        }
+        static const int marks[] = { 7, 5, 9, 11, 13, 15, 6, 4, 8, 10, 12, 14 };
+        gp_png(gp.f, stem);
+        fputs("plot \\\n", gp.f);
+        for (size_t k = 0; k < n_series; k++)
+                fprintf(gp.f, "    data index %zu using 1:2 with linespoints lw 2 pt %d title "
+                        "\"%s\"%s\n", k, marks[k % 12], labels[k],
+                        k + 1 < n_series || roof ? ", \\" : "");
+        if (roof) {
+                char bw[64];
+                fmt_si((double)x->totals.hbm_bw_bytes_per_s, "B/s", bw, sizeof bw);
+                fprintf(gp.f, "    roof(x) with lines dt 2 lw 2 lc rgb \"black\" title "
+                        "\"HBM roofline: %.6g B x %s / %s\"\n", pn->figure.roofline_bytes_per_x,
+                        xkey, bw);
+        }
+        gp_svg(gp.f, stem);
+        snprintf(name, sizeof name, "%s.gp", stem);
+        bool ok = text_save(&gp, dir, name);
+        free(pts);
+        free(labels);
+        free(series_of);
+        return ok;
+fail:
+        free(pts);
+        free(labels);
+        free(series_of);
+        return false;
+}
+
+/* ---- bar charts over panels (or over points) ---- */
+
+/* The rows of the bar charts: panels, or the points of a lone panel. */
+struct rows {
+        size_t n;                    /* rows */
+        bool points;                 /* rows are points of panel 0 */
+};
+
+static void row_label(const struct sweep__ctx *x, const struct rows *r, size_t k, char *buf,
+                      size_t len)
+{
+        const struct sweep_spec *s = x->spec;
+        if (!r->points) {
+                snprintf(buf, len, "%s", s->panels[k].name);
+                return;
+        }
+        /* The point's values; a value equal to the one before it (linked
+         * axes: m = n = k) is said once. */
+        const struct sweep_point *pt = &s->points[k];
+        size_t at = 0;
+        buf[0] = '\0';
+        for (size_t c = 0; c < pt->n_coords && at < len; c++) {
+                if (c && strcmp(pt->coords[c].value, pt->coords[c - 1].value) == 0)
+                        continue;
+                at += (size_t)snprintf(buf + at, len - at, "%s%s", c ? " " : "",
+                                       pt->coords[c].value);
+        }
+        if (!buf[0])
+                snprintf(buf, len, "%zu", k);
+        for (char *p = buf; *p; p++)    /* the label is a quoted string in the data */
+                if (*p == '"')
+                        *p = '\'';
+}
+
+/* Row k's summary: a panel's op_log_summary or a point's record (both
+ * have utilisation and pe_cpu_issue_ps); NULL for a failed point. */
+static json_t *row_summary(const struct sweep__ctx *x, json_t *sw, const struct rows *r, size_t k)
+{
+        if (r->points)
+                return is_ok(x->recs[k]) ? x->recs[k] : NULL;
+        return json_object_get(json_array_get(json_object_get(sw, "panels"), k),
+                               "op_log_summary");
+}
+
+static const char *const class_names[] = { "pe_cpu", "pe_dma", "pe_gemm", "pe_math",
+                                           "hbm_channel", NULL };
+static const char *const class_titles[] = { "PE_CPU (dispatch)", "PE_DMA", "PE_GEMM",
+                                            "PE_MATH", "HBM channels", NULL };
+
+static void bar_style(FILE *f, const struct rows *r, bool stacked)
+{
+        fprintf(f, "set xrange [-0.6:%.1f]\n", (double)r->n - 0.4);
+        fprintf(f, "set style data histograms\nset style histogram %s\n",
+                stacked ? "rowstacked" : "clustered gap 1");
+        fputs("set style fill solid 0.85 border -1\nset boxwidth 0.8 relative\n"
+              "set grid ytics lc rgb \"#dddddd\"\nset border 3\nset tics nomirror\n"
+              "set key outside right top\nset yrange [0:*]\n", f);
+        if (r->n > 6)
+                fputs("set xtics rotate by -35 left\n", f);
+}
+
+static bool util_figure(const struct sweep__ctx *x, json_t *sw, const struct rows *r,
+                        const char *dir)
+{
+        struct text dat, gp;
+        if (!text_open(&dat))
+                return false;
+        fprintf(dat.f, "# cubesim sweep %s: utilisation per component class, %% of the kernel "
+                "time (kernel-time-weighted over a panel's points)\n", x->spec->name);
+        fputs("# row", dat.f);
+        for (int c = 0; class_names[c]; c++)
+                fprintf(dat.f, " %s", class_names[c]);
+        fputc('\n', dat.f);
+        for (size_t k = 0; k < r->n; k++) {
+                json_t *sum = row_summary(x, sw, r, k);
+                char lab[200];
+                row_label(x, r, k, lab, sizeof lab);
+                fprintf(dat.f, "\"%s\"", lab);
+                for (int c = 0; class_names[c]; c++) {
+                        json_t *u = json_object_get(json_object_get(sum, "utilisation"),
+                                                    class_names[c]);
+                        fprintf(dat.f, " %.4f", u ? 100.0 * json_number_value(u) : 0.0);
+                }
+                fputc('\n', dat.f);
+        }
+        if (!text_save(&dat, dir, "utilisation.dat") || !text_open(&gp))
+                return false;
+        gp_header(gp.f, "Utilisation per component class: busy time over the kernel time and "
+                        "the number of such components.", "utilisation");
+        fprintf(gp.f, "set title \"Utilisation per component class (sweep %s on %s)\"\n",
+                x->spec->name, x->topo.name);
+        fprintf(gp.f, "set ylabel \"busy share of the kernel time (%%)\"\nset xlabel \"%s\"\n",
+                r->points ? "point" : "panel");
+        bar_style(gp.f, r, false);
+        gp_png(gp.f, "utilisation");
+        fputs("plot \\\n", gp.f);
+        for (int c = 0; class_names[c]; c++)
+                fprintf(gp.f, "    \"utilisation.dat\" using %d:xtic(1) title \"%s\"%s\n", c + 2,
+                        class_titles[c], class_names[c + 1] ? ", \\" : "");
+        gp_svg(gp.f, "utilisation");
+        return text_save(&gp, dir, "utilisation.gp");
+}
+
+static bool dispatch_figure(const struct sweep__ctx *x, json_t *sw, const struct rows *r,
+                            const char *dir)
+{
+        /* The op types with the most issue time overall; the rest is "other". */
+        enum { TOP = 7 };
+        const char *ops[64];
+        double tot[64];
+        size_t n_ops = 0;
+        for (size_t k = 0; k < r->n; k++) {
+                const char *key;
+                json_t *v;
+                json_object_foreach(json_object_get(row_summary(x, sw, r, k), "pe_cpu_issue_ps"),
+                                    key, v) {
+                        size_t j = 0;
+                        while (j < n_ops && strcmp(ops[j], key) != 0)
+                                j++;
+                        if (j == n_ops) {
+                                if (n_ops == 64)
+                                        continue;
+                                ops[n_ops] = key;
+                                tot[n_ops++] = 0;
+                        }
+                        tot[j] += (double)json_integer_value(v);
+                }
+        }
+        for (size_t a = 1; a < n_ops; a++)     /* by total, descending; stable */
+                for (size_t b = a; b > 0 && tot[b] > tot[b - 1]; b--) {
+                        double t = tot[b];
+                        tot[b] = tot[b - 1];
+                        tot[b - 1] = t;
+                        const char *o = ops[b];
+                        ops[b] = ops[b - 1];
+                        ops[b - 1] = o;
+                }
+        size_t n_top = n_ops > TOP + 1 ? TOP : n_ops;
+        bool other = n_ops > n_top;
+        struct text dat, gp;
+        if (!text_open(&dat))
+                return false;
+        fprintf(dat.f, "# cubesim sweep %s: PE_CPU dispatch (issue) time as %% of the PEs' "
+                "kernel time, by op type\n", x->spec->name);
+        fputs("row", dat.f);
+        for (size_t j = 0; j < n_top; j++)
+                fprintf(dat.f, " %s", ops[j]);
+        if (other)
+                fputs(" other", dat.f);
+        fputc('\n', dat.f);
+        for (size_t k = 0; k < r->n; k++) {
+                json_t *sum = row_summary(x, sw, r, k);
+                json_t *iss = json_object_get(sum, "pe_cpu_issue_ps");
+                double all = 0;
+                const char *key;
+                json_t *v;
+                json_object_foreach(iss, key, v)
+                        all += (double)json_integer_value(v);
+                double share = 100.0 * json_number_value(
+                        json_object_get(json_object_get(sum, "utilisation"), "pe_cpu"));
+                char lab[200];
+                row_label(x, r, k, lab, sizeof lab);
+                fprintf(dat.f, "\"%s\"", lab);
+                double rest = all;
+                for (size_t j = 0; j < n_top; j++) {
+                        double t = (double)json_integer_value(json_object_get(iss, ops[j]));
+                        rest -= t;
+                        fprintf(dat.f, " %.5f", all > 0 ? share * t / all : 0.0);
+                }
+                if (other)
+                        fprintf(dat.f, " %.5f", all > 0 ? share * rest / all : 0.0);
+                fputc('\n', dat.f);
+        }
+        if (!text_save(&dat, dir, "dispatch.dat") || !text_open(&gp))
+                return false;
+        gp_header(gp.f, "PE_CPU dispatch share: the time the PEs' control CPUs spend issuing "
+                        "ops, as a share of the kernel time, stacked by op type.", "dispatch");
+        fprintf(gp.f, "set title \"PE_CPU dispatch share by op type (sweep %s on %s)\"\n",
+                x->spec->name, x->topo.name);
+        fprintf(gp.f, "set ylabel \"PE_CPU issue time (%% of the kernel time)\"\n"
+                "set xlabel \"%s\"\n", r->points ? "point" : "panel");
+        bar_style(gp.f, r, true);
+        size_t cols = n_top + (other ? 1 : 0);
+        gp_png(gp.f, "dispatch");
+        if (cols == 0) {
+                fputs("set label 1 \"no PE_CPU issue time recorded\" at graph 0.5, 0.5 center\n"
+                      "plot 0 notitle\n", gp.f);
+        } else {
+                fputs("plot \\\n", gp.f);
+                for (size_t j = 0; j < cols; j++)
+                        fprintf(gp.f, "    \"dispatch.dat\" using %zu%s title columnheader(%zu)"
+                                "%s%s\n", j + 2, j == 0 ? ":xtic(1)" : "", j + 2,
+                                other && j + 1 == cols ? " lc rgb \"#aaaaaa\"" : "",
+                                j + 1 < cols ? ", \\" : "");
+        }
+        gp_svg(gp.f, "dispatch");
+        return text_save(&gp, dir, "dispatch.gp");
+}
+
+/* ---- gnuplot ---- */
+
+/* Run gnuplot on the scripts in dir; its messages go to dir/gnuplot.log.
+ * 0, or -ENOENT (no gnuplot), or -EIO (it failed). */
+static int run_gnuplot(const char *dir, char scripts[][300], size_t n)
+{
+        const char *bin = getenv("CUBESIM_GNUPLOT");
+        if (!bin || !*bin)
+                bin = "gnuplot";
+        fflush(stdout);
+        fflush(stderr);
+        pid_t pid = fork();
+        if (pid < 0)
+                return -EIO;
+        if (pid == 0) {
+                if (chdir(dir) < 0)
+                        _exit(126);
+                int fd = open("gnuplot.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                if (fd >= 0) {
+                        dup2(fd, STDOUT_FILENO);
+                        dup2(fd, STDERR_FILENO);
+                }
+                char *argv[64];
+                size_t a = 0;
+                argv[a++] = (char *)bin;
+                for (size_t i = 0; i < n && a < 63; i++)
+                        argv[a++] = scripts[i];
+                argv[a] = NULL;
+                execvp(bin, argv);
+                _exit(errno == ENOENT ? 127 : 126);
+        }
+        int st;
+        while (waitpid(pid, &st, 0) < 0)
+                if (errno != EINTR)
+                        return -EIO;
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
+                return -ENOENT;
+        return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+}
+
+/* ---- the report ---- */
+
+static void md_time(FILE *f, double ps, double scale)
+{
+        fprintf(f, " %.4g |", ps / scale);
+}
+
+static void report_panel(const struct sweep__ctx *x, FILE *f, size_t p, bool have_fig,
+                         const char *fig_dir_name)
+{
+        const struct sweep_spec *s = x->spec;
+        const struct sweep_panel *pn = &s->panels[p];
+        fprintf(f, "\n## Panel %s: kernel `%s`\n\n", pn->name, pn->kernel);
+        if (pn->n_params) {
+                fputs("Fixed parameters:", f);
+                for (size_t j = 0; j < pn->n_params; j++)
+                        fprintf(f, "%s `%s=%s`", j ? "," : "", pn->params[j].key,
+                                pn->params[j].value);
+                fputs(".\n\n", f);
+        }
+        if (have_fig)
+                fprintf(f, "![simulated time, panel %s](%s/time_%s.png)\n\n", pn->name,
+                        fig_dir_name, pn->name);
+        /* Columns: the coordinates of the first point, then the figures. */
+        const struct sweep_point *p0 = &s->points[pn->first_point];
+        double max_ps = 0;
+        bool roof = false;
+        for (size_t i = pn->first_point; i < pn->first_point + pn->n_points; i++) {
+                max_ps = fmax(max_ps, (double)json_integer_value(json_object_get(x->recs[i],
+                                                                                  "sim_ps")));
+                roof = roof || json_object_get(x->recs[i], "hbm_roofline_ps");
+        }
+        double scale;
+        const char *unit = time_unit(max_ps, &scale);
+        fputs("| # |", f);
+        for (size_t c = 0; c < p0->n_coords; c++)
+                fprintf(f, " %s |", p0->coords[c].key);
+        fprintf(f, " status | sim time (%s) | kernel time (%s) |", unit, unit);
+        if (roof)
+                fprintf(f, " HBM roofline (%s) | of roofline |", unit);
+        fputs(" PE_CPU | PE_DMA | PE_GEMM | PE_MATH | HBM | events | wall (s) |\n|---|", f);
+        for (size_t c = 0; c < p0->n_coords; c++)
+                fputs("---|", f);
+        fputs("---|---:|---:|", f);
+        if (roof)
+                fputs("---:|---:|", f);
+        fputs("---:|---:|---:|---:|---:|---:|---:|\n", f);
+        for (size_t i = pn->first_point; i < pn->first_point + pn->n_points; i++) {
+                json_t *r = x->recs[i];
+                fprintf(f, "| %zu |", i - pn->first_point);
+                for (size_t c = 0; c < p0->n_coords; c++) {
+                        const struct sweep_kv *kv = sweep_point_param(s, i, p0->coords[c].key);
+                        fprintf(f, " %s |", kv ? kv->value : "");
+                }
+                const char *st = json_string_value(json_object_get(r, "status"));
+                if (!is_ok(r)) {
+                        fprintf(f, " **%s** (exit %d) |", st ? st : "failed",
+                                (int)json_integer_value(json_object_get(r, "exit_status")));
+                        for (int c = 0; c < (roof ? 11 : 9); c++)
+                                fputs(" |", f);
+                        fputc('\n', f);
+                        continue;
+                }
+                fputs(" ok |", f);
+                md_time(f, (double)json_integer_value(json_object_get(r, "sim_ps")), scale);
+                md_time(f, (double)json_integer_value(json_object_get(r, "kernel_ps")), scale);
+                if (roof) {
+                        json_t *rp = json_object_get(r, "hbm_roofline_ps");
+                        if (rp) {
+                                md_time(f, (double)json_integer_value(rp), scale);
+                                fprintf(f, " %.1f%% |", 100.0 * json_number_value(
+                                        json_object_get(r, "of_roofline")));
+                        } else {
+                                fputs(" | |", f);
+                        }
+                }
+                json_t *u = json_object_get(r, "utilisation");
+                for (int c = 0; class_names[c]; c++)
+                        fprintf(f, " %.1f%% |",
+                                100.0 * json_number_value(json_object_get(u, class_names[c])));
+                fprintf(f, " %lld | %.2f |\n",
+                        (long long)json_integer_value(json_object_get(r, "events")),
+                        json_number_value(json_object_get(r, "wall_s")));
+        }
+        bool any = false;
+        for (size_t i = pn->first_point; i < pn->first_point + pn->n_points; i++) {
+                json_t *r = x->recs[i];
+                if (is_ok(r))
+                        continue;
+                if (!any)
+                        fputs("\nFailed points:\n", f);
+                any = true;
+                fprintf(f, "\n- point %zu:\n\n", i - pn->first_point);
+                const char *e = json_string_value(json_object_get(r, "error"));
+                fputs("  ```\n", f);
+                for (const char *l = e ? e : "(no message)"; *l;) {
+                        const char *nl = strchr(l, '\n');
+                        size_t len = nl ? (size_t)(nl - l) : strlen(l);
+                        fprintf(f, "  %.*s\n", (int)len, l);
+                        l += len + (nl ? 1 : 0);
+                }
+                fputs("  ```\n", f);
+        }
+}
+
+static bool write_report(const struct sweep__ctx *x, json_t *sw, bool *have_time, bool figures,
+                         const char *why_not)
+{
+        const struct sweep_spec *s = x->spec;
+        struct text t;
+        if (!text_open(&t))
+                return false;
+        FILE *f = t.f;
+        char peak[64], bw[64], tcm[64];
+        fmt_si((double)x->totals.peak_gemm_flops_per_s, "FLOP/s", peak, sizeof peak);
+        fmt_si((double)x->totals.hbm_bw_bytes_per_s, "B/s", bw, sizeof bw);
+        snprintf(tcm, sizeof tcm, "%.4g MiB", (double)x->totals.tcm_bytes / 1048576.0);
+        fprintf(f, "# Sweep %s\n\n", s->name);
+        fprintf(f, "cubesim %s, machine `%s`: %llu PEs in %llu cubes (%llu SIP%s), peak GEMM "
+                "%s, HBM %s, TCM %s in all.\n\n", CUBESIM_VERSION, x->topo.name,
+                (unsigned long long)x->totals.pes, (unsigned long long)x->totals.cubes,
+                (unsigned long long)x->totals.sips, x->totals.sips == 1 ? "" : "s", peak, bw, tcm);
+        size_t n_failed = (size_t)json_integer_value(json_object_get(sw, "n_failed"));
+        fprintf(f, "%zu points in %zu panel%s, %zu failed. This run: %.2f s wall, %.3g simulated "
+                "events/s end to end. Every number comes from `sweep.json` next to this file; "
+                "points in op_log mode (timing only).\n", s->n_points, s->n_panels,
+                s->n_panels == 1 ? "" : "s", n_failed,
+                json_number_value(json_object_get(sw, "wall_s")),
+                json_number_value(json_object_get(sw, "events_per_s")));
+        if (!figures)
+                fprintf(f, "\n**Figures not drawn** (%s). Their data and gnuplot scripts are in "
+                        "`figures/`: run `gnuplot *.gp` there.\n", why_not);
+        else
+                fputs("\n## Where the time goes\n\n![utilisation per component class]"
+                      "(figures/utilisation.png)\n\n![PE_CPU dispatch share]"
+                      "(figures/dispatch.png)\n\nFigures are also in SVG, with their gnuplot "
+                      "scripts and data, in `figures/`.\n", f);
+        for (size_t p = 0; p < s->n_panels; p++)
+                report_panel(x, f, p, figures && have_time[p], "figures");
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s", x->opts->out_dir);
+        return text_save(&t, dir, "report.md");
+}
+
+bool sweep__figures(struct sweep__ctx *x, json_t *sw)
+{
+        const struct sweep_spec *s = x->spec;
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s/figures", x->opts->out_dir);
+        bool *have_time = calloc(s->n_panels, sizeof *have_time);
+        char (*scripts)[300] = calloc(s->n_panels + 2, sizeof *scripts);
+        bool drawn = false;
+        const char *why_not = "--no-figures";
+        if (!have_time || !scripts)
+                goto out;
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+                fprintf(stderr, "cubesim sweep: warning: cannot make %s: %s\n", dir,
+                        strerror(errno));
+                why_not = "cannot make figures/";
+                goto report;
+        }
+        size_t n = 0;
+        for (size_t p = 0; p < s->n_panels; p++) {
+                char stem[200];
+                if (time_figure(x, &s->panels[p], dir, stem, sizeof stem)) {
+                        have_time[p] = true;
+                        snprintf(scripts[n++], sizeof scripts[0], "%s.gp", stem);
+                }
+        }
+        struct rows rows = { s->n_panels, false };
+        if (s->n_panels == 1 && s->n_points <= 40)
+                rows = (struct rows){ s->n_points, true };
+        if (util_figure(x, sw, &rows, dir))
+                snprintf(scripts[n++], sizeof scripts[0], "utilisation.gp");
+        if (dispatch_figure(x, sw, &rows, dir))
+                snprintf(scripts[n++], sizeof scripts[0], "dispatch.gp");
+        if (x->opts->no_figures)
+                goto report;
+        int rc = run_gnuplot(dir, scripts, n);
+        if (rc == -ENOENT) {
+                why_not = "gnuplot is not installed";
+                fprintf(stderr, "cubesim sweep: warning: gnuplot not found (install gnuplot-nox, "
+                        "or set CUBESIM_GNUPLOT): figures not drawn; their data and scripts are "
+                        "in %s\n", dir);
+        } else if (rc < 0) {
+                why_not = "gnuplot failed; see figures/gnuplot.log";
+                fprintf(stderr, "cubesim sweep: warning: gnuplot failed (see %s/gnuplot.log): "
+                        "some figures may be missing\n", dir);
+        } else {
+                drawn = true;
+        }
+report:
+        write_report(x, sw, have_time, drawn, why_not);
+out:
+        free(have_time);
+        free(scripts);
+        return drawn;
+}

@@ -1,0 +1,98 @@
+/* sweep/sweep_int.h: shared inside src/sweep only: the state of a running
+ * sweep, the point runner (worker side), result collection, the output
+ * writers. Not part of the module's interface. */
+#ifndef CUBESIM_SWEEP_SWEEP_INT_H
+#define CUBESIM_SWEEP_SWEEP_INT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sweep/sweep.h"
+#include "topo/topo.h"
+
+/* A running sweep, on the process that collects results (rank 0), or on
+ * an MPI rank that only runs points (then recs stays empty). */
+struct sweep__ctx {
+        const struct sweep_spec *spec; /* what runs */
+        const struct sweep_opts *opts; /* how */
+        struct diag *d;              /* problems of the sweep itself (not of points) */
+        struct topo topo;            /* the base machine of every point */
+        struct topo_totals totals;   /* its whole-machine figures */
+        uint64_t topo_hash;          /* FNV-1a of the machine's YAML text */
+        uint64_t build_hash;         /* FNV-1a of this cubesim binary (0: unreadable) */
+        json_t **recs;               /* per point: its record once done (owned), else NULL */
+        bool *resumed;               /* per point: kept from an earlier run */
+        size_t n_todo;               /* points to run in this invocation */
+        size_t n_done_now;           /* of those, finished */
+        size_t n_failed;             /* points (run now or resumed) that failed */
+        uint64_t events_now;         /* simulated events of the points run now */
+        double t0;                   /* monotonic start, seconds */
+        double last_draw;            /* when progress was last drawn, seconds */
+        bool progress;               /* draw progress on stderr */
+        bool root;                   /* this process collects and writes results */
+        int rank, ranks;             /* MPI rank and world size (0, 1 without MPI) */
+        char points_dir[4096];       /* DIR/points */
+};
+
+/* A worker process running one point. */
+struct sweep__slot {
+        pid_t pid;                   /* the child; 0 when the slot is free */
+        int fd;                      /* read end of its result pipe */
+        size_t point;                /* the point it runs */
+        char *buf;                   /* result text read so far (malloc'd) */
+        size_t len, cap;             /* bytes used and allocated */
+};
+
+/* The topology path of a dotted parameter key: issue_cost.OP_ns is short
+ * for pe.cpu.issue_cost_ns.OP (as in `cubesim run --set`); others as is. */
+const char *sweep__topo_key(const char *key, char *buf, size_t len);
+
+/* Seconds on the monotonic clock. */
+double sweep__now(void);
+
+/* Worker side: run point i of spec on a copy of base in this process and
+ * make its record; returns the point's exit status (0 ok, 1 the kernel
+ * failed, 2 bad parameters). */
+int sweep__run_point(const struct sweep_spec *spec, const struct topo *base, size_t i,
+                     json_t **out);
+/* The record of a point whose worker died without a result. */
+json_t *sweep__crash_record(const struct sweep_spec *spec, size_t i, int exit_status,
+                            const char *why);
+/* A parameter value as JSON: a plain integer or number stays a number,
+ * anything else (or anything quoted) is a string. */
+json_t *sweep__kv_json(const struct sweep_kv *kv);
+/* Point i's coordinates as a JSON object, in spec order. */
+json_t *sweep__coords_json(const struct sweep_spec *spec, size_t i);
+
+/* Start point i in a child process on slot sl. 0 or a negative errno. */
+int sweep__spawn(struct sweep__ctx *x, struct sweep__slot *sl, size_t i);
+/* Read what slot sl's child has written; when it has closed its pipe,
+ * reap it and return its record (and true in *done). */
+json_t *sweep__slot_read(struct sweep__ctx *x, struct sweep__slot *sl, bool *done);
+/* A record from a worker (local or from another rank): keep it, write
+ * its point file, count it, draw progress. Takes ownership of rec. */
+void sweep__collect(struct sweep__ctx *x, size_t i, json_t *rec);
+/* Draw the progress line (if on and due; force: now). */
+void sweep__progress(struct sweep__ctx *x, bool force);
+
+/* The MPI side. Under mpirun (and built with MPI): start MPI, fill rank
+ * and ranks, return 1; without mpirun: 0; mpirun but no MPI support, or
+ * MPI fails to start: -EINVAL (reported). */
+int sweep__mpi_start(struct sweep__ctx *x);
+/* Run the points over the ranks (every rank calls it); rank 0 collects. */
+int sweep__mpi_run(struct sweep__ctx *x, const size_t *todo, size_t n_todo);
+/* Every rank, at the end; after it the process must not use MPI. */
+void sweep__mpi_finish(struct sweep__ctx *x);
+
+/* Build sweep.json from the records. New reference. */
+json_t *sweep__merge(struct sweep__ctx *x, double wall_s);
+/* Write the figures (data, gnuplot scripts, PNG and SVG) and the report
+ * into DIR; true if the figures were drawn. Problems are warnings. */
+bool sweep__figures(struct sweep__ctx *x, json_t *sweep);
+
+/* Write a JSON value atomically (indented, stable key order). */
+int sweep__write_json(const char *path, json_t *v);
+
+#endif

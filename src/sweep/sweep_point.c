@@ -1,0 +1,203 @@
+/* sweep/sweep_point.c: one point of a sweep, run in a worker process:
+ * the machine with the point's topology parameters, the kernel with its
+ * kernel parameters, op_log mode, and the record that goes back to the
+ * collector.
+ *
+ * A record holds the point's index and coordinates, its status ("ok",
+ * "failed": the kernel failed or deadlocked, exit status 1; "bad_input":
+ * its parameters do not fit, exit status 2; "crashed": the worker died),
+ * the error text when it failed, and for a good point the run summary of
+ * `cubesim run --json` without the per-PE list: sim_ns, sim_ps,
+ * kernel_ps, events, PE_CPU issue time and op counts by op type, busy time
+ * and utilisation per component class, bytes per link class, HBM bytes.
+ * Last come the wall-clock keys: wall_s (the whole point) and
+ * events_per_s (the engine alone); the collector adds peak_rss_kib. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/params.h"
+#include "report/summary.h"
+#include "sweep/sweep_int.h"
+#include "tl/tl_int.h"
+
+double sweep__now(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+const char *sweep__topo_key(const char *key, char *buf, size_t len)
+{
+        static const char alias[] = "issue_cost.";
+        size_t n = strlen(key), a = sizeof alias - 1;
+        if (strncmp(key, alias, a) == 0 && n > a + 3 && strcmp(key + n - 3, "_ns") == 0) {
+                snprintf(buf, len, "pe.cpu.issue_cost_ns.%.*s", (int)(n - a - 3), key + a);
+                return buf;
+        }
+        return key;
+}
+
+json_t *sweep__kv_json(const struct sweep_kv *kv)
+{
+        const char *v = kv->value;
+        if (!kv->quoted && *v && (*v == '-' || (*v >= '0' && *v <= '9'))) {
+                char *end;
+                errno = 0;
+                long long i = strtoll(v, &end, 10);
+                if (*end == '\0' && errno == 0)
+                        return json_integer(i);
+                double x = strtod(v, &end);
+                if (*end == '\0' && errno == 0 && isfinite(x))
+                        return json_real(x);
+        }
+        return json_string(v);
+}
+
+json_t *sweep__coords_json(const struct sweep_spec *s, size_t i)
+{
+        const struct sweep_point *pt = &s->points[i];
+        json_t *o = json_object();
+        for (size_t c = 0; c < pt->n_coords; c++)
+                json_object_set_new(o, pt->coords[c].key, sweep__kv_json(&pt->coords[c]));
+        return o;
+}
+
+static json_t *new_record(const struct sweep_spec *s, size_t i, int exit_status)
+{
+        static const char *const names[] = { "ok", "failed", "bad_input" };
+        json_t *o = json_object();
+        size_t first = s->panels[s->points[i].panel].first_point;
+        json_object_set_new(o, "index", json_integer((json_int_t)(i - first)));
+        json_object_set_new(o, "params", sweep__coords_json(s, i));
+        json_object_set_new(o, "status", json_string(exit_status >= 0 && exit_status <= 2
+                                                             ? names[exit_status]
+                                                             : "crashed"));
+        json_object_set_new(o, "exit_status", json_integer(exit_status));
+        return o;
+}
+
+json_t *sweep__crash_record(const struct sweep_spec *s, size_t i, int exit_status,
+                            const char *why)
+{
+        json_t *o = new_record(s, i, 3);     /* "crashed" */
+        json_object_set_new(o, "exit_status", json_integer(exit_status));
+        json_object_set_new(o, "error", json_string(why));
+        return o;
+}
+
+/* Every message of d, one per line. */
+static json_t *diag_text(const struct diag *d)
+{
+        size_t len = 1;
+        for (const struct diag_msg *m = d->head; m; m = m->next)
+                len += strlen(m->text) + 1;
+        char *buf = malloc(len), *at = buf;
+        if (!buf)
+                return json_string("(out of memory formatting the error)");
+        *at = '\0';
+        for (const struct diag_msg *m = d->head; m; m = m->next)
+                at += sprintf(at, "%s%s", at == buf ? "" : "\n", m->text);
+        json_t *j = json_string(buf);
+        free(buf);
+        return j ? j : json_string("(the error text is not valid UTF-8)");
+}
+
+int sweep__run_point(const struct sweep_spec *s, const struct topo *base, size_t i, json_t **out)
+{
+        double t0 = sweep__now();
+        const struct sweep_point *pt = &s->points[i];
+        const struct sweep_panel *pn = &s->panels[pt->panel];
+        struct diag d;
+        diag_init(&d);
+        struct topo t = *base;
+        struct params kp;
+        params_init(&kp);
+        size_t n_kv = pn->n_params + pt->n_coords;
+        char **kvs = calloc(n_kv ? n_kv : 1, sizeof *kvs);
+        int status = 2;
+        const struct tl_kernel *k = tl_kernel_find(pn->kernel);
+        if (!kvs) {
+                diag_error(&d, "out of memory");
+                goto record;
+        }
+        if (!k) {
+                diag_error(&d, "no kernel '%s'", pn->kernel);
+                goto record;
+        }
+        /* Fixed parameters first, then the point's: the last one wins. */
+        for (size_t j = 0; j < n_kv; j++) {
+                const struct sweep_kv *kv = j < pn->n_params ? &pn->params[j]
+                                                             : &pt->coords[j - pn->n_params];
+                if (strchr(kv->key, '.')) {
+                        char path[256];
+                        topo_set(&t, sweep__topo_key(kv->key, path, sizeof path), kv->value, &d);
+                        continue;
+                }
+                size_t len = strlen(kv->key) + strlen(kv->value) + 2;
+                kvs[j] = malloc(len);
+                if (!kvs[j]) {
+                        diag_error(&d, "out of memory");
+                        goto record;
+                }
+                snprintf(kvs[j], len, "%s=%s", kv->key, kv->value);
+                params_add(&kp, kvs[j], &d);
+        }
+        if (d.n_errors)
+                goto record;
+
+        struct hw_sim sim;
+        if (hw_sim_init(&sim, &t, NULL, &d) < 0)
+                goto record;
+        struct tl_run_opts ro = { .mode = TL_MODE_OPLOG, .seed = 1, .params = &kp };
+        struct tl_run run;
+        double t1 = sweep__now();
+        int krc = tl_run_kernel(&sim, k, &ro, &run, &d);
+        double run_s = sweep__now() - t1;
+        json_t *sum = NULL;
+        if (krc == -EINVAL)
+                status = 2;
+        else if (krc < 0)
+                status = 1;
+        else
+                status = 0;
+        if (status == 0)
+                sum = rep_run_summary(&run, k->name);
+        tl_run_fini(&run);
+        hw_sim_fini(&sim);
+        if (sum) {
+                *out = new_record(s, i, 0);
+                const char *key;
+                json_t *v;
+                json_object_foreach(sum, key, v) {
+                        if (strcmp(key, "pes") != 0 && strcmp(key, "kernel") != 0 &&
+                            strcmp(key, "machine") != 0)
+                                json_object_set(*out, key, v);
+                }
+                json_t *ev = json_object_get(sum, "events");
+                double events = ev ? (double)json_integer_value(ev) : 0.0;
+                json_object_set_new(*out, "wall_s", json_real(sweep__now() - t0));
+                json_object_set_new(*out, "events_per_s",
+                                    json_real(run_s > 0 ? round(events / run_s) : 0.0));
+                json_decref(sum);
+                goto done;
+        }
+record:
+        if (status == 0)
+                status = 2;
+        *out = new_record(s, i, status);
+        if (!d.head)
+                diag_error(&d, "the point failed and said nothing");
+        json_object_set_new(*out, "error", diag_text(&d));
+        json_object_set_new(*out, "wall_s", json_real(sweep__now() - t0));
+done:
+        for (size_t j = 0; kvs && j < n_kv; j++)
+                free(kvs[j]);
+        free(kvs);
+        diag_fini(&d);
+        return status;
+}
