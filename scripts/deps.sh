@@ -11,6 +11,8 @@ pkgs=(
         gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user  # aarch64 coroutine switch test
         gnuplot-nox                         # sweep figures
         libopenmpi-dev openmpi-bin          # sweeps over MPI ranks
+        valgrind                            # memcheck step of scripts/test.sh
+        clang libclang-rt-14-dev            # libFuzzer harnesses (scripts/fuzz.sh)
 )
 
 missing=()

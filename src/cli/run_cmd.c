@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/diag.h"
 #include "base/params.h"
@@ -36,7 +37,7 @@ static const char usage[] =
         "                    chrome://tracing): a track per component, send/recv arrows\n"
         "  --kernels LIB.so  also load the kernels a shared object exports\n"
         "                    (see examples/user_kernel/)\n"
-        "  --max-events N    stop with an error after N events (default 2e9)\n"
+        "  --max-events N    stop with an error after N events (default 2e8)\n"
         "  --max-sim-ns T    stop with an error past T ns of simulated time\n"
         "                    (default 1e9: one simulated second)\n"
         "  --json            print the run summary as JSON\n"
@@ -201,6 +202,16 @@ int cli_run(int argc, char **argv)
                 rc = CLI_BAD_INPUT;
                 goto out_diag;
         }
+        if (ro.inputs_dir) {
+                struct stat st;
+                if (stat(ro.inputs_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+                        diag_error_at(&d, ro.inputs_dir, 0, 0,
+                                      "--inputs: not a directory (expected a directory of "
+                                      "NAME.npy files)");
+                        rc = CLI_BAD_INPUT;
+                        goto out_diag;
+                }
+        }
         if (ro.outputs_dir && ro.mode != TL_MODE_DATA) {
                 fprintf(stderr, "cubesim run: error: --outputs needs --mode data (op_log mode "
                         "computes no numbers)\n");
@@ -228,6 +239,11 @@ int cli_run(int argc, char **argv)
                 goto out_topo;
         }
         struct hw_sim sim;
+        /* A machine this host cannot hold is bad input, not an OOM kill. */
+        if (hw_sim_check_capacity(&t, &d) < 0) {
+                rc = CLI_BAD_INPUT;
+                goto out_topo;
+        }
         if (hw_sim_init(&sim, &t, NULL, &d) < 0) {
                 rc = CLI_BAD_INPUT;
                 goto out_topo;
@@ -295,7 +311,13 @@ int cli_kernels(int argc, char **argv)
                         return CLI_OK;
                 } else if (strcmp(argv[i], "--brief") == 0) {
                         brief = true;
-                } else if (strcmp(argv[i], "--kernels") == 0 && i + 1 < argc) {
+                } else if (strcmp(argv[i], "--kernels") == 0) {
+                        if (i + 1 >= argc) {
+                                fprintf(stderr, "cubesim kernels: error: --kernels needs a value "
+                                        "(a shared object)\n");
+                                diag_fini(&d);
+                                return CLI_BAD_INPUT;
+                        }
                         tl_kernels_load(argv[++i], &d);
                 } else {
                         diag_fini(&d);

@@ -161,14 +161,18 @@ static const char *wait_kind_text(enum ev_wait_kind k)
 static void report_procs(struct ev_loop *ev, struct diag *d)
 {
         for (struct ev_proc *p = ev->procs; p; p = p->next) {
-                const char *sep = p->wait_note[0] ? "; " : "";
+                char at[200] = "";
+                if (p->wait_note[0])
+                        snprintf(at, sizeof at, "; %s", p->wait_note);
+                else if (p->at_file)
+                        snprintf(at, sizeof at, "; last call %s:%d: %s", p->at_file, p->at_line,
+                                 p->at_what ? p->at_what : "?");
                 if (p->wait_name)
-                        diag_report(d, DIAG_NOTE, NULL, 0, 0, "process '%s' waits on %s '%s'%s%s",
-                                    p->name, wait_kind_text(p->wait_kind), p->wait_name, sep,
-                                    p->wait_note);
+                        diag_report(d, DIAG_NOTE, NULL, 0, 0, "process '%s' waits on %s '%s'%s",
+                                    p->name, wait_kind_text(p->wait_kind), p->wait_name, at);
                 else
-                        diag_report(d, DIAG_NOTE, NULL, 0, 0, "process '%s' waits on %s%s%s",
-                                    p->name, wait_kind_text(p->wait_kind), sep, p->wait_note);
+                        diag_report(d, DIAG_NOTE, NULL, 0, 0, "process '%s' waits on %s%s",
+                                    p->name, wait_kind_text(p->wait_kind), at);
         }
 }
 

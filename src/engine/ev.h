@@ -139,6 +139,9 @@ struct ev_proc {
         enum ev_wait_kind wait_kind; /* what it is blocked in */
         const char *wait_name;       /* name of the future or queue waited on */
         char wait_note[160];         /* caller's detail (e.g. kernel file:line, recv from PE) */
+        const char *at_file;         /* caller's last source location (kernel file), or NULL */
+        int at_line;                 /* and line */
+        const char *at_what;         /* and what it called there, or NULL */
         void *xfer;                  /* item handed over by a queue */
         uint64_t value;              /* value of the future that woke it */
         bool finished;               /* body returned */

@@ -116,6 +116,18 @@ struct hw_sim {
 int hw_sim_init(struct hw_sim *, const struct topo *t, const struct ev_config *cfg, struct diag *d);
 void hw_sim_fini(struct hw_sim *);
 
+/* Whether this host can simulate t (capacity.c): the host memory a run
+ * takes, estimated from the machine's size and measured per-PE costs,
+ * against what the host has available now. Call before hw_sim_init: 0, or
+ * -E2BIG with a message naming the PEs, the estimate and what is
+ * available (bad input: exit 2). */
+int hw_sim_check_capacity(const struct topo *t, struct diag *d);
+/* The estimate: resident bytes and address space of a run of t. */
+void hw_sim_host_bytes(const struct topo *t, uint64_t *rss_bytes, uint64_t *vm_bytes);
+/* What this process can still use: resident bytes (MemAvailable, the
+ * memory cgroup's room) and address space (RLIMIT_AS); UINT64_MAX: no limit. */
+void hw_host_avail_bytes(uint64_t *rss_bytes, uint64_t *vm_bytes);
+
 /* N bytes at bandwidth bw, rounded up to whole ps (bw > 0). */
 sim_ps hw_bytes_ps(uint64_t bytes, uint64_t bw_bytes_per_s);
 

@@ -151,9 +151,11 @@ int sweep__run_point(const struct sweep_spec *s, const struct topo *base, size_t
                 goto record;
 
         struct hw_sim sim;
-        if (hw_sim_init(&sim, &t, NULL, &d) < 0)
+        if (hw_sim_check_capacity(&t, &d) < 0 || hw_sim_init(&sim, &t, NULL, &d) < 0)
                 goto record;
-        struct tl_run_opts ro = { .mode = TL_MODE_OPLOG, .seed = 1, .params = &kp };
+        struct tl_run_opts ro = { .mode = TL_MODE_OPLOG, .seed = 1, .params = &kp,
+                                  .max_events = TL_DEFAULT_MAX_EVENTS,
+                                  .max_time_ps = TL_DEFAULT_MAX_TIME_PS };
         struct tl_run run;
         double t1 = sweep__now();
         int krc = tl_run_kernel(&sim, k, &ro, &run, &d);

@@ -50,8 +50,20 @@ void tl__log(tl_ctx *tl, const struct rep_op *op)
                 rep_trace_op(&r->trace, op);
 }
 
+/* "tl_load", "tl_mul", ...: the call as a kernel writer spells it. */
+static const char *tl__issue_name(enum topo_op op)
+{
+#define NAME(id, name) [TOPO_OP_##id] = "tl_" #name,
+        static const char *const names[TOPO_OP_COUNT] = { TOPO_CTRL_OPS(NAME) TOPO_MATH_OPS(NAME) };
+#undef NAME
+        return (unsigned)op < TOPO_OP_COUNT ? names[op] : "tl_?";
+}
+
 void tl__issue(tl_ctx *tl, enum topo_op op, const char *file, int line)
 {
+        tl->proc->at_file = file;    /* named in deadlock and budget reports */
+        tl->proc->at_line = line;
+        tl->proc->at_what = tl__issue_name(op);
         sim_ps cost = topo_issue_cost_ps(&tl->sim->topo->pe.cpu, op);
         tl->issue_ps[op] += cost;
         tl->n_ops[op]++;

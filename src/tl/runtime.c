@@ -18,10 +18,13 @@ static void pe_body(struct hw_pe *pe, void *arg)
         tl->rank = pe->global;
         tl->recv_src = -1;
         r->kernel->fn(tl, r->args);
-        if (tl->n_scopes)
-                tl__fail(tl, r->kernel->name, 0, "kernel end",
-                         "%d scratch scope%s still open (every tl_scratch_scope_begin needs its "
-                         "tl_scratch_scope_end)", tl->n_scopes, tl->n_scopes == 1 ? "" : "s");
+        if (tl->n_scopes) {
+                const struct tl_scope *open_scope = &tl->scopes[tl->n_scopes - 1];
+                tl__fail(tl, open_scope->file, open_scope->line, "kernel end",
+                         "%d scratch scope%s still open at the kernel's end; this "
+                         "tl_scratch_scope_begin has no tl_scratch_scope_end", tl->n_scopes,
+                         tl->n_scopes == 1 ? "" : "s");
+        }
         /* The kernel is done when its stores and sends have left. */
         if (tl->busy_until > ev_now(&tl->sim->ev)) {
                 ev_proc_note(tl->proc, "kernel end: outstanding DMA");

@@ -252,7 +252,8 @@ void tl__scratch_scope_begin(tl_ctx *tl, const char *file, int line)
                          TL_MAX_SCOPES);
         tl->scopes[tl->n_scopes++] = (struct tl_scope){ .arena_mark = tl->arena.pos,
                                                         .scratch_mark = tl->scratch_bytes,
-                                                        .busy_until = 0 };
+                                                        .busy_until = 0, .file = file,
+                                                        .line = line };
 }
 
 void tl__scratch_scope_end(tl_ctx *tl, const char *file, int line)

@@ -53,6 +53,8 @@ struct tl_scope {
         size_t arena_mark;           /* host arena position at begin */
         uint64_t scratch_mark;       /* simulated scratch bytes in use at begin */
         sim_ps busy_until;           /* latest end of the ops issued in the scope */
+        const char *file;            /* where tl_scratch_scope_begin was called */
+        int line;                    /* and its line */
 };
 
 #define TL_MAX_SCOPES 32
@@ -126,9 +128,10 @@ struct tl_run_opts {
 };
 
 /* Budgets of `cubesim run` when none is given: far beyond any real kernel
- * on a real machine, small enough that a kernel that never ends stops in
- * well under a minute of host time. */
-#define TL_DEFAULT_MAX_EVENTS UINT64_C(2000000000)
+ * on a real machine (the 128K-context decode takes about 10^6 events),
+ * small enough that a kernel that never ends stops within about half a
+ * minute of host time (10-20 M events/s). */
+#define TL_DEFAULT_MAX_EVENTS UINT64_C(200000000)
 #define TL_DEFAULT_MAX_TIME_PS (UINT64_C(1000000000000))   /* 1 s simulated */
 
 /* A run: per-PE contexts, the setup's tensors, outputs, error state. */

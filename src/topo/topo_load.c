@@ -359,6 +359,16 @@ static void set_leaf(struct loader *L, int fi, const struct ynode *v)
                                  f->path, v->len, TOPO_NAME_MAX - 1);
                         return;
                 }
+                /* Printable ASCII only: the name is written back into YAML,
+                 * JSON and DOT and must read the same there. */
+                for (size_t i = 0; i < v->len; i++) {
+                        unsigned char c = (unsigned char)s[i];
+                        if (c < 0x20 || c > 0x7e) {
+                                error_at(L, v->line, v->col, "%s: expected printable ASCII "
+                                         "(byte %zu is 0x%02x)", f->path, i + 1, c);
+                                return;
+                        }
+                }
                 snprintf((char *)slot(L->t, f), TOPO_NAME_MAX, "%s", s);
                 return;
         }

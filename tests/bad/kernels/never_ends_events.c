@@ -1,0 +1,18 @@
+/* tests/bad/kernels/never_ends_events.c: a kernel that never ends, stopped
+ * by the event budget.
+// args: --topo topologies/small.yaml --max-events 100000
+// expect: error: event budget exceeded: 100000 events at
+// expect: (a kernel that never ends?)
+// expect: process 'sip0.cube1.pe3'
+// expect-count: 1
+ */
+#include <cubesim/tl.h>
+
+static void body(tl_ctx *tl, const void *argp)
+{
+        for (;;)
+                tl_program_id(tl, 0); /* FAULT */
+}
+
+static const struct tl_kernel kernel = { .name = "never_ends_events", .fn = body };
+const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# tests/cli_bad.sh: every bad command line in tests/bad/cli/ must be
+# rejected with the exit status and the messages the case states: bad
+# options of every command, bad --set values for kernels and topologies,
+# unusable files and directories, a machine too large for the host.
+#
+# Convention (tests/bad/README.md): a case is NAME.case, comment lines only:
+#   # args: ARGS...        the arguments after `cubesim`, split as the shell
+#                          does (quotes work; @TMP@ is a scratch directory)
+#   # expect: TEXT         stdout or stderr contains TEXT (fixed string; repeatable)
+#   # expect-count: N      stderr has exactly N lines containing "error: "
+#   # status: N            the exit status (default 2, bad input)
+#   # copy: SRC DEST       copy SRC (from the tree) to @TMP@/DEST first (repeatable)
+#   # ulimit-v: KIB        run under `ulimit -v KIB` (skipped under ASan, whose
+#                          shadow memory needs more address space)
+#   # xfail: WHY           a known gap, reported to its owner: the case must
+#                          still fail; once it passes, the script fails until
+#                          the line is removed
+# Every case states at least one `# expect:` line. The run has a 20 s
+# timeout and must not print `AddressSanitizer`/`runtime error` reports.
+# Environment: CUBESIM_BIN (the binary), CUBESIM_SOURCE_DIR (the tree),
+# CUBESIM_BUILD_DIR (its build directory, to tell an ASan build).
+set -u
+
+bin=${CUBESIM_BIN:?CUBESIM_BIN must name the cubesim binary}
+src=${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}
+cd "$src" || exit 1
+dir=tests/bad/cli
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+sanitized=0
+if [ -n "${CUBESIM_BUILD_DIR:-}" ] &&
+        grep -q '^CUBESIM_SANITIZE:BOOL=ON' "$CUBESIM_BUILD_DIR/CMakeCache.txt" 2>/dev/null; then
+        sanitized=1
+fi
+
+n_cases=0 n_failed=0 n_xfail=0 n_skipped=0
+
+# parse FILE: the case's directives into args_line, expects[], count,
+# status, copies[], limit, why (bash only: a fork costs more than a run).
+parse() {
+        args_line= count= status=2 limit= why=
+        expects=() copies=()
+        local line
+        while IFS= read -r line || [ -n "$line" ]; do
+                case $line in
+                "# args: "*) args_line=${line#"# args: "} ;;
+                "# expect: "*) expects+=("${line#"# expect: "}") ;;
+                "# expect-count: "*) count=${line#"# expect-count: "} ;;
+                "# status: "*) status=${line#"# status: "} ;;
+                "# copy: "*) copies+=("${line#"# copy: "}") ;;
+                "# ulimit-v: "*) limit=${line#"# ulimit-v: "} ;;
+                "# xfail: "*) why=${line#"# xfail: "} ;;
+                esac
+        done <"$1"
+}
+
+# check TMP RC: the problems of one run, one per line, into problems.
+check() {
+        local tmp=$1 rc=$2 out err want n=0 line
+        problems=
+        out=$(<"$tmp/out")
+        err=$(<"$tmp/err")
+        [ "$rc" -eq "$status" ] || problems+="exit status $rc, expected $status"$'\n'
+        case $err in
+        *AddressSanitizer* | *LeakSanitizer* | *"runtime error:"*)
+                problems+="a sanitizer report"$'\n' ;;
+        esac
+        for want in "${expects[@]}"; do
+                want=${want//@TMP@/$tmp}
+                [[ $out == *"$want"* || $err == *"$want"* ]] || problems+="output lacks: $want"$'\n'
+        done
+        [ ${#expects[@]} -gt 0 ] || problems+="states no '# expect:' line"$'\n'
+        if [ -n "$count" ]; then
+                while IFS= read -r line; do
+                        [[ $line == *"error: "* ]] && n=$((n + 1))
+                done <<<"$err"
+                [ "$n" -eq "$count" ] || problems+="$n error lines, expected $count"$'\n'
+        fi
+}
+
+for spec in "$dir"/*.case; do
+        name=${spec##*/}
+        name=${name%.case}
+        n_cases=$((n_cases + 1))
+        parse "$spec"
+        tmp=$scratch/$name
+        mkdir -p "$tmp"
+        eval "args=(${args_line//@TMP@/$tmp})"
+        for c in "${copies[@]}"; do
+                read -r csrc cdst <<<"$c"
+                mkdir -p "$(dirname "$tmp/$cdst")"
+                cp "$csrc" "$tmp/$cdst"
+        done
+        if [ -n "$limit" ] && [ "$sanitized" -eq 1 ]; then
+                echo "SKIP $name: ulimit -v under ASan"
+                n_skipped=$((n_skipped + 1))
+                continue
+        fi
+        if [ -n "$limit" ]; then
+                (ulimit -v "$limit" && exec timeout 20 "$bin" "${args[@]}") \
+                        >"$tmp/out" 2>"$tmp/err" </dev/null
+        else
+                timeout 20 "$bin" "${args[@]}" >"$tmp/out" 2>"$tmp/err" </dev/null
+        fi
+        check "$tmp" $?
+        if [ -n "$why" ]; then
+                if [ -n "$problems" ]; then
+                        echo "XFAIL $name: $why"
+                        n_xfail=$((n_xfail + 1))
+                else
+                        echo "FAIL $name: passes now; remove its '# xfail:' line"
+                        n_failed=$((n_failed + 1))
+                fi
+        elif [ -n "$problems" ]; then
+                echo "FAIL $name (cubesim ${args[*]}):"
+                printf '%s' "$problems" | sed 's/^/    /'
+                sed 's/^/    got: /' "$tmp/out" "$tmp/err" | head -12
+                n_failed=$((n_failed + 1))
+        fi
+done
+
+echo "cli_bad: $n_cases cases, $n_failed failures, $n_xfail known gaps (xfail), $n_skipped skipped"
+[ "$n_failed" -eq 0 ]

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# tests/kernel_faults.sh: every kernel fault in tests/bad/kernels/ stops the
+# run with the status and the message its case states, through the command
+# line: each case is a user kernel (one NAME.c, compiled against
+# include/cubesim/tl.h alone into a shared object, as tests/user_kernel.sh
+# does) that `cubesim run NAME --kernels libNAME.so ARGS` must reject.
+# Then a sweep over a kernel's faults must go on past its faulty points.
+#
+# Convention (tests/bad/README.md): directives are lines of the case's
+# opening comment, written as C++ comments so the file stays C:
+#   // args: ARGS...       arguments after the kernel's name (shell words)
+#   // expect: TEXT        stdout or stderr contains TEXT (fixed string; repeatable);
+#                          @LINE@ is the line of the case's `/* FAULT */` marker
+#   // expect-count: N     stderr has exactly N lines containing "error: "
+#   // status: N           the exit status (default 1: the kernel failed)
+#   // xfail: WHY          a known gap, reported to its owner (see cli_bad.sh)
+# Kernel errors name the kernel's file:line, the PE and the op; the file is
+# compiled from the tree's root, so it reads tests/bad/kernels/NAME.c. Each
+# run has a 60 s timeout and must not print a sanitizer report.
+# Environment: CUBESIM_BIN, CUBESIM_SOURCE_DIR; CC (default cc).
+set -u
+
+bin=${CUBESIM_BIN:?CUBESIM_BIN must name the cubesim binary}
+src=${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}
+cd "$src" || exit 1
+dir=tests/bad/kernels
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cc=${CC:-cc}
+
+n_cases=0 n_failed=0 n_xfail=0
+
+# parse FILE: the case's directives into args_line, expects[], count,
+# status, why, and at (the FAULT marker's line); bash only, no forks.
+parse() {
+        args_line= count= status=1 why= at=?
+        expects=()
+        local line n=0
+        while IFS= read -r line || [ -n "$line" ]; do
+                n=$((n + 1))
+                case $line in
+                "// args: "*) args_line=${line#"// args: "} ;;
+                "// expect: "*) expects+=("${line#"// expect: "}") ;;
+                "// expect-count: "*) count=${line#"// expect-count: "} ;;
+                "// status: "*) status=${line#"// status: "} ;;
+                "// xfail: "*) why=${line#"// xfail: "} ;;
+                *"/* FAULT */"*) [ "$at" = "?" ] && at=$n ;;
+                esac
+        done <"$1"
+}
+
+# check RC: the problems of the run, one per line, into problems.
+check() {
+        local rc=$1 out err want n=0 line
+        problems=
+        out=$(<"$tmp/out")
+        err=$(<"$tmp/err")
+        [ "$rc" -eq "$status" ] || problems+="exit status $rc, expected $status"$'\n'
+        case $err in
+        *AddressSanitizer* | *LeakSanitizer* | *"runtime error:"*)
+                problems+="a sanitizer report"$'\n' ;;
+        esac
+        for want in "${expects[@]}"; do
+                want=${want//@LINE@/$at}
+                [[ $out == *"$want"* || $err == *"$want"* ]] || problems+="output lacks: $want"$'\n'
+        done
+        [ ${#expects[@]} -gt 0 ] || problems+="states no '// expect:' line"$'\n'
+        if [ -n "$count" ]; then
+                while IFS= read -r line; do
+                        [[ $line == *"error: "* ]] && n=$((n + 1))
+                done <<<"$err"
+                [ "$n" -eq "$count" ] || problems+="$n error lines, expected $count"$'\n'
+        fi
+}
+
+for spec in "$dir"/*.c; do
+        name=${spec##*/}
+        name=${name%.c}
+        n_cases=$((n_cases + 1))
+        lib=$tmp/lib$name.so
+        if ! $cc -std=c11 -O1 -Wall -Wextra -Wno-unused-parameter -Werror -shared -fPIC \
+                -I include "$spec" -o "$lib" 2>"$tmp/cc.err"; then
+                echo "FAIL $name: does not compile"
+                sed 's/^/    /' "$tmp/cc.err" | head -10
+                n_failed=$((n_failed + 1))
+                continue
+        fi
+        parse "$spec"
+        eval "args=($args_line)"
+        timeout 60 "$bin" run "$name" --kernels "$lib" "${args[@]}" \
+                >"$tmp/out" 2>"$tmp/err" </dev/null
+        check $?
+        if [ -n "$why" ]; then
+                if [ -n "$problems" ]; then
+                        echo "XFAIL $name: $why"
+                        n_xfail=$((n_xfail + 1))
+                else
+                        echo "FAIL $name: passes now; remove its '// xfail:' line"
+                        n_failed=$((n_failed + 1))
+                fi
+        elif [ -n "$problems" ]; then
+                echo "FAIL $name (cubesim run $name --kernels lib$name.so ${args[*]}):"
+                printf '%s' "$problems" | sed 's/^/    /'
+                sed 's/^/    got: /' "$tmp/out" "$tmp/err" | head -12
+                n_failed=$((n_failed + 1))
+        fi
+done
+
+# A sweep goes on past its faulty points: each is recorded with its status
+# and error, the good one completes, and the sweep exits 1.
+n_cases=$((n_cases + 1))
+cat >"$tmp/faults.yaml" <<EOF
+version: 1
+name: faults
+kernel: faulty
+topology: $src/topologies/small.yaml
+grid:
+  fault: [none, view, deadlock, crash]
+EOF
+timeout 120 "$bin" sweep "$tmp/faults.yaml" --kernels "$tmp/libfaulty.so" --out "$tmp/sweep" \
+        --jobs 2 --no-figures --no-progress >"$tmp/out" 2>"$tmp/err" </dev/null
+rc=$?
+statuses=$(grep -o '"status": "[a-z_]*"' "$tmp/sweep/sweep.json" 2>/dev/null | cut -d'"' -f4 |
+        tr '\n' ' ')
+if [ "$rc" -ne 1 ] || [ "$statuses" != "ok failed failed crashed " ] ||
+        ! grep -qF 'tests/bad/kernels/faulty.c' "$tmp/sweep/sweep.json" ||
+        ! grep -qF 'deadlock' "$tmp/sweep/sweep.json"; then
+        echo "FAIL sweep past faulty points: exit $rc (expected 1), statuses '$statuses'" \
+                "(expected 'ok failed failed crashed ')"
+        sed 's/^/    got: /' "$tmp/out" "$tmp/err" | head -12
+        n_failed=$((n_failed + 1))
+fi
+
+echo "kernel_faults: $n_cases cases, $n_failed failures, $n_xfail known gaps (xfail)"
+[ "$n_failed" -eq 0 ]
