@@ -62,6 +62,7 @@ struct hw_pe {
         struct ev_proc proc;         /* the kernel, once launched */
         struct ev_event launch_ev;   /* the launch message reaches the PE_CPU */
         sim_ps launch_lat_ps;        /* path latency M_CPU -> its PE_CPU */
+        sim_ps done_lat_ps;          /* path latency PE_CPU -> its M_CPU */
         sim_ps exec_start_ps;        /* when the kernel started (target_start) */
         sim_ps exec_end_ps;          /* when the kernel returned */
         bool started;                /* the kernel has started */
@@ -79,6 +80,7 @@ struct hw_cube {
         struct ev_resource *channels; /* per HBM channel */
         struct ev_event launch_ev;   /* the launch reaches the M_CPU */
         sim_ps launch_lat_ps;        /* path latency IO_CPU -> M_CPU */
+        sim_ps done_lat_ps;          /* path latency M_CPU -> IO_CPU */
         struct ev_event done_ev;     /* its completion notice reaches the IO_CPU */
         uint32_t n_done;             /* its PEs finished so far */
         uint64_t hbm_read_bytes;     /* stat */
@@ -167,7 +169,9 @@ static inline struct hw_cube *hw_pe_cube(struct hw_pe *pe)
         return &pe->sim->cubes[pe->global / pe->sim->pes_per_cube];
 }
 
-/* Launch body(pe, arg) on every PE at the current time. Then ev_run. */
+/* Launch body(pe, arg) on every PE at the current time, then ev_run.
+ * Every route the launch and the completions take is computed here:
+ * 0, or -ENOMEM if the route cache could not grow. */
 int hw_launch(struct hw_sim *, hw_pe_body body, void *arg);
 
 #endif

@@ -6,11 +6,12 @@
 #include "base/util.h"
 #include "hw/hw.h"
 
-static sim_ps lat(struct hw_sim *s, uint32_t a, uint32_t b)
+/* Path latency a -> b into *out; -ENOMEM when the route cannot be made
+ * (the route cache could not grow: the graph is connected). */
+static int lat(struct hw_sim *s, uint32_t a, uint32_t b, sim_ps *out)
 {
-        sim_ps l = topo_path_latency(&s->graph, a, b);
-        CS_ASSERT(l != TOPO_PS_NONE);
-        return l;
+        *out = topo_path_latency(&s->graph, a, b);
+        return *out == TOPO_PS_NONE ? -ENOMEM : 0;
 }
 
 static struct hw_cube *cube_of(struct hw_sim *s, const struct hw_sip *sp, uint32_t c)
@@ -43,15 +44,14 @@ static void pe_done_arrives(struct ev_loop *ev, struct ev_event *e)
         if (++c->n_done < s->pes_per_cube)
                 return;
         c->done_ev.fn = cube_done_arrives;
-        ev_schedule(ev, &c->done_ev, lat(s, c->node_m_cpu, s->sips[c->sip].node_io_cpu));
+        ev_schedule(ev, &c->done_ev, c->done_lat_ps);
 }
 
 static void pe_exited(struct ev_loop *ev, struct ev_event *e)
 {
         struct hw_pe *pe = container_of(e, struct hw_pe, done_ev);
-        struct hw_sim *s = pe->sim;
         pe->done_ev.fn = pe_done_arrives;
-        ev_schedule(ev, &pe->done_ev, lat(s, pe->node_cpu, hw_pe_cube(pe)->node_m_cpu));
+        ev_schedule(ev, &pe->done_ev, pe->done_lat_ps);
 }
 
 /* ---- launch ---- */
@@ -123,12 +123,22 @@ int hw_launch(struct hw_sim *s, hw_pe_body body, void *arg)
         for (uint32_t c = 0; c < s->n_cubes; c++) {
                 struct hw_cube *cb = &s->cubes[c];
                 struct hw_pe *first = &s->pes[c * s->pes_per_cube];
-                cb->launch_lat_ps = lat(s, s->sips[cb->sip].node_io_cpu, cb->node_m_cpu);
+                uint32_t io = s->sips[cb->sip].node_io_cpu;
+                int rc = lat(s, io, cb->node_m_cpu, &cb->launch_lat_ps);
+                if (rc == 0)
+                        rc = lat(s, cb->node_m_cpu, io, &cb->done_lat_ps);
                 for (uint32_t p = 0; p < s->pes_per_cube; p++)
                         dsts[p] = first[p].node_cpu;
-                int rc = topo_path_latencies(&s->graph, cb->node_m_cpu, dsts, s->pes_per_cube, lats);
-                CS_ASSERT(rc == 0);
-                (void)rc;
+                if (rc == 0 &&
+                    topo_path_latencies(&s->graph, cb->node_m_cpu, dsts, s->pes_per_cube, lats) < 0)
+                        rc = -ENOMEM;
+                for (uint32_t p = 0; rc == 0 && p < s->pes_per_cube; p++)
+                        rc = lat(s, first[p].node_cpu, cb->node_m_cpu, &first[p].done_lat_ps);
+                if (rc < 0) {
+                        free(dsts);
+                        free(lats);
+                        return rc;
+                }
                 for (uint32_t p = 0; p < s->pes_per_cube; p++) {
                         first[p].launch_lat_ps = lats[p];
                         first[p].started = first[p].finished = false;
