@@ -19,64 +19,17 @@ dir=tests/bad/topo
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-n_cases=0
-n_failed=0
+. "$src/tests/lib/bad_corpus.sh"
 
-fail() {
-        echo "FAIL $1: $2"
-        n_failed=$((n_failed + 1))
+corpus_run() {
+        timeout 20 "$bin" topo check "$@"
 }
 
-# run_case NAME TARGET SPEC: check TARGET with the expectations in SPEC.
-run_case() {
-        local name=$1 target=$2 spec=$3
-        n_cases=$((n_cases + 1))
-        local args=() line want count n_expect=0
-        line=$(grep -m1 '^# args: ' "$spec" | sed 's/^# args: //')
-        if [ -n "$line" ]; then
-                read -r -a args <<<"$line"
-        fi
-        timeout 20 "$bin" topo check "${args[@]}" "$target" >"$tmp/out" 2>"$tmp/err"
-        local rc=$?
-        if [ "$rc" -ne 2 ]; then
-                fail "$name" "exit status $rc, expected 2"
-                sed 's/^/    /' "$tmp/err" | head -20
-                return
-        fi
-        if grep -q ': ok' "$tmp/out"; then
-                fail "$name" "stdout says ok"
-        fi
-        while IFS= read -r want; do
-                n_expect=$((n_expect + 1))
-                if ! grep -qF -- "$want" "$tmp/err"; then
-                        fail "$name" "stderr lacks: $want"
-                        sed 's/^/    got: /' "$tmp/err" | head -20
-                fi
-        done < <(grep '^# expect: ' "$spec" | sed 's/^# expect: //')
-        if [ "$n_expect" -eq 0 ]; then
-                fail "$name" "states no '# expect:' line"
-        fi
-        count=$(grep -m1 '^# expect-count: ' "$spec" | sed 's/^# expect-count: //')
-        if [ -n "$count" ]; then
-                local got
-                got=$(grep -c ': error: ' "$tmp/err")
-                if [ "$got" -ne "$count" ]; then
-                        fail "$name" "$got error lines, expected $count"
-                        sed 's/^/    got: /' "$tmp/err" | head -20
-                fi
-        fi
+corpus_stdout_bad() {
+        grep -q ': ok' "$1"
 }
 
-for f in "$dir"/*.yaml; do
-        name=$(basename "$f" .yaml)
-        spec=$f
-        [ -f "$dir/$name.expect" ] && spec=$dir/$name.expect
-        run_case "$name" "$f" "$spec"
-done
-for e in "$dir"/*.expect; do
-        name=$(basename "$e" .expect)
-        [ -f "$dir/$name.yaml" ] || run_case "$name" "$dir/$name.yaml" "$e"
-done
+run_corpus "$dir"
 
 # Generated: a file over the size cap (all comment, so only the cap can reject it).
 head -c $((17 * 1024 * 1024)) /dev/zero | tr '\0' '#' >"$tmp/huge_file.yaml"
