@@ -25,6 +25,7 @@ set -u
 bin=${CUBESIM_BIN:?CUBESIM_BIN must name the cubesim binary}
 src=${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}
 cd "$src" || exit 1
+. "$src/tests/lib/check_run.sh"
 dir=tests/bad/cli
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -58,26 +59,7 @@ parse() {
 
 # check TMP RC: the problems of one run, one per line, into problems.
 check() {
-        local tmp=$1 rc=$2 out err want n=0 line
-        problems=
-        out=$(<"$tmp/out")
-        err=$(<"$tmp/err")
-        [ "$rc" -eq "$status" ] || problems+="exit status $rc, expected $status"$'\n'
-        case $err in
-        *AddressSanitizer* | *LeakSanitizer* | *"runtime error:"*)
-                problems+="a sanitizer report"$'\n' ;;
-        esac
-        for want in "${expects[@]}"; do
-                want=${want//@TMP@/$tmp}
-                [[ $out == *"$want"* || $err == *"$want"* ]] || problems+="output lacks: $want"$'\n'
-        done
-        [ ${#expects[@]} -gt 0 ] || problems+="states no '# expect:' line"$'\n'
-        if [ -n "$count" ]; then
-                while IFS= read -r line; do
-                        [[ $line == *"error: "* ]] && n=$((n + 1))
-                done <<<"$err"
-                [ "$n" -eq "$count" ] || problems+="$n error lines, expected $count"$'\n'
-        fi
+        check_run "$1" "$2" @TMP@ "$1" '#'
 }
 
 for spec in "$dir"/*.case; do
