@@ -115,7 +115,10 @@ sed 's/tile_n: 32/tile_n: 16/' "$tmp/spec.yaml" >"$tmp/spec2.yaml"
 check "changed parameters rerun their panel" grep -q "8 points, 1 failed, 4 resumed" "$tmp/out"
 
 # Atomic writes: kill -9 the sweep once a point is done; every file left
-# is whole, and --resume finishes the job.
+# is whole, and --resume finishes the job. CUBESIM_TEST_HOLD_AFTER=1 makes
+# the sweep wait after its first point, so the kill lands mid-sweep on a
+# machine of any speed; the wait for the point file is bounded only to
+# fail rather than hang if it never comes.
 cat >"$tmp/slow.yaml" <<'EOF'
 version: 1
 name: slow
@@ -125,12 +128,14 @@ grid:
   n: [512]
   k: [512]
 EOF
-"$bin" sweep "$tmp/slow.yaml" --out "$tmp/kill" --no-figures >/dev/null 2>&1 &
+CUBESIM_TEST_HOLD_AFTER=1 "$bin" sweep "$tmp/slow.yaml" --out "$tmp/kill" --no-figures \
+        >/dev/null 2>"$tmp/kill.err" &
 pid=$!
-for _ in $(seq 200); do
-        [ -s "$tmp/kill/points/0000.json" ] && break
+for _ in $(seq 1200); do
+        grep -q 'holding until a signal' "$tmp/kill.err" 2>/dev/null && break
         sleep 0.05
 done
+check "the sweep held after its first point" grep -q 'holding until a signal' "$tmp/kill.err"
 kill -9 "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 check "killed before the end" test ! -e "$tmp/kill/sweep.json"

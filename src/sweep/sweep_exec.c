@@ -351,6 +351,26 @@ static void describe_point(const struct sweep__ctx *x, size_t i, char *buf, size
                 snprintf(buf + at, len - at, ")");
 }
 
+/* A test hook: with CUBESIM_TEST_HOLD_AFTER=N in the environment, the
+ * sweep stops after its N-th point is written and waits for a signal,
+ * so that a test can kill it mid-sweep whatever the machine's speed
+ * (tests/sweep_run.sh, "Atomic writes"). No other use. */
+static void test_hold(struct sweep__ctx *x)
+{
+        const char *s = getenv("CUBESIM_TEST_HOLD_AFTER");
+        if (!s || !*s)
+                return;
+        char *end;
+        unsigned long n = strtoul(s, &end, 10);
+        if (*end || n == 0 || x->n_done_now != n)
+                return;
+        progress_clear(x);
+        fprintf(stderr, "sweep %s: CUBESIM_TEST_HOLD_AFTER=%lu: holding until a signal\n",
+                x->spec->name, n);
+        for (;;)
+                pause();
+}
+
 void sweep__collect(struct sweep__ctx *x, size_t i, json_t *rec)
 {
         const char *status = json_string_value(json_object_get(rec, "status"));
@@ -387,6 +407,7 @@ void sweep__collect(struct sweep__ctx *x, size_t i, json_t *rec)
         x->recs[i] = rec;
         x->n_done_now++;
         sweep__progress(x, x->n_done_now == x->n_todo);
+        test_hold(x);
 }
 
 /* Run todo[0..n) in up to jobs children at once. */
