@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "tl/tl_int.h"
+#include "tl/tl_run.h"
 
 static const char *const dispatch_params[] = { "seq_len", "prim_tile", NULL };
 
@@ -30,43 +30,31 @@ static const double ratios[] = { 0.25, 0.0625, 0.03125 };
 static int issue_per_pe(const char *kernel, uint64_t seq, int64_t kv_tile, uint64_t prim_tile,
                         double *issue_ps, int64_t *tiles, struct diag *d)
 {
-        const struct tl_kernel *k = tl_kernel_find(kernel);
         struct topo t;
-        struct hw_sim sim;
         if (topo_load_default(&t, d) < 0)
                 return -EINVAL;
-        if (hw_sim_init(&sim, &t, NULL, d) < 0) {
-                topo_fini(&t);
-                return -EINVAL;
-        }
         char s_seq[48], s_tile[48], s_prim[48];
         snprintf(s_seq, sizeof s_seq, "seq_len=%" PRIu64, seq);
         snprintf(s_tile, sizeof s_tile, "kv_tile=%" PRId64, kv_tile);
         snprintf(s_prim, sizeof s_prim, "prim_tile=%" PRIu64, prim_tile);
-        struct params ps;
-        params_init(&ps);
-        params_add(&ps, "model=llama3-70b", d);
-        params_add(&ps, "dtype=bf16", d);
-        params_add(&ps, s_seq, d);
-        params_add(&ps, s_tile, d);
         /* OPT2: its composites tile in hardware; it takes no prim_tile. */
-        if (strcmp(kernel, "gqa_decode_opt3") == 0)
-                params_add(&ps, s_prim, d);
-        struct tl_run_opts o = { .mode = TL_MODE_OPLOG, .seed = 1, .params = &ps };
-        struct tl_run run;
-        int rc = tl_run_kernel(&sim, k, &o, &run, d);
+        const char *sets[] = { "model=llama3-70b", "dtype=bf16", s_seq, s_tile, s_prim };
+        bool opt3 = strcmp(kernel, "gqa_decode_opt3") == 0;
+        struct tl_job job = { .kernel = tl_kernel_find(kernel), .topo = &t, .sets = sets,
+                              .n_sets = opt3 ? 5 : 4,
+                              .opts = { .mode = TL_MODE_OPLOG, .seed = 1 } };
+        int rc = tl_job_run(&job, d);
         if (rc == 0) {
+                uint32_t n_pes = job.sim.n_pes;
                 double sum = 0;
-                for (uint32_t i = 0; i < sim.n_pes; i++)
-                        for (int op = 0; op < TOPO_OP_COUNT; op++)
-                                sum += (double)run.ctx[i].issue_ps[op];
-                *issue_ps = sum / sim.n_pes;
+                for (int op = 0; op < TOPO_OP_COUNT; op++)
+                        sum += (double)job.stats.issue_ps[op];
+                *issue_ps = sum / n_pes;
                 /* 8 pairs (batch 1 x 8 KV heads) of seq / PEs keys each. */
-                int64_t span = (int64_t)(seq / sim.n_pes);
+                int64_t span = (int64_t)(seq / n_pes);
                 *tiles = 8 * ((span + kv_tile - 1) / kv_tile);
         }
-        tl_run_fini(&run);
-        hw_sim_fini(&sim);
+        tl_job_fini(&job);
         topo_fini(&t);
         return rc;
 }

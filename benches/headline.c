@@ -22,7 +22,7 @@
 
 #include "bench.h"
 #include "sweep/sweep.h"
-#include "tl/tl_int.h"
+#include "tl/tl_run.h"
 
 static const char *const headline_params[] = { "panels", "models", "decode_contexts",
                                                "prefill_contexts", "topo", "resume", "figures",
@@ -73,14 +73,6 @@ static bool in_list(const char *list, const char *word)
         return false;
 }
 
-static const struct tl_param *kparam(const struct tl_kernel *k, const char *name)
-{
-        for (const struct tl_param *p = k->params; p && p->name; p++)
-                if (strcmp(p->name, name) == 0)
-                        return p;
-        return NULL;
-}
-
 /* The spec text of the selected panels. */
 static char *make_spec(const char *panels, const char *models, const char *decode,
                        const char *prefill, const char *topo, size_t *len)
@@ -104,7 +96,7 @@ static char *make_spec(const char *panels, const char *models, const char *decod
                 const struct tl_kernel *k = tl_kernel_find(p->kernel);
                 fprintf(f, "  - name: %s\n    kernel: %s\n", p->name, p->kernel);
                 /* Causal prefill, when the kernel has the switch. */
-                const struct tl_param *causal = k ? kparam(k, "causal") : NULL;
+                const struct tl_param *causal = tl_kernel_param(k, "causal", strlen("causal"));
                 if (p->prefill && causal) {
                         const char *on = "1";
                         if (causal->kind == TL_PARAM_CHOICE)
@@ -117,7 +109,7 @@ static char *make_spec(const char *panels, const char *models, const char *decod
                 }
                 fputs("    grid:\n      model: ", f);
                 flow_list(f, models);
-                if (p->prefill && k && kparam(k, "q_len")) {
+                if (p->prefill && k && tl_kernel_param(k, "q_len", strlen("q_len"))) {
                         fputs("\n      context:\n        seq_len: ", f);
                         flow_list(f, prefill);
                         fputs("\n        q_len: ", f);

@@ -20,4 +20,23 @@ msg=$("$bin" run axpy --kernels "$tmp/libempty.so" 2>&1); rc=$?
 set -e
 [ "$rc" -eq 2 ] || { echo "expected exit 2, got $rc: $msg"; exit 1; }
 grep -q "no symbol 'cubesim_kernels'" <<<"$msg" || { echo "unexpected message: $msg"; exit 1; }
-echo "user kernel: built, listed, ran in op_log and data mode; bad library rejected"
+# The binary exports the kernel API and nothing else of the simulator: a
+# library that calls an engine internal does not load.
+# (Functions only: the data symbols are the C library's and MPI's copies.)
+api=$(grep -oE '\btl_?_?[a-z0-9_]+\(' "$src/include/cubesim/tl.h" | tr -d '(' | sort -u)
+extra=$(nm -D --defined-only "$bin" | awk '$2 == "T" && $3 != "_start" {print $3}' |
+        grep -vxF "$api" || true)
+[ -z "$extra" ] || { echo "exported beyond the kernel API:"; echo "$extra"; exit 1; }
+cc -shared -fPIC -x c - -o "$tmp/libinternal.so" <<'EOF'
+struct ev_loop;
+int ev_run(struct ev_loop *, void *);
+int probe(void) { return ev_run(0, 0); }
+const void *const cubesim_kernels[] = { 0 };
+EOF
+set +e
+msg=$("$bin" kernels --kernels "$tmp/libinternal.so" 2>&1); rc=$?
+set -e
+[ "$rc" -eq 2 ] || { echo "a library using ev_run loaded: exit $rc: $msg"; exit 1; }
+grep -q "undefined symbol: ev_run" <<<"$msg" || { echo "unexpected message: $msg"; exit 1; }
+echo "user kernel: built, listed, ran in op_log and data mode; bad library rejected;" \
+     "only the kernel API exported"

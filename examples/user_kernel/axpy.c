@@ -59,4 +59,4 @@ static const struct tl_kernel axpy_kernel = {
         .io_help = "inputs x.npy, y.npy [1, n]; output out.npy [1, n]",
 };
 
-const struct tl_kernel *const cubesim_kernels[] = { &axpy_kernel, NULL };
+TL_API const struct tl_kernel *const cubesim_kernels[] = { &axpy_kernel, NULL };

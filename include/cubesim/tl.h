@@ -60,6 +60,15 @@
 extern "C" {
 #endif
 
+/* What a kernel may call: the only symbols the cubesim binary exports
+ * (it is built with -fvisibility=hidden), so a kernel loaded with
+ * --kernels cannot bind to the simulator's internals. */
+#if defined(__GNUC__)
+#define TL_API __attribute__((visibility("default")))
+#else
+#define TL_API
+#endif
+
 #define TL_MAX_DIMS 4
 
 typedef struct tl_ctx tl_ctx;
@@ -70,9 +79,9 @@ typedef enum tl_space { TL_HBM, TL_TCM, TL_SCRATCH } tl_space;
 
 /* ---- the kernel's view of itself -------------------------------------- */
 
-int tl__program_id(tl_ctx *, int axis, const char *file, int line);
-int tl__num_programs(tl_ctx *, int axis, const char *file, int line);
-int tl__rank(tl_ctx *, int pe, int cube, int sip, const char *file, int line);
+TL_API int tl__program_id(tl_ctx *, int axis, const char *file, int line);
+TL_API int tl__num_programs(tl_ctx *, int axis, const char *file, int line);
+TL_API int tl__rank(tl_ctx *, int pe, int cube, int sip, const char *file, int line);
 
 #define tl_program_id(tl, axis) tl__program_id((tl), (axis), __FILE__, __LINE__)
 #define tl_num_programs(tl, axis) tl__num_programs((tl), (axis), __FILE__, __LINE__)
@@ -81,19 +90,19 @@ int tl__rank(tl_ctx *, int pe, int cube, int sip, const char *file, int line);
 
 /* ---- tensor metadata (free: no issue cost) ---------------------------- */
 
-int tl_ndim(const tl_tensor *);
-int64_t tl_dim(const tl_tensor *, int axis);   /* negative axis counts from the end */
-tl_dtype tl_dtype_of(const tl_tensor *);
-tl_space tl_space_of(const tl_tensor *);
-int64_t tl_numel(const tl_tensor *);
-size_t tl_dtype_size(tl_dtype);
+TL_API int tl_ndim(const tl_tensor *);
+TL_API int64_t tl_dim(const tl_tensor *, int axis);   /* negative axis counts from the end */
+TL_API tl_dtype tl_dtype_of(const tl_tensor *);
+TL_API tl_space tl_space_of(const tl_tensor *);
+TL_API int64_t tl_numel(const tl_tensor *);
+TL_API size_t tl_dtype_size(tl_dtype);
 
 /* ---- views (free: metadata only, share storage) ----------------------- */
 
-tl_tensor *tl__view(tl_ctx *, tl_tensor *t, const int64_t *start, const int64_t *shape,
-                    const char *file, int line);
-tl_tensor *tl__reshape(tl_ctx *, tl_tensor *t, int ndim, const int64_t *shape,
-                       const char *file, int line);
+TL_API tl_tensor *tl__view(tl_ctx *, tl_tensor *t, const int64_t *start, const int64_t *shape,
+                           const char *file, int line);
+TL_API tl_tensor *tl__reshape(tl_ctx *, tl_tensor *t, int ndim, const int64_t *shape,
+                              const char *file, int line);
 
 /* The block of t starting at start[] with extents shape[] (t's ndim each). */
 #define tl_view(tl, t, start, shape) tl__view((tl), (t), (start), (shape), __FILE__, __LINE__)
@@ -102,10 +111,10 @@ tl_tensor *tl__reshape(tl_ctx *, tl_tensor *t, int ndim, const int64_t *shape,
 
 /* ---- memory ----------------------------------------------------------- */
 
-tl_tensor *tl__alloc(tl_ctx *, tl_space space, tl_dtype dt, int ndim, const int64_t *shape,
-                     const char *file, int line);
-void tl__scratch_scope_begin(tl_ctx *, const char *file, int line);
-void tl__scratch_scope_end(tl_ctx *, const char *file, int line);
+TL_API tl_tensor *tl__alloc(tl_ctx *, tl_space space, tl_dtype dt, int ndim, const int64_t *shape,
+                            const char *file, int line);
+TL_API void tl__scratch_scope_begin(tl_ctx *, const char *file, int line);
+TL_API void tl__scratch_scope_end(tl_ctx *, const char *file, int line);
 
 /* A new tensor in TL_TCM (persistent) or TL_SCRATCH (current scope);
  * contents undefined. */
@@ -117,12 +126,12 @@ void tl__scratch_scope_end(tl_ctx *, const char *file, int line);
 
 /* ---- data movement (PE_DMA) ------------------------------------------- */
 
-tl_tensor *tl__load(tl_ctx *, tl_tensor *src, const char *file, int line);
-void tl__store(tl_ctx *, tl_tensor *dst, tl_tensor *src, const char *file, int line);
-void tl__copy_to(tl_ctx *, tl_tensor *dst, tl_tensor *src, const char *file, int line);
-void tl__send(tl_ctx *, int dst_rank, tl_tensor *t, int tag, const char *file, int line);
-tl_tensor *tl__recv(tl_ctx *, int src_rank, int tag, const char *file, int line);
-void tl__wait_tensor(tl_ctx *, tl_tensor *t, const char *file, int line);
+TL_API tl_tensor *tl__load(tl_ctx *, tl_tensor *src, const char *file, int line);
+TL_API void tl__store(tl_ctx *, tl_tensor *dst, tl_tensor *src, const char *file, int line);
+TL_API void tl__copy_to(tl_ctx *, tl_tensor *dst, tl_tensor *src, const char *file, int line);
+TL_API void tl__send(tl_ctx *, int dst_rank, tl_tensor *t, int tag, const char *file, int line);
+TL_API tl_tensor *tl__recv(tl_ctx *, int src_rank, int tag, const char *file, int line);
+TL_API void tl__wait_tensor(tl_ctx *, tl_tensor *t, const char *file, int line);
 
 /* Lazy: issues the DMA (HBM or TCM -> a new scratch tensor) and returns at
  * once; the data is a future that the first consuming op waits for. */
@@ -158,15 +167,17 @@ typedef enum tl_op {
 } tl_op;
 typedef tl_op tl_math_op;
 
-tl_tensor *tl__math1(tl_ctx *, tl_math_op op, tl_tensor *x, const char *file, int line);
-tl_tensor *tl__math2(tl_ctx *, tl_math_op op, tl_tensor *a, tl_tensor *b, const char *file,
-                     int line);
-tl_tensor *tl__scale(tl_ctx *, tl_tensor *x, float factor, const char *file, int line);
-tl_tensor *tl__dot(tl_ctx *, tl_tensor *a, tl_tensor *b, bool trans_b, const char *file, int line);
-tl_tensor *tl__cast(tl_ctx *, tl_tensor *x, tl_dtype dt, const char *file, int line);
-tl_tensor *tl__fill(tl_ctx *, tl_dtype dt, int ndim, const int64_t *shape, float value,
-                    const char *file, int line);
-tl_tensor *tl__mask_causal(tl_ctx *, tl_tensor *x, int64_t offset, const char *file, int line);
+TL_API tl_tensor *tl__math1(tl_ctx *, tl_math_op op, tl_tensor *x, const char *file, int line);
+TL_API tl_tensor *tl__math2(tl_ctx *, tl_math_op op, tl_tensor *a, tl_tensor *b, const char *file,
+                            int line);
+TL_API tl_tensor *tl__scale(tl_ctx *, tl_tensor *x, float factor, const char *file, int line);
+TL_API tl_tensor *tl__dot(tl_ctx *, tl_tensor *a, tl_tensor *b, bool trans_b, const char *file,
+                          int line);
+TL_API tl_tensor *tl__cast(tl_ctx *, tl_tensor *x, tl_dtype dt, const char *file, int line);
+TL_API tl_tensor *tl__fill(tl_ctx *, tl_dtype dt, int ndim, const int64_t *shape, float value,
+                           const char *file, int line);
+TL_API tl_tensor *tl__mask_causal(tl_ctx *, tl_tensor *x, int64_t offset, const char *file,
+                                  int line);
 
 #define tl_exp(tl, x) tl__math1((tl), TL_EXP, (x), __FILE__, __LINE__)
 #define tl_relu(tl, x) tl__math1((tl), TL_RELU, (x), __FILE__, __LINE__)
@@ -236,11 +247,11 @@ typedef struct tl_handle {
         void *p;                     /* runtime's record of the composite */
 } tl_handle;
 
-tl_handle tl__composite(tl_ctx *, const tl_composite_desc *d, const char *file, int line);
-void tl__wait(tl_ctx *, tl_handle h, const char *file, int line);
-tl_handle tl__softmax_merge(tl_ctx *, tl_tensor *s, tl_tensor *v, tl_tensor *m, tl_tensor *l,
-                            tl_tensor *o, const char *file, int line);
-void tl_set_pinned(tl_tensor *t, bool pinned);
+TL_API tl_handle tl__composite(tl_ctx *, const tl_composite_desc *d, const char *file, int line);
+TL_API void tl__wait(tl_ctx *, tl_handle h, const char *file, int line);
+TL_API tl_handle tl__softmax_merge(tl_ctx *, tl_tensor *s, tl_tensor *v, tl_tensor *m, tl_tensor *l,
+                                   tl_tensor *o, const char *file, int line);
+TL_API void tl_set_pinned(tl_tensor *t, bool pinned);
 
 /* Variadic so that a compound literal with commas can be passed as is:
  * tl_composite(tl, &(tl_composite_desc){ .op = TL_GEMM, ... }). */
@@ -276,27 +287,28 @@ struct tl_param {
  * --outputs DIR as NAME.npy), fill the argument block. */
 typedef struct tl_setup tl_setup;
 
-int64_t tl_setup_int(tl_setup *, const char *name);
-double tl_setup_float(tl_setup *, const char *name);
-int tl_setup_choice(tl_setup *, const char *name);        /* index into choices */
+TL_API int64_t tl_setup_int(tl_setup *, const char *name);
+TL_API double tl_setup_float(tl_setup *, const char *name);
+TL_API int tl_setup_choice(tl_setup *, const char *name);        /* index into choices */
 bool tl_setup_is_set(tl_setup *, const char *name);       /* given with --set */
 /* Extent `axis` of input NAME.npy when --inputs gives one, else -1: lets a
- * kernel take shapes it was not told from the files. */
+        * kernel take shapes it was not told from the files. */
 int64_t tl_setup_input_dim(tl_setup *, const char *tensor, int axis);
 
 /* A shape parameter: its --set value if given, else extent `axis` of input
  * NAME.npy if --inputs has it, else the parameter's default. */
-int64_t tl_setup_dim(tl_setup *, const char *param, const char *tensor, int axis);
+TL_API int64_t tl_setup_dim(tl_setup *, const char *param, const char *tensor, int axis);
 
 typedef enum tl_io { TL_INPUT, TL_OUTPUT, TL_TEMP } tl_io;
 /* An HBM tensor of the launch. Every cube's HBM holds its own copy of
  * each input (kernels read their cube's); outputs are gathered from the
  * cube that wrote each element. */
-tl_tensor *tl_setup_tensor(tl_setup *, const char *name, tl_io io, tl_dtype dt, int ndim,
-                           const int64_t *shape);
+TL_API tl_tensor *tl_setup_tensor(tl_setup *, const char *name, tl_io io, tl_dtype dt, int ndim,
+                                  const int64_t *shape);
 /* Reject the parameters (exit status 2): the message should name the
  * constraint, e.g. "q_heads (12) must be a multiple of kv_heads (8)". */
-void tl_setup_error(tl_setup *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+TL_API void tl_setup_error(tl_setup *, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
 
 /* A registered kernel. */
 struct tl_kernel {
@@ -311,8 +323,9 @@ struct tl_kernel {
         const char *io_help;         /* its .npy inputs and outputs, for `cubesim kernels` */
 };
 
-/* A shared object given with --kernels exports this symbol:
- *     const struct tl_kernel *const cubesim_kernels[] = { &mine, NULL };  */
+/* A shared object given with --kernels exports this symbol (TL_API keeps
+ * it visible when the library is built with -fvisibility=hidden):
+ *     TL_API const struct tl_kernel *const cubesim_kernels[] = { &mine, NULL };  */
 #define TL_KERNELS_SYMBOL "cubesim_kernels"
 
 #ifdef __cplusplus

@@ -8,8 +8,7 @@
 #include "base/diag.h"
 #include "base/params.h"
 #include "cli/cli.h"
-#include "report/summary.h"
-#include "topo/topo.h"
+#include "tl/tl_run.h"
 
 static const char usage[] =
         "usage: cubesim run KERNEL [--topo FILE] [--set key=value ...] [--mode oplog|data]\n"
@@ -44,39 +43,6 @@ static const char usage[] =
         "\n"
         "Exit status: 0 the kernel ran on every PE; 1 it failed (kernel error,\n"
         "deadlock); 2 bad input.\n";
-
-/* Route each --set: kernel parameters to params, topology keys to t. */
-static void route_sets(const struct tl_kernel *k, char **sets, int n_sets, struct topo *t,
-                       struct params *kp, struct diag *d)
-{
-        for (int i = 0; i < n_sets; i++) {
-                const char *kv = sets[i];
-                const char *eq = strchr(kv, '=');
-                if (!eq || eq == kv) {
-                        diag_error(d, "--set %s: expected key=value", kv);
-                        continue;
-                }
-                size_t klen = (size_t)(eq - kv);
-                bool is_kernel = false;
-                for (const struct tl_param *p = k->params; p && p->name; p++)
-                        if (strlen(p->name) == klen && memcmp(p->name, kv, klen) == 0)
-                                is_kernel = true;
-                if (is_kernel || !memchr(kv, '.', klen)) {
-                        params_add(kp, kv, d);  /* unknown plain keys: reported with hints */
-                        continue;
-                }
-                static const char alias[] = "issue_cost.";
-                if (strncmp(kv, alias, sizeof alias - 1) == 0 && klen > sizeof alias - 1 + 3 &&
-                    memcmp(kv + klen - 3, "_ns", 3) == 0) {
-                        char key[128];
-                        snprintf(key, sizeof key, "pe.cpu.issue_cost_ns.%.*s",
-                                 (int)(klen - (sizeof alias - 1) - 3), kv + sizeof alias - 1);
-                        topo_set(t, key, eq + 1, d);
-                        continue;
-                }
-                topo_set_kv(t, kv, d);
-        }
-}
 
 static int parse_mode(const char *v, enum tl_mode *mode)
 {
@@ -225,46 +191,27 @@ int cli_run(int argc, char **argv)
         }
 
         struct topo t;
-        struct params kp;
-        params_init(&kp);
-        ro.params = &kp;
         int lrc = topo_path ? topo_load_file(topo_path, &t, &d) : topo_load_default(&t, &d);
         if (lrc < 0) {
                 rc = CLI_BAD_INPUT;
                 goto out_diag;
         }
-        route_sets(k, sets, n_sets, &t, &kp, &d);
-        if (d.n_errors) {
+        struct tl_job job = { .kernel = k, .topo = &t, .sets = (const char *const *)sets,
+                              .n_sets = (size_t)n_sets, .opts = ro };
+        int krc = tl_job_run(&job, &d);
+        if (krc == -EINVAL) {
                 rc = CLI_BAD_INPUT;
-                goto out_topo;
-        }
-        struct hw_sim sim;
-        /* A machine this host cannot hold is bad input, not an OOM kill. */
-        if (hw_sim_check_capacity(&t, &d) < 0) {
-                rc = CLI_BAD_INPUT;
-                goto out_topo;
-        }
-        if (hw_sim_init(&sim, &t, NULL, &d) < 0) {
-                rc = CLI_BAD_INPUT;
-                goto out_topo;
-        }
-        struct tl_run run;
-        int krc = tl_run_kernel(&sim, k, &ro, &run, &d);
-        if (krc == -EINVAL || krc == -ENOMEM) {
-                rc = krc == -EINVAL ? CLI_BAD_INPUT : CLI_FAIL;
         } else if (krc < 0) {
                 rc = CLI_FAIL;
         } else if (json) {
-                json_t *o = rep_run_summary(&run, k->name);
+                json_t *o = rep_run_summary(&job.sim, &job.stats, k->name);
                 json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
                 fputc('\n', stdout);
                 json_decref(o);
         } else {
-                rep_run_summary_text(&run, k->name, stdout);
+                rep_run_summary_text(&job.sim, k->name, stdout);
         }
-        tl_run_fini(&run);
-        hw_sim_fini(&sim);
-out_topo:
+        tl_job_fini(&job);
         topo_fini(&t);
 out_diag:
         diag_print(&d, stderr);

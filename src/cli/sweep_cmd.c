@@ -7,7 +7,7 @@
 #include "base/diag.h"
 #include "cli/cli.h"
 #include "sweep/sweep.h"
-#include "tl/tl_int.h"
+#include "tl/tl_run.h"
 
 static const char usage[] =
         "usage: cubesim sweep SPEC.yaml [--out DIR] [--jobs N] [--resume] [--no-figures]\n"

@@ -13,9 +13,9 @@ static sim_ps kernel_end(const struct hw_sim *s)
         return end;
 }
 
-json_t *rep_run_summary(const struct tl_run *r, const char *kernel)
+json_t *rep_run_summary(const struct hw_sim *s, const struct rep_run_stats *st,
+                        const char *kernel)
 {
-        const struct hw_sim *s = r->sim;
         json_t *o = json_object();
         json_object_set_new(o, "kernel", json_string(kernel));
         json_object_set_new(o, "machine", json_string(s->topo->name));
@@ -26,13 +26,8 @@ json_t *rep_run_summary(const struct tl_run *r, const char *kernel)
                             json_integer((json_int_t)(kernel_end(s) - s->target_start_ps)));
         json_object_set_new(o, "events", json_integer((json_int_t)s->ev.n_events));
 
-        sim_ps issue[TOPO_OP_COUNT] = { 0 };
-        uint64_t ops[TOPO_OP_COUNT] = { 0 };
-        for (uint32_t i = 0; i < s->n_pes; i++)
-                for (int op = 0; op < TOPO_OP_COUNT; op++) {
-                        issue[op] += r->ctx[i].issue_ps[op];
-                        ops[op] += r->ctx[i].n_ops[op];
-                }
+        const sim_ps *issue = st->issue_ps;
+        const uint64_t *ops = st->n_ops;
         json_t *iss = json_object(), *cnt = json_object();
         for (int op = 0; op < TOPO_OP_COUNT; op++) {
                 if (!ops[op])
@@ -47,9 +42,9 @@ json_t *rep_run_summary(const struct tl_run *r, const char *kernel)
          * span (first exec start to last end). */
         sim_ps span = kernel_end(s) - s->target_start_ps;
         sim_ps busy_cpu = 0, busy_dma = 0, busy_gemm = 0, busy_math = 0, busy_hbm = 0;
+        for (int op = 0; op < TOPO_OP_COUNT; op++)
+                busy_cpu += issue[op];
         for (uint32_t i = 0; i < s->n_pes; i++) {
-                for (int op = 0; op < TOPO_OP_COUNT; op++)
-                        busy_cpu += r->ctx[i].issue_ps[op];
                 busy_dma += s->pes[i].dma.busy_ps;
                 busy_gemm += s->pes[i].gemm.busy_ps;
                 busy_math += s->pes[i].math.busy_ps;
@@ -98,9 +93,8 @@ json_t *rep_run_summary(const struct tl_run *r, const char *kernel)
         return o;
 }
 
-void rep_run_summary_text(const struct tl_run *r, const char *kernel, FILE *out)
+void rep_run_summary_text(const struct hw_sim *s, const char *kernel, FILE *out)
 {
-        const struct hw_sim *s = r->sim;
         sim_ps end = kernel_end(s);
         fprintf(out, "kernel %s on %s: %u PEs (%u SIPs x %u cubes x %u PEs)\n", kernel,
                 s->topo->name, s->n_pes, s->n_sips, s->topo->sip.cubes, s->pes_per_cube);

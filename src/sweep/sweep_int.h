@@ -45,10 +45,6 @@ struct sweep__slot {
         size_t len, cap;             /* bytes used and allocated */
 };
 
-/* The topology path of a dotted parameter key: issue_cost.OP_ns is short
- * for pe.cpu.issue_cost_ns.OP (as in `cubesim run --set`); others as is. */
-const char *sweep__topo_key(const char *key, char *buf, size_t len);
-
 /* Seconds on the monotonic clock. */
 double sweep__now(void);
 

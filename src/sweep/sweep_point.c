@@ -19,27 +19,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "base/params.h"
-#include "report/summary.h"
 #include "sweep/sweep_int.h"
-#include "tl/tl_int.h"
+#include "tl/tl_run.h"
 
 double sweep__now(void)
 {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-const char *sweep__topo_key(const char *key, char *buf, size_t len)
-{
-        static const char alias[] = "issue_cost.";
-        size_t n = strlen(key), a = sizeof alias - 1;
-        if (strncmp(key, alias, a) == 0 && n > a + 3 && strcmp(key + n - 3, "_ns") == 0) {
-                snprintf(buf, len, "pe.cpu.issue_cost_ns.%.*s", (int)(n - a - 3), key + a);
-                return buf;
-        }
-        return key;
 }
 
 json_t *sweep__kv_json(const struct sweep_kv *kv)
@@ -114,9 +101,6 @@ int sweep__run_point(const struct sweep_spec *s, const struct topo *base, size_t
         const struct sweep_panel *pn = &s->panels[pt->panel];
         struct diag d;
         diag_init(&d);
-        struct topo t = *base;
-        struct params kp;
-        params_init(&kp);
         size_t n_kv = pn->n_params + pt->n_coords;
         char **kvs = calloc(n_kv ? n_kv : 1, sizeof *kvs);
         int status = 2;
@@ -133,11 +117,6 @@ int sweep__run_point(const struct sweep_spec *s, const struct topo *base, size_t
         for (size_t j = 0; j < n_kv; j++) {
                 const struct sweep_kv *kv = j < pn->n_params ? &pn->params[j]
                                                              : &pt->coords[j - pn->n_params];
-                if (strchr(kv->key, '.')) {
-                        char path[256];
-                        topo_set(&t, sweep__topo_key(kv->key, path, sizeof path), kv->value, &d);
-                        continue;
-                }
                 size_t len = strlen(kv->key) + strlen(kv->value) + 2;
                 kvs[j] = malloc(len);
                 if (!kvs[j]) {
@@ -145,20 +124,15 @@ int sweep__run_point(const struct sweep_spec *s, const struct topo *base, size_t
                         goto record;
                 }
                 snprintf(kvs[j], len, "%s=%s", kv->key, kv->value);
-                params_add(&kp, kvs[j], &d);
         }
-        if (d.n_errors)
-                goto record;
 
-        struct hw_sim sim;
-        if (hw_sim_check_capacity(&t, &d) < 0 || hw_sim_init(&sim, &t, NULL, &d) < 0)
-                goto record;
-        struct tl_run_opts ro = { .mode = TL_MODE_OPLOG, .seed = 1, .params = &kp,
-                                  .max_events = TL_DEFAULT_MAX_EVENTS,
-                                  .max_time_ps = TL_DEFAULT_MAX_TIME_PS };
-        struct tl_run run;
+        struct tl_job job = { .kernel = k, .topo = base, .sets = (const char *const *)kvs,
+                              .n_sets = n_kv,
+                              .opts = { .mode = TL_MODE_OPLOG, .seed = 1,
+                                        .max_events = TL_DEFAULT_MAX_EVENTS,
+                                        .max_time_ps = TL_DEFAULT_MAX_TIME_PS } };
         double t1 = sweep__now();
-        int krc = tl_run_kernel(&sim, k, &ro, &run, &d);
+        int krc = tl_job_run(&job, &d);
         double run_s = sweep__now() - t1;
         json_t *sum = NULL;
         if (krc == -EINVAL)
@@ -168,9 +142,8 @@ int sweep__run_point(const struct sweep_spec *s, const struct topo *base, size_t
         else
                 status = 0;
         if (status == 0)
-                sum = rep_run_summary(&run, k->name);
-        tl_run_fini(&run);
-        hw_sim_fini(&sim);
+                sum = rep_run_summary(&job.sim, &job.stats, k->name);
+        tl_job_fini(&job);
         if (sum) {
                 *out = new_record(s, i, 0);
                 const char *key;

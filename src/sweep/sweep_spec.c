@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "sweep/sweep_int.h"
-#include "tl/tl_int.h"
+#include "tl/tl_run.h"
 #include "topo/topo_int.h"
 
 /* A grid axis: one parameter with its values, or several linked
@@ -208,15 +208,6 @@ static void read_scope(struct parser *p, const struct ynode *map, struct scope *
 
 /* ---- parameter checks ---- */
 
-/* The kernel k has a parameter named key. */
-static const struct tl_param *kernel_param(const struct tl_kernel *k, const char *key)
-{
-        for (const struct tl_param *q = k ? k->params : NULL; q && q->name; q++)
-                if (strcmp(q->name, key) == 0)
-                        return q;
-        return NULL;
-}
-
 /* Re-report the messages of tmp at node n (dropping their own location,
  * which names a --set that the user did not type). */
 static void relocate(struct parser *p, struct diag *tmp, const struct ynode *n, const char *panel)
@@ -247,14 +238,15 @@ static void check_param(struct parser *p, const struct tl_kernel *k, const struc
                     key->text);
                 return;
         }
-        if (strchr(key->text, '.')) {
+        if (tl_set_is_topo(k, key->text, key->len)) {
                 if (!p->topo_ok)
                         return;
                 struct diag tmp;
                 diag_init(&tmp);
                 struct topo t = p->topo;
                 char path[256];
-                topo_set(&t, sweep__topo_key(key->text, path, sizeof path), val->text, &tmp);
+                topo_set(&t, tl_set_topo_path(key->text, key->len, path, sizeof path), val->text,
+                         &tmp);
                 relocate(p, &tmp, tmp.head && strstr(tmp.head->text, "topology parameter")
                                           ? key : val, panel);
                 diag_fini(&tmp);
@@ -262,7 +254,7 @@ static void check_param(struct parser *p, const struct tl_kernel *k, const struc
         }
         if (!k)
                 return;
-        const struct tl_param *q = kernel_param(k, key->text);
+        const struct tl_param *q = tl_kernel_param(k, key->text, key->len);
         if (!q) {
                 const char *names[64] = { NULL };
                 size_t n = 0;

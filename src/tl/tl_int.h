@@ -1,16 +1,15 @@
-/* tl/tl_int.h: the kernel runtime's private side: tensors and their
- * storage, the per-PE context behind tl_ctx, scratch scopes, messages,
- * the host-side setup, the kernel registry, and running a kernel on a
- * machine. */
+/* tl/tl_int.h: the kernel runtime's private side, for src/tl and its unit
+ * tests only: tensors and their storage, the per-PE context behind
+ * tl_ctx, scratch scopes, messages, the host-side setup, and a run's
+ * state. Other modules use tl_run.h. */
 #ifndef CUBESIM_TL_TL_INT_H
 #define CUBESIM_TL_TL_INT_H
 
 #include <cubesim/tl.h>
 
-#include "base/params.h"
-#include "hw/hw.h"
 #include "report/oplog.h"
 #include "report/trace.h"
+#include "tl/tl_run.h"
 
 /* A tensor or a view. Storage (data mode) is fp32 values, already rounded
  * to the tensor's dtype where a store put them; views share the storage
@@ -112,28 +111,6 @@ struct tl_global {
 
 #define TL_MAX_GLOBALS 16
 
-enum tl_mode { TL_MODE_OPLOG, TL_MODE_DATA };
-
-/* What a run is asked to do. */
-struct tl_run_opts {
-        enum tl_mode mode;           /* op_log (timing only) or data */
-        const char *inputs_dir;      /* --inputs DIR or NULL */
-        const char *outputs_dir;     /* --outputs DIR or NULL */
-        const char *oplog_path;      /* --oplog FILE or NULL */
-        const char *trace_path;      /* --trace FILE or NULL */
-        uint64_t seed;               /* random inputs when no file is given */
-        struct params *params;       /* --set values not taken by the topology */
-        uint64_t max_events;         /* stop with an error past this many events (0: none) */
-        sim_ps max_time_ps;          /* stop with an error past this simulated time (0: none) */
-};
-
-/* Budgets of `cubesim run` when none is given: far beyond any real kernel
- * on a real machine (the 128K-context decode takes about 10^6 events),
- * small enough that a kernel that never ends stops within about half a
- * minute of host time (10-20 M events/s). */
-#define TL_DEFAULT_MAX_EVENTS UINT64_C(200000000)
-#define TL_DEFAULT_MAX_TIME_PS (UINT64_C(1000000000000))   /* 1 s simulated */
-
 /* A run: per-PE contexts, the setup's tensors, outputs, error state. */
 struct tl_run {
         struct hw_sim *sim;          /* the machine */
@@ -158,14 +135,8 @@ struct tl_run {
 /* Record an executed op in the op_log and the trace (if open). */
 void tl__log(tl_ctx *tl, const struct rep_op *op);
 
-/* The built-in kernels, NULL-terminated. */
+/* The built-in kernels (kernels/builtin.c), NULL-terminated. */
 extern const struct tl_kernel *const tl_builtin_kernels[];
-/* A kernel by name: built-in or loaded with tl_kernels_load. */
-const struct tl_kernel *tl_kernel_find(const char *name);
-/* Visit every known kernel. */
-const struct tl_kernel *tl_kernel_at(size_t i);
-/* Load cubesim_kernels from a shared object; errors to d. 0 or -1. */
-int tl_kernels_load(const char *path, struct diag *d);
 
 /* Host side: parameters, tensors, inputs. Fills r->args and r->globals;
  * problems go to d (exit 2). 0 or -EINVAL. */
@@ -173,8 +144,9 @@ int tl_setup_run(struct tl_run *r, struct diag *d);
 /* Data mode: write the outputs to opts->outputs_dir. */
 int tl_write_outputs(struct tl_run *r, struct diag *d);
 
-/* Run kernel k on sim, which must be freshly built. Problems (bad
- * parameters: -EINVAL; kernel error or deadlock: -1) go to d. */
+/* Run kernel k on sim, which must be freshly built (tl_job_run does the
+ * rest). Problems (bad parameters: -EINVAL; kernel error or deadlock: -1)
+ * go to d. */
 int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl_run_opts *opts,
                   struct tl_run *out, struct diag *d);
 void tl_run_fini(struct tl_run *);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "sweep/sweep_int.h"
+#include "tl/tl_run.h"
 
 static int load(const char *text, struct sweep_spec *s, struct diag *d)
 {
@@ -140,9 +141,9 @@ Test(sweep_spec, topology_parameters_and_issue_cost_alias)
         cr_assert_eq(rc, 0);
         cr_assert_eq(s.n_points, 4);
         char buf[128];
-        cr_assert_str_eq(sweep__topo_key("issue_cost.composite_ns", buf, sizeof buf),
+        cr_assert_str_eq(tl_set_topo_path("issue_cost.composite_ns", 23, buf, sizeof buf),
                          "pe.cpu.issue_cost_ns.composite");
-        cr_assert_str_eq(sweep__topo_key("pe.dma.bw_gbps", buf, sizeof buf), "pe.dma.bw_gbps");
+        cr_assert_str_eq(tl_set_topo_path("pe.dma.bw_gbps", 14, buf, sizeof buf), "pe.dma.bw_gbps");
         sweep_spec_fini(&s);
         diag_fini(&d);
 }

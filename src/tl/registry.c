@@ -1,36 +1,11 @@
-/* kernels/registry.c: the built-in kernels, and kernels loaded from
- * shared objects (--kernels lib.so) that export cubesim_kernels. */
+/* tl/registry.c: the kernels by name: the built-in ones (kernels/builtin.c)
+ * and those loaded from shared objects (--kernels lib.so) that export
+ * cubesim_kernels; and the one --set router. */
 #include <dlfcn.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tl/tl_int.h"
-
-extern const struct tl_kernel tl_kernel_noop;
-extern const struct tl_kernel tl_kernel_program_ids;
-extern const struct tl_kernel tl_kernel_gemm;
-extern const struct tl_kernel tl_kernel_softmax;
-extern const struct tl_kernel tl_kernel_gemm_epilogue;
-extern const struct tl_kernel tl_kernel_gqa_decode;
-extern const struct tl_kernel tl_kernel_gqa_decode_short;
-extern const struct tl_kernel tl_kernel_gqa_decode_opt3;
-extern const struct tl_kernel tl_kernel_gqa_decode_opt2;
-extern const struct tl_kernel tl_kernel_gqa_prefill;
-extern const struct tl_kernel tl_kernel_gqa_prefill_short;
-
-const struct tl_kernel *const tl_builtin_kernels[] = {
-        &tl_kernel_noop,
-        &tl_kernel_program_ids,
-        &tl_kernel_gemm,
-        &tl_kernel_softmax,
-        &tl_kernel_gemm_epilogue,
-        &tl_kernel_gqa_decode,
-        &tl_kernel_gqa_decode_short,
-        &tl_kernel_gqa_decode_opt3,
-        &tl_kernel_gqa_decode_opt2,
-        &tl_kernel_gqa_prefill,
-        &tl_kernel_gqa_prefill_short,
-        NULL,
-};
 
 #define MAX_LOADED 256
 static const struct tl_kernel *loaded[MAX_LOADED]; /* from shared objects, in load order */
@@ -38,7 +13,9 @@ static size_t n_loaded;
 
 const struct tl_kernel *tl_kernel_at(size_t i)
 {
-        size_t n_builtin = sizeof tl_builtin_kernels / sizeof tl_builtin_kernels[0] - 1;
+        size_t n_builtin = 0;
+        while (tl_builtin_kernels[n_builtin])
+                n_builtin++;
         if (i < n_builtin)
                 return tl_builtin_kernels[i];
         i -= n_builtin;
@@ -96,4 +73,30 @@ int tl_kernels_load(const char *path, struct diag *d)
                 diag_error_at(d, path, 0, 0, "%s is empty", TL_KERNELS_SYMBOL);
         /* The handle stays open: the kernels live in it for the run. */
         return n ? 0 : -1;
+}
+
+const struct tl_param *tl_kernel_param(const struct tl_kernel *k, const char *name,
+                                       size_t name_len)
+{
+        for (const struct tl_param *p = k ? k->params : NULL; p && p->name; p++)
+                if (strlen(p->name) == name_len && memcmp(p->name, name, name_len) == 0)
+                        return p;
+        return NULL;
+}
+
+bool tl_set_is_topo(const struct tl_kernel *k, const char *key, size_t key_len)
+{
+        return memchr(key, '.', key_len) && !tl_kernel_param(k, key, key_len);
+}
+
+const char *tl_set_topo_path(const char *key, size_t key_len, char *buf, size_t len)
+{
+        static const char alias[] = "issue_cost.";
+        size_t a = sizeof alias - 1;
+        if (key_len > a + 3 && memcmp(key, alias, a) == 0 &&
+            memcmp(key + key_len - 3, "_ns", 3) == 0)
+                snprintf(buf, len, "pe.cpu.issue_cost_ns.%.*s", (int)(key_len - a - 3), key + a);
+        else
+                snprintf(buf, len, "%.*s", (int)key_len, key);
+        return buf;
 }

@@ -1,0 +1,34 @@
+/* kernels/builtin.c: the built-in kernels, in the order `cubesim kernels`
+ * lists them. The registry (src/tl/registry.c) looks names up here and in
+ * the kernels loaded with --kernels. */
+#include <stddef.h>
+
+#include <cubesim/tl.h>
+
+extern const struct tl_kernel tl_kernel_noop;
+extern const struct tl_kernel tl_kernel_program_ids;
+extern const struct tl_kernel tl_kernel_gemm;
+extern const struct tl_kernel tl_kernel_softmax;
+extern const struct tl_kernel tl_kernel_gemm_epilogue;
+extern const struct tl_kernel tl_kernel_gqa_decode;
+extern const struct tl_kernel tl_kernel_gqa_decode_short;
+extern const struct tl_kernel tl_kernel_gqa_decode_opt3;
+extern const struct tl_kernel tl_kernel_gqa_decode_opt2;
+extern const struct tl_kernel tl_kernel_gqa_prefill;
+extern const struct tl_kernel tl_kernel_gqa_prefill_short;
+extern const struct tl_kernel *const tl_builtin_kernels[];
+
+const struct tl_kernel *const tl_builtin_kernels[] = {
+        &tl_kernel_noop,
+        &tl_kernel_program_ids,
+        &tl_kernel_gemm,
+        &tl_kernel_softmax,
+        &tl_kernel_gemm_epilogue,
+        &tl_kernel_gqa_decode,
+        &tl_kernel_gqa_decode_short,
+        &tl_kernel_gqa_decode_opt3,
+        &tl_kernel_gqa_decode_opt2,
+        &tl_kernel_gqa_prefill,
+        &tl_kernel_gqa_prefill_short,
+        NULL,
+};

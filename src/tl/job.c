@@ -1,0 +1,86 @@
+/* tl/job.c: the one way to run a kernel on a machine: the --set values
+ * routed to the topology or the kernel, the host's capacity checked, the
+ * machine built, the kernel run, its statistics gathered. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tl/tl_int.h"
+
+/* Route every set: topology parameters into job->machine, kernel
+ * parameters into job->params. Errors to d. */
+static void route_sets(struct tl_job *job, struct diag *d)
+{
+        for (size_t i = 0; i < job->n_sets; i++) {
+                const char *kv = job->sets[i];
+                const char *eq = strchr(kv, '=');
+                if (!eq || eq == kv) {
+                        diag_error(d, "--set %s: expected key=value", kv);
+                        continue;
+                }
+                size_t klen = (size_t)(eq - kv);
+                if (!tl_set_is_topo(job->kernel, kv, klen)) {
+                        params_add(&job->params, kv, d);  /* unknown keys: reported with hints */
+                        continue;
+                }
+                char path[256];
+                if (klen >= sizeof path) {
+                        diag_error(d, "--set %.64s...: the key is too long", kv);
+                        continue;
+                }
+                topo_set(&job->machine, tl_set_topo_path(kv, klen, path, sizeof path), eq + 1, d);
+        }
+}
+
+static void gather_stats(const struct tl_run *r, struct rep_run_stats *st)
+{
+        memset(st, 0, sizeof *st);
+        for (uint32_t i = 0; i < r->sim->n_pes; i++)
+                for (int op = 0; op < TOPO_OP_COUNT; op++) {
+                        st->issue_ps[op] += r->ctx[i].issue_ps[op];
+                        st->n_ops[op] += r->ctx[i].n_ops[op];
+                }
+}
+
+int tl_job_run(struct tl_job *job, struct diag *d)
+{
+        job->machine = *job->topo;
+        params_init(&job->params);
+        job->opts.params = &job->params;
+        job->have_sim = false;
+        job->run = NULL;
+        memset(&job->stats, 0, sizeof job->stats);
+        unsigned errors_before = d->n_errors;
+        route_sets(job, d);
+        if (d->n_errors > errors_before)
+                return -EINVAL;
+        /* A machine this host cannot hold is bad input, not an OOM kill. */
+        if (hw_sim_check_capacity(&job->machine, d) < 0)
+                return -EINVAL;
+        int rc = hw_sim_init(&job->sim, &job->machine, NULL, d);
+        if (rc < 0)
+                return rc;
+        job->have_sim = true;
+        job->run = malloc(sizeof *job->run);
+        if (!job->run) {
+                diag_error(d, "out of memory for the run");
+                return -ENOMEM;
+        }
+        rc = tl_run_kernel(&job->sim, job->kernel, &job->opts, job->run, d);
+        if (rc == 0)
+                gather_stats(job->run, &job->stats);
+        return rc;
+}
+
+void tl_job_fini(struct tl_job *job)
+{
+        if (job->run) {
+                tl_run_fini(job->run);
+                free(job->run);
+                job->run = NULL;
+        }
+        if (job->have_sim)
+                hw_sim_fini(&job->sim);
+        job->have_sim = false;
+        topo_fini(&job->machine);
+}

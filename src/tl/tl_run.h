@@ -1,0 +1,99 @@
+/* tl/tl_run.h: what the rest of cubesim may use of the kernel runtime: the
+ * kernel registry, run options, the one entry point that runs a kernel on
+ * a machine (`cubesim run`, sweep points, benches and tests all go through
+ * tl_job_run), the one rule that routes a --set key to the kernel or to
+ * the topology, and a run's statistics.
+ *
+ * Kernels see only <cubesim/tl.h>. The runtime's own types (tensors, the
+ * per-PE context, struct tl_run) are in tl_int.h, private to src/tl and
+ * its unit tests. */
+#ifndef CUBESIM_TL_TL_RUN_H
+#define CUBESIM_TL_TL_RUN_H
+
+#include <cubesim/tl.h>
+
+#include "base/diag.h"
+#include "base/params.h"
+#include "hw/hw.h"
+#include "report/summary.h"
+
+/* ---- the kernel registry ---- */
+
+/* A kernel by name: loaded with tl_kernels_load (these shadow built-ins of
+ * the same name) or built in; NULL if none. */
+const struct tl_kernel *tl_kernel_find(const char *name);
+/* The i-th known kernel (built-ins first, then loaded ones), NULL past the
+ * last. */
+const struct tl_kernel *tl_kernel_at(size_t i);
+/* Load the kernels a shared object exports as cubesim_kernels; errors to
+ * d. 0 or -1. */
+int tl_kernels_load(const char *path, struct diag *d);
+/* Kernel k's parameter called name (name_len bytes), or NULL. */
+const struct tl_param *tl_kernel_param(const struct tl_kernel *k, const char *name,
+                                       size_t name_len);
+
+/* ---- --set: kernel or topology parameter ---- */
+
+/* The one rule: a key that names a parameter of k, or has no dot, is a
+ * kernel parameter (an unknown one is reported by the kernel's setup,
+ * with hints); any other key is a topology parameter by its dotted YAML
+ * path. */
+bool tl_set_is_topo(const struct tl_kernel *k, const char *key, size_t key_len);
+/* The topology path of a topology key (key_len bytes): issue_cost.OP_ns is
+ * short for pe.cpu.issue_cost_ns.OP; any other key is itself. Written to
+ * buf (NUL-terminated, truncated to len). */
+const char *tl_set_topo_path(const char *key, size_t key_len, char *buf, size_t len);
+
+/* ---- running a kernel ---- */
+
+enum tl_mode { TL_MODE_OPLOG, TL_MODE_DATA };
+
+/* What a run is asked to do. */
+struct tl_run_opts {
+        enum tl_mode mode;           /* op_log (timing only) or data */
+        const char *inputs_dir;      /* --inputs DIR or NULL */
+        const char *outputs_dir;     /* --outputs DIR or NULL */
+        const char *oplog_path;      /* --oplog FILE or NULL */
+        const char *trace_path;      /* --trace FILE or NULL */
+        uint64_t seed;               /* random inputs when no file is given */
+        struct params *params;       /* kernel parameters (tl_job_run sets it from its sets) */
+        uint64_t max_events;         /* stop with an error past this many events (0: none) */
+        sim_ps max_time_ps;          /* stop with an error past this simulated time (0: none) */
+};
+
+/* Budgets of `cubesim run` when none is given: far beyond any real kernel
+ * on a real machine (the 128K-context decode takes about 10^6 events),
+ * small enough that a kernel that never ends stops within about half a
+ * minute of host time (10-20 M events/s). */
+#define TL_DEFAULT_MAX_EVENTS UINT64_C(200000000)
+#define TL_DEFAULT_MAX_TIME_PS (UINT64_C(1000000000000))   /* 1 s simulated */
+
+struct tl_run;
+
+/* A kernel to run on a machine, and what became of it. The caller fills
+ * the first block; tl_job_run fills the rest, which lives until
+ * tl_job_fini. */
+struct tl_job {
+        const struct tl_kernel *kernel; /* what runs */
+        const struct topo *topo;     /* the machine before the sets (not changed) */
+        const char *const *sets;     /* "key=value", borrowed until tl_job_fini; the last wins */
+        size_t n_sets;               /* entries of sets */
+        struct tl_run_opts opts;     /* how (opts.params is the job's own) */
+
+        struct topo machine;         /* topo with the sets' topology parameters */
+        struct params params;        /* the sets' kernel parameters */
+        struct hw_sim sim;           /* the machine after the run (clocks, counters) */
+        bool have_sim;               /* sim was built */
+        struct tl_run *run;          /* the run (tl_int.h); NULL if it never began */
+        struct rep_run_stats stats;  /* what the runtime counted (valid when 0 was returned) */
+};
+
+/* Route the sets, check that this host can hold the machine, build it and
+ * run the kernel on every PE (writing opts' op_log, trace and outputs).
+ * 0 on success; -EINVAL bad input (a --set, a parameter, a file, a machine
+ * too big: exit 2); -ENOMEM; -1 the kernel failed or deadlocked (exit 1).
+ * Problems go to d. Call tl_job_fini whatever the result. */
+int tl_job_run(struct tl_job *job, struct diag *d);
+void tl_job_fini(struct tl_job *job);
+
+#endif
