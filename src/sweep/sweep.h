@@ -30,6 +30,8 @@
 
 #define SWEEP_MAX_POINTS 100000      /* points in one spec */
 #define SWEEP_MAX_SPEC_BYTES (1u << 20) /* a spec file */
+#define SWEEP_MAX_DEPTH 32           /* YAML nesting */
+#define SWEEP_MAX_YAML_NODES 100000  /* scalars + maps + lists in one spec */
 
 /* One parameter setting: a kernel parameter (plain key) or a topology
  * parameter (dotted YAML path, e.g. pe.dma.bw_gbps). */

@@ -2,9 +2,9 @@
  * sweep_spec: panels, their fixed parameters and their points in spec
  * order.
  *
- * The YAML goes through the topology loader's located tree parser
- * (topo__yaml_parse: no aliases, no tags, bounded nesting and size), so a
- * spec's syntax errors read like a topology's. The walker then reports
+ * The YAML goes through the located tree parser of base/yaml.h (no
+ * aliases, no tags, bounded nesting and size), with the spec's own limits
+ * and wording. The walker then reports
  * every problem it finds and keeps going: unknown or duplicate keys (with
  * a did-you-mean hint), wrong shapes, unknown kernels, parameter names the
  * kernel or the topology does not have, values out of a kernel
@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/yaml.h"
 #include "sweep/sweep_int.h"
 #include "tl/tl_run.h"
-#include "topo/topo_int.h"
 
 /* A grid axis: one parameter with its values, or several linked
  * parameters (columns) whose i-th values go together. */
@@ -935,11 +935,20 @@ int sweep_spec_load_text(const char *label, const char *text, size_t len, const 
                               "'version: 1', a kernel and a grid (see docs/sweeps.md)");
                 return -EINVAL;
         }
+        static const struct ytree_limits limits = {
+                .max_depth = SWEEP_MAX_DEPTH,
+                .max_nodes = SWEEP_MAX_YAML_NODES,
+                .doc = "a sweep spec",
+                .depth_hint = "a sweep spec needs only a few",
+                .nodes_hint = "write many points as a grid",
+                .empty = "the spec is empty; expected a map with at least 'version: 1', a "
+                         "kernel and a grid (see docs/sweeps.md)",
+        };
         struct ynode *root;
-        if (topo__yaml_parse(label, text, len, &root, d) < 0)
+        if (ytree_parse(label, text, len, &limits, &root, d) < 0)
                 return -EINVAL;
         parse_root(&p, root, base_dir);
-        topo__yaml_free(root);
+        ytree_free(root);
         if (p.topo_ok)
                 topo_fini(&p.topo);
         return d->n_errors > before ? -EINVAL : 0;

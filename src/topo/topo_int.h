@@ -1,6 +1,6 @@
-/* topo/topo_int.h: shared inside src/topo only: the located YAML tree the
- * loader walks, and the schema table that drives loading, --set, and the
- * JSON/text output. Not part of the module's interface. */
+/* topo/topo_int.h: shared inside src/topo only: the schema table that
+ * drives loading, --set, and the JSON/text output. Not part of the
+ * module's interface. */
 #ifndef CUBESIM_TOPO_TOPO_INT_H
 #define CUBESIM_TOPO_TOPO_INT_H
 
@@ -9,36 +9,8 @@
 #include <stdint.h>
 
 #include "base/diag.h"
+#include "base/yaml.h"
 #include "topo/topo.h"
-
-/* ---- YAML tree with positions ---- */
-
-enum ynode_kind {
-        YN_SCALAR,                   /* text */
-        YN_MAP,                      /* kids: key0, value0, key1, value1, ... */
-        YN_SEQ,                      /* kids: items */
-        YN_ALIAS,                    /* a rejected alias (already reported) */
-};
-
-struct ynode {
-        enum ynode_kind kind;        /* what it is */
-        unsigned line;               /* 1-based line of its first character */
-        unsigned col;                /* 1-based column (characters) */
-        bool plain;                  /* scalar was unquoted (only plain scalars are numbers/null) */
-        size_t len;                  /* scalar: bytes of text (may contain NUL) */
-        char *text;                  /* scalar: NUL-terminated copy; else NULL */
-        size_t n_kids;               /* entries of kids (a map has 2 per pair) */
-        size_t cap_kids;             /* allocated entries of kids */
-        struct ynode **kids;         /* children, owned */
-};
-
-/* Parse one YAML document from buf (len bytes; any bytes at all) into a
- * tree. Reports every alias, tag and limit problem, and libyaml's syntax
- * error if any, located in file. Returns 0 and *root, or -EINVAL with
- * *root NULL when the document is unusable. */
-int topo__yaml_parse(const char *file, const char *buf, size_t len, struct ynode **root,
-                     struct diag *d);
-void topo__yaml_free(struct ynode *n);
 
 /* ---- schema ---- */
 

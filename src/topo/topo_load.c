@@ -625,12 +625,20 @@ static int load_text(const char *name, const char *text, size_t len, struct topo
         unsigned errors_before = d->n_errors;
         struct ynode *root;
         memset(out, 0, sizeof *out);
-        if (topo__yaml_parse(name, text, len, &root, d))
+        static const struct ytree_limits limits = {
+                .max_depth = TOPO_MAX_DEPTH,
+                .max_nodes = TOPO_MAX_YAML_NODES,
+                .doc = "a topology file",
+                .depth_hint = "a topology needs at most 5",
+                .nodes_hint = "a topology needs a few hundred",
+                .empty = "the file is empty; expected a topology map (at least 'version: 1')",
+        };
+        if (ytree_parse(name, text, len, &limits, &root, d))
                 return -EINVAL;
 
         struct loader *L = calloc(1, sizeof *L);
         if (!L) {
-                topo__yaml_free(root);
+                ytree_free(root);
                 diag_error(d, "%s: out of memory", name);
                 return -ENOMEM;
         }
@@ -686,7 +694,7 @@ static int load_text(const char *name, const char *text, size_t len, struct topo
 
 free_loader:
         free(L);
-        topo__yaml_free(root);
+        ytree_free(root);
         return d->n_errors > errors_before ? -EINVAL : 0;
 }
 

@@ -1,13 +1,7 @@
-/* topo/topo_yaml.c: YAML text -> a tree of located nodes, with libyaml's
- * event parser.
- *
- * The tree keeps each node's line and column so the schema walker can
- * report every semantic problem where it is. Hostile input is bounded:
- * aliases are rejected (no expansion, so no billion laughs), nesting is
- * capped at TOPO_MAX_DEPTH and the node count at TOPO_MAX_YAML_NODES, and
- * parsing stops at the first syntax error (libyaml cannot resume), which is
- * reported with libyaml's own position. The caller caps the input size. */
-#include "topo/topo_int.h"
+/* base/yaml.c: see yaml.h. Built on libyaml's event parser; parsing stops
+ * at the first syntax error (libyaml cannot resume), which is reported
+ * with libyaml's own position. */
+#include "base/yaml.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -17,23 +11,24 @@
 
 struct builder {
         const char *file;            /* for messages */
+        const struct ytree_limits *lim; /* the caller's limits and wording */
         const char *buf;             /* the input, for offset -> line:col */
         size_t len;                  /* bytes of buf */
         struct diag *d;              /* where problems go */
         struct ynode *root;          /* the document's node, once seen */
-        struct ynode *stack[TOPO_MAX_DEPTH + 1]; /* open maps and lists, outermost first */
+        struct ynode *stack[YTREE_MAX_DEPTH + 1]; /* open maps and lists, outermost first */
         unsigned depth;              /* entries of stack in use */
         size_t n_nodes;              /* nodes made so far */
         unsigned n_docs;             /* documents started */
         bool failed;                 /* the tree is unusable */
 };
 
-void topo__yaml_free(struct ynode *n)
+void ytree_free(struct ynode *n)
 {
         if (!n)
                 return;
         for (size_t i = 0; i < n->n_kids; i++)
-                topo__yaml_free(n->kids[i]);
+                ytree_free(n->kids[i]);
         free(n->kids);
         free(n->text);
         free(n);
@@ -41,10 +36,10 @@ void topo__yaml_free(struct ynode *n)
 
 static struct ynode *new_node(struct builder *b, enum ynode_kind kind, yaml_mark_t mark)
 {
-        if (b->n_nodes >= TOPO_MAX_YAML_NODES) {
+        if (b->n_nodes >= b->lim->max_nodes) {
                 diag_error_at(b->d, b->file, (unsigned)mark.line + 1, (unsigned)mark.column + 1,
-                              "too many YAML nodes (more than %u); a topology needs a few hundred",
-                              (unsigned)TOPO_MAX_YAML_NODES);
+                              "too many YAML nodes (more than %zu); %s", b->lim->max_nodes,
+                              b->lim->nodes_hint);
                 b->failed = true;
                 return NULL;
         }
@@ -74,7 +69,7 @@ static bool attach(struct builder *b, struct ynode *n)
                 struct ynode **k = realloc(p->kids, cap * sizeof *k);
                 if (!k) {
                         diag_error(b->d, "%s: out of memory reading YAML", b->file);
-                        topo__yaml_free(n);
+                        ytree_free(n);
                         b->failed = true;
                         return false;
                 }
@@ -97,10 +92,12 @@ static void open_container(struct builder *b, enum ynode_kind kind, const yaml_c
                            yaml_mark_t mark)
 {
         reject_tag(b, tag, mark);
-        if (b->depth >= TOPO_MAX_DEPTH) {
+        unsigned max_depth = b->lim->max_depth < YTREE_MAX_DEPTH ? b->lim->max_depth
+                                                                 : YTREE_MAX_DEPTH;
+        if (b->depth >= max_depth) {
                 diag_error_at(b->d, b->file, (unsigned)mark.line + 1, (unsigned)mark.column + 1,
-                              "nesting deeper than %u levels; a topology needs at most 5",
-                              (unsigned)TOPO_MAX_DEPTH);
+                              "nesting deeper than %u levels; %s", max_depth,
+                              b->lim->depth_hint);
                 b->failed = true;
                 return;
         }
@@ -162,7 +159,8 @@ static void report_parser_error(struct builder *b, const yaml_parser_t *p)
                 if (p->problem_value >= 0)
                         snprintf(byte, sizeof byte, " (byte 0x%02x)", (unsigned)p->problem_value);
                 diag_error_at(b->d, b->file, line, col,
-                              "invalid text: %s%s; a topology file must be UTF-8", problem, byte);
+                              "invalid text: %s%s; %s must be UTF-8", problem, byte,
+                              b->lim->doc);
                 break;
         }
         case YAML_SCANNER_ERROR:
@@ -187,10 +185,10 @@ static void report_parser_error(struct builder *b, const yaml_parser_t *p)
         }
 }
 
-int topo__yaml_parse(const char *file, const char *buf, size_t len, struct ynode **root,
-                     struct diag *d)
+int ytree_parse(const char *file, const char *buf, size_t len, const struct ytree_limits *lim,
+                struct ynode **root, struct diag *d)
 {
-        struct builder b = { .file = file, .buf = buf, .len = len, .d = d };
+        struct builder b = { .file = file, .lim = lim, .buf = buf, .len = len, .d = d };
         unsigned errors_before = d->n_errors;
         yaml_parser_t p;
         *root = NULL;
@@ -213,8 +211,8 @@ int topo__yaml_parse(const char *file, const char *buf, size_t len, struct ynode
                         if (++b.n_docs > 1) {
                                 diag_error_at(d, file, (unsigned)ev.start_mark.line + 1,
                                               (unsigned)ev.start_mark.column + 1,
-                                              "a second YAML document; a topology file holds "
-                                              "exactly one");
+                                              "a second YAML document; %s holds exactly one",
+                                              lim->doc);
                                 b.failed = true;
                         }
                         break;
@@ -253,13 +251,11 @@ int topo__yaml_parse(const char *file, const char *buf, size_t len, struct ynode
         yaml_parser_delete(&p);
 
         if (!b.failed && !b.root) {
-                diag_error_at(d, file, 1, 1,
-                              "the file is empty; expected a topology map (at least "
-                              "'version: 1')");
+                diag_error_at(d, file, 1, 1, "%s", lim->empty);
                 b.failed = true;
         }
         if (b.failed) {
-                topo__yaml_free(b.root);
+                ytree_free(b.root);
                 if (d->n_errors == errors_before)
                         diag_error(d, "%s: cannot read YAML", file);
                 return -EINVAL;
