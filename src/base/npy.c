@@ -19,6 +19,7 @@
  * so no header can make the reader allocate more than the file's size
  * times two (float16 to float32). */
 #include "base/npy.h"
+#include "base/fsutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -891,20 +892,6 @@ void npy_free(struct npy_array *a)
 
 /* ---- writing ---- */
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-        while (n) {
-                ssize_t w = write(fd, p, n);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w < 0)
-                        return -1;
-                p += w;
-                n -= (size_t)w;
-        }
-        return 0;
-}
-
 /* The version 1.0 preamble and header exactly as NumPy 1.24 writes them:
  * sorted keys, room for the first extent to grow to 21 digits, spaces up
  * to a 64-byte boundary, '\n' last. Returns its length. */
@@ -969,49 +956,27 @@ int npy_write(const char *path, enum npy_dtype dtype, int ndim, const int64_t *s
                 return -EINVAL;
         }
 
-        size_t tmp_len = strlen(path) + 32;
-        char *tmp = malloc(tmp_len);
         uint8_t *buf = malloc(CHUNK_BYTES);
-        int rc = 0;
-        if (!tmp || !buf) {
+        if (!buf) {
                 diag_error_at(d, path, 0, 0, "out of memory");
-                rc = -ENOMEM;
-                goto free_bufs;
+                return -ENOMEM;
         }
-        snprintf(tmp, tmp_len, "%s.tmp.%ld", path, (long)getpid());
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-        if (fd < 0) {
-                rc = io_error(tmp, "create", d);
-                goto free_bufs;
-        }
+        struct fs_atomic f;
+        fs_atomic_begin(&f, path);
         size_t n = format_header(dtype, ndim, shape, buf, CHUNK_BYTES);
-        if (write_all(fd, buf, n) < 0) {
-                rc = io_error(tmp, "write", d);
-                goto close_tmp;
-        }
+        fs_atomic_write(&f, buf, n);
         size_t per = CHUNK_BYTES / es;
-        for (uint64_t i = 0; i < count; i += per) {
+        for (uint64_t i = 0; i < count && !f.err; i += per) {
                 size_t k = count - i < per ? (size_t)(count - i) : per;
                 encode(dtype, data + i, k, buf);
-                if (write_all(fd, buf, k * es) < 0) {
-                        rc = io_error(tmp, "write", d);
-                        goto close_tmp;
-                }
+                fs_atomic_write(&f, buf, k * es);
         }
-        if (fsync(fd) < 0)
-                rc = io_error(tmp, "sync", d);
-close_tmp:
-        if (close(fd) < 0 && !rc)
-                rc = io_error(tmp, "close", d);
-        if (!rc && rename(tmp, path) < 0) {
-                rc = -errno;
-                diag_error_at(d, path, 0, 0, "cannot rename %s to it: %s", tmp,
-                              strerror(errno));
-        }
-        if (rc)
-                unlink(tmp);
-free_bufs:
         free(buf);
-        free(tmp);
+        int rc = fs_atomic_commit(&f);
+        if (rc < 0)
+                diag_error_at(d, path, 0, 0, "cannot %s%s: %s", f.failed,
+                              strcmp(f.failed, "create") == 0 ? " a temporary file beside it"
+                                                              : "",
+                              strerror(-rc));
         return rc;
 }

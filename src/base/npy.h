@@ -44,8 +44,8 @@ int npy_parse(const char *name, const uint8_t *buf, size_t len, struct npy_array
 int npy_read_header(const char *path, struct npy_array *out, struct diag *d);
 /* Write count = prod(shape) floats as dtype (F32, F16 or BF16 as '<u2'),
  * rounding to nearest even, with a version 1.0 header laid out byte for
- * byte as NumPy 1.24 does; written to PATH.tmp.PID, synced, then renamed
- * over PATH, so readers see the old file or the whole new one. */
+ * byte as NumPy 1.24 does; written atomically (base/fsutil.h), so readers
+ * see the old file or the whole new one. */
 int npy_write(const char *path, enum npy_dtype dtype, int ndim, const int64_t *shape,
               const float *data, struct diag *d);
 void npy_free(struct npy_array *);

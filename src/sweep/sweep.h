@@ -136,9 +136,4 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *opts,
  * input that every rank finds. */
 int sweep_launch_rank(void);
 
-/* Write len bytes to path atomically: a temporary file in the same
- * directory, flushed, then renamed over path. 0 or a negative errno
- * (the temporary file is removed; path is untouched). */
-int sweep_write_atomic(const char *path, const void *data, size_t len);
-
 #endif

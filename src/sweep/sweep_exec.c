@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/fsutil.h"
 #include "sweep/sweep_int.h"
 
 #ifdef CUBESIM_SANITIZED
@@ -32,41 +33,6 @@
 
 /* ---- files ---- */
 
-int sweep_write_atomic(const char *path, const void *data, size_t len)
-{
-        char tmp[4200];
-        const char *slash = strrchr(path, '/');
-        int dir_len = slash ? (int)(slash - path + 1) : 0;
-        snprintf(tmp, sizeof tmp, "%.*s.%s.tmp.%ld", dir_len, path, slash ? slash + 1 : path,
-                 (long)getpid());
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0)
-                return -errno;
-        const char *p = data;
-        size_t left = len;
-        int rc = 0;
-        while (left) {
-                ssize_t n = write(fd, p, left);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        rc = -errno;
-                        break;
-                }
-                p += n;
-                left -= (size_t)n;
-        }
-        if (rc == 0 && fsync(fd) < 0)
-                rc = -errno;
-        if (close(fd) < 0 && rc == 0)
-                rc = -errno;
-        if (rc == 0 && rename(tmp, path) < 0)
-                rc = -errno;
-        if (rc < 0)
-                unlink(tmp);
-        return rc;
-}
-
 int sweep__write_json(const char *path, json_t *v)
 {
         char *text = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -74,7 +40,7 @@ int sweep__write_json(const char *path, json_t *v)
                 return -ENOMEM;
         size_t len = strlen(text);
         text[len] = '\n';  /* json_dumps leaves room only for the NUL: rewrite it */
-        int rc = sweep_write_atomic(path, text, len + 1);
+        int rc = fs_write_atomic(path, text, len + 1);
         free(text);
         return rc;
 }
@@ -97,34 +63,6 @@ static int mkdir_p(const char *dir)
         if (stat(buf, &st) < 0)
                 return -errno;
         return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-}
-
-static char *read_file(const char *path, size_t *len)
-{
-        FILE *f = fopen(path, "rb");
-        if (!f)
-                return NULL;
-        size_t cap = 4096, n = 0;
-        char *buf = malloc(cap);
-        while (buf) {
-                if (n == cap) {
-                        char *nb = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
-                        if (!nb) {
-                                free(buf);
-                                buf = NULL;
-                                break;
-                        }
-                        buf = nb;
-                        cap *= 2;
-                }
-                size_t got = fread(buf + n, 1, cap - n, f);
-                n += got;
-                if (got == 0)
-                        break;
-        }
-        fclose(f);
-        *len = n;
-        return buf;
 }
 
 /* ---- identity of a point, for --resume ---- */
@@ -495,7 +433,7 @@ static int prepare_dir(struct sweep__ctx *x)
         }
         char path[4200];
         snprintf(path, sizeof path, "%s/spec.yaml", dir);
-        rc = sweep_write_atomic(path, x->spec->text, x->spec->text_len);
+        rc = fs_write_atomic(path, x->spec->text, x->spec->text_len);
         if (rc < 0) {
                 diag_error_at(x->d, path, 0, 0, "cannot write: %s", strerror(-rc));
                 return rc;
@@ -531,11 +469,9 @@ static int load_machine(struct sweep__ctx *x)
         char *text;
         int rc;
         if (s->topo_path) {
-                text = read_file(s->topo_path, &len);
-                rc = text ? topo_load_text(s->topo_path, text, len, &x->topo, x->d) : -EINVAL;
-                if (!text)
-                        diag_error_at(x->d, s->topo_path, 0, 0, "cannot read: %s",
-                                      strerror(errno));
+                rc = fs_read_capped(s->topo_path, TOPO_MAX_FILE_BYTES, &text, &len, x->d) < 0
+                             ? -EINVAL
+                             : topo_load_text(s->topo_path, text, len, &x->topo, x->d);
                 x->topo_hash = text ? fnv(UINT64_C(0xcbf29ce484222325), text, len) : 0;
                 free(text);
         } else {
@@ -545,7 +481,7 @@ static int load_machine(struct sweep__ctx *x)
         }
         if (rc == 0)
                 topo_totals(&x->topo, &x->totals);
-        text = read_file("/proc/self/exe", &len);
+        fs_read_capped("/proc/self/exe", 64u << 20, &text, &len, NULL);
         x->build_hash = text ? fnv(UINT64_C(0xcbf29ce484222325), text, len) : 0;
         free(text);
         return rc;

@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/fsutil.h"
 #include "sweep/sweep_int.h"
 
 #define FIG_W 960                    /* picture size, pixels (PNG) and points (SVG) */
@@ -53,7 +54,7 @@ static bool text_save(struct text *t, const char *dir, const char *name)
         bool ok = fclose(t->f) == 0;
         char path[4400];
         snprintf(path, sizeof path, "%s/%s", dir, name);
-        int rc = ok ? sweep_write_atomic(path, t->buf, t->len) : -ENOMEM;
+        int rc = ok ? fs_write_atomic(path, t->buf, t->len) : -ENOMEM;
         free(t->buf);
         if (rc < 0)
                 fprintf(stderr, "cubesim sweep: warning: cannot write %s: %s\n", path,

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fsutil.h"
 #include "base/yaml.h"
 #include "sweep/sweep_int.h"
 #include "tl/tl_run.h"
@@ -957,50 +958,17 @@ int sweep_spec_load_text(const char *label, const char *text, size_t len, const 
 int sweep_spec_load_file(const char *path, struct sweep_spec *out, struct diag *d)
 {
         memset(out, 0, sizeof *out);
-        FILE *f = fopen(path, "rb");
-        if (!f) {
-                diag_error_at(d, path, 0, 0, "cannot open: %s", strerror(errno));
+        char *buf;
+        size_t len;
+        if (fs_read_capped(path, SWEEP_MAX_SPEC_BYTES, &buf, &len, d) < 0)
                 return -EINVAL;
-        }
-        size_t cap = 16 << 10, len = 0;
-        char *buf = malloc(cap);
-        int rc = -EINVAL;
-        while (buf) {
-                if (len == cap) {
-                        if (cap > SWEEP_MAX_SPEC_BYTES) {
-                                diag_error_at(d, path, 0, 0, "the spec is larger than %u KiB; a "
-                                              "sweep spec is a few KiB",
-                                              SWEEP_MAX_SPEC_BYTES >> 10);
-                                goto out;
-                        }
-                        char *nb = realloc(buf, cap * 2);
-                        if (!nb)
-                                break;
-                        buf = nb;
-                        cap *= 2;
-                }
-                size_t got = fread(buf + len, 1, cap - len, f);
-                len += got;
-                if (got == 0)
-                        break;
-        }
-        if (!buf) {
-                diag_error_at(d, path, 0, 0, "out of memory");
-                goto out;
-        }
-        if (ferror(f)) {
-                diag_error_at(d, path, 0, 0, "cannot read: %s", strerror(errno));
-                goto out;
-        }
         char dir[4096];
         snprintf(dir, sizeof dir, "%s", path);
         char *slash = strrchr(dir, '/');
         if (slash)
                 *slash = '\0';
-        rc = sweep_spec_load_text(path, buf, len, slash ? dir : NULL, out, d);
-out:
+        int rc = sweep_spec_load_text(path, buf, len, slash ? dir : NULL, out, d);
         free(buf);
-        fclose(f);
         return rc;
 }
 

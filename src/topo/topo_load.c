@@ -12,6 +12,7 @@
  * Semantics (docs/adr/0002): a file is applied over the built-in default
  * machine unless it says `base: none`, in which case it must state every
  * key. `version: 1` is required in every file. */
+#include "base/fsutil.h"
 #include "topo/topo_int.h"
 
 #include <errno.h>
@@ -721,49 +722,12 @@ int topo_load_default(struct topo *out, struct diag *d)
 int topo_load_file(const char *path, struct topo *out, struct diag *d)
 {
         memset(out, 0, sizeof *out);
-        FILE *f = fopen(path, "rb");
-        if (!f) {
-                diag_error_at(d, path, 0, 0, "cannot open: %s", strerror(errno));
+        char *text;
+        size_t len;
+        if (fs_read_capped(path, TOPO_MAX_FILE_BYTES, &text, &len, d) < 0)
                 return -EINVAL;
-        }
-        size_t cap = 64 << 10, len = 0;
-        char *buf = malloc(cap);
-        int rc = -EINVAL;
-        if (!buf) {
-                diag_error_at(d, path, 0, 0, "out of memory");
-                goto close_file;
-        }
-        for (;;) {
-                if (len == cap) {
-                        if (cap > TOPO_MAX_FILE_BYTES) {
-                                diag_error_at(d, path, 0, 0,
-                                              "the file is larger than %u MiB; a topology file "
-                                              "is a few KiB",
-                                              (unsigned)(TOPO_MAX_FILE_BYTES >> 20));
-                                goto free_buf;
-                        }
-                        char *nb = realloc(buf, cap * 2);
-                        if (!nb) {
-                                diag_error_at(d, path, 0, 0, "out of memory");
-                                goto free_buf;
-                        }
-                        buf = nb;
-                        cap *= 2;
-                }
-                size_t got = fread(buf + len, 1, cap - len, f);
-                len += got;
-                if (got == 0)
-                        break;
-        }
-        if (ferror(f)) {
-                diag_error_at(d, path, 0, 0, "cannot read: %s", strerror(errno));
-                goto free_buf;
-        }
-        rc = topo_load_text(path, buf, len, out, d);
-free_buf:
-        free(buf);
-close_file:
-        fclose(f);
+        int rc = topo_load_text(path, text, len, out, d);
+        free(text);
         return rc;
 }
 

@@ -17,9 +17,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -960,17 +962,52 @@ Test(write, replaces_atomically_and_failure_keeps_the_old_file)
         cr_assert_eq(a.data[0], 4);
         npy_free(&a);
 
-        /* The temporary name taken: the write fails and the file stays. */
-        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-        cr_assert_eq(mkdir(tmp, 0700), 0);
-        cr_assert_lt(npy_write(path, NPY_F32, 1, shape, one, &d), 0);
+        /* A write that fails halfway (the file size limit, as a full disk
+         * would) reports it and leaves the old file whole. */
+        struct rlimit old_lim, small = { .rlim_cur = 64, .rlim_max = RLIM_INFINITY };
+        cr_assert_eq(getrlimit(RLIMIT_FSIZE, &old_lim), 0);
+        small.rlim_max = old_lim.rlim_max;
+        void (*old_sig)(int) = signal(SIGXFSZ, SIG_IGN);
+        cr_assert_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+        int rc = npy_write(path, NPY_F32, 1, shape, one, &d);
+        setrlimit(RLIMIT_FSIZE, &old_lim);
+        signal(SIGXFSZ, old_sig);
+        cr_assert_lt(rc, 0);
         char *msg = messages(&d);
-        cr_assert(strstr(msg, ".tmp.") && strstr(msg, ": error: cannot create: "), "%s", msg);
+        cr_assert(strstr(msg, "x.npy: error: cannot write: File too large"), "%s", msg);
         free(msg);
-        rmdir(tmp);
         read_ok(path, &a);
         cr_assert_eq(a.data[0], 4, "a failed write changed the file");
         npy_free(&a);
+
+        /* A symlink planted at the old predictable temporary name, and one
+         * at the target: neither is written through. */
+        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+        char victim[600];
+        snprintf(victim, sizeof victim, "%s/victim", tmpdir);
+        FILE *vf = fopen(victim, "w");
+        cr_assert_not_null(vf);
+        fputs("keep", vf);
+        fclose(vf);
+        cr_assert_eq(symlink(victim, tmp), 0);
+        cr_assert_eq(npy_write(path, NPY_F32, 1, shape, one, &d), 0);
+        unlink(tmp);
+        unlink(path);
+        cr_assert_eq(symlink(victim, path), 0);
+        cr_assert_eq(npy_write(path, NPY_F32, 1, shape, one, &d), 0);
+        struct stat st;
+        cr_assert_eq(lstat(path, &st), 0);
+        cr_assert(S_ISREG(st.st_mode), "the symlink at the target was written through");
+        read_ok(path, &a);
+        cr_assert_eq(a.data[0], 1);
+        npy_free(&a);
+        char got[8] = "";
+        vf = fopen(victim, "r");
+        cr_assert_not_null(vf);
+        cr_assert_not_null(fgets(got, sizeof got, vf));
+        fclose(vf);
+        cr_assert_str_eq(got, "keep", "a planted symlink was followed");
+        unlink(victim);
         cr_assert_eq(count_entries(tmpdir), 1);
         diag_fini(&d);
         remove_tmpdir();
@@ -1013,8 +1050,8 @@ Test(write, refuses_bad_arguments)
         diag_init(&d);
         cr_assert_eq(npy_write("/nonexistent/dir/x.npy", NPY_F32, 0, NULL, v, &d), -ENOENT);
         char *msg = messages(&d);
-        cr_assert(strstr(msg, "/nonexistent/dir/x.npy.tmp."), "%s", msg);
-        cr_assert(strstr(msg, "cannot create: No such file or directory"), "%s", msg);
+        cr_assert(strstr(msg, "/nonexistent/dir/x.npy: error: cannot create a temporary file "
+                         "beside it: No such file or directory"), "%s", msg);
         free(msg);
         diag_fini(&d);
         remove_tmpdir();

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/fsutil.h"
 #include "sweep/sweep_int.h"
 #include "tl/tl_run.h"
 
@@ -258,8 +259,8 @@ Test(sweep_io, atomic_write_replaces_whole_or_leaves_alone)
         cr_assert_not_null(mkdtemp(dir));
         char path[256], sub[256];
         snprintf(path, sizeof path, "%s/out.json", dir);
-        cr_assert_eq(sweep_write_atomic(path, "first\n", 6), 0);
-        cr_assert_eq(sweep_write_atomic(path, "second\n", 7), 0);
+        cr_assert_eq(fs_write_atomic(path, "first\n", 6), 0);
+        cr_assert_eq(fs_write_atomic(path, "second\n", 7), 0);
         FILE *f = fopen(path, "r");
         char buf[32] = "";
         cr_assert_not_null(f);
@@ -271,13 +272,13 @@ Test(sweep_io, atomic_write_replaces_whole_or_leaves_alone)
          * temporary file remains. */
         snprintf(sub, sizeof sub, "%s/adir", dir);
         cr_assert_eq(mkdir(sub, 0755), 0);
-        cr_expect_lt(sweep_write_atomic(sub, "x", 1), 0);
+        cr_expect_lt(fs_write_atomic(sub, "x", 1), 0);
         struct stat st;
         cr_expect(stat(sub, &st) == 0 && S_ISDIR(st.st_mode));
         cr_expect_eq(count_entries(dir), 2, "only out.json and adir");
         /* A directory that does not exist: an error, nothing made. */
         snprintf(sub, sizeof sub, "%s/missing/x.json", dir);
-        cr_expect_lt(sweep_write_atomic(sub, "x", 1), 0);
+        cr_expect_lt(fs_write_atomic(sub, "x", 1), 0);
         rmdir(path);
         unlink(path);
         snprintf(sub, sizeof sub, "%s/adir", dir);

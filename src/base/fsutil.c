@@ -1,0 +1,144 @@
+/* base/fsutil.c: see fsutil.h. */
+#include "base/fsutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int fs_read_capped(const char *path, size_t max_bytes, char **out, size_t *len,
+                   struct diag *d)
+{
+        *out = NULL;
+        *len = 0;
+        FILE *f = fopen(path, "rb");
+        if (!f) {
+                int e = errno;
+                if (d)
+                        diag_error_at(d, path, 0, 0, "cannot open: %s", strerror(e));
+                return -e;
+        }
+        size_t cap = 64 << 10, n = 0;
+        char *buf = malloc(cap + 1);
+        int rc = 0;
+        while (buf) {
+                if (n > max_bytes)
+                        break;
+                if (n == cap) {
+                        char *nb = realloc(buf, 2 * cap + 1);
+                        if (!nb) {
+                                free(buf);
+                                buf = NULL;
+                                break;
+                        }
+                        buf = nb;
+                        cap *= 2;
+                }
+                size_t want = cap - n;
+                if (want > max_bytes + 1 - n)
+                        want = max_bytes + 1 - n;
+                size_t got = fread(buf + n, 1, want, f);
+                n += got;
+                if (got == 0)
+                        break;
+        }
+        if (!buf) {
+                rc = -ENOMEM;
+                if (d)
+                        diag_error_at(d, path, 0, 0, "out of memory");
+        } else if (ferror(f)) {
+                rc = errno ? -errno : -EIO;
+                if (d)
+                        diag_error_at(d, path, 0, 0, "cannot read: %s", strerror(-rc));
+        }
+        fclose(f);
+        if (rc < 0) {
+                free(buf);
+                return rc;
+        }
+        buf[n] = '\0';
+        *out = buf;
+        *len = n;
+        return 0;
+}
+
+static int fail(struct fs_atomic *a, const char *what)
+{
+        if (!a->err) {
+                a->err = errno ? -errno : -EIO;
+                a->failed = what;
+        }
+        return a->err;
+}
+
+int fs_atomic_begin(struct fs_atomic *a, const char *path)
+{
+        *a = (struct fs_atomic){ .path = path, .fd = -1 };
+        const char *slash = strrchr(path, '/');
+        size_t dir_len = slash ? (size_t)(slash - path + 1) : 0;
+        size_t n = strlen(path) + sizeof "/..tmp.XXXXXX";
+        a->tmp = malloc(n);
+        if (!a->tmp) {
+                errno = ENOMEM;
+                return fail(a, "create");
+        }
+        snprintf(a->tmp, n, "%.*s.%s.tmp.XXXXXX", (int)dir_len, path, path + dir_len);
+        a->fd = mkostemp(a->tmp, O_CLOEXEC);
+        if (a->fd < 0) {
+                free(a->tmp);
+                a->tmp = NULL;
+                return fail(a, "create");
+        }
+        mode_t mask = umask(0);
+        umask(mask);
+        if (fchmod(a->fd, 0666 & ~mask) < 0)
+                return fail(a, "create");
+        return 0;
+}
+
+int fs_atomic_write(struct fs_atomic *a, const void *data, size_t len)
+{
+        const char *p = data;
+        while (len && !a->err) {
+                ssize_t n = write(a->fd, p, len);
+                if (n < 0) {
+                        if (errno != EINTR)
+                                fail(a, "write");
+                        continue;
+                }
+                p += n;
+                len -= (size_t)n;
+        }
+        return a->err;
+}
+
+int fs_atomic_commit(struct fs_atomic *a)
+{
+        if (a->fd >= 0) {
+                if (!a->err && fsync(a->fd) < 0)
+                        fail(a, "sync");
+                if (close(a->fd) < 0)
+                        fail(a, "close");
+                a->fd = -1;
+        }
+        if (a->tmp) {
+                if (!a->err && rename(a->tmp, a->path) < 0)
+                        fail(a, "rename");
+                if (a->err)
+                        unlink(a->tmp);
+                free(a->tmp);
+                a->tmp = NULL;
+        }
+        return a->err;
+}
+
+int fs_write_atomic(const char *path, const void *data, size_t len)
+{
+        struct fs_atomic a;
+        fs_atomic_begin(&a, path);
+        fs_atomic_write(&a, data, len);
+        return fs_atomic_commit(&a);
+}

@@ -1,0 +1,48 @@
+/* base/fsutil.h: the two ways cubesim touches whole files: reading one
+ * with a size cap, and replacing one atomically.
+ *
+ * An atomic write goes to a temporary file made with mkstemp beside the
+ * target (DIR/.NAME.tmp.XXXXXX: same file system, so the rename is
+ * atomic; created with O_EXCL, so a symlink planted at a temporary name is
+ * never followed), is flushed with fsync, and is renamed over the target
+ * (which replaces a symlink at the target rather than writing through it).
+ * A reader sees the old file or the whole new one; after a failure the
+ * old file is intact and no temporary file is left. The new file's mode
+ * is 0666 less the umask, as for any created file. */
+#ifndef CUBESIM_BASE_FSUTIL_H
+#define CUBESIM_BASE_FSUTIL_H
+
+#include <stddef.h>
+
+#include "base/diag.h"
+
+/* Read path into *out (malloc'd, NUL-terminated; *len bytes before the
+ * NUL), but never more than max_bytes + 1 bytes: *len > max_bytes tells
+ * the caller the file is too big, and its parser says so in its own
+ * words. Problems go to d (if not NULL) located at path: "cannot open",
+ * "cannot read" (a read error seen with ferror), "out of memory". 0 or a
+ * negative errno. */
+int fs_read_capped(const char *path, size_t max_bytes, char **out, size_t *len,
+                   struct diag *d);
+
+/* An atomic write in progress. */
+struct fs_atomic {
+        const char *path;            /* the target (borrowed) */
+        char *tmp;                   /* the temporary file's name (malloc'd), or NULL */
+        int fd;                      /* the temporary file, or -1 */
+        int err;                     /* first error as a negative errno; 0: none (sticky) */
+        const char *failed;          /* what failed: "create", "write", "sync", "rename", ... */
+};
+
+/* Start replacing path. 0 or a negative errno (then a->failed says what). */
+int fs_atomic_begin(struct fs_atomic *a, const char *path);
+/* Append len bytes; after an error, does nothing and returns it again. */
+int fs_atomic_write(struct fs_atomic *a, const void *data, size_t len);
+/* Flush, close and rename over the target; on any error (this one or an
+ * earlier one) remove the temporary file instead. Frees a's resources in
+ * every case. 0 or a negative errno (a->failed says what). */
+int fs_atomic_commit(struct fs_atomic *a);
+/* Replace path with len bytes of data at once: begin, write, commit. */
+int fs_write_atomic(const char *path, const void *data, size_t len);
+
+#endif
