@@ -326,24 +326,15 @@ static const struct tl_kernel *gemm;   /* the kernel of op_run_gemm */
 
 static int op_run_gemm(struct diag *d)
 {
-        static char *sets[] = { "m=40", "n=24", "k=48", "tile_m=16", "tile_n=16", "tile_k=16",
-                                "dtype=fp32" };
-        struct params kp;
-        params_init(&kp);
-        for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
-                if (params_add(&kp, sets[i], d) < 0)
-                        return -EINVAL;
-        struct tl_run_opts ro = { .mode = TL_MODE_DATA, .seed = 1, .params = &kp,
-                                  .max_events = TL_DEFAULT_MAX_EVENTS,
-                                  .max_time_ps = TL_DEFAULT_MAX_TIME_PS };
-        struct hw_sim sim;
-        int rc = hw_sim_init(&sim, &small_topo, NULL, d);
-        if (rc < 0)
-                return rc;
-        struct tl_run run;
-        rc = tl_run_kernel(&sim, gemm, &ro, &run, d);
-        tl_run_fini(&run);
-        hw_sim_fini(&sim);
+        static const char *const sets[] = { "m=40", "n=24", "k=48", "tile_m=16", "tile_n=16",
+                                             "tile_k=16", "dtype=fp32" };
+        struct tl_job job = { .kernel = gemm, .topo = &small_topo, .sets = sets,
+                              .n_sets = sizeof sets / sizeof sets[0],
+                              .opts = { .mode = TL_MODE_DATA, .seed = 1,
+                                        .max_events = TL_DEFAULT_MAX_EVENTS,
+                                        .max_time_ps = TL_DEFAULT_MAX_TIME_PS } };
+        int rc = tl_job_run(&job, d);
+        tl_job_fini(&job);
         return rc;
 }
 
@@ -380,7 +371,7 @@ Test(allocfail, tl_run_kernel_gemm_data)
         load_topos();
         gemm = tl_kernel_find("gemm");
         cr_assert_not_null(gemm);
-        unsigned long n = fail_each("tl_run_kernel(gemm, small.yaml, data mode)", op_run_gemm);
+        unsigned long n = fail_each("tl_job_run(gemm, small.yaml, data mode)", op_run_gemm);
         cr_log_info("tl_run_kernel: %lu allocations, each failed once", n);
         for (size_t k = 0; known_crashes[k]; k++)
                 cr_expect(known_seen[k], "known crash '%s' no longer happens: remove it from "

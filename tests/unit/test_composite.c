@@ -5,8 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "fixture.h"
 #include "plan/plan.h"
-#include "tl/tl_int.h"
 
 /* ---- planner ------------------------------------------------------------------ */
 
@@ -88,25 +88,6 @@ Test(plan, prologue_must_read_tcm)
 
 /* ---- feeder ------------------------------------------------------------------ */
 
-static struct topo t;
-static struct hw_sim sim;
-static struct diag d;
-
-static void setup_small(void)
-{
-        diag_init(&d);
-        char path[512];
-        snprintf(path, sizeof path, "%s/topologies/small.yaml", getenv("CUBESIM_SOURCE_DIR"));
-        cr_assert_eq(topo_load_file(path, &t, &d), 0);
-        cr_assert_eq(hw_sim_init(&sim, &t, NULL, &d), 0);
-}
-
-static void teardown(void)
-{
-        hw_sim_fini(&sim);
-        topo_fini(&t);
-        diag_fini(&d);
-}
 
 struct rec {
         char unit[16];               /* dma_read, gemm, math, dma_write */
@@ -145,7 +126,7 @@ static const struct rec *find(const char *unit, int64_t tile)
         return NULL;
 }
 
-TestSuite(feed, .init = setup_small, .fini = teardown);
+TestSuite(feed, .init = fixture_small, .fini = fixture_fini);
 
 Test(feed, double_buffering_overlaps_dma_and_gemm)
 {
@@ -229,7 +210,6 @@ Test(feed, chained_math_stages_make_no_link_traffic)
 
 /* ---- data mode: composite == ops one by one ----------------------------------- */
 
-static struct tl_run run;
 static float out_composite[64 * 48], out_ops[64 * 48];
 static float st_composite[3][64 * 32], st_ops[3][64 * 32];
 
@@ -289,7 +269,7 @@ Test(feed, gemm_epilogue_composite_equals_ops_one_by_one)
 {
         static struct tl_kernel k = { .name = "both", .fn = k_epilogue_both_ways };
         static struct tl_run_opts o = { .mode = TL_MODE_DATA, .seed = 1 };
-        int rc = tl_run_kernel(&sim, &k, &o, &run, &d);
+        int rc = fixture_run(&k, &o, NULL, 0);
         if (rc)
                 diag_print(&d, stderr);
         cr_assert_eq(rc, 0);
@@ -300,7 +280,6 @@ Test(feed, gemm_epilogue_composite_equals_ops_one_by_one)
         for (int i = 0; i < 64 * 48; i++)
                 nonzero += out_ops[i] != 0.0f;
         cr_assert_gt(nonzero, 100, "relu left something");
-        tl_run_fini(&run);
 }
 
 static void k_merge_both_ways(tl_ctx *tl, const void *args)
@@ -346,7 +325,7 @@ Test(feed, softmax_merge_equals_ops_one_by_one)
 {
         static struct tl_kernel k = { .name = "merge", .fn = k_merge_both_ways };
         static struct tl_run_opts o = { .mode = TL_MODE_DATA, .seed = 1 };
-        int rc = tl_run_kernel(&sim, &k, &o, &run, &d);
+        int rc = fixture_run(&k, &o, NULL, 0);
         if (rc)
                 diag_print(&d, stderr);
         cr_assert_eq(rc, 0);
@@ -356,7 +335,6 @@ Test(feed, softmax_merge_equals_ops_one_by_one)
                 for (int i = 0; i < n[w]; i++)
                         cr_assert_eq(st_composite[w][i], st_ops[w][i], "%s[%d]: %.9g vs %.9g",
                                      name[w], i, st_composite[w][i], st_ops[w][i]);
-        tl_run_fini(&run);
 }
 
 static void k_merge_empty(tl_ctx *tl, const void *args)
@@ -390,9 +368,8 @@ Test(feed, merge_of_two_empty_states_is_not_nan)
 {
         static struct tl_kernel k = { .name = "empty", .fn = k_merge_empty };
         static struct tl_run_opts o = { .mode = TL_MODE_DATA, .seed = 1 };
-        cr_assert_eq(tl_run_kernel(&sim, &k, &o, &run, &d), 0);
+        cr_assert_eq(fixture_run(&k, &o, NULL, 0), 0);
         for (int i = 0; i < 20; i++)
                 cr_assert(!isnan(out_composite[i]) && out_composite[i] == 0.0f, "[%d] = %g", i,
                           out_composite[i]);
-        tl_run_fini(&run);
 }

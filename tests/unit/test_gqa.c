@@ -12,68 +12,17 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tl/tl_int.h"
+#include "fixture.h"
 
-static struct topo t;
-static struct hw_sim sim;
-static struct diag d;
-static struct tl_run run;
-static struct params ps;
-static bool have_run;
+TestSuite(gqa, .init = fixture_small, .fini = fixture_fini);
 
-static void setup_small(void)
-{
-        diag_init(&d);
-        char path[512];
-        snprintf(path, sizeof path, "%s/topologies/small.yaml", getenv("CUBESIM_SOURCE_DIR"));
-        cr_assert_eq(topo_load_file(path, &t, &d), 0);
-        cr_assert_eq(hw_sim_init(&sim, &t, NULL, &d), 0);
-        have_run = false;
-}
-
-static void teardown(void)
-{
-        if (have_run)
-                tl_run_fini(&run);
-        hw_sim_fini(&sim);
-        topo_fini(&t);
-        diag_fini(&d);
-}
-
-TestSuite(gqa, .init = setup_small, .fini = teardown);
-
-/* Run kernel `name` with --set values; returns tl_run_kernel's result. */
+/* Run kernel `name` with --set values. */
 static int run_sets(const char *name, enum tl_mode mode, const char *const *sets, int n)
 {
-        params_init(&ps);
-        for (int i = 0; i < n; i++)
-                cr_assert_eq(params_add(&ps, sets[i], &d), 0, "bad test parameter %s", sets[i]);
-        static struct tl_run_opts o;
-        o = (struct tl_run_opts){ .mode = mode, .seed = 11, .params = &ps };
-        const struct tl_kernel *k = tl_kernel_find(name);
-        cr_assert_not_null(k, "no kernel %s", name);
-        have_run = true;
-        return tl_run_kernel(&sim, k, &o, &run, &d);
+        return fixture_run(tl_kernel_find(name), &(struct tl_run_opts){ .mode = mode, .seed = 11 },
+                           sets, (size_t)n);
 }
 
-static struct tl_global *global(const char *name)
-{
-        for (int i = 0; i < run.n_globals; i++)
-                if (strcmp(run.globals[i].name, name) == 0)
-                        return &run.globals[i];
-        cr_assert_fail("no tensor %s", name);
-        return NULL;
-}
-
-static bool diag_has(const char *needle)
-{
-        for (const struct diag_msg *m = d.head; m; m = m->next)
-                if (strstr(m->text, needle))
-                        return true;
-        return false;
-}
-
-/* The tolerance of a dtype: |got - ref| <= atol + rtol |ref|. */
 static void tolerance(tl_dtype dt, double *atol, double *rtol)
 {
         *atol = 2e-4;
@@ -89,7 +38,7 @@ static void tolerance(tl_dtype dt, double *atol, double *rtol)
  * number of rows that see no key (their output must be exactly 0). */
 static int check_reference(bool causal, double scale)
 {
-        struct tl_global *gq = global("q"), *gk = global("k"), *gv = global("v"), *go = global("o");
+        struct tl_global *gq = fixture_global("q"), *gk = fixture_global("k"), *gv = fixture_global("v"), *go = fixture_global("o");
         const int64_t *qs = gq->t.shape, *ks = gk->t.shape;
         int64_t B = qs[0], Hq = qs[1], Sq = qs[2], D = qs[3], Hkv = ks[1], S = ks[2];
         int64_t G = Hq / Hkv;
@@ -201,9 +150,9 @@ Test(gqa, decode_model_preset)
 {
         const char *sets[] = { "model=mistral-7b", "seq_len=64", "dtype=bf16" };
         run_ok("gqa_decode", sets, N(sets));
-        cr_assert_eq(global("q")->t.shape[1], 32);
-        cr_assert_eq(global("k")->t.shape[1], 8);
-        cr_assert_eq(global("k")->t.shape[3], 128);
+        cr_assert_eq(fixture_global("q")->t.shape[1], 32);
+        cr_assert_eq(fixture_global("k")->t.shape[1], 8);
+        cr_assert_eq(fixture_global("k")->t.shape[3], 128);
         check_reference(false, 0);
 }
 

@@ -6,35 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hw/hw.h"
-#include "tl/tl_int.h"
+#include "fixture.h"
 
-static struct topo t;
-static struct hw_sim sim;
-static struct diag d;
-
-static void load(const char *file)
-{
-        diag_init(&d);
-        char path[512];
-        snprintf(path, sizeof path, "%s/topologies/%s", getenv("CUBESIM_SOURCE_DIR"), file);
-        int rc = topo_load_file(path, &t, &d);
-        if (rc < 0)
-                diag_print(&d, stderr);
-        cr_assert_eq(rc, 0);
-        cr_assert_eq(hw_sim_init(&sim, &t, NULL, &d), 0);
-}
-
-static void setup_small(void) { load("small.yaml"); }
-
-static void teardown(void)
-{
-        hw_sim_fini(&sim);
-        topo_fini(&t);
-        diag_fini(&d);
-}
-
-TestSuite(hw, .init = setup_small, .fini = teardown);
+TestSuite(hw, .init = fixture_small, .fini = fixture_fini);
 
 Test(hw, bytes_to_ps_rounds_up)
 {
@@ -127,32 +101,31 @@ static void check_launch(const char *file, const char *kernel)
 {
         const struct tl_kernel *k = tl_kernel_find(kernel);
         cr_assert_not_null(k);
-        struct tl_run run;
-        int rc = tl_run_kernel(&sim, k, NULL, &run, &d);
+        int rc = fixture_run(k, NULL, NULL, 0);
         if (rc)
                 diag_print(&d, stderr);
         cr_assert_eq(rc, 0, "%s on %s", kernel, file);
-        sim_ps start = sim.pes[0].exec_start_ps;
-        sim_ps dur = sim.pes[0].exec_end_ps - start;
-        cr_assert_eq(start, sim.target_start_ps);
+        const struct hw_sim *s = &job.sim;
+        sim_ps start = s->pes[0].exec_start_ps;
+        sim_ps dur = s->pes[0].exec_end_ps - start;
+        cr_assert_eq(start, s->target_start_ps);
         cr_assert_gt(start, 0, "the launch path takes time");
-        for (uint32_t i = 0; i < sim.n_pes; i++) {
-                cr_assert_eq(sim.pes[i].exec_start_ps, start, "%s: %s starts at %llu, PE 0 at %llu",
-                             file, sim.pes[i].name, (unsigned long long)sim.pes[i].exec_start_ps,
+        for (uint32_t i = 0; i < s->n_pes; i++) {
+                cr_assert_eq(s->pes[i].exec_start_ps, start, "%s: %s starts at %llu, PE 0 at %llu",
+                             file, s->pes[i].name, (unsigned long long)s->pes[i].exec_start_ps,
                              (unsigned long long)start);
-                cr_assert_eq(sim.pes[i].exec_end_ps - sim.pes[i].exec_start_ps, dur);
+                cr_assert_eq(s->pes[i].exec_end_ps - s->pes[i].exec_start_ps, dur);
         }
-        cr_assert_gt(sim.done_ps, sim.pes[0].exec_end_ps, "completion travels back to the IO_CPU");
+        cr_assert_gt(s->done_ps, s->pes[0].exec_end_ps, "completion travels back to the IO_CPU");
         if (strcmp(kernel, "program_ids") == 0)
                 cr_assert_eq(dur, 6 * topo_issue_cost_ps(&t.pe.cpu, TOPO_OP_PROGRAM_ID));
         else
                 cr_assert_eq(dur, 0);
-        tl_run_fini(&run);
 }
 
 Test(hw, every_shipped_topology_starts_all_pes_together)
 {
-        teardown();
+        fixture_fini();
         char dir[512];
         snprintf(dir, sizeof dir, "%s/topologies", getenv("CUBESIM_SOURCE_DIR"));
         DIR *dp = opendir(dir);
@@ -164,15 +137,15 @@ Test(hw, every_shipped_topology_starts_all_pes_together)
                 if (len < 5 || strcmp(de->d_name + len - 5, ".yaml") != 0)
                         continue;
                 for (int kk = 0; kk < 2; kk++) {
-                        load(de->d_name);
+                        fixture_load(de->d_name);
                         check_launch(de->d_name, kk ? "program_ids" : "noop");
-                        teardown();
+                        fixture_fini();
                 }
                 n++;
         }
         closedir(dp);
         cr_assert_geq(n, 3, "default, small and a multi-SIP machine are shipped");
-        load("small.yaml");
+        fixture_small();
 }
 
 struct ids {
@@ -196,8 +169,7 @@ Test(hw, program_ids_name_pe_cube_and_sip)
 {
         const struct tl_kernel k = { .name = "ids", .fn = record_ids };
         cr_assert_leq(sim.n_pes, 64);
-        struct tl_run run;
-        cr_assert_eq(tl_run_kernel(&sim, &k, NULL, &run, &d), 0);
+        cr_assert_eq(fixture_run(&k, NULL, NULL, 0), 0);
         for (uint32_t i = 0; i < sim.n_pes; i++) {
                 const struct hw_pe *pe = &sim.pes[i];
                 cr_assert_eq(seen[i].id[0], (int)pe->pe);
@@ -207,5 +179,4 @@ Test(hw, program_ids_name_pe_cube_and_sip)
                 cr_assert_eq(seen[i].n[1], (int)t.sip.cubes);
                 cr_assert_eq(seen[i].n[2], (int)t.system.sips);
         }
-        tl_run_fini(&run);
 }

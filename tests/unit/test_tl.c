@@ -3,55 +3,20 @@
  * scratch scopes and the ceiling, kernel errors, and data-mode GEMM and
  * softmax against a float64 reference. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "tl/tl_int.h"
+#include "fixture.h"
 
-static struct topo t;
-static struct hw_sim sim;
-static struct diag d;
-static struct tl_run run;
-static bool have_run;
-
-static void setup_small(void)
-{
-        diag_init(&d);
-        char path[512];
-        snprintf(path, sizeof path, "%s/topologies/small.yaml", getenv("CUBESIM_SOURCE_DIR"));
-        cr_assert_eq(topo_load_file(path, &t, &d), 0);
-        cr_assert_eq(hw_sim_init(&sim, &t, NULL, &d), 0);
-        have_run = false;
-}
-
-static void teardown(void)
-{
-        if (have_run)
-                tl_run_fini(&run);
-        hw_sim_fini(&sim);
-        topo_fini(&t);
-        diag_fini(&d);
-}
-
-TestSuite(tl, .init = setup_small, .fini = teardown);
-
-static bool diag_has(const char *needle)
-{
-        for (const struct diag_msg *m = d.head; m; m = m->next)
-                if (strstr(m->text, needle))
-                        return true;
-        return false;
-}
+TestSuite(tl, .init = fixture_small, .fini = fixture_fini);
 
 static int run_kernel(tl_kernel_fn fn, enum tl_mode mode)
 {
         static struct tl_kernel k;
         k = (struct tl_kernel){ .name = "test", .fn = fn };
-        static struct tl_run_opts o;
-        o = (struct tl_run_opts){ .mode = mode, .seed = 1 };
-        have_run = true;
-        return tl_run_kernel(&sim, &k, &o, &run, &d);
+        return fixture_run(&k, &(struct tl_run_opts){ .mode = mode, .seed = 1 }, NULL, 0);
 }
 
 static sim_ps now_of(tl_ctx *tl) { return ev_now(&tl->sim->ev); }
@@ -250,8 +215,8 @@ static void k_scoped_loop(tl_ctx *tl, const void *a)
 Test(tl, scratch_scope_reuses_memory)
 {
         cr_assert_eq(run_kernel(k_scoped_loop, TL_MODE_DATA), 0);
-        cr_assert_eq(run.ctx[0].scratch_peak, 2 * 128 * 128 * 4);
-        cr_assert_eq(run.ctx[0].scratch_bytes, 0);
+        cr_assert_eq(job.run->ctx[0].scratch_peak, 2 * 128 * 128 * 4);
+        cr_assert_eq(job.run->ctx[0].scratch_bytes, 0);
 }
 
 static void k_unscoped_loop(tl_ctx *tl, const void *a)
@@ -301,26 +266,12 @@ Test(tl, shape_mismatch_is_a_kernel_error)
 
 static void run_builtin(const char *name, const char *const *sets, int n)
 {
-        static struct params ps;
-        params_init(&ps);
-        for (int i = 0; i < n; i++)
-                cr_assert_eq(params_add(&ps, sets[i], &d), 0);
-        static struct tl_run_opts o;
-        o = (struct tl_run_opts){ .mode = TL_MODE_DATA, .seed = 3, .params = &ps };
-        have_run = true;
-        int rc = tl_run_kernel(&sim, tl_kernel_find(name), &o, &run, &d);
+        int rc = fixture_run(tl_kernel_find(name),
+                             &(struct tl_run_opts){ .mode = TL_MODE_DATA, .seed = 3 }, sets,
+                             (size_t)n);
         if (rc)
                 diag_print(&d, stderr);
         cr_assert_eq(rc, 0);
-}
-
-static struct tl_global *global(const char *name)
-{
-        for (int i = 0; i < run.n_globals; i++)
-                if (strcmp(run.globals[i].name, name) == 0)
-                        return &run.globals[i];
-        cr_assert_fail("no tensor %s", name);
-        return NULL;
 }
 
 Test(tl, gemm_matches_float64_reference)
@@ -328,7 +279,7 @@ Test(tl, gemm_matches_float64_reference)
         /* Tails in every dimension: 100 x 70 x 130 over 64-tiles. */
         const char *sets[] = { "m=100", "n=70", "k=130", "dtype=fp32" };
         run_builtin("gemm", sets, 4);
-        const float *a = global("a")->data, *b = global("b")->data, *c = global("c")->data;
+        const float *a = fixture_global("a")->data, *b = fixture_global("b")->data, *c = fixture_global("c")->data;
         double worst = 0;
         for (int i = 0; i < 100; i++)
                 for (int j = 0; j < 70; j++) {
@@ -346,7 +297,7 @@ Test(tl, softmax_matches_float64_reference)
 {
         const char *sets[] = { "rows=37", "cols=50", "block=8" };
         run_builtin("softmax", sets, 3);
-        const float *x = global("x")->data, *y = global("y")->data;
+        const float *x = fixture_global("x")->data, *y = fixture_global("y")->data;
         for (int i = 0; i < 37; i++) {
                 double mx = -INFINITY, sum = 0;
                 for (int j = 0; j < 50; j++)
@@ -364,7 +315,7 @@ Test(tl, bf16_store_rounds)
 {
         const char *sets[] = { "m=16", "n=16", "k=16", "dtype=bf16" };
         run_builtin("gemm", sets, 4);
-        const float *c = global("c")->data;
+        const float *c = fixture_global("c")->data;
         for (int i = 0; i < 256; i++)
                 cr_assert_eq(c[i], tl__round(c[i], TL_BF16), "c[%d] = %.9g is not a bf16 value", i,
                              c[i]);
@@ -383,8 +334,7 @@ Test(tl, a_kernel_that_never_ends_hits_the_time_budget)
         static struct tl_kernel k = { .name = "forever", .fn = k_forever };
         static struct tl_run_opts o = { .mode = TL_MODE_OPLOG, .seed = 1,
                                         .max_time_ps = 2000 * SIM_PS_PER_NS };
-        have_run = true;
-        cr_assert_eq(tl_run_kernel(&sim, &k, &o, &run, &d), -1);
+        cr_assert_eq(fixture_run(&k, &o, NULL, 0), -1);
         cr_assert(diag_has("simulated time budget exceeded: the next event is at 2002.000 ns, past "
                            "the budget of 2000.000 ns"), "got: %s",
                   d.head ? d.head->text : "(none)");
@@ -395,7 +345,47 @@ Test(tl, a_kernel_that_never_ends_hits_the_event_budget)
 {
         static struct tl_kernel k = { .name = "forever", .fn = k_forever };
         static struct tl_run_opts o = { .mode = TL_MODE_OPLOG, .seed = 1, .max_events = 5000 };
-        have_run = true;
-        cr_assert_eq(tl_run_kernel(&sim, &k, &o, &run, &d), -1);
+        cr_assert_eq(fixture_run(&k, &o, NULL, 0), -1);
         cr_assert(diag_has("event budget exceeded: 5000 events"));
+}
+
+/* ---- --set routing ------------------------------------------------------------ */
+
+Test(tl, one_rule_routes_set_keys)
+{
+        static const struct tl_param params[] = {
+                { .name = "tile", .kind = TL_PARAM_INT, .max = 10 },
+                { .name = "odd.name", .kind = TL_PARAM_INT, .max = 10 },
+                { .name = NULL },
+        };
+        static const struct tl_kernel k = { .name = "k", .fn = k_forever, .params = params };
+        cr_assert(!tl_set_is_topo(&k, "tile", 4));
+        cr_assert(!tl_set_is_topo(&k, "odd.name", 8), "a kernel's own dotted parameter");
+        cr_assert(!tl_set_is_topo(&k, "tiel", 4), "plain keys go to the kernel (with hints)");
+        cr_assert(tl_set_is_topo(&k, "pe.dma.bw_gbps", 14));
+        cr_assert(tl_set_is_topo(NULL, "pe.dma.bw_gbps", 14));
+        char buf[64];
+        cr_assert_str_eq(tl_set_topo_path("issue_cost.dot_ns=5", 17, buf, sizeof buf),
+                         "pe.cpu.issue_cost_ns.dot");
+        cr_assert_str_eq(tl_set_topo_path("issue_cost._ns", 14, buf, sizeof buf),
+                         "issue_cost._ns");
+}
+
+Test(tl, a_job_applies_topology_sets_to_its_own_copy)
+{
+        const char *sets[] = { "issue_cost.program_id_ns=7", "pe.dma.bw_gbps=32" };
+        cr_assert_eq(fixture_run(tl_kernel_find("program_ids"), NULL, sets, 2), 0);
+        cr_assert_eq(topo_issue_cost_ps(&job.machine.pe.cpu, TOPO_OP_PROGRAM_ID), 7000);
+        cr_assert_eq(job.sim.topo->pe.dma.bw_bytes_per_s, 32000000000ull);
+        cr_assert_neq(t.pe.dma.bw_bytes_per_s, 32000000000ull, "the fixture's topology changed");
+        uint64_t n = 0;
+        for (int op = 0; op < TOPO_OP_COUNT; op++)
+                n += job.stats.n_ops[op];
+        cr_assert_eq(n, 6 * job.sim.n_pes, "program_ids issues six ops on every PE");
+        cr_assert_eq(job.stats.issue_ps[TOPO_OP_PROGRAM_ID], n * 7000);
+
+        const char *bad[] = { "pe.dma.bw_gbps=-3", "=1", "tile=2" };
+        cr_assert_eq(fixture_run(tl_kernel_find("program_ids"), NULL, bad, 3), -EINVAL);
+        cr_assert(diag_has("--set pe.dma.bw_gbps=-3: error:"), "%s", d.head->text);
+        cr_assert(diag_has("--set =1: expected key=value"));
 }
