@@ -129,8 +129,10 @@ int ev_schedule_at(struct ev_loop *ev, struct ev_event *e, sim_ps when)
                 fifo_push(ev, e);
                 return 0;
         }
-        if (unlikely(ev->n_heap == ev->cap_heap) && heap_grow(ev) < 0)
+        if (unlikely(ev->n_heap == ev->cap_heap) && heap_grow(ev) < 0) {
+                ev->nomem = true;
                 return -ENOMEM;
+        }
         heap_push(ev, (struct ev_heap_entry){ .t = when, .seq = e->seq, .e = e });
         return 0;
 }
@@ -144,6 +146,19 @@ int ev_schedule(struct ev_loop *ev, struct ev_event *e, sim_ps delay)
 void ev_stop(struct ev_loop *ev)
 {
         ev->stopping = true;
+}
+
+void ev_set_nomem(struct ev_loop *ev)
+{
+        ev->nomem = true;
+}
+
+static enum ev_run_result out_of_memory(const struct ev_loop *ev, struct diag *d)
+{
+        diag_error(d, "out of memory at %llu ns: an event or a route could not be stored; "
+                   "the run stops rather than go on without it",
+                   (unsigned long long)(ev->now / SIM_PS_PER_NS));
+        return EV_NOMEM;
 }
 
 static const char *wait_kind_text(enum ev_wait_kind k)
@@ -220,6 +235,8 @@ enum ev_run_result ev_run(struct ev_loop *ev, struct diag *d)
 {
         ev->stopping = false;
         ev->direct = coro_can_transfer() && ev->trace == NULL;
+        if (unlikely(ev->nomem))
+                return out_of_memory(ev, d);
         for (;;) {
                 struct ev_event *e;
                 switch (peek_next(ev, &e)) {
@@ -249,8 +266,8 @@ enum ev_run_result ev_run(struct ev_loop *ev, struct diag *d)
                 if (unlikely(ev->trace != NULL))
                         ev->trace(ev->trace_ctx, ev->now, e->seq, e);
                 e->fn(ev, e);
-                if (unlikely(ev->stopping))
-                        return EV_STOPPED;
+                if (unlikely(ev->stopping | ev->nomem))
+                        return ev->nomem ? out_of_memory(ev, d) : EV_STOPPED;
         }
 drained:
         if (ev->n_procs) {
@@ -354,7 +371,8 @@ static inline void proc_block(struct ev_proc *p)
         struct ev_loop *ev = p->ev;
         CS_ASSERT(ev->current == p);
         struct ev_event *e;
-        if (ev->direct && !ev->stopping && peek_next(ev, &e) == NEXT_EVENT && e->fn == proc_wake) {
+        if (ev->direct && !(ev->stopping | ev->nomem) && peek_next(ev, &e) == NEXT_EVENT &&
+            e->fn == proc_wake) {
                 take(ev, e);
                 struct ev_proc *q = container_of(e, struct ev_proc, wake);
                 clear_wait(q);

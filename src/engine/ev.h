@@ -78,6 +78,7 @@ struct ev_loop {
         uint64_t max_events;         /* stop with an error past this many (0: none) */
         sim_ps max_time;             /* stop with an error past this time (0: none) */
         bool stopping;               /* ev_stop was called */
+        bool nomem;                  /* sticky: an event was lost to a failed allocation */
         bool direct;                 /* processes may hand over to each other (coro_transfer) */
         struct ev_proc *finished;    /* a process whose body just returned, for the loop to free */
         ev_trace_fn trace;           /* optional observer, NULL if none */
@@ -96,8 +97,10 @@ void ev_loop_fini(struct ev_loop *);
 static inline sim_ps ev_now(const struct ev_loop *ev) { return ev->now; }
 
 /* Fire e at now + delay; delay 0 goes through the FIFO. e must not already
- * be queued. Returns 0, or -ENOMEM if the heap could not grow (the event is
- * then not scheduled). */
+ * be queued. Returns 0, or -ENOMEM if the heap could not grow: the event
+ * is then not scheduled, and the loop remembers it (as SQLite's
+ * mallocFailed does), so ev_run stops with EV_NOMEM instead of running on
+ * with an event missing. A caller need not check the result. */
 int ev_schedule(struct ev_loop *, struct ev_event *e, sim_ps delay);
 /* Fire e at time when >= now. */
 int ev_schedule_at(struct ev_loop *, struct ev_event *e, sim_ps when);
@@ -110,11 +113,15 @@ enum ev_run_result {
         EV_NOMEM,                    /* an allocation failed while scheduling */
 };
 
-/* Run until the queue is empty, ev_stop, or a budget is exceeded. On
- * EV_DEADLOCK and EV_BUDGET the report (every waiting process and what it
- * waits on) goes into d. */
+/* Run until the queue is empty, ev_stop, a budget is exceeded, or an event
+ * was lost to a failed allocation (EV_NOMEM: at once if that happened
+ * before the call). On EV_DEADLOCK and EV_BUDGET the report (every waiting
+ * process and what it waits on) goes into d; on EV_NOMEM a message. */
 enum ev_run_result ev_run(struct ev_loop *, struct diag *d);
 void ev_stop(struct ev_loop *);
+/* Record that work of the run was lost to a failed allocation outside the
+ * queue (a route that could not be cached): ev_run stops with EV_NOMEM. */
+void ev_set_nomem(struct ev_loop *);
 
 /* ---- processes -------------------------------------------------------- */
 

@@ -135,7 +135,9 @@ sim_ps hw_bytes_ps(uint64_t bytes, uint64_t bw_bytes_per_s);
 
 /* Move bytes from graph node src to dst, the head leaving at start (>= now):
  * reserves every link of the route and returns when the last byte arrives.
- * TOPO_PS_NONE if there is no route (an internal error). */
+ * TOPO_PS_NONE ("never") if the route cannot be had (out of memory caching
+ * it): the loop's sticky out-of-memory flag is then set, so the run stops
+ * with EV_NOMEM; callers check for it and never use it as a time. */
 sim_ps hw_xfer(struct hw_sim *, uint32_t src, uint32_t dst, uint64_t bytes, sim_ps start);
 
 /* Read (or write) bytes of the cube's HBM from (to) graph node pe_node,

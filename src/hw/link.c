@@ -15,8 +15,10 @@ sim_ps hw_xfer(struct hw_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, sim
 {
         const uint32_t *route;
         uint32_t n;
-        if (topo_route(&s->graph, src, dst, &route, &n) < 0)
+        if (topo_route(&s->graph, src, dst, &route, &n) < 0) {
+                ev_set_nomem(&s->ev);
                 return TOPO_PS_NONE;
+        }
         sim_ps head = start, drain_max = 0;
         for (uint32_t i = 0; i < n; i++) {
                 const struct topo_edge *e = &s->graph.edges[route[i]];
@@ -54,12 +56,17 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
                 uint32_t ch_node = c->first_channel_node + ch;
                 sim_ps service = hw_bytes_ps(b, h->channel_bw_bytes_per_s);
                 sim_ps t;
-                if (write)
-                        t = ev_resource_reserve(&c->channels[ch],
-                                                hw_xfer(s, node, ch_node, b, start), service, NULL);
-                else
-                        t = hw_xfer(s, ch_node, node, b,
-                                    ev_resource_reserve(&c->channels[ch], start, service, NULL));
+                if (write) {
+                        t = hw_xfer(s, node, ch_node, b, start);
+                        t = ev_resource_reserve(&c->channels[ch], t == TOPO_PS_NONE ? start : t,
+                                                service, NULL);
+                } else {
+                        sim_ps served = ev_resource_reserve(&c->channels[ch], start, service,
+                                                            NULL);
+                        t = hw_xfer(s, ch_node, node, b, served);
+                        if (t == TOPO_PS_NONE)
+                                t = served;
+                }
                 if (t > done)
                         done = t;
         }

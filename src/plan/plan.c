@@ -135,10 +135,95 @@ static int64_t extent(int64_t total, int64_t tile, int64_t i)
         return total - i * tile < tile ? total - i * tile : tile;
 }
 
-void plan_feed(const struct pipeline_plan *p, struct plan_ctx *pc)
+/* A token of bytes from graph node a to b, leaving at t: when it arrives.
+ * If it cannot be routed, hw_xfer has stopped the run (EV_NOMEM): the
+ * token costs nothing then, so no time past "never" is computed. */
+static sim_ps token(struct hw_sim *s, uint32_t a, uint32_t b, uint64_t bytes, sim_ps t)
 {
+        sim_ps arrive = hw_xfer(s, a, b, bytes, t);
+        return arrive == TOPO_PS_NONE ? t : arrive;
+}
+
+/* Where a GEMM tile is in the tile loop. */
+struct tile_at {
+        int64_t tm, tn, tk;          /* tile indices along M, N and K */
+        int64_t tile;                /* its index in the op_log (after the prologue's) */
+};
+
+/* One GEMM tile through the pipeline: DMA_READ of the operands that are
+ * not pinned (once the tile's buffer, *buf_end, is free), the token to
+ * PE_GEMM, the GEMM, the token to PE_MATH and the K_TILE MATH stages; on
+ * the last K tile also the OUTPUT_TILE stages and the DMA_WRITE. Updates
+ * *buf_end to the GEMM's end; returns when the tile's last stage ends. */
+static sim_ps feed_tile(struct plan_ctx *pc, const struct pipeline_plan *p,
+                        const struct tile_at *at, sim_ps operands, sim_ps *buf_end)
+{
+        static const struct plan_stage rd = { .unit = PLAN_DMA_READ, .op = "dma_read",
+                                              .scope = TL_SCOPE_K_TILE };
+        static const struct plan_stage wr = { .unit = PLAN_DMA_WRITE, .op = "dma_write",
+                                              .scope = TL_SCOPE_OUTPUT_TILE };
+        static const struct plan_stage gm = { .unit = PLAN_GEMM, .op = "gemm",
+                                              .scope = TL_SCOPE_K_TILE };
+        const struct plan_gemm *g = &p->gemm;
         struct hw_pe *pe = pc->pe;
         struct hw_sim *s = pe->sim;
+        int64_t mm = extent(g->m, g->tile_m, at->tm);
+        int64_t nn = extent(g->n, g->tile_n, at->tn);
+        int64_t kk = extent(g->k, g->tile_k, at->tk);
+        int64_t tile = at->tile;
+
+        /* DMA_READ: the operands that are not pinned, once this buffer's
+         * last GEMM is done. */
+        sim_ps ready = operands;
+        sim_ps buf_free = *buf_end;
+        uint64_t rd_bytes = 0;
+        sim_ps rd_end = buf_free;
+        const struct { bool pinned; bool hbm; uint64_t bytes; } opnd[2] = {
+                { g->a_pinned, g->a_hbm, (uint64_t)(mm * kk) * g->a_elem_bytes },
+                { g->b_pinned, g->b_hbm, (uint64_t)(kk * nn) * g->b_elem_bytes },
+        };
+        for (int o = 0; o < 2; o++) {
+                if (opnd[o].pinned)
+                        continue;
+                uint64_t b = opnd[o].bytes;
+                sim_ps st0, e = hw_dma_copy(pe, opnd[o].hbm, false, b, buf_free, &st0);
+                log_stage(pc, &rd, "dma_read", tile, st0, e, b, 0);
+                rd_bytes += b;
+                rd_end = max_ps(rd_end, e);
+        }
+        if (rd_bytes) /* token DMA -> GEMM */
+                ready = max_ps(ready, token(s, pe->node_dma, pe->node_gemm, rd_bytes, rd_end));
+        sim_ps gs, ge = ev_resource_reserve(&pe->gemm, ready,
+                                            hw_gemm_ps(s->topo, (uint64_t)mm, (uint64_t)nn,
+                                                       (uint64_t)kk), &gs);
+        log_stage(pc, &gm, "gemm", tile, gs, ge, rd_bytes, 2 * (uint64_t)(mm * nn * kk));
+        *buf_end = ge;
+
+        sim_ps te = ge;
+        bool last_k = at->tk == p->tiles_k - 1;
+        int n_math = p->n_k_tile + (last_k ? p->n_out_tile : 0);
+        uint64_t tile_elems = (uint64_t)(mm * nn);
+        if (n_math) /* token GEMM -> MATH */
+                te = token(s, pe->node_gemm, pe->node_math, tile_elems * 4, ge);
+        /* Chained MATH stages: a local loop on PE_MATH. */
+        for (int j = 0; j < p->n_k_tile; j++)
+                te = run_math(pc, &p->k_tile[j], tile_elems, tile, te);
+        if (!last_k)
+                return te;
+        for (int j = 0; j < p->n_out_tile; j++)
+                te = run_math(pc, &p->out_tile[j], tile_elems, tile, te);
+        if (!g->out_pinned) {
+                uint64_t b = tile_elems * g->out_elem_bytes;
+                uint32_t from = n_math ? pe->node_math : pe->node_gemm;
+                sim_ps st0, tok = token(s, from, pe->node_dma, b, te);
+                te = hw_dma_copy(pe, false, g->out_hbm, b, tok, &st0);
+                log_stage(pc, &wr, "dma_write", tile, st0, te, b, 0);
+        }
+        return te;
+}
+
+void plan_feed(const struct pipeline_plan *p, struct plan_ctx *pc)
+{
         sim_ps end = pc->start;
         int64_t tile = 0;
         pc->completions = 0;
@@ -153,91 +238,20 @@ void plan_feed(const struct pipeline_plan *p, struct plan_ctx *pc)
         sim_ps prologue_end = t;
 
         if (p->has_gemm) {
-                const struct plan_gemm *g = &p->gemm;
                 /* GEMM operands produced by the prologue wait for it. */
                 sim_ps operands = p->n_prologue ? prologue_end : pc->start;
                 if (pc->operands_ready > operands)
                         operands = pc->operands_ready;
                 sim_ps gemm_end_ring[2] = { pc->start, pc->start }; /* double buffers */
                 uint64_t i = 0;
-                static const struct plan_stage rd = { .unit = PLAN_DMA_READ, .op = "dma_read",
-                                                      .scope = TL_SCOPE_K_TILE };
-                static const struct plan_stage wr = { .unit = PLAN_DMA_WRITE, .op = "dma_write",
-                                                      .scope = TL_SCOPE_OUTPUT_TILE };
-                static const struct plan_stage gm = { .unit = PLAN_GEMM, .op = "gemm",
-                                                      .scope = TL_SCOPE_K_TILE };
-                for (int64_t tm = 0; tm < p->tiles_m; tm++) {
-                        for (int64_t tn = 0; tn < p->tiles_n; tn++) {
-                                int64_t mm = extent(g->m, g->tile_m, tm);
-                                int64_t nn = extent(g->n, g->tile_n, tn);
+                for (int64_t tm = 0; tm < p->tiles_m; tm++)
+                        for (int64_t tn = 0; tn < p->tiles_n; tn++)
                                 for (int64_t tk = 0; tk < p->tiles_k; tk++, i++) {
-                                        int64_t kk = extent(g->k, g->tile_k, tk);
-                                        /* DMA_READ: the operands that are not pinned,
-                                         * once this buffer's last GEMM is done. */
-                                        sim_ps ready = operands;
-                                        sim_ps buf_free = gemm_end_ring[i % 2];
-                                        uint64_t rd_bytes = 0;
-                                        sim_ps rd_end = buf_free;
-                                        if (!g->a_pinned) {
-                                                uint64_t b = (uint64_t)(mm * kk) * g->a_elem_bytes;
-                                                sim_ps st0, e = hw_dma_copy(pe, g->a_hbm, false, b,
-                                                                            buf_free, &st0);
-                                                log_stage(pc, &rd, "dma_read", tile, st0, e, b, 0);
-                                                rd_bytes += b;
-                                                rd_end = max_ps(rd_end, e);
-                                        }
-                                        if (!g->b_pinned) {
-                                                uint64_t b = (uint64_t)(kk * nn) * g->b_elem_bytes;
-                                                sim_ps st0, e = hw_dma_copy(pe, g->b_hbm, false, b,
-                                                                            buf_free, &st0);
-                                                log_stage(pc, &rd, "dma_read", tile, st0, e, b, 0);
-                                                rd_bytes += b;
-                                                rd_end = max_ps(rd_end, e);
-                                        }
-                                        if (rd_bytes) /* token DMA -> GEMM */
-                                                ready = max_ps(ready, hw_xfer(s, pe->node_dma,
-                                                                              pe->node_gemm,
-                                                                              rd_bytes, rd_end));
-                                        sim_ps gs, ge = ev_resource_reserve(
-                                                &pe->gemm, ready,
-                                                hw_gemm_ps(s->topo, (uint64_t)mm, (uint64_t)nn,
-                                                           (uint64_t)kk), &gs);
-                                        log_stage(pc, &gm, "gemm", tile, gs, ge,
-                                                  rd_bytes, 2 * (uint64_t)(mm * nn * kk));
-                                        gemm_end_ring[i % 2] = ge;
-                                        sim_ps te = ge;
-                                        bool last_k = tk == p->tiles_k - 1;
-                                        int n_math = p->n_k_tile + (last_k ? p->n_out_tile : 0);
-                                        uint64_t tile_elems = (uint64_t)(mm * nn);
-                                        if (n_math) /* token GEMM -> MATH */
-                                                te = hw_xfer(s, pe->node_gemm, pe->node_math,
-                                                             tile_elems * 4, ge);
-                                        /* Chained MATH stages: a local loop on PE_MATH. */
-                                        for (int j = 0; j < p->n_k_tile; j++)
-                                                te = run_math(pc, &p->k_tile[j], tile_elems, tile, te);
-                                        if (last_k) {
-                                                for (int j = 0; j < p->n_out_tile; j++)
-                                                        te = run_math(pc, &p->out_tile[j], tile_elems,
-                                                                      tile, te);
-                                                if (!g->out_pinned) {
-                                                        uint64_t b = tile_elems * g->out_elem_bytes;
-                                                        uint32_t from = n_math ? pe->node_math
-                                                                               : pe->node_gemm;
-                                                        sim_ps tok = hw_xfer(s, from, pe->node_dma,
-                                                                             b, te);
-                                                        sim_ps st0;
-                                                        te = hw_dma_copy(pe, false, g->out_hbm, b,
-                                                                         tok, &st0);
-                                                        log_stage(pc, &wr, "dma_write", tile, st0,
-                                                                  te, b, 0);
-                                                }
-                                        }
+                                        struct tile_at at = { tm, tn, tk, tile++ };
+                                        end = max_ps(end, feed_tile(pc, p, &at, operands,
+                                                                    &gemm_end_ring[i % 2]));
                                         pc->completions++;
-                                        end = max_ps(end, te);
-                                        tile++;
                                 }
-                        }
-                }
         }
 
         /* Post-loop: standalone one-stage tiles after every GEMM tile. */

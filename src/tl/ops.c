@@ -551,6 +551,9 @@ void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file,
         sim_ps sent = hw_dma_reserve(tl->pe, now, bytes, true, &start);
         sim_ps arrive = hw_xfer(s, tl->pe->node_dma, dst->pe->node_dma, bytes,
                                 start + s->topo->pe.dma.setup_ps);
+        if (arrive == TOPO_PS_NONE)
+                tl__fail(tl, file, line, "tl_send", "host out of memory routing to PE %d",
+                         dst_rank);
         sim_ps drain = hw_bytes_ps(bytes, s->topo->pe.dma.bw_bytes_per_s);
         sim_ps head = arrive > drain ? arrive - drain : arrive;
         sim_ps drain_start, landed = hw_dma_reserve(dst->pe, head, bytes, false, &drain_start);

@@ -101,7 +101,9 @@ int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl
         sim->ev.max_time = r->opts->max_time_ps;
         r->result = ev_run(&sim->ev, d);
         int out = 0;
-        if (r->failed || r->result != EV_DONE) {
+        if (r->result == EV_NOMEM) {
+                out = -ENOMEM;
+        } else if (r->failed || r->result != EV_DONE) {
                 out = -1;
         } else {
                 for (uint32_t i = 0; i < sim->n_pes; i++) {

@@ -338,6 +338,44 @@ static int op_run_gemm(struct diag *d)
         return rc;
 }
 
+/* The event queue, starting with room for one event, grows while events
+ * are scheduled before and during the run; the callers ignore
+ * ev_schedule's result, as most do. A lost event must stop the run with
+ * EV_NOMEM, never let it end as if complete. */
+enum { N_CHAIN = 64 };
+static struct ev_event chain[N_CHAIN];   /* scheduled by the first to fire */
+static struct ev_event early[8];         /* scheduled before the run */
+static unsigned n_fired;                 /* events that fired */
+
+static void fired(struct ev_loop *ev, struct ev_event *e)
+{
+        n_fired++;
+        if (e == &early[0])
+                for (int i = 0; i < N_CHAIN; i++) {
+                        chain[i].fn = fired;
+                        ev_schedule(ev, &chain[i], (sim_ps)(N_CHAIN - i));
+                }
+}
+
+static int op_event_queue(struct diag *d)
+{
+        struct ev_loop ev;
+        if (ev_loop_init(&ev, &(struct ev_config){ .heap_reserve = 1 }) < 0) {
+                diag_error(d, "out of memory for the event loop");
+                return -ENOMEM;
+        }
+        n_fired = 0;
+        for (int i = 0; i < 8; i++) {
+                early[i].fn = fired;
+                ev_schedule(&ev, &early[i], (sim_ps)(i + 1));
+        }
+        enum ev_run_result r = ev_run(&ev, d);
+        ev_loop_fini(&ev);
+        /* EV_DONE after a failed allocation (fewer than 8 + N_CHAIN
+         * events fired) is the silent success the harness rejects. */
+        return r == EV_DONE ? 0 : r == EV_NOMEM ? -ENOMEM : -1;
+}
+
 static int op_npy_read(struct diag *d)
 {
         struct npy_array a;
@@ -364,6 +402,12 @@ Test(allocfail, hw_sim_init)
         load_topos();
         unsigned long n = fail_each("hw_sim_init(default)", op_hw_sim);
         cr_log_info("hw_sim_init: %lu allocations, each failed once", n);
+}
+
+Test(allocfail, event_queue_growth)
+{
+        unsigned long n = fail_each("ev_schedule growing the heap", op_event_queue);
+        cr_log_info("event queue: %lu allocations, each failed once", n);
 }
 
 Test(allocfail, tl_run_kernel_gemm_data)

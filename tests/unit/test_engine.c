@@ -542,3 +542,26 @@ Test(engine, direct_hand_over_keeps_the_loop_order)
         cr_assert_eq(na, nb);
         cr_assert_eq(memcmp(a, b, (size_t)na * sizeof a[0]), 0, "the two dispatch paths differ");
 }
+
+static unsigned n_nomem_fired;
+
+static void nomem_fire(struct ev_loop *loop, struct ev_event *e)
+{
+        n_nomem_fired++;
+        if (n_nomem_fired == 1)
+                ev_set_nomem(loop);  /* as hw_xfer does when a route cannot be cached */
+}
+
+Test(engine, out_of_memory_is_sticky_and_stops_the_run)
+{
+        struct ev_event e[3] = { { .fn = nomem_fire }, { .fn = nomem_fire }, { .fn = nomem_fire } };
+        for (int i = 0; i < 3; i++)
+                cr_assert_eq(ev_schedule(&ev, &e[i], (sim_ps)(i + 1)), 0);
+        cr_assert_eq(ev_run(&ev, &d), EV_NOMEM);
+        cr_assert_eq(n_nomem_fired, 1, "the run went on after the loss");
+        cr_assert_eq(ev_run(&ev, &d), EV_NOMEM, "the flag is sticky");
+        cr_assert_eq(n_nomem_fired, 1);
+        cr_assert_eq(d.n_errors, 2);
+        cr_assert(strstr(d.head->text, "out of memory at 0 ns: an event or a route could not be stored"),
+                  "%s", d.head->text);
+}
