@@ -1,6 +1,7 @@
 /* kernels/gqa_common.h: what the GQA attention kernels share: their
- * arguments and parameters (shapes, model presets, tile sizes), the
- * online-softmax step and merge, the decode driver (KV split over PEs,
+ * arguments and parameters (shapes, model presets, tile sizes; host side,
+ * gqa_setup.c), the online-softmax step and merge (device side,
+ * gqa_common.c), the decode driver (KV split over PEs,
  * chain reduce of partial states) and the prefill driver (query blocks
  * against a stream of KV tiles, optionally fed by a ring of cubes).
  *
@@ -18,6 +19,9 @@
 #define CUBESIM_KERNELS_GQA_COMMON_H
 
 #include <cubesim/tl.h>
+
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
 #define GQA_MAX_DEPTH 8              /* most K/V prefetch slots */
 #define GQA_NEG_BIG (-1.0e30f)       /* the running max's start: "no key seen yet" */
@@ -94,6 +98,15 @@ extern const char *const gqa_models[];
         { "kv_per_cube", TL_PARAM_INT, 1, 1, 8, NULL, "KV heads each cube owns: 1, 2, 4 or 8" }
 
 #define GQA_PARAMS_END { NULL, 0, 0, 0, 0, NULL, NULL }
+
+/* The files of `cubesim kernels`: decode (one query row) and prefill. */
+#define GQA_DECODE_IO_HELP                                                                 \
+        "inputs q.npy [batch, q_heads, 1, head_dim], k.npy and v.npy "                     \
+        "[batch, kv_heads, seq_len, head_dim]; output o.npy [batch, q_heads, 1, head_dim]"
+#define GQA_PREFILL_IO_HELP                                                                \
+        "inputs q.npy [batch, q_heads, q_len, head_dim], k.npy and v.npy "                 \
+        "[batch, kv_heads, seq_len, head_dim]; output o.npy [batch, q_heads, q_len, "      \
+        "head_dim]"
 
 /* Read the parameters and declare q, k, v, o; reject what cannot run. */
 void gqa_setup(tl_setup *s, struct gqa_args *a, enum gqa_kind kind);

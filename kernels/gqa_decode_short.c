@@ -48,7 +48,5 @@ const struct tl_kernel tl_kernel_gqa_decode_short = {
         .params = params,
         .args_size = sizeof(struct gqa_args),
         .setup = setup,
-        .io_help = "inputs q.npy [batch, q_heads, 1, head_dim], k.npy and v.npy "
-                   "[batch, kv_heads, seq_len, head_dim]; "
-                   "output o.npy [batch, q_heads, 1, head_dim]",
+        .io_help = GQA_DECODE_IO_HELP,
 };
