@@ -73,7 +73,7 @@ $BUILD_CMD || die "building hold_systemc failed (is libsystemc-dev installed?)"
 cmd_for() {
     case $1 in
         cubesim) echo "${CUBESIM_SHOW:-$CUBESIM_RUN} bench run engine-hold --set procs=$2 --set iters=$3" ;;
-        systemc) echo "$SC_BIN $2 $3 $SC_STACK" ;;
+        systemc) echo "${SC_SHOW:-$SC_BIN} $2 $3 $SC_STACK" ;;
         simpy)   echo "$PY benches/compare/hold_simpy.py $2 $3" ;;
     esac
 }
@@ -246,8 +246,13 @@ TIMER="hyperfine $(hyperfine --version 2>/dev/null | awk '{print $2}') (-N --war
     echo "Commands (N = procs, K = iters):"
     echo
     echo '```'
-    echo "$BUILD_CMD"
-    for sim in $SIMS; do CUBESIM_SHOW=$CUBESIM_BIN cmd_for "$sim" N K; done
+    # Paths a reader can reproduce: the repository's build, not this
+    # run's temporary snapshot.
+    echo "cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build -j2"
+    echo "${BUILD_CMD% -o *} -o hold_systemc"
+    for sim in $SIMS; do
+            CUBESIM_SHOW=build/cubesim SC_SHOW=./hold_systemc cmd_for "$sim" N K
+    done
     echo '```'
     echo
     echo "Reproduce: \`benches/compare/run.sh\` from the repository root."

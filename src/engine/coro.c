@@ -8,10 +8,10 @@
  * (MAP_NORESERVE: untouched slots cost nothing), each slot laid out low to
  * high as
  *     [guard page, no access][stack ... grows down ...][struct coro]
- * (one mmap and munmap per 64 stacks: both are slow system calls here).
- * The guard is mprotect(PROT_NONE).
  * so the struct lives at the top of its own stack region (the usable stack
- * is stack_bytes minus the struct, rounded to 64 bytes). Released
+ * is stack_bytes minus the struct, rounded to 64 bytes). The guard is
+ * mprotect(PROT_NONE). One mmap and munmap serve 64 stacks: both are slow
+ * system calls here. Released
  * coroutines go on the pool's free list whole and coro_create takes from it
  * first, so the steady state (create, run, release, create ...) does no
  * malloc and no mmap.

@@ -171,9 +171,10 @@ static inline struct hw_cube *hw_pe_cube(struct hw_pe *pe)
         return &pe->sim->cubes[pe->global / pe->sim->pes_per_cube];
 }
 
-/* Launch body(pe, arg) on every PE at the current time, then ev_run.
- * Every route the launch and the completions take is computed here:
- * 0, or -ENOMEM if the route cache could not grow. */
+/* Schedule the launch of body(pe, arg) on every PE from the current time
+ * and set target_start; the caller then runs the loop (ev_run). Every
+ * route the launch and the completions take is computed here: 0, or
+ * -ENOMEM if the route cache or the launch's own arrays could not grow. */
 int hw_launch(struct hw_sim *, hw_pe_body body, void *arg);
 
 #endif

@@ -237,7 +237,8 @@ static void write_out(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *fi
                                   { .name = "dtype", .kind = REP_STR, .s = dtype_names[dst->dtype] } };
         log_engine(tl, "pe_dma", type == TOPO_OP_STORE ? "store" : "copy_to", start, end, bytes, 0,
                    p, 3);
-        /* The destination is busy until the write lands; later readers wait. */
+        /* A TCM destination is ready when the write lands (its later readers
+         * wait); an HBM one carries no readiness (see tl__finish_at). */
         tl__finish_at(tl, dst, end);
 }
 
