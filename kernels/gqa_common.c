@@ -82,6 +82,37 @@ struct tile_mask {
         int64_t offset;              /* key j (tile column) is seen by row i iff j <= i + offset */
 };
 
+/* Write the merged state (new max mn, row sums ls, P . V pv) back to st:
+ * with first, as is; else the old l and O rescaled by alpha = e^(m - mn)
+ * are added in first. */
+static void write_state(tl_ctx *tl, const struct gqa_state *st, tl_tensor *mn, tl_tensor *ls,
+                        tl_tensor *pv, bool first)
+{
+        tl_tensor *l_new = ls, *o_new = pv;
+        if (!first) {
+                tl_tensor *alpha = tl_exp(tl, tl_sub(tl, st->m, mn));
+                l_new = tl_add(tl, tl_mul(tl, st->l, alpha), ls);
+                o_new = tl_add(tl, tl_mul(tl, st->o, alpha), pv);
+        }
+        tl_copy_to(tl, st->m, mn);
+        tl_copy_to(tl, st->l, l_new);
+        tl_copy_to(tl, st->o, o_new);
+}
+
+enum { MAX_CHUNKS = 64 };
+
+/* How many chunks of *chunk keys cover n keys: at most MAX_CHUNKS
+ * (*chunk grows to fit). */
+static int64_t n_chunks(int64_t n, int64_t *chunk)
+{
+        int64_t nc = (n + *chunk - 1) / *chunk;
+        if (nc > MAX_CHUNKS) {
+                *chunk = (n + MAX_CHUNKS - 1) / MAX_CHUNKS;
+                nc = (n + *chunk - 1) / *chunk;
+        }
+        return nc;
+}
+
 /* Merge the scores of q against k, then p . v, into the running state st
  * (rows of it): m' = max(m, rowmax(s)); p = e^(s - m'); alpha = e^(m - m');
  * l' = alpha l + rowsum(p); O' = alpha O + p . v. With first, st holds
@@ -105,15 +136,7 @@ static void attend(tl_ctx *tl, const struct gqa_state *st, tl_tensor *q, tl_tens
         tl_tensor *p = tl_exp(tl, tl_sub(tl, s, mn));
         tl_tensor *pv = tl_dot(tl, p, v, false);   /* PE_GEMM runs while PE_MATH goes on */
         tl_tensor *ls = tl_rowsum(tl, p);
-        tl_tensor *l_new = ls, *o_new = pv;
-        if (!first) {
-                tl_tensor *alpha = tl_exp(tl, tl_sub(tl, st->m, mn));
-                l_new = tl_add(tl, tl_mul(tl, st->l, alpha), ls);
-                o_new = tl_add(tl, tl_mul(tl, st->o, alpha), pv);
-        }
-        tl_copy_to(tl, st->m, mn);
-        tl_copy_to(tl, st->l, l_new);
-        tl_copy_to(tl, st->o, o_new);
+        write_state(tl, st, mn, ls, pv, first);
 }
 
 /* attend() issued the way a kernel without composites must issue what the
@@ -126,12 +149,7 @@ static void attend_chunked(tl_ctx *tl, const struct gqa_args *a, const struct gq
                            tl_tensor *q, int64_t b, int64_t h, int64_t j0, int64_t n,
                            int64_t chunk, bool first)
 {
-        enum { MAX_CHUNKS = 64 };
-        int64_t rows = tl_dim(q, 0), nc = (n + chunk - 1) / chunk;
-        if (nc > MAX_CHUNKS) {
-                chunk = (n + MAX_CHUNKS - 1) / MAX_CHUNKS;
-                nc = (n + chunk - 1) / chunk;
-        }
+        int64_t rows = tl_dim(q, 0), nc = n_chunks(n, &chunk);
         tl_tensor *s[MAX_CHUNKS], *p[MAX_CHUNKS];
         tl_tensor *mt = NULL;
         for (int64_t c = 0; c < nc; c++) {           /* the Q.K^T composite */
@@ -156,15 +174,7 @@ static void attend_chunked(tl_ctx *tl, const struct gqa_args *a, const struct gq
                 tl_tensor *d = tl_dot(tl, p[c], v, false);
                 pv = c ? tl_add(tl, pv, d) : d;
         }
-        tl_tensor *l_new = ls, *o_new = pv;
-        if (!first) {
-                tl_tensor *alpha = tl_exp(tl, tl_sub(tl, st->m, mn));
-                l_new = tl_add(tl, tl_mul(tl, st->l, alpha), ls);
-                o_new = tl_add(tl, tl_mul(tl, st->o, alpha), pv);
-        }
-        tl_copy_to(tl, st->m, mn);
-        tl_copy_to(tl, st->l, l_new);
-        tl_copy_to(tl, st->o, o_new);
+        write_state(tl, st, mn, ls, pv, first);
 }
 
 /* opt3 without M-fold: K and V of the tile loaded once, then the tile
@@ -174,12 +184,7 @@ static void attend_per_head(tl_ctx *tl, const struct gqa_args *a, const struct g
                             tl_tensor *q, int64_t b, int64_t h, int64_t j0, int64_t n,
                             int64_t chunk, bool first)
 {
-        enum { MAX_CHUNKS = 64 };
-        int64_t rows = tl_dim(q, 0), nc = (n + chunk - 1) / chunk;
-        if (nc > MAX_CHUNKS) {
-                chunk = (n + MAX_CHUNKS - 1) / MAX_CHUNKS;
-                nc = (n + chunk - 1) / chunk;
-        }
+        int64_t rows = tl_dim(q, 0), nc = n_chunks(n, &chunk);
         tl_tensor *k[MAX_CHUNKS], *v[MAX_CHUNKS];
         for (int64_t c = 0; c < nc; c++) {
                 int64_t c0 = j0 + c * chunk, cn = min64(chunk, j0 + n - c0);
@@ -208,15 +213,7 @@ static void attend_per_head(tl_ctx *tl, const struct gqa_args *a, const struct g
                         tl_tensor *d = tl_dot(tl, p, v[c], false);
                         pv = c ? tl_add(tl, pv, d) : d;
                 }
-                tl_tensor *l_new = ls, *o_new = pv;
-                if (!first) {
-                        tl_tensor *alpha = tl_exp(tl, tl_sub(tl, s1.m, mn));
-                        l_new = tl_add(tl, tl_mul(tl, s1.l, alpha), ls);
-                        o_new = tl_add(tl, tl_mul(tl, s1.o, alpha), pv);
-                }
-                tl_copy_to(tl, s1.m, mn);
-                tl_copy_to(tl, s1.l, l_new);
-                tl_copy_to(tl, s1.o, o_new);
+                write_state(tl, &s1, mn, ls, pv, first);
         }
 }
 

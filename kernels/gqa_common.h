@@ -111,6 +111,20 @@ extern const char *const gqa_models[];
 /* Read the parameters and declare q, k, v, o; reject what cannot run. */
 void gqa_setup(tl_setup *s, struct gqa_args *a, enum gqa_kind kind);
 
+/* Define GQA kernel tl_kernel_<name>: body fn, parameters params, its
+ * setup gqa_setup(kind), files io_help. */
+#define GQA_KERNEL(name_, summary_, fn_, params_, kind_, io_help_)                         \
+        static void name_##_setup(tl_setup *s, void *args) { gqa_setup(s, args, kind_); }  \
+        const struct tl_kernel tl_kernel_##name_ = {                                       \
+                .name = #name_,                                                            \
+                .summary = summary_,                                                       \
+                .fn = fn_,                                                                 \
+                .params = params_,                                                         \
+                .args_size = sizeof(struct gqa_args),                                      \
+                .setup = name_##_setup,                                                    \
+                .io_help = io_help_,                                                       \
+        }
+
 /* ---- kernel side ------------------------------------------------------------ */
 
 /* Running online-softmax state of `rows` query rows, fp32, persistent TCM. */

@@ -85,20 +85,11 @@ static void decode(tl_ctx *tl, const void *args, const struct variant *v)
           "GQA decode, per tile one Q.K^T GEMM composite + one softmax_merge recipe")
 
 #define DEFINE_KERNEL(name_, kind_, lazy_, composite_, params_, summary_)                  \
-        static void setup_##name_(tl_setup *s, void *args) { gqa_setup(s, args, kind_); }  \
-        static void run_##name_(tl_ctx *tl, const void *args)                              \
+        static void name_##_body(tl_ctx *tl, const void *args)                             \
         {                                                                                  \
                 static const struct variant v = { lazy_, composite_ };                     \
                 decode(tl, args, &v);                                                      \
         }                                                                                  \
-        const struct tl_kernel tl_kernel_##name_ = {                                       \
-                .name = #name_,                                                            \
-                .summary = summary_,                                                       \
-                .fn = run_##name_,                                                         \
-                .params = params_,                                                         \
-                .args_size = sizeof(struct gqa_args),                                      \
-                .setup = setup_##name_,                                                    \
-                .io_help = GQA_DECODE_IO_HELP,                                             \
-        };
+        GQA_KERNEL(name_, summary_, name_##_body, params_, kind_, GQA_DECODE_IO_HELP);
 
 GQA_DECODE_KERNELS(DEFINE_KERNEL)

@@ -15,11 +15,6 @@ static const struct tl_param params[] = {
         GQA_PARAMS_END,
 };
 
-static void setup(tl_setup *s, void *args)
-{
-        gqa_setup(s, args, GQA_DECODE_SHORT);
-}
-
 static void decode_short(tl_ctx *tl, const void *argp)
 {
         const struct gqa_args *a = argp;
@@ -41,12 +36,6 @@ static void decode_short(tl_ctx *tl, const void *argp)
         gqa_decode_run(tl, a, &p);
 }
 
-const struct tl_kernel tl_kernel_gqa_decode_short = {
-        .name = "gqa_decode_short",
-        .summary = "GQA decode, short context: cubes own whole KV heads, chain reduce per group",
-        .fn = decode_short,
-        .params = params,
-        .args_size = sizeof(struct gqa_args),
-        .setup = setup,
-        .io_help = GQA_DECODE_IO_HELP,
-};
+GQA_KERNEL(gqa_decode_short,
+           "GQA decode, short context: cubes own whole KV heads, chain reduce per group",
+           decode_short, params, GQA_DECODE_SHORT, GQA_DECODE_IO_HELP);

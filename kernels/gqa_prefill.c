@@ -21,11 +21,6 @@ static const struct tl_param params[] = {
         GQA_PARAMS_END,
 };
 
-static void setup(tl_setup *s, void *args)
-{
-        gqa_setup(s, args, GQA_PREFILL);
-}
-
 static void prefill(tl_ctx *tl, const void *argp)
 {
         const struct gqa_args *a = argp;
@@ -65,12 +60,6 @@ static void prefill(tl_ctx *tl, const void *argp)
         }
 }
 
-const struct tl_kernel tl_kernel_gqa_prefill = {
-        .name = "gqa_prefill",
-        .summary = "GQA prefill, long context: heads over a cube's PEs, KV blocks rotate on a ring",
-        .fn = prefill,
-        .params = params,
-        .args_size = sizeof(struct gqa_args),
-        .setup = setup,
-        .io_help = GQA_PREFILL_IO_HELP,
-};
+GQA_KERNEL(gqa_prefill,
+           "GQA prefill, long context: heads over a cube's PEs, KV blocks rotate on a ring",
+           prefill, params, GQA_PREFILL, GQA_PREFILL_IO_HELP);

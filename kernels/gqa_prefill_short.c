@@ -14,11 +14,6 @@ static const struct tl_param params[] = {
         GQA_PARAMS_END,
 };
 
-static void setup(tl_setup *s, void *args)
-{
-        gqa_setup(s, args, GQA_PREFILL_SHORT);
-}
-
 static void prefill_short(tl_ctx *tl, const void *argp)
 {
         const struct gqa_args *a = argp;
@@ -44,12 +39,6 @@ static void prefill_short(tl_ctx *tl, const void *argp)
         }
 }
 
-const struct tl_kernel tl_kernel_gqa_prefill_short = {
-        .name = "gqa_prefill_short",
-        .summary = "GQA prefill, short context: cubes own whole KV heads, fully resident, no ring",
-        .fn = prefill_short,
-        .params = params,
-        .args_size = sizeof(struct gqa_args),
-        .setup = setup,
-        .io_help = GQA_PREFILL_IO_HELP,
-};
+GQA_KERNEL(gqa_prefill_short,
+           "GQA prefill, short context: cubes own whole KV heads, fully resident, no ring",
+           prefill_short, params, GQA_PREFILL_SHORT, GQA_PREFILL_IO_HELP);

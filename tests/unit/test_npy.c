@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "base/diag.h"
+#include "base/fsutil.h"
 #include "base/npy.h"
 
 /* ---- helpers ---- */
@@ -44,18 +45,8 @@ static void data_path(char *buf, size_t size, const char *name)
 
 static uint8_t *read_all(const char *path, size_t *len)
 {
-        FILE *f = fopen(path, "rb");
-        cr_assert(f, "cannot open %s", path);
-        char *buf = NULL;
-        size_t n = 0;
-        FILE *m = open_memstream(&buf, &n);
-        char tmp[65536];
-        size_t got;
-        while ((got = fread(tmp, 1, sizeof tmp, f)) > 0)
-                fwrite(tmp, 1, got, m);
-        fclose(m);
-        fclose(f);
-        *len = n;
+        char *buf;
+        cr_assert_eq(fs_read_capped(path, 1u << 30, &buf, len, NULL), 0, "cannot read %s", path);
         return (uint8_t *)buf;
 }
 

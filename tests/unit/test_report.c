@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fsutil.h"
 #include "report/oplog.h"
 #include "report/trace.h"
 
@@ -40,17 +41,9 @@ static char *tmp_path(void)
 
 static char *read_all(const char *path)
 {
-        FILE *f = fopen(path, "rb");
-        cr_assert(f, "open %s: %s", path, strerror(errno));
-        char *buf = NULL;
-        size_t n = 0;
-        FILE *m = open_memstream(&buf, &n);
-        char tmp[65536];
-        size_t got;
-        while ((got = fread(tmp, 1, sizeof tmp, f)) > 0)
-                fwrite(tmp, 1, got, m);
-        fclose(f);
-        fclose(m);
+        char *buf;
+        size_t n;
+        cr_assert_eq(fs_read_capped(path, 1u << 30, &buf, &n, NULL), 0, "cannot read %s", path);
         return buf;
 }
 

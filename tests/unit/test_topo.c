@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/diag.h"
+#include "base/fsutil.h"
 #include "topo/topo.h"
 
 #define NS 1000ull                   /* ps per ns */
@@ -29,18 +30,10 @@ static const char *source_dir(void)
 
 static char *read_all(const char *path, size_t *len)
 {
-        FILE *f = fopen(path, "rb");
-        if (!f)
+        char *buf;
+        size_t n;
+        if (fs_read_capped(path, 1u << 30, &buf, &n, NULL) < 0)
                 return NULL;
-        char *buf = NULL;
-        size_t n = 0;
-        FILE *m = open_memstream(&buf, &n);
-        char tmp[65536];
-        size_t got;
-        while ((got = fread(tmp, 1, sizeof tmp, f)) > 0)
-                fwrite(tmp, 1, got, m);
-        fclose(m);
-        fclose(f);
         if (len)
                 *len = n;
         return buf;
