@@ -902,6 +902,17 @@ out:
         free(plans);
 }
 
+/* The YAML limits of a spec and the words of their messages. */
+static const struct ytree_limits spec_limits = {
+        .max_depth = SWEEP_MAX_DEPTH,
+        .max_nodes = SWEEP_MAX_YAML_NODES,
+        .doc = "a sweep spec",
+        .depth_hint = "a sweep spec needs only a few",
+        .nodes_hint = "write many points as a grid",
+        .empty = "the spec is empty; expected a map with at least 'version: 1', a "
+                 "kernel and a grid (see docs/sweeps.md)",
+};
+
 int sweep_spec_load_text(const char *label, const char *text, size_t len, const char *base_dir,
                          struct sweep_spec *out, struct diag *d)
 {
@@ -932,21 +943,11 @@ int sweep_spec_load_text(const char *label, const char *text, size_t len, const 
                 }
         }
         if (empty) {
-                diag_error_at(d, label, 1, 1, "the spec is empty; expected a map with at least "
-                              "'version: 1', a kernel and a grid (see docs/sweeps.md)");
+                diag_error_at(d, label, 1, 1, "%s", spec_limits.empty);
                 return -EINVAL;
         }
-        static const struct ytree_limits limits = {
-                .max_depth = SWEEP_MAX_DEPTH,
-                .max_nodes = SWEEP_MAX_YAML_NODES,
-                .doc = "a sweep spec",
-                .depth_hint = "a sweep spec needs only a few",
-                .nodes_hint = "write many points as a grid",
-                .empty = "the spec is empty; expected a map with at least 'version: 1', a "
-                         "kernel and a grid (see docs/sweeps.md)",
-        };
         struct ynode *root;
-        if (ytree_parse(label, text, len, &limits, &root, d) < 0)
+        if (ytree_parse(label, text, len, &spec_limits, &root, d) < 0)
                 return -EINVAL;
         parse_root(&p, root, base_dir);
         ytree_free(root);
