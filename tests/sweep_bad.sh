@@ -47,18 +47,6 @@ for f in sweeps/*.yaml; do
 done
 
 # The command's own usage errors: exit 2 with a hint.
-cli_case() {  # cli_case STATUS NEEDLE ARGS...
-        local want=$1 needle=$2
-        shift 2
-        n_cases=$((n_cases + 1))
-        "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-        local rc=$?
-        if [ "$rc" -ne "$want" ]; then
-                fail "cubesim $*" "exit status $rc, expected $want"
-        elif ! grep -qF -- "$needle" "$tmp/out" "$tmp/err"; then
-                fail "cubesim $*" "output lacks: $needle"
-        fi
-}
 cli_case 2 "unknown option '--jbos'; did you mean '--jobs'?" sweep sweeps/gemm_sizes.yaml --jbos 2
 cli_case 2 "--jobs 0: expected an integer in [1, 1024]" sweep sweeps/gemm_sizes.yaml --jobs 0
 cli_case 2 "which spec?" sweep

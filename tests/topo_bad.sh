@@ -47,18 +47,6 @@ for f in topologies/*.yaml; do
 done
 
 # The command itself: usage errors exit 2 with a hint; show matches the snapshot.
-cli_case() {  # cli_case STATUS NEEDLE ARGS...
-        local want=$1 needle=$2
-        shift 2
-        n_cases=$((n_cases + 1))
-        "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-        local rc=$?
-        if [ "$rc" -ne "$want" ]; then
-                fail "cubesim $*" "exit status $rc, expected $want"
-        elif ! grep -qF -- "$needle" "$tmp/out" "$tmp/err"; then
-                fail "cubesim $*" "output lacks: $needle"
-        fi
-}
 cli_case 2 "unknown option '--fromat'; did you mean '--format'?" topo show --fromat json
 cli_case 2 "--format must be text, json or dot (got 'yml')" topo show --format yml
 cli_case 2 "unknown subcommand 'chek'; did you mean 'check'?" topo chek topologies/small.yaml

@@ -9,7 +9,8 @@
 #   # expect: TEXT         stderr contains TEXT (fixed string, any line)
 #   # expect-count: N      stderr has exactly N lines containing ": error: "
 #   # args: ARGS...        extra arguments before the file
-# Counts go to n_cases and n_failed; temporary files to $tmp.
+# Counts go to n_cases and n_failed; temporary files to $tmp. cli_case
+# checks one command line of the command under test ($bin).
 
 n_cases=0
 n_failed=0
@@ -73,4 +74,19 @@ run_corpus() {
                 name=$(basename "$e" .expect)
                 [ -f "$dir/$name.yaml" ] || run_case "$name" "$dir/$name.yaml" "$e"
         done
+}
+
+# cli_case STATUS NEEDLE ARGS...: `$bin ARGS...` exits STATUS and its
+# stdout or stderr contains NEEDLE (a fixed string).
+cli_case() {  # cli_case STATUS NEEDLE ARGS...
+        local want=$1 needle=$2
+        shift 2
+        n_cases=$((n_cases + 1))
+        "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+        local rc=$?
+        if [ "$rc" -ne "$want" ]; then
+                fail "cubesim $*" "exit status $rc, expected $want"
+        elif ! grep -qF -- "$needle" "$tmp/out" "$tmp/err"; then
+                fail "cubesim $*" "output lacks: $needle"
+        fi
 }
