@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tl/tl_int.h"
 
@@ -49,6 +50,7 @@ int tl_job_run(struct tl_job *job, struct diag *d)
         job->opts.params = &job->params;
         job->have_sim = false;
         job->run = NULL;
+        job->run_wall_s = 0;
         memset(&job->stats, 0, sizeof job->stats);
         unsigned errors_before = d->n_errors;
         route_sets(job, d);
@@ -66,7 +68,12 @@ int tl_job_run(struct tl_job *job, struct diag *d)
                 diag_error(d, "out of memory for the run");
                 return -ENOMEM;
         }
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         rc = tl_run_kernel(&job->sim, job->kernel, &job->opts, job->run, d);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        job->run_wall_s = (double)(t1.tv_sec - t0.tv_sec) +
+                          (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
         if (rc == 0)
                 gather_stats(job->run, &job->stats);
         return rc;

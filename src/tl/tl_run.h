@@ -86,6 +86,7 @@ struct tl_job {
         bool have_sim;               /* sim was built */
         struct tl_run *run;          /* the run (tl_int.h); NULL if it never began */
         struct rep_run_stats stats;  /* what the runtime counted (valid when 0 was returned) */
+        double run_wall_s;           /* host seconds of the run proper (setup, launch, loop) */
 };
 
 /* Route the sets, check that this host can hold the machine, build it and
