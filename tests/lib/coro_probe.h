@@ -5,11 +5,18 @@
  * coro_probe_call(fn, arg, out, base) loads base+0, base+1, ... into
  * every callee-saved register, calls fn(arg), then stores those registers
  * to out (PROBE_N of them). Whatever runs while fn is switched away must
- * not disturb them. Include it once, in one test program. */
+ * not disturb them; probe_body runs PROBE_ROUNDS such calls in a
+ * coroutine. Include it once, in one test program. */
 #ifndef CUBESIM_TESTS_CORO_PROBE_H
 #define CUBESIM_TESTS_CORO_PROBE_H
 
 #include <stdint.h>
+
+#include "engine/coro.h"
+
+#ifndef PROBE_ROUNDS
+#define PROBE_ROUNDS 100             /* probe rounds per coroutine */
+#endif
 
 #if defined(__x86_64__)
 enum { PROBE_N = 6 };                /* rbx, rbp, r12..r15 */
@@ -133,6 +140,37 @@ __asm__(
 __attribute__((visibility("hidden")))
 void coro_probe_call(void (*fn)(void *), void *arg, uint64_t *out,
                      uint64_t base);
+
+static inline void do_yield(void *co) { coro_yield(co); }
+static inline void do_resume(void *co) { coro_resume(co); }
+
+struct probe_job {
+        struct coro *co;             /* the coroutine under test */
+        int n_bad;                   /* its registers that came back wrong */
+};
+
+static inline int probe_bad(const uint64_t *out, uint64_t base)
+{
+        int bad = 0;
+
+        for (int k = 0; k < PROBE_N; k++)
+                bad += out[k] != base + (uint64_t)k;
+        return bad;
+}
+
+/* A coroutine body that runs PROBE_ROUNDS probes, each yielding inside,
+ * and counts the registers that came back wrong. */
+static inline void probe_body(void *arg)
+{
+        struct probe_job *job = arg;
+        uint64_t out[PROBE_N];
+
+        for (int i = 0; i < PROBE_ROUNDS; i++) {
+                uint64_t base = 0xc0c0c0c000000000u + (uint64_t)i * 0x100;
+                coro_probe_call(do_yield, job->co, out, base);
+                job->n_bad += probe_bad(out, base);
+        }
+}
 #endif
 
 #endif

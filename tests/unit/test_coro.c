@@ -21,40 +21,10 @@
 #include <unistd.h>
 
 #include "engine/coro.h"
+#define PROBE_ROUNDS 100                /* probe rounds per coroutine */
 #include "../lib/coro_probe.h"
 
 #ifdef HAVE_PROBE
-
-static void do_yield(void *co) { coro_yield(co); }
-static void do_resume(void *co) { coro_resume(co); }
-
-enum { PROBE_ROUNDS = 100 };
-
-struct probe_job {
-        struct coro *co;             /* the coroutine under test */
-        int n_bad;                   /* its registers that came back wrong */
-};
-
-static int probe_bad(const uint64_t *out, uint64_t base)
-{
-        int bad = 0;
-
-        for (int k = 0; k < PROBE_N; k++)
-                bad += out[k] != base + (uint64_t)k;
-        return bad;
-}
-
-static void probe_body(void *arg)
-{
-        struct probe_job *job = arg;
-        uint64_t out[PROBE_N];
-
-        for (int i = 0; i < PROBE_ROUNDS; i++) {
-                uint64_t base = 0xc0c0c0c000000000u + (uint64_t)i * 0x100;
-                coro_probe_call(do_yield, job->co, out, base);
-                job->n_bad += probe_bad(out, base);
-        }
-}
 
 Test(coro, callee_saved_registers_survive_switches)
 {
