@@ -153,18 +153,52 @@ TL_API void tl__wait_tensor(tl_ctx *, tl_tensor *t, const char *file, int line);
 
 /* ---- compute ---------------------------------------------------------- */
 
-/* Unary and binary MATH ops, row reductions and GEMM; each returns a new
- * fp32 scratch tensor whose data is a future. */
-typedef enum tl_op {
-        TL_NONE = 0,                                         /* no op (a MATH-only composite) */
-        TL_EXP, TL_RELU, TL_RECIP, TL_NEG, TL_COPY,          /* unary */
-        TL_ADD, TL_SUB, TL_MUL, TL_DIV, TL_MAX, TL_MIN,      /* binary, broadcasting */
-        TL_ROWMAX, TL_ROWSUM,                                /* [.., M, N] -> [.., M, 1] */
-        TL_GEMM,                     /* composite: out = a . b (fp32 accumulate over K tiles) */
-        TL_DEQUANT,                  /* composite: x * tensor[k tile] (K_TILE) or x * tensor */
-        TL_BIAS,                     /* composite: x + tensor (broadcast, e.g. [1, N]) */
-        TL_SCALE,                    /* composite: x * factor */
-} tl_op;
+/* The ops of the kernel language, one row each. The table generates the
+ * tl_op enum, the names in op_logs and messages, and (in the simulator)
+ * the keys of the topology's cost tables and the checks of each entry
+ * point. A row is
+ *     OP(ID, name, KEY, form)      priced by its own cost-table entries,
+ *                                  keyed `name` (pe.cpu.issue_cost_ns.NAME,
+ *                                  pe.math.cycles_per_element.NAME)
+ *     ALIAS(ID, name, KEY, form)   priced by the entries of op KEY
+ * ID makes the enumerator TL_ID; form is how the op is called (its arity):
+ *     UNARY    tl__math1: x -> f(x), elementwise
+ *     BINARY   tl__math2: a, b -> f(a, b), elementwise, broadcasting
+ *     REDUCE   tl__math1 (the last axis) or tl__reduce (any axis)
+ *     SCALAR   tl__scalar: x, a float -> f(x, s)
+ *     TENSOR   a composite epilogue with a tensor operand only
+ *     OWN      its own entry point (tl_cast, tl_fill, tl_mask_causal)
+ *     NONE     not a MATH op (a MATH-only composite's head; the GEMM)
+ * Values are stable only within one build: kernels use the names. */
+#define TL_OPS(OP, ALIAS)                                                                \
+        ALIAS(NONE, none, COMPOSITE, NONE)    /* no op: the head of a MATH-only composite */ \
+        OP(EXP, exp, EXP, UNARY)                                                           \
+        OP(MAX, max, MAX, BINARY)                                                          \
+        OP(MIN, min, MIN, BINARY)                                                          \
+        OP(SUM, sum, SUM, REDUCE)                                                          \
+        OP(ADD, add, ADD, BINARY)                                                          \
+        OP(SUB, sub, SUB, BINARY)                                                          \
+        OP(MUL, mul, MUL, BINARY)                                                          \
+        OP(DIV, div, DIV, BINARY)                                                          \
+        OP(SCALE, scale, SCALE, SCALAR)       /* x * factor */                             \
+        OP(RELU, relu, RELU, UNARY)                                                        \
+        OP(BIAS, bias, BIAS, TENSOR)          /* composite: x + tensor (broadcast, e.g. [1, N]) */ \
+        OP(DEQUANT, dequant, DEQUANT, TENSOR) /* composite: x * tensor[k tile] or x * tensor */ \
+        OP(ROWMAX, rowmax, ROWMAX, REDUCE)    /* [.., M, N] -> [.., M, 1] */               \
+        OP(ROWSUM, rowsum, ROWSUM, REDUCE)    /* [.., M, N] -> [.., M, 1] */               \
+        OP(RECIP, recip, RECIP, UNARY)                                                     \
+        OP(MASK, mask, MASK, OWN)             /* tl_mask_causal */                         \
+        OP(CAST, cast, CAST, OWN)             /* tl_cast */                                \
+        OP(FILL, fill, FILL, OWN)             /* tl_fill */                                \
+        ALIAS(NEG, neg, SCALE, UNARY)         /* -x: a scale by -1 */                      \
+        ALIAS(COPY, copy, CAST, UNARY)        /* x: a cast to fp32 */                      \
+        ALIAS(GEMM, gemm, DOT, NONE)          /* composite: out = a . b, fp32 accumulate */
+
+#define TL__OP_ENUM(id, name, key, form) TL_##id,
+/* An op of the table above; each MATH op returns a new fp32 scratch
+ * tensor whose data is a future. */
+typedef enum tl_op { TL_OPS(TL__OP_ENUM, TL__OP_ENUM) } tl_op;
+#undef TL__OP_ENUM
 typedef tl_op tl_math_op;
 
 TL_API tl_tensor *tl__math1(tl_ctx *, tl_math_op op, tl_tensor *x, const char *file, int line);

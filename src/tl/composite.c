@@ -9,6 +9,7 @@
  * the store rounds to the output's dtype; then the post-loop ops. Issuing
  * the same ops one by one in that order gives the same numbers. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "plan/plan.h"
@@ -155,12 +156,23 @@ out:
 
 static bool is_2d(const tl_tensor *t) { return t && t->ndim == 2; }
 
+/* "TL_EXP", or "op 77 (not a tl_op)" for a value outside the table. */
+static const char *op_text(tl_op o, char *buf, size_t len)
+{
+        if (tl__op_valid(o))
+                return tl__op_id(o);
+        snprintf(buf, len, "op %d (not a tl_op)", (int)o);
+        return buf;
+}
+
 tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file, int line)
 {
         const char *op = "tl_composite";
+        char buf[48];
         tl__issue(tl, TOPO_OP_COMPOSITE, file, line);
         if (d->op != TL_GEMM && d->op != TL_NONE)
-                tl__fail(tl, file, line, op, "op %d: expected TL_GEMM or 0 (MATH only)", d->op);
+                tl__fail(tl, file, line, op, "%s: expected TL_GEMM or TL_NONE (MATH only)",
+                         op_text(d->op, buf, sizeof buf));
         if (d->n_epilogue < 0 || d->n_epilogue > PLAN_MAX_OPS - 1)
                 tl__fail(tl, file, line, op, "%d epilogue ops: expected 0..%d", d->n_epilogue,
                          PLAN_MAX_OPS - 1);
@@ -191,14 +203,14 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
                         .a_elem_bytes = (uint32_t)tl_dtype_size(d->a->dtype),
                         .b_elem_bytes = (uint32_t)tl_dtype_size(d->b->dtype),
                         .out_elem_bytes = (uint32_t)tl_dtype_size(d->out->dtype) };
-                ops[n++] = (struct plan_op){ .gemm = true, .name = "gemm",
+                ops[n++] = (struct plan_op){ .gemm = true, .name = tl__op_name(TL_GEMM),
                                              .scope = TL_SCOPE_K_TILE };
         }
         for (int i = 0; i < d->n_epilogue; i++) {
                 const tl_epilogue *e = &d->epilogue[i];
                 if (e->op != TL_DEQUANT && e->op != TL_BIAS && e->op != TL_RELU && e->op != TL_SCALE)
-                        tl__fail(tl, file, line, op, "epilogue #%d: op %d is not DEQUANT, BIAS, "
-                                 "RELU or SCALE", i, e->op);
+                        tl__fail(tl, file, line, op, "epilogue #%d: %s is not TL_DEQUANT, TL_BIAS, "
+                                 "TL_RELU or TL_SCALE", i, op_text(e->op, buf, sizeof buf));
                 if ((e->op == TL_DEQUANT || e->op == TL_BIAS) && !e->tensor)
                         tl__fail(tl, file, line, op, "epilogue #%d (%s) needs a tensor", i,
                                  tl__op_name(e->op));
@@ -312,26 +324,28 @@ tl_handle tl__softmax_merge(tl_ctx *tl, tl_tensor *s, tl_tensor *v, tl_tensor *m
         /* Prologue (KERNEL scope, TCM only; the head op may stream). */
         struct plan_op ops[PLAN_MAX_OPS];
         int n = 0;
-#define PRO(nm, cost, elems) \
-        ops[n++] = (struct plan_op){ .name = nm, .cost_op = cost, .scope = TL_SCOPE_KERNEL, \
+#define PRO(o, elems) \
+        ops[n++] = (struct plan_op){ .name = tl__op_name(o), .cost_op = tl__math_type(o), \
+                                     .scope = TL_SCOPE_KERNEL, \
                                      .elements = elems, .reads_hbm = s->space == TL_HBM,   \
                                      .hbm_name = "s" }
-        PRO("rowmax", TOPO_OP_ROWMAX, mn);
-        PRO("max", TOPO_OP_MAX, mr);
-        PRO("sub", TOPO_OP_SUB, mn);
-        PRO("exp", TOPO_OP_EXP, mn);
-        PRO("sub", TOPO_OP_SUB, mr);
-        PRO("exp", TOPO_OP_EXP, mr);
-        PRO("mul", TOPO_OP_MUL, mr);
-        PRO("rowsum", TOPO_OP_ROWSUM, mn);
-        PRO("add", TOPO_OP_ADD, mr);
+        PRO(TL_ROWMAX, mn);
+        PRO(TL_MAX, mr);
+        PRO(TL_SUB, mn);
+        PRO(TL_EXP, mn);
+        PRO(TL_SUB, mr);
+        PRO(TL_EXP, mr);
+        PRO(TL_MUL, mr);
+        PRO(TL_ROWSUM, mn);
+        PRO(TL_ADD, mr);
 #undef PRO
         /* Head GEMM: P (recipe scratch, pinned, in place) . V (streamed). */
-        ops[n++] = (struct plan_op){ .gemm = true, .name = "gemm", .scope = TL_SCOPE_K_TILE };
+        ops[n++] = (struct plan_op){ .gemm = true, .name = tl__op_name(TL_GEMM),
+                                     .scope = TL_SCOPE_K_TILE };
         /* Post-loop: o = alpha * o + pv. */
-        ops[n++] = (struct plan_op){ .name = "mul", .cost_op = TOPO_OP_MUL,
+        ops[n++] = (struct plan_op){ .name = tl__op_name(TL_MUL), .cost_op = tl__math_type(TL_MUL),
                                      .scope = TL_SCOPE_KERNEL, .elements = md };
-        ops[n++] = (struct plan_op){ .name = "add", .cost_op = TOPO_OP_ADD,
+        ops[n++] = (struct plan_op){ .name = tl__op_name(TL_ADD), .cost_op = tl__math_type(TL_ADD),
                                      .scope = TL_SCOPE_KERNEL, .elements = md };
         int64_t tile_k = 64;
         struct plan_gemm g = {

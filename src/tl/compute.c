@@ -100,7 +100,7 @@ void tl__compute_math1(tl_math_op op, const tl_tensor *x, tl_tensor *out)
 {
         const float *a = at(x);
         float *o = at(out);
-        if (op == TL_ROWMAX || op == TL_ROWSUM) {
+        if (tl__op_form(op) == TL__FORM_REDUCE) {
                 /* Reduce the last axis: iterate the output, walk each row. */
                 int nd = x->ndim;
                 int64_t n = x->shape[nd - 1], sn = x->stride[nd - 1];

@@ -53,7 +53,7 @@ void tl__log(tl_ctx *tl, const struct rep_op *op)
 /* "tl_load", "tl_mul", ...: the call as a kernel writer spells it. */
 static const char *tl__issue_name(enum topo_op op)
 {
-#define NAME(id, name) [TOPO_OP_##id] = "tl_" #name,
+#define NAME(id, name, key, form) [TOPO_OP_##id] = "tl_" #name,
         static const char *const names[TOPO_OP_COUNT] = { TOPO_CTRL_OPS(NAME) TOPO_MATH_OPS(NAME) };
 #undef NAME
         return (unsigned)op < TOPO_OP_COUNT ? names[op] : "tl_?";
@@ -268,48 +268,66 @@ static sim_ps run_math(tl_ctx *tl, enum topo_op type, const char *name, uint64_t
         return end;
 }
 
+/* ---- the ops' table ------------------------------------------------------------- */
+
+#define ROW_KEY(id, name, key, form) [TL_##id] = TOPO_OP_##key,
+#define ROW_NAME(id, name, key, form) [TL_##id] = #name,
+#define ROW_ID(id, name, key, form) [TL_##id] = "TL_" #id,
+#define ROW_FORM(id, name, key, form) [TL_##id] = TL__FORM_##form,
+static const enum topo_op op_keys[] = { TL_OPS(ROW_KEY, ROW_KEY) };
+static const char *const op_names[] = { TL_OPS(ROW_NAME, ROW_NAME) };
+static const char *const op_ids[] = { TL_OPS(ROW_ID, ROW_ID) };
+static const enum tl__form op_forms[] = { TL_OPS(ROW_FORM, ROW_FORM) };
+#undef ROW_KEY
+#undef ROW_NAME
+#undef ROW_ID
+#undef ROW_FORM
+
+bool tl__op_valid(tl_op op)
+{
+        return (unsigned)op < ARRAY_LEN(op_names);
+}
+
 enum topo_op tl__math_type(tl_op op)
 {
-        switch (op) {
-        case TL_EXP: return TOPO_OP_EXP;
-        case TL_RELU: return TOPO_OP_RELU;
-        case TL_RECIP: return TOPO_OP_RECIP;
-        case TL_NEG: return TOPO_OP_SCALE;
-        case TL_COPY: return TOPO_OP_CAST;
-        case TL_ADD: return TOPO_OP_ADD;
-        case TL_SUB: return TOPO_OP_SUB;
-        case TL_MUL: return TOPO_OP_MUL;
-        case TL_DIV: return TOPO_OP_DIV;
-        case TL_MAX: return TOPO_OP_MAX;
-        case TL_MIN: return TOPO_OP_MIN;
-        case TL_ROWMAX: return TOPO_OP_ROWMAX;
-        case TL_ROWSUM: return TOPO_OP_ROWSUM;
-        case TL_DEQUANT: return TOPO_OP_DEQUANT;
-        case TL_BIAS: return TOPO_OP_BIAS;
-        case TL_SCALE: return TOPO_OP_SCALE;
-        case TL_NONE:
-        case TL_GEMM:
-                break;
-        }
-        return TOPO_OP_CAST;
+        return op_keys[op];
 }
 
 const char *tl__op_name(tl_op op)
 {
-        static const char *const names[] = { "none", "exp", "relu", "recip", "neg", "copy", "add", "sub",
-                                             "mul", "div", "max", "min", "rowmax", "rowsum",
-                                             "gemm", "dequant", "bias", "scale" };
-        return (unsigned)op < ARRAY_LEN(names) ? names[op] : "?";
+        return op_names[op];
+}
+
+const char *tl__op_id(tl_op op)
+{
+        return op_ids[op];
+}
+
+enum tl__form tl__op_form(tl_op op)
+{
+        return op_forms[op];
+}
+
+/* Pay op's issue cost; a kernel error unless op has one of the forms
+ * want1, want2 (what names them in the message). Returns op's name. */
+static const char *issue_math(tl_ctx *tl, tl_op op, enum tl__form want1, enum tl__form want2,
+                              const char *what, const char *file, int line, const char *entry)
+{
+        if (!tl__op_valid(op))
+                tl__fail(tl, file, line, entry, "op %d is not a tl_op (expected %s)", (int)op, what);
+        tl__issue(tl, tl__math_type(op), file, line);
+        enum tl__form f = tl__op_form(op);
+        if (f != want1 && f != want2)
+                tl__fail(tl, file, line, tl__op_name(op), "%s is not %s", tl__op_id(op), what);
+        return tl__op_name(op);
 }
 
 tl_tensor *tl__math1(tl_ctx *tl, tl_math_op op, tl_tensor *x, const char *file, int line)
 {
+        const char *name = issue_math(tl, op, TL__FORM_UNARY, TL__FORM_REDUCE,
+                                      "a unary op or a reduction", file, line, "tl_math1");
         enum topo_op type = tl__math_type(op);
-        tl__issue(tl, type, file, line);
-        const char *name = tl__op_name(op);
-        bool reduce = op == TL_ROWMAX || op == TL_ROWSUM;
-        if (op < TL_EXP || op > TL_ROWSUM || (!reduce && op >= TL_ADD))
-                tl__fail(tl, file, line, name, "not a unary op");
+        bool reduce = tl__op_form(op) == TL__FORM_REDUCE;
         tl__need_local(tl, x, file, line, name, "x");
         if (reduce && x->ndim < 1)
                 tl__fail(tl, file, line, name, "a row reduction needs at least one axis");
@@ -343,11 +361,9 @@ static int broadcast(const tl_tensor *a, const tl_tensor *b, int64_t *shape)
 tl_tensor *tl__math2(tl_ctx *tl, tl_math_op op, tl_tensor *a, tl_tensor *b, const char *file,
                      int line)
 {
+        const char *name = issue_math(tl, op, TL__FORM_BINARY, TL__FORM_BINARY, "a binary op",
+                                      file, line, "tl_math2");
         enum topo_op type = tl__math_type(op);
-        tl__issue(tl, type, file, line);
-        const char *name = tl__op_name(op);
-        if (op < TL_ADD || op > TL_MIN)
-                tl__fail(tl, file, line, name, "not a binary op");
         tl__need_local(tl, a, file, line, name, "a");
         tl__need_local(tl, b, file, line, name, "b");
         int64_t shape[TL_MAX_DIMS];

@@ -162,9 +162,25 @@ void tl__wait_ready(tl_ctx *tl, tl_tensor *t, const char *file, int line, const 
 /* A kernel error unless t is local (TCM or scratch). */
 void tl__need_local(tl_ctx *tl, const tl_tensor *t, const char *file, int line, const char *op,
                     const char *which);
-/* The cost-table entry and the op_log name of a tl_op. */
+/* How a tl_op is called: the form column of TL_OPS. */
+enum tl__form {
+        TL__FORM_NONE,               /* not a MATH op */
+        TL__FORM_UNARY,              /* x -> f(x) */
+        TL__FORM_BINARY,             /* a, b -> f(a, b), broadcasting */
+        TL__FORM_REDUCE,             /* x -> reduced along one axis (kept as extent 1) */
+        TL__FORM_SCALAR,             /* x, s -> f(x, s) */
+        TL__FORM_TENSOR,             /* composite epilogue with a tensor operand */
+        TL__FORM_OWN,                /* its own entry point */
+};
+
+/* Whether op is a value of TL_OPS. */
+bool tl__op_valid(tl_op op);
+/* The cost-table entry, the op_log name ("exp"), the enumerator's name
+ * for messages ("TL_EXP") and the form of a valid tl_op. */
 enum topo_op tl__math_type(tl_op op);
 const char *tl__op_name(tl_op op);
+const char *tl__op_id(tl_op op);
+enum tl__form tl__op_form(tl_op op);
 void tl__ctx_fini(tl_ctx *tl);
 
 /* Arena. */

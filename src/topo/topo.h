@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <cubesim/tl.h>
+
 #include "base/diag.h"
 
 #ifndef CUBESIM_SIM_PS_DEFINED
@@ -43,20 +45,24 @@ typedef uint64_t sim_ps;        /* simulated time or duration, picoseconds */
 
 /* ---- op types of the issue-cost and cycles-per-element tables ---- */
 
-/* Control ops of the kernel language: each costs PE_CPU issue time. */
+/* Rows X(ID, name, KEY, form), as in TL_OPS (include/cubesim/tl.h): ID
+ * makes TOPO_OP_ID and name is the table key.
+ * Control ops of the kernel language: each costs PE_CPU issue time. */
 #define TOPO_CTRL_OPS(X)                                                        \
-        X(COMPOSITE, composite) X(LOAD, load) X(STORE, store) X(DOT, dot)      \
-        X(SEND, send) X(RECV, recv) X(COPY_TO, copy_to) X(WAIT, wait)          \
-        X(SCRATCH_SCOPE, scratch_scope) X(PROGRAM_ID, program_id)
+        X(COMPOSITE, composite, COMPOSITE, CTRL) X(LOAD, load, LOAD, CTRL)     \
+        X(STORE, store, STORE, CTRL) X(DOT, dot, DOT, CTRL)                    \
+        X(SEND, send, SEND, CTRL) X(RECV, recv, RECV, CTRL)                    \
+        X(COPY_TO, copy_to, COPY_TO, CTRL) X(WAIT, wait, WAIT, CTRL)           \
+        X(SCRATCH_SCOPE, scratch_scope, SCRATCH_SCOPE, CTRL)                   \
+        X(PROGRAM_ID, program_id, PROGRAM_ID, CTRL)
 
-/* PE_MATH ops: issue cost on PE_CPU and cycles per element on PE_MATH. */
-#define TOPO_MATH_OPS(X)                                                        \
-        X(EXP, exp) X(MAX, max) X(MIN, min) X(SUM, sum) X(ADD, add)            \
-        X(SUB, sub) X(MUL, mul) X(DIV, div) X(SCALE, scale) X(RELU, relu)      \
-        X(BIAS, bias) X(DEQUANT, dequant) X(ROWMAX, rowmax) X(ROWSUM, rowsum)  \
-        X(RECIP, recip) X(MASK, mask) X(CAST, cast) X(FILL, fill)
+/* PE_MATH ops: issue cost on PE_CPU and cycles per element on PE_MATH.
+ * They are the kernel language's ops priced by their own entries (the OP
+ * rows of TL_OPS); its ALIAS rows are priced by another op's. */
+#define TOPO__NO_KEY(id, name, key, form)
+#define TOPO_MATH_OPS(X) TL_OPS(X, TOPO__NO_KEY)
 
-#define TOPO__OP_ENUM(id, name) TOPO_OP_##id,
+#define TOPO__OP_ENUM(id, name, key, form) TOPO_OP_##id,
 enum topo_op {
         TOPO_CTRL_OPS(TOPO__OP_ENUM)
         TOPO_MATH_OPS(TOPO__OP_ENUM)

@@ -38,9 +38,9 @@ static const char *const base_words[] = { "default", "none", NULL };
 #define F_NET(p, m) { p, FT_ENUM, FS_NET, false, 0, 0, OFF(m), topo__net_words }
 #define F_LINK(p, m) F_MAP(p), F_NS(p ".latency_ns", m.latency_ps), \
         F_GBPS(p ".bw_gbps", m.bw_bytes_per_s)
-#define F_COST(id, nm) { "pe.cpu.issue_cost_ns." #nm, FT_COST, FS_COST, false, 0, 1e9, \
+#define F_COST(id, nm, key, form) { "pe.cpu.issue_cost_ns." #nm, FT_COST, FS_COST, false, 0, 1e9, \
         OFF(pe.cpu.issue_cost_ps[TOPO_OP_##id]), NULL },
-#define F_CPE(id, nm) { "pe.math.cycles_per_element." #nm, FT_INT, FS_U32, false, 1, 1e6, \
+#define F_CPE(id, nm, key, form) { "pe.math.cycles_per_element." #nm, FT_INT, FS_U32, false, 1, 1e6, \
         OFF(pe.math.cycles_per_element[TOPO_OP_##id]), NULL },
 
 /* Parents come before their children (the JSON output relies on it). */
@@ -125,7 +125,7 @@ const struct topo__field topo__fields[] = {
 const size_t topo__n_fields = ARRAY_LEN(topo__fields);
 #define N_FIELDS ARRAY_LEN(topo__fields)
 
-#define OP_NAME(id, nm) #nm,
+#define OP_NAME(id, nm, key, form) #nm,
 static const char *const op_names[TOPO_OP_COUNT] = {
         TOPO_CTRL_OPS(OP_NAME) TOPO_MATH_OPS(OP_NAME)
 };
