@@ -190,6 +190,20 @@ TL_API void tl__wait_tensor(tl_ctx *, tl_tensor *t, const char *file, int line);
         OP(MASK, mask, MASK, OWN)             /* tl_mask_causal */                         \
         OP(CAST, cast, CAST, OWN)             /* tl_cast */                                \
         OP(FILL, fill, FILL, OWN)             /* tl_fill */                                \
+        OP(SQRT, sqrt, SQRT, UNARY)                                                        \
+        OP(RSQRT, rsqrt, RSQRT, UNARY)        /* 1 / sqrt(x) */                            \
+        OP(LOG, log, LOG, UNARY)              /* natural logarithm */                      \
+        OP(TANH, tanh, TANH, UNARY)                                                        \
+        OP(ERF, erf, ERF, UNARY)                                                           \
+        OP(SIGMOID, sigmoid, SIGMOID, UNARY)  /* 1 / (1 + e^-x) */                         \
+        OP(SILU, silu, SILU, UNARY)           /* x * sigmoid(x) */                         \
+        OP(GELU, gelu, GELU, UNARY)           /* x/2 * (1 + erf(x / sqrt 2)) */            \
+        OP(GELU_TANH, gelu_tanh, GELU_TANH, UNARY) /* the tanh approximation of GELU */    \
+        OP(WHERE, where, WHERE, OWN)          /* tl_where: mask != 0 ? a : b */            \
+        OP(ADD_SCALAR, add_scalar, ADD_SCALAR, SCALAR) /* x + s */                         \
+        OP(AMAX, amax, AMAX, REDUCE)          /* the largest element along an axis */     \
+        OP(MEAN, mean, MEAN, REDUCE)          /* the mean along an axis */                 \
+        OP(RMSNORM, rmsnorm, RMSNORM, TENSOR) /* composite: RMS norm of each row */        \
         ALIAS(NEG, neg, SCALE, UNARY)         /* -x: a scale by -1 */                      \
         ALIAS(COPY, copy, CAST, UNARY)        /* x: a cast to fp32 */                      \
         ALIAS(GEMM, gemm, DOT, NONE)          /* composite: out = a . b, fp32 accumulate */
@@ -205,6 +219,12 @@ TL_API tl_tensor *tl__math1(tl_ctx *, tl_math_op op, tl_tensor *x, const char *f
 TL_API tl_tensor *tl__math2(tl_ctx *, tl_math_op op, tl_tensor *a, tl_tensor *b, const char *file,
                             int line);
 TL_API tl_tensor *tl__scale(tl_ctx *, tl_tensor *x, float factor, const char *file, int line);
+TL_API tl_tensor *tl__scalar(tl_ctx *, tl_math_op op, tl_tensor *x, float s, const char *file,
+                             int line);
+TL_API tl_tensor *tl__where(tl_ctx *, tl_tensor *mask, tl_tensor *a, tl_tensor *b,
+                            const char *file, int line);
+TL_API tl_tensor *tl__reduce(tl_ctx *, tl_math_op op, tl_tensor *x, int axis, const char *file,
+                             int line);
 TL_API tl_tensor *tl__dot(tl_ctx *, tl_tensor *a, tl_tensor *b, bool trans_b, const char *file,
                           int line);
 TL_API tl_tensor *tl__cast(tl_ctx *, tl_tensor *x, tl_dtype dt, const char *file, int line);
@@ -227,6 +247,27 @@ TL_API tl_tensor *tl__mask_causal(tl_ctx *, tl_tensor *x, int64_t offset, const 
 #define tl_rowmax(tl, x) tl__math1((tl), TL_ROWMAX, (x), __FILE__, __LINE__)
 #define tl_rowsum(tl, x) tl__math1((tl), TL_ROWSUM, (x), __FILE__, __LINE__)
 #define tl_scale(tl, x, factor) tl__scale((tl), (x), (factor), __FILE__, __LINE__)
+#define tl_sqrt(tl, x) tl__math1((tl), TL_SQRT, (x), __FILE__, __LINE__)
+#define tl_rsqrt(tl, x) tl__math1((tl), TL_RSQRT, (x), __FILE__, __LINE__)
+#define tl_log(tl, x) tl__math1((tl), TL_LOG, (x), __FILE__, __LINE__)
+#define tl_tanh(tl, x) tl__math1((tl), TL_TANH, (x), __FILE__, __LINE__)
+#define tl_erf(tl, x) tl__math1((tl), TL_ERF, (x), __FILE__, __LINE__)
+#define tl_sigmoid(tl, x) tl__math1((tl), TL_SIGMOID, (x), __FILE__, __LINE__)
+#define tl_silu(tl, x) tl__math1((tl), TL_SILU, (x), __FILE__, __LINE__)
+/* GELU, exact (erf) form and the tanh approximation. */
+#define tl_gelu(tl, x) tl__math1((tl), TL_GELU, (x), __FILE__, __LINE__)
+#define tl_gelu_tanh(tl, x) tl__math1((tl), TL_GELU_TANH, (x), __FILE__, __LINE__)
+/* x + s and x * s for a scalar s (tl_mul_scalar is tl_scale). */
+#define tl_add_scalar(tl, x, s) tl__scalar((tl), TL_ADD_SCALAR, (x), (s), __FILE__, __LINE__)
+#define tl_mul_scalar(tl, x, s) tl__scalar((tl), TL_SCALE, (x), (s), __FILE__, __LINE__)
+/* Elementwise select: mask != 0 ? a : b; the three broadcast together
+ * (e.g. a [M, 1] mask against [M, N] operands). */
+#define tl_where(tl, mask, a, b) tl__where((tl), (mask), (a), (b), __FILE__, __LINE__)
+/* Reductions along axis (negative counts from the end), which is kept as
+ * extent 1: [M, N] along 0 -> [1, N]. tl_rowmax(x) is tl_amax(x, -1). */
+#define tl_sum(tl, x, axis) tl__reduce((tl), TL_SUM, (x), (axis), __FILE__, __LINE__)
+#define tl_amax(tl, x, axis) tl__reduce((tl), TL_AMAX, (x), (axis), __FILE__, __LINE__)
+#define tl_mean(tl, x, axis) tl__reduce((tl), TL_MEAN, (x), (axis), __FILE__, __LINE__)
 /* [M, K] x [K, N] -> [M, N] fp32 accumulate; with trans_b, b is [N, K]. */
 #define tl_dot(tl, a, b, trans_b) tl__dot((tl), (a), (b), (trans_b), __FILE__, __LINE__)
 /* x rounded to dt (values become representable in dt; storage stays fp32 math). */
@@ -250,8 +291,15 @@ TL_API tl_tensor *tl__mask_causal(tl_ctx *, tl_tensor *x, int64_t offset, const 
  * Tile i+1's DMA runs while tile i computes (double buffering). tl_wait on
  * the handle blocks until every stage is done. */
 
-/* Composite ops are tl_op values: TL_GEMM, and as epilogue TL_DEQUANT,
- * TL_BIAS, TL_RELU, TL_SCALE. */
+/* Composite ops are tl_op values: TL_GEMM as the head, and as epilogue ops
+ *   - any unary op on x (TL_RELU, TL_GELU, TL_GELU_TANH, TL_SILU, ...);
+ *   - a binary op with .tensor as its second operand, broadcast to the
+ *     output: TL_ADD of an [M, N] tensor is a residual add;
+ *   - TL_SCALE (x * factor) and TL_ADD_SCALAR (x + factor);
+ *   - TL_DEQUANT and TL_BIAS with .tensor;
+ *   - TL_RMSNORM, KERNEL scope only (it needs whole rows): each row of the
+ *     output becomes x / sqrt(mean(x^2) + factor) * tensor, with .tensor
+ *     the weight [N] (or [1, N]; NULL for none) and .factor epsilon. */
 typedef tl_op tl_cop;
 
 typedef enum tl_cscope {
@@ -262,8 +310,8 @@ typedef enum tl_cscope {
 
 typedef struct tl_epilogue {
         tl_cop op;                   /* what */
-        tl_tensor *tensor;           /* operand of DEQUANT and BIAS */
-        float factor;                /* operand of SCALE */
+        tl_tensor *tensor;           /* operand of DEQUANT, BIAS, binary ops; RMSNORM's weight */
+        float factor;                /* operand of SCALE, ADD_SCALAR; RMSNORM's epsilon */
         tl_cscope scope;             /* when */
 } tl_epilogue;
 

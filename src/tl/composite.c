@@ -94,24 +94,37 @@ static tl_tensor view2(const tl_tensor *t, int64_t r0, int64_t c0, int64_t r, in
         return v;
 }
 
+/* "TL_EXP", or "op 77 (not a tl_op)" for a value outside the table. */
+static const char *op_text(tl_op o, char *buf, size_t len)
+{
+        if (tl__op_valid(o))
+                return tl__op_id(o);
+        snprintf(buf, len, "op %d (not a tl_op)", (int)o);
+        return buf;
+}
+
 /* Apply one epilogue op to x in place; k_tile is the K tile index (for a
  * per-K-tile DEQUANT) or -1. */
 static void apply_epilogue(const tl_epilogue *e, tl_tensor *x, int64_t k_tile)
 {
-        switch (e->op) {
-        case TL_RELU:
-                tl__compute_math1(TL_RELU, x, x);
+        switch (tl__op_form(e->op)) {
+        case TL__FORM_UNARY:
+                tl__compute_math1(e->op, x, x);
                 break;
-        case TL_SCALE:
-                tl__compute_scale(x, e->factor, x);
+        case TL__FORM_BINARY:
+                tl__compute_math2(e->op, x, e->tensor, x);
                 break;
-        case TL_BIAS:
-                tl__compute_math2(TL_ADD, x, e->tensor, x);
+        case TL__FORM_SCALAR:
+                tl__compute_scalar(e->op, x, e->factor, x);
                 break;
-        case TL_DEQUANT:
-                if (k_tile >= 0 && tl_numel(e->tensor) > 1 && e->tensor->ndim == 1) {
+        case TL__FORM_TENSOR:
+                if (e->op == TL_RMSNORM) {
+                        tl__compute_rmsnorm(x, e->tensor, e->factor, x);
+                } else if (e->op == TL_BIAS) {
+                        tl__compute_math2(TL_ADD, x, e->tensor, x);
+                } else if (k_tile >= 0 && tl_numel(e->tensor) > 1 && e->tensor->ndim == 1) {
                         float s = e->tensor->base[e->tensor->offset + k_tile * e->tensor->stride[0]];
-                        tl__compute_scale(x, s, x);
+                        tl__compute_scalar(TL_SCALE, x, s, x);
                 } else {
                         tl__compute_math2(TL_MUL, x, e->tensor, x);
                 }
@@ -119,6 +132,45 @@ static void apply_epilogue(const tl_epilogue *e, tl_tensor *x, int64_t k_tile)
         default:
                 break;
         }
+}
+
+/* A kernel error unless epilogue op #i can run on an output of shape
+ * out: its op, its operands and its scope. */
+static void check_epilogue(tl_ctx *tl, const tl_epilogue *e, int i, const tl_tensor *out,
+                           const char *file, int line)
+{
+        const char *op = "tl_composite";
+        char buf[48];
+        enum tl__form f = tl__op_valid(e->op) ? tl__op_form(e->op) : TL__FORM_NONE;
+        if (f != TL__FORM_UNARY && f != TL__FORM_BINARY && f != TL__FORM_SCALAR &&
+            f != TL__FORM_TENSOR)
+                tl__fail(tl, file, line, op, "epilogue #%d: %s is not an epilogue op (a unary "
+                         "or binary op, TL_SCALE, TL_ADD_SCALAR, TL_DEQUANT, TL_BIAS or "
+                         "TL_RMSNORM)", i, op_text(e->op, buf, sizeof buf));
+        const char *id = tl__op_id(e->op);
+        bool needs_tensor = f == TL__FORM_BINARY || e->op == TL_DEQUANT || e->op == TL_BIAS;
+        if (needs_tensor && !e->tensor)
+                tl__fail(tl, file, line, op, "epilogue #%d (%s) needs a tensor", i, id);
+        if (e->op == TL_RMSNORM && e->scope != TL_SCOPE_KERNEL)
+                tl__fail(tl, file, line, op, "epilogue #%d (%s) needs whole rows: give it "
+                         "scope TL_SCOPE_KERNEL", i, id);
+        if (!e->tensor)
+                return;
+        tl__need_local(tl, e->tensor, file, line, op, tl__op_name(e->op));
+        /* The operand broadcasts to the output (a K-tile DEQUANT's per-tile
+         * vector is indexed by the K tile instead). */
+        bool k_vector = e->op == TL_DEQUANT && e->scope == TL_SCOPE_K_TILE &&
+                        e->tensor->ndim == 1;
+        const tl_tensor *t = e->tensor;
+        bool ok = t->ndim <= out->ndim;
+        for (int j = 0; ok && j < t->ndim; j++) {
+                int64_t et = t->shape[t->ndim - 1 - j], eo = out->shape[out->ndim - 1 - j];
+                ok = et == 1 || et == eo;
+        }
+        if (!ok && !k_vector)
+                tl__fail(tl, file, line, op, "epilogue #%d (%s): its %dD tensor does not "
+                         "broadcast to the output [%lld, %lld]", i, id, t->ndim,
+                         (long long)out->shape[0], (long long)out->shape[1]);
 }
 
 /* out = epilogue(a . b) with the K tiling of the plan. */
@@ -155,15 +207,6 @@ out:
 /* ---- tl_composite ------------------------------------------------------------------ */
 
 static bool is_2d(const tl_tensor *t) { return t && t->ndim == 2; }
-
-/* "TL_EXP", or "op 77 (not a tl_op)" for a value outside the table. */
-static const char *op_text(tl_op o, char *buf, size_t len)
-{
-        if (tl__op_valid(o))
-                return tl__op_id(o);
-        snprintf(buf, len, "op %d (not a tl_op)", (int)o);
-        return buf;
-}
 
 tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file, int line)
 {
@@ -208,16 +251,9 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
         }
         for (int i = 0; i < d->n_epilogue; i++) {
                 const tl_epilogue *e = &d->epilogue[i];
-                if (e->op != TL_DEQUANT && e->op != TL_BIAS && e->op != TL_RELU && e->op != TL_SCALE)
-                        tl__fail(tl, file, line, op, "epilogue #%d: %s is not TL_DEQUANT, TL_BIAS, "
-                                 "TL_RELU or TL_SCALE", i, op_text(e->op, buf, sizeof buf));
-                if ((e->op == TL_DEQUANT || e->op == TL_BIAS) && !e->tensor)
-                        tl__fail(tl, file, line, op, "epilogue #%d (%s) needs a tensor", i,
-                                 tl__op_name(e->op));
-                if (e->tensor) {
-                        tl__need_local(tl, e->tensor, file, line, op, tl__op_name(e->op));
+                check_epilogue(tl, e, i, d->out, file, line);
+                if (e->tensor)
                         tl__wait_ready(tl, e->tensor, file, line, op);
-                }
                 ops[n++] = (struct plan_op){ .name = tl__op_name(e->op),
                                              .cost_op = tl__math_type(e->op), .scope = e->scope,
                                              .elements = (uint64_t)tl_numel(d->out) };

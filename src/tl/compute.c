@@ -76,13 +76,21 @@ void tl__compute_fill(tl_tensor *out, float v)
         FOR_EACH_4D(out, out->ndim, zero, zero, o[o_] = v);
 }
 
-void tl__compute_scale(const tl_tensor *x, float f, tl_tensor *out)
+void tl__compute_scalar(tl_math_op op, const tl_tensor *x, float v, tl_tensor *out)
 {
         int64_t sx[4], zero[4] = { 0 };
         view_strides(x, out->ndim, sx);
         const float *a = at(x);
         float *o = at(out);
-        FOR_EACH_4D(out, out->ndim, sx, zero, o[o_] = a[ai_] * f);
+        if (op == TL_ADD_SCALAR)
+                FOR_EACH_4D(out, out->ndim, sx, zero, o[o_] = a[ai_] + v);
+        else
+                FOR_EACH_4D(out, out->ndim, sx, zero, o[o_] = a[ai_] * v);
+}
+
+static float sigmoid(float v)
+{
+        return 1.0f / (1.0f + expf(-v));
 }
 
 static float apply1(tl_math_op op, float v)
@@ -92,34 +100,86 @@ static float apply1(tl_math_op op, float v)
         case TL_RELU: return v > 0.0f ? v : 0.0f;
         case TL_RECIP: return 1.0f / v;
         case TL_NEG: return -v;
+        case TL_SQRT: return sqrtf(v);
+        case TL_RSQRT: return 1.0f / sqrtf(v);
+        case TL_LOG: return logf(v);
+        case TL_TANH: return tanhf(v);
+        case TL_ERF: return erff(v);
+        case TL_SIGMOID: return sigmoid(v);
+        case TL_SILU: return v * sigmoid(v);
+        case TL_GELU: return 0.5f * v * (1.0f + erff(v * (float)M_SQRT1_2));
+        case TL_GELU_TANH: {
+                const float k = 0.7978845608028654f; /* sqrt(2 / pi) */
+                return 0.5f * v * (1.0f + tanhf(k * (v + 0.044715f * v * v * v)));
+        }
         default: return v;
         }
 }
 
 void tl__compute_math1(tl_math_op op, const tl_tensor *x, tl_tensor *out)
 {
-        const float *a = at(x);
-        float *o = at(out);
-        if (tl__op_form(op) == TL__FORM_REDUCE) {
-                /* Reduce the last axis: iterate the output, walk each row. */
-                int nd = x->ndim;
-                int64_t n = x->shape[nd - 1], sn = x->stride[nd - 1];
-                int64_t sx[4], zero[4] = { 0 };
-                view_strides(x, nd, sx);
-                sx[nd - 1] = 0;
-                FOR_EACH_4D(out, nd, sx, zero, {
-                        float acc = op == TL_ROWMAX ? -INFINITY : 0.0f;
-                        for (int64_t j = 0; j < n; j++) {
-                                float v = a[ai_ + j * sn];
-                                acc = op == TL_ROWMAX ? (v > acc ? v : acc) : acc + v;
-                        }
-                        o[o_] = acc;
-                });
-                return;
-        }
         int64_t sx[4], zero[4] = { 0 };
         view_strides(x, out->ndim, sx);
+        const float *a = at(x);
+        float *o = at(out);
         FOR_EACH_4D(out, out->ndim, sx, zero, o[o_] = apply1(op, a[ai_]));
+}
+
+void tl__compute_reduce(tl_math_op op, const tl_tensor *x, int axis, tl_tensor *out)
+{
+        /* Iterate the output; walk x along axis from each output element. */
+        int nd = x->ndim;
+        int64_t n = x->shape[axis], sn = x->stride[axis];
+        int64_t sx[4], zero[4] = { 0 };
+        view_strides(x, nd, sx);
+        sx[axis] = 0;
+        bool is_max = op == TL_ROWMAX || op == TL_AMAX;
+        const float *a = at(x);
+        float *o = at(out);
+        FOR_EACH_4D(out, nd, sx, zero, {
+                float acc = is_max ? -INFINITY : 0.0f;
+                for (int64_t j = 0; j < n; j++) {
+                        float v = a[ai_ + j * sn];
+                        acc = is_max ? (v > acc ? v : acc) : acc + v;
+                }
+                o[o_] = op == TL_MEAN ? acc / (float)n : acc;
+        });
+}
+
+void tl__compute_where(const tl_tensor *mask, const tl_tensor *a, const tl_tensor *b,
+                       tl_tensor *out)
+{
+        /* out = b, then a where the mask is set. */
+        tl__compute_copy(b, out, TL_FP32);
+        int64_t sm[4], sa[4];
+        view_strides(mask, out->ndim, sm);
+        view_strides(a, out->ndim, sa);
+        const float *m = at(mask), *pa = at(a);
+        float *o = at(out);
+        FOR_EACH_4D(out, out->ndim, sm, sa, if (m[ai_] != 0.0f) o[o_] = pa[bi_]);
+}
+
+void tl__compute_rmsnorm(const tl_tensor *x, const tl_tensor *w, float eps, tl_tensor *out)
+{
+        int nd = x->ndim;
+        int64_t n = x->shape[nd - 1], sn = x->stride[nd - 1], so = out->stride[nd - 1];
+        int64_t sw = w && w->shape[w->ndim - 1] != 1 ? w->stride[w->ndim - 1] : 0;
+        /* Iterate the rows: the output seen with its last axis of extent 1. */
+        tl_tensor rows = *out;
+        rows.shape[nd - 1] = 1;
+        int64_t sx[4], zero[4] = { 0 };
+        view_strides(x, nd, sx);
+        sx[nd - 1] = 0;
+        const float *a = at(x), *pw = w ? at(w) : NULL;
+        float *o = at(out);
+        FOR_EACH_4D(&rows, nd, sx, zero, {
+                float ss = 0.0f;
+                for (int64_t j = 0; j < n; j++)
+                        ss += a[ai_ + j * sn] * a[ai_ + j * sn];
+                float r = 1.0f / sqrtf(ss / (float)n + eps);
+                for (int64_t j = 0; j < n; j++)
+                        o[o_ + j * so] = a[ai_ + j * sn] * r * (pw ? pw[j * sw] : 1.0f);
+        });
 }
 
 static float apply2(tl_math_op op, float a, float b)

@@ -308,6 +308,28 @@ enum tl__form tl__op_form(tl_op op)
         return op_forms[op];
 }
 
+/* op (a reduction, issued) of x along axis (negative: from the end),
+ * kept as extent 1. */
+static tl_tensor *reduce(tl_ctx *tl, tl_op op, const char *name, tl_tensor *x, int axis,
+                         const char *file, int line)
+{
+        tl__need_local(tl, x, file, line, name, "x");
+        int ax = axis < 0 ? axis + x->ndim : axis;
+        if (x->ndim < 1 || ax < 0 || ax >= x->ndim)
+                tl__fail(tl, file, line, name, "axis %d of a %dD tensor: expected -%d..%d", axis,
+                         x->ndim, x->ndim, x->ndim - 1);
+        tl__wait_ready(tl, x, file, line, name);
+        int64_t shape[TL_MAX_DIMS];
+        memcpy(shape, x->shape, sizeof shape);
+        shape[ax] = 1;
+        tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, x->ndim, shape);
+        if (data_mode(tl))
+                tl__compute_reduce(op, x, ax, out);
+        uint64_t n = (uint64_t)tl_numel(x);
+        tl__finish_at(tl, out, run_math(tl, tl__math_type(op), name, n, n * 4));
+        return out;
+}
+
 /* Pay op's issue cost; a kernel error unless op has one of the forms
  * want1, want2 (what names them in the message). Returns op's name. */
 static const char *issue_math(tl_ctx *tl, tl_op op, enum tl__form want1, enum tl__form want2,
@@ -326,22 +348,45 @@ tl_tensor *tl__math1(tl_ctx *tl, tl_math_op op, tl_tensor *x, const char *file, 
 {
         const char *name = issue_math(tl, op, TL__FORM_UNARY, TL__FORM_REDUCE,
                                       "a unary op or a reduction", file, line, "tl_math1");
-        enum topo_op type = tl__math_type(op);
-        bool reduce = tl__op_form(op) == TL__FORM_REDUCE;
+        if (tl__op_form(op) == TL__FORM_REDUCE)
+                return reduce(tl, op, name, x, -1, file, line);
         tl__need_local(tl, x, file, line, name, "x");
-        if (reduce && x->ndim < 1)
-                tl__fail(tl, file, line, name, "a row reduction needs at least one axis");
         tl__wait_ready(tl, x, file, line, name);
-        int64_t shape[TL_MAX_DIMS];
-        memcpy(shape, x->shape, sizeof shape);
-        if (reduce)
-                shape[x->ndim - 1] = 1;
-        tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, x->ndim, shape);
+        tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, x->ndim,
+                                        x->shape);
         if (data_mode(tl))
                 tl__compute_math1(op, x, out);
         uint64_t n = (uint64_t)tl_numel(x);
-        tl__finish_at(tl, out, run_math(tl, type, name, n, n * 4));
+        tl__finish_at(tl, out, run_math(tl, tl__math_type(op), name, n, n * 4));
         return out;
+}
+
+tl_tensor *tl__reduce(tl_ctx *tl, tl_math_op op, tl_tensor *x, int axis, const char *file,
+                      int line)
+{
+        const char *name = issue_math(tl, op, TL__FORM_REDUCE, TL__FORM_REDUCE, "a reduction",
+                                      file, line, "tl_reduce");
+        return reduce(tl, op, name, x, axis, file, line);
+}
+
+tl_tensor *tl__scalar(tl_ctx *tl, tl_math_op op, tl_tensor *x, float v, const char *file, int line)
+{
+        const char *name = issue_math(tl, op, TL__FORM_SCALAR, TL__FORM_SCALAR,
+                                      "an op with a scalar operand", file, line, "tl_scalar");
+        tl__need_local(tl, x, file, line, name, "x");
+        tl__wait_ready(tl, x, file, line, name);
+        tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, x->ndim,
+                                        x->shape);
+        if (data_mode(tl))
+                tl__compute_scalar(op, x, v, out);
+        uint64_t n = (uint64_t)tl_numel(x);
+        tl__finish_at(tl, out, run_math(tl, tl__math_type(op), name, n, n * 4));
+        return out;
+}
+
+tl_tensor *tl__scale(tl_ctx *tl, tl_tensor *x, float factor, const char *file, int line)
+{
+        return tl__scalar(tl, TL_SCALE, x, factor, file, line);
 }
 
 /* NumPy broadcasting of a and b; the result shape into shape. */
@@ -382,17 +427,28 @@ tl_tensor *tl__math2(tl_ctx *tl, tl_math_op op, tl_tensor *a, tl_tensor *b, cons
         return out;
 }
 
-tl_tensor *tl__scale(tl_ctx *tl, tl_tensor *x, float factor, const char *file, int line)
+tl_tensor *tl__where(tl_ctx *tl, tl_tensor *mask, tl_tensor *a, tl_tensor *b, const char *file,
+                     int line)
 {
-        tl__issue(tl, TOPO_OP_SCALE, file, line);
-        tl__need_local(tl, x, file, line, "scale", "x");
-        tl__wait_ready(tl, x, file, line, "scale");
-        tl_tensor *out = tl__new_tensor(tl, file, line, "scale", TL_SCRATCH, TL_FP32, x->ndim,
-                                        x->shape);
+        const char *name = tl__op_name(TL_WHERE);
+        tl__issue(tl, tl__math_type(TL_WHERE), file, line);
+        tl__need_local(tl, mask, file, line, name, "mask");
+        tl__need_local(tl, a, file, line, name, "a");
+        tl__need_local(tl, b, file, line, name, "b");
+        tl_tensor ab = { .ndim = 0 };
+        ab.ndim = broadcast(a, b, ab.shape);
+        int nd = ab.ndim < 0 ? -1 : broadcast(mask, &ab, ab.shape);
+        if (nd < 0)
+                tl__fail(tl, file, line, name, "mask, a and b do not broadcast together "
+                         "(%dD, %dD and %dD)", mask->ndim, a->ndim, b->ndim);
+        tl__wait_ready(tl, mask, file, line, name);
+        tl__wait_ready(tl, a, file, line, name);
+        tl__wait_ready(tl, b, file, line, name);
+        tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, nd, ab.shape);
         if (data_mode(tl))
-                tl__compute_scale(x, factor, out);
-        uint64_t n = (uint64_t)tl_numel(x);
-        tl__finish_at(tl, out, run_math(tl, TOPO_OP_SCALE, "scale", n, n * 4));
+                tl__compute_where(mask, a, b, out);
+        uint64_t n = (uint64_t)tl_numel(out);
+        tl__finish_at(tl, out, run_math(tl, tl__math_type(TL_WHERE), name, n, n * 4));
         return out;
 }
 

@@ -189,7 +189,13 @@ void *tl__arena_alloc(tl_ctx *tl, size_t bytes);
 /* Data-mode kernels of the ops (compute.c). */
 void tl__compute_math1(tl_math_op op, const tl_tensor *x, tl_tensor *out);
 void tl__compute_math2(tl_math_op op, const tl_tensor *a, const tl_tensor *b, tl_tensor *out);
-void tl__compute_scale(const tl_tensor *x, float f, tl_tensor *out);
+void tl__compute_scalar(tl_math_op op, const tl_tensor *x, float v, tl_tensor *out);
+void tl__compute_reduce(tl_math_op op, const tl_tensor *x, int axis, tl_tensor *out);
+void tl__compute_where(const tl_tensor *mask, const tl_tensor *a, const tl_tensor *b,
+                       tl_tensor *out);
+/* Each row (last axis) of x: x / sqrt(mean(x^2) + eps) * w, w broadcast
+ * along the row (NULL: 1); out may be x. */
+void tl__compute_rmsnorm(const tl_tensor *x, const tl_tensor *w, float eps, tl_tensor *out);
 void tl__compute_dot(const tl_tensor *a, const tl_tensor *b, bool trans_b, tl_tensor *out);
 void tl__compute_copy(const tl_tensor *src, tl_tensor *dst, tl_dtype round_to);
 void tl__compute_fill(tl_tensor *out, float v);
