@@ -29,9 +29,83 @@ tail -c 3 "$tmp/a.json" | grep -q '}' || { echo "FAIL: trace not closed"; fail=1
 [ -s "$tmp/out/c.npy" ] || { echo "FAIL: c.npy not written"; fail=1; }
 mkdir -p "$tmp/in" && cp "$tmp/out/c.npy" "$tmp/in/a.npy"
 # a.npy is [32, 48]: m and k come from it when unset ...
-check 0 "kernel gemm" -- run gemm --mode data --inputs "$tmp/in" --set dtype=fp32
+check 0 "kernel gemm" -- run gemm --mode data --inputs "$tmp/in" --allow-random --set dtype=fp32
 # ... and a disagreeing --set is bad input naming both shapes.
-check 2 "shape [32, 48] does not match the kernel's [40, 48] for 'a'" -- run gemm --mode data --inputs "$tmp/in" --set m=40
+check 2 "shape [32, 48] does not match the kernel's [40, 48] for 'a'" -- run gemm --mode data --inputs "$tmp/in" --allow-random --set m=40
+
+# npy_f4 FILE "SHAPE" HEX...: a float32 .npy file of shape (SHAPE) holding
+# the values given as little-endian hex words (0000803f is 1.0, 0000c07f
+# NaN, 0000807f +inf); no values writes the header alone.
+npy_f4() {
+        local file=$1 shape=$2; shift 2
+        local dict="{'descr': '<f4', 'fortran_order': False, 'shape': ($shape), }"
+        local pad=$(( (64 - (10 + ${#dict} + 1) % 64) % 64 )) hex w
+        dict+=$(printf '%*s' "$pad" '')
+        local hlen=$(( ${#dict} + 1 ))
+        printf '\x93NUMPY\x01\x00' >"$file"
+        printf "\\x$(printf %02x $((hlen % 256)))\\x$(printf %02x $((hlen / 256)))" >>"$file"
+        printf '%s\n' "$dict" >>"$file"
+        for w in "$@"; do
+                hex=$(sed 's/../\\x&/g' <<<"$w")
+                printf "$hex" >>"$file"
+        done
+}
+
+# Every data-mode run says where each input came from, and from which seed.
+check 0 "note: input a [32, 16]: generated, uniform in [-1, 1) from seed 7" -- run gemm --mode data --set m=32 --set n=48 --set k=16 --seed 7
+# With --inputs, a missing file is bad input naming the expected files and
+# shapes, and a .npy file that is not an input (a misspelt name) ...
+mkdir -p "$tmp/typo" && cp "$tmp/out/c.npy" "$tmp/typo/bb.npy"
+check 2 "typo: error: no a.npy, b.npy for kernel gemm (it reads a.npy [256, 256], b.npy [256, 256]); give the files, or --allow-random" -- run gemm --mode data --inputs "$tmp/typo"
+check 2 "typo: note: bb.npy is not an input of kernel gemm" -- run gemm --mode data --inputs "$tmp/typo"
+check 2 "no a.npy, b.npy for kernel gemm" -- run gemm --inputs "$tmp/typo"
+# ... unless --allow-random generates them, and says so.
+check 0 "note: input a [32, 48]: read from $tmp/in/a.npy" -- run gemm --mode data --inputs "$tmp/in" --allow-random
+check 0 "note: input b [48, 256]: generated (no file; --allow-random), uniform in [-1, 1) from seed 1" -- run gemm --mode data --inputs "$tmp/in" --allow-random
+
+# --save-inputs writes the generated inputs; read back they give the same outputs.
+small=(--set m=24 --set n=40 --set k=72 --set dtype=fp32)
+check 0 "saved to $tmp/saved/b.npy" -- run gemm --mode data "${small[@]}" --seed 5 --save-inputs "$tmp/saved" --outputs "$tmp/o1"
+check 0 "read from $tmp/saved/b.npy" -- run gemm --mode data "${small[@]}" --inputs "$tmp/saved" --outputs "$tmp/o2"
+cmp -s "$tmp/o1/c.npy" "$tmp/o2/c.npy" || { echo "FAIL: saved inputs do not reproduce the outputs"; fail=1; }
+check 2 "--save-inputs needs --mode data" -- run gemm --save-inputs "$tmp/s"
+
+# --expect: the same run matches; another seed does not, naming the worst element.
+check 0 "o1/c.npy: note: output c [24, 40] matches within rtol 1.3e-06, atol 1e-05" -- run gemm --mode data "${small[@]}" --seed 5 --expect "$tmp/o1"
+check 1 "o1/c.npy: error: output c [24, 40]: " -- run gemm --mode data "${small[@]}" --seed 6 --expect "$tmp/o1"
+out=$("$bin" run gemm --mode data "${small[@]}" --seed 6 --expect "$tmp/o1" 2>&1)
+grep -qE "output c \[24, 40\]: [0-9]+ of 960 elements out of tolerance \(rtol 1.3e-06, atol 1e-05\); worst at \[[0-9]+, [0-9]+\]: got -?[0-9.e+-]+, want -?[0-9.e+-]+" <<<"$out" ||
+        { echo "FAIL: --expect mismatch message: $out"; fail=1; }
+# A tolerance wide enough accepts it.
+check 0 "matches within rtol 0, atol 1000" -- run gemm --mode data "${small[@]}" --seed 6 --expect "$tmp/o1" --rtol 0 --atol 1000
+check 2 "--expect needs output c [24, 40] of kernel gemm as c.npy" -- run gemm --mode data "${small[@]}" --expect "$tmp/saved"
+check 2 "--rtol -1: expected a number >= 0" -- run gemm --mode data --expect "$tmp/o1" --rtol -1
+check 2 "--rtol and --atol are the tolerances of --expect DIR" -- run gemm --mode data --atol 1
+
+# Non-finite inputs and outputs are reported with their count and first
+# index; --fail-on-nonfinite makes them fail the run.
+mkdir -p "$tmp/nan"
+npy_f4 "$tmp/nan/a.npy" "2, 2" 0000803f 0000c07f 0000803f 0000803f
+npy_f4 "$tmp/nan/b.npy" "2, 2" 0000803f 0000803f 0000807f 0000803f
+nan=(--mode data --inputs "$tmp/nan" --set dtype=fp32)
+check 0 "warning: input a [2, 2]: 1 non-finite value of 4 (first at [0, 1]: nan)" -- run gemm "${nan[@]}"
+check 0 "warning: output c [2, 2]: 3 non-finite values of 4 (first at [0, 0]: nan)" -- run gemm "${nan[@]}"
+check 1 "error: input b [2, 2]: 1 non-finite value of 4 (first at [1, 0]: inf) (--fail-on-nonfinite)" -- run gemm "${nan[@]}" --fail-on-nonfinite
+
+# A FIFO as an input is refused, not waited on.
+mkdir -p "$tmp/fifo" && mkfifo "$tmp/fifo/a.npy"
+out=$(timeout 20 "$bin" run gemm --mode data --inputs "$tmp/fifo" --allow-random 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -qF "fifo/a.npy: error: not a regular file (input 'a' must be a .npy file)" <<<"$out" ||
+        { echo "FAIL: a FIFO input: exit $rc: $out"; fail=1; }
+# Dimensions taken from a file obey the parameter's range.
+mkdir -p "$tmp/big"
+npy_f4 "$tmp/big/q.npy" "1, 8, 1, 8192" && head -c $((8 * 8192 * 4)) /dev/zero >>"$tmp/big/q.npy"
+check 2 "q.npy: extent 8192 of axis 3 gives head_dim = 8192, outside its range" -- run gqa_decode --inputs "$tmp/big" --allow-random
+# A path longer than any fixed buffer is used whole.
+long=$tmp/$(printf 'd%.0s' {1..200})/$(printf 'e%.0s' {1..200})/$(printf 'f%.0s' {1..200})/$(printf 'g%.0s' {1..200})/$(printf 'h%.0s' {1..200})
+mkdir -p "$long" && cp "$tmp/saved/a.npy" "$tmp/saved/b.npy" "$long/"
+check 0 "read from $long/b.npy" -- run gemm --mode data "${small[@]}" --inputs "$long" --outputs "$long/o"
+cmp -s "$tmp/o1/c.npy" "$long/o/c.npy" || { echo "FAIL: a long --outputs path lost the output"; fail=1; }
 
 # Kernel errors: exit 1, the kernel's line, the PE, the op.
 check 1 "PE sip0.cube0.pe0: tl_alloc: TCM:" -- run gemm --set tile_m=4096 --set tile_k=4096

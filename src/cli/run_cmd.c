@@ -1,5 +1,6 @@
 /* cli/run_cmd.c: `cubesim run KERNEL` and `cubesim kernels`. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +13,9 @@
 
 static const char usage[] =
         "usage: cubesim run KERNEL [--topo FILE] [--set key=value ...] [--mode oplog|data]\n"
-        "                  [--inputs DIR] [--outputs DIR] [--oplog FILE] [--trace FILE]\n"
-        "                  [--kernels LIB.so] [--json]\n"
+        "                  [--inputs DIR [--allow-random]] [--save-inputs DIR] [--outputs DIR]\n"
+        "                  [--expect DIR [--rtol X] [--atol X]] [--fail-on-nonfinite]\n"
+        "                  [--seed N] [--oplog FILE] [--trace FILE] [--kernels LIB.so] [--json]\n"
         "\n"
         "Run KERNEL on every PE of a machine and report how long it took.\n"
         "\n"
@@ -25,11 +27,22 @@ static const char usage[] =
         "                    pe.cpu.issue_cost_ns.OP=N (repeatable)\n"
         "  --mode MODE       oplog (default): timing only; data: real numbers, fp32\n"
         "                    compute, bf16/fp16 rounding on store\n"
-        "  --inputs DIR      data mode: read inputs as DIR/NAME.npy (shapes must agree\n"
-        "                    with the parameters; unset shape parameters come from the\n"
-        "                    files); inputs without a file are seeded random numbers\n"
+        "  --inputs DIR      read inputs as DIR/NAME.npy (shapes must agree with the\n"
+        "                    parameters; unset shape parameters come from the files);\n"
+        "                    a missing file is an error naming the expected files\n"
+        "  --allow-random    with --inputs: generate the inputs that have no file\n"
+        "                    (without --inputs, data mode generates every input)\n"
+        "  --save-inputs DIR data mode: write the generated inputs as DIR/NAME.npy\n"
         "  --outputs DIR     data mode: write outputs as DIR/NAME.npy (float32)\n"
-        "  --seed N          seed of the random inputs (default 1)\n"
+        "  --expect DIR      data mode: compare each output with DIR/NAME.npy; exit 1\n"
+        "                    naming the worst element when one is out of tolerance:\n"
+        "                    |got - want| > atol + rtol |want|\n"
+        "  --rtol X, --atol X  the tolerances of --expect (defaults by the output's\n"
+        "                    dtype: fp32 1.3e-6 and 1e-5, bf16 1.6e-2 and 1e-5, fp16\n"
+        "                    1e-3 and 1e-5)\n"
+        "  --fail-on-nonfinite  data mode: exit 1 when an input or output holds a NaN\n"
+        "                    or an infinity (they are reported in any case)\n"
+        "  --seed N          seed of the generated inputs (default 1)\n"
         "  --oplog FILE      one JSON line per executed op (canonical: byte-identical\n"
         "                    across runs of the same input)\n"
         "  --trace FILE      Chrome Trace Event JSON (open in Perfetto UI or\n"
@@ -72,14 +85,17 @@ int cli_run(int argc, char **argv)
 {
         static const char *const opts[] = { "--topo", "--set", "--mode", "--inputs", "--outputs",
                                              "--seed", "--oplog", "--trace", "--kernels", "--json",
-                                             "--max-events", "--max-sim-ns", "--help", NULL };
+                                             "--max-events", "--max-sim-ns", "--allow-random",
+                                             "--save-inputs", "--expect", "--rtol", "--atol",
+                                             "--fail-on-nonfinite", "--help", NULL };
         const char *kernel = NULL, *topo_path = NULL;
         char *sets[256];
         int n_sets = 0;
         bool json = false;
         struct tl_run_opts ro = { .mode = TL_MODE_OPLOG, .seed = 1,
                                   .max_events = TL_DEFAULT_MAX_EVENTS,
-                                  .max_time_ps = TL_DEFAULT_MAX_TIME_PS };
+                                  .max_time_ps = TL_DEFAULT_MAX_TIME_PS, .rtol = -1,
+                                  .atol = -1 };
         struct diag d;
         diag_init(&d);
         int rc = CLI_OK;
@@ -91,6 +107,14 @@ int cli_run(int argc, char **argv)
                 }
                 if (strcmp(a, "--json") == 0) {
                         json = true;
+                        continue;
+                }
+                if (strcmp(a, "--allow-random") == 0) {
+                        ro.allow_random = true;
+                        continue;
+                }
+                if (strcmp(a, "--fail-on-nonfinite") == 0) {
+                        ro.fail_on_nonfinite = true;
                         continue;
                 }
                 if (a[0] == '-' && a[1] == '-') {
@@ -122,6 +146,20 @@ int cli_run(int argc, char **argv)
                                 ro.inputs_dir = v;
                         } else if (strcmp(a, "--outputs") == 0) {
                                 ro.outputs_dir = v;
+                        } else if (strcmp(a, "--save-inputs") == 0) {
+                                ro.save_inputs_dir = v;
+                        } else if (strcmp(a, "--expect") == 0) {
+                                ro.expect_dir = v;
+                        } else if (strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0) {
+                                char *end;
+                                errno = 0;
+                                double x = strtod(v, &end);
+                                if (*v == '\0' || *end || errno || !isfinite(x) || x < 0)
+                                        diag_error(&d, "%s %s: expected a number >= 0", a, v);
+                                else if (a[2] == 'r')
+                                        ro.rtol = x;
+                                else
+                                        ro.atol = x;
                         } else if (strcmp(a, "--seed") == 0 || strcmp(a, "--max-events") == 0 ||
                                    strcmp(a, "--max-sim-ns") == 0) {
                                 char *end;
@@ -178,9 +216,19 @@ int cli_run(int argc, char **argv)
                         goto out_diag;
                 }
         }
-        if (ro.outputs_dir && ro.mode != TL_MODE_DATA) {
-                fprintf(stderr, "cubesim run: error: --outputs needs --mode data (op_log mode "
-                        "computes no numbers)\n");
+        const char *data_only = ro.outputs_dir ? "--outputs" : ro.save_inputs_dir ? "--save-inputs"
+                                : ro.expect_dir ? "--expect" : ro.rtol >= 0 ? "--rtol"
+                                : ro.atol >= 0 ? "--atol" : ro.fail_on_nonfinite ?
+                                "--fail-on-nonfinite" : NULL;
+        if (data_only && ro.mode != TL_MODE_DATA) {
+                fprintf(stderr, "cubesim run: error: %s needs --mode data (op_log mode "
+                        "computes no numbers)\n", data_only);
+                rc = CLI_BAD_INPUT;
+                goto out_diag;
+        }
+        if ((ro.rtol >= 0 || ro.atol >= 0) && !ro.expect_dir) {
+                fprintf(stderr, "cubesim run: error: --rtol and --atol are the tolerances of "
+                        "--expect DIR\n");
                 rc = CLI_BAD_INPUT;
                 goto out_diag;
         }
@@ -199,6 +247,8 @@ int cli_run(int argc, char **argv)
         struct tl_job job = { .kernel = k, .topo = &t, .sets = (const char *const *)sets,
                               .n_sets = (size_t)n_sets, .opts = ro };
         int krc = tl_job_run(&job, &d);
+        if (ro.mode == TL_MODE_DATA)
+                tl_report_inputs(job.run, stderr);
         if (krc == -EINVAL) {
                 rc = CLI_BAD_INPUT;
         } else if (krc < 0) {

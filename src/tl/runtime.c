@@ -119,6 +119,8 @@ int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl
                 out = -1;
         if (out == 0 && tl_write_outputs(r, d) < 0)
                 out = -1;
+        if (out == 0 && tl__check_data(r, d) < 0)
+                out = -1;
         return out;
 }
 

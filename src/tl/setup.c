@@ -1,7 +1,13 @@
 /* tl/setup.c: the host side of a launch: a kernel's parameters from
- * --set, its HBM tensors, inputs read from --inputs DIR (NAME.npy) or made
- * up (seeded, uniform in [-1, 1], rounded to the dtype), outputs written
- * to --outputs DIR as float32 .npy. Every problem is bad input (exit 2). */
+ * --set, its HBM tensors, inputs read from --inputs DIR (NAME.npy) or
+ * generated (seeded, uniform in [-1, 1), rounded to the dtype), outputs
+ * written to --outputs DIR as float32 .npy. With --inputs every input
+ * must have its file unless --allow-random lets the missing ones be
+ * generated; --save-inputs DIR writes the generated ones. Each input's
+ * origin is reported as a note. Every problem is bad input (exit 2).
+ * Paths are built to their full length (no fixed buffers); input files
+ * must be regular files (a FIFO would block the run). */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -77,15 +83,25 @@ void tl_setup_error(tl_setup *s, const char *fmt, ...)
         diag_error(s->d, "kernel %s: %s", s->run->kernel->name, msg);
 }
 
-static void input_path(const struct tl_run *r, const char *name, char *buf, size_t len)
+/* DIR/NAME.npy, malloc'd; NULL (and a message) when out of memory. */
+static char *npy_path(const char *dir, const char *name, struct diag *d)
 {
-        snprintf(buf, len, "%s/%s.npy", r->opts->inputs_dir, name);
+        char *p;
+        if (asprintf(&p, "%s/%s.npy", dir, name) < 0) {
+                diag_error(d, "out of memory for the path of %s.npy", name);
+                return NULL;
+        }
+        return p;
 }
 
-static bool file_exists(const char *path)
+enum file_kind { FILE_ABSENT, FILE_REGULAR, FILE_OTHER };
+
+static enum file_kind file_kind(const char *path)
 {
         struct stat st;
-        return stat(path, &st) == 0;
+        if (stat(path, &st) != 0)
+                return FILE_ABSENT;
+        return S_ISREG(st.st_mode) ? FILE_REGULAR : FILE_OTHER;
 }
 
 int64_t tl_setup_input_dim(tl_setup *s, const char *tensor, int axis)
@@ -93,21 +109,19 @@ int64_t tl_setup_input_dim(tl_setup *s, const char *tensor, int axis)
         const struct tl_run *r = s->run;
         if (!r->opts->inputs_dir)
                 return -1;
-        char path[1024];
-        input_path(r, tensor, path, sizeof path);
-        if (!file_exists(path))
-                return -1;
-        struct npy_array a;
         struct diag quiet;
         diag_init(&quiet);
-        int rc = npy_read_header(path, &a, &quiet);
+        char *path = npy_path(r->opts->inputs_dir, tensor, &quiet);
+        struct npy_array a;
+        int rc = path && file_kind(path) == FILE_REGULAR ? npy_read_header(path, &a, &quiet) : -1;
         diag_fini(&quiet);
+        free(path);
         if (rc < 0 || axis < 0 || axis >= a.ndim)
                 return -1; /* the full read reports it */
         return a.shape[axis];
 }
 
-static void shape_text(char *buf, size_t len, int ndim, const int64_t *shape)
+void tl__shape_text(char *buf, size_t len, int ndim, const int64_t *shape)
 {
         size_t n = (size_t)snprintf(buf, len, "[");
         for (int i = 0; i < ndim && n < len; i++)
@@ -175,8 +189,8 @@ static int check_file_shape(const char *path, const struct npy_array *a, const s
         if (same)
                 return 0;
         char fs[96], ks[96];
-        shape_text(fs, sizeof fs, a->ndim, a->shape);
-        shape_text(ks, sizeof ks, g->t.ndim, g->t.shape);
+        tl__shape_text(fs, sizeof fs, a->ndim, a->shape);
+        tl__shape_text(ks, sizeof ks, g->t.ndim, g->t.shape);
         diag_error_at(d, path, 0, 0,
                       "shape %s does not match the kernel's %s for '%s' (set the shape "
                       "parameters to agree, or leave them unset to take them from the file)",
@@ -188,8 +202,20 @@ int64_t tl_setup_dim(tl_setup *s, const char *param, const char *tensor, int axi
 {
         if (!tl_setup_is_set(s, param)) {
                 int64_t from_file = tl_setup_input_dim(s, tensor, axis);
-                if (from_file > 0)
+                int i = find_def(s, param);
+                if (from_file > 0 && i >= 0) {
+                        /* The file stands for --set param=extent: same range. */
+                        const struct tl_param *p = &s->defs[i];
+                        if ((double)from_file < p->min || (double)from_file > p->max) {
+                                tl_setup_error(s, "%s.npy: extent %lld of axis %d gives %s = "
+                                               "%lld, outside its range [%.0f, %.0f]", tensor,
+                                               (long long)from_file, axis, param,
+                                               (long long)from_file, p->min, p->max);
+                                return (int64_t)p->def;
+                        }
+                        s->values[i] = (double)from_file;
                         return from_file;
+                }
         }
         return tl_setup_int(s, param);
 }
@@ -253,7 +279,117 @@ static uint64_t splitmix(uint64_t *st)
         return z ^ (z >> 31);
 }
 
-static int fill_input(struct tl_run *r, struct tl_global *g, int index, struct diag *d)
+/* Read input g from path into g->data (allocated); its shape must agree. */
+static int read_input(struct tl_global *g, const char *path, struct diag *d)
+{
+        struct npy_array a;
+        if (npy_read(path, &a, d) < 0)
+                return -EINVAL;
+        if (check_file_shape(path, &a, g, d) < 0) {
+                npy_free(&a);
+                return -EINVAL;
+        }
+        for (uint64_t i = 0; i < g->count; i++)
+                g->data[i] = tl__round(a.data[i], g->t.dtype);
+        npy_free(&a);
+        return 0;
+}
+
+/* Input number index, uniform in [-1, 1) from the run's seed. */
+static void generate_input(const struct tl_run *r, struct tl_global *g, int index)
+{
+        uint64_t st = r->opts->seed * UINT64_C(1000003) + (uint64_t)index;
+        for (uint64_t i = 0; i < g->count; i++) {
+                double u = (double)(splitmix(&st) >> 11) * 0x1.0p-53;
+                g->data[i] = tl__round((float)(2.0 * u - 1.0), g->t.dtype);
+        }
+}
+
+/* Where input g comes from: its file under --inputs (a regular file), or
+ * NULL with *missing set when there is none. A path that is not a regular
+ * file is an error. */
+static int find_input(const struct tl_run *r, const struct tl_global *g, char **path,
+                      bool *missing, struct diag *d)
+{
+        *path = NULL;
+        *missing = false;
+        if (!r->opts->inputs_dir)
+                return 0;
+        char *p = npy_path(r->opts->inputs_dir, g->name, d);
+        if (!p)
+                return -ENOMEM;
+        switch (file_kind(p)) {
+        case FILE_REGULAR:
+                *path = p;
+                return 0;
+        case FILE_OTHER:
+                diag_error_at(d, p, 0, 0, "not a regular file (input '%s' must be a .npy file)",
+                              g->name);
+                free(p);
+                return -EINVAL;
+        case FILE_ABSENT:
+                break;
+        }
+        free(p);
+        *missing = true;
+        return 0;
+}
+
+/* With --inputs and no --allow-random, a missing input file is an error
+ * naming every expected file and shape, and the .npy files of the
+ * directory that are not inputs (a misspelt name). */
+static int check_inputs_present(struct tl_run *r, struct diag *d)
+{
+        if (!r->opts->inputs_dir || r->opts->allow_random)
+                return 0;
+        char missing[512] = "", expected[1024] = "";
+        int n_missing = 0, rc = 0;
+        for (int i = 0; i < r->n_globals; i++) {
+                const struct tl_global *g = &r->globals[i];
+                if (g->io != TL_INPUT)
+                        continue;
+                char *path;
+                bool absent;
+                if ((rc = find_input(r, g, &path, &absent, d)) < 0)
+                        return rc;
+                free(path);
+                char shape[96];
+                tl__shape_text(shape, sizeof shape, g->t.ndim, g->t.shape);
+                snprintf(expected + strlen(expected), sizeof expected - strlen(expected),
+                         "%s%s.npy %s", expected[0] ? ", " : "", g->name, shape);
+                if (absent) {
+                        snprintf(missing + strlen(missing), sizeof missing - strlen(missing),
+                                 "%s%s.npy", n_missing ? ", " : "", g->name);
+                        n_missing++;
+                }
+        }
+        if (!n_missing)
+                return 0;
+        diag_error_at(d, r->opts->inputs_dir, 0, 0, "no %s for kernel %s (it reads %s); give "
+                      "the file%s, or --allow-random to generate what is missing", missing,
+                      r->kernel->name, expected, n_missing > 1 ? "s" : "");
+        DIR *dir = opendir(r->opts->inputs_dir);
+        for (struct dirent *e; dir && (e = readdir(dir));) {
+                size_t len = strlen(e->d_name);
+                if (len < 5 || strcmp(e->d_name + len - 4, ".npy") != 0)
+                        continue;
+                bool known = false;
+                for (int i = 0; i < r->n_globals && !known; i++)
+                        known = r->globals[i].io == TL_INPUT &&
+                                strlen(r->globals[i].name) == len - 4 &&
+                                strncmp(r->globals[i].name, e->d_name, len - 4) == 0;
+                if (!known)
+                        diag_report(d, DIAG_NOTE, r->opts->inputs_dir, 0, 0,
+                                    "%s is not an input of kernel %s", e->d_name, r->kernel->name);
+        }
+        if (dir)
+                closedir(dir);
+        return -EINVAL;
+}
+
+/* Data mode: each tensor's storage; inputs read or generated (and noted),
+ * others zero. */
+static int fill_tensor(struct tl_run *r, struct tl_global *g, int index, struct diag *d)
 {
         g->data = malloc(g->count * sizeof(float) + 1);
         if (!g->data) {
@@ -262,31 +398,89 @@ static int fill_input(struct tl_run *r, struct tl_global *g, int index, struct d
                 return -ENOMEM;
         }
         g->t.base = g->data;
-        char path[1024];
-        if (g->io == TL_INPUT && r->opts->inputs_dir) {
-                input_path(r, g->name, path, sizeof path);
-                if (file_exists(path)) {
-                        struct npy_array a;
-                        if (npy_read(path, &a, d) < 0)
-                                return -EINVAL;
-                        if (check_file_shape(path, &a, g, d) < 0) {
-                                npy_free(&a);
-                                return -EINVAL;
-                        }
-                        for (uint64_t i = 0; i < g->count; i++)
-                                g->data[i] = tl__round(a.data[i], g->t.dtype);
-                        npy_free(&a);
-                        return 0;
-                }
-        }
-        if (g->io == TL_INPUT) {
-                uint64_t st = r->opts->seed * UINT64_C(1000003) + (uint64_t)index;
-                for (uint64_t i = 0; i < g->count; i++) {
-                        double u = (double)(splitmix(&st) >> 11) * 0x1.0p-53;
-                        g->data[i] = tl__round((float)(2.0 * u - 1.0), g->t.dtype);
-                }
-        } else {
+        if (g->io != TL_INPUT) {
                 memset(g->data, 0, g->count * sizeof(float));
+                return 0;
+        }
+        char *path;
+        bool missing;
+        int rc = find_input(r, g, &path, &missing, d);
+        if (rc < 0)
+                return rc;
+        if (path) {
+                rc = read_input(g, path, d);
+                free(path);
+                if (rc == 0)
+                        g->source = TL_SOURCE_FILE;
+                return rc;
+        }
+        if (missing && !r->opts->allow_random)
+                return -EINVAL;      /* reported by check_inputs_present */
+        generate_input(r, g, index);
+        g->source = TL_SOURCE_SEED;
+        return 0;
+}
+
+void tl_report_inputs(const struct tl_run *r, FILE *out)
+{
+        for (int i = 0; r && i < r->n_globals; i++) {
+                const struct tl_global *g = &r->globals[i];
+                if (g->io != TL_INPUT || g->source == TL_SOURCE_NONE)
+                        continue;
+                char shape[96];
+                tl__shape_text(shape, sizeof shape, g->t.ndim, g->t.shape);
+                fprintf(out, "note: input %s %s: ", g->name, shape);
+                if (g->source == TL_SOURCE_FILE)
+                        fprintf(out, "read from %s/%s.npy", r->opts->inputs_dir, g->name);
+                else
+                        fprintf(out, "generated%s, uniform in [-1, 1) from seed %llu",
+                                r->opts->inputs_dir ? " (no file; --allow-random)" : "",
+                                (unsigned long long)r->opts->seed);
+                if (g->saved)
+                        fprintf(out, "; saved to %s/%s.npy", r->opts->save_inputs_dir, g->name);
+                fputc('\n', out);
+        }
+}
+
+/* Directory dir of option opt exists (made if need be), before the run:
+ * a path that cannot be one is bad input, not a failure after the run. */
+static int need_dir(const char *dir, const char *opt, struct diag *d)
+{
+        struct stat st;
+        if (!dir)
+                return 0;
+        if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+                diag_error_at(d, dir, 0, 0, "cannot create the directory for %s: %s", opt,
+                              strerror(errno));
+                return -EINVAL;
+        }
+        if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                diag_error_at(d, dir, 0, 0, "not a directory (%s writes NAME.npy files into one)",
+                              opt);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/* --save-inputs DIR: the generated inputs as float32 .npy files. */
+static int save_inputs(struct tl_run *r, struct diag *d)
+{
+        const char *dir = r->opts->save_inputs_dir;
+        if (!dir)
+                return 0;
+        if (need_dir(dir, "--save-inputs", d) < 0)
+                return -EINVAL;
+        for (int i = 0; i < r->n_globals; i++) {
+                struct tl_global *g = &r->globals[i];
+                if (g->source != TL_SOURCE_SEED)
+                        continue;
+                char *path = npy_path(dir, g->name, d);
+                if (!path || npy_write(path, NPY_F32, g->t.ndim, g->t.shape, g->data, d) < 0) {
+                        free(path);
+                        return -EINVAL;
+                }
+                g->saved = true;
+                free(path);
         }
         return 0;
 }
@@ -321,24 +515,36 @@ int tl_setup_run(struct tl_run *r, struct diag *d)
                 k->setup(&s, r->args);
         if (d->n_errors)
                 return -EINVAL;
+        /* Every problem of the files at once: the missing ones, then those
+         * that cannot be read. */
+        int rc = check_inputs_present(r, d);
         if (r->opts->mode == TL_MODE_DATA) {
                 for (int i = 0; i < r->n_globals; i++)
-                        if (fill_input(r, &r->globals[i], i, d) < 0)
-                                return -EINVAL;
-        } else if (r->opts->inputs_dir) {
-                /* Timing only: the files must still agree with the shapes. */
-                for (int i = 0; i < r->n_globals; i++) {
-                        struct tl_global *g = &r->globals[i];
-                        char path[1024];
-                        input_path(r, g->name, path, sizeof path);
-                        if (g->io != TL_INPUT || !file_exists(path))
-                                continue;
-                        struct npy_array a;
-                        if (npy_read_header(path, &a, d) < 0 || check_file_shape(path, &a, g, d) < 0)
-                                return -EINVAL;
-                }
+                        if (fill_tensor(r, &r->globals[i], i, d) < 0)
+                                rc = -EINVAL;
+                if (rc < 0 || save_inputs(r, d) < 0 ||
+                    need_dir(r->opts->outputs_dir, "--outputs", d) < 0)
+                        return -EINVAL;
+                tl__check_inputs(r, d);
+                return tl__check_expect_files(r, d);
         }
-        return 0;
+        /* Timing only: the files must still agree with the shapes. */
+        for (int i = 0; i < r->n_globals; i++) {
+                struct tl_global *g = &r->globals[i];
+                char *path;
+                bool missing;
+                if (g->io != TL_INPUT)
+                        continue;
+                if (find_input(r, g, &path, &missing, d) < 0)
+                        return -EINVAL;
+                if (!path)
+                        continue;
+                struct npy_array a;
+                if (npy_read_header(path, &a, d) < 0 || check_file_shape(path, &a, g, d) < 0)
+                        rc = -EINVAL;
+                free(path);
+        }
+        return rc < 0 ? -EINVAL : 0;
 }
 
 int tl_write_outputs(struct tl_run *r, struct diag *d)
@@ -355,10 +561,10 @@ int tl_write_outputs(struct tl_run *r, struct diag *d)
                 struct tl_global *g = &r->globals[i];
                 if (g->io != TL_OUTPUT)
                         continue;
-                char path[1024];
-                snprintf(path, sizeof path, "%s/%s.npy", r->opts->outputs_dir, g->name);
-                if (npy_write(path, NPY_F32, g->t.ndim, g->t.shape, g->data, d) < 0)
+                char *path = npy_path(r->opts->outputs_dir, g->name, d);
+                if (!path || npy_write(path, NPY_F32, g->t.ndim, g->t.shape, g->data, d) < 0)
                         rc = -EIO;
+                free(path);
         }
         return rc;
 }

@@ -100,6 +100,13 @@ void tl__issue(tl_ctx *tl, enum topo_op op, const char *file, int line);
 _Noreturn void tl__fail(tl_ctx *tl, const char *file, int line, const char *op, const char *fmt,
                         ...) __attribute__((format(printf, 5, 6)));
 
+/* Where a data-mode input's values come from. */
+enum tl_source {
+        TL_SOURCE_NONE,              /* not filled (op_log mode, an output, a failed setup) */
+        TL_SOURCE_FILE,              /* read from --inputs DIR/NAME.npy */
+        TL_SOURCE_SEED,              /* generated from the seed */
+};
+
 /* An HBM tensor of the launch, made by the setup. */
 struct tl_global {
         char name[32];               /* file stem: NAME.npy */
@@ -107,6 +114,8 @@ struct tl_global {
         struct tl_tensor t;          /* the tensor (space TL_HBM, owner itself) */
         float *data;                 /* data mode storage, count floats */
         uint64_t count;              /* elements */
+        enum tl_source source;       /* data mode: where an input's values came from */
+        bool saved;                  /* written to --save-inputs */
 };
 
 #define TL_MAX_GLOBALS 16
@@ -125,6 +134,7 @@ struct tl_run {
         struct rep_trace trace;      /* when opts->trace_path */
         bool have_oplog, have_trace; /* which are open */
         bool failed;                 /* a kernel error stopped the run */
+        bool nonfinite_inputs;       /* data mode: an input holds a NaN or an infinity */
         struct ev_future never;      /* what a failed kernel waits on forever */
         struct tl_msg *free_msgs;    /* recycled messages */
         struct tl_msg *all_msgs;     /* every message made (owns them) */
@@ -143,6 +153,18 @@ extern const struct tl_kernel *const tl_builtin_kernels[];
 int tl_setup_run(struct tl_run *r, struct diag *d);
 /* Data mode: write the outputs to opts->outputs_dir. */
 int tl_write_outputs(struct tl_run *r, struct diag *d);
+
+/* Data-mode checks (check.c). Before the run: every output has its
+ * --expect file, of its shape (else -EINVAL); the inputs' non-finite
+ * values are reported (count, first index). After it: so are the
+ * outputs', and each output is compared with its --expect file; -1 when
+ * one is out of tolerance or, with fail_on_nonfinite, a value of an input
+ * or output is not finite. */
+int tl__check_expect_files(struct tl_run *r, struct diag *d);
+void tl__check_inputs(struct tl_run *r, struct diag *d);
+int tl__check_data(struct tl_run *r, struct diag *d);
+/* "[1, 2, 3]" into buf. */
+void tl__shape_text(char *buf, size_t len, int ndim, const int64_t *shape);
 
 /* Run kernel k on sim, which must be freshly built (tl_job_run does the
  * rest). Problems (bad parameters: -EINVAL; kernel error or deadlock: -1)

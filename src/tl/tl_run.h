@@ -56,6 +56,11 @@ struct tl_run_opts {
         const char *oplog_path;      /* --oplog FILE or NULL */
         const char *trace_path;      /* --trace FILE or NULL */
         uint64_t seed;               /* random inputs when no file is given */
+        bool allow_random;           /* --allow-random: inputs missing from inputs_dir are generated */
+        const char *save_inputs_dir; /* --save-inputs DIR: write the generated inputs, or NULL */
+        const char *expect_dir;      /* --expect DIR: compare outputs with DIR/NAME.npy, or NULL */
+        double rtol, atol;           /* --expect tolerances; < 0: the output dtype's default */
+        bool fail_on_nonfinite;      /* a NaN or inf in an input or output fails the run */
         struct params *params;       /* kernel parameters (tl_job_run sets it from its sets) */
         uint64_t max_events;         /* stop with an error past this many events (0: none) */
         sim_ps max_time_ps;          /* stop with an error past this simulated time (0: none) */
@@ -96,5 +101,10 @@ struct tl_job {
  * Problems go to d. Call tl_job_fini whatever the result. */
 int tl_job_run(struct tl_job *job, struct diag *d);
 void tl_job_fini(struct tl_job *job);
+
+/* Data mode: one line per input of run r (NULL: none) saying where its
+ * values came from (the file, or generated from which seed) and where it
+ * was saved. */
+void tl_report_inputs(const struct tl_run *r, FILE *out);
 
 #endif
