@@ -180,6 +180,24 @@ check "no gnuplot: sweep.json written" test -s "$tmp/nofig/sweep.json"
 check "no gnuplot: the scripts are there" test -s "$tmp/nofig/figures/time_fig.gp"
 check "no gnuplot: the report says so" grep -q "Figures not drawn" "$tmp/nofig/report.md"
 
+# A grid over kernels compares them in one panel and one figure: a series
+# per kernel, each point run with its own kernel.
+cat >"$tmp/kx.yaml" <<'EOF'
+version: 1
+name: kx
+grid:
+  kernel: [gemm, gemm_epilogue]
+  m: [64, 128]
+params: {n: 64, k: 64}
+EOF
+"$bin" sweep "$tmp/kx.yaml" --out "$tmp/kx" >"$tmp/out" 2>&1
+check "kernel axis: exit 0" test $? -eq 0
+check "kernel axis: one panel naming both" grep -q '"kernel": "gemm vs gemm_epilogue"' "$tmp/kx/sweep.json"
+check "kernel axis: one figure" test "$(ls "$tmp/kx/figures/"time_*.dat | wc -l)" -eq 1
+check "kernel axis: a series per kernel" grep -q "^# series 1: gemm_epilogue" "$tmp/kx/figures/time_kx.dat"
+check "kernel axis: each point its kernel" test "$(grep -c '"kernel": "gemm_epilogue"' "$tmp/kx/sweep.json")" -eq 2
+check "kernel axis: different times" test "$(sed -n '/series 0/{n;p}' "$tmp/kx/figures/time_kx.dat" | cut -d' ' -f2)" != "$(sed -n '/series 1/{n;p}' "$tmp/kx/figures/time_kx.dat" | cut -d' ' -f2)"
+
 # The headline bench: its kernels, or a clear error naming them.
 "$bin" bench run milestone-gqa-headline --set panels=nope >"$tmp/out" 2>&1
 check "headline: a bad panel is bad input" grep -q "no panel 'nope'" "$tmp/out"

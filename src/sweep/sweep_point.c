@@ -103,31 +103,39 @@ int sweep__run_point(const struct sweep_spec *s, const struct topo *base, size_t
         diag_init(&d);
         size_t n_kv = pn->n_params + pt->n_coords;
         char **kvs = calloc(n_kv ? n_kv : 1, sizeof *kvs);
+        size_t n_sets = 0;           /* entries of kvs in use */
         int status = 2;
-        const struct tl_kernel *k = tl_kernel_find(pn->kernel);
+        /* A grid over kernels gives each point its own. */
+        const char *kname = pn->kernel;
+        for (size_t j = 0; j < pt->n_coords; j++)
+                if (strcmp(pt->coords[j].key, "kernel") == 0)
+                        kname = pt->coords[j].value;
+        const struct tl_kernel *k = tl_kernel_find(kname);
         if (!kvs) {
                 diag_error(&d, "out of memory");
                 goto record;
         }
         if (!k) {
-                diag_error(&d, "no kernel '%s'", pn->kernel);
+                diag_error(&d, "no kernel '%s'", kname);
                 goto record;
         }
         /* Fixed parameters first, then the point's: the last one wins. */
         for (size_t j = 0; j < n_kv; j++) {
                 const struct sweep_kv *kv = j < pn->n_params ? &pn->params[j]
                                                              : &pt->coords[j - pn->n_params];
+                if (j >= pn->n_params && strcmp(kv->key, "kernel") == 0)
+                        continue;    /* the point's kernel, chosen above */
                 size_t len = strlen(kv->key) + strlen(kv->value) + 2;
-                kvs[j] = malloc(len);
-                if (!kvs[j]) {
+                kvs[n_sets] = malloc(len);
+                if (!kvs[n_sets]) {
                         diag_error(&d, "out of memory");
                         goto record;
                 }
-                snprintf(kvs[j], len, "%s=%s", kv->key, kv->value);
+                snprintf(kvs[n_sets++], len, "%s=%s", kv->key, kv->value);
         }
 
         struct tl_job job = { .kernel = k, .topo = base, .sets = (const char *const *)kvs,
-                              .n_sets = n_kv,
+                              .n_sets = n_sets,
                               .opts = { .mode = TL_MODE_OPLOG, .seed = 1,
                                         .max_events = TL_DEFAULT_MAX_EVENTS,
                                         .max_time_ps = TL_DEFAULT_MAX_TIME_PS } };

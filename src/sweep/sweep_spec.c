@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "base/fsutil.h"
+#include "base/util.h"
 #include "base/yaml.h"
 #include "sweep/sweep_int.h"
 #include "tl/tl_run.h"
@@ -51,6 +52,8 @@ struct parser {
         struct topo topo;            /* the machine, for checking topology keys */
         bool topo_ok;                /* topo loaded */
         const struct ynode *root;    /* the document: where unlocated problems point */
+        const struct tl_kernel *axis_kernels[16]; /* the panel's grid axis `kernel`, if any */
+        size_t n_axis_kernels;       /* its entries; 0: the panel has one kernel */
 };
 
 static const char *const top_keys[] = { "version", "name", "kernel", "topology", "params",
@@ -223,6 +226,9 @@ static void relocate(struct parser *p, struct diag *tmp, const struct ynode *n, 
         }
 }
 
+static void check_kernel_param(struct parser *p, const struct tl_kernel *k,
+                               const struct ynode *key, const struct ynode *val);
+
 /* Check one parameter setting for kernel k (NULL: unknown kernel, check
  * nothing kernel-specific). */
 static void check_param(struct parser *p, const struct tl_kernel *k, const struct ynode *key,
@@ -253,6 +259,22 @@ static void check_param(struct parser *p, const struct tl_kernel *k, const struc
                 diag_fini(&tmp);
                 return;
         }
+        if (p->n_axis_kernels) {
+                /* A grid over kernels: the axis itself, checked when it was
+                 * read, and parameters every one of its kernels must take. */
+                if (strcmp(key->text, "kernel") == 0)
+                        return;
+                for (size_t i = 0; i < p->n_axis_kernels; i++)
+                        check_kernel_param(p, p->axis_kernels[i], key, val);
+                return;
+        }
+        check_kernel_param(p, k, key, val);
+}
+
+/* Check kernel parameter key = val for kernel k (NULL: nothing to check). */
+static void check_kernel_param(struct parser *p, const struct tl_kernel *k,
+                               const struct ynode *key, const struct ynode *val)
+{
         if (!k)
                 return;
         const struct tl_param *q = tl_kernel_param(k, key->text, key->len);
@@ -628,19 +650,70 @@ struct panel_plan {
         size_t n_coords;             /* coordinates over all its points */
 };
 
+/* The values of grid axis `kernel`, if the grid has one: its kernels into
+ * p->axis_kernels and their names, " vs "-joined, into pn->kernel. false
+ * when the axis is bad (reported). */
+static bool kernel_axis(struct parser *p, struct sweep_panel *pn, const struct ynode *grid,
+                        const struct ynode *kn)
+{
+        p->n_axis_kernels = 0;
+        const struct ynode *vals = NULL;
+        for (size_t i = 0; grid && grid->kind == YN_MAP && i + 1 < grid->n_kids; i += 2)
+                if (is_text(grid->kids[i]) && strcmp(grid->kids[i]->text, "kernel") == 0)
+                        vals = grid->kids[i + 1];
+        if (!vals)
+                return true;
+        if (kn) {
+                err(p, kn, "panel %s names its kernel twice: by 'kernel:' and by its grid "
+                    "axis 'kernel' (%u:%u); keep one", pn->name, vals->line, vals->col);
+                return false;
+        }
+        size_t n = vals->kind == YN_SEQ ? vals->n_kids : 1;
+        if (n > ARRAY_LEN(p->axis_kernels)) {
+                err(p, vals, "more than %zu kernels on grid axis 'kernel'",
+                    ARRAY_LEN(p->axis_kernels));
+                return false;
+        }
+        char names[512] = "";
+        bool ok = vals->kind == YN_SEQ || vals->kind == YN_SCALAR;
+        for (size_t i = 0; ok && i < n; i++) {
+                const struct ynode *v = vals->kind == YN_SEQ ? vals->kids[i] : vals;
+                const struct tl_kernel *k = scope_kernel(p, v, v, pn->name);
+                if (!k) {
+                        ok = false;
+                        continue;
+                }
+                p->axis_kernels[p->n_axis_kernels++] = k;
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                         i ? " vs " : "", k->name);
+        }
+        if (!ok) {
+                p->n_axis_kernels = 0;
+                return false;
+        }
+        pn->kernel = keep(p, names, strlen(names));
+        return true;
+}
+
 static bool plan_panel(struct parser *p, struct sweep_panel *pn, struct panel_plan *pl,
                        const struct scope *top, const struct scope *own)
 {
         const char *label = pn->line ? pn->name : NULL;
         const struct ynode *kn = own && own->kernel ? own->kernel : top->kernel;
-        pl->k = scope_kernel(p, kn, own ? own->name : NULL, pn->name);
-        pn->kernel = pl->k ? keep(p, pl->k->name, strlen(pl->k->name)) : NULL;
-        panel_params(p, pn, pl->k, top->params, own ? own->params : NULL);
         const struct ynode *grid = top->grid, *points = top->points;
         if (own && (own->grid || own->points)) {
                 grid = own->grid;
                 points = own->points;
         }
+        if (!kernel_axis(p, pn, grid, kn))
+                return false;
+        if (p->n_axis_kernels) {
+                pl->k = p->axis_kernels[0];
+        } else {
+                pl->k = scope_kernel(p, kn, own ? own->name : NULL, pn->name);
+                pn->kernel = pl->k ? keep(p, pl->k->name, strlen(pl->k->name)) : NULL;
+        }
+        panel_params(p, pn, pl->k, top->params, own ? own->params : NULL);
         unsigned before = p->d->n_errors;
         if (grid) {
                 pl->n_axes = read_grid(p, grid, pl->k, label, pl->axes, 16);
@@ -874,7 +947,9 @@ static void parse_root(struct parser *p, const struct ynode *root, const char *b
                 } else {
                         pn->name = s->name;
                 }
-                if (!pn->name || !plan_panel(p, pn, &plans[i], &top, own)) {
+                bool planned = pn->name && plan_panel(p, pn, &plans[i], &top, own);
+                p->n_axis_kernels = 0;
+                if (!planned) {
                         ok = false;
                         continue;
                 }
