@@ -35,6 +35,15 @@
  * Elementwise binary ops broadcast like NumPy on matching trailing
  * dimensions of extent 1 (a [M, 1] row statistic against [M, N]).
  *
+ * MATH ops (TL_OPS below): exp, log, sqrt, rsqrt, recip, tanh, erf,
+ * sigmoid, relu, silu, gelu (erf form) and gelu_tanh (tanh approximation);
+ * add, sub, mul, div, max, min (broadcasting); scalar add and mul; where
+ * (select with a mask); sum, amax and mean along any axis, rowmax and
+ * rowsum along the last. Each is named NAME in the op_log and costs the
+ * topology's issue cost and cycles per element of its key
+ * (pe.cpu.issue_cost_ns.KEY, pe.math.cycles_per_element.KEY): its own
+ * name, except the ALIAS rows of TL_OPS.
+ *
  * Ranks. A PE's rank is its global index: (sip * cubes + cube) * pes + pe.
  * Axes of tl_program_id / tl_num_programs:
  *   0  the PE's index within its cube   (0 .. PEs per cube - 1)
