@@ -308,6 +308,21 @@ enum tl__form tl__op_form(tl_op op)
         return op_forms[op];
 }
 
+/* Reserve PE_MATH for op over n elements; out becomes ready at its end. */
+static tl_tensor *math_done(tl_ctx *tl, tl_op op, tl_tensor *out, uint64_t n)
+{
+        tl__finish_at(tl, out, run_math(tl, tl__math_type(op), tl__op_name(op), n, n * 4));
+        return out;
+}
+
+/* The fp32 scratch result of an elementwise op of x, once x is ready. */
+static tl_tensor *like_x(tl_ctx *tl, const char *name, tl_tensor *x, const char *file, int line)
+{
+        tl__need_local(tl, x, file, line, name, "x");
+        tl__wait_ready(tl, x, file, line, name);
+        return tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, x->ndim, x->shape);
+}
+
 /* op (a reduction, issued) of x along axis (negative: from the end),
  * kept as extent 1. */
 static tl_tensor *reduce(tl_ctx *tl, tl_op op, const char *name, tl_tensor *x, int axis,
@@ -325,9 +340,7 @@ static tl_tensor *reduce(tl_ctx *tl, tl_op op, const char *name, tl_tensor *x, i
         tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, x->ndim, shape);
         if (data_mode(tl))
                 tl__compute_reduce(op, x, ax, out);
-        uint64_t n = (uint64_t)tl_numel(x);
-        tl__finish_at(tl, out, run_math(tl, tl__math_type(op), name, n, n * 4));
-        return out;
+        return math_done(tl, op, out, (uint64_t)tl_numel(x));
 }
 
 /* Pay op's issue cost; a kernel error unless op has one of the forms
@@ -350,15 +363,10 @@ tl_tensor *tl__math1(tl_ctx *tl, tl_math_op op, tl_tensor *x, const char *file, 
                                       "a unary op or a reduction", file, line, "tl_math1");
         if (tl__op_form(op) == TL__FORM_REDUCE)
                 return reduce(tl, op, name, x, -1, file, line);
-        tl__need_local(tl, x, file, line, name, "x");
-        tl__wait_ready(tl, x, file, line, name);
-        tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, x->ndim,
-                                        x->shape);
+        tl_tensor *out = like_x(tl, name, x, file, line);
         if (data_mode(tl))
                 tl__compute_math1(op, x, out);
-        uint64_t n = (uint64_t)tl_numel(x);
-        tl__finish_at(tl, out, run_math(tl, tl__math_type(op), name, n, n * 4));
-        return out;
+        return math_done(tl, op, out, (uint64_t)tl_numel(x));
 }
 
 tl_tensor *tl__reduce(tl_ctx *tl, tl_math_op op, tl_tensor *x, int axis, const char *file,
@@ -373,15 +381,10 @@ tl_tensor *tl__scalar(tl_ctx *tl, tl_math_op op, tl_tensor *x, float v, const ch
 {
         const char *name = issue_math(tl, op, TL__FORM_SCALAR, TL__FORM_SCALAR,
                                       "an op with a scalar operand", file, line, "tl_scalar");
-        tl__need_local(tl, x, file, line, name, "x");
-        tl__wait_ready(tl, x, file, line, name);
-        tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, x->ndim,
-                                        x->shape);
+        tl_tensor *out = like_x(tl, name, x, file, line);
         if (data_mode(tl))
                 tl__compute_scalar(op, x, v, out);
-        uint64_t n = (uint64_t)tl_numel(x);
-        tl__finish_at(tl, out, run_math(tl, tl__math_type(op), name, n, n * 4));
-        return out;
+        return math_done(tl, op, out, (uint64_t)tl_numel(x));
 }
 
 tl_tensor *tl__scale(tl_ctx *tl, tl_tensor *x, float factor, const char *file, int line)
@@ -408,7 +411,6 @@ tl_tensor *tl__math2(tl_ctx *tl, tl_math_op op, tl_tensor *a, tl_tensor *b, cons
 {
         const char *name = issue_math(tl, op, TL__FORM_BINARY, TL__FORM_BINARY, "a binary op",
                                       file, line, "tl_math2");
-        enum topo_op type = tl__math_type(op);
         tl__need_local(tl, a, file, line, name, "a");
         tl__need_local(tl, b, file, line, name, "b");
         int64_t shape[TL_MAX_DIMS];
@@ -422,9 +424,7 @@ tl_tensor *tl__math2(tl_ctx *tl, tl_math_op op, tl_tensor *a, tl_tensor *b, cons
         tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, nd, shape);
         if (data_mode(tl))
                 tl__compute_math2(op, a, b, out);
-        uint64_t n = (uint64_t)tl_numel(out);
-        tl__finish_at(tl, out, run_math(tl, type, name, n, n * 4));
-        return out;
+        return math_done(tl, op, out, (uint64_t)tl_numel(out));
 }
 
 tl_tensor *tl__where(tl_ctx *tl, tl_tensor *mask, tl_tensor *a, tl_tensor *b, const char *file,
@@ -447,9 +447,7 @@ tl_tensor *tl__where(tl_ctx *tl, tl_tensor *mask, tl_tensor *a, tl_tensor *b, co
         tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, nd, ab.shape);
         if (data_mode(tl))
                 tl__compute_where(mask, a, b, out);
-        uint64_t n = (uint64_t)tl_numel(out);
-        tl__finish_at(tl, out, run_math(tl, tl__math_type(TL_WHERE), name, n, n * 4));
-        return out;
+        return math_done(tl, TL_WHERE, out, (uint64_t)tl_numel(out));
 }
 
 tl_tensor *tl__cast(tl_ctx *tl, tl_tensor *x, tl_dtype dt, const char *file, int line)
