@@ -4,60 +4,22 @@
  * cost from the topology's table; the composite epilogues gelu, silu,
  * residual add and rmsnorm against float64, and where the planner puts
  * them. */
-#include <criterion/criterion.h>
 #include <math.h>
-#include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 
-#include "tl/tl_int.h"
+#include "fixture.h"
 
-static struct topo t;
-static struct hw_sim sim;
-static struct diag d;
-static struct tl_run run;
-static bool have_run;
-
-static void setup_small(void)
-{
-        diag_init(&d);
-        char path[512];
-        snprintf(path, sizeof path, "%s/topologies/small.yaml", getenv("CUBESIM_SOURCE_DIR"));
-        cr_assert_eq(topo_load_file(path, &t, &d), 0);
-        cr_assert_eq(hw_sim_init(&sim, &t, NULL, &d), 0);
-        have_run = false;
-}
-
-static void teardown(void)
-{
-        if (have_run)
-                tl_run_fini(&run);
-        hw_sim_fini(&sim);
-        topo_fini(&t);
-        diag_fini(&d);
-}
-
-TestSuite(ops, .init = setup_small, .fini = teardown);
+TestSuite(ops, .init = fixture_small, .fini = fixture_fini);
 
 static int run_kernel(tl_kernel_fn fn, enum tl_mode mode, const char *oplog)
 {
         static struct tl_kernel k;
         k = (struct tl_kernel){ .name = "test", .fn = fn };
-        static struct tl_run_opts o;
-        o = (struct tl_run_opts){ .mode = mode, .seed = 1, .oplog_path = oplog };
-        have_run = true;
-        int rc = tl_run_kernel(&sim, &k, &o, &run, &d);
+        struct tl_run_opts o = { .mode = mode, .seed = 1, .oplog_path = oplog };
+        int rc = fixture_run(&k, &o, NULL, 0);
         if (rc)
                 diag_print(&d, stderr);
         return rc;
-}
-
-static bool diag_has(const char *needle)
-{
-        for (const struct diag_msg *m = d.head; m; m = m->next)
-                if (strstr(m->text, needle))
-                        return true;
-        return false;
 }
 
 /* A TCM tensor [r, c] holding lo + (hi - lo) * i / (r c - 1), element i. */
