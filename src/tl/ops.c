@@ -349,7 +349,8 @@ static const char *issue_math(tl_ctx *tl, tl_op op, enum tl__form want1, enum tl
                               const char *what, const char *file, int line, const char *entry)
 {
         if (!tl__op_valid(op))
-                tl__fail(tl, file, line, entry, "op %d is not a tl_op (expected %s)", (int)op, what);
+                tl__fail(tl, file, line, entry, "op %d is not a tl_op (expected %s)", (int)op,
+                         what);
         tl__issue(tl, tl__math_type(op), file, line);
         enum tl__form f = tl__op_form(op);
         if (f != want1 && f != want2)
