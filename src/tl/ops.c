@@ -554,27 +554,112 @@ static void msg_free(struct tl_run *r, struct tl_msg *m)
         r->free_msgs = m;
 }
 
-static bool msg_matches(const struct tl_msg *m, int src, int tag)
+/* ---- the inbox index (struct tl_inbox) ---- */
+
+static size_t inbox_hash(uint32_t dst, uint32_t src, int tag)
 {
-        return (int)m->src_rank == src && m->tag == tag;
+        /* splitmix64's finaliser over the packed key: every bit of each
+         * field reaches the low bits the table uses. */
+        uint64_t h = ((uint64_t)dst << 32 | src) ^ (uint64_t)(uint32_t)tag *
+                                                          UINT64_C(0x9e3779b97f4a7c15);
+        h = (h ^ h >> 30) * UINT64_C(0xbf58476d1ce4e5b9);
+        h = (h ^ h >> 27) * UINT64_C(0x94d049bb133111eb);
+        return (size_t)(h ^ h >> 31);
+}
+
+/* The slot of (dst, src, tag): its queue, or the free slot where it goes. */
+static struct tl_inbox_q *inbox_slot(const struct tl_inbox *in, uint32_t dst, uint32_t src,
+                                     int tag)
+{
+        size_t mask = in->cap - 1;
+        for (size_t i = inbox_hash(dst, src, tag) & mask;; i = (i + 1) & mask) {
+                struct tl_inbox_q *q = &in->slots[i];
+                if (!q->used || (q->dst == dst && q->src == src && q->tag == tag))
+                        return q;
+        }
+}
+
+/* Room for one more message sent and not yet received. 0 or -ENOMEM. */
+static int inbox_reserve(struct tl_inbox *in)
+{
+        if (2 * (in->n_out + 1) <= in->cap) {
+                in->n_out++;
+                return 0;
+        }
+        size_t cap = in->cap ? 2 * in->cap : 64;
+        struct tl_inbox_q *slots = calloc(cap, sizeof *slots), *old = in->slots;
+        if (!slots)
+                return -ENOMEM;
+        size_t old_cap = in->cap;
+        in->slots = slots;
+        in->cap = cap;
+        for (size_t i = 0; i < old_cap; i++)
+                if (old[i].used)
+                        *inbox_slot(in, old[i].dst, old[i].src, old[i].tag) = old[i];
+        free(old);
+        in->n_out++;
+        return 0;
+}
+
+static void inbox_push(struct tl_inbox *in, uint32_t dst, struct tl_msg *m)
+{
+        struct tl_inbox_q *q = inbox_slot(in, dst, m->src_rank, m->tag);
+        m->next = NULL;
+        if (q->used) {
+                q->tail->next = m;
+        } else {
+                *q = (struct tl_inbox_q){ .dst = dst, .src = m->src_rank, .tag = m->tag,
+                                          .used = true, .head = m };
+        }
+        q->tail = m;
+}
+
+/* The oldest landed message of (dst, src, tag), taken out; NULL if none. */
+static struct tl_msg *inbox_take(struct tl_inbox *in, uint32_t dst, uint32_t src, int tag)
+{
+        if (!in->cap)
+                return NULL;
+        struct tl_inbox_q *q = inbox_slot(in, dst, src, tag);
+        if (!q->used)
+                return NULL;
+        struct tl_msg *m = q->head;
+        q->head = m->next;
+        if (q->head)
+                return m;
+        /* The queue is empty: delete its slot, shifting back the entries
+         * of its probe run that could sit in it (linear probing). */
+        size_t mask = in->cap - 1, hole = (size_t)(q - in->slots);
+        q->used = false;
+        for (size_t i = (hole + 1) & mask; in->slots[i].used; i = (i + 1) & mask) {
+                struct tl_inbox_q *e = &in->slots[i];
+                size_t home = inbox_hash(e->dst, e->src, e->tag) & mask;
+                /* e may move to hole unless its home lies in (hole, i]. */
+                if (((i - home) & mask) >= ((i - hole) & mask)) {
+                        in->slots[hole] = *e;
+                        e->used = false;
+                        hole = i;
+                }
+        }
+        return m;
+}
+
+void tl__inbox_fini(struct tl_inbox *in)
+{
+        free(in->slots);
+        memset(in, 0, sizeof *in);
 }
 
 static void msg_land(struct ev_loop *ev, struct ev_event *e)
 {
         struct tl_msg *m = container_of(e, struct tl_msg, land);
         tl_ctx *dst = m->dst;
-        if (dst->recv_src >= 0 && msg_matches(m, dst->recv_src, dst->recv_tag)) {
+        if (dst->recv_src >= 0 && (int)m->src_rank == dst->recv_src && m->tag == dst->recv_tag) {
                 dst->recv_src = -1;
                 dst->recv_got = m;
                 ev_future_complete(ev, &dst->recv_ready, 0);
                 return;
         }
-        m->next = NULL;
-        if (dst->inbox_tail)
-                dst->inbox_tail->next = m;
-        else
-                dst->inbox = m;
-        dst->inbox_tail = m;
+        inbox_push(&dst->run->inbox, dst->rank, m);
 }
 
 static void check_rank(tl_ctx *tl, int rank, const char *file, int line, const char *op)
@@ -593,7 +678,7 @@ void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file,
         struct hw_sim *s = tl->sim;
         tl_ctx *dst = &r->ctx[dst_rank];
         struct tl_msg *m = msg_new(r);
-        if (!m)
+        if (!m || inbox_reserve(&r->inbox) < 0)
                 tl__fail(tl, file, line, "tl_send", "host out of memory");
         m->dst = dst;
         m->src_rank = tl->rank;
@@ -658,29 +743,18 @@ tl_tensor *tl__recv(tl_ctx *tl, int src_rank, int tag, const char *file, int lin
 {
         tl__issue(tl, TOPO_OP_RECV, file, line);
         check_rank(tl, src_rank, file, line, "tl_recv");
-        struct tl_msg *m = NULL, *prev = NULL;
-        for (struct tl_msg *it = tl->inbox; it; prev = it, it = it->next) {
-                if (msg_matches(it, src_rank, tag)) {
-                        m = it;
-                        if (prev)
-                                prev->next = it->next;
-                        else
-                                tl->inbox = it->next;
-                        if (tl->inbox_tail == it)
-                                tl->inbox_tail = prev;
-                        break;
-                }
-        }
+        struct tl_msg *m = inbox_take(&tl->run->inbox, tl->rank, (uint32_t)src_rank, tag);
         if (!m) {
                 tl->recv_src = src_rank;
                 tl->recv_tag = tag;
                 tl->recv_got = NULL;
                 ev_future_init(&tl->recv_ready, "tl_recv");
                 ev_proc_note(tl->proc, "%s:%d: tl_recv from %s tag %d", file, line,
-                             tl->run->ctx[src_rank].pe->name, tag);
+                             tl->sim->pes[src_rank].name, tag);
                 ev_wait(tl->proc, &tl->recv_ready);
                 m = tl->recv_got;
         }
+        tl->run->inbox.n_out--;
         tl_tensor *t = tl__new_tensor(tl, file, line, "tl_recv", TL_SCRATCH, m->dtype, m->ndim,
                                       m->shape);
         if (data_mode(tl) && m->data)

@@ -11,12 +11,6 @@ static void pe_body(struct hw_pe *pe, void *arg)
 {
         struct tl_run *r = arg;
         tl_ctx *tl = &r->ctx[pe->global];
-        tl->pe = pe;
-        tl->sim = pe->sim;
-        tl->proc = &pe->proc;
-        tl->run = r;
-        tl->rank = pe->global;
-        tl->recv_src = -1;
         r->kernel->fn(tl, r->args);
         if (tl->n_scopes) {
                 const struct tl_scope *open_scope = &tl->scopes[tl->n_scopes - 1];
@@ -90,6 +84,17 @@ int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl
                 diag_error(d, "out of memory for %u kernel contexts", sim->n_pes);
                 return -ENOMEM;
         }
+        /* Whole before the launch: a message may name a PE whose kernel
+         * has not started (or never will, when its stack cannot be had). */
+        for (uint32_t i = 0; i < sim->n_pes; i++) {
+                tl_ctx *tl = &r->ctx[i];
+                tl->pe = &sim->pes[i];
+                tl->sim = sim;
+                tl->proc = &sim->pes[i].proc;
+                tl->run = r;
+                tl->rank = i;
+                tl->recv_src = -1;
+        }
         if (open_outputs(r, d) < 0)
                 return -EINVAL;
         if (hw_launch(sim, pe_body, r) < 0) {
@@ -141,6 +146,7 @@ void tl_run_fini(struct tl_run *r)
                 free(m);
                 m = next;
         }
+        tl__inbox_fini(&r->inbox);
         free(r->args);
         memset(r, 0, sizeof *r);
 }

@@ -34,7 +34,7 @@ struct tl_tensor {
 /* A message in flight or waiting in an inbox (IPCQ). */
 struct tl_msg {
         struct ev_event land;        /* fires when the last byte has drained */
-        struct tl_msg *next;         /* inbox order, or the free list */
+        struct tl_msg *next;         /* its inbox queue, or the free list */
         struct tl_msg *all_next;     /* every message of the run, for freeing */
         struct tl_ctx *dst;          /* receiving PE */
         uint32_t src_rank;           /* sender */
@@ -68,6 +68,28 @@ struct tl_arena {
         size_t pos;                  /* global position: chunk * chunk_bytes + offset */
 };
 
+/* The landed messages of one (receiver, source, tag), oldest first: a
+ * slot of the run's inbox index. */
+struct tl_inbox_q {
+        uint32_t dst;                /* receiving rank */
+        uint32_t src;                /* sending rank */
+        int tag;                     /* sender's tag */
+        bool used;                   /* the slot holds a queue (never empty) */
+        struct tl_msg *head;         /* oldest landed message */
+        struct tl_msg *tail;         /* newest */
+};
+
+/* Every PE's inbox (IPCQ), indexed by (receiver, source, tag): an open-
+ * addressing table with linear probing, a power-of-two size kept at least
+ * twice the messages sent and not yet received (so at most half full: a
+ * queue is never empty), grown by tl_send where a failure can be reported.
+ * A receive finds its queue in O(1) whatever else waits. */
+struct tl_inbox {
+        struct tl_inbox_q *slots;    /* cap entries */
+        size_t cap;                  /* 0 or a power of two */
+        size_t n_out;                /* messages sent and not yet received */
+};
+
 struct tl_run;
 
 struct tl_ctx {
@@ -83,8 +105,6 @@ struct tl_ctx {
         uint64_t scratch_peak;       /* stat: most scratch in use at once */
         uint64_t tcm_bytes;          /* persistent TCM allocated */
         sim_ps busy_until;           /* latest end of any op issued */
-        struct tl_msg *inbox;        /* landed messages not yet received, in order */
-        struct tl_msg *inbox_tail;   /* last of them */
         struct ev_future recv_ready; /* a blocked tl_recv's wake-up */
         int recv_src;                /* blocked tl_recv's source rank, or -1 */
         int recv_tag;                /* and tag */
@@ -138,6 +158,7 @@ struct tl_run {
         struct ev_future never;      /* what a failed kernel waits on forever */
         struct tl_msg *free_msgs;    /* recycled messages */
         struct tl_msg *all_msgs;     /* every message made (owns them) */
+        struct tl_inbox inbox;       /* landed messages not yet received */
         uint64_t next_flow;          /* trace flow ids */
         enum ev_run_result result;   /* how the loop ended */
 };
@@ -204,6 +225,7 @@ const char *tl__op_name(tl_op op);
 const char *tl__op_id(tl_op op);
 enum tl__form tl__op_form(tl_op op);
 void tl__ctx_fini(tl_ctx *tl);
+void tl__inbox_fini(struct tl_inbox *in);
 
 /* Arena. */
 void *tl__arena_alloc(tl_ctx *tl, size_t bytes);

@@ -150,6 +150,43 @@ Test(tl, send_recv_order_by_source_and_tag)
         cr_assert_float_eq(got[3], 99.0f, 0);
 }
 
+/* Many sources, tags and messages per (source, tag), received in an order
+ * unlike the sending one: each (source, tag) must still come first in,
+ * first out, through the inbox index's growth and deletions. */
+enum { FIFO_SRCS = 3, FIFO_TAGS = 61, FIFO_EACH = 4 };
+static int fifo_bad, fifo_got;
+
+static void k_fifo_many(tl_ctx *tl, const void *a)
+{
+        int64_t shape[2] = { 1, 1 };
+        if (tl->rank >= 1 && tl->rank <= FIFO_SRCS) {
+                for (int e = 0; e < FIFO_EACH; e++)
+                        for (int tag = 0; tag < FIFO_TAGS; tag++) {
+                                float v = (float)(tl->rank * 100000 + tag * 100 + e);
+                                tl_send(tl, 0, tl_fill(tl, TL_FP32, 2, shape, v), tag);
+                        }
+        } else if (tl->rank == 0) {
+                for (int tag = FIFO_TAGS - 1; tag >= 0; tag--)
+                        for (int k = 0; k < FIFO_SRCS; k++) {
+                                int src = 1 + (tag + k) % FIFO_SRCS;
+                                for (int e = 0; e < FIFO_EACH; e++) {
+                                        tl_tensor *m = tl_recv(tl, src, tag);
+                                        float want = (float)(src * 100000 + tag * 100 + e);
+                                        fifo_bad += m->base[m->offset] != want;
+                                        fifo_got++;
+                                }
+                        }
+        }
+}
+
+Test(tl, recv_is_fifo_per_source_and_tag_among_many)
+{
+        cr_assert_eq(run_kernel(k_fifo_many, TL_MODE_DATA), 0);
+        cr_assert_eq(fifo_got, FIFO_SRCS * FIFO_TAGS * FIFO_EACH);
+        cr_assert_eq(fifo_bad, 0, "%d messages out of order", fifo_bad);
+        cr_assert_eq(run.inbox.n_out, 0, "every message sent was received");
+}
+
 static void k_pingpong(tl_ctx *tl, const void *a)
 {
         int64_t shape[2] = { 16, 64 };                         /* 4 KiB fp32 */
