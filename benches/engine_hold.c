@@ -5,11 +5,15 @@
  * switch plus a queue insertion and removal with N pending events. The same
  * model in SystemC and SimPy is under benches/compare/, for side-by-side
  * runs; all three must agree on the simulated end time. */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench.h"
 #include "engine/ev.h"
+#include "hw/hw.h"
 
 struct hold_proc {
         struct ev_proc proc;         /* the process */
@@ -34,6 +38,10 @@ static int run(const struct bench_ctx *c)
         params_check_unused(c->params, hold_params, "engine-hold", c->diag);
         if (c->diag->n_errors)
                 return 2;
+        char what[96];
+        snprintf(what, sizeof what, "engine-hold: its %" PRIu64 " processes", procs);
+        if (hw_host_check_mappings(procs, what, "run fewer (procs=N)", c->diag) < 0)
+                return 2;
 
         double t0 = bench_wall_s();
         struct ev_loop ev;
@@ -49,8 +57,10 @@ static int run(const struct bench_ctx *c)
                 hp[p].p = p;
                 hp[p].iters = iters;
                 if (ev_proc_start(&ev, &hp[p].proc, "hold", hold_body, &hp[p]) < 0) {
-                        diag_error(c->diag, "engine-hold: cannot map a stack for process %" PRIu64,
-                                   p);
+                        diag_error(c->diag, "engine-hold: cannot map a stack for process %"
+                                   PRIu64 " of %" PRIu64 ": %s (this host allows %" PRIu64
+                                   " memory mappings a process, vm.max_map_count)", p, procs,
+                                   strerror(errno), hw_host_max_mappings());
                         rc = 1;
                         goto out;
                 }

@@ -11,6 +11,7 @@
 #   # expect-count: N      stderr has exactly N lines containing "error: "
 #   # status: N            the exit status (default 2, bad input)
 #   # copy: SRC DEST       copy SRC (from the tree) to @TMP@/DEST first (repeatable)
+#   # env: NAME=VALUE      set in the environment of the run (repeatable)
 #   # ulimit-v: KIB        run under `ulimit -v KIB` (skipped under ASan, whose
 #                          shadow memory needs more address space)
 #   # xfail: WHY           a known gap, reported to its owner: the case must
@@ -42,7 +43,7 @@ n_cases=0 n_failed=0 n_xfail=0 n_skipped=0
 # status, copies[], limit, why (bash only: a fork costs more than a run).
 parse() {
         args_line= count= status=2 limit= why=
-        expects=() copies=()
+        expects=() copies=() envs=()
         local line
         while IFS= read -r line || [ -n "$line" ]; do
                 case $line in
@@ -51,6 +52,7 @@ parse() {
                 "# expect-count: "*) count=${line#"# expect-count: "} ;;
                 "# status: "*) status=${line#"# status: "} ;;
                 "# copy: "*) copies+=("${line#"# copy: "}") ;;
+                "# env: "*) envs+=("${line#"# env: "}") ;;
                 "# ulimit-v: "*) limit=${line#"# ulimit-v: "} ;;
                 "# xfail: "*) why=${line#"# xfail: "} ;;
                 esac
@@ -81,10 +83,11 @@ for spec in "$dir"/*.case; do
                 continue
         fi
         if [ -n "$limit" ]; then
-                (ulimit -v "$limit" && exec timeout 20 "$bin" "${args[@]}") \
+                (ulimit -v "$limit" && exec env "${envs[@]}" timeout 20 "$bin" "${args[@]}") \
                         >"$tmp/out" 2>"$tmp/err" </dev/null
         else
-                timeout 20 "$bin" "${args[@]}" >"$tmp/out" 2>"$tmp/err" </dev/null
+                env "${envs[@]}" timeout 20 "$bin" "${args[@]}" >"$tmp/out" 2>"$tmp/err" \
+                        </dev/null
         fi
         check "$tmp" $?
         if [ -n "$why" ]; then

@@ -76,6 +76,14 @@ void coro_release(struct coro_pool *, struct coro *co);
  * frames are abandoned without unwinding. Not for a running coroutine. */
 void coro_discard(struct coro_pool *, struct coro *co);
 
+/* How many memory mappings (each counted against vm.max_map_count) n
+ * stacks take: one per 64 where the kernel has guard regions, else two
+ * per stack (the guard page splits its chunk). CUBESIM_TEST_NO_GUARD_REGIONS=1
+ * in the environment makes this host behave as one without (for tests). */
+size_t coro_mappings(size_t n_stacks);
+/* Whether stacks are guarded by guard regions (one mapping per chunk). */
+bool coro_guard_regions(void);
+
 /* Which switch this build uses: "x86-64", "aarch64" or "ucontext". */
 const char *coro_backend(void);
 

@@ -37,7 +37,14 @@
  *
  * The address space per PE is the coroutine's stack slot (256 KiB and a
  * guard page, engine/coro.c) and the first 1 MiB chunk of the tensor arena
- * (ARENA_CHUNK, tl/tensor.c); only RLIMIT_AS makes it matter. */
+ * (ARENA_CHUNK, tl/tensor.c); only RLIMIT_AS makes it matter.
+ *
+ * Memory mappings: the kernel caps a process's mappings at
+ * vm.max_map_count (65530 by default). The coroutine stacks take one per
+ * 64 PEs, or two per PE on a kernel without guard regions (coro_mappings);
+ * the rest of the run (arena chunks, message buffers, the graph) measured
+ * 99 mappings in all for 6,400 PEs of gqa_decode, so HW_BASE_MAPPINGS
+ * covers the program, its libraries and a sanitizer's with room. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -47,11 +54,13 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include "engine/coro.h"
 #include "hw/hw.h"
 
 #define HW_RUNTIME_RSS_PER_PE (64u << 10)   /* resident, bytes; see above */
 #define HW_RUNTIME_VM_PER_PE ((256u << 10) + 4096u + (1u << 20)) /* address space, bytes */
 #define HW_BASE_BYTES (64ull << 20)          /* the program, libraries, heap slack */
+#define HW_BASE_MAPPINGS 2048u              /* mappings besides the stacks */
 #define UNLIMITED (UINT64_MAX / 4)          /* a "limit" at or above this is none */
 
 void hw_sim_host_bytes(const struct topo *t, uint64_t *rss_bytes, uint64_t *vm_bytes)
@@ -202,22 +211,51 @@ static const char *human(uint64_t bytes, char *buf, size_t len)
         return buf;
 }
 
+uint64_t hw_host_max_mappings(void)
+{
+        /* A test hook: the default limit, whatever this host's is. */
+        const char *t = getenv("CUBESIM_TEST_MAX_MAP_COUNT");
+        if (t && *t)
+                return strtoull(t, NULL, 10);
+        uint64_t v = read_number("/proc/sys/vm/max_map_count");
+        return v == 0 ? UINT64_MAX : v;
+}
+
+int hw_host_check_mappings(uint64_t n_procs, const char *what, const char *fewer,
+                           struct diag *d)
+{
+        uint64_t need = coro_mappings((size_t)n_procs) + HW_BASE_MAPPINGS;
+        uint64_t have = hw_host_max_mappings();
+        if (need <= have)
+                return 0;
+        bool regions = coro_guard_regions();
+        diag_error(d, "%s need about %" PRIu64 " memory mappings (%s, and the program's own) "
+                   "and this host allows a process %" PRIu64 " (vm.max_map_count); raise it "
+                   "with 'sysctl -w vm.max_map_count=%" PRIu64 "' (as root), or %s", what, need,
+                   regions ? "one per 64 coroutine stacks"
+                           : "two per coroutine stack: this Linux has no guard regions, "
+                             "MADV_GUARD_INSTALL of Linux 6.13",
+                   have, (need + 65535) / 65536 * 65536, fewer);
+        return -E2BIG;
+}
+
 int hw_sim_check_capacity(const struct topo *t, struct diag *d)
 {
         uint64_t need_rss, need_vm, have_rss, have_vm;
         hw_sim_host_bytes(t, &need_rss, &need_vm);
         hw_host_avail_bytes(&have_rss, &have_vm);
         bool rss = need_rss > have_rss, vm = need_vm > have_vm;
-        if (!rss && !vm)
-                return 0;
         uint64_t pes = (uint64_t)t->system.sips * t->sip.cubes * t->cube.noc.rows *
                        t->cube.noc.cols;
+        char what[512];
+        snprintf(what, sizeof what, "machine '%s' is too large for this host: its %" PRIu64
+                 " PEs (system.sips %u x sip.cubes %u x cube.noc.rows %u x cube.noc.cols %u)",
+                 t->name, pes, t->system.sips, t->sip.cubes, t->cube.noc.rows, t->cube.noc.cols);
+        if (!rss && !vm)
+                return hw_host_check_mappings(pes, what, "simulate fewer PEs", d);
         char n[32], h[32];
-        diag_error(d, "machine '%s' is too large for this host: its %" PRIu64 " PEs (system.sips %u "
-                   "x sip.cubes %u x cube.noc.rows %u x cube.noc.cols %u) need about %s of "
-                   "%s, and %s %s; simulate fewer PEs, or on a larger host",
-                   t->name, pes, t->system.sips, t->sip.cubes, t->cube.noc.rows, t->cube.noc.cols,
-                   human(rss ? need_rss : need_vm, n, sizeof n),
+        diag_error(d, "%s need about %s of %s, and %s %s; simulate fewer PEs, or on a larger "
+                   "host", what, human(rss ? need_rss : need_vm, n, sizeof n),
                    rss ? "host memory" : "address space",
                    human(rss ? have_rss : have_vm, h, sizeof h),
                    rss ? "is available" : "is left under ulimit -v");

@@ -111,6 +111,8 @@ struct hw_sim {
         sim_ps target_start_ps;      /* common exec start of every PE */
         sim_ps done_ps;              /* when the last IO_CPU saw completion */
         uint32_t n_sips_done;        /* SIPs whose PEs all finished */
+        struct hw_pe *no_stack;      /* a PE whose process could not start (run stopped), or NULL */
+        int no_stack_errno;          /* why: coro_create's errno */
         uint64_t class_bytes[TOPO_EDGE_CLASS_COUNT]; /* stat: bytes per link class */
 };
 
@@ -124,6 +126,14 @@ void hw_sim_fini(struct hw_sim *);
  * -E2BIG with a message naming the PEs, the estimate and what is
  * available (bad input: exit 2). */
 int hw_sim_check_capacity(const struct topo *t, struct diag *d);
+/* Whether this host lets one process map the coroutine stacks of n_procs
+ * processes (vm.max_map_count): 0, or -E2BIG with "WHAT need about N
+ * memory mappings ...", the sysctl that raises the limit and "or FEWER". */
+int hw_host_check_mappings(uint64_t n_procs, const char *what, const char *fewer,
+                           struct diag *d);
+/* vm.max_map_count; UINT64_MAX if unknown (CUBESIM_TEST_MAX_MAP_COUNT=N in
+ * the environment stands for it, for tests). */
+uint64_t hw_host_max_mappings(void);
 /* The estimate: resident bytes and address space of a run of t. */
 void hw_sim_host_bytes(const struct topo *t, uint64_t *rss_bytes, uint64_t *vm_bytes);
 /* What this process can still use: resident bytes (MemAvailable, the

@@ -73,8 +73,13 @@ static void pe_launch_arrives(struct ev_loop *ev, struct ev_event *e)
 {
         struct hw_pe *pe = container_of(e, struct hw_pe, launch_ev);
         if (ev_proc_start(ev, &pe->proc, pe->name, pe_main, pe) < 0) {
-                /* No stack: the PE never runs; the run reports it as never
-                 * finished. */
+                /* No stack: the PE never runs, so the run cannot be right;
+                 * stop it here (its caller reports no_stack). */
+                if (!pe->sim->no_stack) {
+                        pe->sim->no_stack = pe;
+                        pe->sim->no_stack_errno = errno;
+                }
+                ev_stop(ev);
                 return;
         }
         pe->done_ev.fn = pe_exited;
@@ -110,6 +115,7 @@ int hw_launch(struct hw_sim *s, hw_pe_body body, void *arg)
         s->body_arg = arg;
         s->launch_ps = ev_now(&s->ev);
         s->n_sips_done = 0;
+        s->no_stack = NULL;
         /* The barrier: the longest launch path IO_CPU -> M_CPU -> PE_CPU,
          * one route search per cube for all its PEs. */
         sim_ps worst = 0;

@@ -2,6 +2,7 @@
  * host-side setup, the op_log and trace files, the kernel's end (it waits
  * for its outstanding ops), and the outcome. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,15 +107,20 @@ int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl
         sim->ev.max_time = r->opts->max_time_ps;
         r->result = ev_run(&sim->ev, d);
         int out = 0;
-        if (r->result == EV_NOMEM) {
+        if (sim->no_stack) {
+                diag_error(d, "%s: the kernel could not start: no stack could be mapped for its "
+                           "process (%s; this host allows %" PRIu64 " memory mappings a process, "
+                           "vm.max_map_count); the run stopped", sim->no_stack->name,
+                           strerror(sim->no_stack_errno), hw_host_max_mappings());
+                out = -1;
+        } else if (r->result == EV_NOMEM) {
                 out = -ENOMEM;
         } else if (r->failed || r->result != EV_DONE) {
                 out = -1;
         } else {
                 for (uint32_t i = 0; i < sim->n_pes; i++) {
                         if (!sim->pes[i].finished) {
-                                diag_error(d, "%s: the kernel never started (no stack could be "
-                                           "mapped)", sim->pes[i].name);
+                                diag_error(d, "%s: the kernel never finished", sim->pes[i].name);
                                 out = -1;
                                 break;
                         }

@@ -624,6 +624,73 @@ Test(coro, ordinary_segfault_is_not_reported_as_overflow)
 #endif
 }
 
+/* Kernels without guard regions (and qemu-user) get mprotect guards:
+ * an overflow is reported the same way. */
+Test(coro, overflow_is_reported_with_mprotect_guards)
+{
+        char err[8192];
+
+        setenv("CUBESIM_TEST_NO_GUARD_REGIONS", "1", 1);
+        cr_assert(!coro_guard_regions());
+        int status = run_child(overflow_child, err, sizeof err);
+        cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+                  "child status 0x%x, expected exit 1; stderr: %s", status, err);
+        cr_expect(strstr(err, "cubesim: error: stack overflow in process 'deep_recursion'"),
+                  "stderr was: %s", err);
+}
+
+static size_t count_mappings(void)
+{
+        FILE *f = fopen("/proc/self/maps", "r");
+        size_t n = 0;
+        int c;
+
+        cr_assert(f);
+        while ((c = fgetc(f)) != EOF)
+                n += c == '\n';
+        fclose(f);
+        return n;
+}
+
+/* 128 stacks (two chunks) add the mappings coro_mappings announces, which
+ * the host capacity check counts against vm.max_map_count: 2 with guard
+ * regions, 256 with mprotect guards. */
+static void check_mappings_of_128_stacks(void)
+{
+        struct coro_pool pool;
+        struct coro *co[128];
+
+        coro_pool_init(&pool, 16 * 1024);
+        co[0] = coro_create(&pool, overflow_body, NULL, "first"); /* probes, installs handlers */
+        size_t before = count_mappings();
+        for (int i = 1; i < 128; i++)
+                co[i] = coro_create(&pool, overflow_body, NULL, "many");
+        size_t added = count_mappings() - before;
+        /* The first stack's chunk was there before: its 63 other slots
+         * split it further under mprotect, and one chunk more is mapped. */
+        size_t want = coro_mappings(128) - coro_mappings(1);
+        cr_expect(added <= want + 1 && added + 1 >= want,
+                  "128 stacks added %zu mappings; coro_mappings says %zu", added, want);
+        for (int i = 0; i < 128; i++)
+                coro_release(&pool, co[i]);
+        coro_pool_fini(&pool);
+}
+
+Test(coro, stacks_take_the_mappings_counted_with_guard_regions)
+{
+        if (!coro_guard_regions())
+                cr_skip_test("this kernel has no guard regions");
+        cr_expect_eq(coro_mappings(128), 2);
+        check_mappings_of_128_stacks();
+}
+
+Test(coro, stacks_take_the_mappings_counted_with_mprotect_guards)
+{
+        setenv("CUBESIM_TEST_NO_GUARD_REGIONS", "1", 1);
+        cr_expect_eq(coro_mappings(128), 256);
+        check_mappings_of_128_stacks();
+}
+
 /* ---- benchmark (not a pass/fail test) ------------------------------- */
 
 static void bench_body(void *arg)

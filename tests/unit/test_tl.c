@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "fixture.h"
 
@@ -233,6 +234,40 @@ Test(tl, recv_that_nobody_sends_is_a_deadlock_naming_the_line)
         cr_assert(diag_has("process 'sip0.cube0.pe1' waits on future 'tl_recv'"));
         cr_assert(diag_has("test_tl.c:"));
         cr_assert(diag_has("tl_recv from sip0.cube0.pe0 tag 5"));
+}
+
+/* A PE whose process gets no stack stops the run with a message, and no
+ * other PE touches it (a send to it, a recv from it). The address space
+ * is capped so that no stack chunk can be mapped; AddressSanitizer needs
+ * its reservations, so the case runs in plain builds only. */
+static void k_send_to_all(tl_ctx *tl, const void *a)
+{
+        int64_t shape[2] = { 1, 16 };
+        tl_send(tl, (int)((tl->rank + 1) % tl->sim->n_pes), tl_fill(tl, TL_FP32, 2, shape, 1.0f), 3);
+        tl_recv(tl, (int)((tl->rank + tl->sim->n_pes - 1) % tl->sim->n_pes), 3);
+}
+
+Test(tl, a_pe_without_a_stack_stops_the_run_with_a_message)
+{
+#ifdef CUBESIM_SANITIZED
+        cr_skip_test("RLIMIT_AS under AddressSanitizer");
+#else
+        FILE *f = fopen("/proc/self/status", "r");
+        cr_assert(f);
+        char line[256];
+        unsigned long long vm_kib = 0;
+        while (fgets(line, sizeof line, f))
+                if (sscanf(line, "VmSize: %llu", &vm_kib) == 1)
+                        break;
+        fclose(f);
+        cr_assert_gt(vm_kib, 0);
+        /* Room for the run's heap, not for one chunk of 64 stacks (16 MiB). */
+        struct rlimit rl = { .rlim_cur = (vm_kib + 8192) * 1024, .rlim_max = RLIM_INFINITY };
+        cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
+        cr_assert_eq(run_kernel(k_send_to_all, TL_MODE_OPLOG), -1);
+        cr_assert(diag_has("the kernel could not start: no stack could be mapped"));
+        cr_assert(diag_has("vm.max_map_count"));
+#endif
 }
 
 /* ---- scratch ------------------------------------------------------------------ */
