@@ -1,4 +1,6 @@
 /* cli/main.c: the cubesim command: dispatch to a subcommand. */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,7 +27,8 @@ static const char usage[] =
         "  --version                  print the version\n"
         "\n"
         "Exit status: 0 success; 1 the simulated program failed (kernel error,\n"
-        "deadlock); 2 bad input (usage, topology, parameters).\n";
+        "deadlock), or the output could not be written; 2 bad input (usage,\n"
+        "topology, parameters).\n";
 
 struct command {
         const char *name;            /* as typed */
@@ -40,6 +43,28 @@ static const struct command commands[] = {
         { "topo", cli_topo },
 };
 
+/* Every command's output ends here: a write that failed (a full disk,
+ * /dev/full, a closed pipe) makes the command fail with a message rather
+ * than exit 0 with its output lost. stdout is flushed and closed, so its
+ * last buffered bytes are checked too. */
+static int finish_stdout(int rc)
+{
+        bool failed = ferror(stdout);
+        errno = 0;
+        if (fflush(stdout) != 0)
+                failed = true;
+        int e = errno;
+        if (fclose(stdout) != 0 && !failed) {
+                failed = true;
+                e = errno;
+        }
+        if (!failed)
+                return rc;
+        fprintf(stderr, "cubesim: error: cannot write the output (standard output): %s\n",
+                e ? strerror(e) : "a write failed");
+        return rc == CLI_OK ? CLI_FAIL : rc;
+}
+
 int main(int argc, char **argv)
 {
         if (argc < 2) {
@@ -49,16 +74,16 @@ int main(int argc, char **argv)
         const char *cmd = argv[1];
         if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
                 fputs(usage, stdout);
-                return CLI_OK;
+                return finish_stdout(CLI_OK);
         }
         if (strcmp(cmd, "--version") == 0) {
                 printf("cubesim %s\n", CUBESIM_VERSION);
-                return CLI_OK;
+                return finish_stdout(CLI_OK);
         }
         const char *names[sizeof commands / sizeof commands[0] + 1];
         for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
                 if (strcmp(cmd, commands[i].name) == 0)
-                        return commands[i].fn(argc - 1, argv + 1);
+                        return finish_stdout(commands[i].fn(argc - 1, argv + 1));
                 names[i] = commands[i].name;
         }
         names[sizeof commands / sizeof commands[0]] = NULL;

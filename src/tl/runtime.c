@@ -3,8 +3,11 @@
  * for its outstanding ops), and the outcome. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tl/tl_int.h"
 
@@ -27,10 +30,72 @@ static void pe_body(struct hw_pe *pe, void *arg)
         }
 }
 
+/* Where path would be created: its directory resolved and its name, a
+ * dangling symbolic link followed; malloc'd, NULL if it cannot be told. */
+static char *resolve_new(const char *path)
+{
+        char cur[PATH_MAX], link[PATH_MAX];
+        if (snprintf(cur, sizeof cur, "%s", path) >= (int)sizeof cur)
+                return NULL;
+        for (int hops = 0; hops < 40; hops++) {
+                ssize_t n = readlink(cur, link, sizeof link - 1);
+                if (n < 0)
+                        break;
+                link[n] = '\0';
+                char *slash = strrchr(cur, '/');
+                if (link[0] == '/' || !slash) {
+                        snprintf(cur, sizeof cur, "%s", link);
+                } else {
+                        slash[1] = '\0';
+                        char dir[PATH_MAX];
+                        snprintf(dir, sizeof dir, "%s", cur);
+                        if (snprintf(cur, sizeof cur, "%s%s", dir, link) >= (int)sizeof cur)
+                                return NULL;
+                }
+        }
+        char *slash = strrchr(cur, '/');
+        const char *name = slash ? slash + 1 : cur;
+        char dir[PATH_MAX], real[PATH_MAX];
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - cur) + 1 : 1, slash ? cur : ".");
+        if (!realpath(dir, real))
+                return NULL;
+        size_t len = strlen(real) + strlen(name) + 2;
+        char *out = malloc(len);
+        if (out)
+                snprintf(out, len, "%s/%s", real, name);
+        return out;
+}
+
+/* Whether two output paths name one file, however spelled ("-" is
+ * standard output): the same device and inode where both exist, else the
+ * same directory and name once created. /dev/null may take both. */
+static bool same_output(const char *a, const char *b)
+{
+        struct stat sa, sb, null;
+        bool ha = strcmp(a, "-") == 0 ? fstat(STDOUT_FILENO, &sa) == 0 : stat(a, &sa) == 0;
+        bool hb = strcmp(b, "-") == 0 ? fstat(STDOUT_FILENO, &sb) == 0 : stat(b, &sb) == 0;
+        if (ha || hb) {
+                bool same = ha && hb && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+                return same && !(S_ISCHR(sa.st_mode) && stat("/dev/null", &null) == 0 &&
+                                 null.st_rdev == sa.st_rdev);
+        }
+        char *ra = resolve_new(a), *rb = resolve_new(b);
+        bool same = ra && rb ? strcmp(ra, rb) == 0 : strcmp(a, b) == 0;
+        free(ra);
+        free(rb);
+        return same;
+}
+
 static int open_outputs(struct tl_run *r, struct diag *d)
 {
         const struct tl_run_opts *o = r->opts;
         int rc;
+        if (o->oplog_path && o->trace_path && same_output(o->oplog_path, o->trace_path)) {
+                diag_error(d, "--oplog %s and --trace %s name the same file: the trace would "
+                           "overwrite the op_log; give each its own file", o->oplog_path,
+                           o->trace_path);
+                return -EINVAL;
+        }
         if (o->oplog_path) {
                 if ((rc = rep_oplog_open(&r->oplog, o->oplog_path)) < 0) {
                         diag_error_at(d, o->oplog_path, 0, 0, "cannot write the op_log: %s",
