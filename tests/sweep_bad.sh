@@ -38,6 +38,24 @@ printf '# expect: huge_spec.yaml: error: the spec is larger than 1024 KiB\n# exp
 run_case huge_spec "$tmp/huge_spec.yaml" "$tmp/huge_spec.expect"
 
 # The shipped specs are good.
+# An axis of 100,000 values is over the YAML node cap, with sweep wording.
+{
+        printf 'version: 1\nname: axis\nkernel: gemm\ngrid:\n  m: ['
+        seq -s ', ' 1 100000 | tr -d '\n'
+        printf ']\n'
+} >"$tmp/huge_axis.yaml"
+printf '%s\n' '# expect: huge_axis.yaml:5:' \
+        '# expect: error: too many YAML nodes (more than 100000); a sweep has at most 100000 points: give many as a grid (its axes multiply) rather than listed, or split the sweep into several specs' \
+        '# expect-count: 1' >"$tmp/huge_axis.expect"
+run_case huge_axis "$tmp/huge_axis.yaml" "$tmp/huge_axis.expect"
+
+# A spec without a name takes its file's stem, which must be a name too.
+mkdir -p "$tmp/stem"
+printf 'version: 1\nkernel: gemm\ngrid:\n  m: [64]\n' >"$tmp/stem/..yaml"
+printf '%s\n' "# expect: ..yaml:1:1: error: the spec has no 'name:' and its file name '.' is not one" \
+        '# expect-count: 1' >"$tmp/stem.expect"
+run_case stem_dot "$tmp/stem/..yaml" "$tmp/stem.expect"
+
 for f in sweeps/*.yaml; do
         n_cases=$((n_cases + 1))
         if ! "$bin" sweep --list "$f" >"$tmp/out" 2>"$tmp/err"; then

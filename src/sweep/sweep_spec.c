@@ -607,6 +607,13 @@ static bool good_panel_name(const char *s)
         return true;
 }
 
+/* A sweep's name becomes a directory (out/NAME): one path component, so
+ * a panel name that is not "." or "..". */
+static bool good_sweep_name(const char *s)
+{
+        return good_panel_name(s) && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+}
+
 /* The kernel of a scope, or NULL (reported). */
 static const struct tl_kernel *scope_kernel(struct parser *p, const struct ynode *kn,
                                             const struct ynode *where, const char *panel)
@@ -865,9 +872,10 @@ static void parse_root(struct parser *p, const struct ynode *root, const char *b
                 err(p, version, "version must be 1, got '%s'",
                     version->kind == YN_SCALAR ? version->text : kind_name(version));
         if (top.name) {
-                if (!is_text(top.name) || !good_panel_name(top.name->text))
+                if (!is_text(top.name) || !good_sweep_name(top.name->text))
                         err(p, top.name, "name must be a word of letters, digits, '-', '_' or "
-                            "'.' (at most 64), got '%s'",
+                            "'.' (at most 64, not '.' or '..': it names the output directory "
+                            "out/NAME), got '%s'",
                             top.name->kind == YN_SCALAR ? top.name->text : kind_name(top.name));
                 else
                         s->name = keep(p, top.name->text, top.name->len);
@@ -878,6 +886,10 @@ static void parse_root(struct parser *p, const struct ynode *root, const char *b
                 char *dot = strrchr(stem, '.');
                 if (dot && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0))
                         *dot = '\0';
+                if (!good_sweep_name(stem))
+                        err(p, root, "the spec has no 'name:' and its file name '%s' is not "
+                            "one (letters, digits, '-', '_' or '.', at most 64, not '.' or "
+                            "'..'): give the sweep a name", stem);
                 s->name = keep(p, stem, strlen(stem));
         }
         load_topology(p, topology, base_dir);
@@ -983,7 +995,8 @@ static const struct ytree_limits spec_limits = {
         .max_nodes = SWEEP_MAX_YAML_NODES,
         .doc = "a sweep spec",
         .depth_hint = "a sweep spec needs only a few",
-        .nodes_hint = "write many points as a grid",
+        .nodes_hint = "a sweep has at most 100000 points: give many as a grid (its axes "
+                      "multiply) rather than listed, or split the sweep into several specs",
         .empty = "the spec is empty; expected a map with at least 'version: 1', a "
                  "kernel and a grid (see docs/sweeps.md)",
 };
