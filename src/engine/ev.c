@@ -244,8 +244,10 @@ enum ev_run_result ev_run(struct ev_loop *ev, struct diag *d)
                         goto drained;
                 case NEXT_TIME_BUDGET:
                         diag_error(d, "simulated time budget exceeded: the next event is at "
-                                   "%llu.%03llu ns, past the budget of %llu.%03llu ns "
-                                   "(a kernel that never ends?)",
+                                   "%llu.%03llu ns, past the budget of %llu.%03llu ns; a "
+                                   "run this long needs a larger one (cubesim run "
+                                   "--max-sim-ns), unless its kernel never ends (where the "
+                                   "processes wait is below)",
                                    (unsigned long long)(ev->heap[0].t / SIM_PS_PER_NS),
                                    (unsigned long long)(ev->heap[0].t % SIM_PS_PER_NS),
                                    (unsigned long long)(ev->max_time / SIM_PS_PER_NS),
@@ -253,8 +255,10 @@ enum ev_run_result ev_run(struct ev_loop *ev, struct diag *d)
                         report_procs(ev, d);
                         return EV_BUDGET;
                 case NEXT_EVENT_BUDGET:
-                        diag_error(d, "event budget exceeded: %llu events at %llu ns "
-                                   "(a kernel that never ends?)",
+                        diag_error(d, "event budget exceeded: %llu events at %llu ns; a run "
+                                   "this long needs a larger one (cubesim run --max-events, "
+                                   "and --max-sim-ns if simulated time runs out next), unless "
+                                   "its kernel never ends (where the processes wait is below)",
                                    (unsigned long long)ev->n_events,
                                    (unsigned long long)(ev->now / SIM_PS_PER_NS));
                         report_procs(ev, d);

@@ -2,7 +2,7 @@
  * by the event budget.
 // args: --topo topologies/small.yaml --max-events 100000
 // expect: error: event budget exceeded: 100000 events at
-// expect: (a kernel that never ends?)
+// expect: a run this long needs a larger one (cubesim run --max-events, and --max-sim-ns if simulated time runs out next), unless its kernel never ends
 // expect: process 'sip0.cube1.pe3'
 // expect-count: 1
  */

@@ -2,7 +2,7 @@
  * the simulated-time budget.
 // args: --topo topologies/small.yaml --max-sim-ns 100000
 // expect: error: simulated time budget exceeded: the next event is at
-// expect: past the budget of 100000.000 ns (a kernel that never ends?)
+// expect: past the budget of 100000.000 ns; a run this long needs a larger one (cubesim run --max-sim-ns), unless its kernel never ends
 // expect: process 'sip0.cube0.pe0'
 // expect-count: 1
  */
