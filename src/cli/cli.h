@@ -24,4 +24,9 @@ int cli_unknown_option(const char *cmd, const char *opt, const char *const *know
 int cli_not_found(const char *cmd, const char *what, const char *name, const char *const *names,
                   size_t n, const char *see);
 
+/* --timeout-s VALUE: seconds of wall time, a number in (0, 1e7]; else a
+ * located error to d ("--timeout-s VALUE: expected ...") and -1. */
+struct diag;
+int cli_parse_timeout(const char *v, double *seconds, struct diag *d);
+
 #endif

@@ -1,5 +1,8 @@
 /* cli/common.c: helpers shared by the subcommands. */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "base/diag.h"
 #include "cli/cli.h"
@@ -29,4 +32,17 @@ int cli_not_found(const char *cmd, const char *what, const char *name, const cha
         else
                 fprintf(stderr, "cubesim %s: error: no %s '%s' (see '%s')\n", cmd, what, name, see);
         return CLI_BAD_INPUT;
+}
+
+int cli_parse_timeout(const char *v, double *seconds, struct diag *d)
+{
+        char *end;
+        errno = 0;
+        double s = strtod(v, &end);
+        if (*v == '\0' || *v == ' ' || *end || errno || !isfinite(s) || s <= 0 || s > 1e7) {
+                diag_error(d, "--timeout-s %s: expected a number of seconds in (0, 1e7]", v);
+                return -1;
+        }
+        *seconds = s;
+        return 0;
 }

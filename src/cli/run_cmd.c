@@ -52,6 +52,8 @@ static const char usage[] =
         "  --max-events N    stop with an error after N events (default 2e8)\n"
         "  --max-sim-ns T    stop with an error past T ns of simulated time\n"
         "                    (default 1e9: one simulated second)\n"
+        "  --timeout-s S     stop with an error (exit 1) after S seconds of wall time,\n"
+        "                    even in a kernel that spins without calling tl_*\n"
         "  --json            print the run summary as JSON\n"
         "\n"
         "Exit status: 0 the kernel ran on every PE; 1 it failed (kernel error,\n"
@@ -85,9 +87,10 @@ int cli_run(int argc, char **argv)
 {
         static const char *const opts[] = { "--topo", "--set", "--mode", "--inputs", "--outputs",
                                              "--seed", "--oplog", "--trace", "--kernels", "--json",
-                                             "--max-events", "--max-sim-ns", "--allow-random",
-                                             "--save-inputs", "--expect", "--rtol", "--atol",
-                                             "--fail-on-nonfinite", "--help", NULL };
+                                             "--max-events", "--max-sim-ns", "--timeout-s",
+                                             "--allow-random", "--save-inputs", "--expect",
+                                             "--rtol", "--atol", "--fail-on-nonfinite", "--help",
+                                             NULL };
         const char *kernel = NULL, *topo_path = NULL;
         char *sets[256];
         int n_sets = 0;
@@ -177,6 +180,8 @@ int cli_run(int argc, char **argv)
                                         ro.max_events = x;
                                 else
                                         ro.max_time_ps = x * SIM_PS_PER_NS;
+                        } else if (strcmp(a, "--timeout-s") == 0) {
+                                cli_parse_timeout(v, &ro.timeout_s, &d);
                         } else if (strcmp(a, "--oplog") == 0) {
                                 ro.oplog_path = v;
                         } else if (strcmp(a, "--trace") == 0) {

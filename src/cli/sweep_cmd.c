@@ -11,7 +11,8 @@
 
 static const char usage[] =
         "usage: cubesim sweep SPEC.yaml [--out DIR] [--jobs N] [--resume] [--no-figures]\n"
-        "                     [--progress | --no-progress] [--kernels LIB.so] [--list]\n"
+        "                     [--progress | --no-progress] [--kernels LIB.so]\n"
+        "                     [--timeout-s S] [--list]\n"
         "\n"
         "Run every point of a sweep spec, each an op_log-mode simulation in a worker\n"
         "process, and write DIR/sweep.json (the results, in spec order), DIR/points/\n"
@@ -28,6 +29,8 @@ static const char usage[] =
         "  --progress        show progress on stderr (default: when it is a terminal)\n"
         "  --no-progress     never show progress\n"
         "  --kernels LIB.so  also load the kernels a shared object exports\n"
+        "  --timeout-s S     stop a point after S seconds of wall time (its worker is\n"
+        "                    killed; the point is recorded as timed_out)\n"
         "  --list            check the spec and list its points; run nothing\n"
         "\n"
         "Under 'mpirun -np N cubesim sweep ...' (cubesim built with MPI) the points are\n"
@@ -35,8 +38,10 @@ static const char usage[] =
         "0's own workers. sweep.json is the same however the points ran, but for the\n"
         "wall-clock keys wall_s, events_per_s and peak_rss_kib.\n"
         "\n"
-        "Exit status: 0 every point ran; 1 some point failed (each is recorded with its\n"
-        "error; the others complete); 2 bad input (the spec, options, output directory).\n";
+        "Exit status: 0 every point ran; 1 some point failed or timed out (each is\n"
+        "recorded with its error; the others complete); 2 bad input (the spec,\n"
+        "options, an output directory that is unusable or in use by another sweep),\n"
+        "or results that could not be written (a full disk).\n";
 
 static void list_points(const struct sweep_spec *s)
 {
@@ -63,7 +68,7 @@ int cli_sweep(int argc, char **argv)
 {
         static const char *const opts[] = { "--out", "--jobs", "--resume", "--no-figures",
                                              "--progress", "--no-progress", "--kernels",
-                                             "--list", "--help", NULL };
+                                             "--timeout-s", "--list", "--help", NULL };
         const char *spec_path = NULL;
         struct sweep_opts so = { .jobs = 1, .progress = -1 };
         bool list = false;
@@ -88,13 +93,15 @@ int cli_sweep(int argc, char **argv)
                 } else if (strcmp(a, "--list") == 0) {
                         list = true;
                 } else if (strcmp(a, "--out") == 0 || strcmp(a, "--jobs") == 0 ||
-                           strcmp(a, "--kernels") == 0) {
+                           strcmp(a, "--kernels") == 0 || strcmp(a, "--timeout-s") == 0) {
                         if (i + 1 >= argc) {
                                 diag_error(&d, "%s needs a value", a);
                                 break;
                         }
                         const char *v = argv[++i];
-                        if (a[2] == 'o') {
+                        if (a[2] == 't') {
+                                cli_parse_timeout(v, &so.timeout_s, &d);
+                        } else if (a[2] == 'o') {
                                 so.out_dir = v;
                         } else if (a[2] == 'k') {
                                 tl_kernels_load(v, &d);

@@ -108,6 +108,7 @@ struct sweep_opts {
         bool no_figures;             /* skip gnuplot and the figures (the report still) */
         int progress;                /* 1 on, 0 off, -1 when stderr is a terminal */
         bool quiet;                  /* no summary lines on stdout */
+        double timeout_s;            /* wall-clock limit of one point, seconds (0: none) */
 };
 
 /* What a sweep did, for the caller's own summary. */
@@ -121,13 +122,16 @@ struct sweep_outcome {
         uint64_t events;             /* simulated events of the points run now */
         double events_per_s;         /* events / wall_s */
         bool figures;                /* the figures were drawn */
+        bool report;                 /* report.md was written */
 };
 
 /* Run every point of spec and write the results. Under mpirun (when built
  * with MPI) every rank calls this; MPI is started and finished inside.
- * Returns the exit status: 0 every point succeeded, 1 some point failed,
- * 2 bad input (out_dir unusable, mpirun without MPI support); messages
- * go to d. */
+ * Returns the exit status: 0 every point succeeded, 1 some point failed
+ * (or ran past opts->timeout_s: its worker is killed, the point recorded
+ * as timed out), 2 bad input (out_dir unusable or locked by another
+ * sweep, mpirun without MPI support) or a result file that could not be
+ * written (a full disk); messages go to d. */
 int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *opts,
               struct sweep_outcome *out, struct diag *d);
 

@@ -14,11 +14,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -176,6 +180,7 @@ int sweep__spawn(struct sweep__ctx *x, struct sweep__slot *sl, size_t i)
                 return -errno;
         fflush(stdout);
         fflush(stderr);
+        pid_t parent = getpid();
         pid_t pid = fork();
         if (pid < 0) {
                 int e = errno;
@@ -184,6 +189,10 @@ int sweep__spawn(struct sweep__ctx *x, struct sweep__slot *sl, size_t i)
                 return -e;
         }
         if (pid == 0) {
+                /* A worker dies with its sweep, even one killed by SIGKILL
+                 * (and one that lost it before the call returned). */
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                        _exit(125);
                 close(fds[0]);
                 dup2(STDERR_FILENO, STDOUT_FILENO);
                 json_t *rec = NULL;
@@ -213,7 +222,35 @@ int sweep__spawn(struct sweep__ctx *x, struct sweep__slot *sl, size_t i)
         sl->fd = fds[0];
         sl->point = i;
         sl->len = 0;
+        sl->timed_out = false;
+        sl->deadline = x->opts->timeout_s > 0 ? sweep__now() + x->opts->timeout_s : 0;
         return 0;
+}
+
+int sweep__poll_ms(const struct sweep__slot *slots, size_t n, int idle_ms)
+{
+        double now = sweep__now(), ms = idle_ms < 0 ? -1 : idle_ms;
+        for (size_t j = 0; j < n; j++) {
+                if (!slots[j].pid || slots[j].deadline <= 0 || slots[j].timed_out)
+                        continue;
+                double left = (slots[j].deadline - now) * 1e3;
+                left = left < 0 ? 0 : ceil(left);
+                if (ms < 0 || left < ms)
+                        ms = left;
+        }
+        return ms < 0 ? -1 : ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+void sweep__check_deadlines(struct sweep__slot *slots, size_t n)
+{
+        double now = sweep__now();
+        for (size_t j = 0; j < n; j++) {
+                struct sweep__slot *sl = &slots[j];
+                if (sl->pid && sl->deadline > 0 && !sl->timed_out && now >= sl->deadline) {
+                        kill(sl->pid, SIGKILL);
+                        sl->timed_out = true;
+                }
+        }
 }
 
 json_t *sweep__slot_read(struct sweep__ctx *x, struct sweep__slot *sl, bool *done)
@@ -247,6 +284,11 @@ json_t *sweep__slot_read(struct sweep__ctx *x, struct sweep__slot *sl, bool *don
         sl->pid = 0;
         *done = true;
         json_t *rec = NULL;
+        if (sl->timed_out) {
+                rec = sweep__timeout_record(x->spec, sl->point, x->opts->timeout_s);
+                json_object_set_new(rec, "peak_rss_kib", json_integer((json_int_t)ru.ru_maxrss));
+                return rec;
+        }
         if (WIFEXITED(status) && WEXITSTATUS(status) <= 2 && sl->len)
                 rec = json_loadb(sl->buf, sl->len, 0, NULL);
         if (rec && (!json_is_object(rec) ||
@@ -340,6 +382,7 @@ void sweep__collect(struct sweep__ctx *x, size_t i, json_t *rec)
                 progress_clear(x);
                 fprintf(stderr, "sweep %s: warning: cannot write %s: %s (--resume will run the "
                         "point again)\n", x->spec->name, path, strerror(-rc));
+                x->n_unwritten++;
         }
         json_decref(x->recs[i]);
         x->recs[i] = rec;
@@ -387,11 +430,12 @@ static void run_local(struct sweep__ctx *x, const size_t *todo, size_t n)
                         }
                 if (nf == 0)
                         continue;
-                int r = poll(pfd, nf, x->progress ? 250 : -1);
+                int r = poll(pfd, nf, sweep__poll_ms(slots, jobs, x->progress ? 250 : -1));
                 if (r < 0 && errno != EINTR) {
                         diag_error(x->d, "poll: %s", strerror(errno));
                         break;
                 }
+                sweep__check_deadlines(slots, jobs);
                 for (nfds_t f = 0; r > 0 && f < nf; f++) {
                         if (!pfd[f].revents)
                                 continue;
@@ -415,6 +459,47 @@ out:
 
 /* ---- the whole sweep ---- */
 
+/* Take DIR/.lock (flock, released when this process ends, however): a
+ * second sweep into the same directory would mix its files with ours. */
+static int lock_dir(struct sweep__ctx *x)
+{
+        char path[4200];
+        snprintf(path, sizeof path, "%s/.lock", x->opts->out_dir);
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0) {
+                diag_error_at(x->d, path, 0, 0, "cannot open the output directory's lock: %s",
+                              strerror(errno));
+                return -errno;
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                int e = errno;
+                char pid[32] = "";
+                ssize_t n = e == EWOULDBLOCK ? pread(fd, pid, sizeof pid - 1, 0) : -1;
+                pid[n > 0 ? n : 0] = '\0';
+                pid[strcspn(pid, "\n")] = '\0';
+                if (e == EWOULDBLOCK && *pid)
+                        diag_error_at(x->d, x->opts->out_dir, 0, 0, "another sweep (process %s) "
+                                      "is writing into this directory (it holds %s): wait for "
+                                      "it, or give this one another --out", pid, path);
+                else if (e == EWOULDBLOCK)
+                        diag_error_at(x->d, x->opts->out_dir, 0, 0, "another sweep is writing "
+                                      "into this directory (it holds %s): wait for it, or give "
+                                      "this one another --out", path);
+                else
+                        diag_error_at(x->d, path, 0, 0, "cannot lock: %s", strerror(e));
+                close(fd);
+                return -e;
+        }
+        /* Our number, for the message of a sweep that finds the lock taken;
+         * only that message misses it if this fails. */
+        char pid[32];
+        int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+        bool noted = ftruncate(fd, 0) == 0 && pwrite(fd, pid, (size_t)len, 0) == len;
+        (void)noted;
+        x->lock_fd = fd;
+        return 0;
+}
+
 static int prepare_dir(struct sweep__ctx *x)
 {
         const char *dir = x->opts->out_dir;
@@ -424,6 +509,8 @@ static int prepare_dir(struct sweep__ctx *x)
                               strerror(-rc));
                 return rc;
         }
+        if ((rc = lock_dir(x)) < 0)
+                return rc;
         snprintf(x->points_dir, sizeof x->points_dir, "%s/points", dir);
         rc = mkdir_p(x->points_dir);
         if (rc < 0) {
@@ -499,7 +586,9 @@ static void print_summary(const struct sweep__ctx *x, const struct sweep_outcome
         else
                 printf(" with %u worker%s", x->opts->jobs, x->opts->jobs == 1 ? "" : "s");
         printf(", %.3g simulated events/s\n", o->events_per_s);
-        printf("  results: %s/sweep.json\n  report:  %s/report.md\n", dir, dir);
+        printf("  results: %s/sweep.json\n", dir);
+        if (o->report)
+                printf("  report:  %s/report.md\n", dir);
         if (o->figures)
                 printf("  figures: %s/figures/ (PNG, SVG, their gnuplot scripts and data)\n", dir);
 }
@@ -507,7 +596,8 @@ static void print_summary(const struct sweep__ctx *x, const struct sweep_outcome
 int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *opts,
               struct sweep_outcome *out, struct diag *d)
 {
-        struct sweep__ctx x = { .spec = spec, .opts = opts, .d = d, .root = true, .ranks = 1 };
+        struct sweep__ctx x = { .spec = spec, .opts = opts, .d = d, .root = true, .ranks = 1,
+                                .lock_fd = -1 };
         struct sweep_outcome o = { .root = true, .n_points = spec->n_points, .ranks = 1 };
         x.t0 = sweep__now();
         int rc = 2;
@@ -554,6 +644,7 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *opts,
                         diag_error_at(d, path, 0, 0, "cannot write: %s", strerror(-wrc));
                 } else {
                         o.figures = sweep__figures(&x, sw);
+                        o.report = x.report_written;
                         for (size_t i = 0; i < spec->n_points; i++) {
                                 const char *st = json_string_value(
                                         json_object_get(x.recs[i], "status"));
@@ -563,12 +654,21 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *opts,
                         rc = o.n_failed ? 1 : 0;
                         if (!opts->quiet)
                                 print_summary(&x, &o);
+                        if (x.n_unwritten) {
+                                diag_error_at(d, opts->out_dir, 0, 0, "%zu result file%s could "
+                                              "not be written (see the warnings above; a full "
+                                              "disk?): the results are incomplete",
+                                              x.n_unwritten, x.n_unwritten == 1 ? "" : "s");
+                                rc = 2;
+                        }
                 }
                 json_decref(sw);
         }
         if (mpi)
                 sweep__mpi_finish(&x);
 out:
+        if (x.lock_fd >= 0)
+                close(x.lock_fd);
         for (size_t i = 0; x.recs && i < spec->n_points; i++)
                 json_decref(x.recs[i]);
         free(x.recs);

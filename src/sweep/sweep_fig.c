@@ -48,7 +48,9 @@ static bool text_open(struct text *t)
         return t->f != NULL;
 }
 
-/* Close t and write it to dir/name; false (warned) on failure. */
+static size_t n_unsaved;             /* files text_save could not write, this sweep */
+
+/* Close t and write it to dir/name; false (warned, counted) on failure. */
 static bool text_save(struct text *t, const char *dir, const char *name)
 {
         bool ok = fclose(t->f) == 0;
@@ -56,9 +58,11 @@ static bool text_save(struct text *t, const char *dir, const char *name)
         snprintf(path, sizeof path, "%s/%s", dir, name);
         int rc = ok ? fs_write_atomic(path, t->buf, t->len) : -ENOMEM;
         free(t->buf);
-        if (rc < 0)
+        if (rc < 0) {
                 fprintf(stderr, "cubesim sweep: warning: cannot write %s: %s\n", path,
                         strerror(-rc));
+                n_unsaved++;
+        }
         return rc == 0;
 }
 
@@ -786,9 +790,32 @@ static bool write_report(const struct sweep__ctx *x, json_t *sw, bool *have_time
         return text_save(&t, dir, "report.md");
 }
 
+/* Whether gnuplot made every picture of the scripts (a full disk makes it
+ * fail quietly); warns of the first missing. */
+static bool pictures_made(const char *dir, char scripts[][300], size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                static const char *const ext[] = { "png", "svg" };
+                for (int e = 0; e < 2; e++) {
+                        char path[4800];
+                        struct stat st;
+                        snprintf(path, sizeof path, "%s/%.*s.%s", dir,
+                                 (int)strcspn(scripts[i], "."), scripts[i], ext[e]);
+                        if (stat(path, &st) != 0 || st.st_size == 0) {
+                                fprintf(stderr, "cubesim sweep: warning: gnuplot did not write "
+                                        "%s (see %s/gnuplot.log)\n", path, dir);
+                                n_unsaved++;
+                                return false;
+                        }
+                }
+        }
+        return true;
+}
+
 bool sweep__figures(struct sweep__ctx *x, json_t *sw)
 {
         const struct sweep_spec *s = x->spec;
+        n_unsaved = 0;
         char dir[4200];
         snprintf(dir, sizeof dir, "%s/figures", x->opts->out_dir);
         bool *have_time = calloc(s->n_panels, sizeof *have_time);
@@ -801,6 +828,7 @@ bool sweep__figures(struct sweep__ctx *x, json_t *sw)
                 fprintf(stderr, "cubesim sweep: warning: cannot make %s: %s\n", dir,
                         strerror(errno));
                 why_not = "cannot make figures/";
+                n_unsaved++;
                 goto report;
         }
         size_t n = 0;
@@ -830,12 +858,15 @@ bool sweep__figures(struct sweep__ctx *x, json_t *sw)
                 why_not = "gnuplot failed; see figures/gnuplot.log";
                 fprintf(stderr, "cubesim sweep: warning: gnuplot failed (see %s/gnuplot.log): "
                         "some figures may be missing\n", dir);
-        } else {
+        } else if (n_unsaved == 0 && pictures_made(dir, scripts, n)) {
                 drawn = true;
+        } else {
+                why_not = "some of their files could not be written";
         }
 report:
-        write_report(x, sw, have_time, drawn, why_not);
+        x->report_written = write_report(x, sw, have_time, drawn, why_not);
 out:
+        x->n_unwritten += n_unsaved;
         free(have_time);
         free(scripts);
         return drawn;

@@ -34,6 +34,9 @@ struct sweep__ctx {
         bool root;                   /* this process collects and writes results */
         int rank, ranks;             /* MPI rank and world size (0, 1 without MPI) */
         char points_dir[4096];       /* DIR/points */
+        int lock_fd;                 /* DIR/.lock, flock'd while the sweep writes (-1: none) */
+        size_t n_unwritten;          /* result files that could not be written */
+        bool report_written;         /* DIR/report.md was written */
 };
 
 /* A worker process running one point. */
@@ -43,6 +46,8 @@ struct sweep__slot {
         size_t point;                /* the point it runs */
         char *buf;                   /* result text read so far (malloc'd) */
         size_t len, cap;             /* bytes used and allocated */
+        double deadline;             /* monotonic seconds when it is stopped (0: never) */
+        bool timed_out;              /* killed at its deadline */
 };
 
 /* Seconds on the monotonic clock. */
@@ -67,6 +72,14 @@ int sweep__spawn(struct sweep__ctx *x, struct sweep__slot *sl, size_t i);
 /* Read what slot sl's child has written; when it has closed its pipe,
  * reap it and return its record (and true in *done). */
 json_t *sweep__slot_read(struct sweep__ctx *x, struct sweep__slot *sl, bool *done);
+/* How long to poll the n slots' pipes, in ms: idle_ms (-1: no limit), or
+ * less to wake at the earliest deadline. */
+int sweep__poll_ms(const struct sweep__slot *slots, size_t n, int idle_ms);
+/* Kill the children of slots past their deadline (--timeout-s); their
+ * pipes then close and sweep__slot_read records them as timed out. */
+void sweep__check_deadlines(struct sweep__slot *slots, size_t n);
+/* The record of a point stopped at its wall-clock limit. */
+json_t *sweep__timeout_record(const struct sweep_spec *spec, size_t i, double timeout_s);
 /* A record from a worker (local or from another rank): keep it, write
  * its point file, count it, draw progress. Takes ownership of rec. */
 void sweep__collect(struct sweep__ctx *x, size_t i, json_t *rec);
@@ -85,7 +98,9 @@ void sweep__mpi_finish(struct sweep__ctx *x);
 /* Build sweep.json from the records. New reference. */
 json_t *sweep__merge(struct sweep__ctx *x, double wall_s);
 /* Write the figures (data, gnuplot scripts, PNG and SVG) and the report
- * into DIR; true if the figures were drawn. Problems are warnings. */
+ * into DIR; true if the figures were drawn (every picture made). Problems
+ * are warnings; files that could not be written count in x->n_unwritten,
+ * and x->report_written says whether report.md was. */
 bool sweep__figures(struct sweep__ctx *x, json_t *sweep);
 
 /* Write a JSON value atomically (indented, stable key order). */

@@ -117,8 +117,13 @@ static void run_remote(struct sweep__ctx *x)
                 } else {
                         bool done = false;
                         rec = NULL;
-                        while (!done)
-                                rec = sweep__slot_read(x, &sl, &done);
+                        while (!done) {
+                                struct pollfd pf = { .fd = sl.fd, .events = POLLIN };
+                                int r = poll(&pf, 1, sweep__poll_ms(&sl, 1, -1));
+                                sweep__check_deadlines(&sl, 1);
+                                if (r > 0)
+                                        rec = sweep__slot_read(x, &sl, &done);
+                        }
                 }
                 json_object_set_new(rec, "point_id", json_integer(idx));
                 text = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -210,6 +215,8 @@ int sweep__mpi_run(struct sweep__ctx *x, const size_t *todo, size_t n_todo)
                                 which[nf++] = j;
                         }
                 int r = poll(pfd, nf, 2);       /* also the idle wait between probes */
+                if (slots)
+                        sweep__check_deadlines(slots, jobs);
                 for (nfds_t f = 0; r > 0 && f < nf; f++) {
                         if (!pfd[f].revents)
                                 continue;

@@ -5,7 +5,8 @@
  *
  * A record holds the point's index and coordinates, its status ("ok",
  * "failed": the kernel failed or deadlocked, exit status 1; "bad_input":
- * its parameters do not fit, exit status 2; "crashed": the worker died),
+ * its parameters do not fit, exit status 2; "crashed": the worker died;
+ * "timed_out": it ran past --timeout-s and was killed, exit status 124),
  * the error text when it failed, and for a good point the run summary of
  * `cubesim run --json` without the per-PE list: sim_ns, sim_ps,
  * kernel_ps, events, PE_CPU issue time and op counts by op type, busy time
@@ -73,6 +74,18 @@ json_t *sweep__crash_record(const struct sweep_spec *s, size_t i, int exit_statu
 {
         json_t *o = new_record(s, i, 3);     /* "crashed" */
         json_object_set_new(o, "exit_status", json_integer(exit_status));
+        json_object_set_new(o, "error", json_string(why));
+        return o;
+}
+
+json_t *sweep__timeout_record(const struct sweep_spec *s, size_t i, double timeout_s)
+{
+        json_t *o = new_record(s, i, 3);
+        char why[160];
+        snprintf(why, sizeof why, "the point ran past --timeout-s %g (seconds of wall time) and "
+                 "was stopped", timeout_s);
+        json_object_set_new(o, "status", json_string("timed_out"));
+        json_object_set_new(o, "exit_status", json_integer(124));
         json_object_set_new(o, "error", json_string(why));
         return o;
 }

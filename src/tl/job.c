@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/watchdog.h"
 #include "tl/tl_int.h"
 
 /* Route every set: topology parameters into job->machine, kernel
@@ -68,10 +69,19 @@ int tl_job_run(struct tl_job *job, struct diag *d)
                 diag_error(d, "out of memory for the run");
                 return -ENOMEM;
         }
+        if (job->opts.timeout_s > 0 &&
+            (rc = ev_watchdog_arm(&job->sim.ev, job->opts.timeout_s, job->kernel->name)) < 0) {
+                diag_error(d, "--timeout-s: cannot set a timer: %s", strerror(-rc));
+                free(job->run);
+                job->run = NULL;
+                return -1;
+        }
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         rc = tl_run_kernel(&job->sim, job->kernel, &job->opts, job->run, d);
         clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (job->opts.timeout_s > 0)
+                ev_watchdog_disarm();
         job->run_wall_s = (double)(t1.tv_sec - t0.tv_sec) +
                           (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
         if (rc == 0)

@@ -64,6 +64,8 @@ struct tl_run_opts {
         struct params *params;       /* kernel parameters (tl_job_run sets it from its sets) */
         uint64_t max_events;         /* stop with an error past this many events (0: none) */
         sim_ps max_time_ps;          /* stop with an error past this simulated time (0: none) */
+        double timeout_s;            /* tl_job_run: stop the process past this many seconds
+                                      * of wall time, even mid-kernel (0: none; watchdog.h) */
 };
 
 /* Budgets of `cubesim run` when none is given: far beyond any real kernel

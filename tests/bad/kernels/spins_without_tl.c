@@ -1,0 +1,20 @@
+/* tests/bad/kernels/spins_without_tl.c: a kernel that spins without
+ * calling tl_* never returns to the event loop, so no budget stops it:
+ * --timeout-s does, naming its last tl_* call, the PE and the op (the
+ * check is of the message, not of how long it took).
+// args: --topo topologies/small.yaml --timeout-s 0.5
+// expect: tests/bad/kernels/spins_without_tl.c:@LINE@: PE sip0.cube0.pe0: error: wall-clock limit reached (--timeout-s 0.5) after
+// expect: the kernel was running, its last tl_* call here (tl_program_id): a loop without tl_* calls never ends
+// expect-count: 1
+ */
+#include <cubesim/tl.h>
+
+static void body(tl_ctx *tl, const void *argp)
+{
+        volatile unsigned long spins = (unsigned long)tl_program_id(tl, 0); /* FAULT */
+        for (;;)
+                spins = spins + 1;
+}
+
+static const struct tl_kernel kernel = { .name = "spins_without_tl", .fn = body };
+const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
