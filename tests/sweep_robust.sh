@@ -10,7 +10,9 @@
 # - a second sweep into a --out in use exits 2 naming the other;
 # - results that cannot be written (report.md, figures/) are not listed in
 #   the summary and the sweep exits 2 (a full disk, played by a directory
-#   where report.md goes and a file where figures/ goes).
+#   where report.md goes and a file where figures/ goes);
+# - --resume reads points/ like any input (regular files, size capped,
+#   values in range) and reruns a point whose file is bad, saying why.
 # Waits for a process to appear or go are bounded only so that the test
 # fails rather than hangs; they check no duration.
 # Environment: CUBESIM_BIN, CUBESIM_SOURCE_DIR; CC (default cc).
@@ -163,6 +165,44 @@ check "unwritable results: the message" has "$tmp/err" \
         "result files could not be written (see the warnings above; a full disk?): the results are incomplete"
 check "unwritable results: the warning names report.md" has "$tmp/err" \
         "warning: cannot write $tmp/full/report.md:"
+
+# --resume reads points/ like any input: a point file that is not a
+# regular file, too large, not JSON, or whose figures are out of range is
+# named with what is wrong and its point runs again.
+cat >"$tmp/g.yaml" <<EOF
+version: 1
+name: g
+kernel: gemm
+topology: $src/topologies/small.yaml
+grid:
+  m: [64, 128, 192, 256, 320]
+EOF
+"$bin" sweep "$tmp/g.yaml" --out "$tmp/clean" --no-figures --no-progress >/dev/null 2>&1
+"$bin" sweep "$tmp/g.yaml" --out "$tmp/r" --no-figures --no-progress >/dev/null 2>&1
+p=$tmp/r/points
+sed -i 's/"sim_ps": [0-9]*/"sim_ps": -5/' "$p/0000.json"
+sed -i 's/"events": [0-9]*/"events": 9223372036854775807/' "$p/0001.json"
+rm "$p/0002.json" && mkfifo "$p/0002.json"
+head -c 2000000 /dev/zero | tr '\0' ' ' >"$p/0003.json"
+printf '{"key": \n' >"$p/0004.json"
+timeout 60 "$bin" sweep "$tmp/g.yaml" --out "$tmp/r" --resume --no-figures --no-progress \
+        >"$tmp/out" 2>"$tmp/err" </dev/null
+rc=$?
+check "--resume over bad point files: exit $rc, want 0" test "$rc" -eq 0
+check "--resume: every point ran again" has "$tmp/out" "sweep g: 5 points, 0 failed;"
+check "--resume: a negative sim_ps is named" has "$tmp/err" \
+        "$p/0000.json: warning: point.sim_ps: expected an integer in [0, 2^53], got -5; the point runs again"
+check "--resume: an INT64_MAX is named" has "$tmp/err" \
+        "$p/0001.json: warning: point.events: expected an integer in [0, 2^53], got 9223372036854775807"
+check "--resume: a FIFO is not read" has "$tmp/err" \
+        "$p/0002.json: warning: not a regular file; the point runs again"
+check "--resume: a huge file is not loaded" has "$tmp/err" \
+        "$p/0003.json: warning: 2000000 bytes, more than a point file has (at most 1048576)"
+check "--resume: broken JSON is located" has "$tmp/err" \
+        "$p/0004.json:2:0: warning: not a point file:"
+strip() { grep -vE '"(wall_s|events_per_s|peak_rss_kib)"' "$1"; }
+check "--resume: the result is a clean run's" cmp -s <(strip "$tmp/clean/sweep.json") \
+        <(strip "$tmp/r/sweep.json")
 
 [ $fail -eq 0 ] && echo "sweep_robust: all cases pass"
 exit $fail

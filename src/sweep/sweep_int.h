@@ -78,6 +78,10 @@ int sweep__poll_ms(const struct sweep__slot *slots, size_t n, int idle_ms);
 /* Kill the children of slots past their deadline (--timeout-s); their
  * pipes then close and sweep__slot_read records them as timed out. */
 void sweep__check_deadlines(struct sweep__slot *slots, size_t n);
+/* Whether a good point's record, read back by --resume, has every figure
+ * the merge adds up, each an integer in [0, 2^53] (sums stay in range) or
+ * a finite number >= 0; else false and why ("point.sim_ps: ..."). */
+bool sweep__record_valid(json_t *rec, char *why, size_t len);
 /* The record of a point stopped at its wall-clock limit. */
 json_t *sweep__timeout_record(const struct sweep_spec *spec, size_t i, double timeout_s);
 /* A record from a worker (local or from another rank): keep it, write

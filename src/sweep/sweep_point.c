@@ -90,6 +90,78 @@ json_t *sweep__timeout_record(const struct sweep_spec *s, size_t i, double timeo
         return o;
 }
 
+/* The keys of a good record the merge adds up, and their bound. */
+#define RECORD_INT_MAX (INT64_C(1) << 53)   /* sums over SWEEP_MAX_POINTS stay in int64 */
+
+static bool int_ok(json_t *v)
+{
+        return json_is_integer(v) && json_integer_value(v) >= 0 &&
+               json_integer_value(v) <= RECORD_INT_MAX;
+}
+
+bool sweep__record_valid(json_t *rec, char *why, size_t len)
+{
+        static const char *const ints[] = { "sim_ns", "sim_ps", "target_start_ps", "kernel_ps",
+                                            "events", "hbm_read_bytes", "hbm_write_bytes",
+                                            NULL };
+        static const char *const int_maps[] = { "pe_cpu_issue_ps", "op_counts", "busy_ps",
+                                                "link_bytes", NULL };
+        static const char *const reals[] = { "wall_s", "events_per_s", NULL };
+        if (!json_is_object(rec)) {
+                snprintf(why, len, "'point' is not an object");
+                return false;
+        }
+        for (const char *const *k = ints; *k; k++) {
+                json_t *v = json_object_get(rec, *k);
+                if (!int_ok(v)) {
+                        char got[32] = "";
+                        if (json_is_integer(v))
+                                snprintf(got, sizeof got, "%" JSON_INTEGER_FORMAT,
+                                         json_integer_value(v));
+                        snprintf(why, len, "point.%s: expected an integer in [0, 2^53], got %s",
+                                 *k, json_is_integer(v) ? got : v ? "another type" : "none");
+                        return false;
+                }
+        }
+        for (const char *const *k = int_maps; *k; k++) {
+                json_t *m = json_object_get(rec, *k), *v;
+                const char *key;
+                if (!json_is_object(m)) {
+                        snprintf(why, len, "point.%s: expected an object", *k);
+                        return false;
+                }
+                json_object_foreach(m, key, v) {
+                        if (!int_ok(v)) {
+                                snprintf(why, len, "point.%s.%s: expected an integer in "
+                                         "[0, 2^53]", *k, key);
+                                return false;
+                        }
+                }
+        }
+        json_t *u = json_object_get(rec, "utilisation"), *v;
+        const char *key;
+        if (!json_is_object(u)) {
+                snprintf(why, len, "point.utilisation: expected an object");
+                return false;
+        }
+        json_object_foreach(u, key, v) {
+                if (!json_is_number(v) || !isfinite(json_number_value(v)) ||
+                    json_number_value(v) < 0 || json_number_value(v) > 1e6) {
+                        snprintf(why, len, "point.utilisation.%s: expected a share >= 0", key);
+                        return false;
+                }
+        }
+        for (const char *const *k = reals; *k; k++) {
+                v = json_object_get(rec, *k);
+                if (v && (!json_is_number(v) || !isfinite(json_number_value(v)) ||
+                          json_number_value(v) < 0)) {
+                        snprintf(why, len, "point.%s: expected a number >= 0", *k);
+                        return false;
+                }
+        }
+        return true;
+}
+
 /* Every message of d, one per line. */
 static json_t *diag_text(const struct diag *d)
 {
