@@ -44,6 +44,7 @@
 #define _GNU_SOURCE                  /* MAP_ANONYMOUS, MAP_NORESERVE */
 #endif
 #include "engine/coro.h"
+#include "base/sigsafe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -248,26 +249,6 @@ enum { FRAME_WORDS = 22 };           /* 176 bytes */
 
 /* ---- overflow report ----------------------------------------------- */
 
-/* Append s to buf at *n, truncating at cap. Async-signal-safe. */
-static void put_str(char *buf, size_t *n, size_t cap, const char *s)
-{
-        while (*s && *n < cap)
-                buf[(*n)++] = *s++;
-}
-
-static void put_uint(char *buf, size_t *n, size_t cap, size_t v)
-{
-        char digits[24];
-        size_t k = 0;
-
-        do {
-                digits[k++] = (char)('0' + v % 10);
-                v /= 10;
-        } while (v);
-        while (k && *n < cap)
-                buf[(*n)++] = digits[--k];
-}
-
 /* Hand the signal on as if we had not been here. */
 static void pass_on(int sig, siginfo_t *info, void *uctx)
 {
@@ -303,19 +284,13 @@ static void on_fault(int sig, siginfo_t *info, void *uctx)
                 pass_on(sig, info, uctx);
                 return;
         }
-        put_str(msg, &n, sizeof msg - 1, "cubesim: error: stack overflow in process '");
-        put_str(msg, &n, sizeof msg - 1, co->name ? co->name : "?");
-        put_str(msg, &n, sizeof msg - 1, "' (stack ");
-        put_uint(msg, &n, sizeof msg - 1, co->stack_bytes / 1024);
-        put_str(msg, &n, sizeof msg - 1, " KiB); raise the stack size");
+        sigsafe_put(msg, &n, sizeof msg - 1, "cubesim: error: stack overflow in process '");
+        sigsafe_put(msg, &n, sizeof msg - 1, co->name ? co->name : "?");
+        sigsafe_put(msg, &n, sizeof msg - 1, "' (stack ");
+        sigsafe_put_u(msg, &n, sizeof msg - 1, co->stack_bytes / 1024);
+        sigsafe_put(msg, &n, sizeof msg - 1, " KiB); raise the stack size");
         msg[n++] = '\n';
-        for (size_t off = 0; off < n;) {
-                ssize_t w = write(STDERR_FILENO, msg + off, n - off);
-                if (w <= 0 && errno != EINTR)
-                        break;
-                if (w > 0)
-                        off += (size_t)w;
-        }
+        sigsafe_write(STDERR_FILENO, msg, n);
         _exit(1);
 }
 

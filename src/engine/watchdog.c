@@ -14,40 +14,24 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "base/sigsafe.h"
+
 static struct ev_loop *volatile watched;  /* the loop of the run, while armed */
 static const char *volatile watched_what; /* names the run */
 static volatile double watched_s;        /* the limit, seconds */
-
-static void put(char *buf, size_t *n, size_t cap, const char *s)
-{
-        while (s && *s && *n < cap)
-                buf[(*n)++] = *s++;
-}
-
-static void put_u(char *buf, size_t *n, size_t cap, unsigned long long v)
-{
-        char digits[24];
-        size_t k = 0;
-        do {
-                digits[k++] = (char)('0' + v % 10);
-                v /= 10;
-        } while (v);
-        while (k && *n < cap)
-                buf[(*n)++] = digits[--k];
-}
 
 /* The limit as typed: whole seconds, or with three decimals. */
 static void put_seconds(char *buf, size_t *n, size_t cap, double s)
 {
         unsigned long long ms = (unsigned long long)(s * 1000 + 0.5);
-        put_u(buf, n, cap, ms / 1000);
+        sigsafe_put_u(buf, n, cap, ms / 1000);
         if (ms % 1000) {
-                put(buf, n, cap, ".");
+                sigsafe_put(buf, n, cap, ".");
                 char frac[4] = { (char)('0' + ms / 100 % 10), (char)('0' + ms / 10 % 10),
                                  (char)('0' + ms % 10), 0 };
                 for (int i = 2; i > 0 && frac[i] == '0'; i--)
                         frac[i] = 0;
-                put(buf, n, cap, frac);
+                sigsafe_put(buf, n, cap, frac);
         }
 }
 
@@ -61,42 +45,36 @@ static void on_alarm(int sig)
         char msg[1024];
         size_t n = 0, cap = sizeof msg - 1;
         if (p && p->at_file) {
-                put(msg, &n, cap, p->at_file);
-                put(msg, &n, cap, ":");
-                put_u(msg, &n, cap, (unsigned long long)p->at_line);
-                put(msg, &n, cap, ": PE ");
-                put(msg, &n, cap, p->name ? p->name : "?");
-                put(msg, &n, cap, ": error: ");
+                sigsafe_put(msg, &n, cap, p->at_file);
+                sigsafe_put(msg, &n, cap, ":");
+                sigsafe_put_u(msg, &n, cap, (unsigned long long)p->at_line);
+                sigsafe_put(msg, &n, cap, ": PE ");
+                sigsafe_put(msg, &n, cap, p->name ? p->name : "?");
+                sigsafe_put(msg, &n, cap, ": error: ");
         } else {
-                put(msg, &n, cap, watched_what);
-                put(msg, &n, cap, ": error: ");
+                sigsafe_put(msg, &n, cap, watched_what);
+                sigsafe_put(msg, &n, cap, ": error: ");
         }
-        put(msg, &n, cap, "wall-clock limit reached (--timeout-s ");
+        sigsafe_put(msg, &n, cap, "wall-clock limit reached (--timeout-s ");
         put_seconds(msg, &n, cap, watched_s);
-        put(msg, &n, cap, ") after ");
-        put_u(msg, &n, cap, ev->n_events);
-        put(msg, &n, cap, " events, ");
-        put_u(msg, &n, cap, ev->now / SIM_PS_PER_NS);
-        put(msg, &n, cap, " ns simulated; ");
+        sigsafe_put(msg, &n, cap, ") after ");
+        sigsafe_put_u(msg, &n, cap, ev->n_events);
+        sigsafe_put(msg, &n, cap, " events, ");
+        sigsafe_put_u(msg, &n, cap, ev->now / SIM_PS_PER_NS);
+        sigsafe_put(msg, &n, cap, " ns simulated; ");
         if (p && p->at_file) {
-                put(msg, &n, cap, "the kernel was running, its last tl_* call here (");
-                put(msg, &n, cap, p->at_what ? p->at_what : "?");
-                put(msg, &n, cap, "): a loop without tl_* calls never ends");
+                sigsafe_put(msg, &n, cap, "the kernel was running, its last tl_* call here (");
+                sigsafe_put(msg, &n, cap, p->at_what ? p->at_what : "?");
+                sigsafe_put(msg, &n, cap, "): a loop without tl_* calls never ends");
         } else if (p) {
-                put(msg, &n, cap, "process '");
-                put(msg, &n, cap, p->name ? p->name : "?");
-                put(msg, &n, cap, "' was running, before any tl_* call");
+                sigsafe_put(msg, &n, cap, "process '");
+                sigsafe_put(msg, &n, cap, p->name ? p->name : "?");
+                sigsafe_put(msg, &n, cap, "' was running, before any tl_* call");
         } else {
-                put(msg, &n, cap, "a run this long needs a larger --timeout-s");
+                sigsafe_put(msg, &n, cap, "a run this long needs a larger --timeout-s");
         }
         msg[n++] = '\n';
-        for (size_t off = 0; off < n;) {
-                ssize_t w = write(STDERR_FILENO, msg + off, n - off);
-                if (w <= 0 && errno != EINTR)
-                        break;
-                if (w > 0)
-                        off += (size_t)w;
-        }
+        sigsafe_write(STDERR_FILENO, msg, n);
         _exit(1);
 }
 
