@@ -240,7 +240,7 @@ Test(tl, recv_that_nobody_sends_is_a_deadlock_naming_the_line)
  * other PE touches it (a send to it, a recv from it). The address space
  * is capped so that no stack chunk can be mapped; AddressSanitizer needs
  * its reservations, so the case runs in plain builds only. */
-static void k_send_to_all(tl_ctx *tl, const void *a)
+static __attribute__((unused)) void k_send_to_all(tl_ctx *tl, const void *a)
 {
         int64_t shape[2] = { 1, 16 };
         tl_send(tl, (int)((tl->rank + 1) % tl->sim->n_pes), tl_fill(tl, TL_FP32, 2, shape, 1.0f), 3);
