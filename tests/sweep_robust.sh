@@ -195,9 +195,9 @@ check "--resume: a negative sim_ps is named" has "$tmp/err" \
 check "--resume: an INT64_MAX is named" has "$tmp/err" \
         "$p/0001.json: warning: point.events: expected an integer in [0, 2^53], got 9223372036854775807"
 check "--resume: a FIFO is not read" has "$tmp/err" \
-        "$p/0002.json: warning: not a regular file; the point runs again"
+        "$p/0002.json: warning: not a regular file (a FIFO or a socket may never end); expected a file; the point runs again"
 check "--resume: a huge file is not loaded" has "$tmp/err" \
-        "$p/0003.json: warning: 2000000 bytes, more than a point file has (at most 1048576)"
+        "$p/0003.json: warning: larger than a point file is (at most 1048576 bytes); the point runs again"
 check "--resume: broken JSON is located" has "$tmp/err" \
         "$p/0004.json:2:0: warning: not a point file:"
 strip() { grep -vE '"(wall_s|events_per_s|peak_rss_kib)"' "$1"; }

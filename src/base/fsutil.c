@@ -14,9 +14,33 @@ int fs_read_capped(const char *path, size_t max_bytes, char **out, size_t *len,
 {
         *out = NULL;
         *len = 0;
-        FILE *f = fopen(path, "rb");
+        /* Non-blocking, so that opening a FIFO with no writer returns and
+         * fstat can refuse it: a FIFO or a socket may never end. A device
+         * is read like a file (up to the cap; /dev/null is empty). */
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0) {
+                int e = errno;
+                if (fd >= 0)
+                        close(fd);
+                if (d)
+                        diag_error_at(d, path, 0, 0, "cannot open: %s", strerror(e));
+                return -e;
+        }
+        if (S_ISDIR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
+                int e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+                close(fd);
+                if (d && e == EISDIR)
+                        diag_error_at(d, path, 0, 0, "cannot read: %s", strerror(e));
+                else if (d)
+                        diag_error_at(d, path, 0, 0, "not a regular file (a FIFO or a socket "
+                                      "may never end); expected a file");
+                return -e;
+        }
+        FILE *f = fcntl(fd, F_SETFL, O_RDONLY) == 0 ? fdopen(fd, "rb") : NULL;
         if (!f) {
                 int e = errno;
+                close(fd);
                 if (d)
                         diag_error_at(d, path, 0, 0, "cannot open: %s", strerror(e));
                 return -e;

@@ -19,9 +19,11 @@
 /* Read path into *out (malloc'd, NUL-terminated; *len bytes before the
  * NUL), but never more than max_bytes + 1 bytes: *len > max_bytes tells
  * the caller the file is too big, and its parser says so in its own
- * words. Problems go to d (if not NULL) located at path: "cannot open",
- * "cannot read" (a read error seen with ferror), "out of memory". 0 or a
- * negative errno. */
+ * words. A FIFO or a socket is refused (-EINVAL): its read may never end
+ * (a device is read up to the cap); a directory too (-EISDIR). Problems
+ * go to d (if not NULL) located at path: "cannot open", "cannot read" (a
+ * read error seen with ferror, or a directory), "not a regular file",
+ * "out of memory". 0 or a negative errno. */
 int fs_read_capped(const char *path, size_t max_bytes, char **out, size_t *len,
                    struct diag *d);
 

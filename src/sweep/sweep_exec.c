@@ -113,62 +113,32 @@ static void point_path(const struct sweep__ctx *x, size_t i, char *buf, size_t l
         snprintf(buf, len, "%s/%04zu.json", x->points_dir, i);
 }
 
-/* A point file of an earlier run, read like any input: a regular file (a
- * FIFO would hang the read, a link could point anywhere) of at most
- * POINT_FILE_MAX bytes. NULL (no file), or the text; *why says what is
- * wrong with a file that is there but unusable (NULL text). */
-#define POINT_FILE_MAX (1u << 20)   /* a record is a few KiB */
-
-static char *read_point_file(const char *path, size_t *len, char *why, size_t why_len)
-{
-        *why = '\0';
-        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-        if (fd < 0) {
-                if (errno != ENOENT)
-                        snprintf(why, why_len, "cannot open: %s", strerror(errno));
-                return NULL;
-        }
-        struct stat st;
-        char *buf = NULL;
-        if (fstat(fd, &st) < 0) {
-                snprintf(why, why_len, "cannot stat: %s", strerror(errno));
-        } else if (!S_ISREG(st.st_mode)) {
-                snprintf(why, why_len, "not a regular file");
-        } else if ((uint64_t)st.st_size > POINT_FILE_MAX) {
-                snprintf(why, why_len, "%lld bytes, more than a point file has (at most %u)",
-                         (long long)st.st_size, POINT_FILE_MAX);
-        } else if (!(buf = malloc((size_t)st.st_size + 1))) {
-                snprintf(why, why_len, "out of memory");
-        } else {
-                size_t n = 0;
-                while (n < (size_t)st.st_size) {
-                        ssize_t r = read(fd, buf + n, (size_t)st.st_size - n);
-                        if (r < 0 && errno == EINTR)
-                                continue;
-                        if (r <= 0)
-                                break;
-                        n += (size_t)r;
-                }
-                if (n != (size_t)st.st_size) {
-                        snprintf(why, why_len, "cannot read it whole");
-                        free(buf);
-                        buf = NULL;
-                }
-                *len = n;
-        }
-        close(fd);
-        return buf;
-}
+#define POINT_FILE_MAX (1u << 20)   /* a point file's cap, bytes: a record is a few KiB */
 
 /* A good record kept from an earlier run of the same point, or NULL (the
- * point runs again). A file that is there but unusable is named with what
- * is wrong with it. */
+ * point runs again). The file is read like any input (a regular file, at
+ * most POINT_FILE_MAX bytes, its figures in range); one that is there but
+ * unusable is named with what is wrong with it. */
 static json_t *load_done(const struct sweep__ctx *x, size_t i)
 {
-        char path[4200], key[17], why[256], at[32] = "";
+        char path[4200], key[17], why[256] = "", at[32] = "";
+        char *text = NULL;
         size_t len = 0;
         point_path(x, i, path, sizeof path);
-        char *text = read_point_file(path, &len, why, sizeof why);
+        struct diag rd;
+        diag_init(&rd);
+        int rrc = fs_read_capped(path, POINT_FILE_MAX, &text, &len, &rd);
+        if (rrc < 0 && rrc != -ENOENT && rd.head) {
+                const char *e = strstr(rd.head->text, "error: ");
+                snprintf(why, sizeof why, "%s", e ? e + 7 : rd.head->text);
+        }
+        diag_fini(&rd);
+        if (text && len > POINT_FILE_MAX) {
+                snprintf(why, sizeof why, "larger than a point file is (at most %u bytes)",
+                         POINT_FILE_MAX);
+                free(text);
+                text = NULL;
+        }
         json_error_t je;
         json_t *f = text ? json_loadb(text, len, 0, &je) : NULL;
         free(text);

@@ -42,13 +42,34 @@ Test(fsutil, read_capped_stops_one_byte_past_the_cap)
         rmdir(dir);
 }
 
+/* A FIFO would hang a read until a writer came: it is refused at once. */
+Test(fsutil, a_fifo_is_not_read)
+{
+        char fdir[] = "/tmp/cubesim-fsutil-XXXXXX", path[64];
+        cr_assert_not_null(mkdtemp(fdir));
+        snprintf(path, sizeof path, "%s/fifo", fdir);
+        cr_assert_eq(mkfifo(path, 0600), 0);
+        struct diag d;
+        diag_init(&d);
+        char *buf;
+        size_t len;
+        cr_expect_eq(fs_read_capped(path, 100, &buf, &len, &d), -EINVAL);
+        cr_assert_eq(d.n_errors, 1);
+        cr_expect(strstr(d.head->text, "fifo: error: not a regular file (a FIFO or a socket "
+                                       "may never end); expected a file"),
+                  "got: %s", d.head->text);
+        diag_fini(&d);
+        unlink(path);
+        rmdir(fdir);
+}
+
 Test(fsutil, read_errors_are_located)
 {
         struct diag d;
         diag_init(&d);
         char *buf;
         size_t len;
-        /* A directory opens but cannot be read: ferror catches it. */
+        /* A directory is refused before any read. */
         cr_expect_eq(fs_read_capped("/tmp", 100, &buf, &len, &d), -EISDIR);
         cr_expect_eq(fs_read_capped("/nonexistent/f", 100, &buf, &len, &d), -ENOENT);
         cr_assert_eq(d.n_errors, 2);
@@ -79,6 +100,41 @@ Test(fsutil, atomic_write_replaces_a_symlink_and_uses_the_umask)
         cr_assert_eq(fs_read_capped(victim, 100, &buf, &len, NULL), 0);
         cr_expect_str_eq(buf, "keep");
         free(buf);
+        unlink(path);
+        unlink(victim);
+        cr_expect_eq(rmdir(dir), 0, "a temporary file was left");
+}
+
+/* The temporary names of old (NAME.tmp.PID for .npy outputs,
+ * .NAME.tmp.PID for sweep files) were predictable: a symlink planted at
+ * either redirected the write onto its target. mkstemp's names are not,
+ * and O_EXCL never follows a link: the planted links and their target are
+ * left alone. */
+Test(fsutil, a_symlink_planted_at_the_old_temporary_name_is_not_followed)
+{
+        make_dir();
+        char path[256], victim[256], old_npy[300], old_sweep[300];
+        snprintf(path, sizeof path, "%s/out", dir);
+        snprintf(victim, sizeof victim, "%s/victim", dir);
+        snprintf(old_npy, sizeof old_npy, "%s/out.tmp.%ld", dir, (long)getpid());
+        snprintf(old_sweep, sizeof old_sweep, "%s/.out.tmp.%ld", dir, (long)getpid());
+        write_text(victim, "keep");
+        cr_assert_eq(symlink(victim, old_npy), 0);
+        cr_assert_eq(symlink(victim, old_sweep), 0);
+        cr_assert_eq(fs_write_atomic(path, "new", 3), 0);
+        char *buf;
+        size_t len;
+        cr_assert_eq(fs_read_capped(victim, 100, &buf, &len, NULL), 0);
+        cr_expect_str_eq(buf, "keep", "the write went through a planted link");
+        free(buf);
+        cr_assert_eq(fs_read_capped(path, 100, &buf, &len, NULL), 0);
+        cr_expect_str_eq(buf, "new");
+        free(buf);
+        struct stat st;
+        cr_expect(lstat(old_npy, &st) == 0 && S_ISLNK(st.st_mode), "the planted link was replaced");
+        cr_expect(lstat(old_sweep, &st) == 0 && S_ISLNK(st.st_mode), "the planted link was replaced");
+        unlink(old_npy);
+        unlink(old_sweep);
         unlink(path);
         unlink(victim);
         cr_expect_eq(rmdir(dir), 0, "a temporary file was left");
