@@ -141,8 +141,9 @@ static json_t *load_done(const struct sweep__ctx *x, size_t i)
         }
         json_error_t je;
         json_t *f = text ? json_loadb(text, len, 0, &je) : NULL;
+        bool unparsed = text && !f;
         free(text);
-        if (text && !f) {
+        if (unparsed) {
                 snprintf(at, sizeof at, ":%d:%d", je.line, je.column);
                 snprintf(why, sizeof why, "not a point file: %s", je.text);
         }
