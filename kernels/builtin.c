@@ -10,6 +10,7 @@ extern const struct tl_kernel tl_kernel_program_ids;
 extern const struct tl_kernel tl_kernel_gemm;
 extern const struct tl_kernel tl_kernel_softmax;
 extern const struct tl_kernel tl_kernel_gemm_epilogue;
+extern const struct tl_kernel tl_kernel_gemm_epilogue_prims;
 extern const struct tl_kernel tl_kernel_gqa_decode;
 extern const struct tl_kernel tl_kernel_gqa_decode_short;
 extern const struct tl_kernel tl_kernel_gqa_decode_opt3;
@@ -24,6 +25,7 @@ const struct tl_kernel *const tl_builtin_kernels[] = {
         &tl_kernel_gemm,
         &tl_kernel_softmax,
         &tl_kernel_gemm_epilogue,
+        &tl_kernel_gemm_epilogue_prims,
         &tl_kernel_gqa_decode,
         &tl_kernel_gqa_decode_short,
         &tl_kernel_gqa_decode_opt3,

@@ -4,7 +4,13 @@
  * scale at OUTPUT_TILE scope. Output tiles are dealt round-robin to the
  * PEs; A and B stream from HBM in the composite's tile loop. Inputs a.npy
  * [m, k], b.npy [k, n], s.npy [k / tile_k rounded up], bias.npy [1, n];
- * output out.npy [m, n]. */
+ * output out.npy [m, n].
+ *
+ * gemm_epilogue_prims does the same work with primitives and the same
+ * overlap (the next K tile's loads issued before this one's dot, two
+ * buffers): the timing model's "equal work, equal time" check
+ * (tests/timing_props.sh) compares the two. Its only extra work is the
+ * accumulating add the GEMM array does in the composite. */
 #include <cubesim/tl.h>
 
 struct ge_args {
@@ -84,6 +90,75 @@ const struct tl_kernel tl_kernel_gemm_epilogue = {
         .name = "gemm_epilogue",
         .summary = "composite GEMM + dequant (K tile) + bias + relu + scale 0.5 per output tile",
         .fn = gemm_epilogue,
+        .params = ge_params,
+        .args_size = sizeof(struct ge_args),
+        .setup = ge_setup,
+        .io_help = "inputs a.npy [m, k], b.npy [k, n], s.npy [ceil(k / tile_k)], bias.npy [1, n]; "
+                   "output out.npy [m, n]",
+};
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+static tl_tensor *block(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc)
+{
+        return tl_view(tl, t, ((int64_t[]){ r, c }), ((int64_t[]){ nr, nc }));
+}
+
+static void gemm_epilogue_prims(tl_ctx *tl, const void *argp)
+{
+        const struct ge_args *g = argp;
+        int rank = tl_rank(tl, -1, -1, -1);
+        int ranks = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
+        int64_t tiles_m = (g->m + g->tm - 1) / g->tm, tiles_n = (g->n + g->tn - 1) / g->tn;
+        int64_t steps = (g->k + g->tk - 1) / g->tk;
+        if (rank >= tiles_m * tiles_n)
+                return;
+        int64_t nk = tl_dim(g->s, 0);
+        tl_tensor *s = tl_alloc(tl, TL_TCM, TL_FP32, 1, &nk);
+        tl_copy_to(tl, s, g->s);
+        tl_tensor *bias_all = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 1, g->n }));
+        tl_copy_to(tl, bias_all, g->bias);
+        tl_dtype dt = tl_dtype_of(g->a);
+        tl_tensor *abuf[2], *bbuf[2];
+        for (int i = 0; i < 2; i++) {
+                abuf[i] = tl_alloc(tl, TL_TCM, dt, 2, ((int64_t[]){ g->tm, g->tk }));
+                bbuf[i] = tl_alloc(tl, TL_TCM, dt, 2, ((int64_t[]){ g->tk, g->tn }));
+        }
+        for (int64_t t = rank; t < tiles_m * tiles_n; t += ranks) {
+                int64_t i0 = (t / tiles_n) * g->tm, j0 = (t % tiles_n) * g->tn;
+                int64_t mm = min64(g->tm, g->m - i0), nn = min64(g->tn, g->n - j0);
+                int64_t kk = min64(g->tk, g->k);
+                tl_copy_to(tl, block(tl, abuf[0], 0, 0, mm, kk), block(tl, g->a, i0, 0, mm, kk));
+                tl_copy_to(tl, block(tl, bbuf[0], 0, 0, kk, nn), block(tl, g->b, 0, j0, kk, nn));
+                tl_scratch_scope_begin(tl);
+                tl_tensor *acc = NULL;
+                for (int64_t st = 0; st < steps; st++) {
+                        int cur = (int)(st % 2), nxt = 1 - cur;
+                        int64_t k0 = st * g->tk, kn = min64(g->tk, g->k - k0);
+                        if (st + 1 < steps) {
+                                int64_t k1 = k0 + g->tk, kn1 = min64(g->tk, g->k - k1);
+                                tl_copy_to(tl, block(tl, abuf[nxt], 0, 0, mm, kn1),
+                                           block(tl, g->a, i0, k1, mm, kn1));
+                                tl_copy_to(tl, block(tl, bbuf[nxt], 0, 0, kn1, nn),
+                                           block(tl, g->b, k1, j0, kn1, nn));
+                        }
+                        tl_tensor *p = tl_dot(tl, block(tl, abuf[cur], 0, 0, mm, kn),
+                                              block(tl, bbuf[cur], 0, 0, kn, nn), false);
+                        tl_tensor *sk = tl_view(tl, s, ((int64_t[]){ st }), ((int64_t[]){ 1 }));
+                        p = tl_mul(tl, p, sk); /* dequant, this K tile's scale */
+                        acc = acc ? tl_add(tl, acc, p) : p;
+                }
+                tl_tensor *bias = block(tl, bias_all, 0, j0, 1, nn);
+                tl_tensor *y = tl_scale(tl, tl_relu(tl, tl_add(tl, acc, bias)), 0.5f);
+                tl_store(tl, block(tl, g->out, i0, j0, mm, nn), y);
+                tl_scratch_scope_end(tl);
+        }
+}
+
+const struct tl_kernel tl_kernel_gemm_epilogue_prims = {
+        .name = "gemm_epilogue_prims",
+        .summary = "gemm_epilogue's work as primitives with the same overlap (double-buffered loads)",
+        .fn = gemm_epilogue_prims,
         .params = ge_params,
         .args_size = sizeof(struct ge_args),
         .setup = ge_setup,

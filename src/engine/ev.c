@@ -472,38 +472,6 @@ uint64_t ev_wait(struct ev_proc *p, struct ev_future *f)
         return f->value;
 }
 
-/* ---- resources --------------------------------------------------------------- */
-
-void ev_resource_init(struct ev_resource *r, const char *name, unsigned n_servers)
-{
-        memset(r, 0, sizeof *r);
-        r->name = name;
-        CS_ASSERT(n_servers >= 1 && n_servers <= EV_RESOURCE_MAX_SERVERS);
-        r->n_servers = n_servers;
-}
-
-sim_ps ev_resource_reserve(struct ev_resource *r, sim_ps arrive, sim_ps service, sim_ps *start)
-{
-        unsigned best = 0;
-        for (unsigned i = 1; i < r->n_servers; i++)
-                if (r->free_at[i] < r->free_at[best])
-                        best = i;
-        sim_ps begin = r->free_at[best] > arrive ? r->free_at[best] : arrive;
-        sim_ps end = begin + service;
-        r->free_at[best] = end;
-        r->busy_ps += service;
-        r->n_requests++;
-        if (start)
-                *start = begin;
-        return end;
-}
-
-void ev_resource_use(struct ev_proc *p, struct ev_resource *r, sim_ps service)
-{
-        sim_ps end = ev_resource_reserve(r, p->ev->now, service, NULL);
-        ev_sleep_until(p, end);
-}
-
 /* ---- bounded queues -------------------------------------------------------- */
 
 int ev_queue_init(struct ev_queue *q, size_t capacity, const char *name)

@@ -189,26 +189,70 @@ void ev_future_on_done(struct ev_loop *, struct ev_future *f, struct ev_event *e
 /* Within a process: block until f completes; returns its value. */
 uint64_t ev_wait(struct ev_proc *, struct ev_future *f);
 
-/* ---- FIFO resources ----------------------------------------------------- */
+/* ---- resources ----------------------------------------------------------- */
 
-/* A FIFO server bank: n identical servers, each request takes a service
- * time on the earliest free server, in the order requests are made. The
- * model is analytic (a request is placed at once), which is exact for FIFO
- * servers whose service time is known at request time. */
+/* A server bank served at arrival time (docs/adr/0010): n identical
+ * servers, each keeping a sorted list of the intervals it is busy. A
+ * request arriving at t takes idle time at or after t, never before, so a
+ * booking that lies in the future never blocks an earlier arrival that fits
+ * before it, and a server with work waiting is never idle:
+ *   - EV_WHOLE: the request holds one server for its whole service, in the
+ *     earliest gap at or after its arrival that fits it (on the server
+ *     where that gap starts first; the lowest index on ties);
+ *   - EV_SPLIT: the work is divisible (bytes on a link or a channel, which
+ *     move as packets): it fills every idle stretch from its arrival on
+ *     until its service is done, around the bookings already made.
+ * Where two requests want the same time, the one placed first keeps it
+ * (priority by placement order). The model stays analytic: a request
+ * learns its start and end when it is placed. Intervals that end before
+ * the loop's current time are dropped (no request arrives in the past). */
 #define EV_RESOURCE_MAX_SERVERS 64
+
+enum ev_share {
+        EV_WHOLE,                    /* a request holds one server throughout */
+        EV_SPLIT,                    /* a request's work is divisible (one server) */
+};
+
+struct ev_busy {
+        sim_ps start;                /* first busy ps */
+        sim_ps end;                  /* first idle ps after it */
+};
+
+struct ev_server {
+        struct ev_busy *iv;          /* busy intervals, sorted, disjoint, not touching */
+        uint32_t head;               /* first interval that may still matter */
+        uint32_t n;                  /* intervals used (iv[head..n) live) */
+        uint32_t cap;                /* intervals allocated */
+        sim_ps max_gap;              /* no gap between live intervals is longer, ps */
+        sim_ps last_end;             /* end of the last interval (0: none yet) */
+        struct ev_busy small[2];     /* first intervals, before any allocation */
+};
+
 struct ev_resource {
         const char *name;            /* borrowed, for reports */
+        struct ev_loop *ev;          /* its loop (the floor of arrivals), or NULL */
+        enum ev_share share;         /* whole or divisible requests */
         unsigned n_servers;          /* identical servers, 1..EV_RESOURCE_MAX_SERVERS */
-        sim_ps free_at[EV_RESOURCE_MAX_SERVERS]; /* time each server is next idle */
+        struct ev_server *servers;   /* n_servers; &one when there is one */
+        struct ev_server one;        /* the server of a one-server bank */
         sim_ps busy_ps;              /* stat: total service time given */
         uint64_t n_requests;         /* stat: requests served */
 };
 
-void ev_resource_init(struct ev_resource *, const char *name, unsigned n_servers);
+/* 0 or -ENOMEM. EV_SPLIT needs n_servers == 1. ev may be NULL (arrivals
+ * are then never before 0). */
+int ev_resource_init(struct ev_resource *, struct ev_loop *ev, const char *name,
+                     unsigned n_servers, enum ev_share share);
+void ev_resource_fini(struct ev_resource *);
 /* A request arriving at `arrive` needing `service`: returns its finish time
- * and writes its start time to *start (may be NULL). */
+ * and writes its start (its first busy ps) to *start (may be NULL). A
+ * request for 0 ps finishes at its arrival. If the interval list cannot
+ * grow, the request is placed after the server's last booking (times stay
+ * valid, gaps are lost) and the loop stops with EV_NOMEM (ev_set_nomem). */
 sim_ps ev_resource_reserve(struct ev_resource *, sim_ps arrive, sim_ps service, sim_ps *start);
-/* Within a process: be served now (queueing FIFO) and sleep until done. */
+/* The end of the resource's last booking (0 if none yet). */
+sim_ps ev_resource_booked_until(const struct ev_resource *);
+/* Within a process: be served from now and sleep until done. */
 void ev_resource_use(struct ev_proc *, struct ev_resource *, sim_ps service);
 
 /* ---- bounded queues ------------------------------------------------------ */

@@ -1,22 +1,33 @@
 /* hw/hw.h: the simulated machine's hardware: links, HBM channels, PE
  * engines, and the launch path IO_CPU -> M_CPU -> PE_CPU.
  *
- * Every component that serialises work is an ev_resource (a FIFO server,
+ * Every component that serialises work is an ev_resource served at
+ * arrival time (docs/adr/0010: interval reservations with gap filling;
  * analytic: a request placed at time t learns its finish time at once), so
  * moving bytes or running an engine costs no events of its own; the
  * requester schedules one completion. Costs, all rounded up to whole ps:
  *   - a transfer of N bytes over a route: for each link in order, the head
- *     waits for the link to be free, occupies it for N / link bw, and
- *     reaches the next node after the link latency plus that node's
- *     overhead; the last byte arrives one bottleneck drain (N / min bw)
- *     after the head reaches the destination (cut-through);
- *   - HBM: a request is interleaved over the cube's channels, each piece
- *     served by its channel at channel bw, then carried over the NoC from
- *     the channel's router;
+ *     takes the link's idle time from its arrival on (links are divisible:
+ *     packets of different transfers interleave) for N' / link bw, where
+ *     on NoC links (mesh, PE ports) N' adds a header of cube.noc.header_bytes
+ *     per packet of at most cube.noc.packet_bytes; the head reaches the
+ *     next node after the link latency plus that node's overhead; the last
+ *     byte leaves a link no earlier than it reached it (cut-through), and
+ *     arrives one link latency after it left the last link;
+ *   - HBM: a request is cut into pieces (NoC packets; at most 4 per
+ *     channel) interleaved over the cube's channels, issued at the
+ *     requesting DMA's rate; each piece is served by its channel at
+ *     channel bw (divisible), then carried over the NoC from the channel's
+ *     router (writes: carried, then served);
  *   - GEMM: ceil(M*N*K / macs_per_cycle) cycles at the GEMM clock;
  *   - MATH: ceil(elements / lanes) * cycles_per_element[op] cycles;
- *   - DMA: a transfer is split over the engine's channels; each piece costs
- *     setup + piece / (bw / channels) on its channel.
+ *   - DMA: a descriptor issued by the PE_CPU (load, store, copy, send) takes
+ *     one of pe.dma.channels descriptor slots for its setup plus its data
+ *     at the engine's full rate; its data moves through the engine's data
+ *     path (bw, shared by every descriptor in flight and divisible) once
+ *     its setup is done, so one descriptor's setup overlaps the others'
+ *     data. A receive drain takes no slot and pays no setup (the engine's
+ *     receive side writes what the NoC delivers), only the data path.
  *
  * A launch: the IO_CPU of every SIP gets the kernel at the same time and
  * stamps target_start = now + the largest path latency from an IO_CPU to
@@ -39,6 +50,18 @@ struct hw_pe;
 /* A kernel body run as a PE's process, after the launch has reached it. */
 typedef void (*hw_pe_body)(struct hw_pe *pe, void *arg);
 
+/* A DMA copy whose HBM side is placed at the end of its instant
+ * (hw_dma_copy_later). */
+struct hw_dma_req {
+        struct hw_pe *pe;            /* the PE whose engine runs it */
+        bool from_hbm;               /* reads its cube's HBM */
+        bool to_hbm;                 /* writes its cube's HBM */
+        uint64_t bytes;              /* size */
+        sim_ps at;                   /* issued at (now) */
+        void (*done)(struct hw_dma_req *, sim_ps start, sim_ps end); /* placed */
+        struct hw_dma_req *next;     /* in its cube's batch */
+};
+
 struct hw_link {
         struct ev_resource res;      /* serialises transfers over this edge */
         uint64_t n_bytes;            /* stat: bytes carried */
@@ -56,7 +79,8 @@ struct hw_pe {
         uint32_t node_math;
         uint32_t node_tcm;
         char name[48];               /* "sip0.cube1.pe5" */
-        struct ev_resource dma;      /* DMA engine, one server per channel */
+        struct ev_resource dma;      /* DMA engine's data path (divisible, bw) */
+        struct ev_resource dma_slots; /* its descriptor slots, one server per channel */
         struct ev_resource gemm;     /* matrix engine */
         struct ev_resource math;     /* vector engine */
         struct ev_proc proc;         /* the kernel, once launched */
@@ -66,6 +90,7 @@ struct hw_pe {
         sim_ps exec_start_ps;        /* when the kernel started (target_start) */
         sim_ps exec_end_ps;          /* when the kernel returned */
         bool started;                /* the kernel has started */
+        bool in_batch;               /* has an HBM copy in its cube's batch being placed */
         bool finished;               /* the kernel has returned */
         struct ev_event done_ev;     /* the body returned; then its notice reaches the M_CPU */
         void *user;                  /* the kernel layer's per-PE state */
@@ -83,6 +108,10 @@ struct hw_cube {
         sim_ps done_lat_ps;          /* path latency M_CPU -> IO_CPU */
         struct ev_event done_ev;     /* its completion notice reaches the IO_CPU */
         uint32_t n_done;             /* its PEs finished so far */
+        uint32_t next_channel;       /* the HBM channel the next request starts on (rotates) */
+        struct hw_dma_req *batch;    /* HBM copies issued at this instant, in order */
+        struct hw_dma_req *batch_tail; /* last of them */
+        struct ev_event batch_ev;    /* places the batch at the end of the instant */
         uint64_t hbm_read_bytes;     /* stat */
         uint64_t hbm_write_bytes;    /* stat */
 };
@@ -143,12 +172,21 @@ void hw_host_avail_bytes(uint64_t *rss_bytes, uint64_t *vm_bytes);
 /* N bytes at bandwidth bw, rounded up to whole ps (bw > 0). */
 sim_ps hw_bytes_ps(uint64_t bytes, uint64_t bw_bytes_per_s);
 
+/* The bytes an edge of class cls carries for a payload of bytes: on NoC
+ * links (mesh, PE ports), a header per packet. The HBM channel's own edge
+ * carries DRAM bursts at the channel's rate; packets start at its router. */
+uint64_t hw_wire_bytes(const struct topo *, enum topo_edge_class cls, uint64_t bytes);
+
 /* Move bytes from graph node src to dst, the head leaving at start (>= now):
  * reserves every link of the route and returns when the last byte arrives.
  * TOPO_PS_NONE ("never") if the route cannot be had (out of memory caching
  * it): the loop's sticky out-of-memory flag is then set, so the run stops
  * with EV_NOMEM; callers check for it and never use it as a time. */
 sim_ps hw_xfer(struct hw_sim *, uint32_t src, uint32_t dst, uint64_t bytes, sim_ps start);
+
+/* The pieces an HBM request of bytes is cut into: NoC packets, or larger
+ * for a request of more than 4 packets per channel. */
+uint64_t hw_hbm_piece_bytes(const struct topo *, uint64_t bytes);
 
 /* Read (or write) bytes of the cube's HBM from (to) graph node pe_node,
  * starting at start: interleaved over the channels. Returns completion. */
@@ -163,16 +201,23 @@ sim_ps hw_hbm_write(struct hw_sim *, struct hw_cube *, uint32_t src_node, uint64
 sim_ps hw_dma_copy(struct hw_pe *pe, bool from_hbm, bool to_hbm, uint64_t bytes, sim_ps at,
                    sim_ps *start);
 
+/* hw_dma_copy, but a copy with an HBM side is placed at the end of the
+ * current instant, with every HBM copy the cube's PEs issue at this
+ * instant: each sees the others streaming, so they share the HBM fairly
+ * whatever order they were issued in. req->at must be now. req->done is
+ * called once placed (at once, from here, if the copy has no HBM side). */
+void hw_dma_copy_later(struct hw_dma_req *req);
+
 /* Engine occupancies (no reservation). */
 sim_ps hw_gemm_ps(const struct topo *, uint64_t m, uint64_t n, uint64_t k);
 sim_ps hw_math_ps(const struct topo *, enum topo_op op, uint64_t elements);
-/* A lone transfer on an idle DMA engine: setup + its share per channel. */
+/* A lone transfer on an idle DMA engine: setup + bytes at the engine's bw. */
 sim_ps hw_dma_ps(const struct topo *, uint64_t bytes);
-/* Reserve pe's DMA engine for bytes from at: the transfer is split evenly
- * over the channels (each paying the setup if setup, and its piece at its
- * share of the bandwidth), so a lone transfer has the whole engine and
- * concurrent ones queue per channel. Returns the end; *start (may be NULL)
- * the earliest piece's start. */
+/* Reserve pe's DMA engine for bytes arriving at at: with setup (a
+ * descriptor the PE_CPU issued), a descriptor slot from its earliest free
+ * time, then the data path from the end of the setup; without (a receive
+ * drain), the data path from at. Returns the end; *start (may be NULL)
+ * the descriptor's start. */
 sim_ps hw_dma_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes, bool setup, sim_ps *start);
 
 /* The cube a PE belongs to. */

@@ -1,5 +1,6 @@
 /* hw/link.c: moving bytes over the component graph: links (cut-through,
- * FIFO per link) and HBM channels (interleaved). See hw.h for the model. */
+ * packets, served at arrival) and HBM channels (interleaved), and the PE's
+ * engines' costs. See hw.h for the model. */
 #include "base/util.h"
 #include "hw/hw.h"
 
@@ -11,6 +12,14 @@ sim_ps hw_bytes_ps(uint64_t bytes, uint64_t bw_bytes_per_s)
         return ps > SIM_PS_MAX ? SIM_PS_MAX : (sim_ps)ps;
 }
 
+uint64_t hw_wire_bytes(const struct topo *t, enum topo_edge_class cls, uint64_t bytes)
+{
+        if (cls != TOPO_EDGE_NOC)
+                return bytes;
+        uint64_t packets = (bytes + t->cube.noc.packet_bytes - 1) / t->cube.noc.packet_bytes;
+        return bytes + packets * t->cube.noc.header_bytes;
+}
+
 sim_ps hw_xfer(struct hw_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, sim_ps start)
 {
         const uint32_t *route;
@@ -19,50 +28,82 @@ sim_ps hw_xfer(struct hw_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, sim
                 ev_set_nomem(&s->ev);
                 return TOPO_PS_NONE;
         }
-        sim_ps head = start, drain_max = 0;
+        /* head: when the first byte reaches the next link; tail: when the
+         * last byte has reached it. */
+        sim_ps head = start, tail = start;
         for (uint32_t i = 0; i < n; i++) {
                 const struct topo_edge *e = &s->graph.edges[route[i]];
                 struct hw_link *l = &s->links[route[i]];
-                sim_ps drain = hw_bytes_ps(bytes, e->bw_bytes_per_s);
-                sim_ps begin;
-                ev_resource_reserve(&l->res, head, drain, &begin);
+                sim_ps drain = hw_bytes_ps(hw_wire_bytes(s->topo, e->cls, bytes), e->bw_bytes_per_s);
+                sim_ps begin, end = ev_resource_reserve(&l->res, head, drain, &begin);
                 l->n_bytes += bytes;
                 s->class_bytes[e->cls] += bytes;
-                head = begin + e->latency_ps + s->graph.nodes[e->dst].node_overhead_ps;
-                if (drain > drain_max)
-                        drain_max = drain;
+                sim_ps hop = e->latency_ps + s->graph.nodes[e->dst].node_overhead_ps;
+                head = begin + hop;
+                tail = (end > tail ? end : tail) + hop;
         }
-        return head + drain_max;
+        return tail > head ? tail : head;
 }
 
-/* Bytes of piece ch when bytes are spread over n channels. */
-static uint64_t piece(uint64_t bytes, uint32_t n, uint32_t ch)
+/* The size of the pieces an HBM request of bytes is cut into: NoC
+ * packets, but at most HBM_PIECES_PER_CHANNEL per channel (bounds the
+ * work of a large request). */
+#define HBM_PIECES_PER_CHANNEL 4
+uint64_t hw_hbm_piece_bytes(const struct topo *t, uint64_t bytes)
 {
-        return bytes / n + (ch < bytes % n);
+        uint64_t most = (uint64_t)t->cube.hbm.channels * HBM_PIECES_PER_CHANNEL;
+        uint64_t even = (bytes + most - 1) / most;
+        return even > t->cube.noc.packet_bytes ? even : t->cube.noc.packet_bytes;
 }
 
-/* Move bytes between the cube's HBM and node, interleaved over the
- * channels: a read is served by each channel, then carried to node; a
- * write is carried to each channel, then served. */
+/* Move bytes between the cube's HBM and node as pieces (hw_hbm_piece_bytes)
+ * interleaved over the channels, from the channel after the one the cube's
+ * last request started on (requests issued together start on different
+ * channels, as a hashed address map spreads them). The requesting DMA
+ * engine issues its pieces at its rate, at most its fair share of the
+ * cube's HBM (the channels arbitrate fairly between the PEs: with n PEs
+ * streaming, each gets 1/n), so the channels interleave the pieces of every
+ * requester instead of serving one request whole. With pace (the engine's
+ * data path), each piece holds it for its bytes at that rate, so the PE's
+ * descriptors share it; without, piece i is issued at start + its offset /
+ * the rate. A read piece is served by its channel, then carried to node; a
+ * write piece is carried to its channel, then served. */
 static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uint64_t bytes,
-                         sim_ps start, bool write)
+                         sim_ps start, bool write, struct ev_resource *pace)
 {
         const struct topo_hbm *h = &s->topo->cube.hbm;
-        sim_ps done = start;
-        for (uint32_t ch = 0; ch < h->channels; ch++) {
-                uint64_t b = piece(bytes, h->channels, ch);
-                if (b == 0)
-                        continue;
+        uint64_t size = hw_hbm_piece_bytes(s->topo, bytes);
+        uint64_t dma_bw = s->topo->pe.dma.bw_bytes_per_s;
+        sim_ps done = start, at = start;
+        /* Streaming: data paths booked past start, or in this instant's batch. */
+        const struct hw_pe *pes = &s->pes[(size_t)(c - s->cubes) * s->pes_per_cube];
+        uint64_t streaming = 1;
+        for (uint32_t i = 0; pace && i < s->pes_per_cube; i++)
+                if (&pes[i].dma != pace &&
+                    (pes[i].in_batch || ev_resource_booked_until(&pes[i].dma) > start))
+                        streaming++;
+        uint64_t share = h->channel_bw_bytes_per_s * h->channels / streaming;
+        uint64_t rate = share < dma_bw ? share : dma_bw;
+        uint32_t ch = c->next_channel;
+        c->next_channel = (ch + 1) % h->channels;
+        for (uint64_t off = 0; off < bytes; off += size, ch = (ch + 1) % h->channels) {
+                uint64_t b = bytes - off < size ? bytes - off : size;
                 uint32_t ch_node = c->first_channel_node + ch;
+                if (pace) {
+                        sim_ps e = ev_resource_reserve(pace, at, hw_bytes_ps(b, rate), &at);
+                        if (e > done)
+                                done = e;
+                } else {
+                        at = start + hw_bytes_ps(off, rate);
+                }
                 sim_ps service = hw_bytes_ps(b, h->channel_bw_bytes_per_s);
                 sim_ps t;
                 if (write) {
-                        t = hw_xfer(s, node, ch_node, b, start);
-                        t = ev_resource_reserve(&c->channels[ch], t == TOPO_PS_NONE ? start : t,
+                        t = hw_xfer(s, node, ch_node, b, at);
+                        t = ev_resource_reserve(&c->channels[ch], t == TOPO_PS_NONE ? at : t,
                                                 service, NULL);
                 } else {
-                        sim_ps served = ev_resource_reserve(&c->channels[ch], start, service,
-                                                            NULL);
+                        sim_ps served = ev_resource_reserve(&c->channels[ch], at, service, NULL);
                         t = hw_xfer(s, ch_node, node, b, served);
                         if (t == TOPO_PS_NONE)
                                 t = served;
@@ -80,13 +121,13 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
 sim_ps hw_hbm_read(struct hw_sim *s, struct hw_cube *c, uint32_t dst_node, uint64_t bytes,
                    sim_ps start)
 {
-        return hbm_access(s, c, dst_node, bytes, start, false);
+        return hbm_access(s, c, dst_node, bytes, start, false, NULL);
 }
 
 sim_ps hw_hbm_write(struct hw_sim *s, struct hw_cube *c, uint32_t src_node, uint64_t bytes,
                     sim_ps start)
 {
-        return hbm_access(s, c, src_node, bytes, start, true);
+        return hbm_access(s, c, src_node, bytes, start, true, NULL);
 }
 
 sim_ps hw_gemm_ps(const struct topo *t, uint64_t m, uint64_t n, uint64_t k)
@@ -106,50 +147,97 @@ sim_ps hw_math_ps(const struct topo *t, enum topo_op op, uint64_t elements)
 
 sim_ps hw_dma_ps(const struct topo *t, uint64_t bytes)
 {
-        uint32_t ch = t->pe.dma.channels;
-        uint64_t per_channel_bw = t->pe.dma.bw_bytes_per_s / ch;
-        return t->pe.dma.setup_ps + hw_bytes_ps(piece(bytes, ch, 0), per_channel_bw ? per_channel_bw : 1);
+        return t->pe.dma.setup_ps + hw_bytes_ps(bytes, t->pe.dma.bw_bytes_per_s);
+}
+
+/* A descriptor slot for bytes from at: held for the setup and the data at
+ * the full rate (the descriptor's time on an idle engine). Returns its
+ * start. */
+static sim_ps dma_slot(struct hw_pe *pe, sim_ps at, uint64_t bytes)
+{
+        const struct topo_pe_dma *dma = &pe->sim->topo->pe.dma;
+        sim_ps begin;
+        ev_resource_reserve(&pe->dma_slots, at,
+                            dma->setup_ps + hw_bytes_ps(bytes, dma->bw_bytes_per_s), &begin);
+        return begin;
 }
 
 sim_ps hw_dma_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes, bool setup, sim_ps *start)
 {
         const struct topo_pe_dma *dma = &pe->sim->topo->pe.dma;
-        uint32_t ch = pe->dma.n_servers;
-        uint64_t per_channel_bw = dma->bw_bytes_per_s / ch;
-        if (!per_channel_bw)
-                per_channel_bw = 1;
-        sim_ps end = at, first = SIM_PS_MAX;
-        for (uint32_t i = 0; i < ch; i++) {
-                uint64_t b = piece(bytes, ch, i);
-                if (b == 0 && i > 0)
-                        break;
-                sim_ps s0, e = ev_resource_reserve(&pe->dma, at,
-                                                   (setup ? dma->setup_ps : 0) +
-                                                           hw_bytes_ps(b, per_channel_bw), &s0);
-                if (e > end)
-                        end = e;
-                if (s0 < first)
-                        first = s0;
+        sim_ps begin = at, from = at;
+        if (setup) {
+                begin = dma_slot(pe, at, bytes);
+                from = begin + dma->setup_ps;
         }
+        sim_ps end = ev_resource_reserve(&pe->dma, from, hw_bytes_ps(bytes, dma->bw_bytes_per_s),
+                                         NULL);
         if (start)
-                *start = first;
-        return end;
+                *start = begin;
+        return end > from ? end : from;
 }
 
 sim_ps hw_dma_copy(struct hw_pe *pe, bool from_hbm, bool to_hbm, uint64_t bytes, sim_ps at,
                    sim_ps *start)
 {
         struct hw_sim *s = pe->sim;
-        sim_ps begin, end = hw_dma_reserve(pe, at, bytes, true, &begin);
-        sim_ps t = begin + s->topo->pe.dma.setup_ps;
         struct hw_cube *c = hw_pe_cube(pe);
+        sim_ps begin = dma_slot(pe, at, bytes);
+        sim_ps t = begin + s->topo->pe.dma.setup_ps;
+        /* The data path paces the HBM side (reads, else writes), or moves a
+         * TCM-to-TCM copy itself. */
         if (from_hbm)
-                t = hw_hbm_read(s, c, pe->node_dma, bytes, t);
+                t = hbm_access(s, c, pe->node_dma, bytes, t, false, &pe->dma);
         if (to_hbm)
-                t = hw_hbm_write(s, c, pe->node_dma, bytes, t);
-        if (t > end)
-                end = t;
+                t = hbm_access(s, c, pe->node_dma, bytes, t, true, from_hbm ? NULL : &pe->dma);
+        if (!from_hbm && !to_hbm) {
+                sim_ps e = ev_resource_reserve(&pe->dma, t,
+                                               hw_bytes_ps(bytes, s->topo->pe.dma.bw_bytes_per_s),
+                                               NULL);
+                t = e > t ? e : t;
+        }
         if (start)
                 *start = begin;
-        return end;
+        return t;
+}
+
+/* The end of an instant: place the cube's batch of HBM copies, every PE in
+ * it counted as streaming. */
+static void place_batch(struct ev_loop *ev, struct ev_event *e)
+{
+        (void)ev;
+        struct hw_cube *c = container_of(e, struct hw_cube, batch_ev);
+        struct hw_dma_req *list = c->batch;
+        c->batch = c->batch_tail = NULL;
+        for (struct hw_dma_req *r = list; r; r = r->next)
+                r->pe->in_batch = true;
+        while (list) {
+                struct hw_dma_req *r = list;
+                list = r->next;
+                sim_ps start, end = hw_dma_copy(r->pe, r->from_hbm, r->to_hbm, r->bytes, r->at,
+                                                &start);
+                r->pe->in_batch = false;
+                r->done(r, start, end);
+        }
+}
+
+void hw_dma_copy_later(struct hw_dma_req *req)
+{
+        if (!req->from_hbm && !req->to_hbm) {
+                sim_ps start, end = hw_dma_copy(req->pe, false, false, req->bytes, req->at,
+                                                &start);
+                req->done(req, start, end);
+                return;
+        }
+        struct hw_cube *c = hw_pe_cube(req->pe);
+        req->next = NULL;
+        if (c->batch_tail)
+                c->batch_tail->next = req;
+        else
+                c->batch = req;
+        c->batch_tail = req;
+        if (c->batch == req) {
+                c->batch_ev.fn = place_batch;
+                ev_schedule(&req->pe->sim->ev, &c->batch_ev, 0);
+        }
 }

@@ -7,7 +7,7 @@
 
 #include "hw/hw.h"
 
-static void init_pe(struct hw_sim *s, struct hw_pe *pe, uint32_t sip, uint32_t cube, uint32_t idx)
+static int init_pe(struct hw_sim *s, struct hw_pe *pe, uint32_t sip, uint32_t cube, uint32_t idx)
 {
         const struct topo_graph *g = &s->graph;
         pe->sim = s;
@@ -22,9 +22,12 @@ static void init_pe(struct hw_sim *s, struct hw_pe *pe, uint32_t sip, uint32_t c
         pe->node_tcm = topo_node_index(g, TOPO_NODE_TCM, sip, cube, idx);
         snprintf(pe->name, sizeof pe->name, "sip%u.cube%u.pe%u", sip, cube, idx);
         uint32_t ch = s->topo->pe.dma.channels;
-        ev_resource_init(&pe->dma, "pe_dma", ch < EV_RESOURCE_MAX_SERVERS ? ch : EV_RESOURCE_MAX_SERVERS);
-        ev_resource_init(&pe->gemm, "pe_gemm", 1);
-        ev_resource_init(&pe->math, "pe_math", 1);
+        int rc = ev_resource_init(&pe->dma, &s->ev, "pe_dma", 1, EV_SPLIT);
+        rc |= ev_resource_init(&pe->dma_slots, &s->ev, "pe_dma_slot",
+                               ch < EV_RESOURCE_MAX_SERVERS ? ch : EV_RESOURCE_MAX_SERVERS, EV_WHOLE);
+        rc |= ev_resource_init(&pe->gemm, &s->ev, "pe_gemm", 1, EV_WHOLE);
+        rc |= ev_resource_init(&pe->math, &s->ev, "pe_math", 1, EV_WHOLE);
+        return rc ? -ENOMEM : 0;
 }
 
 int hw_sim_init(struct hw_sim *s, const struct topo *t, const struct ev_config *cfg, struct diag *d)
@@ -48,7 +51,7 @@ int hw_sim_init(struct hw_sim *s, const struct topo *t, const struct ev_config *
         if (!s->links || !s->sips || !s->cubes || !s->pes)
                 goto nomem;
         for (uint32_t e = 0; e < s->graph.n_edges; e++)
-                ev_resource_init(&s->links[e].res, "link", 1);
+                ev_resource_init(&s->links[e].res, &s->ev, "link", 1, EV_SPLIT);
         uint32_t n_ch = tp->cube.hbm.channels;
         for (uint32_t si = 0; si < s->n_sips; si++) {
                 struct hw_sip *sp = &s->sips[si];
@@ -67,10 +70,12 @@ int hw_sim_init(struct hw_sim *s, const struct topo *t, const struct ev_config *
                         if (!cb->channels)
                                 goto nomem;
                         for (uint32_t ch = 0; ch < n_ch; ch++)
-                                ev_resource_init(&cb->channels[ch], "hbm_channel", 1);
+                                ev_resource_init(&cb->channels[ch], &s->ev, "hbm_channel", 1,
+                                                 EV_SPLIT);
                         for (uint32_t p = 0; p < s->pes_per_cube; p++)
-                                init_pe(s, &s->pes[(si * tp->sip.cubes + c) * s->pes_per_cube + p],
-                                        si, c, p);
+                                if (init_pe(s, &s->pes[(si * tp->sip.cubes + c) * s->pes_per_cube + p],
+                                            si, c, p) < 0)
+                                        goto nomem;
                 }
         }
         return 0;
@@ -90,8 +95,22 @@ void hw_sim_fini(struct hw_sim *s)
         /* First: unfinished processes live in s->pes. */
         ev_loop_fini(&s->ev);
         if (s->cubes)
-                for (uint32_t c = 0; c < s->n_cubes; c++)
+                for (uint32_t c = 0; c < s->n_cubes; c++) {
+                        for (uint32_t ch = 0; s->cubes[c].channels &&
+                                              ch < s->topo->cube.hbm.channels; ch++)
+                                ev_resource_fini(&s->cubes[c].channels[ch]);
                         free(s->cubes[c].channels);
+                }
+        if (s->pes)
+                for (uint32_t i = 0; i < s->n_pes; i++) {
+                        ev_resource_fini(&s->pes[i].dma);
+                        ev_resource_fini(&s->pes[i].dma_slots);
+                        ev_resource_fini(&s->pes[i].gemm);
+                        ev_resource_fini(&s->pes[i].math);
+                }
+        if (s->links)
+                for (uint32_t e = 0; e < s->graph.n_edges; e++)
+                        ev_resource_fini(&s->links[e].res);
         free(s->cubes);
         free(s->sips);
         free(s->pes);

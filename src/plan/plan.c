@@ -117,11 +117,14 @@ static void log_stage(struct plan_ctx *pc, const struct plan_stage *st, const ch
         pc->log(pc->log_ctx, &rec);
 }
 
-/* One MATH stage from at: returns its end. */
+/* One MATH stage from at (and not before the tensors it reads are ready):
+ * returns its end. */
 static sim_ps run_math(struct plan_ctx *pc, const struct plan_stage *st, uint64_t elements,
                        int64_t tile, sim_ps at)
 {
         const struct topo *t = pc->pe->sim->topo;
+        if (pc->math_ready > at)
+                at = pc->math_ready;
         sim_ps start, end = ev_resource_reserve(&pc->pe->math, at,
                                                 hw_math_ps(t, st->cost_op, elements), &start);
         log_stage(pc, st, st->op, tile, start, end, elements * 4, elements);
@@ -135,131 +138,173 @@ static int64_t extent(int64_t total, int64_t tile, int64_t i)
         return total - i * tile < tile ? total - i * tile : tile;
 }
 
-/* A token of bytes from graph node a to b, leaving at t: when it arrives.
- * If it cannot be routed, hw_xfer has stopped the run (EV_NOMEM): the
- * token costs nothing then, so no time past "never" is computed. */
-static sim_ps token(struct hw_sim *s, uint32_t a, uint32_t b, uint64_t bytes, sim_ps t)
-{
-        sim_ps arrive = hw_xfer(s, a, b, bytes, t);
-        return arrive == TOPO_PS_NONE ? t : arrive;
-}
+static const struct plan_stage rd = { .unit = PLAN_DMA_READ, .op = "dma_read",
+                                      .scope = TL_SCOPE_K_TILE };
+static const struct plan_stage wr = { .unit = PLAN_DMA_WRITE, .op = "dma_write",
+                                      .scope = TL_SCOPE_OUTPUT_TILE };
+static const struct plan_stage gm = { .unit = PLAN_GEMM, .op = "gemm", .scope = TL_SCOPE_K_TILE };
 
-/* Where a GEMM tile is in the tile loop. */
-struct tile_at {
-        int64_t tm, tn, tk;          /* tile indices along M, N and K */
-        int64_t tile;                /* its index in the op_log (after the prologue's) */
-};
-
-/* One GEMM tile through the pipeline: DMA_READ of the operands that are
- * not pinned (once the tile's buffer, *buf_end, is free), the token to
- * PE_GEMM, the GEMM, the token to PE_MATH and the K_TILE MATH stages; on
- * the last K tile also the OUTPUT_TILE stages and the DMA_WRITE. Updates
- * *buf_end to the GEMM's end; returns when the tile's last stage ends. */
-static sim_ps feed_tile(struct plan_ctx *pc, const struct pipeline_plan *p,
-                        const struct tile_at *at, sim_ps operands, sim_ps *buf_end)
+/* Place the rest of GEMM tile (r->tm, r->tn, r->tk) once its reads are
+ * placed (they land at r->rd_ready), and advance to the next tile. */
+static void place_tile_rest(struct plan_run *r)
 {
-        static const struct plan_stage rd = { .unit = PLAN_DMA_READ, .op = "dma_read",
-                                              .scope = TL_SCOPE_K_TILE };
-        static const struct plan_stage wr = { .unit = PLAN_DMA_WRITE, .op = "dma_write",
-                                              .scope = TL_SCOPE_OUTPUT_TILE };
-        static const struct plan_stage gm = { .unit = PLAN_GEMM, .op = "gemm",
-                                              .scope = TL_SCOPE_K_TILE };
+        const struct pipeline_plan *p = &r->plan;
         const struct plan_gemm *g = &p->gemm;
+        struct plan_ctx *pc = &r->pc;
         struct hw_pe *pe = pc->pe;
-        struct hw_sim *s = pe->sim;
-        int64_t mm = extent(g->m, g->tile_m, at->tm);
-        int64_t nn = extent(g->n, g->tile_n, at->tn);
-        int64_t kk = extent(g->k, g->tile_k, at->tk);
-        int64_t tile = at->tile;
-
-        /* DMA_READ: the operands that are not pinned, once this buffer's
-         * last GEMM is done. */
-        sim_ps ready = operands;
-        sim_ps buf_free = *buf_end;
-        uint64_t rd_bytes = 0;
-        sim_ps rd_end = buf_free;
-        const struct { bool pinned; bool hbm; uint64_t bytes; } opnd[2] = {
-                { g->a_pinned, g->a_hbm, (uint64_t)(mm * kk) * g->a_elem_bytes },
-                { g->b_pinned, g->b_hbm, (uint64_t)(kk * nn) * g->b_elem_bytes },
-        };
-        for (int o = 0; o < 2; o++) {
-                if (opnd[o].pinned)
-                        continue;
-                uint64_t b = opnd[o].bytes;
-                sim_ps st0, e = hw_dma_copy(pe, opnd[o].hbm, false, b, buf_free, &st0);
-                log_stage(pc, &rd, "dma_read", tile, st0, e, b, 0);
-                rd_bytes += b;
-                rd_end = max_ps(rd_end, e);
-        }
-        if (rd_bytes) /* token DMA -> GEMM */
-                ready = max_ps(ready, token(s, pe->node_dma, pe->node_gemm, rd_bytes, rd_end));
+        int64_t mm = extent(g->m, g->tile_m, r->tm), nn = extent(g->n, g->tile_n, r->tn);
+        int64_t kk = extent(g->k, g->tile_k, r->tk);
+        sim_ps ready = r->rd_ready;
+        uint64_t rd_bytes = r->rd_bytes;
         sim_ps gs, ge = ev_resource_reserve(&pe->gemm, ready,
-                                            hw_gemm_ps(s->topo, (uint64_t)mm, (uint64_t)nn,
+                                            hw_gemm_ps(pe->sim->topo, (uint64_t)mm, (uint64_t)nn,
                                                        (uint64_t)kk), &gs);
-        log_stage(pc, &gm, "gemm", tile, gs, ge, rd_bytes, 2 * (uint64_t)(mm * nn * kk));
-        *buf_end = ge;
-
+        log_stage(pc, &gm, "gemm", r->tile, gs, ge, rd_bytes, 2 * (uint64_t)(mm * nn * kk));
+        r->buf_free[r->i % PLAN_DEPTH] = ge;
+        /* The MATH stages read the GEMM's result from TCM. */
         sim_ps te = ge;
-        bool last_k = at->tk == p->tiles_k - 1;
-        int n_math = p->n_k_tile + (last_k ? p->n_out_tile : 0);
         uint64_t tile_elems = (uint64_t)(mm * nn);
-        if (n_math) /* token GEMM -> MATH */
-                te = token(s, pe->node_gemm, pe->node_math, tile_elems * 4, ge);
-        /* Chained MATH stages: a local loop on PE_MATH. */
         for (int j = 0; j < p->n_k_tile; j++)
-                te = run_math(pc, &p->k_tile[j], tile_elems, tile, te);
-        if (!last_k)
-                return te;
-        for (int j = 0; j < p->n_out_tile; j++)
-                te = run_math(pc, &p->out_tile[j], tile_elems, tile, te);
-        if (!g->out_pinned) {
-                uint64_t b = tile_elems * g->out_elem_bytes;
-                uint32_t from = n_math ? pe->node_math : pe->node_gemm;
-                sim_ps st0, tok = token(s, from, pe->node_dma, b, te);
-                te = hw_dma_copy(pe, false, g->out_hbm, b, tok, &st0);
-                log_stage(pc, &wr, "dma_write", tile, st0, te, b, 0);
+                te = run_math(pc, &p->k_tile[j], tile_elems, r->tile, te);
+        if (r->tk == p->tiles_k - 1) {
+                for (int j = 0; j < p->n_out_tile; j++)
+                        te = run_math(pc, &p->out_tile[j], tile_elems, r->tile, te);
+                if (!g->out_pinned) {
+                        uint64_t b = tile_elems * g->out_elem_bytes;
+                        sim_ps st0;
+                        te = hw_dma_copy(pe, false, g->out_hbm, b, te, &st0);
+                        log_stage(pc, &wr, "dma_write", r->tile, st0, te, b, 0);
+                }
         }
-        return te;
+        pc->completions++;
+        pc->end = max_ps(pc->end, te);
+        r->tile++;
+        r->i++;
+        if (++r->tk == p->tiles_k) {
+                r->tk = 0;
+                if (++r->tn == p->tiles_n) {
+                        r->tn = 0;
+                        r->tm++;
+                }
+        }
 }
 
-void plan_feed(const struct pipeline_plan *p, struct plan_ctx *pc)
+static void feed_tiles(struct plan_run *r);
+
+/* Operand read i of the tile is placed: the rest of the tile once both are. */
+static void read_placed(struct plan_run *r, int i, sim_ps start, sim_ps end)
 {
-        sim_ps end = pc->start;
-        int64_t tile = 0;
-        pc->completions = 0;
+        log_stage(&r->pc, &rd, "dma_read", r->tile, start, end, r->rd[i].bytes, 0);
+        r->rd_ready = max_ps(r->rd_ready, end);
+        if (--r->rd_pending || r->issuing)
+                return; /* issue_reads goes on if it is still issuing */
+        place_tile_rest(r);
+        feed_tiles(r);
+}
+
+static void read_a_placed(struct hw_dma_req *req, sim_ps start, sim_ps end)
+{
+        read_placed(container_of(req, struct plan_run, rd[0]), 0, start, end);
+}
+
+static void read_b_placed(struct hw_dma_req *req, sim_ps start, sim_ps end)
+{
+        read_placed(container_of(req, struct plan_run, rd[1]), 1, start, end);
+}
+
+/* Issue the reads of the next GEMM tile's operands that are not pinned, at
+ * at (its buffer is free by then), placed with the cube's other HBM
+ * copies of this instant (hw_dma_copy_later). False while they are being
+ * placed (read_placed goes on), true if there are none. */
+static bool issue_reads(struct plan_run *r, sim_ps at)
+{
+        const struct plan_gemm *g = &r->plan.gemm;
+        int64_t mm = extent(g->m, g->tile_m, r->tm), nn = extent(g->n, g->tile_n, r->tn);
+        int64_t kk = extent(g->k, g->tile_k, r->tk);
+        uint64_t a = g->a_pinned ? 0 : (uint64_t)(mm * kk) * g->a_elem_bytes;
+        uint64_t b = g->b_pinned ? 0 : (uint64_t)(kk * nn) * g->b_elem_bytes;
+        r->rd_ready = max_ps(r->operands, at);
+        r->rd_bytes = a + b;
+        r->rd_pending = (a > 0) + (b > 0);
+        if (!r->rd_pending)
+                return true;
+        r->rd[0] = (struct hw_dma_req){ .pe = r->pc.pe, .from_hbm = g->a_hbm, .bytes = a,
+                                        .at = at, .done = read_a_placed };
+        r->rd[1] = (struct hw_dma_req){ .pe = r->pc.pe, .from_hbm = g->b_hbm, .bytes = b,
+                                        .at = at, .done = read_b_placed };
+        /* A read from TCM is placed (and counted) at once. */
+        r->issuing = true;
+        if (a > 0)
+                hw_dma_copy_later(&r->rd[0]);
+        if (b > 0)
+                hw_dma_copy_later(&r->rd[1]);
+        r->issuing = false;
+        return r->rd_pending == 0;
+}
+
+/* The post-loop stages, then done. */
+static void finish_feed(struct plan_run *r)
+{
+        const struct pipeline_plan *p = &r->plan;
+        struct plan_ctx *pc = &r->pc;
+        sim_ps t = pc->end;
+        for (int i = 0; i < p->n_post; i++) {
+                t = run_math(pc, &p->post[i], p->post[i].elements, r->tile++, t);
+                pc->completions++;
+                pc->end = max_ps(pc->end, t);
+        }
+        if (pc->done)
+                pc->done(pc->done_ctx, pc->end);
+}
+
+/* Place every GEMM tile whose buffer is free by now; wait for the next
+ * (an event when its buffer frees, or its reads' placement). */
+static void feed_tiles(struct plan_run *r)
+{
+        struct hw_sim *s = r->pc.pe->sim;
+        sim_ps now = ev_now(&s->ev);
+        while (r->tm < r->plan.tiles_m) {
+                sim_ps free_at = r->buf_free[r->i % PLAN_DEPTH];
+                if (free_at > now) {
+                        ev_schedule_at(&s->ev, &r->next, free_at);
+                        return;
+                }
+                if (!issue_reads(r, max_ps(free_at, r->pc.start)))
+                        return;
+                place_tile_rest(r);
+        }
+        finish_feed(r);
+}
+
+static void next_fire(struct ev_loop *ev, struct ev_event *e)
+{
+        (void)ev;
+        feed_tiles(container_of(e, struct plan_run, next));
+}
+
+void plan_feed(struct plan_run *r, const struct pipeline_plan *p, const struct plan_ctx *pc)
+{
+        memset(r, 0, sizeof *r);
+        r->plan = *p;
+        r->pc = *pc;
+        r->pc.completions = 0;
+        r->pc.end = pc->start;
+        r->next.fn = next_fire;
 
         /* Prologue: standalone one-stage tiles, each on PE_MATH. */
         sim_ps t = pc->start;
         for (int i = 0; i < p->n_prologue; i++) {
-                t = run_math(pc, &p->prologue[i], p->prologue[i].elements, tile++, t);
-                pc->completions++;
-                end = max_ps(end, t);
+                t = run_math(&r->pc, &p->prologue[i], p->prologue[i].elements, r->tile++, t);
+                r->pc.completions++;
+                r->pc.end = max_ps(r->pc.end, t);
         }
-        sim_ps prologue_end = t;
-
-        if (p->has_gemm) {
-                /* GEMM operands produced by the prologue wait for it. */
-                sim_ps operands = p->n_prologue ? prologue_end : pc->start;
-                if (pc->operands_ready > operands)
-                        operands = pc->operands_ready;
-                sim_ps gemm_end_ring[2] = { pc->start, pc->start }; /* double buffers */
-                uint64_t i = 0;
-                for (int64_t tm = 0; tm < p->tiles_m; tm++)
-                        for (int64_t tn = 0; tn < p->tiles_n; tn++)
-                                for (int64_t tk = 0; tk < p->tiles_k; tk++, i++) {
-                                        struct tile_at at = { tm, tn, tk, tile++ };
-                                        end = max_ps(end, feed_tile(pc, p, &at, operands,
-                                                                    &gemm_end_ring[i % 2]));
-                                        pc->completions++;
-                                }
+        if (!p->has_gemm) {
+                finish_feed(r);
+                return;
         }
-
-        /* Post-loop: standalone one-stage tiles after every GEMM tile. */
-        t = end;
-        for (int i = 0; i < p->n_post; i++) {
-                t = run_math(pc, &p->post[i], p->post[i].elements, tile++, t);
-                pc->completions++;
-                end = max_ps(end, t);
-        }
-        pc->end = end;
+        /* GEMM operands produced by the prologue wait for it. */
+        r->operands = max_ps(p->n_prologue ? t : pc->start, pc->operands_ready);
+        for (int i = 0; i < PLAN_DEPTH; i++)
+                r->buf_free[i] = pc->start;
+        feed_tiles(r);
 }

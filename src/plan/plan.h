@@ -11,14 +11,17 @@
  *   - a composite without a GEMM -> the plain MATH plan (every op a
  *     single-shot MATH stage, in order).
  *
- * plan_feed then runs the plan on a PE's engines, analytically: prologue
- * stages are fed first as standalone one-stage tiles, then the GEMM tiles,
- * then the post-loop stages as standalone tiles; each completes on its own
- * component and the completion count includes them. Tokens flow DMA ->
- * GEMM -> MATH -> DMA over the component graph's edges (hw_xfer); chained
- * MATH stages of one tile stay on PE_MATH with no port hop. Operand
- * buffers are double-buffered: tile i's read starts once tile i-2's GEMM
- * has released its buffer, so tile i+1's DMA overlaps tile i's compute.
+ * plan_feed then runs the plan on a PE's engines: prologue stages are fed
+ * first as standalone one-stage tiles, then the GEMM tiles, then the
+ * post-loop stages as standalone tiles; each completes on its own
+ * component and the completion count includes them. Stages hand their
+ * tiles over through TCM, as primitives do (DMA -> GEMM -> MATH -> DMA,
+ * no link hop between them). Operand buffers are PLAN_DEPTH-buffered: tile
+ * i's read is issued when tile i - PLAN_DEPTH's GEMM has released its
+ * buffer, so tile i+1's DMA overlaps tile i's compute. The feed is driven
+ * by events (docs/adr/0010): a tile's stages are placed on the engines at
+ * the time its read is issued, not the whole loop at the composite's
+ * issue, so other requests arriving meanwhile are served in time order.
  * Without prologue and post-loop stages the tiles, the feed order and the
  * op_log are exactly those of the tile loop alone. */
 #ifndef CUBESIM_PLAN_PLAN_H
@@ -93,19 +96,47 @@ int plan_generate_from_ops(const struct plan_op *ops, int n, const struct plan_g
 /* Tiles the feeder completes: prologue + GEMM tiles + post-loop. */
 uint64_t plan_n_completions(const struct pipeline_plan *);
 
+/* Operand buffers per operand: tile i's read waits for tile i - PLAN_DEPTH's
+ * GEMM (double buffering). */
+#define PLAN_DEPTH 2
+
 /* Where the plan runs and where its records go. */
 struct plan_ctx {
         struct hw_pe *pe;            /* the PE whose engines run it */
         sim_ps start;                /* when the command reaches the engines */
         sim_ps operands_ready;       /* GEMM operands produced by the prologue are
                                         ready after the prologue; 0 = at start */
+        sim_ps math_ready;           /* MATH stages wait for this (the epilogue's
+                                        tensors); 0 = at start */
         void (*log)(void *ctx, const struct rep_op *op); /* op_log sink, or NULL */
         void *log_ctx;               /* its context */
+        void (*done)(void *ctx, sim_ps end); /* every stage placed; end the last, or NULL */
+        void *done_ctx;              /* its context */
         uint64_t completions;        /* out: tiles completed */
         sim_ps end;                  /* out: when the last stage ends */
 };
 
-/* Run the plan's stages on pc->pe's engines from pc->start. */
-void plan_feed(const struct pipeline_plan *, struct plan_ctx *pc);
+/* A plan being fed: the caller's storage, valid until done is called. */
+struct plan_run {
+        struct pipeline_plan plan;   /* the plan (a copy) */
+        struct plan_ctx pc;          /* where it runs */
+        sim_ps operands;             /* when the GEMM operands are ready */
+        sim_ps buf_free[PLAN_DEPTH]; /* when each operand buffer is next free */
+        int64_t tm, tn, tk;          /* the next GEMM tile */
+        uint64_t i;                  /* GEMM tiles placed */
+        int64_t tile;                /* completion index of the next tile */
+        struct ev_event next;        /* places the next tile when its buffer frees */
+        struct hw_dma_req rd[2];     /* the tile's operand reads (A, B) */
+        int rd_pending;              /* of them, not yet placed */
+        bool issuing;                /* issue_reads is placing them */
+        sim_ps rd_ready;             /* when the placed ones land */
+        uint64_t rd_bytes;           /* the tile's operand bytes */
+};
+
+/* Start feeding p on pc->pe's engines from pc->start: places what can be
+ * placed now, the rest from events as buffers free; calls pc->done (if
+ * set) once every stage is placed, with pc->end its last end. Within a
+ * run of the loop's processes only (it schedules events). */
+void plan_feed(struct plan_run *r, const struct pipeline_plan *p, const struct plan_ctx *pc);
 
 #endif

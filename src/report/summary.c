@@ -59,7 +59,7 @@ json_t *rep_run_summary(const struct hw_sim *s, const struct rep_run_stats *st,
         }
         struct { const char *name; sim_ps busy; uint64_t n; } cls[] = {
                 { "pe_cpu", busy_cpu, s->n_pes },
-                { "pe_dma", busy_dma, (uint64_t)s->n_pes * s->topo->pe.dma.channels },
+                { "pe_dma", busy_dma, s->n_pes }, /* the data path, shared by the channels */
                 { "pe_gemm", busy_gemm, s->n_pes },
                 { "pe_math", busy_math, s->n_pes },
                 { "hbm_channel", busy_hbm, (uint64_t)s->n_cubes * n_ch },

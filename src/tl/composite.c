@@ -2,8 +2,11 @@
  *
  * A composite pays one PE_CPU issue cost, waits for its operands, builds
  * the flat op list, has the planner (plan/plan.c) turn it into a pipeline
- * plan and feeds it to the PE's engines from now. The handle records when
- * the last stage ends; tl_wait sleeps until then. In data mode the numbers
+ * plan and feeds it to the PE's engines from now; the feed places each
+ * tile's stages when its buffer frees (events), so the composite is in
+ * flight until its last stage is placed. Then its outputs get their ready
+ * time and the handle its end; tl_wait, the scope's end and the kernel's
+ * end wait for that. In data mode the numbers
  * are computed here, in the order the stages would: per K tile the partial
  * product and its K_TILE ops, summed in K order; then the OUTPUT_TILE ops;
  * the store rounds to the output's dtype; then the post-loop ops. Issuing
@@ -15,8 +18,11 @@
 #include "plan/plan.h"
 #include "tl/tl_int.h"
 
+#define COMPOSITE_OUTS TL_INFLIGHT_OUTS
+
 struct composite_rec {
-        sim_ps end;                  /* when the last stage ends */
+        struct plan_run run;         /* its feed */
+        struct tl_inflight fl;       /* in flight until every stage is placed */
         uint32_t magic;              /* COMPOSITE_MAGIC: catches a bad handle */
 };
 
@@ -27,26 +33,29 @@ static void log_sink(void *ctx, const struct rep_op *op)
         tl__log(ctx, op);
 }
 
-static tl_handle finish(tl_ctx *tl, struct pipeline_plan *plan, sim_ps operands_ready,
-                        tl_tensor *out, const char *file, int line)
+/* The feed placed the last stage. */
+static void placed(void *ctx, sim_ps end)
 {
+        struct composite_rec *rec = ctx;
+        tl__inflight_placed(&rec->fl, end);
+}
+
+static tl_handle finish(tl_ctx *tl, struct pipeline_plan *plan, sim_ps math_ready,
+                        tl_tensor *const outs[COMPOSITE_OUTS], const char *file, int line)
+{
+        struct composite_rec *rec = tl__arena_alloc(tl, sizeof *rec);
+        if (!rec)
+                tl__fail(tl, file, line, "tl_composite", "host out of memory");
+        memset(rec, 0, sizeof *rec);
+        rec->magic = COMPOSITE_MAGIC;
+        tl__inflight_begin(tl, &rec->fl, outs);
         struct plan_ctx pc = { .pe = tl->pe, .start = ev_now(&tl->sim->ev),
-                               .operands_ready = operands_ready };
+                               .math_ready = math_ready, .done = placed, .done_ctx = rec };
         if (tl->run->have_oplog || tl->run->have_trace) {
                 pc.log = log_sink;
                 pc.log_ctx = tl;
         }
-        plan_feed(plan, &pc);
-        if (pc.completions != plan_n_completions(plan))
-                tl__fail(tl, file, line, "tl_composite", "internal: %llu of %llu tiles completed",
-                         (unsigned long long)pc.completions,
-                         (unsigned long long)plan_n_completions(plan));
-        tl__finish_at(tl, out, pc.end);
-        struct composite_rec *rec = tl__arena_alloc(tl, sizeof *rec);
-        if (!rec)
-                tl__fail(tl, file, line, "tl_composite", "host out of memory");
-        rec->end = pc.end;
-        rec->magic = COMPOSITE_MAGIC;
+        plan_feed(&rec->run, plan, &pc);
         return (tl_handle){ .p = rec };
 }
 
@@ -56,9 +65,13 @@ void tl__wait(tl_ctx *tl, tl_handle h, const char *file, int line)
         struct composite_rec *rec = h.p;
         if (!rec || rec->magic != COMPOSITE_MAGIC)
                 tl__fail(tl, file, line, "tl_wait", "not a handle returned by tl_composite");
-        if (rec->end > ev_now(&tl->sim->ev)) {
+        if (!rec->fl.placed.done) {
                 ev_proc_note(tl->proc, "%s:%d: tl_wait on a composite", file, line);
-                ev_sleep_until(tl->proc, rec->end);
+                ev_wait(tl->proc, &rec->fl.placed);
+        }
+        if (rec->fl.end > ev_now(&tl->sim->ev)) {
+                ev_proc_note(tl->proc, "%s:%d: tl_wait on a composite", file, line);
+                ev_sleep_until(tl->proc, rec->fl.end);
         }
 }
 
@@ -224,6 +237,7 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
         struct plan_op ops[PLAN_MAX_OPS];
         int n = 0;
         struct plan_gemm g = { 0 };
+        sim_ps math_ready = 0;       /* the epilogue's tensors, as primitives would wait */
         if (d->op == TL_GEMM) {
                 if (!is_2d(d->a) || !is_2d(d->b) || !is_2d(d->out))
                         tl__fail(tl, file, line, op, "the GEMM's a, b and out must be 2-D tensors");
@@ -252,8 +266,11 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
         for (int i = 0; i < d->n_epilogue; i++) {
                 const tl_epilogue *e = &d->epilogue[i];
                 check_epilogue(tl, e, i, d->out, file, line);
-                if (e->tensor)
-                        tl__wait_ready(tl, e->tensor, file, line, op);
+                if (e->tensor) {
+                        sim_ps at = tl__ready_at(tl, e->tensor, file, line, op);
+                        if (at > math_ready)
+                                math_ready = at;
+                }
                 ops[n++] = (struct plan_op){ .name = tl__op_name(e->op),
                                              .cost_op = tl__math_type(e->op), .scope = e->scope,
                                              .elements = (uint64_t)tl_numel(d->out) };
@@ -271,7 +288,8 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
                                 apply_epilogue(&d->epilogue[i], d->out, -1);
                 }
         }
-        return finish(tl, &plan, 0, d->out, file, line);
+        return finish(tl, &plan, math_ready, (tl_tensor *[COMPOSITE_OUTS]){ d->out, NULL, NULL },
+                      file, line);
 }
 
 /* ---- the softmax_merge recipe ---------------------------------------------------- */
@@ -396,9 +414,5 @@ tl_handle tl__softmax_merge(tl_ctx *tl, tl_tensor *s, tl_tensor *v, tl_tensor *m
         if (tl->run->opts->mode == TL_MODE_DATA)
                 compute_softmax_merge(tl, s, v, m, l, o, tile_k);
         /* The state tensors are busy until the post-loop ends. */
-        tl_handle h = finish(tl, &plan, 0, o, file, line);
-        struct composite_rec *rec = h.p;
-        tl__finish_at(tl, m, rec->end);
-        tl__finish_at(tl, l, rec->end);
-        return h;
+        return finish(tl, &plan, 0, (tl_tensor *[COMPOSITE_OUTS]){ m, l, o }, file, line);
 }

@@ -67,8 +67,13 @@ void tl__issue(tl_ctx *tl, enum topo_op op, const char *file, int line)
         sim_ps cost = topo_issue_cost_ps(&tl->sim->topo->pe.cpu, op);
         tl->issue_ps[op] += cost;
         tl->n_ops[op]++;
-        if (!cost)
+        if (!cost) {
+                /* The PE_CPUs run side by side: let the others issue what
+                 * they issue at this instant before this one goes on, so
+                 * same-time requests reach the machine round-robin. */
+                ev_sleep(tl->proc, 0);
                 return;
+        }
         sim_ps now = ev_now(&tl->sim->ev);
         if (tl->run->have_oplog || tl->run->have_trace) {
                 struct rep_param p[2] = { { .name = "file", .kind = REP_STR, .s = file },
@@ -122,13 +127,84 @@ void tl__finish_at(tl_ctx *tl, tl_tensor *t, sim_ps end)
         ev_schedule_at(&tl->sim->ev, &t->ready_ev, end);
 }
 
+void tl__inflight_begin(tl_ctx *tl, struct tl_inflight *f, tl_tensor *const outs[TL_INFLIGHT_OUTS])
+{
+        f->tl = tl;
+        f->depth = tl->n_scopes;
+        f->end = 0;
+        ev_future_init(&f->placed, "op in flight");
+        for (int i = 0; i < TL_INFLIGHT_OUTS; i++) {
+                tl_tensor *t = outs[i];
+                f->outs[i] = t;
+                if (!t || t->space == TL_HBM)
+                        continue;
+                /* Not ready until placed (SIM_PS_MAX: end not known). */
+                t = t->owner;
+                CS_ASSERT(t->ready.done); /* the caller waited for it */
+                ev_future_init(&t->ready, t->made_by);
+                t->ready_at = SIM_PS_MAX;
+        }
+        f->next = tl->inflight;
+        tl->inflight = f;
+}
+
+void tl__inflight_placed(struct tl_inflight *f, sim_ps end)
+{
+        tl_ctx *tl = f->tl;
+        sim_ps now = ev_now(&tl->sim->ev);
+        f->end = end;
+        if (end > tl->busy_until)
+                tl->busy_until = end;
+        if (f->depth > 0 && end > tl->scopes[f->depth - 1].busy_until)
+                tl->scopes[f->depth - 1].busy_until = end;
+        for (int i = 0; i < TL_INFLIGHT_OUTS; i++) {
+                tl_tensor *t = f->outs[i];
+                if (!t || t->space == TL_HBM)
+                        continue;
+                t = t->owner;
+                t->ready_at = end;
+                t->ready_ev.fn = ready_fire;
+                ev_schedule_at(&tl->sim->ev, &t->ready_ev, end > now ? end : now);
+        }
+        struct tl_inflight **p = &tl->inflight;
+        while (*p != f)
+                p = &(*p)->next;
+        *p = f->next;
+        ev_future_complete(&tl->sim->ev, &f->placed, 0);
+}
+
+void tl__wait_inflight(tl_ctx *tl, int depth, const char *what)
+{
+        for (;;) {
+                struct tl_inflight *f = tl->inflight;
+                while (f && f->depth < depth)
+                        f = f->next;
+                if (!f)
+                        return;
+                (void)what; /* no note: formatting one per wait costs more than the wait */
+                ev_wait(tl->proc, &f->placed);
+        }
+}
+
+sim_ps tl__ready_at(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op)
+{
+        const tl_tensor *o = t->owner;
+        if (!o->ready.done && o->ready_at == SIM_PS_MAX)
+                tl__wait_ready(tl, t, file, line, op); /* an op in flight, end not known yet */
+        return o->ready.done ? ev_now(&tl->sim->ev) : o->ready_at;
+}
+
 void tl__wait_ready(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op)
 {
         struct ev_future *f = &t->owner->ready;
         if (f->done)
                 return;
-        ev_proc_note(tl->proc, "%s:%d: %s waits for a %s result", file, line, op,
-                     t->owner->made_by);
+        /* An op in flight is placed within its instant (an HBM copy) or as
+         * its composite's feed goes: the future's name tells; a note would
+         * cost a formatting per wait. */
+        if (t->owner->ready_at != SIM_PS_MAX)
+                ev_proc_note(tl->proc, "%s:%d: %s waits for a %s result", file, line, op,
+                             t->owner->made_by);
         ev_wait(tl->proc, f);
 }
 
@@ -161,13 +237,66 @@ static bool data_mode(const tl_ctx *tl)
 
 /* ---- data movement ------------------------------------------------------------- */
 
-/* Move bytes on this PE's DMA engine from src_space to dst_space (HBM is
- * the PE's cube's; TCM and scratch are local). */
-static sim_ps dma_move(tl_ctx *tl, tl_space src_space, tl_space dst_space, uint64_t bytes,
-                       sim_ps *start_out)
+/* A copy on the PE's DMA engine, in flight until placed (an HBM copy at
+ * the end of its instant, hw_dma_copy_later); records are reused. */
+struct tl_dma_op {
+        struct hw_dma_req req;       /* the copy */
+        struct tl_inflight fl;       /* in flight until placed */
+        const char *op;              /* op_log name: load, store, copy_to */
+        struct rep_param p[3];       /* its op_log parameters */
+        unsigned n_params;           /* entries of p */
+        struct tl_dma_op *next_free; /* in tl_ctx.dma_free */
+        struct tl_dma_op *next_all;  /* in tl_ctx.dma_all */
+};
+
+static void log_engine(tl_ctx *tl, const char *component, const char *op, sim_ps start, sim_ps end,
+                       uint64_t bytes, uint64_t flops, const struct rep_param *p, unsigned n);
+
+static void dma_placed(struct hw_dma_req *req, sim_ps start, sim_ps end)
 {
-        return hw_dma_copy(tl->pe, src_space == TL_HBM, dst_space == TL_HBM, bytes,
-                           ev_now(&tl->sim->ev), start_out);
+        struct tl_dma_op *d = container_of(req, struct tl_dma_op, req);
+        tl_ctx *tl = d->fl.tl;
+        log_engine(tl, "pe_dma", d->op, start, end, req->bytes, 0, d->p, d->n_params);
+        tl__inflight_placed(&d->fl, end);
+        d->next_free = tl->dma_free;
+        tl->dma_free = d;
+}
+
+/* Move bytes on this PE's DMA engine from src_space to dst_space (HBM is
+ * the PE's cube's; TCM and scratch are local); out is ready when they
+ * land. p[n] are the op_log parameters (static strings). */
+static void dma_move(tl_ctx *tl, tl_space src_space, tl_space dst_space, uint64_t bytes,
+                     const char *op, const struct rep_param *p, unsigned n, tl_tensor *out,
+                     const char *file, int line)
+{
+        struct tl_dma_op *d = tl->dma_free;
+        if (d) {
+                tl->dma_free = d->next_free;
+        } else {
+                d = calloc(1, sizeof *d);
+                if (!d)
+                        tl__fail(tl, file, line, op, "host out of memory");
+                d->next_all = tl->dma_all;
+                tl->dma_all = d;
+        }
+        d->op = op;
+        memcpy(d->p, p, n * sizeof *p);
+        d->n_params = n;
+        d->req = (struct hw_dma_req){ .pe = tl->pe, .from_hbm = src_space == TL_HBM,
+                                      .to_hbm = dst_space == TL_HBM, .bytes = bytes,
+                                      .at = ev_now(&tl->sim->ev), .done = dma_placed };
+        tl__inflight_begin(tl, &d->fl, (tl_tensor *[TL_INFLIGHT_OUTS]){ out, NULL, NULL });
+        hw_dma_copy_later(&d->req);
+}
+
+void tl__dma_ops_fini(tl_ctx *tl)
+{
+        while (tl->dma_all) {
+                struct tl_dma_op *d = tl->dma_all;
+                tl->dma_all = d->next_all;
+                free(d);
+        }
+        tl->dma_free = NULL;
 }
 
 static const char *space_key(tl_space sp)
@@ -182,13 +311,11 @@ tl_tensor *tl__load(tl_ctx *tl, tl_tensor *src, const char *file, int line)
         tl_tensor *t = tl__new_tensor(tl, file, line, "tl_load", TL_SCRATCH, src->dtype, src->ndim,
                                       src->shape);
         uint64_t bytes = tensor_bytes(src);
-        sim_ps start, end = dma_move(tl, src->space, TL_SCRATCH, bytes, &start);
         if (data_mode(tl))
                 tl__compute_copy(src, t, src->dtype);
         struct rep_param p[2] = { { .name = "src", .kind = REP_STR, .s = space_key(src->space) },
                                   { .name = "dtype", .kind = REP_STR, .s = dtype_names[src->dtype] } };
-        log_engine(tl, "pe_dma", "load", start, end, bytes, 0, p, 2);
-        tl__finish_at(tl, t, end);
+        dma_move(tl, src->space, TL_SCRATCH, bytes, "load", p, 2, t, file, line);
         return t;
 }
 
@@ -229,17 +356,15 @@ static void write_out(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *fi
         tl__wait_ready(tl, src, file, line, op);
         tl__wait_ready(tl, dst, file, line, op);
         uint64_t bytes = (uint64_t)tl_numel(src) * tl_dtype_size(dst->dtype);
-        sim_ps start, end = dma_move(tl, src->space, dst->space, bytes, &start);
         if (data_mode(tl))
                 tl__compute_copy(src, dst, dst->dtype);
         struct rep_param p[3] = { { .name = "src", .kind = REP_STR, .s = space_key(src->space) },
                                   { .name = "dst", .kind = REP_STR, .s = space_key(dst->space) },
                                   { .name = "dtype", .kind = REP_STR, .s = dtype_names[dst->dtype] } };
-        log_engine(tl, "pe_dma", type == TOPO_OP_STORE ? "store" : "copy_to", start, end, bytes, 0,
-                   p, 3);
         /* A TCM destination is ready when the write lands (its later readers
          * wait); an HBM one carries no readiness (see tl__finish_at). */
-        tl__finish_at(tl, dst, end);
+        dma_move(tl, src->space, dst->space, bytes, type == TOPO_OP_STORE ? "store" : "copy_to",
+                 p, 3, dst, file, line);
 }
 
 void tl__store(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *file, int line)
@@ -712,7 +837,10 @@ void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file,
                 tl__fail(tl, file, line, "tl_send", "host out of memory routing to PE %d",
                          dst_rank);
         sim_ps drain = hw_bytes_ps(bytes, s->topo->pe.dma.bw_bytes_per_s);
-        sim_ps head = arrive > drain ? arrive - drain : arrive;
+        /* The first bytes reach the receiver one drain before the last;
+         * a message shorter than its drain starts at once (0: the
+         * resource takes it from now). */
+        sim_ps head = arrive > drain ? arrive - drain : 0;
         sim_ps drain_start, landed = hw_dma_reserve(dst->pe, head, bytes, false, &drain_start);
         if (landed < sent)
                 landed = sent;

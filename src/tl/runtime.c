@@ -24,6 +24,7 @@ static void pe_body(struct hw_pe *pe, void *arg)
                          tl->n_scopes == 1 ? "" : "s");
         }
         /* The kernel is done when its stores and sends have left. */
+        tl__wait_inflight(tl, 0, "kernel end");
         if (tl->busy_until > ev_now(&tl->sim->ev)) {
                 ev_proc_note(tl->proc, "kernel end: outstanding DMA");
                 ev_sleep_until(tl->proc, tl->busy_until);

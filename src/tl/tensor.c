@@ -263,6 +263,7 @@ void tl__scratch_scope_end(tl_ctx *tl, const char *file, int line)
                 tl__fail(tl, file, line, "tl_scratch_scope_end", "no scope is open");
         struct tl_scope *s = &tl->scopes[--tl->n_scopes];
         /* The scope's ops may still read or write its scratch. */
+        tl__wait_inflight(tl, tl->n_scopes + 1, "tl_scratch_scope_end");
         if (s->busy_until > ev_now(&tl->sim->ev)) {
                 ev_proc_note(tl->proc, "%s:%d: tl_scratch_scope_end", file, line);
                 ev_sleep_until(tl->proc, s->busy_until);
@@ -275,5 +276,6 @@ void tl__scratch_scope_end(tl_ctx *tl, const char *file, int line)
 
 void tl__ctx_fini(tl_ctx *tl)
 {
+        tl__dma_ops_fini(tl);
         arena_free(&tl->arena);
 }

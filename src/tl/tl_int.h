@@ -91,6 +91,8 @@ struct tl_inbox {
 };
 
 struct tl_run;
+struct tl_inflight;
+struct tl_dma_op;
 
 struct tl_ctx {
         struct hw_pe *pe;            /* the PE running this kernel instance */
@@ -105,6 +107,9 @@ struct tl_ctx {
         uint64_t scratch_peak;       /* stat: most scratch in use at once */
         uint64_t tcm_bytes;          /* persistent TCM allocated */
         sim_ps busy_until;           /* latest end of any op issued */
+        struct tl_inflight *inflight; /* ops issued but not yet placed on the engines */
+        struct tl_dma_op *dma_free;  /* HBM copy records to reuse */
+        struct tl_dma_op *dma_all;   /* every HBM copy record, for freeing */
         struct ev_future recv_ready; /* a blocked tl_recv's wake-up */
         int recv_src;                /* blocked tl_recv's source rank, or -1 */
         int recv_tag;                /* and tag */
@@ -193,6 +198,32 @@ void tl__shape_text(char *buf, size_t len, int ndim, const int64_t *shape);
 int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl_run_opts *opts,
                   struct tl_run *out, struct diag *d);
 void tl_run_fini(struct tl_run *);
+/* An op issued now whose engine times are known only once it is placed
+ * later (docs/adr/0010): a composite, whose feed places a tile's stages as
+ * its buffers free; an HBM copy, placed at the end of its instant with the
+ * cube's other HBM copies of that instant. Until then its results are not
+ * ready, and the scope's and the kernel's ends wait for it. */
+#define TL_INFLIGHT_OUTS 3
+struct tl_inflight {
+        tl_ctx *tl;                  /* the PE's context */
+        tl_tensor *outs[TL_INFLIGHT_OUTS]; /* results ready at its end (NULL: none) */
+        int depth;                   /* scopes open at its issue */
+        struct ev_future placed;     /* placed: end is known */
+        sim_ps end;                  /* when its last engine work ends, once placed */
+        struct tl_inflight *next;    /* in tl_ctx.inflight while not placed */
+};
+/* Issue f now with results outs (each ready now; NULL entries: none). */
+void tl__inflight_begin(tl_ctx *, struct tl_inflight *f, tl_tensor *const outs[TL_INFLIGHT_OUTS]);
+/* f is placed and ends at end: account it as an op ending then. */
+void tl__inflight_placed(struct tl_inflight *f, sim_ps end);
+/* Free the PE's HBM copy records (at the run's end). */
+void tl__dma_ops_fini(tl_ctx *);
+/* When t will be ready (now if it is); waits if an op in flight makes it
+ * and its end is not known yet. */
+sim_ps tl__ready_at(tl_ctx *, tl_tensor *t, const char *file, int line, const char *op);
+/* Wait until every op issued with at least depth scopes open is placed
+ * (scope end, kernel end). what names the waiter. */
+void tl__wait_inflight(tl_ctx *, int depth, const char *what);
 
 /* A new owner tensor in space (charged to scratch or TCM); storage in data
  * mode; ready at once. */

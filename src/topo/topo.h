@@ -169,6 +169,8 @@ struct topo_noc {
         sim_ps hop_latency_ps;       /* router-to-router link, picoseconds */
         uint64_t link_bw_bytes_per_s; /* each direction of a mesh link, bytes/s */
         sim_ps router_node_overhead_ps; /* per flit/message at a router, picoseconds */
+        uint32_t packet_bytes;       /* largest packet payload, bytes */
+        uint32_t header_bytes;       /* header each packet adds on a link, bytes */
 };
 
 struct topo_cube {

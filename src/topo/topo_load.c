@@ -81,6 +81,8 @@ const struct topo__field topo__fields[] = {
         F_NS("cube.noc.hop_latency_ns", cube.noc.hop_latency_ps),
         F_GBPS("cube.noc.link_bw_gbps", cube.noc.link_bw_bytes_per_s),
         F_NS("cube.noc.router_node_overhead_ns", cube.noc.router_node_overhead_ps),
+        F_INT("cube.noc.packet_bytes", 1, 1 << 20, cube.noc.packet_bytes),
+        F_INT("cube.noc.header_bytes", 0, 1 << 20, cube.noc.header_bytes),
 
         F_MAP("pe"),
         F_MAP("pe.cpu"),

@@ -272,7 +272,7 @@ Test(engine, future_callback_waiter)
 Test(engine, resource_fifo_contention)
 {
         struct ev_resource r;
-        ev_resource_init(&r, "link", 1);
+        ev_resource_init(&r, NULL, "link", 1, EV_WHOLE);
         sim_ps s1, s2;
         sim_ps e1 = ev_resource_reserve(&r, 0, 100, &s1);
         sim_ps e2 = ev_resource_reserve(&r, 0, 100, &s2);
@@ -283,12 +283,127 @@ Test(engine, resource_fifo_contention)
         sim_ps e3 = ev_resource_reserve(&r, 500, 10, NULL);
         cr_assert_eq(e3, 510);
         cr_assert_eq(r.busy_ps, 210);
+        ev_resource_fini(&r);
 
         struct ev_resource two;
-        ev_resource_init(&two, "hbm", 2);
+        ev_resource_init(&two, NULL, "hbm", 2, EV_WHOLE);
         cr_assert_eq(ev_resource_reserve(&two, 0, 100, NULL), 100);
         cr_assert_eq(ev_resource_reserve(&two, 0, 100, NULL), 100);
         cr_assert_eq(ev_resource_reserve(&two, 0, 100, NULL), 200);
+        ev_resource_fini(&two);
+}
+
+/* A booking in the future does not block an earlier arrival placed later:
+ * it is served at its arrival, in the gap before the booking. */
+Test(engine, resource_earlier_arrival_served_first)
+{
+        struct ev_resource r;
+        ev_resource_init(&r, NULL, "engine", 1, EV_WHOLE);
+        sim_ps s;
+        cr_assert_eq(ev_resource_reserve(&r, 1000, 100, &s), 1100);
+        cr_assert_eq(s, 1000);
+        cr_assert_eq(ev_resource_reserve(&r, 0, 300, &s), 300, "served at arrival, before the booking");
+        cr_assert_eq(s, 0);
+        /* A request that does not fit the gap [300, 1000) takes the next. */
+        cr_assert_eq(ev_resource_reserve(&r, 200, 800, &s), 1900);
+        cr_assert_eq(s, 1100);
+        /* One that fits exactly fills it: [300, 1000) is now busy. */
+        cr_assert_eq(ev_resource_reserve(&r, 0, 700, &s), 1000);
+        cr_assert_eq(s, 300);
+        cr_assert_eq(ev_resource_reserve(&r, 0, 1, &s), 1901, "no gap left before 1900");
+        ev_resource_fini(&r);
+
+        /* Two servers: the one whose gap starts first. */
+        struct ev_resource two;
+        ev_resource_init(&two, NULL, "slots", 2, EV_WHOLE);
+        ev_resource_reserve(&two, 100, 100, NULL); /* server 0: [100, 200) */
+        ev_resource_reserve(&two, 0, 500, NULL);   /* server 1: [0, 500) */
+        cr_assert_eq(ev_resource_reserve(&two, 0, 100, &s), 100, "fits before server 0's booking");
+        cr_assert_eq(s, 0);
+        cr_assert_eq(ev_resource_reserve(&two, 0, 100, &s), 300);
+        cr_assert_eq(s, 200);
+        ev_resource_fini(&two);
+}
+
+/* Divisible work fills every idle stretch from its arrival: the server is
+ * never idle while it waits, and a booking keeps its time. */
+Test(engine, resource_split_fills_gaps)
+{
+        struct ev_resource r;
+        ev_resource_init(&r, NULL, "link", 1, EV_SPLIT);
+        sim_ps s;
+        ev_resource_reserve(&r, 100, 100, NULL); /* [100, 200) */
+        ev_resource_reserve(&r, 300, 100, NULL); /* [300, 400) */
+        /* 250 ps from 0: [0, 100) + [200, 300) + [400, 450). */
+        cr_assert_eq(ev_resource_reserve(&r, 0, 250, &s), 450);
+        cr_assert_eq(s, 0);
+        cr_assert_eq(r.busy_ps, 450);
+        /* Everything up to 450 is now one busy stretch. */
+        cr_assert_eq(ev_resource_reserve(&r, 0, 10, &s), 460);
+        cr_assert_eq(s, 450);
+        /* A zero request finishes at its arrival. */
+        cr_assert_eq(ev_resource_reserve(&r, 5, 0, &s), 5);
+        ev_resource_fini(&r);
+}
+
+/* Many bookings in the future, then the arrivals before them: each takes
+ * its own gap, the list grows past its first storage, and the total busy
+ * time is the sum of the services (closed form). */
+Test(engine, resource_many_gaps)
+{
+        struct ev_resource r;
+        ev_resource_init(&r, NULL, "channel", 1, EV_SPLIT);
+        for (int i = 0; i < 100; i++)
+                ev_resource_reserve(&r, 1000 + 20 * (sim_ps)i, 10, NULL);
+        for (int i = 0; i < 100; i++) {
+                sim_ps s, e = ev_resource_reserve(&r, 1010 + 20 * (sim_ps)i, 10, &s);
+                cr_assert_eq(s, 1010 + 20 * (sim_ps)i);
+                cr_assert_eq(e, s + 10);
+        }
+        /* Now [1000, 3000) is busy without a gap. */
+        sim_ps s, e = ev_resource_reserve(&r, 1000, 5, &s);
+        cr_assert_eq(s, 3000);
+        cr_assert_eq(e, 3005);
+        cr_assert_eq(r.servers[0].n - r.servers[0].head, 1, "touching intervals merge");
+        ev_resource_fini(&r);
+}
+
+/* Whole requests skip gaps too short for them (the widest gap is tracked)
+ * and still take one that fits. */
+Test(engine, resource_whole_skips_short_gaps)
+{
+        struct ev_resource r;
+        ev_resource_init(&r, NULL, "engine", 1, EV_WHOLE);
+        for (int i = 0; i < 50; i++)
+                ev_resource_reserve(&r, 20 * (sim_ps)i, 10, NULL); /* gaps of 10 */
+        sim_ps s;
+        cr_assert_eq(ev_resource_reserve(&r, 0, 15, &s), 1005);
+        cr_assert_eq(s, 990);
+        cr_assert_eq(ev_resource_reserve(&r, 0, 15, &s), 1020, "after the last, touching it");
+        cr_assert_eq(ev_resource_reserve(&r, 35, 10, &s), 60, "[35, 40) is too short; [50, 60) fits");
+        cr_assert_eq(s, 50);
+        cr_assert_eq(ev_resource_reserve(&r, 0, 10, &s), 20);
+        cr_assert_eq(s, 10);
+        /* A gap opened far ahead is found again. */
+        ev_resource_reserve(&r, 5000, 10, NULL);
+        cr_assert_eq(ev_resource_reserve(&r, 0, 100, &s), 1120);
+        cr_assert_eq(s, 1020);
+        ev_resource_fini(&r);
+}
+
+/* Intervals that ended before the loop's time are dropped, and no request
+ * is placed before it. */
+Test(engine, resource_floor_is_now)
+{
+        struct ev_resource r;
+        ev_resource_init(&r, &ev, "engine", 1, EV_WHOLE);
+        ev_resource_reserve(&r, 0, 100, NULL);
+        ev.now = 500;
+        sim_ps s;
+        cr_assert_eq(ev_resource_reserve(&r, 0, 10, &s), 510, "an arrival before now is taken at now");
+        cr_assert_eq(s, 500);
+        cr_assert_eq(r.servers[0].n - r.servers[0].head, 1);
+        ev_resource_fini(&r);
 }
 
 static struct ev_resource shared_res;
@@ -301,7 +416,7 @@ static void user(struct ev_proc *p, void *arg)
 
 Test(engine, resource_use_from_processes)
 {
-        ev_resource_init(&shared_res, "engine", 1);
+        ev_resource_init(&shared_res, &ev, "engine", 1, EV_WHOLE);
         struct ev_proc p[3];
         sim_ps end[3];
         for (int i = 0; i < 3; i++)
@@ -310,6 +425,7 @@ Test(engine, resource_use_from_processes)
         cr_assert_eq(end[0], 50);
         cr_assert_eq(end[1], 100);
         cr_assert_eq(end[2], 150);
+        ev_resource_fini(&shared_res);
 }
 
 /* ---- queues --------------------------------------------------------------- */

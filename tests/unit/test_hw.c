@@ -9,6 +9,8 @@
 #include "fixture.h"
 
 TestSuite(hw, .init = fixture_small, .fini = fixture_fini);
+static void fixture_default(void) { fixture_load("default.yaml"); }
+TestSuite(hw_default, .init = fixture_default, .fini = fixture_fini);
 
 Test(hw, bytes_to_ps_rounds_up)
 {
@@ -27,8 +29,9 @@ Test(hw, one_link_latency_plus_drain)
         uint32_t router = topo_node_router(&sim.graph, dma(0));
         const struct topo_link *l = &t.pe.links.dma_noc;
         uint64_t bytes = 4096;
+        /* One 4 KiB packet: its payload and one header on the wire. */
         sim_ps want = l->latency_ps + t.cube.noc.router_node_overhead_ps +
-                      hw_bytes_ps(bytes, l->bw_bytes_per_s);
+                      hw_bytes_ps(bytes + t.cube.noc.header_bytes, l->bw_bytes_per_s);
         cr_assert_eq(hw_xfer(&sim, dma(0), router, bytes, 0), want);
 }
 
@@ -37,13 +40,41 @@ Test(hw, two_transfers_on_one_link_take_twice_the_drain)
         uint32_t router = topo_node_router(&sim.graph, dma(0));
         const struct topo_link *l = &t.pe.links.dma_noc;
         uint64_t bytes = 1 << 20;
-        sim_ps drain = hw_bytes_ps(bytes, l->bw_bytes_per_s);
+        sim_ps drain = hw_bytes_ps(hw_wire_bytes(&t, TOPO_EDGE_NOC, bytes), l->bw_bytes_per_s);
         sim_ps first = hw_xfer(&sim, dma(0), router, bytes, 0);
         sim_ps second = hw_xfer(&sim, dma(0), router, bytes, 0);
         cr_assert_eq(second - first, drain);
         /* Relative to one transfer alone, the drain part doubles. */
         cr_assert_eq(second, first + drain);
         cr_assert_eq(sim.links[topo_edge_between(&sim.graph, dma(0), router)].res.busy_ps, 2 * drain);
+}
+
+/* Packets: a header per packet of at most packet_bytes, on NoC links only. */
+Test(hw, packets_add_a_header_each)
+{
+        uint64_t p = t.cube.noc.packet_bytes, h = t.cube.noc.header_bytes;
+        cr_assert_gt(h, 0);
+        cr_assert_eq(hw_wire_bytes(&t, TOPO_EDGE_NOC, 1), 1 + h);
+        cr_assert_eq(hw_wire_bytes(&t, TOPO_EDGE_NOC, p), p + h);
+        cr_assert_eq(hw_wire_bytes(&t, TOPO_EDGE_NOC, 2 * p + 1), 2 * p + 1 + 3 * h);
+        cr_assert_eq(hw_wire_bytes(&t, TOPO_EDGE_HBM, p + 1), p + 1);
+        cr_assert_eq(hw_wire_bytes(&t, TOPO_EDGE_INTRA_PE, 2 * p), 2 * p);
+        cr_assert_eq(hw_wire_bytes(&t, TOPO_EDGE_NOC, 0), 0);
+}
+
+/* Links are divisible: a transfer placed later that reaches a link before
+ * an earlier-placed one takes the link's idle time first. */
+Test(hw, link_serves_the_earlier_arrival)
+{
+        uint32_t router = topo_node_router(&sim.graph, dma(0));
+        const struct topo_link *l = &t.pe.links.dma_noc;
+        uint64_t bytes = 4096;
+        sim_ps drain = hw_bytes_ps(bytes + t.cube.noc.header_bytes, l->bw_bytes_per_s);
+        sim_ps hop = l->latency_ps + t.cube.noc.router_node_overhead_ps;
+        sim_ps later = 10 * drain;
+        cr_assert_eq(hw_xfer(&sim, dma(0), router, bytes, later), later + hop + drain);
+        cr_assert_eq(hw_xfer(&sim, dma(0), router, bytes, 0), hop + drain,
+                     "not held up by the booking at %llu ps", (unsigned long long)later);
 }
 
 Test(hw, mesh_route_latency_and_bottleneck)
@@ -58,7 +89,8 @@ Test(hw, mesh_route_latency_and_bottleneck)
         uint64_t min_bw = pl->dma_noc.bw_bytes_per_s < noc->link_bw_bytes_per_s
                                   ? pl->dma_noc.bw_bytes_per_s : noc->link_bw_bytes_per_s;
         cr_assert_eq(topo_path_latency(&sim.graph, dma(0), dma(1)), head);
-        cr_assert_eq(hw_xfer(&sim, dma(0), dma(1), bytes, 0), head + hw_bytes_ps(bytes, min_bw));
+        cr_assert_eq(hw_xfer(&sim, dma(0), dma(1), bytes, 0),
+                     head + hw_bytes_ps(hw_wire_bytes(&t, TOPO_EDGE_NOC, bytes), min_bw));
         cr_assert_eq(sim.class_bytes[TOPO_EDGE_NOC], 3 * bytes);
 }
 
@@ -179,4 +211,152 @@ Test(hw, program_ids_name_pe_cube_and_sip)
                 cr_assert_eq(seen[i].n[1], (int)t.sip.cubes);
                 cr_assert_eq(seen[i].n[2], (int)t.system.sips);
         }
+}
+
+/* ---- streaming balance ---- */
+
+static sim_ps stream_end;
+static void stream_done(struct hw_dma_req *r, sim_ps start, sim_ps end)
+{
+        (void)r;
+        (void)start;
+        if (end > stream_end)
+                stream_end = end;
+}
+
+/* 16 PEs streaming 1 MiB each from their cube's HBM, in descriptors of
+ * chunk bytes all issued at 0 (as kernels issue them: placed at the end of
+ * the instant): the cube's HBM rate they reach. */
+static double stream_fraction(uint64_t chunk)
+{
+        uint64_t per_pe = 1 << 20;
+        static struct hw_dma_req reqs[16 * 256];
+        uint32_t n = 0;
+        stream_end = 0;
+        for (uint64_t off = 0; off < per_pe; off += chunk)
+                for (uint32_t p = 0; p < sim.pes_per_cube; p++) {
+                        cr_assert_lt(n, sizeof reqs / sizeof reqs[0]);
+                        reqs[n] = (struct hw_dma_req){ .pe = &sim.pes[p], .from_hbm = true,
+                                                       .bytes = chunk, .done = stream_done };
+                        hw_dma_copy_later(&reqs[n++]);
+                }
+        cr_assert_eq(ev_run(&sim.ev, &d), EV_DONE);
+        sim_ps end = stream_end;
+        double bytes = (double)per_pe * sim.pes_per_cube;
+        double hbm = (double)t.cube.hbm.channel_bw_bytes_per_s * t.cube.hbm.channels;
+        return bytes / ((double)end * 1e-12) / hbm;
+}
+
+Test(hw_default, sixteen_pes_streaming_reach_the_hbm_rate)
+{
+        static const uint64_t chunks[] = { 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20 };
+        for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
+                hw_sim_fini(&sim);
+                cr_assert_eq(hw_sim_init(&sim, &t, NULL, &d), 0);
+                double f = stream_fraction(chunks[i]);
+                printf("16 PEs streaming 1 MiB each in %llu KiB loads: %.1f%% of the cube's HBM\n",
+                       (unsigned long long)(chunks[i] >> 10), 100 * f);
+                cr_assert_geq(f, 0.93, "%llu KiB loads: %.1f%% of the cube's HBM bandwidth",
+                              (unsigned long long)(chunks[i] >> 10), 100 * f);
+        }
+}
+
+/* ---- DMA descriptors ---- */
+
+/* Four TCM copies issued together: with four descriptor slots their setups
+ * overlap and the data path moves the bytes back to back (setup + 4 x
+ * data); with one slot each waits for the one before (4 x (setup + data)). */
+Test(hw, dma_channels_overlap_setup_with_data)
+{
+        uint64_t bytes = 4096;
+        sim_ps setup = t.pe.dma.setup_ps, data = hw_bytes_ps(bytes, t.pe.dma.bw_bytes_per_s);
+        cr_assert_eq(t.pe.dma.channels, 4);
+        sim_ps end = 0;
+        for (int i = 0; i < 4; i++)
+                end = hw_dma_copy(&sim.pes[0], false, false, bytes, 0, NULL);
+        cr_assert_eq(end, setup + 4 * data);
+
+        hw_sim_fini(&sim);
+        t.pe.dma.channels = 1;
+        cr_assert_eq(hw_sim_init(&sim, &t, NULL, &d), 0);
+        for (int i = 0; i < 4; i++) {
+                sim_ps start;
+                end = hw_dma_copy(&sim.pes[0], false, false, bytes, 0, &start);
+                cr_assert_eq(start, (sim_ps)i * (setup + data), "descriptor %d", i);
+        }
+        cr_assert_eq(end, 4 * (setup + data));
+}
+
+/* A receive drain takes no slot and pays no setup: with every slot held by
+ * copies it starts at once, in the data path's idle time during their
+ * setup, and the data path stays busy without a gap (5 x data in all). */
+Test(hw, a_drain_needs_no_descriptor_slot)
+{
+        uint64_t bytes = 4096;
+        sim_ps setup = t.pe.dma.setup_ps, data = hw_bytes_ps(bytes, t.pe.dma.bw_bytes_per_s);
+        cr_assert_lt(setup, data);
+        for (uint32_t i = 0; i < t.pe.dma.channels; i++)
+                hw_dma_copy(&sim.pes[0], false, false, bytes, 0, NULL);
+        sim_ps start, end = hw_dma_reserve(&sim.pes[0], 0, bytes, false, &start);
+        cr_assert_eq(start, 0);
+        cr_assert_eq(end, (t.pe.dma.channels + 1) * data);
+        /* A fifth copy waits for a slot. */
+        hw_dma_copy(&sim.pes[0], false, false, bytes, 0, &start);
+        cr_assert_eq(start, setup + data);
+}
+
+/* With every other PE of the cube streaming, a PE's HBM pieces hold its
+ * data path at its fair share of the cube's HBM (channels x channel bw /
+ * PEs), not at its DMA's rate; a lone PE streams at its DMA's rate. */
+Test(hw_default, hbm_pieces_paced_at_the_fair_share)
+{
+        uint64_t bytes = 64 << 10;
+        sim_ps setup = t.pe.dma.setup_ps;
+        for (uint32_t p = 1; p < sim.pes_per_cube; p++)
+                hw_dma_copy(&sim.pes[p], true, false, bytes, 0, NULL);
+        hw_dma_copy(&sim.pes[0], true, false, bytes, 0, NULL);
+        uint64_t share = t.cube.hbm.channel_bw_bytes_per_s * t.cube.hbm.channels / sim.pes_per_cube;
+        cr_assert_lt(share, t.pe.dma.bw_bytes_per_s, "the default machine's HBM is the bottleneck");
+        const struct ev_server *dp = &sim.pes[0].dma.servers[0];
+        cr_assert_eq(dp->n - dp->head, 1);
+        cr_assert_eq(dp->iv[dp->head].start, setup);
+        cr_assert_eq(dp->iv[dp->head].end - setup,
+                     (bytes / t.cube.noc.packet_bytes) * hw_bytes_ps(t.cube.noc.packet_bytes, share));
+        /* A lone PE (the other cube's) at its DMA's rate. */
+        const struct ev_server *lone = &sim.pes[sim.pes_per_cube].dma.servers[0];
+        hw_dma_copy(&sim.pes[sim.pes_per_cube], true, false, bytes, 0, NULL);
+        cr_assert_eq(lone->iv[lone->head].end - setup,
+                     (bytes / t.cube.noc.packet_bytes) *
+                             hw_bytes_ps(t.cube.noc.packet_bytes, t.pe.dma.bw_bytes_per_s));
+}
+
+/* HBM copies issued at the same instant are placed together at its end:
+ * the first one issued is paced as one of all the PEs streaming. */
+static sim_ps later_end[2];
+static void later_done(struct hw_dma_req *r, sim_ps start, sim_ps end)
+{
+        (void)start;
+        later_end[r->pe->pe == 0 ? 0 : 1] = end;
+}
+
+Test(hw_default, same_instant_hbm_copies_share_fairly)
+{
+        uint64_t bytes = 1 << 20;
+        static struct hw_dma_req reqs[16];
+        for (uint32_t p = 0; p < sim.pes_per_cube; p++) {
+                reqs[p] = (struct hw_dma_req){ .pe = &sim.pes[p], .from_hbm = true, .bytes = bytes,
+                                               .done = later_done };
+                hw_dma_copy_later(&reqs[p]);
+                if (p == 0)
+                        cr_assert_eq(later_end[0], 0, "not placed before the instant's end");
+        }
+        cr_assert_eq(ev_run(&sim.ev, &d), EV_DONE);
+        uint64_t share = t.cube.hbm.channel_bw_bytes_per_s * t.cube.hbm.channels / sim.pes_per_cube;
+        cr_assert_geq(later_end[0], hw_bytes_ps(bytes, share),
+                      "the first PE is paced at its share, not at its DMA's rate");
+        /* ... so the first and the last finish close together (within 5%). */
+        sim_ps gap = later_end[1] > later_end[0] ? later_end[1] - later_end[0]
+                                                 : later_end[0] - later_end[1];
+        cr_assert_lt(gap, later_end[0] / 20, "first %llu, last %llu",
+                     (unsigned long long)later_end[0], (unsigned long long)later_end[1]);
 }

@@ -43,11 +43,9 @@ Test(tl, load_from_tcm_closed_form)
 {
         cr_assert_eq(run_kernel(k_tcm_load, TL_MODE_OPLOG), 0);
         cr_assert_eq(measured[0], cost(TOPO_OP_LOAD), "a load is lazy: it returns at once");
-        /* DMA: split over the channels; each pays setup + its quarter at a
-         * channel's share of the engine bandwidth. */
-        sim_ps dma = t.pe.dma.setup_ps +
-                     hw_bytes_ps(64 * 64 * 4 / t.pe.dma.channels,
-                                 t.pe.dma.bw_bytes_per_s / t.pe.dma.channels);
+        /* DMA: one descriptor: its setup, then its bytes at the engine's
+         * bandwidth. */
+        sim_ps dma = t.pe.dma.setup_ps + hw_bytes_ps(64 * 64 * 4, t.pe.dma.bw_bytes_per_s);
         cr_assert_eq(measured[1], cost(TOPO_OP_LOAD) + dma);
 }
 
@@ -188,9 +186,11 @@ Test(tl, recv_is_fifo_per_source_and_tag_among_many)
         cr_assert_eq(job.run->inbox.n_out, 0, "every message sent was received");
 }
 
+static int64_t pingpong_rows = 16;                             /* x 64 fp32 */
+
 static void k_pingpong(tl_ctx *tl, const void *a)
 {
-        int64_t shape[2] = { 16, 64 };                         /* 4 KiB fp32 */
+        int64_t shape[2] = { pingpong_rows, 64 };
         if (tl->rank == 0) {
                 tl_tensor *v = tl_alloc(tl, TL_SCRATCH, TL_FP32, 2, shape);
                 measured[0] = now_of(tl);
@@ -202,11 +202,12 @@ static void k_pingpong(tl_ctx *tl, const void *a)
         }
 }
 
-Test(tl, send_is_fire_and_forget_recv_waits_for_the_drain)
+static void check_pingpong(int64_t rows)
 {
+        pingpong_rows = rows;
         cr_assert_eq(run_kernel(k_pingpong, TL_MODE_OPLOG), 0);
         cr_assert_eq(measured[1] - measured[0], cost(TOPO_OP_SEND));
-        uint64_t bytes = 16 * 64 * 4;
+        uint64_t bytes = (uint64_t)rows * 64 * 4;
         uint32_t a = sim.pes[0].node_dma, b = sim.pes[1].node_dma;
         sim_ps route = topo_path_latency(&sim.graph, a, b);
         /* Bottleneck drain over the route: PE port links and one mesh hop. */
@@ -214,11 +215,24 @@ Test(tl, send_is_fire_and_forget_recv_waits_for_the_drain)
                               ? t.pe.links.dma_noc.bw_bytes_per_s : t.cube.noc.link_bw_bytes_per_s;
         /* The bytes land when both the sender's DMA has read them out and
          * the route has carried them. */
-        sim_ps wire = t.pe.dma.setup_ps + route + hw_bytes_ps(bytes, bw);
+        sim_ps wire = t.pe.dma.setup_ps + route + hw_bytes_ps(hw_wire_bytes(&t, TOPO_EDGE_NOC, bytes), bw);
         sim_ps dma = hw_dma_ps(&t, bytes);
         sim_ps landed = measured[0] + cost(TOPO_OP_SEND) + (dma > wire ? dma : wire);
         cr_assert_eq(measured[2], landed, "recv returns when the bytes have drained (%llu vs %llu)",
                      (unsigned long long)measured[2], (unsigned long long)landed);
+}
+
+Test(tl, send_is_fire_and_forget_recv_waits_for_the_drain)
+{
+        check_pingpong(16);                                    /* 4 KiB */
+}
+
+/* A message that arrives sooner after the run's start than its own drain
+ * takes: the receiver drains it from now, not from its arrival (the drain
+ * guard). */
+Test(tl, an_early_large_message_drains_from_now)
+{
+        check_pingpong(256);                                   /* 64 KiB */
 }
 
 static void k_recv_nobody(tl_ctx *tl, const void *a)

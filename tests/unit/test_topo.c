@@ -614,8 +614,12 @@ Test(topo, default_machine_is_balanced)
                                 cr_assert_eq(dir ? topo_route(&g, b, a, &e, &n)
                                                  : topo_route(&g, a, b, &e, &n),
                                              0);
+                                /* NoC links carry a header per packet too. */
                                 for (uint32_t i = 0; i < n; i++)
-                                        load[e[i]] += flow;
+                                        load[e[i]] += g.edges[e[i]].cls == TOPO_EDGE_NOC
+                                                              ? flow * (1.0 + (double)t.cube.noc.header_bytes /
+                                                                                      t.cube.noc.packet_bytes)
+                                                              : flow;
                         }
                 }
                 for (uint32_t e = 0; e < g.n_edges; e++) {
