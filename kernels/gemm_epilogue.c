@@ -31,6 +31,9 @@ static const struct tl_param ge_params[] = {
         { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
+static const char ge_io_help[] = "inputs a.npy [m, k], b.npy [k, n], s.npy [ceil(k / tile_k)], "
+                                 "bias.npy [1, n]; output out.npy [m, n]";
+
 static void ge_setup(tl_setup *s, void *argp)
 {
         struct ge_args *g = argp;
@@ -49,6 +52,16 @@ static void ge_setup(tl_setup *s, void *argp)
         g->out = tl_setup_tensor(s, "out", TL_OUTPUT, dt, 2, (int64_t[]){ g->m, g->n });
 }
 
+/* The per-K scales and the bias, once, in TCM. */
+static void load_epilogue(tl_ctx *tl, const struct ge_args *g, tl_tensor **s, tl_tensor **bias)
+{
+        int64_t nk = tl_dim(g->s, 0);
+        *s = tl_alloc(tl, TL_TCM, TL_FP32, 1, &nk);
+        tl_copy_to(tl, *s, g->s);
+        *bias = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 1, g->n }));
+        tl_copy_to(tl, *bias, g->bias);
+}
+
 static void gemm_epilogue(tl_ctx *tl, const void *argp)
 {
         const struct ge_args *g = argp;
@@ -57,12 +70,8 @@ static void gemm_epilogue(tl_ctx *tl, const void *argp)
         int64_t tiles_m = (g->m + g->tm - 1) / g->tm, tiles_n = (g->n + g->tn - 1) / g->tn;
         if (rank >= tiles_m * tiles_n)
                 return;
-        /* The per-K scales and the bias, once, in TCM. */
-        int64_t nk = tl_dim(g->s, 0);
-        tl_tensor *s = tl_alloc(tl, TL_TCM, TL_FP32, 1, &nk);
-        tl_copy_to(tl, s, g->s);
-        tl_tensor *bias_all = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 1, g->n }));
-        tl_copy_to(tl, bias_all, g->bias);
+        tl_tensor *s, *bias_all;
+        load_epilogue(tl, g, &s, &bias_all);
         for (int64_t t = rank; t < tiles_m * tiles_n; t += ranks) {
                 int64_t i0 = (t / tiles_n) * g->tm, j0 = (t % tiles_n) * g->tn;
                 int64_t mm = g->m - i0 < g->tm ? g->m - i0 : g->tm;
@@ -86,16 +95,15 @@ static void gemm_epilogue(tl_ctx *tl, const void *argp)
         }
 }
 
-const struct tl_kernel tl_kernel_gemm_epilogue = {
-        .name = "gemm_epilogue",
-        .summary = "composite GEMM + dequant (K tile) + bias + relu + scale 0.5 per output tile",
-        .fn = gemm_epilogue,
-        .params = ge_params,
-        .args_size = sizeof(struct ge_args),
-        .setup = ge_setup,
-        .io_help = "inputs a.npy [m, k], b.npy [k, n], s.npy [ceil(k / tile_k)], bias.npy [1, n]; "
-                   "output out.npy [m, n]",
-};
+/* gemm_epilogue and gemm_epilogue_prims share their parameters and files. */
+#define GE_KERNEL(nm, summ) {                                                   \
+                .name = #nm, .summary = summ, .fn = nm, .params = ge_params,    \
+                .args_size = sizeof(struct ge_args), .setup = ge_setup,         \
+                .io_help = ge_io_help,                                          \
+        }
+
+const struct tl_kernel tl_kernel_gemm_epilogue = GE_KERNEL(
+        gemm_epilogue, "composite GEMM + dequant (K tile) + bias + relu + scale 0.5 per output tile");
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -113,11 +121,8 @@ static void gemm_epilogue_prims(tl_ctx *tl, const void *argp)
         int64_t steps = (g->k + g->tk - 1) / g->tk;
         if (rank >= tiles_m * tiles_n)
                 return;
-        int64_t nk = tl_dim(g->s, 0);
-        tl_tensor *s = tl_alloc(tl, TL_TCM, TL_FP32, 1, &nk);
-        tl_copy_to(tl, s, g->s);
-        tl_tensor *bias_all = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 1, g->n }));
-        tl_copy_to(tl, bias_all, g->bias);
+        tl_tensor *s, *bias_all;
+        load_epilogue(tl, g, &s, &bias_all);
         tl_dtype dt = tl_dtype_of(g->a);
         tl_tensor *abuf[2], *bbuf[2];
         for (int i = 0; i < 2; i++) {
@@ -155,13 +160,6 @@ static void gemm_epilogue_prims(tl_ctx *tl, const void *argp)
         }
 }
 
-const struct tl_kernel tl_kernel_gemm_epilogue_prims = {
-        .name = "gemm_epilogue_prims",
-        .summary = "gemm_epilogue's work as primitives with the same overlap (double-buffered loads)",
-        .fn = gemm_epilogue_prims,
-        .params = ge_params,
-        .args_size = sizeof(struct ge_args),
-        .setup = ge_setup,
-        .io_help = "inputs a.npy [m, k], b.npy [k, n], s.npy [ceil(k / tile_k)], bias.npy [1, n]; "
-                   "output out.npy [m, n]",
-};
+const struct tl_kernel tl_kernel_gemm_epilogue_prims = GE_KERNEL(
+        gemm_epilogue_prims,
+        "gemm_epilogue's work as primitives with the same overlap (double-buffered loads)");
