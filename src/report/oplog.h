@@ -7,8 +7,10 @@
  * spaces (compact), one record per line, '\n' line ends. Two runs of the
  * same input give the same bytes.
  *
- * Records are written as ops are issued (their start and end are known
- * then: the hardware model is analytic), so the file is in issue order,
+ * Records are written as ops are placed on the machine (their start and
+ * end are known then: the hardware model is analytic): at their issue, or
+ * for an HBM copy at the end of its instant and for a composite's stages
+ * as its buffers free (docs/adr/0010). So the file is in placement order,
  * not time order; it is streamed through a buffer, never held whole. */
 #ifndef CUBESIM_REPORT_OPLOG_H
 #define CUBESIM_REPORT_OPLOG_H
