@@ -52,8 +52,12 @@
  *
  * Errors. Every entry point is a macro that passes __FILE__ and __LINE__.
  * A misuse (out-of-bounds view, shape mismatch, scratch ceiling exceeded,
- * bad rank) stops the run with exit status 1 and a message naming the
- * kernel's source line, the PE and the op; the call does not return.
+ * bad rank, a NULL or stale tensor, a shape of more than 2^48 elements, a
+ * dtype or space that is none of the enums) stops the run with exit
+ * status 1 and a message naming the kernel's source line, the PE and the
+ * op; the call does not return. A tensor made inside a scratch scope
+ * (every op result, and tl_alloc inside a scope) dies at the scope's end:
+ * using it afterwards is such an error.
  *
  * Modes. In op_log mode (the default) tensors have no data; only time is
  * modelled. In data mode every tensor has real storage and the ops compute.
@@ -99,12 +103,19 @@ TL_API int tl__rank(tl_ctx *, int pe, int cube, int sip, const char *file, int l
 
 /* ---- tensor metadata (free: no issue cost) ---------------------------- */
 
-TL_API int tl_ndim(const tl_tensor *);
-TL_API int64_t tl_dim(const tl_tensor *, int axis);   /* negative axis counts from the end */
-TL_API tl_dtype tl_dtype_of(const tl_tensor *);
-TL_API tl_space tl_space_of(const tl_tensor *);
-TL_API int64_t tl_numel(const tl_tensor *);
+TL_API int tl__ndim(const tl_tensor *, const char *file, int line);
+TL_API int64_t tl__dim(const tl_tensor *, int axis, const char *file, int line);
+TL_API tl_dtype tl__dtype_of(const tl_tensor *, const char *file, int line);
+TL_API tl_space tl__space_of(const tl_tensor *, const char *file, int line);
+TL_API int64_t tl__numel(const tl_tensor *, const char *file, int line);
 TL_API size_t tl_dtype_size(tl_dtype);
+
+#define tl_ndim(t) tl__ndim((t), __FILE__, __LINE__)
+/* Extent of axis; a negative axis counts from the end; 0 past the last. */
+#define tl_dim(t, axis) tl__dim((t), (axis), __FILE__, __LINE__)
+#define tl_dtype_of(t) tl__dtype_of((t), __FILE__, __LINE__)
+#define tl_space_of(t) tl__space_of((t), __FILE__, __LINE__)
+#define tl_numel(t) tl__numel((t), __FILE__, __LINE__)
 
 /* ---- views (free: metadata only, share storage) ----------------------- */
 
@@ -342,12 +353,15 @@ TL_API tl_handle tl__composite(tl_ctx *, const tl_composite_desc *d, const char 
 TL_API void tl__wait(tl_ctx *, tl_handle h, const char *file, int line);
 TL_API tl_handle tl__softmax_merge(tl_ctx *, tl_tensor *s, tl_tensor *v, tl_tensor *m, tl_tensor *l,
                                    tl_tensor *o, const char *file, int line);
-TL_API void tl_set_pinned(tl_tensor *t, bool pinned);
+TL_API void tl__set_pinned(tl_tensor *t, bool pinned, const char *file, int line);
 
 /* Variadic so that a compound literal with commas can be passed as is:
  * tl_composite(tl, &(tl_composite_desc){ .op = TL_GEMM, ... }). */
 #define tl_composite(tl, ...) tl__composite((tl), (__VA_ARGS__), __FILE__, __LINE__)
 #define tl_wait(tl, h) tl__wait((tl), (h), __FILE__, __LINE__)
+/* Whether a TCM or scratch tensor is consumed in place by composites (no
+ * DMA); HBM tensors never are. Free: no issue cost. */
+#define tl_set_pinned(t, pinned) tl__set_pinned((t), (pinned), __FILE__, __LINE__)
 /* The softmax_merge recipe: merge score tile s [M, N] into the running
  * state m, l [M, 1] and o [M, D] (persistent TCM, updated in place):
  *   m' = max(m, rowmax(s)); p = exp(s - m'); alpha = exp(m - m');

@@ -28,6 +28,74 @@ int params_add(struct params *ps, const char *kv, struct diag *d)
         return 0;
 }
 
+/* ---- strict numbers ---- */
+
+/* digits only: at least one, nothing else. */
+static bool all_digits(const char *s)
+{
+        if (*s < '0' || *s > '9')
+                return false;
+        while (*s >= '0' && *s <= '9')
+                s++;
+        return *s == '\0';
+}
+
+bool params_parse_u64(const char *s, uint64_t *out)
+{
+        if (!all_digits(s))
+                return false;
+        errno = 0;
+        unsigned long long v = strtoull(s, NULL, 10);
+        if (errno == ERANGE)
+                return false;
+        *out = v;
+        return true;
+}
+
+bool params_parse_i64(const char *s, int64_t *out)
+{
+        bool neg = *s == '-';
+        if (!all_digits(s + neg))
+                return false;
+        errno = 0;
+        long long v = strtoll(s, NULL, 10);
+        if (errno == ERANGE)
+                return false;
+        *out = v;
+        return true;
+}
+
+bool params_parse_double(const char *s, double *out)
+{
+        /* [-] (digits [. digits*] | . digits) ([eE] [+-] digits)? */
+        const char *p = s;
+        bool digits = false;
+        if (*p == '-')
+                p++;
+        for (; *p >= '0' && *p <= '9'; p++)
+                digits = true;
+        if (*p == '.')
+                for (p++; *p >= '0' && *p <= '9'; p++)
+                        digits = true;
+        if (!digits)
+                return false;
+        if (*p == 'e' || *p == 'E') {
+                p++;
+                if (*p == '+' || *p == '-')
+                        p++;
+                if (!all_digits(p))
+                        return false;
+        } else if (*p != '\0') {
+                return false;
+        }
+        errno = 0;
+        double v = strtod(s, NULL);
+        if (errno == ERANGE || !isfinite(v))
+                return false;
+        *out = v;
+        return true;
+}
+
 static struct param *find(struct params *ps, const char *key)
 {
         size_t len = strlen(key);
@@ -50,11 +118,8 @@ int params_u64(struct params *ps, const char *key, uint64_t def, uint64_t min, u
         if (!p)
                 return 0;
         const char *s = p->value;
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (*s == '\0' || *s == '-' || *s == '+' || *end != '\0' || errno == ERANGE ||
-            v < min || v > max) {
+        uint64_t v;
+        if (!params_parse_u64(s, &v) || v < min || v > max) {
                 diag_error(d, "--set %s=%s: expected an integer in [%" PRIu64 ", %" PRIu64 "]",
                            key, s, min, max);
                 return -EINVAL;
@@ -71,10 +136,8 @@ int params_double(struct params *ps, const char *key, double def, double min, do
         if (!p)
                 return 0;
         const char *s = p->value;
-        char *end;
-        errno = 0;
-        double v = strtod(s, &end);
-        if (*s == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v) || v < min || v > max) {
+        double v;
+        if (!params_parse_double(s, &v) || v < min || v > max) {
                 diag_error(d, "--set %s=%s: expected a number in [%g, %g]", key, s, min, max);
                 return -EINVAL;
         }

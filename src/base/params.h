@@ -32,6 +32,14 @@ void params_init(struct params *);
 /* Add "key=value" (borrowed); error in d if malformed or too many. */
 int params_add(struct params *, const char *kv, struct diag *d);
 
+/* The one spelling of numbers on the command line (--set values, --seed,
+ * --jobs ...): decimal digits, with an optional leading '-' for a signed
+ * integer; a number may add a fraction and an exponent. No spaces, no '+',
+ * no hex, no inf or nan. False if s is not such a number or out of range. */
+bool params_parse_u64(const char *s, uint64_t *out);
+bool params_parse_i64(const char *s, int64_t *out);
+bool params_parse_double(const char *s, double *out);
+
 /* Typed lookups: if the key is absent *out = def and 0 is returned; if
  * present but invalid, an error goes to d and -EINVAL is returned. The last
  * occurrence of a key wins. */

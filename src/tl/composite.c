@@ -23,10 +23,7 @@
 struct composite_rec {
         struct plan_run run;         /* its feed */
         struct tl_inflight fl;       /* in flight until every stage is placed */
-        uint32_t magic;              /* COMPOSITE_MAGIC: catches a bad handle */
 };
-
-#define COMPOSITE_MAGIC 0xc0de5117u
 
 static void log_sink(void *ctx, const struct rep_op *op)
 {
@@ -47,7 +44,6 @@ static tl_handle finish(tl_ctx *tl, struct pipeline_plan *plan, sim_ps math_read
         if (!rec)
                 tl__fail(tl, file, line, "tl_composite", "host out of memory");
         memset(rec, 0, sizeof *rec);
-        rec->magic = COMPOSITE_MAGIC;
         tl__inflight_begin(tl, &rec->fl, outs);
         struct plan_ctx pc = { .pe = tl->pe, .start = ev_now(&tl->sim->ev),
                                .math_ready = math_ready, .done = placed, .done_ctx = rec };
@@ -56,15 +52,21 @@ static tl_handle finish(tl_ctx *tl, struct pipeline_plan *plan, sim_ps math_read
                 pc.log_ctx = tl;
         }
         plan_feed(&rec->run, plan, &pc);
-        return (tl_handle){ .p = rec };
+        tl_tensor *h = tl__new_handle(tl, rec);
+        if (!h)
+                tl__fail(tl, file, line, "tl_composite", "host out of memory");
+        return (tl_handle){ .p = h };
 }
 
 void tl__wait(tl_ctx *tl, tl_handle h, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_WAIT, file, line);
-        struct composite_rec *rec = h.p;
-        if (!rec || rec->magic != COMPOSITE_MAGIC)
+        const tl_tensor *hs = h.p;
+        if (!hs || hs->magic != TL_HANDLE_MAGIC || hs->ctx != tl)
                 tl__fail(tl, file, line, "tl_wait", "not a handle returned by tl_composite");
+        if (tl__struct_dead(tl, hs))
+                return;      /* issued in a scope that has ended, which waited for it */
+        struct composite_rec *rec = hs->handle_rec;
         if (!rec->fl.placed.done) {
                 ev_proc_note(tl->proc, "%s:%d: tl_wait on a composite", file, line);
                 ev_wait(tl->proc, &rec->fl.placed);
@@ -95,6 +97,7 @@ static tl_tensor *temp(tl_ctx *tl, int64_t r, int64_t c)
         t->base = data;
         t->owner = t;
         t->ready.done = true;
+        t->magic = TL_TENSOR_MAGIC;
         return t;
 }
 
@@ -116,6 +119,13 @@ static const char *op_text(tl_op o, char *buf, size_t len)
         return buf;
 }
 
+/* A per-K-tile DEQUANT: one scale per K tile, a 1-D tensor. */
+static bool per_k_tile(const tl_epilogue *e)
+{
+        return e->op == TL_DEQUANT && e->scope == TL_SCOPE_K_TILE && e->tensor->ndim == 1 &&
+               tl_numel(e->tensor) > 1;
+}
+
 /* Apply one epilogue op to x in place; k_tile is the K tile index (for a
  * per-K-tile DEQUANT) or -1. */
 static void apply_epilogue(const tl_epilogue *e, tl_tensor *x, int64_t k_tile)
@@ -135,7 +145,7 @@ static void apply_epilogue(const tl_epilogue *e, tl_tensor *x, int64_t k_tile)
                         tl__compute_rmsnorm(x, e->tensor, e->factor, x);
                 } else if (e->op == TL_BIAS) {
                         tl__compute_math2(TL_ADD, x, e->tensor, x);
-                } else if (k_tile >= 0 && tl_numel(e->tensor) > 1 && e->tensor->ndim == 1) {
+                } else if (k_tile >= 0 && per_k_tile(e)) {
                         float s = e->tensor->base[e->tensor->offset + k_tile * e->tensor->stride[0]];
                         tl__compute_scalar(TL_SCALE, x, s, x);
                 } else {
@@ -161,6 +171,10 @@ static void check_epilogue(tl_ctx *tl, const tl_epilogue *e, int i, const tl_ten
                          "or binary op, TL_SCALE, TL_ADD_SCALAR, TL_DEQUANT, TL_BIAS or "
                          "TL_RMSNORM)", i, op_text(e->op, buf, sizeof buf));
         const char *id = tl__op_id(e->op);
+        if (e->scope != TL_SCOPE_OUTPUT_TILE && e->scope != TL_SCOPE_K_TILE &&
+            e->scope != TL_SCOPE_KERNEL)
+                tl__fail(tl, file, line, op, "epilogue #%d: scope %d is not OUTPUT_TILE, K_TILE "
+                         "or KERNEL", i, (int)e->scope);
         bool needs_tensor = f == TL__FORM_BINARY || e->op == TL_DEQUANT || e->op == TL_BIAS;
         if (needs_tensor && !e->tensor)
                 tl__fail(tl, file, line, op, "epilogue #%d (%s) needs a tensor", i, id);
@@ -214,10 +228,28 @@ static void compute_gemm(tl_ctx *tl, const tl_composite_desc *d, const struct pi
                 if (d->epilogue[i].scope == TL_SCOPE_KERNEL)
                         apply_epilogue(&d->epilogue[i], d->out, -1);
 out:
-        tl->arena.pos = mark;
+        tl__arena_rollback(tl, mark);
 }
 
 /* ---- tl_composite ------------------------------------------------------------------ */
+
+/* A per-K-tile DEQUANT of epilogue #i has one scale per K tile of the
+ * GEMM (the data mode indexes it by K tile); without a GEMM (tiles_k 0)
+ * it multiplies the output, so it must broadcast onto its last axis. */
+static void check_k_scales(tl_ctx *tl, const tl_epilogue *e, int i, const tl_tensor *out,
+                           int64_t tiles_k, const char *file, int line)
+{
+        if (!e->tensor || !per_k_tile(e))
+                return;
+        int64_t n = tl_numel(e->tensor);
+        if (tiles_k && n != tiles_k)
+                tl__fail(tl, file, line, "tl_composite", "epilogue #%d (%s): %lld scales for "
+                         "%lld K tiles", i, tl__op_id(e->op), (long long)n, (long long)tiles_k);
+        if (!tiles_k && (out->ndim == 0 || n != out->shape[out->ndim - 1]))
+                tl__fail(tl, file, line, "tl_composite", "epilogue #%d (%s): no GEMM, so no K "
+                         "tiles, and its %lld values do not broadcast to the output", i,
+                         tl__op_id(e->op), (long long)n);
+}
 
 static bool is_2d(const tl_tensor *t) { return t && t->ndim == 2; }
 
@@ -226,19 +258,32 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
         const char *op = "tl_composite";
         char buf[48];
         tl__issue(tl, TOPO_OP_COMPOSITE, file, line);
+        if (!d)
+                tl__fail(tl, file, line, op, "the descriptor is NULL");
         if (d->op != TL_GEMM && d->op != TL_NONE)
                 tl__fail(tl, file, line, op, "%s: expected TL_GEMM or TL_NONE (MATH only)",
                          op_text(d->op, buf, sizeof buf));
         if (d->n_epilogue < 0 || d->n_epilogue > PLAN_MAX_OPS - 1)
                 tl__fail(tl, file, line, op, "%d epilogue ops: expected 0..%d", d->n_epilogue,
                          PLAN_MAX_OPS - 1);
+        if (d->n_epilogue > 0 && !d->epilogue)
+                tl__fail(tl, file, line, op, "%d epilogue ops but epilogue is NULL",
+                         d->n_epilogue);
         if (!d->out)
                 tl__fail(tl, file, line, op, "no output tensor");
+        tl__check_tensor(tl, d->out, file, line, op, "out");
+        const int64_t tiles[3] = { d->tile_m, d->tile_n, d->tile_k };
+        for (int i = 0; i < 3; i++)
+                if (tiles[i] < 0 || tiles[i] > TL_MAX_EXTENT)
+                        tl__fail(tl, file, line, op, "tile_%c = %lld: expected 0 (64) to 2^40",
+                                 "mnk"[i], (long long)tiles[i]);
         struct plan_op ops[PLAN_MAX_OPS];
         int n = 0;
         struct plan_gemm g = { 0 };
         sim_ps math_ready = 0;       /* the epilogue's tensors, as primitives would wait */
         if (d->op == TL_GEMM) {
+                tl__check_tensor(tl, d->a, file, line, op, "a");
+                tl__check_tensor(tl, d->b, file, line, op, "b");
                 if (!is_2d(d->a) || !is_2d(d->b) || !is_2d(d->out))
                         tl__fail(tl, file, line, op, "the GEMM's a, b and out must be 2-D tensors");
                 int64_t m = d->a->shape[0], k = d->a->shape[1];
@@ -280,6 +325,9 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
         char err[256];
         if (plan_generate_from_ops(ops, n, &g, &plan, err, sizeof err) < 0)
                 tl__fail(tl, file, line, op, "plan: %s", err);
+        for (int i = 0; i < d->n_epilogue; i++)
+                check_k_scales(tl, &d->epilogue[i], i, d->out,
+                               d->op == TL_GEMM ? plan.tiles_k : 0, file, line);
         if (tl->run->opts->mode == TL_MODE_DATA) {
                 if (d->op == TL_GEMM) {
                         compute_gemm(tl, d, &plan);
@@ -346,7 +394,7 @@ static void compute_softmax_merge(tl_ctx *tl, tl_tensor *s, tl_tensor *v, tl_ten
                         *oij = alpha[i] * *oij + pv->base[i * dd + j];
                 }
 out:
-        tl->arena.pos = mark;
+        tl__arena_rollback(tl, mark);
 }
 
 tl_handle tl__softmax_merge(tl_ctx *tl, tl_tensor *s, tl_tensor *v, tl_tensor *m, tl_tensor *l,
@@ -354,6 +402,10 @@ tl_handle tl__softmax_merge(tl_ctx *tl, tl_tensor *s, tl_tensor *v, tl_tensor *m
 {
         const char *op = "softmax_merge";
         tl__issue(tl, TOPO_OP_COMPOSITE, file, line);
+        static const char *const names[5] = { "s", "v", "m", "l", "o" };
+        tl_tensor *all[5] = { s, v, m, l, o };
+        for (int i = 0; i < 5; i++)
+                tl__check_tensor(tl, all[i], file, line, op, names[i]);
         if (!is_2d(s) || !is_2d(v) || !is_2d(m) || !is_2d(l) || !is_2d(o))
                 tl__fail(tl, file, line, op, "s, v, m, l and o must be 2-D");
         int64_t rows = s->shape[0], cols = s->shape[1], dd = o->shape[1];
@@ -371,7 +423,6 @@ tl_handle tl__softmax_merge(tl_ctx *tl, tl_tensor *s, tl_tensor *v, tl_tensor *m
                 if (state[i]->space != TL_TCM)
                         tl__fail(tl, file, line, op, "the running state (m, l, o) must be "
                                  "persistent TCM (tl_alloc(tl, TL_TCM, ...))");
-        tl_tensor *all[5] = { s, v, m, l, o };
         for (int i = 0; i < 5; i++)
                 tl__wait_ready(tl, all[i], file, line, op);
         uint64_t mn = (uint64_t)(rows * cols), mr = (uint64_t)rows, md = (uint64_t)(rows * dd);

@@ -212,8 +212,9 @@ void tl__compute_mask_causal(const tl_tensor *x, int64_t offset, tl_tensor *out)
         view_strides(x, nd, sx);
         const float *a = at(x);
         float *o = at(out);
-        /* The last two axes are (i, j) = (i2, i3) of the 4-D walk. */
-        FOR_EACH_4D(out, nd, sx, zero, o[o_] = i3 > i2 + offset ? -INFINITY : a[ai_]);
+        /* The last two axes are (i, j) = (i2, i3) of the 4-D walk; j - i
+         * cannot overflow (extents are at most 2^40), i + offset could. */
+        FOR_EACH_4D(out, nd, sx, zero, o[o_] = i3 - i2 > offset ? -INFINITY : a[ai_]);
 }
 
 void tl__compute_dot(const tl_tensor *a, const tl_tensor *b, bool trans_b, tl_tensor *out)

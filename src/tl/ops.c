@@ -211,6 +211,7 @@ void tl__wait_ready(tl_ctx *tl, tl_tensor *t, const char *file, int line, const 
 void tl__wait_tensor(tl_ctx *tl, tl_tensor *t, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_WAIT, file, line);
+        tl__check_tensor(tl, t, file, line, "tl_wait_tensor", "t");
         tl__wait_ready(tl, t, file, line, "tl_wait_tensor");
 }
 
@@ -307,6 +308,7 @@ static const char *space_key(tl_space sp)
 tl_tensor *tl__load(tl_ctx *tl, tl_tensor *src, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_LOAD, file, line);
+        tl__check_tensor(tl, src, file, line, "tl_load", "src");
         tl__wait_ready(tl, src, file, line, "tl_load");
         tl_tensor *t = tl__new_tensor(tl, file, line, "tl_load", TL_SCRATCH, src->dtype, src->ndim,
                                       src->shape);
@@ -326,20 +328,17 @@ static void check_same_shape(tl_ctx *tl, const char *file, int line, const char 
         for (int i = 0; same && i < a->ndim; i++)
                 same = a->shape[i] == b->shape[i];
         if (!same) {
-                char sa[96] = "", sb[96] = "";
-                for (int i = 0; i < a->ndim; i++)
-                        snprintf(sa + strlen(sa), sizeof sa - strlen(sa), "%s%lld", i ? ", " : "",
-                                 (long long)a->shape[i]);
-                for (int i = 0; i < b->ndim; i++)
-                        snprintf(sb + strlen(sb), sizeof sb - strlen(sb), "%s%lld", i ? ", " : "",
-                                 (long long)b->shape[i]);
-                tl__fail(tl, file, line, op, "shape mismatch: destination [%s], source [%s]", sa, sb);
+                char sa[96], sb[96];
+                tl__shape_text(sa, sizeof sa, a->ndim, a->shape);
+                tl__shape_text(sb, sizeof sb, b->ndim, b->shape);
+                tl__fail(tl, file, line, op, "shape mismatch: destination %s, source %s", sa, sb);
         }
 }
 
 void tl__need_local(tl_ctx *tl, const tl_tensor *t, const char *file, int line, const char *op,
                        const char *which)
 {
+        tl__check_tensor(tl, t, file, line, op, which);
         if (t->space == TL_HBM)
                 tl__fail(tl, file, line, op, "operand %s is in HBM; tl_load it first", which);
 }
@@ -348,8 +347,12 @@ static void write_out(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *fi
                       const char *op, enum topo_op type)
 {
         tl__issue(tl, type, file, line);
-        if (dst->space == TL_SCRATCH && type == TOPO_OP_STORE)
-                tl__fail(tl, file, line, op, "the destination is scratch; store to HBM or TCM");
+        tl__check_tensor(tl, dst, file, line, op, "dst");
+        tl__check_tensor(tl, src, file, line, op, "src");
+        if (dst->space == TL_SCRATCH)
+                tl__fail(tl, file, line, op, type == TOPO_OP_STORE
+                         ? "the destination is scratch; store to HBM or TCM"
+                         : "the destination is scratch; copy_to writes TCM (tl_alloc(TL_TCM, ...)) or HBM");
         if (type == TOPO_OP_STORE)
                 tl__need_local(tl, src, file, line, op, "src");
         check_same_shape(tl, file, line, op, dst, src);
@@ -374,9 +377,6 @@ void tl__store(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *file, int
 
 void tl__copy_to(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *file, int line)
 {
-        if (dst->space == TL_SCRATCH)
-                tl__fail(tl, file, line, "tl_copy_to",
-                         "the destination is scratch; copy_to writes TCM (tl_alloc(TL_TCM, ...)) or HBM");
         write_out(tl, dst, src, file, line, "tl_copy_to", TOPO_OP_COPY_TO);
 }
 
@@ -580,6 +580,7 @@ tl_tensor *tl__cast(tl_ctx *tl, tl_tensor *x, tl_dtype dt, const char *file, int
 {
         tl__issue(tl, TOPO_OP_CAST, file, line);
         tl__need_local(tl, x, file, line, "cast", "x");
+        tl__check_dtype(tl, dt, file, line, "cast");
         tl__wait_ready(tl, x, file, line, "cast");
         tl_tensor *out = tl__new_tensor(tl, file, line, "cast", TL_SCRATCH, dt, x->ndim, x->shape);
         if (data_mode(tl))
@@ -593,6 +594,7 @@ tl_tensor *tl__fill(tl_ctx *tl, tl_dtype dt, int ndim, const int64_t *shape, flo
                     const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_FILL, file, line);
+        tl__check_dtype(tl, dt, file, line, "fill");
         tl_tensor *out = tl__new_tensor(tl, file, line, "fill", TL_SCRATCH, dt, ndim, shape);
         if (data_mode(tl))
                 tl__compute_fill(out, tl__round(value, dt));
@@ -632,6 +634,12 @@ tl_tensor *tl__dot(tl_ctx *tl, tl_tensor *a, tl_tensor *b, bool trans_b, const c
                 tl__fail(tl, file, line, "dot", "inner dimensions differ: a is [%lld, %lld], b%s is [%lld, %lld]",
                          (long long)m, (long long)k, trans_b ? "^T" : "", (long long)kb,
                          (long long)n);
+        uint64_t flops;
+        if (__builtin_mul_overflow((uint64_t)m, (uint64_t)n, &flops) ||
+            __builtin_mul_overflow(flops, 2 * (uint64_t)k, &flops))
+                tl__fail(tl, file, line, "dot", "[%lld, %lld] x [%lld, %lld]: the flop count "
+                         "overflows 64 bits", (long long)m, (long long)k, (long long)k,
+                         (long long)n);
         tl__wait_ready(tl, a, file, line, "dot");
         tl__wait_ready(tl, b, file, line, "dot");
         int64_t shape[2] = { m, n };
@@ -646,7 +654,7 @@ tl_tensor *tl__dot(tl_ctx *tl, tl_tensor *a, tl_tensor *b, bool trans_b, const c
                                   { .name = "n", .kind = REP_INT, .i = n },
                                   { .name = "k", .kind = REP_INT, .i = k } };
         log_engine(tl, "pe_gemm", "dot", start, end, tensor_bytes(a) + tensor_bytes(b),
-                   2 * (uint64_t)m * (uint64_t)n * (uint64_t)k, p, 3);
+                   flops, p, 3);
         tl__finish_at(tl, out, end);
         return out;
 }

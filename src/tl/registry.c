@@ -67,6 +67,8 @@ int tl_kernels_load(const char *path, struct diag *d)
                                       TL_KERNELS_SYMBOL, n);
                         return -1;
                 }
+                if (tl_kernel_check(list[n], path, d) < 0)
+                        return -1;
                 loaded[n_loaded++] = list[n];
         }
         if (n == 0)

@@ -9,7 +9,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "tl/tl_int.h"
+
+/* The run whose event loop this thread is in (one run per thread at a
+ * time): lets the context-free entry points (tl_numel, tl_set_pinned, ...)
+ * report errors against the running PE. */
+static _Thread_local struct tl_run *running;
+
+tl_ctx *tl__current(void)
+{
+        struct tl_run *r = running;
+        if (!r || !r->sim->ev.current)
+                return NULL;
+        /* Every process of a machine is a PE's kernel (hw/launch.c). */
+        struct hw_pe *pe = container_of(r->sim->ev.current, struct hw_pe, proc);
+        return &r->ctx[pe->global];
+}
 
 static void pe_body(struct hw_pe *pe, void *arg)
 {
@@ -171,7 +187,10 @@ int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl
         }
         sim->ev.max_events = r->opts->max_events;
         sim->ev.max_time = r->opts->max_time_ps;
+        struct tl_run *outer = running;
+        running = r;
         r->result = ev_run(&sim->ev, d);
+        running = outer;
         int out = 0;
         if (sim->no_stack) {
                 diag_error(d, "%s: the kernel could not start: no stack could be mapped for its "

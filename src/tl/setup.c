@@ -32,7 +32,7 @@ struct tl_setup {
 
 static int find_def(const tl_setup *s, const char *name)
 {
-        for (int i = 0; i < s->n_defs; i++)
+        for (int i = 0; name && i < s->n_defs; i++)
                 if (strcmp(s->defs[i].name, name) == 0)
                         return i;
         return -1;
@@ -43,7 +43,7 @@ static int need_def(tl_setup *s, const char *name, tl_param_kind kind)
         int i = find_def(s, name);
         if (i < 0 || s->defs[i].kind != kind) {
                 diag_error(s->d, "kernel %s: internal: no %s parameter '%s'", s->run->kernel->name,
-                           kind == TL_PARAM_CHOICE ? "choice" : "numeric", name);
+                           kind == TL_PARAM_CHOICE ? "choice" : "numeric", name ? name : "(NULL)");
                 return -1;
         }
         return i;
@@ -107,7 +107,7 @@ static enum file_kind file_kind(const char *path)
 int64_t tl_setup_input_dim(tl_setup *s, const char *tensor, int axis)
 {
         const struct tl_run *r = s->run;
-        if (!r->opts->inputs_dir)
+        if (!r->opts->inputs_dir || !tensor)
                 return -1;
         struct diag quiet;
         diag_init(&quiet);
@@ -139,8 +139,26 @@ tl_tensor *tl_setup_tensor(tl_setup *s, const char *name, tl_io io, tl_dtype dt,
                 tl_setup_error(s, "more than %d tensors", TL_MAX_GLOBALS);
                 return &dummy;
         }
+        if (!name || !*name) {
+                tl_setup_error(s, "a tensor without a name");
+                return &dummy;
+        }
         if (ndim < 0 || ndim > TL_MAX_DIMS) {
                 tl_setup_error(s, "tensor %s: ndim %d, expected 0..%d", name, ndim, TL_MAX_DIMS);
+                return &dummy;
+        }
+        if (ndim > 0 && !shape) {
+                tl_setup_error(s, "tensor %s: shape is NULL", name);
+                return &dummy;
+        }
+        if (dt != TL_FP32 && dt != TL_BF16 && dt != TL_FP16) {
+                tl_setup_error(s, "tensor %s: dtype %d, expected TL_FP32, TL_BF16 or TL_FP16",
+                               name, (int)dt);
+                return &dummy;
+        }
+        if (io != TL_INPUT && io != TL_OUTPUT && io != TL_TEMP) {
+                tl_setup_error(s, "tensor %s: io %d, expected TL_INPUT, TL_OUTPUT or TL_TEMP",
+                               name, (int)io);
                 return &dummy;
         }
         uint64_t count = 1;
@@ -174,6 +192,7 @@ tl_tensor *tl_setup_tensor(tl_setup *s, const char *name, tl_io io, tl_dtype dt,
         t->owner = t;
         t->name = g->name;
         t->made_by = "setup";
+        t->magic = TL_TENSOR_MAGIC;
         ev_future_init(&t->ready, g->name);
         t->ready.done = true;
         return t;
@@ -222,6 +241,95 @@ int64_t tl_setup_dim(tl_setup *s, const char *param, const char *tensor, int axi
 
 /* ---- parameters ------------------------------------------------------------ */
 
+/* One parameter definition of kernel k; problems to d at where. */
+static int check_param_def(const struct tl_kernel *k, const struct tl_param *p, const char *where,
+                           struct diag *d)
+{
+        const char *name = p->name;
+        switch (p->kind) {
+        case TL_PARAM_INT:
+        case TL_PARAM_FLOAT:
+                if (!(p->min <= p->def && p->def <= p->max) ||
+                    (p->kind == TL_PARAM_INT && p->def != floor(p->def))) {
+                        diag_error_at(d, where, 0, 0,
+                                      "kernel %s: parameter '%s': default %g is not %s in "
+                                      "[%g, %g]", k->name, name, p->def,
+                                      p->kind == TL_PARAM_INT ? "an integer" : "a number",
+                                      p->min, p->max);
+                        return -EINVAL;
+                }
+                return 0;
+        case TL_PARAM_CHOICE: {
+                int n = 0;
+                while (p->choices && p->choices[n] && n < 256)
+                        n++;
+                if (n == 0) {
+                        diag_error_at(d, where, 0, 0,
+                                      "kernel %s: parameter '%s': a choice parameter needs "
+                                      "choices, a NULL-terminated list of words (got %s)",
+                                      k->name, name, p->choices ? "an empty list" : "NULL");
+                        return -EINVAL;
+                }
+                if (!(p->def >= 0 && p->def < n && p->def == floor(p->def))) {
+                        diag_error_at(d, where, 0, 0,
+                                      "kernel %s: parameter '%s': default %g is not an index "
+                                      "into its %d choices (0..%d)", k->name, name, p->def, n,
+                                      n - 1);
+                        return -EINVAL;
+                }
+                return 0;
+        }
+        }
+        diag_error_at(d, where, 0, 0, "kernel %s: parameter '%s': kind %d is not INT, FLOAT or "
+                      "CHOICE", k->name, name, (int)p->kind);
+        return -EINVAL;
+}
+
+int tl_kernel_check(const struct tl_kernel *k, const char *where, struct diag *d)
+{
+        int rc = 0, n = 0;
+        for (const struct tl_param *p = k->params; p && p->name; p++, n++) {
+                if (n == MAX_PARAMS) {
+                        diag_error_at(d, where, 0, 0, "kernel %s: more than %d parameters",
+                                      k->name, MAX_PARAMS);
+                        return -EINVAL;
+                }
+                if (check_param_def(k, p, where, d) < 0)
+                        rc = -EINVAL;
+        }
+        return rc;
+}
+
+bool tl_param_parse(const struct tl_param *p, const char *v, double *out, char *msg, size_t len)
+{
+        if (p->kind == TL_PARAM_CHOICE) {
+                for (int k = 0; p->choices[k]; k++) {
+                        if (strcmp(p->choices[k], v) == 0) {
+                                *out = k;
+                                return true;
+                        }
+                }
+                size_t n = (size_t)snprintf(msg, len, "expected one of");
+                for (int j = 0; p->choices[j] && n < len; j++)
+                        n += (size_t)snprintf(msg + n, len - n, "%s %s", j ? "," : "",
+                                              p->choices[j]);
+                return false;
+        }
+        if (p->kind == TL_PARAM_INT) {
+                int64_t i;
+                if (params_parse_i64(v, &i) && (double)i >= p->min && (double)i <= p->max) {
+                        *out = (double)i;
+                        return true;
+                }
+                snprintf(msg, len, "expected an integer in [%.0f, %.0f]", p->min, p->max);
+                return false;
+        }
+        if (params_parse_double(v, out) && *out >= p->min && *out <= p->max)
+                return true;
+        snprintf(msg, len, "expected a number in [%g, %g]", p->min, p->max);
+        return false;
+}
+
 static int parse_params(tl_setup *s, struct params *ps)
 {
         const struct tl_param *defs = s->defs;
@@ -233,38 +341,9 @@ static int parse_params(tl_setup *s, struct params *ps)
                 if (!v)
                         continue;
                 s->given[i] = true;
-                if (p->kind == TL_PARAM_CHOICE) {
-                        int k = 0;
-                        while (p->choices[k] && strcmp(p->choices[k], v) != 0)
-                                k++;
-                        if (!p->choices[k]) {
-                                char list[256] = "";
-                                for (int j = 0; p->choices[j]; j++)
-                                        snprintf(list + strlen(list), sizeof list - strlen(list),
-                                                 "%s%s", j ? ", " : "", p->choices[j]);
-                                diag_error(s->d, "--set %s=%s: expected one of %s", p->name, v, list);
-                                continue;
-                        }
-                        s->values[i] = k;
-                        continue;
-                }
-                char *end;
-                errno = 0;
-                double x = strtod(v, &end);
-                bool bad = *v == '\0' || *end != '\0' || errno == ERANGE || !isfinite(x) ||
-                           x < p->min || x > p->max;
-                if (p->kind == TL_PARAM_INT && !bad)
-                        bad = x != floor(x);
-                if (bad) {
-                        if (p->kind == TL_PARAM_INT)
-                                diag_error(s->d, "--set %s=%s: expected an integer in [%.0f, %.0f]",
-                                           p->name, v, p->min, p->max);
-                        else
-                                diag_error(s->d, "--set %s=%s: expected a number in [%g, %g]",
-                                           p->name, v, p->min, p->max);
-                        continue;
-                }
-                s->values[i] = x;
+                char msg[320];
+                if (!tl_param_parse(p, v, &s->values[i], msg, sizeof msg))
+                        diag_error(s->d, "--set %s=%s: %s", p->name, v, msg);
         }
         return 0;
 }

@@ -7,25 +7,93 @@
 #include "base/util.h"
 #include "tl/tl_int.h"
 
+#ifdef CUBESIM_SANITIZED
+#include <sanitizer/asan_interface.h>
+/* Under AddressSanitizer the arena's free bytes are poisoned and every
+ * allocation is followed by a poisoned redzone, so an op that reads or
+ * writes past a tensor's data is reported like a heap overflow. */
+#define ARENA_REDZONE 16
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define ARENA_REDZONE 0
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+/* ---- checks ---------------------------------------------------------------- */
+
+void tl__check_tensor(tl_ctx *tl, const tl_tensor *t, const char *file, int line, const char *op,
+                      const char *which)
+{
+        if (!t)
+                tl__fail(tl, file, line, op, "%s is NULL", which);
+        if (t->magic != TL_TENSOR_MAGIC)
+                tl__fail(tl, file, line, op, "%s is not a tensor (a stale or wild pointer?)",
+                         which);
+        if (t->ctx && t->ctx != tl)
+                tl__fail(tl, file, line, op, "%s was made on PE %s; send it with tl_send", which,
+                         t->ctx->pe->name);
+        if (tl__struct_dead(tl, t))
+                tl__fail(tl, file, line, op,
+                         "%s was made in a scratch scope that has ended (tl_scratch_scope_end "
+                         "freed it; keep values across scopes with tl_copy_to)", which);
+}
+
+void tl__check_dtype(tl_ctx *tl, tl_dtype dt, const char *file, int line, const char *op)
+{
+        if (dt != TL_FP32 && dt != TL_BF16 && dt != TL_FP16)
+                tl__fail(tl, file, line, op, "dtype %d: expected TL_FP32, TL_BF16 or TL_FP16",
+                         (int)dt);
+}
+
 /* ---- metadata ------------------------------------------------------------ */
 
-int tl_ndim(const tl_tensor *t) { return t->ndim; }
-tl_dtype tl_dtype_of(const tl_tensor *t) { return t->dtype; }
-tl_space tl_space_of(const tl_tensor *t) { return t->space; }
-
-int64_t tl_dim(const tl_tensor *t, int axis)
+/* t checked when a kernel is running (on the host side, NULL gives 0). */
+static bool meta_ok(const tl_tensor *t, const char *file, int line, const char *op)
 {
+        tl_ctx *tl = tl__current();
+        if (tl)
+                tl__check_tensor(tl, t, file, line, op, "the tensor");
+        return t != NULL;
+}
+
+int tl__ndim(const tl_tensor *t, const char *file, int line)
+{
+        return meta_ok(t, file, line, "tl_ndim") ? t->ndim : 0;
+}
+
+tl_dtype tl__dtype_of(const tl_tensor *t, const char *file, int line)
+{
+        return meta_ok(t, file, line, "tl_dtype_of") ? t->dtype : TL_FP32;
+}
+
+tl_space tl__space_of(const tl_tensor *t, const char *file, int line)
+{
+        return meta_ok(t, file, line, "tl_space_of") ? t->space : TL_HBM;
+}
+
+int64_t tl__dim(const tl_tensor *t, int axis, const char *file, int line)
+{
+        if (!meta_ok(t, file, line, "tl_dim"))
+                return 0;
         if (axis < 0)
                 axis += t->ndim;
         return axis >= 0 && axis < t->ndim ? t->shape[axis] : 0;
 }
 
-int64_t tl_numel(const tl_tensor *t)
+/* Tensors are made with checked shapes (check_shape): no overflow here. */
+static int64_t numel(const tl_tensor *t)
 {
         int64_t n = 1;
         for (int i = 0; i < t->ndim; i++)
                 n *= t->shape[i];
         return n;
+}
+
+int64_t tl__numel(const tl_tensor *t, const char *file, int line)
+{
+        return meta_ok(t, file, line, "tl_numel") ? numel(t) : 0;
 }
 
 size_t tl_dtype_size(tl_dtype dt)
@@ -40,7 +108,8 @@ size_t tl_dtype_size(tl_dtype dt)
 void *tl__arena_alloc(tl_ctx *tl, size_t bytes)
 {
         struct tl_arena *a = &tl->arena;
-        bytes = (bytes + 15) & ~(size_t)15;
+        size_t asked = bytes;
+        bytes = (bytes + ARENA_REDZONE + 15) & ~(size_t)15;
         if (!a->chunk_bytes)
                 a->chunk_bytes = ARENA_CHUNK;
         size_t chunk = a->pos / a->chunk_bytes, off = a->pos % a->chunk_bytes;
@@ -62,16 +131,36 @@ void *tl__arena_alloc(tl_ctx *tl, size_t bytes)
                 a->chunks[a->n_chunks] = malloc(a->chunk_bytes);
                 if (!a->chunks[a->n_chunks])
                         return NULL;
+                POISON(a->chunks[a->n_chunks], a->chunk_bytes);
                 a->n_chunks++;
         }
         a->pos = chunk * a->chunk_bytes + off + bytes;
+        UNPOISON(a->chunks[chunk] + off, asked);
         return a->chunks[chunk] + off;
+}
+
+void tl__arena_rollback(tl_ctx *tl, size_t mark)
+{
+        struct tl_arena *a = &tl->arena;
+#ifdef CUBESIM_SANITIZED
+        /* Poison [mark, pos): what the rollback frees. */
+        for (size_t at = mark; at < a->pos;) {
+                size_t chunk = at / a->chunk_bytes, off = at % a->chunk_bytes;
+                size_t end = a->pos - at < a->chunk_bytes - off ? off + (a->pos - at)
+                                                                 : a->chunk_bytes;
+                POISON(a->chunks[chunk] + off, end - off);
+                at += end - off;
+        }
+#endif
+        a->pos = mark;
 }
 
 static void arena_free(struct tl_arena *a)
 {
-        for (size_t i = 0; i < a->n_chunks; i++)
+        for (size_t i = 0; i < a->n_chunks; i++) {
+                UNPOISON(a->chunks[i], a->chunk_bytes);
                 free(a->chunks[i]);
+        }
         free(a->chunks);
         memset(a, 0, sizeof *a);
 }
@@ -87,15 +176,27 @@ static void contiguous_strides(tl_tensor *t)
         }
 }
 
+/* ndim and shape of a new tensor: extents in [1, 2^40], at most 2^48
+ * elements in all (checked products: they must not wrap). */
 static void check_shape(tl_ctx *tl, const char *file, int line, const char *op, int ndim,
                         const int64_t *shape)
 {
         if (ndim < 0 || ndim > TL_MAX_DIMS)
                 tl__fail(tl, file, line, op, "ndim %d: expected 0..%d", ndim, TL_MAX_DIMS);
-        for (int i = 0; i < ndim; i++)
-                if (shape[i] <= 0 || shape[i] > (INT64_C(1) << 40))
-                        tl__fail(tl, file, line, op, "shape[%d] = %lld: expected a positive extent",
-                                 i, (long long)shape[i]);
+        if (ndim > 0 && !shape)
+                tl__fail(tl, file, line, op, "shape is NULL");
+        int64_t n = 1;
+        for (int i = 0; i < ndim; i++) {
+                if (shape[i] <= 0 || shape[i] > TL_MAX_EXTENT)
+                        tl__fail(tl, file, line, op,
+                                 "shape[%d] = %lld: expected an extent in [1, 2^40]", i,
+                                 (long long)shape[i]);
+                if (__builtin_mul_overflow(n, shape[i], &n) || n > TL_MAX_NUMEL) {
+                        char text[128];
+                        tl__shape_text(text, sizeof text, ndim, shape);
+                        tl__fail(tl, file, line, op, "shape %s: more than 2^48 elements", text);
+                }
+        }
 }
 
 static void format_bytes(char *buf, size_t len, uint64_t b)
@@ -139,15 +240,106 @@ static void charge(tl_ctx *tl, const char *file, int line, const char *op, tl_sp
         }
 }
 
+/* ---- tensor structs ---------------------------------------------------------- */
+
+/* A struct for a new tensor or view (contents undefined), or NULL. */
+static tl_tensor *struct_new(tl_ctx *tl)
+{
+        struct tl_tensors *p = &tl->structs;
+        if (p->n_dead > TL_QUARANTINE) {
+                tl_tensor *t = p->dead_head;
+                p->dead_head = t->next_made;
+                p->n_dead--;
+                /* The next one to reuse has been cold a while: fetch it
+                 * now, while the kernel runs to its next op. */
+                for (size_t off = 0; off < sizeof *t; off += 64)
+                        __builtin_prefetch((char *)p->dead_head + off, 1);
+                return t;
+        }
+        if (p->n_blocks == 0 || p->block_used == TL_STRUCTS_PER_BLOCK) {
+                if (p->n_blocks == p->cap_blocks) {
+                        size_t cap = p->cap_blocks ? 2 * p->cap_blocks : 8;
+                        tl_tensor **b = realloc(p->blocks, cap * sizeof *b);
+                        if (!b)
+                                return NULL;
+                        p->blocks = b;
+                        p->cap_blocks = cap;
+                }
+                p->blocks[p->n_blocks] = malloc(TL_STRUCTS_PER_BLOCK * sizeof(tl_tensor));
+                if (!p->blocks[p->n_blocks])
+                        return NULL;
+                p->n_blocks++;
+                p->block_used = 0;
+        }
+        return &p->blocks[p->n_blocks - 1][p->block_used++];
+}
+
+/* t (its fields set) becomes a live tensor of tl, made in the innermost
+ * open scope. */
+static void stamp(tl_ctx *tl, tl_tensor *t)
+{
+        t->magic = TL_TENSOR_MAGIC;
+        t->ctx = tl;
+        t->scope_depth = tl->n_scopes;
+        t->scope_gen = 0;
+        t->next_made = NULL;
+        if (tl->n_scopes) {
+                struct tl_scope *s = &tl->scopes[tl->n_scopes - 1];
+                t->scope_gen = s->gen;
+                if (s->made)
+                        s->made_last->next_made = t;
+                else
+                        s->made = t;
+                s->made_last = t;
+                s->n_made++;
+        }
+}
+
+bool tl__struct_dead(const tl_ctx *tl, const tl_tensor *t)
+{
+        return t->scope_depth > 0 && (t->scope_depth > tl->n_scopes ||
+                                      tl->scopes[t->scope_depth - 1].gen != t->scope_gen);
+}
+
+tl_tensor *tl__new_handle(tl_ctx *tl, void *rec)
+{
+        tl_tensor *h = struct_new(tl);
+        if (h) {
+                memset(h, 0, sizeof *h);
+                stamp(tl, h);
+                h->magic = TL_HANDLE_MAGIC;
+                h->handle_rec = rec;
+        }
+        return h;
+}
+
+/* The structs made in scope s are dead (their generation has ended): the
+ * whole list joins the quarantine's tail, without touching them. */
+static void structs_die(tl_ctx *tl, struct tl_scope *s)
+{
+        struct tl_tensors *p = &tl->structs;
+        if (!s->made)
+                return;
+        if (p->n_dead)
+                p->dead_tail->next_made = s->made;
+        else
+                p->dead_head = s->made;
+        p->dead_tail = s->made_last;
+        p->n_dead += s->n_made;
+        s->made = s->made_last = NULL;
+        s->n_made = 0;
+}
+
 tl_tensor *tl__new_tensor(tl_ctx *tl, const char *file, int line, const char *op, tl_space space,
                           tl_dtype dt, int ndim, const int64_t *shape)
 {
         check_shape(tl, file, line, op, ndim, shape);
         tl_tensor tmp = { .ndim = ndim };
-        memcpy(tmp.shape, shape, (size_t)ndim * sizeof shape[0]);
-        uint64_t n = (uint64_t)tl_numel(&tmp);
+        if (ndim)
+                memcpy(tmp.shape, shape, (size_t)ndim * sizeof shape[0]);
+        uint64_t n = (uint64_t)numel(&tmp);
         charge(tl, file, line, op, space, n * tl_dtype_size(dt));
-        tl_tensor *t = tl__arena_alloc(tl, sizeof *t);
+        tl_tensor *t = struct_new(tl);
         float *data = NULL;
         if (t && tl->run->opts->mode == TL_MODE_DATA)
                 data = tl__arena_alloc(tl, n * sizeof(float));
@@ -161,15 +353,20 @@ tl_tensor *tl__new_tensor(tl_ctx *tl, const char *file, int line, const char *op
         t->owner = t;
         t->made_by = op;
         t->pinned = space != TL_HBM;
+        stamp(tl, t);
         contiguous_strides(t);
         ev_future_init(&t->ready, op);
         t->ready.done = true;
         return t;
 }
 
-void tl_set_pinned(tl_tensor *t, bool pinned)
+void tl__set_pinned(tl_tensor *t, bool pinned, const char *file, int line)
 {
-        t->pinned = pinned && t->space != TL_HBM;
+        tl_ctx *tl = tl__current();
+        if (tl)
+                tl__check_tensor(tl, t, file, line, "tl_set_pinned", "the tensor");
+        if (t)
+                t->pinned = pinned && t->space != TL_HBM;
 }
 
 tl_tensor *tl__alloc(tl_ctx *tl, tl_space space, tl_dtype dt, int ndim, const int64_t *shape,
@@ -178,6 +375,10 @@ tl_tensor *tl__alloc(tl_ctx *tl, tl_space space, tl_dtype dt, int ndim, const in
         if (space == TL_HBM)
                 tl__fail(tl, file, line, "tl_alloc",
                          "HBM tensors are made by the kernel's setup, not by tl_alloc");
+        if (space != TL_TCM && space != TL_SCRATCH)
+                tl__fail(tl, file, line, "tl_alloc", "space %d: expected TL_TCM or TL_SCRATCH",
+                         (int)space);
+        tl__check_dtype(tl, dt, file, line, "tl_alloc");
         return tl__new_tensor(tl, file, line, "tl_alloc", space, dt, ndim, shape);
 }
 
@@ -186,24 +387,36 @@ tl_tensor *tl__alloc(tl_ctx *tl, tl_space space, tl_dtype dt, int ndim, const in
 static tl_tensor *clone_view(tl_ctx *tl, const tl_tensor *t, const char *file, int line,
                              const char *op)
 {
-        tl_tensor *v = tl__arena_alloc(tl, sizeof *v);
+        tl_tensor *v = struct_new(tl);
         if (!v)
                 tl__fail(tl, file, line, op, "host out of memory");
         *v = *t;
         v->owner = t->owner;
+        stamp(tl, v);
         return v;
 }
 
 tl_tensor *tl__view(tl_ctx *tl, tl_tensor *t, const int64_t *start, const int64_t *shape,
                     const char *file, int line)
 {
+        tl__check_tensor(tl, t, file, line, "tl_view", "t");
+        if (!start || !shape)
+                tl__fail(tl, file, line, "tl_view", "%s is NULL", !start ? "start" : "shape");
         for (int i = 0; i < t->ndim; i++) {
-                if (start[i] < 0 || shape[i] <= 0 || start[i] + shape[i] > t->shape[i])
+                int64_t end = 0;
+                bool wraps = __builtin_add_overflow(start[i], shape[i], &end);
+                if (start[i] >= 0 && shape[i] > 0 && !wraps && end <= t->shape[i])
+                        continue;
+                if (wraps)
                         tl__fail(tl, file, line, "tl_view",
-                                 "out of bounds: axis %d, [%lld, %lld) of extent %lld%s%s", i,
-                                 (long long)start[i], (long long)(start[i] + shape[i]),
-                                 (long long)t->shape[i], t->name ? " of " : "",
-                                 t->name ? t->name : "");
+                                 "out of bounds: axis %d, start %lld + extent %lld overflows "
+                                 "(extent %lld%s%s)", i, (long long)start[i],
+                                 (long long)shape[i], (long long)t->shape[i],
+                                 t->name ? " of " : "", t->name ? t->name : "");
+                tl__fail(tl, file, line, "tl_view",
+                         "out of bounds: axis %d, [%lld, %lld) of extent %lld%s%s", i,
+                         (long long)start[i], (long long)end, (long long)t->shape[i],
+                         t->name ? " of " : "", t->name ? t->name : "");
         }
         tl_tensor *v = clone_view(tl, t, file, line, "tl_view");
         for (int i = 0; i < t->ndim; i++) {
@@ -227,12 +440,14 @@ static bool is_contiguous(const tl_tensor *t)
 tl_tensor *tl__reshape(tl_ctx *tl, tl_tensor *t, int ndim, const int64_t *shape,
                        const char *file, int line)
 {
+        tl__check_tensor(tl, t, file, line, "tl_reshape", "t");
         check_shape(tl, file, line, "tl_reshape", ndim, shape);
         tl_tensor tmp = { .ndim = ndim };
-        memcpy(tmp.shape, shape, (size_t)ndim * sizeof shape[0]);
-        if (tl_numel(&tmp) != tl_numel(t))
+        if (ndim)
+                memcpy(tmp.shape, shape, (size_t)ndim * sizeof shape[0]);
+        if (numel(&tmp) != numel(t))
                 tl__fail(tl, file, line, "tl_reshape", "%lld elements cannot take a shape of %lld",
-                         (long long)tl_numel(t), (long long)tl_numel(&tmp));
+                         (long long)numel(t), (long long)numel(&tmp));
         if (!is_contiguous(t))
                 tl__fail(tl, file, line, "tl_reshape", "the tensor is a strided view; load it first");
         tl_tensor *v = clone_view(tl, t, file, line, "tl_reshape");
@@ -252,6 +467,7 @@ void tl__scratch_scope_begin(tl_ctx *tl, const char *file, int line)
                          TL_MAX_SCOPES);
         tl->scopes[tl->n_scopes++] = (struct tl_scope){ .arena_mark = tl->arena.pos,
                                                         .scratch_mark = tl->scratch_bytes,
+                                                        .gen = ++tl->n_scope_gens,
                                                         .busy_until = 0, .file = file,
                                                         .line = line };
 }
@@ -270,12 +486,18 @@ void tl__scratch_scope_end(tl_ctx *tl, const char *file, int line)
         }
         if (tl->n_scopes > 0 && s->busy_until > tl->scopes[tl->n_scopes - 1].busy_until)
                 tl->scopes[tl->n_scopes - 1].busy_until = s->busy_until;
-        tl->arena.pos = s->arena_mark;
+        tl__arena_rollback(tl, s->arena_mark);
         tl->scratch_bytes = s->scratch_mark;
+        structs_die(tl, s);
 }
 
 void tl__ctx_fini(tl_ctx *tl)
 {
         tl__dma_ops_fini(tl);
         arena_free(&tl->arena);
+        struct tl_tensors *p = &tl->structs;
+        for (size_t i = 0; i < p->n_blocks; i++)
+                free(p->blocks[i]);
+        free(p->blocks);
+        memset(p, 0, sizeof *p);
 }

@@ -29,7 +29,22 @@ struct tl_tensor {
         const char *name;            /* HBM tensors: the setup's name; else NULL */
         const char *made_by;         /* op that produced it, for wait notes */
         bool pinned;                 /* consumed in place from TCM (no DMA needed) */
+        uint32_t magic;              /* TL_TENSOR_MAGIC (TL_HANDLE_MAGIC: a composite's handle) */
+        void *handle_rec;            /* a handle's composite record (arena, dies with the scope) */
+        const struct tl_ctx *ctx;    /* the PE that made it; NULL: the setup's (HBM) */
+        int scope_depth;             /* scopes open when it was made; 0: kernel level */
+        uint64_t scope_gen;          /* generation of that scope (scopes[scope_depth - 1].gen) */
+        struct tl_tensor *next_made; /* the struct made after it in its scope, or next dead one */
 };
+
+#define TL_TENSOR_MAGIC 0x7e115a11u
+#define TL_HANDLE_MAGIC 0xc0de5117u
+
+/* Most elements a tensor may have (2^48): its bytes, offsets and the
+ * products of its extents (a dot's flops) then stay far from overflow. */
+#define TL_MAX_NUMEL (INT64_C(1) << 48)
+/* Largest extent of one axis (2^40). */
+#define TL_MAX_EXTENT (INT64_C(1) << 40)
 
 /* A message in flight or waiting in an inbox (IPCQ). */
 struct tl_msg {
@@ -47,10 +62,34 @@ struct tl_msg {
         struct rep_op send_op;       /* the sender's record, for the flow arrow */
 };
 
+/* The tensor structs of a PE. A struct records the scope it was made in
+ * and that scope's generation (unique per scope of the PE), so once the
+ * scope has ended the struct is dead and a stale pointer to it is caught.
+ * A scope's structs then wait in a FIFO quarantine (spliced in at its end,
+ * in O(1)): one is reused only when more than TL_QUARANTINE others have
+ * died since, so a tensor carried into the next iteration of a loop of
+ * scopes is still caught there. Structs made at kernel level live until
+ * the run ends. */
+struct tl_tensors {
+        struct tl_tensor **blocks;   /* malloc'd blocks of TL_STRUCTS_PER_BLOCK */
+        size_t n_blocks, cap_blocks; /* blocks used, entries of blocks */
+        size_t block_used;           /* structs handed out of the last block */
+        struct tl_tensor *dead_head; /* quarantine, oldest first */
+        struct tl_tensor *dead_tail; /* newest */
+        size_t n_dead;               /* structs in the quarantine */
+};
+
+#define TL_STRUCTS_PER_BLOCK 64
+#define TL_QUARANTINE 32
+
 /* Scratch bookkeeping of one open scope. */
 struct tl_scope {
         size_t arena_mark;           /* host arena position at begin */
         uint64_t scratch_mark;       /* simulated scratch bytes in use at begin */
+        uint64_t gen;                /* unique per scope of the PE: its structs carry it */
+        struct tl_tensor *made;      /* structs made in the scope, oldest first */
+        struct tl_tensor *made_last; /* the newest of them (the list's tail) */
+        size_t n_made;               /* how many */
         sim_ps busy_until;           /* latest end of the ops issued in the scope */
         const char *file;            /* where tl_scratch_scope_begin was called */
         int line;                    /* and its line */
@@ -103,6 +142,8 @@ struct tl_ctx {
         struct tl_arena arena;       /* tensor structs and data */
         struct tl_scope scopes[TL_MAX_SCOPES]; /* open scratch scopes */
         int n_scopes;                /* depth; 0 = kernel level */
+        struct tl_tensors structs;   /* tensor and view structs (not their data) */
+        uint64_t n_scope_gens;       /* scopes begun so far: the last scope's generation */
         uint64_t scratch_bytes;      /* simulated scratch in use */
         uint64_t scratch_peak;       /* stat: most scratch in use at once */
         uint64_t tcm_bytes;          /* persistent TCM allocated */
@@ -173,6 +214,9 @@ void tl__log(tl_ctx *tl, const struct rep_op *op);
 
 /* The built-in kernels (kernels/builtin.c), NULL-terminated. */
 extern const struct tl_kernel *const tl_builtin_kernels[];
+/* Check a kernel's definition (its parameters: a default in range, a
+ * choice parameter's list of words); problems to d at where. 0 or -EINVAL. */
+int tl_kernel_check(const struct tl_kernel *k, const char *where, struct diag *d);
 
 /* Host side: parameters, tensors, inputs. Fills r->args and r->globals;
  * problems go to d (exit 2). 0 or -EINVAL. */
@@ -229,11 +273,23 @@ void tl__wait_inflight(tl_ctx *, int depth, const char *what);
  * mode; ready at once. */
 tl_tensor *tl__new_tensor(tl_ctx *tl, const char *file, int line, const char *op, tl_space space,
                           tl_dtype dt, int ndim, const int64_t *shape);
+/* t (a tensor or handle) is dead: made in a scope of tl that has ended. */
+bool tl__struct_dead(const tl_ctx *tl, const tl_tensor *t);
 /* t (if any) becomes ready at end; the op counts toward the open scope. */
 void tl__finish_at(tl_ctx *tl, tl_tensor *t, sim_ps end);
 /* Block until t is ready (notes the wait for deadlock reports). */
 void tl__wait_ready(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op);
-/* A kernel error unless t is local (TCM or scratch). */
+/* A kernel error unless t is a live tensor of this PE: not NULL, a tensor,
+ * made on this PE, and its scratch scope (if any) not ended. which names
+ * the operand in the message. */
+void tl__check_tensor(tl_ctx *tl, const tl_tensor *t, const char *file, int line, const char *op,
+                      const char *which);
+/* A kernel error unless dt is one of tl_dtype. */
+void tl__check_dtype(tl_ctx *tl, tl_dtype dt, const char *file, int line, const char *op);
+/* The PE whose kernel is running on this thread now, or NULL (host side). */
+tl_ctx *tl__current(void);
+/* A kernel error unless t is a live tensor (tl__check_tensor) and local
+ * (TCM or scratch). */
 void tl__need_local(tl_ctx *tl, const tl_tensor *t, const char *file, int line, const char *op,
                     const char *which);
 /* How a tl_op is called: the form column of TL_OPS. */
@@ -258,8 +314,16 @@ enum tl__form tl__op_form(tl_op op);
 void tl__ctx_fini(tl_ctx *tl);
 void tl__inbox_fini(struct tl_inbox *in);
 
-/* Arena. */
+/* Arena: bytes (16-aligned) or NULL; rollback frees all allocated since
+ * pos was mark (poisoned under AddressSanitizer: a later access is
+ * reported). */
 void *tl__arena_alloc(tl_ctx *tl, size_t bytes);
+void tl__arena_rollback(tl_ctx *tl, size_t mark);
+/* A struct of the PE's tensor pool for a composite's handle: magic
+ * TL_HANDLE_MAGIC, handle_rec = rec; it lives and dies with the innermost
+ * open scope like a tensor, so a handle whose scope ended is known as such
+ * without reading its record (freed with the scope). NULL: out of memory. */
+tl_tensor *tl__new_handle(tl_ctx *tl, void *rec);
 
 /* Data-mode kernels of the ops (compute.c). */
 void tl__compute_math1(tl_math_op op, const tl_tensor *x, tl_tensor *out);

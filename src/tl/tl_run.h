@@ -32,6 +32,11 @@ int tl_kernels_load(const char *path, struct diag *d);
 const struct tl_param *tl_kernel_param(const struct tl_kernel *k, const char *name,
                                        size_t name_len);
 
+/* The value of parameter p spelled v (CHOICE: the index of the word; INT
+ * and FLOAT: strict decimal, params_parse_*, within [min, max]); false with
+ * what was expected ("expected an integer in [1, 8]") in msg. */
+bool tl_param_parse(const struct tl_param *p, const char *v, double *out, char *msg, size_t len);
+
 /* ---- --set: kernel or topology parameter ---- */
 
 /* The one rule: a key that names a parameter of k, or has no dot, is a

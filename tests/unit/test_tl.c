@@ -481,3 +481,61 @@ Test(tl, a_job_applies_topology_sets_to_its_own_copy)
         cr_assert(diag_has("--set pe.dma.bw_gbps=-3: error:"), "%s", d.head->text);
         cr_assert(diag_has("--set =1: expected key=value"));
 }
+
+/* ---- extreme arguments -------------------------------------------------------- */
+
+static float masked[2][4][4];        /* rows of tl_mask_causal at INT64_MAX, INT64_MIN */
+
+static void k_mask_extremes(tl_ctx *tl, const void *a)
+{
+        if (tl->rank != 0)
+                return;
+        tl_tensor *x = tl_fill(tl, TL_FP32, 2, ((int64_t[]){ 4, 4 }), 2.0f);
+        const int64_t offsets[2] = { INT64_MAX, INT64_MIN };
+        for (int k = 0; k < 2; k++) {
+                tl_tensor *m = tl_mask_causal(tl, x, offsets[k]);
+                tl_wait_tensor(tl, m);
+                memcpy(masked[k], m->base + m->offset, sizeof masked[k]);
+        }
+}
+
+Test(tl, mask_causal_at_the_extremes_of_the_offset)
+{
+        /* i + offset used to overflow (UBSan; wrong masks in release). */
+        cr_assert_eq(run_kernel(k_mask_extremes, TL_MODE_DATA), 0);
+        for (int i = 0; i < 4; i++)
+                for (int j = 0; j < 4; j++) {
+                        cr_assert_eq(masked[0][i][j], 2.0f, "INT64_MAX masks nothing (%d, %d)", i, j);
+                        cr_assert(isinf(masked[1][i][j]) && masked[1][i][j] < 0,
+                                  "INT64_MIN masks everything (%d, %d)", i, j);
+                }
+}
+
+Test(tl, every_builtin_kernel_has_valid_parameters)
+{
+        for (size_t i = 0; tl_kernel_at(i); i++)
+                cr_assert_eq(tl_kernel_check(tl_kernel_at(i), "builtin", &d), 0, "%s: %s",
+                             tl_kernel_at(i)->name, d.head ? d.head->text : "");
+}
+
+static void k_wait_after_scope(tl_ctx *tl, const void *a)
+{
+        if (tl->rank != 0)
+                return;
+        tl_tensor *o = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 8, 8 }));
+        tl_scratch_scope_begin(tl);
+        tl_tensor *x = tl_fill(tl, TL_FP32, 2, ((int64_t[]){ 8, 8 }), 1.0f);
+        tl_handle h = tl_composite(tl, &(tl_composite_desc){ .op = TL_GEMM, .a = x, .b = x,
+                                                             .out = o });
+        tl_scratch_scope_end(tl);
+        tl_fill(tl, TL_FP32, 2, ((int64_t[]){ 8, 8 }), 2.0f);
+        tl_wait(tl, h);
+}
+
+Test(tl, waiting_on_a_composite_whose_scope_ended_returns)
+{
+        /* The scope's end waited for it; its record (freed with the scope,
+         * poisoned under ASan) must not be read as live. */
+        cr_assert_eq(run_kernel(k_wait_after_scope, TL_MODE_DATA), 0, "got: %s",
+                     d.head ? d.head->text : "(none)");
+}

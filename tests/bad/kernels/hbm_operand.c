@@ -6,16 +6,7 @@
  */
 #include <cubesim/tl.h>
 
-struct args {
-        tl_tensor *x;                /* HBM input [8, 8] */
-};
-
-static void setup(tl_setup *s, void *argp)
-{
-        struct args *a = argp;
-        int64_t shape[2] = { 8, 8 };
-        a->x = tl_setup_tensor(s, "x", TL_INPUT, TL_FP32, 2, shape);
-}
+#include "hbm_x.h"
 
 static void body(tl_ctx *tl, const void *argp)
 {
@@ -23,7 +14,4 @@ static void body(tl_ctx *tl, const void *argp)
         tl_exp(tl, a->x); /* FAULT */
 }
 
-static const struct tl_kernel kernel = {
-        .name = "hbm_operand", .fn = body, .args_size = sizeof(struct args), .setup = setup,
-};
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_KERNEL("hbm_operand");
