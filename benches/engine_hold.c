@@ -112,7 +112,7 @@ const struct bench bench_engine_hold = {
         .help = "Parameters:\n"
                 "  procs=N   processes (default 100)\n"
                 "  iters=K   iterations per process (default 200000)\n"
-                "Process p sleeps 1 + (7*i + p) %% 5 ns in iteration i.\n"
+                "Process p sleeps 1 + (7*i + p) % 5 ns in iteration i.\n"
                 "Prints: events (dispatched, including one start per process), switches,\n"
                 "sim_end_ns, setup_s, wall_s (the run loop only) and events_per_s.\n",
         .params = hold_params,

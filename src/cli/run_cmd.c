@@ -165,11 +165,9 @@ int cli_run(int argc, char **argv)
                                         ro.atol = x;
                         } else if (strcmp(a, "--seed") == 0 || strcmp(a, "--max-events") == 0 ||
                                    strcmp(a, "--max-sim-ns") == 0) {
-                                char *end;
-                                errno = 0;
-                                unsigned long long x = strtoull(v, &end, 10);
+                                uint64_t x = 0;
                                 bool budget = a[2] == 'm';
-                                if (*v == '\0' || *v == '-' || *end || errno ||
+                                if (!params_parse_u64(v, &x) ||
                                     (budget && (x == 0 || x > UINT64_MAX / 1000)))
                                         diag_error(&d, "%s %s: expected %s", a, v,
                                                    budget ? "a positive integer"

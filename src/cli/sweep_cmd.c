@@ -106,9 +106,8 @@ int cli_sweep(int argc, char **argv)
                         } else if (a[2] == 'k') {
                                 tl_kernels_load(v, &d);
                         } else {
-                                char *end;
-                                long j = strtol(v, &end, 10);
-                                if (*v == '\0' || *end || j < 1 || j > 1024)
+                                int64_t j = 0;
+                                if (!params_parse_i64(v, &j) || j < 1 || j > 1024)
                                         diag_error(&d, "--jobs %s: expected an integer in "
                                                    "[1, 1024]", v);
                                 else

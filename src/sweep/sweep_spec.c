@@ -297,32 +297,10 @@ static void check_kernel_param(struct parser *p, const struct tl_kernel *k,
                             k->name, key->text);
                 return;
         }
-        const char *v = val->text;
-        if (q->kind == TL_PARAM_CHOICE) {
-                for (int j = 0; q->choices[j]; j++)
-                        if (strcmp(q->choices[j], v) == 0)
-                                return;
-                char list[256] = "";
-                for (int j = 0; q->choices[j]; j++)
-                        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
-                                 j ? ", " : "", q->choices[j]);
-                err(p, val, "%s=%s: expected one of %s", q->name, v, list);
-                return;
-        }
-        char *end;
-        errno = 0;
-        double x = strtod(v, &end);
-        bool bad = *v == '\0' || *end != '\0' || errno == ERANGE || !isfinite(x) || x < q->min ||
-                   x > q->max;
-        if (q->kind == TL_PARAM_INT && !bad)
-                bad = x != floor(x);
-        if (!bad)
-                return;
-        if (q->kind == TL_PARAM_INT)
-                err(p, val, "%s=%s: expected an integer in [%.0f, %.0f]", q->name, v, q->min,
-                    q->max);
-        else
-                err(p, val, "%s=%s: expected a number in [%g, %g]", q->name, v, q->min, q->max);
+        double x;
+        char msg[320];
+        if (!tl_param_parse(q, val->text, &x, msg, sizeof msg))
+                err(p, val, "%s=%s: %s", q->name, val->text, msg);
 }
 
 static bool fill_kv(struct parser *p, struct sweep_kv *kv, const struct ynode *key,
