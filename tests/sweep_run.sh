@@ -173,6 +173,43 @@ if command -v gnuplot >/dev/null; then
 else
         echo "note: gnuplot is not installed: figure case skipped"
 fi
+# Names reach gnuplot scripts and DOT only as quoted strings: a topology
+# name and an x label built to run commands run none, and the figures are
+# drawn with the names as written.
+mkdir -p "$tmp/evil"
+sed "s/^name: small\$/name: 'x\"; system \"touch pwned_name\"; print \"'/" \
+        "$src/topologies/small.yaml" >"$tmp/evil/machine.yaml"
+check "the evil name is in the machine file" grep -q 'pwned_name' "$tmp/evil/machine.yaml"
+cat >"$tmp/evil/spec.yaml" <<'EOF'
+version: 1
+name: evil
+kernel: softmax
+topology: machine.yaml
+grid:
+  rows: [64, 128]
+figure: {x: rows, x_label: 'rows `touch pwned_label` @x ''q'' \\'}
+EOF
+cat >"$tmp/evil/want" <<'EOF'
+set xlabel 'rows `touch pwned_label` @x ''q'' \\'
+digraph "x\"; system \"touch pwned_name\"; print \"" {
+EOF
+(cd "$tmp/evil" && "$bin" sweep spec.yaml --out out >"$tmp/out" 2>"$tmp/err")
+check "sweep with evil names exits 0" test $? -eq 0
+check "no command ran" test -z "$(find "$tmp" -name 'pwned*')"
+gp=$tmp/evil/out/figures/time_evil.gp
+check "x label single-quoted, as written" grep -qxF "$(sed -n 1p "$tmp/evil/want")" "$gp"
+check "topology name single-quoted, as written" \
+        grep -qF "set title 'evil: softmax on x\"; system \"touch pwned_name\"; print \" (" "$gp"
+if command -v gnuplot >/dev/null; then
+        check "evil names: figures drawn" test -s "$tmp/evil/out/figures/time_evil.png"
+        check "evil names: no gnuplot complaints" test ! -s "$tmp/evil/out/figures/gnuplot.log"
+fi
+"$bin" topo show "$tmp/evil/machine.yaml" --format dot >"$tmp/evil/dot" 2>&1
+check "dot: the name escaped" grep -qxF "$(sed -n 2p "$tmp/evil/want")" "$tmp/evil/dot"
+if command -v dot >/dev/null; then
+        check "dot: graphviz reads it" dot -Tsvg "$tmp/evil/dot" -o /dev/null
+fi
+
 CUBESIM_GNUPLOT=/nonexistent/gnuplot "$bin" sweep "$tmp/fig.yaml" --out "$tmp/nofig" >"$tmp/out" 2>"$tmp/err"
 check "no gnuplot: still exit 0" test $? -eq 0
 check "no gnuplot: a warning" grep -q "warning: gnuplot not found" "$tmp/err"

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,39 @@ static bool text_open(struct text *t)
         t->len = 0;
         t->f = open_memstream(&t->buf, &t->len);
         return t->f != NULL;
+}
+
+/* ---- text that reaches gnuplot ---- */
+
+/* s made one line, in place: a control character (a newline would end a
+ * gnuplot command, a comment or a data line) becomes a space. */
+static void one_line(char *s)
+{
+        for (; *s; s++)
+                if ((unsigned char)*s < 0x20 || *s == 0x7f)
+                        *s = ' ';
+}
+
+/* The formatted text as a gnuplot single-quoted string. Names from the
+ * spec and the topology (titles, labels, file names) go into scripts only
+ * this way: inside single quotes gnuplot substitutes nothing (no
+ * `command`, no @macro, no backslash escape); a quote is written twice. */
+static void gp_str(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void gp_str(FILE *f, const char *fmt, ...)
+{
+        char buf[1024];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof buf, fmt, ap);
+        va_end(ap);
+        one_line(buf);
+        fputc('\'', f);
+        for (const char *p = buf; *p; p++) {
+                if (*p == '\'')
+                        fputc('\'', f);
+                fputc(*p, f);
+        }
+        fputc('\'', f);
 }
 
 static size_t n_unsaved;             /* files text_save could not write, this sweep */
@@ -165,9 +199,7 @@ static void series_label(const struct sweep__ctx *x, const struct sweep_panel *p
                         snprintf(buf, len, "%s=%s", kv->key, kv->value);
                 else
                         snprintf(buf, len, "%s", kv ? kv->value : "(unset)");
-                for (char *q = buf; *q; q++)
-                        if (*q == '"' || *q == '\\')
-                                *q = '\'';
+                one_line(buf);
                 return;
         }
         const struct sweep_point *pt = &s->points[i];
@@ -187,9 +219,7 @@ static void series_label(const struct sweep__ctx *x, const struct sweep_panel *p
         }
         if (!buf[0])
                 snprintf(buf, len, "%s", pn->kernel);
-        for (char *q = buf; *q; q++)    /* it goes between quotes in the script */
-                if (*q == '"' || *q == '\\')
-                        *q = '\'';
+        one_line(buf);
 }
 
 struct xy {
@@ -205,7 +235,10 @@ static int cmp_xy(const void *a, const void *b)
 
 static void gp_header(FILE *f, const char *what, const char *stem)
 {
-        fprintf(f, "# %s\n", what);
+        char line[512];
+        snprintf(line, sizeof line, "%s", what);
+        one_line(line);
+        fprintf(f, "# %s\n", line);
         fprintf(f, "# Written by cubesim sweep. Edit freely, then redraw from this directory:\n"
                 "#     gnuplot %s.gp\nreset\nset encoding utf8\n", stem);
 }
@@ -215,7 +248,9 @@ static void gp_png(FILE *f, const char *stem)
 {
         fprintf(f, "set terminal pngcairo size %d,%d font \"%s\" noenhanced\n", FIG_W, FIG_H,
                 FIG_FONT);
-        fprintf(f, "set output \"%s.png\"\n", stem);
+        fputs("set output ", f);
+        gp_str(f, "%s.png", stem);
+        fputc('\n', f);
 }
 
 /* The same picture again as SVG, after the plot command. */
@@ -223,7 +258,9 @@ static void gp_svg(FILE *f, const char *stem)
 {
         fprintf(f, "set terminal svg size %d,%d font \"%s\" noenhanced background \"white\"\n",
                 FIG_W, FIG_H, FIG_FONT);
-        fprintf(f, "set output \"%s.svg\"\nreplot\nunset output\n", stem);
+        fputs("set output ", f);
+        gp_str(f, "%s.svg", stem);
+        fputs("\nreplot\nunset output\n", f);
 }
 
 /* Write time_PANEL.dat and .gp; false if the panel has nothing to draw. */
@@ -323,11 +360,16 @@ static bool time_figure(const struct sweep__ctx *x, const struct sweep_panel *pn
         snprintf(what, sizeof what, "Simulated time vs %s, panel %s (kernel %s) of sweep %s.",
                  xkey, pn->name, pn->kernel, s->name);
         gp_header(gp.f, what, stem);
-        fprintf(gp.f, "data = \"%s.dat\"\n", stem);
-        fprintf(gp.f, "set title \"%s: %s on %s (%llu PEs)\"\n", pn->name, pn->kernel,
-                x->topo.name, (unsigned long long)x->totals.pes);
-        fprintf(gp.f, "set xlabel \"%s\"\n", pn->figure.x_label ? pn->figure.x_label : xkey);
-        fprintf(gp.f, "set ylabel \"simulated time, launch to completion (%s)\"\n", unit);
+        fputs("data = ", gp.f);
+        gp_str(gp.f, "%s.dat", stem);
+        fputs("\nset title ", gp.f);
+        gp_str(gp.f, "%s: %s on %s (%llu PEs)", pn->name, pn->kernel, x->topo.name,
+               (unsigned long long)x->totals.pes);
+        fputs("\nset xlabel ", gp.f);
+        gp_str(gp.f, "%s", pn->figure.x_label ? pn->figure.x_label : xkey);
+        fputs("\nset ylabel ", gp.f);
+        gp_str(gp.f, "simulated time, launch to completion (%s)", unit);
+        fputc('\n', gp.f);
         /* The key in the top corner the lines leave free: left when time
          * grows with x; linear axes get headroom above the lines for it. */
         fprintf(gp.f, "set grid xtics ytics mxtics mytics lc rgb \"#dddddd\"\n"
@@ -357,7 +399,9 @@ static bool time_figure(const struct sweep__ctx *x, const struct sweep_panel *pn
                                 char lab[32];
                                 if (!(all_binary && binary_label(uniq[u], lab, sizeof lab)))
                                         snprintf(lab, sizeof lab, "%g", uniq[u]);
-                                fprintf(gp.f, "%s\"%s\" %.10g", u ? ", " : "", lab, uniq[u]);
+                                fputs(u ? ", " : "", gp.f);
+                                gp_str(gp.f, "%s", lab);
+                                fprintf(gp.f, " %.10g", uniq[u]);
                         }
                         fputs(")\n", gp.f);
                 }
@@ -373,8 +417,8 @@ static bool time_figure(const struct sweep__ctx *x, const struct sweep_panel *pn
                 fmt_si((double)x->totals.hbm_bw_bytes_per_s, "B/s", bw, sizeof bw);
                 fprintf(gp.f, "hbm_bw = %.10g    # the machine's HBM bandwidth, bytes/s (%s)\n",
                         (double)x->totals.hbm_bw_bytes_per_s, bw);
-                fprintf(gp.f, "bytes_per_x = %.10g    # bytes that must cross HBM per unit of "
-                        "%s\n", pn->figure.roofline_bytes_per_x, xkey);
+                fprintf(gp.f, "bytes_per_x = %.10g    # bytes that must cross HBM per unit of x\n",
+                        pn->figure.roofline_bytes_per_x);
                 fprintf(gp.f, "unit = %.10g    # ps per %s\n", scale, unit);
                 fputs("roof(x) = x * bytes_per_x / hbm_bw * 1e12 / unit\n", gp.f);
                 fputs("set samples 400\n", gp.f);
@@ -382,16 +426,19 @@ static bool time_figure(const struct sweep__ctx *x, const struct sweep_panel *pn
         static const int marks[] = { 7, 5, 9, 11, 13, 15, 6, 4, 8, 10, 12, 14 };
         gp_png(gp.f, stem);
         fputs("plot \\\n", gp.f);
-        for (size_t k = 0; k < n_series; k++)
-                fprintf(gp.f, "    data index %zu using 1:2 with linespoints lw 2 pt %d title "
-                        "\"%s\"%s\n", k, marks[k % 12], labels[k],
-                        k + 1 < n_series || roof ? ", \\" : "");
+        for (size_t k = 0; k < n_series; k++) {
+                fprintf(gp.f, "    data index %zu using 1:2 with linespoints lw 2 pt %d title ", k,
+                        marks[k % 12]);
+                gp_str(gp.f, "%s", labels[k]);
+                fputs(k + 1 < n_series || roof ? ", \\\n" : "\n", gp.f);
+        }
         if (roof) {
                 char bw[64];
                 fmt_si((double)x->totals.hbm_bw_bytes_per_s, "B/s", bw, sizeof bw);
-                fprintf(gp.f, "    roof(x) with lines dt 2 lw 2 lc rgb \"black\" title "
-                        "\"HBM roofline: %.6g B x %s / %s\"\n", pn->figure.roofline_bytes_per_x,
-                        xkey, bw);
+                fputs("    roof(x) with lines dt 2 lw 2 lc rgb \"black\" title ", gp.f);
+                gp_str(gp.f, "HBM roofline: %.6g B x %s / %s", pn->figure.roofline_bytes_per_x,
+                       xkey, bw);
+                fputc('\n', gp.f);
         }
         gp_svg(gp.f, stem);
         snprintf(name, sizeof name, "%s.gp", stem);
@@ -436,6 +483,7 @@ static void row_label(const struct sweep__ctx *x, const struct rows *r, size_t k
         }
         if (!buf[0])
                 snprintf(buf, len, "%zu", k);
+        one_line(buf);
         for (char *p = buf; *p; p++)    /* the label is a quoted string in the data */
                 if (*p == '"')
                         *p = '\'';
@@ -496,8 +544,10 @@ static bool util_figure(const struct sweep__ctx *x, json_t *sw, const struct row
                 return false;
         gp_header(gp.f, "Utilisation per component class: busy time over the kernel time and "
                         "the number of such components.", "utilisation");
-        fprintf(gp.f, "set title \"Utilisation per component class (sweep %s on %s)\"\n",
-                x->spec->name, x->topo.name);
+        fputs("set title ", gp.f);
+        gp_str(gp.f, "Utilisation per component class (sweep %s on %s)", x->spec->name,
+               x->topo.name);
+        fputc('\n', gp.f);
         fprintf(gp.f, "set ylabel \"busy share of the kernel time (%%)\"\nset xlabel \"%s\"\n",
                 r->points ? "point" : "panel");
         bar_style(gp.f, r, false);
@@ -584,8 +634,10 @@ static bool dispatch_figure(const struct sweep__ctx *x, json_t *sw, const struct
                 return false;
         gp_header(gp.f, "PE_CPU dispatch share: the time the PEs' control CPUs spend issuing "
                         "ops, as a share of the kernel time, stacked by op type.", "dispatch");
-        fprintf(gp.f, "set title \"PE_CPU dispatch share by op type (sweep %s on %s)\"\n",
-                x->spec->name, x->topo.name);
+        fputs("set title ", gp.f);
+        gp_str(gp.f, "PE_CPU dispatch share by op type (sweep %s on %s)", x->spec->name,
+               x->topo.name);
+        fputc('\n', gp.f);
         fprintf(gp.f, "set ylabel \"PE_CPU issue time (%% of the kernel time)\"\n"
                 "set xlabel \"%s\"\n", r->points ? "point" : "panel");
         bar_style(gp.f, r, true);

@@ -187,19 +187,36 @@ static void fmt_ratio(uint64_t num, uint64_t den, unsigned digits, char *buf, si
         snprintf(buf + n, len - (size_t)n, ".%s", f);
 }
 
+/* s as a DOT (and C) quoted string on one line: a quote or a backslash
+ * escaped, a control character as a space. */
+static void dot_quoted(FILE *out, const char *s)
+{
+        fputc('"', out);
+        for (; *s; s++) {
+                if (*s == '"' || *s == '\\')
+                        fputc('\\', out);
+                fputc((unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s, out);
+        }
+        fputc('"', out);
+}
+
 static void dot_node(const struct topo_graph *g, uint32_t i, const char *indent, FILE *out)
 {
         char name[96];
         topo_node_name(g, i, name, sizeof name);
         const char *shape = g->nodes[i].kind == TOPO_NODE_ROUTER ? "circle" : "box";
-        fprintf(out, "%sn%u [label=\"%s\", shape=%s];\n", indent, i, name, shape);
+        fprintf(out, "%sn%u [label=", indent, i);
+        dot_quoted(out, name);
+        fprintf(out, ", shape=%s];\n", shape);
 }
 
 int topo_graph_write_dot(const struct topo_graph *g, FILE *out)
 {
         const struct topo *t = &g->topo;
         uint32_t ch = t->cube.hbm.channels, r = t->cube.noc.rows * t->cube.noc.cols;
-        fprintf(out, "digraph \"%s\" {\n  node [fontsize=9];\n  edge [fontsize=7];\n", t->name);
+        fputs("digraph ", out);
+        dot_quoted(out, t->name);
+        fputs(" {\n  node [fontsize=9];\n  edge [fontsize=7];\n", out);
         for (uint32_t s = 0; s < t->system.sips; s++) {
                 fprintf(out, "  subgraph cluster_sip%u {\n    label=\"sip%u\";\n", s, s);
                 dot_node(g, topo_node_index(g, TOPO_NODE_IO_CPU, s, 0, 0), "    ", out);
@@ -292,8 +309,9 @@ static void leaf_text(const struct topo *t, const struct topo__field *f, char *b
 int topo_graph_write_text(const struct topo_graph *g, FILE *out)
 {
         const struct topo *t = &g->topo;
-        fprintf(out, "# machine '%s', resolved: a complete topology in the file's units\n",
-                t->name);
+        fputs("# machine ", out);
+        dot_quoted(out, t->name);    /* one line, whatever the name holds */
+        fputs(", resolved: a complete topology in the file's units\n", out);
         for (size_t i = 0; i < topo__n_fields; i++) {
                 const struct topo__field *f = &topo__fields[i];
                 unsigned depth = 0;
