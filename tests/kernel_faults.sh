@@ -13,6 +13,7 @@
 #                          @LINE@ is the line of the case's `/* FAULT */` marker
 #   // expect-count: N     stderr has exactly N lines containing "error: "
 #   // status: N           the exit status (default 1: the kernel failed)
+#   // cflags: FLAGS...    extra compiler flags (after the README's, which they may undo)
 #   // xfail: WHY          a known gap, reported to its owner (see cli_bad.sh)
 # Kernel errors name the kernel's file:line, the PE and the op; the file is
 # compiled from the tree's root, so it reads tests/bad/kernels/NAME.c. Each
@@ -34,7 +35,7 @@ n_cases=0 n_failed=0 n_xfail=0
 # parse FILE: the case's directives into args_line, expects[], count,
 # status, why, and at (the FAULT marker's line); bash only, no forks.
 parse() {
-        args_line= count= status=1 why= at=?
+        args_line= count= status=1 why= at=? cflags_line=
         expects=()
         local line n=0
         while IFS= read -r line || [ -n "$line" ]; do
@@ -44,6 +45,7 @@ parse() {
                 "// expect: "*) expects+=("${line#"// expect: "}") ;;
                 "// expect-count: "*) count=${line#"// expect-count: "} ;;
                 "// status: "*) status=${line#"// status: "} ;;
+                "// cflags: "*) cflags_line=${line#"// cflags: "} ;;
                 "// xfail: "*) why=${line#"// xfail: "} ;;
                 *"/* FAULT */"*) [ "$at" = "?" ] && at=$n ;;
                 esac
@@ -60,14 +62,17 @@ for spec in "$dir"/*.c; do
         name=${name%.c}
         n_cases=$((n_cases + 1))
         lib=$tmp/lib$name.so
+        parse "$spec"
+        eval "cflags=($cflags_line)"
+        # The README's compile line for user kernels, plus the -Werror family.
         if ! $cc -std=c11 -O1 -Wall -Wextra -Wno-unused-parameter -Werror -shared -fPIC \
+                -fstack-clash-protection "${cflags[@]}" \
                 -I include "$spec" -o "$lib" 2>"$tmp/cc.err"; then
                 echo "FAIL $name: does not compile"
                 sed 's/^/    /' "$tmp/cc.err" | head -10
                 n_failed=$((n_failed + 1))
                 continue
         fi
-        parse "$spec"
         eval "args=($args_line)"
         timeout 60 "$bin" run "$name" --kernels "$lib" "${args[@]}" \
                 >"$tmp/out" 2>"$tmp/err" </dev/null

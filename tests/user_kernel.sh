@@ -6,7 +6,7 @@ bin=${CUBESIM_BIN:?}
 src=${CUBESIM_SOURCE_DIR:?}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -I "$src/include" \
+cc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -fstack-clash-protection -I "$src/include" \
         "$src/examples/user_kernel/axpy.c" -o "$tmp/libaxpy.so"
 "$bin" kernels --kernels "$tmp/libaxpy.so" | grep -q "^axpy$"
 "$bin" run axpy --kernels "$tmp/libaxpy.so" --set n=1000 --set chunk=100 >/dev/null

@@ -1,6 +1,6 @@
 /* examples/user_kernel/axpy.c: a user kernel compiled outside cubesim.
  *
- *   cc -std=c11 -O2 -shared -fPIC -I include examples/user_kernel/axpy.c -o libaxpy.so
+ *   cc -std=c11 -O2 -shared -fPIC -fstack-clash-protection -I include examples/user_kernel/axpy.c -o libaxpy.so
  *   build/cubesim run axpy --kernels ./libaxpy.so --mode data --set n=4096 --outputs out/
  *
  * y = alpha * x + y over a vector of n elements, split in chunks over every

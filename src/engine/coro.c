@@ -7,10 +7,11 @@
  * Memory. Stacks are carved from chunk mappings of CHUNK_SLOTS slots
  * (MAP_NORESERVE: untouched slots cost nothing), each slot laid out low to
  * high as
- *     [guard page, no access][stack ... grows down ...][struct coro]
+ *     [guard, no access][stack ... grows down ...][struct coro]
  * so the struct lives at the top of its own stack region (the usable stack
  * is stack_bytes minus the struct, rounded to 64 bytes). One mmap and
- * munmap serve 64 stacks: both are slow system calls here. The guard is a
+ * munmap serve 64 stacks: both are slow system calls here. The guard,
+ * GUARD_BYTES (64 KiB, or a page if larger: address space, no memory), is a
  * guard region (MADV_GUARD_INSTALL, Linux 6.13) where the kernel has them,
  * which keeps the chunk one mapping, else mprotect(PROT_NONE), which
  * splits it into two mappings per stack; so 38,400 PEs fit under the
@@ -33,9 +34,9 @@
  * whether the fault address is in the guard page of the running coroutine;
  * if so it names the coroutine on stderr and _exit(1)s, otherwise it passes
  * the signal on (previous handler, e.g. AddressSanitizer's, or the default
- * action), so ordinary crashes stay ordinary. A frame larger than a page can
- * step over the guard; build with -fstack-clash-protection to make every
- * frame probe its pages in order.
+ * action), so ordinary crashes stay ordinary. A frame larger than the guard
+ * can step over it; build kernels with -fstack-clash-protection to make
+ * every frame probe its pages in order.
  *
  * Threads. A pool is not thread-safe: use one pool per thread, and keep
  * each coroutine on the thread that created it. coro_current() and the
@@ -71,6 +72,7 @@
 #define CHUNK_SLOTS 64            /* stacks per mapping */
 #define MIN_STACK_BYTES     (16u * 1024u)   /* least usable stack */
 #define ALTSTACK_BYTES      (64u * 1024u)   /* signal stack per thread */
+#define GUARD_BYTES         (64u * 1024u)   /* no-access guard below each stack (at least a page) */
 
 /* Invariants: a coroutine is in exactly one of the states
  *   fresh     (!started, !done): on the free list or just created;
@@ -413,6 +415,13 @@ void coro_pool_init(struct coro_pool *pool, size_t stack_bytes)
         pool->carve_left = 0;
 }
 
+/* The guard below each stack: GUARD_BYTES, or a page if that is larger. */
+static size_t guard_bytes(void)
+{
+        size_t page_bytes = (size_t)sysconf(_SC_PAGESIZE);
+        return page_bytes > GUARD_BYTES ? page_bytes : GUARD_BYTES;
+}
+
 void coro_pool_fini(struct coro_pool *pool)
 {
         struct coro *co = pool->free;
@@ -424,7 +433,7 @@ void coro_pool_fini(struct coro_pool *pool)
         pool->free = NULL;
         /* Live coroutines (n_live != 0) were the caller's to release; their
          * chunk goes all the same. */
-        size_t chunk_bytes = CHUNK_SLOTS * (pool->stack_bytes + (size_t)sysconf(_SC_PAGESIZE));
+        size_t chunk_bytes = CHUNK_SLOTS * (pool->stack_bytes + guard_bytes());
         for (size_t i = 0; i < pool->n_chunks; i++)
                 munmap(pool->chunks[i], chunk_bytes);
         free(pool->chunks);
@@ -471,15 +480,15 @@ static void guard_probe(void)
         munmap(p, page_bytes);
 }
 
-/* Make the page at p inaccessible. A guard region (MADV_GUARD_INSTALL)
+/* Make the guard at p inaccessible. A guard region (MADV_GUARD_INSTALL)
  * leaves the chunk one mapping; mprotect splits it in two per stack (the
  * guard and the stack), and the kernel caps a process's mappings
  * (vm.max_map_count, 65530 by default). */
-static int install_guard(char *p, size_t page_bytes)
+static int install_guard(char *p, size_t bytes)
 {
         if (guard_regions)
-                return madvise(p, page_bytes, MADV_GUARD_INSTALL);
-        return mprotect(p, page_bytes, PROT_NONE);
+                return madvise(p, bytes, MADV_GUARD_INSTALL);
+        return mprotect(p, bytes, PROT_NONE);
 }
 
 bool coro_guard_regions(void)
@@ -499,7 +508,7 @@ size_t coro_mappings(size_t n_stacks)
 static struct coro *map_coro(struct coro_pool *pool)
 {
         size_t page_bytes = (size_t)sysconf(_SC_PAGESIZE);
-        size_t slot_bytes = pool->stack_bytes + page_bytes;
+        size_t slot_bytes = pool->stack_bytes + guard_bytes();
         if (pool->carve_left == 0) {
                 if (pool->n_chunks == pool->cap_chunks) {
                         size_t cap = pool->cap_chunks ? 2 * pool->cap_chunks : 16;
@@ -519,7 +528,7 @@ static struct coro *map_coro(struct coro_pool *pool)
         }
         char *map = pool->carve;
         pthread_once(&guard_once, guard_probe);
-        if (install_guard(map, page_bytes) != 0)
+        if (install_guard(map, guard_bytes()) != 0)
                 return NULL;
         /* Fault in the top page (the struct and the first frames) in one
          * call: a demand fault costs several times more on virtual machines.
@@ -533,7 +542,7 @@ static struct coro *map_coro(struct coro_pool *pool)
         co->map = map;
         co->map_bytes = slot_bytes;
         co->stack_bytes = pool->stack_bytes;
-        co->stack_lo = map + page_bytes;
+        co->stack_lo = map + guard_bytes();
         co->stack_hi = (char *)co;
         pool->n_mapped++;
         return co;

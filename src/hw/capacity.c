@@ -36,7 +36,7 @@
  * tensors, which the kernel's setup knows and this check does not.
  *
  * The address space per PE is the coroutine's stack slot (256 KiB and a
- * guard page, engine/coro.c) and the first 1 MiB chunk of the tensor arena
+ * 64 KiB guard, engine/coro.c) and the first 1 MiB chunk of the tensor arena
  * (ARENA_CHUNK, tl/tensor.c); only RLIMIT_AS makes it matter.
  *
  * Memory mappings: the kernel caps a process's mappings at
@@ -58,7 +58,7 @@
 #include "hw/hw.h"
 
 #define HW_RUNTIME_RSS_PER_PE (64u << 10)   /* resident, bytes; see above */
-#define HW_RUNTIME_VM_PER_PE ((256u << 10) + 4096u + (1u << 20)) /* address space, bytes */
+#define HW_RUNTIME_VM_PER_PE ((256u << 10) + (64u << 10) + (1u << 20)) /* address space, bytes */
 #define HW_BASE_BYTES (64ull << 20)          /* the program, libraries, heap slack */
 #define HW_BASE_MAPPINGS 2048u              /* mappings besides the stacks */
 #define UNLIMITED (UINT64_MAX / 4)          /* a "limit" at or above this is none */
