@@ -4,7 +4,7 @@
 #
 #   bash scripts/fuzz.sh [--time SECONDS] [--merge] [HARNESS...]
 #
-# HARNESS is npy, topo or sweep (default: all of fuzz/fuzz_*.c); --time is
+# HARNESS is npy, topo, sweep or kernel (default: all of fuzz/fuzz_*.c); --time is
 # each harness's budget (default 60 s, or $FUZZ_SECONDS). The core is built
 # once into build-fuzz/ (or $FUZZ_OUT; an object is rebuilt when its source
 # or any header is newer). Each harness starts from its seed corpus
@@ -17,7 +17,8 @@
 # bad-input corpus as a regression test, tests/bad/KIND/fuzz-HASH.EXT with a
 # sidecar stating a placeholder message that fails its test on purpose:
 # fix the bug, then write the message the input must produce into the
-# sidecar (tests/bad/README.md). KIND is topo, sweep or npy.
+# sidecar (tests/bad/README.md). KIND is topo, sweep, npy, or kernels for
+# the kernel harness (a program: fuzz-HASH.bin with fuzz-HASH.expect).
 # Exit status: 0 no finding; 1 a finding; 2 bad usage or a build failure.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -96,7 +97,14 @@ max_len() {
 ext_of() {
         case $1 in
         npy) echo npy ;;
+        kernel) echo bin ;;
         *) echo yaml ;;
+        esac
+}
+kind_of() {    # the bad-input directory of a harness's findings
+        case $1 in
+        kernel) echo kernels ;;   # replayed by tests/unit/test_fuzz_replay.c
+        *) echo "$1" ;;
         esac
 }
 
@@ -122,7 +130,7 @@ for h in "${harnesses[@]}"; do
                 status=1
                 summary+=("$h: FINDING after ${execs:-?} execs (exit $rc)")
                 grep -m5 -E 'ERROR|SUMMARY|internal error|deadly signal' "$log" | sed 's/^/    /'
-                kind=$h
+                kind=$(kind_of "$h")
                 for f in "${found[@]}"; do
                         [ -e "$f" ] || continue
                         base=$(basename "$f")
