@@ -1,10 +1,9 @@
 /* cli/common.c: helpers shared by the subcommands. */
-#include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "base/diag.h"
+#include "base/params.h"
 #include "cli/cli.h"
 
 int cli_unknown_option(const char *cmd, const char *opt, const char *const *known)
@@ -36,10 +35,8 @@ int cli_not_found(const char *cmd, const char *what, const char *name, const cha
 
 int cli_parse_timeout(const char *v, double *seconds, struct diag *d)
 {
-        char *end;
-        errno = 0;
-        double s = strtod(v, &end);
-        if (*v == '\0' || *v == ' ' || *end || errno || !isfinite(s) || s <= 0 || s > 1e7) {
+        double s = 0;
+        if (!params_parse_double(v, &s) || s <= 0 || s > 1e7) {
                 diag_error(d, "--timeout-s %s: expected a number of seconds in (0, 1e7]", v);
                 return -1;
         }

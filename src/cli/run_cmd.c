@@ -1,6 +1,5 @@
 /* cli/run_cmd.c: `cubesim run KERNEL` and `cubesim kernels`. */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,10 +153,8 @@ int cli_run(int argc, char **argv)
                         } else if (strcmp(a, "--expect") == 0) {
                                 ro.expect_dir = v;
                         } else if (strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0) {
-                                char *end;
-                                errno = 0;
-                                double x = strtod(v, &end);
-                                if (*v == '\0' || *end || errno || !isfinite(x) || x < 0)
+                                double x = 0;
+                                if (!params_parse_double(v, &x) || x < 0)
                                         diag_error(&d, "%s %s: expected a number >= 0", a, v);
                                 else if (a[2] == 'r')
                                         ro.rtol = x;
