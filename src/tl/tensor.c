@@ -105,6 +105,25 @@ size_t tl_dtype_size(tl_dtype dt)
 
 #define ARENA_CHUNK (1u << 20)
 
+/* A new malloc'd block of bytes appended to *blocks (n used, cap
+ * entries; the array grows by doubling): the block, or NULL. The arena's
+ * chunks and the tensor structs' blocks. */
+static char *block_push(char ***blocks, size_t *n, size_t *cap, size_t bytes)
+{
+        if (*n == *cap) {
+                size_t c = *cap ? 2 * *cap : 8;
+                char **b = realloc(*blocks, c * sizeof *b);
+                if (!b)
+                        return NULL;
+                *blocks = b;
+                *cap = c;
+        }
+        char *p = malloc(bytes);
+        if (p)
+                (*blocks)[(*n)++] = p;
+        return p;
+}
+
 void *tl__arena_alloc(tl_ctx *tl, size_t bytes)
 {
         struct tl_arena *a = &tl->arena;
@@ -120,19 +139,10 @@ void *tl__arena_alloc(tl_ctx *tl, size_t bytes)
                 off = 0;
         }
         if (chunk >= a->n_chunks) {
-                if (a->n_chunks == a->cap_chunks) {
-                        size_t cap = a->cap_chunks ? a->cap_chunks * 2 : 4;
-                        char **c = realloc(a->chunks, cap * sizeof *c);
-                        if (!c)
-                                return NULL;
-                        a->chunks = c;
-                        a->cap_chunks = cap;
-                }
-                a->chunks[a->n_chunks] = malloc(a->chunk_bytes);
-                if (!a->chunks[a->n_chunks])
+                char *c = block_push(&a->chunks, &a->n_chunks, &a->cap_chunks, a->chunk_bytes);
+                if (!c)
                         return NULL;
-                POISON(a->chunks[a->n_chunks], a->chunk_bytes);
-                a->n_chunks++;
+                POISON(c, a->chunk_bytes);
         }
         a->pos = chunk * a->chunk_bytes + off + bytes;
         UNPOISON(a->chunks[chunk] + off, asked);
@@ -257,21 +267,12 @@ static tl_tensor *struct_new(tl_ctx *tl)
                 return t;
         }
         if (p->n_blocks == 0 || p->block_used == TL_STRUCTS_PER_BLOCK) {
-                if (p->n_blocks == p->cap_blocks) {
-                        size_t cap = p->cap_blocks ? 2 * p->cap_blocks : 8;
-                        tl_tensor **b = realloc(p->blocks, cap * sizeof *b);
-                        if (!b)
-                                return NULL;
-                        p->blocks = b;
-                        p->cap_blocks = cap;
-                }
-                p->blocks[p->n_blocks] = malloc(TL_STRUCTS_PER_BLOCK * sizeof(tl_tensor));
-                if (!p->blocks[p->n_blocks])
+                if (!block_push(&p->blocks, &p->n_blocks, &p->cap_blocks,
+                                TL_STRUCTS_PER_BLOCK * sizeof(tl_tensor)))
                         return NULL;
-                p->n_blocks++;
                 p->block_used = 0;
         }
-        return &p->blocks[p->n_blocks - 1][p->block_used++];
+        return (tl_tensor *)(void *)p->blocks[p->n_blocks - 1] + p->block_used++;
 }
 
 /* t (its fields set) becomes a live tensor of tl, made in the innermost

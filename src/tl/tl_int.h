@@ -71,7 +71,7 @@ struct tl_msg {
  * scopes is still caught there. Structs made at kernel level live until
  * the run ends. */
 struct tl_tensors {
-        struct tl_tensor **blocks;   /* malloc'd blocks of TL_STRUCTS_PER_BLOCK */
+        char **blocks;               /* malloc'd blocks of TL_STRUCTS_PER_BLOCK structs */
         size_t n_blocks, cap_blocks; /* blocks used, entries of blocks */
         size_t block_used;           /* structs handed out of the last block */
         struct tl_tensor *dead_head; /* quarantine, oldest first */
