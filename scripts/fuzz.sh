@@ -76,7 +76,13 @@ if ! echo "$srcs" | xargs -P "$jobs" -I{} sh -c '
         exit 2
 fi
 rm -f "$out/libcore.a"
-ar rcs "$out/libcore.a" "$out"/obj/*.o || exit 2
+# Only the objects of today's sources: one left by a file since moved or
+# removed would define its symbols twice.
+objs=()
+for f in $srcs; do
+        objs+=("$out/obj/$(echo "$f" | tr / _).o")
+done
+ar rcs "$out/libcore.a" "${objs[@]}" || exit 2
 for h in "${harnesses[@]}"; do
         # Whole archive: the kernel registry refers to every kernel.
         if ! $CC "${cflags[@]}" "${san[@]}" -fsanitize=fuzzer "fuzz/fuzz_$h.c" \
