@@ -35,7 +35,7 @@
  * Elementwise binary ops broadcast like NumPy on matching trailing
  * dimensions of extent 1 (a [M, 1] row statistic against [M, N]).
  *
- * MATH ops (TL_OPS below): exp, log, sqrt, rsqrt, recip, tanh, erf,
+ * MATH ops (TL_OPS below): exp, log, sqrt, rsqrt, recip, tanh, erf, sin, cos,
  * sigmoid, relu, silu, gelu (erf form) and gelu_tanh (tanh approximation);
  * add, sub, mul, div, max, min (broadcasting); scalar add and mul; where
  * (select with a mask); sum, amax and mean along any axis, rowmax and
@@ -224,6 +224,8 @@ TL_API void tl__wait_tensor(tl_ctx *, tl_tensor *t, const char *file, int line);
         OP(AMAX, amax, AMAX, REDUCE)          /* the largest element along an axis */     \
         OP(MEAN, mean, MEAN, REDUCE)          /* the mean along an axis */                 \
         OP(RMSNORM, rmsnorm, RMSNORM, TENSOR) /* composite: RMS norm of each row */        \
+        OP(SIN, sin, SIN, UNARY)              /* sine, x in radians */                     \
+        OP(COS, cos, COS, UNARY)              /* cosine, x in radians */                   \
         ALIAS(NEG, neg, SCALE, UNARY)         /* -x: a scale by -1 */                      \
         ALIAS(COPY, copy, CAST, UNARY)        /* x: a cast to fp32 */                      \
         ALIAS(GEMM, gemm, DOT, NONE)          /* composite: out = a . b, fp32 accumulate */
@@ -271,6 +273,8 @@ TL_API tl_tensor *tl__mask_causal(tl_ctx *, tl_tensor *x, int64_t offset, const 
 #define tl_rsqrt(tl, x) tl__math1((tl), TL_RSQRT, (x), __FILE__, __LINE__)
 #define tl_log(tl, x) tl__math1((tl), TL_LOG, (x), __FILE__, __LINE__)
 #define tl_tanh(tl, x) tl__math1((tl), TL_TANH, (x), __FILE__, __LINE__)
+#define tl_sin(tl, x) tl__math1((tl), TL_SIN, (x), __FILE__, __LINE__)
+#define tl_cos(tl, x) tl__math1((tl), TL_COS, (x), __FILE__, __LINE__)
 #define tl_erf(tl, x) tl__math1((tl), TL_ERF, (x), __FILE__, __LINE__)
 #define tl_sigmoid(tl, x) tl__math1((tl), TL_SIGMOID, (x), __FILE__, __LINE__)
 #define tl_silu(tl, x) tl__math1((tl), TL_SILU, (x), __FILE__, __LINE__)

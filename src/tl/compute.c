@@ -105,6 +105,8 @@ static float apply1(tl_math_op op, float v)
         case TL_LOG: return logf(v);
         case TL_TANH: return tanhf(v);
         case TL_ERF: return erff(v);
+        case TL_SIN: return sinf(v);
+        case TL_COS: return cosf(v);
         case TL_SIGMOID: return sigmoid(v);
         case TL_SILU: return v * sigmoid(v);
         case TL_GELU: return 0.5f * v * (1.0f + erff(v * (float)M_SQRT1_2));

@@ -184,7 +184,7 @@ struct tl_global {
         bool saved;                  /* written to --save-inputs */
 };
 
-#define TL_MAX_GLOBALS 16
+#define TL_MAX_GLOBALS 32
 
 /* A run: per-PE contexts, the setup's tensors, outputs, error state. */
 struct tl_run {

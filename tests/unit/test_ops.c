@@ -33,9 +33,10 @@ static tl_tensor *ramp(tl_ctx *tl, int64_t r, int64_t c, float lo, float hi)
 
 /* ---- unary ops ------------------------------------------------------------------ */
 
-#define N_UNARY 9
+#define N_UNARY 11
 static const tl_op unary_ops[N_UNARY] = { TL_SQRT, TL_RSQRT, TL_LOG, TL_TANH, TL_ERF,
-                                          TL_SIGMOID, TL_SILU, TL_GELU, TL_GELU_TANH };
+                                          TL_SIGMOID, TL_SILU, TL_GELU, TL_GELU_TANH,
+                                          TL_SIN, TL_COS };
 static float unary_in[256], unary_out[N_UNARY][256];
 
 static double reference(tl_op op, double x)
@@ -46,6 +47,8 @@ static double reference(tl_op op, double x)
         case TL_LOG: return log(x);
         case TL_TANH: return tanh(x);
         case TL_ERF: return erf(x);
+        case TL_SIN: return sin(x);
+        case TL_COS: return cos(x);
         case TL_SIGMOID: return 1 / (1 + exp(-x));
         case TL_SILU: return x / (1 + exp(-x));
         case TL_GELU: return 0.5 * x * (1 + erf(x / sqrt(2)));

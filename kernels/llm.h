@@ -1,0 +1,68 @@
+/* kernels/llm.h: the decoder layer kernel llm_layer (Llama-3 family):
+ * its argument block, model presets and budgets. Host side: llm_setup.c;
+ * device side: llm_layer.c.
+ *
+ * Shapes: batch B, query length Sq (1: decode), past length P, hidden H,
+ * query heads Hq, KV heads Hkv, group G = Hq / Hkv, head dim D, FFN width
+ * F, T = B * Sq token rows. Weights are [in, out] (y = x . W). Tensor
+ * parallelism over tp ranks (Megatron): rank r owns query heads
+ * r * Hq / tp .., KV heads r * Hkv / tp .., FFN columns r * F / tp ..
+ * (column slices of wq, wk, wv, w_gate, w_up; row slices of wo, w_down),
+ * and the two row-parallel GEMMs end in an all-reduce over the ranks. */
+#ifndef CUBESIM_KERNELS_LLM_H
+#define CUBESIM_KERNELS_LLM_H
+
+#include <cubesim/tl.h>
+
+#define LLM_ROPE_THETA 500000.0      /* RoPE base (Llama 3) */
+#define LLM_EPS 1e-5f                /* RMSNorm epsilon */
+#define LLM_KV_TILE 128              /* keys per attention tile */
+#define LLM_Q_ROWS 64                /* query rows per attention block (prefill) */
+#define LLM_MAX_GROUP 64             /* most query heads per KV head (rows of a decode block) */
+#define LLM_ACC_ELEMS 32768          /* fp32 elements of a PE's GEMM accumulator in TCM */
+#define LLM_NORM_ELEMS 65536         /* elements of one RMSNorm block in scratch */
+
+/* A published model configuration. */
+struct llm_model {
+        const char *name;            /* preset name, e.g. "llama3-70b" */
+        int64_t hidden;              /* hidden_size */
+        int64_t q_heads, kv_heads;   /* num_attention_heads, num_key_value_heads */
+        int64_t head_dim;            /* hidden_size / num_attention_heads */
+        int64_t ffn;                 /* intermediate_size */
+        int64_t layers;              /* num_hidden_layers */
+        int64_t vocab;               /* vocab_size */
+};
+
+extern const struct llm_model llm_models[];   /* ended by name NULL */
+/* The preset called name, or NULL. */
+const struct llm_model *llm_model_find(const char *name);
+
+/* The argument block of llm_layer. */
+struct llm_args {
+        tl_tensor *x;                /* input [B, Sq, H] */
+        tl_tensor *wq, *wk, *wv, *wo; /* [H, Hq*D], [H, Hkv*D] x 2, [Hq*D, H] */
+        tl_tensor *wg, *wu, *wd;     /* w_gate, w_up [H, F]; w_down [F, H] */
+        tl_tensor *attn_norm, *mlp_norm; /* [H] */
+        tl_tensor *k_cache, *v_cache; /* [B, Hkv, P, D]; NULL when P is 0 */
+        tl_tensor *out;              /* output [B, Sq, H] */
+        tl_tensor *k_new, *v_new;    /* outputs [B, Hkv, Sq, D]: keys after RoPE, values */
+        tl_tensor *n1, *n2, *h;      /* temporaries [T, H]: the two norms, the residual */
+        tl_tensor *q, *attn;         /* temporaries [T, Hq*D]: queries before RoPE, attention */
+        tl_tensor *kt, *vt;          /* temporaries [T, Hkv*D]: new keys before RoPE, values */
+        tl_tensor *act;              /* temporary [T, F]: silu(gate) * up */
+        int64_t batch, sq, past;     /* B, Sq, P */
+        int64_t hidden, hq, hkv, d, ffn; /* H, Hq, Hkv, D, F */
+        int64_t group;               /* G = Hq / Hkv */
+        int tp;                      /* tensor-parallel ranks */
+        tl_dtype dt;                 /* activations, caches and outputs */
+        tl_dtype wdt;                /* weights */
+        float scale;                 /* 1 / sqrt(D) */
+        float log_theta;             /* ln(RoPE theta) */
+};
+
+/* Host side (llm_setup.c): the parameters, and the setup that reads them
+ * and declares the tensors. */
+extern const struct tl_param llm_params[];
+void llm_setup(tl_setup *s, void *args);
+
+#endif

@@ -1,0 +1,475 @@
+/* kernels/llm_layer.c: one Llama-3 decoder layer on every PE of the
+ * machine, with tensor parallelism (see llm.h for the shapes and the
+ * split; llm_setup.c for the parameters).
+ *
+ *   n1 = RMSNorm(x, attn_norm); q, k, v = n1 . wq, wk, wv
+ *   RoPE (rotate-half, theta 500000) on q and k at positions P .. P+Sq-1
+ *   causal GQA attention over the cache and the new keys, scale 1/sqrt(D)
+ *   h = x + attn . wo
+ *   out = h + (silu(n2 . w_gate) * (n2 . w_up)) . w_down, n2 = RMSNorm(h, mlp_norm)
+ *
+ * The machine's PEs form tp contiguous blocks of N / tp ranks (a block is
+ * a set of SIPs, or of cubes); block r is tensor-parallel rank r. Inside a
+ * block the work of each phase is split evenly over its PEs, and the
+ * phases are separated by a barrier of the block:
+ *   1. RMSNorm rows -> n1;
+ *   2. the block's columns of q, k and v (one GEMM composite per slice);
+ *   3. RoPE on the new keys -> k_new, values -> v_new;
+ *   4. attention: decode (Sq = 1) folds a KV head's G query heads into the
+ *      rows of one block and splits the keys over PEs, whose partial
+ *      softmax states merge at the first of them; prefill takes blocks of
+ *      query rows of one head over all the keys they see. Per key tile one
+ *      Q.K^T dot and one softmax_merge composite (V streams from HBM);
+ *   5. the row-parallel wo GEMM: PE i of every block computes the same
+ *      columns of H into TCM, the ring all-reduce (collective.h) over the
+ *      blocks sums them, and the residual x is added -> h;
+ *   6. RMSNorm rows -> n2;
+ *   7. gate and up for the block's FFN columns: silu(gate) in TCM, then the
+ *      up GEMM with a multiply epilogue -> act;
+ *   8. the row-parallel w_down GEMM, all-reduce and residual h -> out.
+ * Phases 5 and 8 need no barrier before their all-reduce: a PE reduces the
+ * columns it computed. Temporaries live in HBM (llm_setup.c). */
+#include "collective.h"
+#include "gqa_common.h"
+#include "llm.h"
+
+/* Tags of the layer's messages (collective.h: each base owns COLL_TAGS). */
+enum { TAG_BARRIER = 100, TAG_ALLREDUCE = 200, TAG_MERGE = 300 };
+
+/* This PE's place, and its persistent TCM. */
+struct llm_pe {
+        struct coll_group block;     /* the PEs of its tensor-parallel rank */
+        struct coll_group ring;      /* PE block.me of every rank: the all-reduce ring */
+        int rank;                    /* tensor-parallel rank (block index) */
+        tl_tensor *ramp;             /* TCM [LLM_Q_ROWS, 1] fp32: 0, 1, 2, .. */
+        tl_tensor *freq;             /* TCM [1, D/2] fp32: theta^(-2i/D) */
+        tl_tensor *acc;              /* TCM [acc_rows, cols]: a GEMM's output block */
+        int64_t acc_rows;            /* rows of acc */
+        int64_t c0, cols;            /* its columns of H in phases 5 and 8 */
+};
+
+static tl_tensor *view2(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc)
+{
+        return tl_view(tl, t, ((int64_t[]){ r, c }), ((int64_t[]){ nr, nc }));
+}
+
+/* Rows [i0, i0 + n) of head h of a [B, Hkv, S, D] tensor, as [n, D]. */
+static tl_tensor *head_rows(tl_ctx *tl, tl_tensor *t, int64_t b, int64_t h, int64_t i0, int64_t n)
+{
+        int64_t d = tl_dim(t, 3);
+        tl_tensor *v = tl_view(tl, t, ((int64_t[]){ b, h, i0, 0 }), ((int64_t[]){ 1, 1, n, d }));
+        return tl_reshape(tl, v, 2, ((int64_t[]){ n, d }));
+}
+
+static void barrier(tl_ctx *tl, const struct llm_pe *pe)
+{
+        coll_barrier(tl, &pe->block, TAG_BARRIER);
+}
+
+/* t[0 .. n) = 0, 1, .., n - 1 in a TCM [n, 1] tensor, by doubling. */
+static void fill_ramp(tl_ctx *tl, tl_tensor *t, int64_t n)
+{
+        tl_scratch_scope_begin(tl);
+        tl_copy_to(tl, view2(tl, t, 0, 0, 1, 1), tl_fill(tl, TL_FP32, 2, ((int64_t[]){ 1, 1 }), 0));
+        for (int64_t len = 1; len < n; len *= 2) {
+                int64_t k = min64(len, n - len);
+                tl_copy_to(tl, view2(tl, t, len, 0, k, 1),
+                           tl_add_scalar(tl, view2(tl, t, 0, 0, k, 1), (float)len));
+        }
+        tl_scratch_scope_end(tl);
+}
+
+static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
+{
+        int n = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
+        int me = tl_rank(tl, -1, -1, -1), per = n / a->tp;
+        pe->rank = me / per;
+        pe->block = (struct coll_group){ .first = pe->rank * per, .stride = 1, .n = per,
+                                         .me = me % per };
+        pe->ring = (struct coll_group){ .first = me % per, .stride = per, .n = a->tp,
+                                        .me = pe->rank };
+        int64_t half = a->d / 2;
+        pe->ramp = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ LLM_Q_ROWS, 1 }));
+        pe->freq = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 1, half }));
+        fill_ramp(tl, pe->ramp, LLM_Q_ROWS);
+        /* freq_i = e^(-2i/D ln theta): a ramp along the row, then exp. */
+        tl_tensor *col = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ half, 1 }));
+        fill_ramp(tl, col, half);
+        tl_scratch_scope_begin(tl);
+        tl_tensor *row = tl_reshape(tl, col, 2, ((int64_t[]){ 1, half }));
+        tl_copy_to(tl, pe->freq, tl_exp(tl, tl_scale(tl, row, -2.0f * a->log_theta / (float)a->d)));
+        tl_scratch_scope_end(tl);
+        int64_t lo, hi;
+        gqa_split(a->hidden, per, pe->block.me, &lo, &hi);
+        pe->c0 = lo;
+        pe->cols = hi - lo;
+        int64_t t = a->batch * a->sq;
+        pe->acc_rows = min64(t, max64(1, LLM_ACC_ELEMS / max64(1, pe->cols)));
+        if (pe->cols > 0)
+                pe->acc = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ pe->acc_rows, pe->cols }));
+}
+
+/* ---- norms ---------------------------------------------------------------------- */
+
+/* dst = RMSNorm(src, w) for this PE's share of the rows of [T, H]. */
+static void rmsnorm_rows(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
+                         tl_tensor *src, tl_tensor *w, tl_tensor *dst)
+{
+        int64_t t = a->batch * a->sq, hd = a->hidden, lo, hi;
+        gqa_split(t, pe->block.n, pe->block.me, &lo, &hi);
+        int64_t blk = max64(1, LLM_NORM_ELEMS / hd);
+        tl_tensor *w2 = tl_reshape(tl, w, 2, ((int64_t[]){ 1, hd }));
+        for (int64_t r0 = lo; r0 < hi; r0 += blk) {
+                int64_t n = min64(blk, hi - r0);
+                tl_scratch_scope_begin(tl);
+                tl_tensor *x = tl_load(tl, view2(tl, src, r0, 0, n, hd));
+                tl_tensor *ms = tl_mean(tl, tl_mul(tl, x, x), -1);
+                tl_tensor *inv = tl_rsqrt(tl, tl_add_scalar(tl, ms, LLM_EPS));
+                tl_store(tl, view2(tl, dst, r0, 0, n, hd),
+                         tl_mul(tl, tl_mul(tl, x, inv), tl_load(tl, w2)));
+                tl_scratch_scope_end(tl);
+        }
+}
+
+/* ---- GEMMs ------------------------------------------------------------------------ */
+
+static tl_handle gemm(tl_ctx *tl, tl_tensor *a, tl_tensor *b, tl_tensor *out, const tl_epilogue *ep,
+                      int n_ep)
+{
+        return tl_composite(tl, &(tl_composite_desc){
+                .op = TL_GEMM, .a = a, .b = b, .out = out, .epilogue = ep, .n_epilogue = n_ep,
+                .tile_m = 64, .tile_n = 64, .tile_k = 256,
+        });
+}
+
+/* Phase 2: this PE's share of the block's q | k | v columns. */
+static void qkv(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
+{
+        int64_t t = a->batch * a->sq, hd = a->hidden;
+        int64_t wq = a->hq / a->tp * a->d, wk = a->hkv / a->tp * a->d;
+        struct { tl_tensor *w, *dst; int64_t width; } m[3] = {
+                { a->wq, a->q, wq }, { a->wk, a->kt, wk }, { a->wv, a->vt, wk },
+        };
+        int64_t lo, hi;
+        gqa_split(wq + 2 * wk, pe->block.n, pe->block.me, &lo, &hi);
+        tl_handle h[3];
+        int n_h = 0;
+        int64_t base = 0;
+        for (int i = 0; i < 3; i++) {
+                int64_t c0 = max64(lo, base) - base, c1 = min64(hi, base + m[i].width) - base;
+                base += m[i].width;
+                if (c1 <= c0)
+                        continue;
+                int64_t g0 = pe->rank * m[i].width + c0;   /* the column in the whole matrix */
+                h[n_h++] = gemm(tl, a->n1, view2(tl, m[i].w, 0, g0, hd, c1 - c0),
+                                view2(tl, m[i].dst, 0, g0, t, c1 - c0), NULL, 0);
+        }
+        for (int i = 0; i < n_h; i++)
+                tl_wait(tl, h[i]);
+}
+
+/* Phases 5 and 8: dst = res + sum over ranks of src . w (w's rows of this
+ * rank), for this PE's columns; src [T, K] holds this rank's K columns from
+ * column k0. */
+static void row_parallel(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
+                         tl_tensor *src, int64_t k0, int64_t k, tl_tensor *w, tl_tensor *res,
+                         tl_tensor *dst)
+{
+        if (pe->cols == 0)
+                return;
+        int64_t t = a->batch * a->sq;
+        for (int64_t r0 = 0; r0 < t; r0 += pe->acc_rows) {
+                int64_t n = min64(pe->acc_rows, t - r0);
+                tl_tensor *acc = view2(tl, pe->acc, 0, 0, n, pe->cols);
+                tl_wait(tl, gemm(tl, view2(tl, src, r0, k0, n, k),
+                                 view2(tl, w, k0, pe->c0, k, pe->cols), acc, NULL, 0));
+                coll_allreduce(tl, &pe->ring, acc, a->dt, TAG_ALLREDUCE);
+                tl_scratch_scope_begin(tl);
+                tl_tensor *r = tl_load(tl, view2(tl, res, r0, pe->c0, n, pe->cols));
+                tl_store(tl, view2(tl, dst, r0, pe->c0, n, pe->cols), tl_add(tl, acc, r));
+                tl_scratch_scope_end(tl);
+        }
+}
+
+/* Phase 7: act = silu(n2 . w_gate) * (n2 . w_up) for this PE's FFN columns. */
+static void gate_up(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
+{
+        int64_t t = a->batch * a->sq, hd = a->hidden, fl = a->ffn / a->tp, lo, hi;
+        gqa_split(fl, pe->block.n, pe->block.me, &lo, &hi);
+        int64_t cols = hi - lo, c = pe->rank * fl + lo;
+        if (cols == 0)
+                return;
+        int64_t rows = min64(t, max64(1, LLM_ACC_ELEMS / cols));
+        tl_tensor *g = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, cols }));
+        for (int64_t r0 = 0; r0 < t; r0 += rows) {
+                int64_t n = min64(rows, t - r0);
+                tl_tensor *gv = view2(tl, g, 0, 0, n, cols), *n2 = view2(tl, a->n2, r0, 0, n, hd);
+                gemm(tl, n2, view2(tl, a->wg, 0, c, hd, cols), gv,
+                     (tl_epilogue[]){ { .op = TL_SILU } }, 1);
+                tl_wait(tl, gemm(tl, n2, view2(tl, a->wu, 0, c, hd, cols),
+                                 view2(tl, a->act, r0, c, n, cols),
+                                 (tl_epilogue[]){ { .op = TL_MUL, .tensor = gv } }, 1));
+        }
+}
+
+/* ---- RoPE ----------------------------------------------------------------------- */
+
+/* The rotated halves of u [r, D] at positions pos0 + i for row i (or all
+ * at pos0 when one_pos). */
+static void rope(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe, tl_tensor *u,
+                 int64_t pos0, bool one_pos, tl_tensor **h1, tl_tensor **h2)
+{
+        int64_t r = tl_dim(u, 0), half = a->d / 2;
+        tl_tensor *pos = tl_add_scalar(tl, view2(tl, pe->ramp, 0, 0, one_pos ? 1 : r, 1),
+                                       (float)pos0);
+        tl_tensor *ang = tl_mul(tl, pos, pe->freq);
+        tl_tensor *c = tl_cos(tl, ang), *s = tl_sin(tl, ang);
+        tl_tensor *u1 = view2(tl, u, 0, 0, r, half), *u2 = view2(tl, u, 0, half, r, half);
+        *h1 = tl_sub(tl, tl_mul(tl, u1, c), tl_mul(tl, u2, s));
+        *h2 = tl_add(tl, tl_mul(tl, u2, c), tl_mul(tl, u1, s));
+}
+
+/* Phase 3: k_new = RoPE(k), v_new = v for the block's KV heads. */
+static void new_kv(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
+{
+        int64_t hl = a->hkv / a->tp, chunks = (a->sq + LLM_Q_ROWS - 1) / LLM_Q_ROWS;
+        int64_t half = a->d / 2;
+        for (int64_t w = pe->block.me; w < a->batch * hl * chunks; w += pe->block.n) {
+                int64_t b = w / (hl * chunks), h = pe->rank * hl + w / chunks % hl;
+                int64_t i0 = w % chunks * LLM_Q_ROWS, n = min64(LLM_Q_ROWS, a->sq - i0);
+                int64_t row = b * a->sq + i0;
+                tl_scratch_scope_begin(tl);
+                tl_tensor *k = tl_load(tl, view2(tl, a->kt, row, h * a->d, n, a->d));
+                tl_tensor *h1, *h2, *dst = head_rows(tl, a->k_new, b, h, i0, n);
+                rope(tl, a, pe, k, a->past + i0, false, &h1, &h2);
+                tl_store(tl, view2(tl, dst, 0, 0, n, half), h1);
+                tl_store(tl, view2(tl, dst, 0, half, n, half), h2);
+                tl_store(tl, head_rows(tl, a->v_new, b, h, i0, n),
+                         tl_load(tl, view2(tl, a->vt, row, h * a->d, n, a->d)));
+                tl_scratch_scope_end(tl);
+        }
+}
+
+/* ---- attention -------------------------------------------------------------------- */
+
+/* A PE's attention buffers in TCM. */
+struct attn_buf {
+        tl_tensor *qs;               /* [rows, D] fp32: rotated, scaled queries */
+        tl_tensor *kbuf[2];          /* [LLM_KV_TILE, D]: K tiles, double-buffered */
+        tl_tensor *m, *l, *o;        /* [rows, 1], [rows, 1], [rows, D]: online softmax state */
+};
+
+/* One block of query rows of KV head (b, h): rows [i0, i0 + n) of query
+ * head qh (decode: all G heads of the group at position P, n = G). */
+struct attn_item {
+        int64_t b, h;                /* batch, global KV head */
+        int64_t qh;                  /* global query head (prefill) */
+        int64_t i0, n;               /* query rows; decode: 0, G */
+        int64_t k0, k1;              /* keys [k0, k1) of cache + new it attends to */
+};
+
+/* Keys [j, j + n) of (b, h) as [n, D]: from the cache below P, else new. */
+static tl_tensor *keys(tl_ctx *tl, const struct llm_args *a, tl_tensor *cache, tl_tensor *fresh,
+                       int64_t b, int64_t h, int64_t j, int64_t n)
+{
+        return j < a->past ? head_rows(tl, cache, b, h, j, n)
+                           : head_rows(tl, fresh, b, h, j - a->past, n);
+}
+
+/* The end of the key tile that starts at j. */
+static int64_t tile_end(const struct llm_args *a, int64_t j, int64_t k1)
+{
+        int64_t e = min64(j + LLM_KV_TILE, k1);
+        return j < a->past ? min64(e, a->past) : e;
+}
+
+/* Load the item's queries, rotate and scale them into ab->qs, reset the
+ * state, and merge every key tile into it. */
+static void attend(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
+                   struct attn_buf *ab, const struct attn_item *it)
+{
+        int64_t d = a->d, half = d / 2, n = it->n;
+        bool decode = a->sq == 1;
+        tl_tensor *qs = view2(tl, ab->qs, 0, 0, n, d), *m = view2(tl, ab->m, 0, 0, n, 1);
+        tl_tensor *l = view2(tl, ab->l, 0, 0, n, 1), *o = view2(tl, ab->o, 0, 0, n, d);
+        tl_scratch_scope_begin(tl);
+        tl_tensor *q;
+        if (decode)
+                q = tl_reshape(tl, tl_load(tl, view2(tl, a->q, it->b, it->h * a->group * d, 1,
+                                                     a->group * d)),
+                               2, ((int64_t[]){ n, d }));
+        else
+                q = tl_load(tl, view2(tl, a->q, it->b * a->sq + it->i0, it->qh * d, n, d));
+        tl_tensor *h1, *h2;
+        rope(tl, a, pe, q, a->past + it->i0, decode, &h1, &h2);
+        tl_copy_to(tl, view2(tl, qs, 0, 0, n, half), tl_scale(tl, h1, a->scale));
+        tl_copy_to(tl, view2(tl, qs, 0, half, n, half), tl_scale(tl, h2, a->scale));
+        int64_t sh[2] = { n, 1 };
+        tl_copy_to(tl, m, tl_fill(tl, TL_FP32, 2, sh, GQA_NEG_BIG));
+        tl_copy_to(tl, l, tl_fill(tl, TL_FP32, 2, sh, 0.0f));
+        tl_copy_to(tl, o, tl_fill(tl, TL_FP32, 2, ((int64_t[]){ n, d }), 0.0f));
+        tl_scratch_scope_end(tl);
+        int cur = 0;
+        int64_t j = it->k0, e = tile_end(a, j, it->k1);
+        tl_copy_to(tl, view2(tl, ab->kbuf[0], 0, 0, e - j, d),
+                   keys(tl, a, a->k_cache, a->k_new, it->b, it->h, j, e - j));
+        while (j < it->k1) {
+                int64_t jn = e, en = jn < it->k1 ? tile_end(a, jn, it->k1) : jn;
+                if (jn < it->k1)     /* prefetch the next tile while this one computes */
+                        tl_copy_to(tl, view2(tl, ab->kbuf[1 - cur], 0, 0, en - jn, d),
+                                   keys(tl, a, a->k_cache, a->k_new, it->b, it->h, jn, en - jn));
+                tl_scratch_scope_begin(tl);
+                tl_tensor *s = tl_dot(tl, qs, view2(tl, ab->kbuf[cur], 0, 0, e - j, d), true);
+                /* New key j - P + c is hidden from query row i0 + r when it is later. */
+                int64_t off = it->i0 - (j - a->past);
+                if (j >= a->past && e - j - 1 > off)
+                        s = tl_mask_causal(tl, s, off);
+                tl_wait(tl, tl_softmax_merge(tl, s, keys(tl, a, a->v_cache, a->v_new, it->b,
+                                                         it->h, j, e - j), m, l, o));
+                tl_scratch_scope_end(tl);
+                j = jn;
+                e = en;
+                cur = 1 - cur;
+        }
+}
+
+/* Merge the partial state (mb, lb, ob) into the item's state. */
+static void merge_state(tl_ctx *tl, struct attn_buf *ab, int64_t n, int64_t d, tl_tensor *mb,
+                        tl_tensor *lb, tl_tensor *ob)
+{
+        tl_tensor *m = view2(tl, ab->m, 0, 0, n, 1), *l = view2(tl, ab->l, 0, 0, n, 1);
+        tl_tensor *o = view2(tl, ab->o, 0, 0, n, d);
+        tl_tensor *mn = tl_max(tl, m, mb);
+        tl_tensor *ea = tl_exp(tl, tl_sub(tl, m, mn)), *eb = tl_exp(tl, tl_sub(tl, mb, mn));
+        tl_copy_to(tl, l, tl_add(tl, tl_mul(tl, ea, l), tl_mul(tl, eb, lb)));
+        tl_copy_to(tl, o, tl_add(tl, tl_mul(tl, ea, o), tl_mul(tl, eb, ob)));
+        tl_copy_to(tl, m, mn);
+}
+
+/* O / l of the item into attn. */
+static void write_attn(tl_ctx *tl, const struct llm_args *a, struct attn_buf *ab,
+                       const struct attn_item *it)
+{
+        int64_t d = a->d, n = it->n;
+        tl_scratch_scope_begin(tl);
+        tl_tensor *res = tl_div(tl, view2(tl, ab->o, 0, 0, n, d), view2(tl, ab->l, 0, 0, n, 1));
+        if (a->sq == 1)
+                tl_store(tl, view2(tl, a->attn, it->b, it->h * a->group * d, 1, n * d),
+                         tl_reshape(tl, res, 2, ((int64_t[]){ 1, n * d })));
+        else
+                tl_store(tl, view2(tl, a->attn, it->b * a->sq + it->i0, it->qh * d, n, d), res);
+        tl_scratch_scope_end(tl);
+}
+
+/* Decode: (batch, KV head) units of the block, each split over `splits`
+ * PEs by keys; the first PE of a unit merges the others' states. */
+static void attention_decode(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
+                             struct attn_buf *ab)
+{
+        int64_t hl = a->hkv / a->tp, units = a->batch * hl, keys_n = a->past + 1;
+        int64_t tiles = (keys_n + LLM_KV_TILE - 1) / LLM_KV_TILE;
+        int64_t splits = max64(1, min64(pe->block.n / units, tiles));
+        int64_t g = a->group, d = a->d;
+        for (int64_t w = pe->block.me; w < units * splits; w += pe->block.n) {
+                int64_t u = w / splits, part = w % splits;
+                struct attn_item it = { .b = u / hl, .h = pe->rank * hl + u % hl, .n = g };
+                gqa_split(keys_n, splits, part, &it.k0, &it.k1);
+                attend(tl, a, pe, ab, &it);
+                int root = coll_rank(&pe->block, (int)(u * splits));
+                tl_scratch_scope_begin(tl);
+                if (part > 0) {
+                        tl_send(tl, root, view2(tl, ab->m, 0, 0, g, 1), TAG_MERGE);
+                        tl_send(tl, root, view2(tl, ab->l, 0, 0, g, 1), TAG_MERGE + 1);
+                        tl_send(tl, root, view2(tl, ab->o, 0, 0, g, d), TAG_MERGE + 2);
+                } else {
+                        for (int64_t k = 1; k < splits; k++) {
+                                int src = coll_rank(&pe->block, (int)(u * splits + k));
+                                tl_tensor *mb = tl_recv(tl, src, TAG_MERGE);
+                                tl_tensor *lb = tl_recv(tl, src, TAG_MERGE + 1);
+                                merge_state(tl, ab, g, d, mb, lb, tl_recv(tl, src, TAG_MERGE + 2));
+                        }
+                }
+                tl_scratch_scope_end(tl);
+                if (part == 0)
+                        write_attn(tl, a, ab, &it);
+        }
+}
+
+/* Prefill: blocks of LLM_Q_ROWS query rows of one query head over every
+ * key they see (the cache and the new keys up to their last row). */
+static void attention_prefill(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
+                              struct attn_buf *ab)
+{
+        int64_t hl = a->hq / a->tp, chunks = (a->sq + LLM_Q_ROWS - 1) / LLM_Q_ROWS;
+        for (int64_t w = pe->block.me; w < a->batch * hl * chunks; w += pe->block.n) {
+                struct attn_item it = { .b = w / (hl * chunks),
+                                        .qh = pe->rank * hl + w / chunks % hl,
+                                        .i0 = w % chunks * LLM_Q_ROWS };
+                it.h = it.qh / a->group;
+                it.n = min64(LLM_Q_ROWS, a->sq - it.i0);
+                it.k1 = a->past + it.i0 + it.n;
+                attend(tl, a, pe, ab, &it);
+                write_attn(tl, a, ab, &it);
+        }
+}
+
+static void attention(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
+{
+        int64_t rows = a->sq == 1 ? a->group : LLM_Q_ROWS, d = a->d;
+        struct attn_buf ab;
+        ab.qs = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, d }));
+        for (int i = 0; i < 2; i++)
+                ab.kbuf[i] = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ LLM_KV_TILE, d }));
+        ab.m = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, 1 }));
+        ab.l = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, 1 }));
+        ab.o = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, d }));
+        if (a->sq == 1)
+                attention_decode(tl, a, pe, &ab);
+        else
+                attention_prefill(tl, a, pe, &ab);
+}
+
+/* ---- the layer ---------------------------------------------------------------------- */
+
+static void llm_layer(tl_ctx *tl, const void *argp)
+{
+        const struct llm_args *a = argp;
+        struct llm_pe pe;
+        pe_init(tl, a, &pe);
+        int64_t t = a->batch * a->sq, hd = a->hidden;
+        int64_t qd = a->hq / a->tp * a->d, fl = a->ffn / a->tp;
+        tl_tensor *x = tl_reshape(tl, a->x, 2, ((int64_t[]){ t, hd }));
+        tl_tensor *out = tl_reshape(tl, a->out, 2, ((int64_t[]){ t, hd }));
+        rmsnorm_rows(tl, a, &pe, x, a->attn_norm, a->n1);
+        barrier(tl, &pe);
+        qkv(tl, a, &pe);
+        barrier(tl, &pe);
+        new_kv(tl, a, &pe);
+        barrier(tl, &pe);
+        attention(tl, a, &pe);
+        barrier(tl, &pe);
+        row_parallel(tl, a, &pe, a->attn, pe.rank * qd, qd, a->wo, x, a->h);
+        barrier(tl, &pe);
+        rmsnorm_rows(tl, a, &pe, a->h, a->mlp_norm, a->n2);
+        barrier(tl, &pe);
+        gate_up(tl, a, &pe);
+        barrier(tl, &pe);
+        row_parallel(tl, a, &pe, a->act, pe.rank * fl, fl, a->wd, a->h, out);
+}
+
+const struct tl_kernel tl_kernel_llm_layer = {
+        .name = "llm_layer",
+        .summary = "one Llama-3 decoder layer (RMSNorm, QKV, RoPE, causal GQA, wo, SwiGLU MLP) "
+                   "with Megatron tensor parallelism over tp blocks of PEs",
+        .fn = llm_layer,
+        .params = llm_params,
+        .args_size = sizeof(struct llm_args),
+        .setup = llm_setup,
+        .io_help = "inputs x.npy [batch, q_len, hidden], wq.npy [hidden, q_heads*head_dim], "
+                   "wk.npy and wv.npy [hidden, kv_heads*head_dim], wo.npy [q_heads*head_dim, "
+                   "hidden], w_gate.npy and w_up.npy [hidden, ffn], w_down.npy [ffn, hidden], "
+                   "attn_norm.npy and mlp_norm.npy [hidden], k_cache.npy and v_cache.npy "
+                   "[batch, kv_heads, past_len, head_dim] (none when past_len is 0); outputs "
+                   "out.npy [batch, q_len, hidden], k_new.npy and v_new.npy [batch, kv_heads, "
+                   "q_len, head_dim]",
+};
