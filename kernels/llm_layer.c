@@ -13,7 +13,7 @@
  * block the work of each phase is split evenly over its PEs, and the
  * phases are separated by a barrier of the block:
  *   1. RMSNorm rows -> n1;
- *   2. the block's columns of q, k and v (one GEMM composite per slice);
+ *   2. the block's columns of q, k and v;
  *   3. RoPE on the new keys -> k_new, values -> v_new;
  *   4. attention: decode (Sq = 1) folds a KV head's G query heads into the
  *      rows of one block and splits the keys over PEs, whose partial
@@ -24,11 +24,15 @@
  *      columns of H into TCM, the ring all-reduce (collective.h) over the
  *      blocks sums them, and the residual x is added -> h;
  *   6. RMSNorm rows -> n2;
- *   7. gate and up for the block's FFN columns: silu(gate) in TCM, then the
- *      up GEMM with a multiply epilogue -> act;
+ *   7. gate and up for the block's FFN columns -> act = silu(gate) * up;
  *   8. the row-parallel w_down GEMM, all-reduce and residual h -> out.
  * Phases 5 and 8 need no barrier before their all-reduce: a PE reduces the
- * columns it computed. Temporaries live in HBM (llm_setup.c). */
+ * columns it computed. Temporaries live in HBM (llm_setup.c).
+ *
+ * GEMMs stream their weights through TCM as primitives (two loads, a dot
+ * and an add per K step of LLM_TK, the next step's loads issued first),
+ * in output blocks of LLM_TM x LLM_TN. Decode is weight-bandwidth bound;
+ * primitives keep each DMA's HBM request at the time it is issued. */
 #include "collective.h"
 #include "gqa_common.h"
 #include "llm.h"
@@ -43,8 +47,9 @@ struct llm_pe {
         int rank;                    /* tensor-parallel rank (block index) */
         tl_tensor *ramp;             /* TCM [LLM_Q_ROWS, 1] fp32: 0, 1, 2, .. */
         tl_tensor *freq;             /* TCM [1, D/2] fp32: theta^(-2i/D) */
-        tl_tensor *acc;              /* TCM [acc_rows, cols]: a GEMM's output block */
-        int64_t acc_rows;            /* rows of acc */
+        tl_tensor *abuf[2];          /* TCM [LLM_TM, LLM_TK] dtype: GEMM A tiles, ping-pong */
+        tl_tensor *bbuf[2];          /* TCM [LLM_TK, LLM_TN] weight dtype: GEMM B tiles */
+        tl_tensor *acc[2];           /* TCM [LLM_TM * LLM_TN] fp32: GEMM output blocks */
         int64_t c0, cols;            /* its columns of H in phases 5 and 8 */
 };
 
@@ -103,10 +108,11 @@ static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
         gqa_split(a->hidden, per, pe->block.me, &lo, &hi);
         pe->c0 = lo;
         pe->cols = hi - lo;
-        int64_t t = a->batch * a->sq;
-        pe->acc_rows = min64(t, max64(1, LLM_ACC_ELEMS / max64(1, pe->cols)));
-        if (pe->cols > 0)
-                pe->acc = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ pe->acc_rows, pe->cols }));
+        for (int i = 0; i < 2; i++) {
+                pe->abuf[i] = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ LLM_TM, LLM_TK }));
+                pe->bbuf[i] = tl_alloc(tl, TL_TCM, a->wdt, 2, ((int64_t[]){ LLM_TK, LLM_TN }));
+                pe->acc[i] = tl_alloc(tl, TL_TCM, TL_FP32, 1, ((int64_t[]){ LLM_TM * LLM_TN }));
+        }
 }
 
 /* ---- norms ---------------------------------------------------------------------- */
@@ -133,14 +139,49 @@ static void rmsnorm_rows(tl_ctx *tl, const struct llm_args *a, const struct llm_
 
 /* ---- GEMMs ------------------------------------------------------------------------ */
 
-static tl_handle gemm(tl_ctx *tl, tl_tensor *a, tl_tensor *b, tl_tensor *out, const tl_epilogue *ep,
-                      int n_ep)
+/* acc [m, n] (TCM, fp32) = a [m, K] . b [K, n], m <= LLM_TM, n <= LLM_TN:
+ * K in LLM_TK steps through the PE's ping-pong buffers, the loads of step
+ * s + 1 issued before the dot of step s (DMA and GEMM overlap). */
+static void gemm_block(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, tl_tensor *b,
+                       tl_tensor *acc)
 {
-        return tl_composite(tl, &(tl_composite_desc){
-                .op = TL_GEMM, .a = a, .b = b, .out = out, .epilogue = ep, .n_epilogue = n_ep,
-                .tile_m = 64, .tile_n = 64, .tile_k = 256,
-        });
+        int64_t m = tl_dim(a, 0), k = tl_dim(a, 1), n = tl_dim(b, 1);
+        int64_t steps = (k + LLM_TK - 1) / LLM_TK;
+        int64_t kk = min64(LLM_TK, k);
+        tl_copy_to(tl, view2(tl, pe->abuf[0], 0, 0, m, kk), view2(tl, a, 0, 0, m, kk));
+        tl_copy_to(tl, view2(tl, pe->bbuf[0], 0, 0, kk, n), view2(tl, b, 0, 0, kk, n));
+        for (int64_t s = 0; s < steps; s++) {
+                int cur = (int)(s % 2), nxt = 1 - cur;
+                int64_t k0 = s * LLM_TK, kn = min64(LLM_TK, k - k0);
+                if (s + 1 < steps) {
+                        int64_t k1 = k0 + LLM_TK, kn1 = min64(LLM_TK, k - k1);
+                        tl_copy_to(tl, view2(tl, pe->abuf[nxt], 0, 0, m, kn1),
+                                   view2(tl, a, 0, k1, m, kn1));
+                        tl_copy_to(tl, view2(tl, pe->bbuf[nxt], 0, 0, kn1, n),
+                                   view2(tl, b, k1, 0, kn1, n));
+                }
+                tl_scratch_scope_begin(tl);
+                tl_tensor *p = tl_dot(tl, view2(tl, pe->abuf[cur], 0, 0, m, kn),
+                                      view2(tl, pe->bbuf[cur], 0, 0, kn, n), false);
+                tl_copy_to(tl, acc, s == 0 ? p : tl_add(tl, acc, p));
+                tl_scratch_scope_end(tl);
+        }
 }
+
+/* The first rows x cols elements of a flat accumulator, as a contiguous
+ * [rows, cols] tensor (the all-reduce cuts it into flat pieces). */
+static tl_tensor *acc_block(tl_ctx *tl, tl_tensor *acc, int64_t rows, int64_t cols)
+{
+        tl_tensor *v = tl_view(tl, acc, ((int64_t[]){ 0 }), ((int64_t[]){ rows * cols }));
+        return tl_reshape(tl, v, 2, ((int64_t[]){ rows, cols }));
+}
+
+/* The blocks of a [rows, cols] output: LLM_TM rows by LLM_TN columns. */
+#define FOR_BLOCKS(rows, cols, r0, nr, c0, nc)                                             \
+        for (int64_t r0 = 0, nr; r0 < (rows) && (nr = min64(LLM_TM, (rows) - r0)) > 0;      \
+             r0 += LLM_TM)                                                                  \
+                for (int64_t c0 = 0, nc; c0 < (cols) && (nc = min64(LLM_TN, (cols) - c0)) > 0; \
+                     c0 += LLM_TN)
 
 /* Phase 2: this PE's share of the block's q | k | v columns. */
 static void qkv(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
@@ -152,41 +193,36 @@ static void qkv(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
         };
         int64_t lo, hi;
         gqa_split(wq + 2 * wk, pe->block.n, pe->block.me, &lo, &hi);
-        tl_handle h[3];
-        int n_h = 0;
         int64_t base = 0;
         for (int i = 0; i < 3; i++) {
                 int64_t c0 = max64(lo, base) - base, c1 = min64(hi, base + m[i].width) - base;
                 base += m[i].width;
-                if (c1 <= c0)
-                        continue;
                 int64_t g0 = pe->rank * m[i].width + c0;   /* the column in the whole matrix */
-                h[n_h++] = gemm(tl, a->n1, view2(tl, m[i].w, 0, g0, hd, c1 - c0),
-                                view2(tl, m[i].dst, 0, g0, t, c1 - c0), NULL, 0);
+                FOR_BLOCKS(t, c1 - c0, r0, nr, j0, nc) {
+                        tl_tensor *acc = acc_block(tl, pe->acc[0], nr, nc);
+                        gemm_block(tl, pe, view2(tl, a->n1, r0, 0, nr, hd),
+                                   view2(tl, m[i].w, 0, g0 + j0, hd, nc), acc);
+                        tl_store(tl, view2(tl, m[i].dst, r0, g0 + j0, nr, nc), acc);
+                }
         }
-        for (int i = 0; i < n_h; i++)
-                tl_wait(tl, h[i]);
 }
 
 /* Phases 5 and 8: dst = res + sum over ranks of src . w (w's rows of this
  * rank), for this PE's columns; src [T, K] holds this rank's K columns from
- * column k0. */
+ * column k0. Every PE of the ring has the same blocks. */
 static void row_parallel(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
                          tl_tensor *src, int64_t k0, int64_t k, tl_tensor *w, tl_tensor *res,
                          tl_tensor *dst)
 {
-        if (pe->cols == 0)
-                return;
         int64_t t = a->batch * a->sq;
-        for (int64_t r0 = 0; r0 < t; r0 += pe->acc_rows) {
-                int64_t n = min64(pe->acc_rows, t - r0);
-                tl_tensor *acc = view2(tl, pe->acc, 0, 0, n, pe->cols);
-                tl_wait(tl, gemm(tl, view2(tl, src, r0, k0, n, k),
-                                 view2(tl, w, k0, pe->c0, k, pe->cols), acc, NULL, 0));
+        FOR_BLOCKS(t, pe->cols, r0, nr, j0, nc) {
+                int64_t c = pe->c0 + j0;
+                tl_tensor *acc = acc_block(tl, pe->acc[0], nr, nc);
+                gemm_block(tl, pe, view2(tl, src, r0, k0, nr, k), view2(tl, w, k0, c, k, nc), acc);
                 coll_allreduce(tl, &pe->ring, acc, a->dt, TAG_ALLREDUCE);
                 tl_scratch_scope_begin(tl);
-                tl_tensor *r = tl_load(tl, view2(tl, res, r0, pe->c0, n, pe->cols));
-                tl_store(tl, view2(tl, dst, r0, pe->c0, n, pe->cols), tl_add(tl, acc, r));
+                tl_tensor *r = tl_load(tl, view2(tl, res, r0, c, nr, nc));
+                tl_store(tl, view2(tl, dst, r0, c, nr, nc), tl_add(tl, acc, r));
                 tl_scratch_scope_end(tl);
         }
 }
@@ -196,19 +232,16 @@ static void gate_up(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *p
 {
         int64_t t = a->batch * a->sq, hd = a->hidden, fl = a->ffn / a->tp, lo, hi;
         gqa_split(fl, pe->block.n, pe->block.me, &lo, &hi);
-        int64_t cols = hi - lo, c = pe->rank * fl + lo;
-        if (cols == 0)
-                return;
-        int64_t rows = min64(t, max64(1, LLM_ACC_ELEMS / cols));
-        tl_tensor *g = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, cols }));
-        for (int64_t r0 = 0; r0 < t; r0 += rows) {
-                int64_t n = min64(rows, t - r0);
-                tl_tensor *gv = view2(tl, g, 0, 0, n, cols), *n2 = view2(tl, a->n2, r0, 0, n, hd);
-                gemm(tl, n2, view2(tl, a->wg, 0, c, hd, cols), gv,
-                     (tl_epilogue[]){ { .op = TL_SILU } }, 1);
-                tl_wait(tl, gemm(tl, n2, view2(tl, a->wu, 0, c, hd, cols),
-                                 view2(tl, a->act, r0, c, n, cols),
-                                 (tl_epilogue[]){ { .op = TL_MUL, .tensor = gv } }, 1));
+        FOR_BLOCKS(t, hi - lo, r0, nr, j0, nc) {
+                int64_t c = pe->rank * fl + lo + j0;
+                tl_tensor *g = acc_block(tl, pe->acc[0], nr, nc);
+                tl_tensor *u = acc_block(tl, pe->acc[1], nr, nc);
+                tl_tensor *n2 = view2(tl, a->n2, r0, 0, nr, hd);
+                gemm_block(tl, pe, n2, view2(tl, a->wg, 0, c, hd, nc), g);
+                gemm_block(tl, pe, n2, view2(tl, a->wu, 0, c, hd, nc), u);
+                tl_scratch_scope_begin(tl);
+                tl_store(tl, view2(tl, a->act, r0, c, nr, nc), tl_mul(tl, tl_silu(tl, g), u));
+                tl_scratch_scope_end(tl);
         }
 }
 
