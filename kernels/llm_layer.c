@@ -29,10 +29,11 @@
  * Phases 5 and 8 need no barrier before their all-reduce: a PE reduces the
  * columns it computed. Temporaries live in HBM (llm_setup.c).
  *
- * GEMMs stream their weights through TCM as primitives (two loads, a dot
- * and an add per K step of LLM_TK, the next step's loads issued first),
- * in output blocks of LLM_TM x LLM_TN. Decode is weight-bandwidth bound;
- * primitives keep each DMA's HBM request at the time it is issued. */
+ * GEMMs stream their operands through TCM (two loads and one GEMM
+ * composite on TCM operands per K step of LLM_TK, the next step's loads
+ * issued first), in output blocks of LLM_TM x LLM_TN. Decode is
+ * weight-bandwidth bound; loads issued one step ahead keep each DMA's HBM
+ * request at the time it is issued. */
 #include "collective.h"
 #include "gqa_common.h"
 #include "llm.h"
@@ -139,9 +140,11 @@ static void rmsnorm_rows(tl_ctx *tl, const struct llm_args *a, const struct llm_
 
 /* ---- GEMMs ------------------------------------------------------------------------ */
 
-/* acc [m, n] (TCM, fp32) = a [m, K] . b [K, n], m <= LLM_TM, n <= LLM_TN:
- * K in LLM_TK steps through the PE's ping-pong buffers, the loads of step
- * s + 1 issued before the dot of step s (DMA and GEMM overlap). */
+/* acc [m, n] (TCM, fp32, pinned) = a [m, K] . b [K, n], m <= LLM_TM,
+ * n <= LLM_TN: K in LLM_TK steps through the PE's ping-pong buffers, the
+ * loads of step s + 1 issued before the GEMM of step s (DMA and GEMM
+ * overlap). A step is one composite on TCM operands that adds its product
+ * to acc in place (no DMA). */
 static void gemm_block(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, tl_tensor *b,
                        tl_tensor *acc)
 {
@@ -160,11 +163,15 @@ static void gemm_block(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, tl_ten
                         tl_copy_to(tl, view2(tl, pe->bbuf[nxt], 0, 0, kn1, n),
                                    view2(tl, b, k1, 0, kn1, n));
                 }
-                tl_scratch_scope_begin(tl);
-                tl_tensor *p = tl_dot(tl, view2(tl, pe->abuf[cur], 0, 0, m, kn),
-                                      view2(tl, pe->bbuf[cur], 0, 0, kn, n), false);
-                tl_copy_to(tl, acc, s == 0 ? p : tl_add(tl, acc, p));
-                tl_scratch_scope_end(tl);
+                tl_tensor *ta = view2(tl, pe->abuf[cur], 0, 0, m, kn);
+                tl_tensor *tb = view2(tl, pe->bbuf[cur], 0, 0, kn, n);
+                tl_set_pinned(ta, true);
+                tl_set_pinned(tb, true);
+                tl_wait(tl, tl_composite(tl, &(tl_composite_desc){
+                        .op = TL_GEMM, .a = ta, .b = tb, .out = acc,
+                        .epilogue = (tl_epilogue[]){ { .op = TL_ADD, .tensor = acc } },
+                        .n_epilogue = s > 0, .tile_m = m, .tile_n = n, .tile_k = kn,
+                }));
         }
 }
 
@@ -173,7 +180,9 @@ static void gemm_block(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, tl_ten
 static tl_tensor *acc_block(tl_ctx *tl, tl_tensor *acc, int64_t rows, int64_t cols)
 {
         tl_tensor *v = tl_view(tl, acc, ((int64_t[]){ 0 }), ((int64_t[]){ rows * cols }));
-        return tl_reshape(tl, v, 2, ((int64_t[]){ rows, cols }));
+        tl_tensor *r = tl_reshape(tl, v, 2, ((int64_t[]){ rows, cols }));
+        tl_set_pinned(r, true);
+        return r;
 }
 
 /* The blocks of a [rows, cols] output: LLM_TM rows by LLM_TN columns. */
