@@ -18,6 +18,7 @@ extern const struct tl_kernel tl_kernel_gqa_decode_opt2;
 extern const struct tl_kernel tl_kernel_gqa_prefill;
 extern const struct tl_kernel tl_kernel_gqa_prefill_short;
 extern const struct tl_kernel tl_kernel_llm_layer;
+extern const struct tl_kernel tl_kernel_llm_lm_head;
 extern const struct tl_kernel *const tl_builtin_kernels[];
 
 const struct tl_kernel *const tl_builtin_kernels[] = {
@@ -34,5 +35,6 @@ const struct tl_kernel *const tl_builtin_kernels[] = {
         &tl_kernel_gqa_prefill,
         &tl_kernel_gqa_prefill_short,
         &tl_kernel_llm_layer,
+        &tl_kernel_llm_lm_head,
         NULL,
 };

@@ -39,6 +39,18 @@ extern const struct llm_model llm_models[];   /* ended by name NULL */
 /* The preset called name, or NULL. */
 const struct llm_model *llm_model_find(const char *name);
 
+/* Which ops a run includes: all (the layer), or one class alone, to time
+ * it (the breakdown of bench llm-step). Other is what no class covers:
+ * barriers, RoPE of the new keys, residual adds, silu(gate) * up. */
+enum llm_part {
+        LLM_PART_ALL,                /* the whole layer */
+        LLM_PART_GEMM,               /* the GEMMs (QKV, wo, gate, up, down) alone */
+        LLM_PART_ATTENTION,          /* attention alone */
+        LLM_PART_NORM,               /* the two RMSNorms alone */
+        LLM_PART_ALLREDUCE,          /* the two all-reduces alone */
+        LLM_PART_OTHER,              /* (never run alone: the rest of the layer) */
+};
+
 /* The argument block of llm_layer. */
 struct llm_args {
         tl_tensor *x;                /* input [B, Sq, H] */
@@ -60,11 +72,22 @@ struct llm_args {
         tl_dtype wdt;                /* weights */
         float scale;                 /* 1 / sqrt(D) */
         float log_theta;             /* ln(RoPE theta) */
+        enum llm_part part;          /* which ops run */
+};
+
+/* The argument block of llm_lm_head. */
+struct llm_head_args {
+        tl_tensor *x;                /* input [B, H]: each sequence's last hidden state */
+        tl_tensor *w;                /* w_lm [H, V] */
+        tl_tensor *logits;           /* output [B, V] */
+        int64_t batch, hidden, vocab; /* B, H, V */
+        tl_dtype dt, wdt;            /* activations and logits; weights */
 };
 
 /* Host side (llm_setup.c): the parameters, and the setup that reads them
  * and declares the tensors. */
-extern const struct tl_param llm_params[];
+extern const struct tl_param llm_params[], llm_head_params[];
 void llm_setup(tl_setup *s, void *args);
+void llm_head_setup(tl_setup *s, void *args);
 
 #endif

@@ -67,9 +67,18 @@ static tl_tensor *head_rows(tl_ctx *tl, tl_tensor *t, int64_t b, int64_t h, int6
         return tl_reshape(tl, v, 2, ((int64_t[]){ n, d }));
 }
 
-static void barrier(tl_ctx *tl, const struct llm_pe *pe)
+/* Whether the run includes the ops of class part (all of them with
+ * part=all; with part=CLASS only those, for the time of one class). */
+static bool runs(const struct llm_args *a, enum llm_part part)
 {
-        coll_barrier(tl, &pe->block, TAG_BARRIER);
+        return a->part == LLM_PART_ALL || a->part == part;
+}
+
+/* Barriers order the phases of a whole layer (they count as "other"). */
+static void barrier(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
+{
+        if (a->part == LLM_PART_ALL)
+                coll_barrier(tl, &pe->block, TAG_BARRIER);
 }
 
 /* t[0 .. n) = 0, 1, .., n - 1 in a TCM [n, 1] tensor, by doubling. */
@@ -83,6 +92,16 @@ static void fill_ramp(tl_ctx *tl, tl_tensor *t, int64_t n)
                            tl_add_scalar(tl, view2(tl, t, 0, 0, k, 1), (float)len));
         }
         tl_scratch_scope_end(tl);
+}
+
+/* The PE's GEMM buffers: activations of dtype dt, weights of wdt. */
+static void gemm_bufs(tl_ctx *tl, tl_dtype dt, tl_dtype wdt, struct llm_pe *pe)
+{
+        for (int i = 0; i < 2; i++) {
+                pe->abuf[i] = tl_alloc(tl, TL_TCM, dt, 2, ((int64_t[]){ LLM_TM, LLM_TK }));
+                pe->bbuf[i] = tl_alloc(tl, TL_TCM, wdt, 2, ((int64_t[]){ LLM_TK, LLM_TN }));
+                pe->acc[i] = tl_alloc(tl, TL_TCM, TL_FP32, 1, ((int64_t[]){ LLM_TM * LLM_TN }));
+        }
 }
 
 static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
@@ -109,11 +128,7 @@ static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
         gqa_split(a->hidden, per, pe->block.me, &lo, &hi);
         pe->c0 = lo;
         pe->cols = hi - lo;
-        for (int i = 0; i < 2; i++) {
-                pe->abuf[i] = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ LLM_TM, LLM_TK }));
-                pe->bbuf[i] = tl_alloc(tl, TL_TCM, a->wdt, 2, ((int64_t[]){ LLM_TK, LLM_TN }));
-                pe->acc[i] = tl_alloc(tl, TL_TCM, TL_FP32, 1, ((int64_t[]){ LLM_TM * LLM_TN }));
-        }
+        gemm_bufs(tl, a->dt, a->wdt, pe);
 }
 
 /* ---- norms ---------------------------------------------------------------------- */
@@ -209,6 +224,8 @@ static void qkv(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
                 int64_t g0 = pe->rank * m[i].width + c0;   /* the column in the whole matrix */
                 FOR_BLOCKS(t, c1 - c0, r0, nr, j0, nc) {
                         tl_tensor *acc = acc_block(tl, pe->acc[0], nr, nc);
+                        if (!runs(a, LLM_PART_GEMM))
+                                continue;
                         gemm_block(tl, pe, view2(tl, a->n1, r0, 0, nr, hd),
                                    view2(tl, m[i].w, 0, g0 + j0, hd, nc), acc);
                         tl_store(tl, view2(tl, m[i].dst, r0, g0 + j0, nr, nc), acc);
@@ -227,8 +244,13 @@ static void row_parallel(tl_ctx *tl, const struct llm_args *a, const struct llm_
         FOR_BLOCKS(t, pe->cols, r0, nr, j0, nc) {
                 int64_t c = pe->c0 + j0;
                 tl_tensor *acc = acc_block(tl, pe->acc[0], nr, nc);
-                gemm_block(tl, pe, view2(tl, src, r0, k0, nr, k), view2(tl, w, k0, c, k, nc), acc);
-                coll_allreduce(tl, &pe->ring, acc, a->dt, TAG_ALLREDUCE);
+                if (runs(a, LLM_PART_GEMM))
+                        gemm_block(tl, pe, view2(tl, src, r0, k0, nr, k),
+                                   view2(tl, w, k0, c, k, nc), acc);
+                if (runs(a, LLM_PART_ALLREDUCE))
+                        coll_allreduce(tl, &pe->ring, acc, a->dt, TAG_ALLREDUCE);
+                if (!runs(a, LLM_PART_OTHER))
+                        continue;
                 tl_scratch_scope_begin(tl);
                 tl_tensor *r = tl_load(tl, view2(tl, res, r0, c, nr, nc));
                 tl_store(tl, view2(tl, dst, r0, c, nr, nc), tl_add(tl, acc, r));
@@ -246,8 +268,12 @@ static void gate_up(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *p
                 tl_tensor *g = acc_block(tl, pe->acc[0], nr, nc);
                 tl_tensor *u = acc_block(tl, pe->acc[1], nr, nc);
                 tl_tensor *n2 = view2(tl, a->n2, r0, 0, nr, hd);
-                gemm_block(tl, pe, n2, view2(tl, a->wg, 0, c, hd, nc), g);
-                gemm_block(tl, pe, n2, view2(tl, a->wu, 0, c, hd, nc), u);
+                if (runs(a, LLM_PART_GEMM)) {
+                        gemm_block(tl, pe, n2, view2(tl, a->wg, 0, c, hd, nc), g);
+                        gemm_block(tl, pe, n2, view2(tl, a->wu, 0, c, hd, nc), u);
+                }
+                if (!runs(a, LLM_PART_OTHER))
+                        continue;
                 tl_scratch_scope_begin(tl);
                 tl_store(tl, view2(tl, a->act, r0, c, nr, nc), tl_mul(tl, tl_silu(tl, g), u));
                 tl_scratch_scope_end(tl);
@@ -482,20 +508,24 @@ static void llm_layer(tl_ctx *tl, const void *argp)
         int64_t qd = a->hq / a->tp * a->d, fl = a->ffn / a->tp;
         tl_tensor *x = tl_reshape(tl, a->x, 2, ((int64_t[]){ t, hd }));
         tl_tensor *out = tl_reshape(tl, a->out, 2, ((int64_t[]){ t, hd }));
-        rmsnorm_rows(tl, a, &pe, x, a->attn_norm, a->n1);
-        barrier(tl, &pe);
+        if (runs(a, LLM_PART_NORM))
+                rmsnorm_rows(tl, a, &pe, x, a->attn_norm, a->n1);
+        barrier(tl, a, &pe);
         qkv(tl, a, &pe);
-        barrier(tl, &pe);
-        new_kv(tl, a, &pe);
-        barrier(tl, &pe);
-        attention(tl, a, &pe);
-        barrier(tl, &pe);
+        barrier(tl, a, &pe);
+        if (runs(a, LLM_PART_OTHER))
+                new_kv(tl, a, &pe);
+        barrier(tl, a, &pe);
+        if (runs(a, LLM_PART_ATTENTION))
+                attention(tl, a, &pe);
+        barrier(tl, a, &pe);
         row_parallel(tl, a, &pe, a->attn, pe.rank * qd, qd, a->wo, x, a->h);
-        barrier(tl, &pe);
-        rmsnorm_rows(tl, a, &pe, a->h, a->mlp_norm, a->n2);
-        barrier(tl, &pe);
+        barrier(tl, a, &pe);
+        if (runs(a, LLM_PART_NORM))
+                rmsnorm_rows(tl, a, &pe, a->h, a->mlp_norm, a->n2);
+        barrier(tl, a, &pe);
         gate_up(tl, a, &pe);
-        barrier(tl, &pe);
+        barrier(tl, a, &pe);
         row_parallel(tl, a, &pe, a->act, pe.rank * fl, fl, a->wd, a->h, out);
 }
 
@@ -514,4 +544,35 @@ const struct tl_kernel tl_kernel_llm_layer = {
                    "[batch, kv_heads, past_len, head_dim] (none when past_len is 0); outputs "
                    "out.npy [batch, q_len, hidden], k_new.npy and v_new.npy [batch, kv_heads, "
                    "q_len, head_dim]",
+};
+
+/* ---- the LM head ---------------------------------------------------------------------- */
+
+/* logits = x . w_lm, the vocabulary's columns split evenly over every PE
+ * of the machine (vocab-parallel; the logits stay where they were made). */
+static void llm_lm_head(tl_ctx *tl, const void *argp)
+{
+        const struct llm_head_args *a = argp;
+        int n = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
+        struct llm_pe pe;
+        gemm_bufs(tl, a->dt, a->wdt, &pe);
+        int64_t lo, hi;
+        gqa_split(a->vocab, n, tl_rank(tl, -1, -1, -1), &lo, &hi);
+        FOR_BLOCKS(a->batch, hi - lo, r0, nr, j0, nc) {
+                tl_tensor *acc = acc_block(tl, pe.acc[0], nr, nc);
+                gemm_block(tl, &pe, view2(tl, a->x, r0, 0, nr, a->hidden),
+                           view2(tl, a->w, 0, lo + j0, a->hidden, nc), acc);
+                tl_store(tl, view2(tl, a->logits, r0, lo + j0, nr, nc), acc);
+        }
+}
+
+const struct tl_kernel tl_kernel_llm_lm_head = {
+        .name = "llm_lm_head",
+        .summary = "a model's LM head GEMM, logits = x . w_lm, vocabulary split over every PE",
+        .fn = llm_lm_head,
+        .params = llm_head_params,
+        .args_size = sizeof(struct llm_head_args),
+        .setup = llm_head_setup,
+        .io_help = "inputs x.npy [batch, hidden], w_lm.npy [hidden, vocab]; output logits.npy "
+                   "[batch, vocab]",
 };

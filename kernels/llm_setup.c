@@ -36,6 +36,8 @@ const struct llm_model *llm_model_find(const char *name)
 static const char *const llm_model_names[] = { "none", "llama3-8b", "llama3-70b",
                                                "llama31-405b", "qwen2-72b", "mistral-7b", NULL };
 static const char *const llm_dtypes[] = { "fp32", "bf16", "fp16", NULL };
+/* In enum llm_part order; "other" is never run alone. */
+static const char *const llm_parts[] = { "all", "gemm", "attention", "norm", "allreduce", NULL };
 
 const struct tl_param llm_params[] = {
         { "model", TL_PARAM_CHOICE, 0, 0, 0, llm_model_names,
@@ -52,6 +54,8 @@ const struct tl_param llm_params[] = {
         { "weight_dtype", TL_PARAM_CHOICE, 1, 0, 0, llm_dtypes, "weights and norm weights" },
         { "tp", TL_PARAM_INT, 1, 1, 4096, NULL,
           "tensor-parallel ranks: contiguous blocks of the machine's PEs (SIPs, else cubes)" },
+        { "part", TL_PARAM_CHOICE, 0, 0, 0, llm_parts,
+          "all: the layer; gemm, attention, norm, allreduce: that class of ops alone (timing)" },
         { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
@@ -89,6 +93,7 @@ void llm_setup(tl_setup *s, void *argp)
         a->dt = (tl_dtype)tl_setup_choice(s, "dtype");
         a->wdt = (tl_dtype)tl_setup_choice(s, "weight_dtype");
         a->tp = (int)tl_setup_int(s, "tp");
+        a->part = (enum llm_part)tl_setup_choice(s, "part");
         if (a->hq <= 0 || a->hkv <= 0 || a->d <= 0) {
                 tl_setup_error(s, "q_heads, kv_heads and head_dim must be positive");
                 return;
@@ -136,4 +141,31 @@ void llm_setup(tl_setup *s, void *argp)
         a->kt = tl_setup_tensor(s, "k", TL_TEMP, dt, 2, (int64_t[]){ t, kd });
         a->vt = tl_setup_tensor(s, "v", TL_TEMP, dt, 2, (int64_t[]){ t, kd });
         a->act = tl_setup_tensor(s, "act", TL_TEMP, dt, 2, (int64_t[]){ t, f });
+}
+
+const struct tl_param llm_head_params[] = {
+        { "model", TL_PARAM_CHOICE, 0, 0, 0, llm_model_names,
+          "preset of hidden and vocab (explicit values win)" },
+        { "hidden", TL_PARAM_INT, 256, 1, 1 << 20, NULL, "hidden size H" },
+        { "vocab", TL_PARAM_INT, 1024, 1, 1 << 24, NULL, "vocabulary V" },
+        { "batch", TL_PARAM_INT, 1, 1, 65536, NULL, "sequences B (one row each)" },
+        { "dtype", TL_PARAM_CHOICE, 1, 0, 0, llm_dtypes, "x and logits" },
+        { "weight_dtype", TL_PARAM_CHOICE, 1, 0, 0, llm_dtypes, "w_lm" },
+        { NULL, 0, 0, 0, 0, NULL, NULL },
+};
+
+void llm_head_setup(tl_setup *s, void *argp)
+{
+        struct llm_head_args *a = argp;
+        int mi = tl_setup_choice(s, "model");
+        const struct llm_model *m = mi > 0 ? &llm_models[mi - 1] : NULL;
+        a->hidden = shape_param(s, m, "hidden", m ? m->hidden : 0, "x", 1);
+        a->vocab = shape_param(s, m, "vocab", m ? m->vocab : 0, "w_lm", 1);
+        a->batch = tl_setup_dim(s, "batch", "x", 0);
+        a->dt = (tl_dtype)tl_setup_choice(s, "dtype");
+        a->wdt = (tl_dtype)tl_setup_choice(s, "weight_dtype");
+        a->x = tl_setup_tensor(s, "x", TL_INPUT, a->dt, 2, (int64_t[]){ a->batch, a->hidden });
+        a->w = tl_setup_tensor(s, "w_lm", TL_INPUT, a->wdt, 2, (int64_t[]){ a->hidden, a->vocab });
+        a->logits = tl_setup_tensor(s, "logits", TL_OUTPUT, a->dt, 2,
+                                    (int64_t[]){ a->batch, a->vocab });
 }

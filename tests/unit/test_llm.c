@@ -340,3 +340,23 @@ Test(llm, decode_never_beats_hbm_roofline)
         cr_assert_geq(kernel_ps, floor_ps, "decode took %.0f ps, below the HBM roofline %.0f ps",
                       kernel_ps, floor_ps);
 }
+
+/* ---- the LM head ------------------------------------------------------------------------ */
+
+Test(llm, lm_head_matches_float64)
+{
+        /* vocab 1000 over 8 PEs: 125 columns each, not a multiple of the blocks. */
+        const char *sets[] = { "hidden=96", "vocab=1000", "batch=3", "dtype=fp32",
+                               "weight_dtype=fp32" };
+        cr_assert_eq(fixture_run(tl_kernel_find("llm_lm_head"),
+                                 &(struct tl_run_opts){ .mode = TL_MODE_DATA, .seed = 5 }, sets, 5),
+                     0);
+        const float *x = in("x"), *w = in("w_lm");
+        double *ref = zeros(3 * 1000), *xd = zeros(3 * 96);
+        for (int i = 0; i < 3 * 96; i++)
+                xd[i] = x[i];
+        matmul(xd, w, 3, 96, 1000, ref);
+        check("logits", in("logits"), ref, 3 * 1000, 1e-3);
+        free(ref);
+        free(xd);
+}
