@@ -9,12 +9,14 @@ extern const struct bench bench_engine_hold;
 extern const struct bench bench_engine_phold;
 extern const struct bench bench_gqa_decode_dispatch;
 extern const struct bench bench_headline;
+extern const struct bench bench_llm_step;
 
 const struct bench *const bench_registry[] = {
         &bench_engine_hold,
         &bench_engine_phold,
         &bench_gqa_decode_dispatch,
         &bench_headline,
+        &bench_llm_step,
         NULL,
 };
 

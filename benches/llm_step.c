@@ -1,0 +1,532 @@
+/* benches/llm-step: time per token of whole models, from one simulated
+ * decoder layer (kernel llm_layer) times the model's layers plus its LM
+ * head GEMM (kernel llm_lm_head), as a sweep (src/sweep), bf16, op_log
+ * mode, on the built-in default machine.
+ *
+ * Panels:
+ *   decode    llm_layer, q_len 1: model x batch (1, 32) x past_len (4K, 32K)
+ *   prefill   llm_layer, q_len 2048, no cache (time to first token)
+ *   lm-head   llm_lm_head: model x batch (1, 32)
+ *   tp        llm_layer, llama3-70b decode, batch 1, 4K: tp = SIPs = 1, 2,
+ *             4, 8 on the machine of topologies/8sip.yaml (the default
+ *             with system.sips = tp and 225 GB/s inter-SIP links)
+ * Every llm_layer point runs once per `part`: all (the layer), and gemm,
+ * attention, norm, allreduce alone; a class's share of the layer is its
+ * time alone, "other" the rest (barriers, RoPE of the new keys, residual
+ * adds, silu * up, and whatever does not overlap).
+ *
+ * From sweep.json it derives, per model and case: time per output token
+ * (layers x layer + LM head), tokens/s per user and in all, time to first
+ * token, the decode HBM roofline ((weight + KV bytes) / HBM bandwidth) and
+ * how close the token comes to it, and the TP scaling with the
+ * all-reduce's share; it writes them as DIR/llm_step.json, a section
+ * appended to DIR/report.md and a stacked-bar figure
+ * DIR/figures/llm_breakdown.{gp,dat,png,svg}. */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../kernels/llm.h"
+#include "bench.h"
+#include "sweep/sweep.h"
+
+static const char *const step_params[] = { "models", "prefill_models", "tp_sips", "figures",
+                                           NULL };
+
+static const char default_models[] = "llama3-8b,llama3-70b,llama31-405b,qwen2-72b,mistral-7b";
+/* Prefill of the large models takes minutes of host time each; the
+ * default keeps the bench to a few minutes (`--set prefill_models=...`). */
+static const char default_prefill[] = "llama3-8b,mistral-7b";
+static const char default_tp[] = "1,2,4,8";
+#define TP_MODEL "llama3-70b"
+#define TP_INTER_SIP_GBPS 225        /* topologies/8sip.yaml's inter-SIP links */
+
+static const char *const classes[] = { "gemm", "attention", "norm", "allreduce" };
+#define N_CLASSES 4
+
+/* A comma list as a YAML flow list: "a,b" -> "[a, b]". */
+static void flow_list(FILE *f, const char *list)
+{
+        fputc('[', f);
+        for (const char *p = list; *p; p++) {
+                if (*p == ',')
+                        fputs(", ", f);
+                else if (*p != ' ')
+                        fputc(*p, f);
+        }
+        fputc(']', f);
+}
+
+/* Every word of a comma list names a model preset; else a message. */
+static void check_models(const char *key, const char *list, struct diag *d)
+{
+        for (const char *p = list; p && *p;) {
+                const char *e = strchr(p, ',');
+                size_t len = e ? (size_t)(e - p) : strlen(p);
+                char name[64];
+                snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), p);
+                if (!llm_model_find(name))
+                        diag_error(d, "--set %s=%s: no model preset '%s' (presets: %s)", key, list,
+                                   name, default_models);
+                p = e ? e + 1 : NULL;
+        }
+}
+
+static char *make_spec(const char *models, const char *prefill, const char *tp, size_t *len)
+{
+        char *buf = NULL;
+        FILE *f = open_memstream(&buf, len);
+        if (!f)
+                return NULL;
+        fputs("# The spec of `cubesim bench run llm-step` (benches/llm_step.c): one decoder\n"
+              "# layer per model and case, each class of its ops alone, and the LM head.\n"
+              "# Rerun or vary it with  cubesim sweep THIS_FILE [--jobs N]\n"
+              "version: 1\nname: llm_step\ntopology: default\n"
+              "params:\n  dtype: bf16\n  weight_dtype: bf16\npanels:\n", f);
+        fputs("  - name: decode\n    kernel: llm_layer\n    params: {q_len: 1}\n"
+              "    grid:\n      model: ", f);
+        flow_list(f, models);
+        fputs("\n      batch: [1, 32]\n      past_len: [4096, 32768]\n"
+              "      part: [all, gemm, attention, norm, allreduce]\n"
+              "    figure: {x: past_len, x_label: \"past length (tokens)\"}\n", f);
+        if (*prefill) {
+                fputs("  - name: prefill\n    kernel: llm_layer\n"
+                      "    params: {q_len: 2048, past_len: 0, batch: 1}\n    grid:\n      model: ", f);
+                flow_list(f, prefill);
+                fputs("\n      part: [all, gemm, attention, norm, allreduce]\n", f);
+        }
+        fputs("  - name: lm-head\n    kernel: llm_lm_head\n    grid:\n      model: ", f);
+        flow_list(f, models);
+        fputs("\n      batch: [1, 32]\n", f);
+        if (*tp) {
+                fprintf(f, "  - name: tp\n    kernel: llm_layer\n"
+                        "    params: {model: %s, q_len: 1, batch: 1, past_len: 4096, "
+                        "system.inter_sip.bw_gbps: %d}\n    grid:\n      ways:\n        tp: ",
+                        TP_MODEL, TP_INTER_SIP_GBPS);
+                flow_list(f, tp);
+                fputs("\n        system.sips: ", f);
+                flow_list(f, tp);
+                fputs("\n      part: [all, allreduce]\n"
+                      "    figure: {x: tp, x_label: \"tensor-parallel SIPs\"}\n", f);
+        }
+        if (fclose(f) != 0) {
+                free(buf);
+                return NULL;
+        }
+        return buf;
+}
+
+/* ---- reading sweep.json ------------------------------------------------------------ */
+
+static json_t *find_panel(json_t *sw, const char *name)
+{
+        size_t i;
+        json_t *p;
+        json_array_foreach(json_object_get(sw, "panels"), i, p)
+                if (strcmp(json_string_value(json_object_get(p, "name")), name) == 0)
+                        return p;
+        return NULL;
+}
+
+/* A point's parameter as text (numbers are printed). */
+static void param_text(json_t *pt, const char *key, char *buf, size_t len)
+{
+        json_t *v = json_object_get(json_object_get(pt, "params"), key);
+        buf[0] = 0;
+        if (json_is_string(v))
+                snprintf(buf, len, "%s", json_string_value(v));
+        else if (json_is_integer(v))
+                snprintf(buf, len, "%lld", (long long)json_integer_value(v));
+}
+
+/* kernel_ps of the good point of panel whose parameters match keys[i] =
+ * vals[i]; -1 if there is none. */
+static double point_ps(json_t *panel, const char *const *keys, const char *const *vals, int n)
+{
+        size_t i;
+        json_t *pt;
+        json_array_foreach(json_object_get(panel, "points"), i, pt) {
+                bool match = true;
+                for (int k = 0; k < n && match; k++) {
+                        char buf[64];
+                        param_text(pt, keys[k], buf, sizeof buf);
+                        match = strcmp(buf, vals[k]) == 0;
+                }
+                const char *st = json_string_value(json_object_get(pt, "status"));
+                if (match && st && strcmp(st, "ok") == 0)
+                        return (double)json_integer_value(json_object_get(pt, "kernel_ps"));
+        }
+        return -1;
+}
+
+/* ---- the figures of one case ------------------------------------------------------- */
+
+struct step_case {
+        char label[64];              /* "llama3-8b b1 4K" */
+        const struct llm_model *m;   /* the model */
+        int64_t batch, past, q_len;  /* the case */
+        double layer_ps;             /* one layer */
+        double class_ps[N_CLASSES];  /* one layer, each class alone */
+        double head_ps;              /* the LM head */
+        double token_ps;             /* layers x layer + head */
+        double roofline_ps;          /* (weights + KV) / HBM bandwidth (decode) */
+};
+
+static double weight_bytes(const struct llm_model *m)
+{
+        double h = (double)m->hidden, d = (double)m->head_dim;
+        double per_layer = h * (double)(m->q_heads + 2 * m->kv_heads) * d +
+                           (double)m->q_heads * d * h + 3 * h * (double)m->ffn;
+        return 2 * (per_layer * (double)m->layers + h * (double)m->vocab);
+}
+
+static double kv_bytes(const struct llm_model *m, int64_t batch, int64_t past)
+{
+        return 2.0 * 2 * (double)batch * (double)m->kv_heads * (double)past *
+               (double)m->head_dim * (double)m->layers;
+}
+
+/* Fill c from the panel's points; false when a point is missing or failed. */
+static bool fill_case(struct step_case *c, json_t *panel, json_t *head, const char *model,
+                      double hbm_bw)
+{
+        char b[24], p[24];
+        snprintf(b, sizeof b, "%lld", (long long)c->batch);
+        snprintf(p, sizeof p, "%lld", (long long)c->past);
+        const char *keys[] = { "model", "batch", "past_len", "part" };
+        const char *vals[] = { model, b, p, "all" };
+        int n = c->q_len == 1 ? 4 : 2;
+        if (c->q_len > 1) {
+                keys[1] = "part";
+                vals[1] = "all";
+        }
+        c->layer_ps = point_ps(panel, keys, vals, n);
+        for (int k = 0; k < N_CLASSES; k++) {
+                vals[n - 1] = classes[k];
+                c->class_ps[k] = point_ps(panel, keys, vals, n);
+        }
+        c->head_ps = point_ps(head, (const char *[]){ "model", "batch" },
+                              (const char *[]){ model, b }, 2);
+        if (c->layer_ps < 0 || c->head_ps < 0)
+                return false;
+        for (int k = 0; k < N_CLASSES; k++)
+                if (c->class_ps[k] < 0)
+                        return false;
+        double layers = (double)c->m->layers;
+        c->token_ps = layers * c->layer_ps + c->head_ps;
+        c->roofline_ps = (weight_bytes(c->m) + kv_bytes(c->m, c->batch, c->past)) / hbm_bw * 1e12;
+        return true;
+}
+
+/* The per-token breakdown of c in ps: GEMM (with the LM head), attention,
+ * norm, all-reduce, other. */
+static void breakdown(const struct step_case *c, double out[5])
+{
+        double layers = (double)c->m->layers, sum = 0;
+        for (int k = 0; k < N_CLASSES; k++) {
+                out[k] = layers * c->class_ps[k] + (k == 0 ? c->head_ps : 0);
+                sum += out[k];
+        }
+        out[4] = c->token_ps > sum ? c->token_ps - sum : 0;
+}
+
+/* ---- outputs ----------------------------------------------------------------------- */
+
+static int run_gnuplot(const char *dir, const char *script)
+{
+        const char *gp = getenv("CUBESIM_GNUPLOT");
+        pid_t pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                if (chdir(dir) == 0)
+                        execlp(gp ? gp : "gnuplot", gp ? gp : "gnuplot", script, (char *)NULL);
+                _exit(127);
+        }
+        int st;
+        if (waitpid(pid, &st, 0) < 0)
+                return -errno;
+        return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* DIR/figures/llm_breakdown.{dat,gp} and, with gnuplot, .png and .svg. */
+static bool breakdown_figure(const char *out_dir, const struct step_case *cs, size_t n,
+                             bool draw)
+{
+        char dir[4096], path[4200];
+        snprintf(dir, sizeof dir, "%s/figures", out_dir);
+        snprintf(path, sizeof path, "%s/llm_breakdown.dat", dir);
+        FILE *f = fopen(path, "w");
+        if (!f)
+                return false;
+        fputs("# case gemm_ms attention_ms norm_ms allreduce_ms other_ms (per output token)\n", f);
+        for (size_t i = 0; i < n; i++) {
+                double b[5];
+                breakdown(&cs[i], b);
+                fprintf(f, "\"%s\" %.6f %.6f %.6f %.6f %.6f\n", cs[i].label, b[0] / 1e9,
+                        b[1] / 1e9, b[2] / 1e9, b[3] / 1e9, b[4] / 1e9);
+        }
+        if (fclose(f) != 0)
+                return false;
+        snprintf(path, sizeof path, "%s/llm_breakdown.gp", dir);
+        f = fopen(path, "w");
+        if (!f)
+                return false;
+        fputs("# llm-step: where a token's time goes, per op class (benches/llm_step.c)\n"
+              "set style data histograms\nset style histogram rowstacked\n"
+              "set style fill solid 0.8 border -1\nset boxwidth 0.75\n"
+              "set ylabel \"time per token (ms)\"\nset xtics rotate by -45 font \",8\"\n"
+              "set key outside right top\nset grid ytics\n"
+              "set title \"llm-step: time per output token by op class (decode), "
+              "time to first token (prefill)\"\n"
+              "set terminal pngcairo size 1400,700\nset output 'llm_breakdown.png'\n"
+              "plot for [c=2:6] 'llm_breakdown.dat' using c:xtic(1) "
+              "title word(\"GEMM attention norm all-reduce other\", c-1)\n"
+              "set terminal svg size 1400,700\nset output 'llm_breakdown.svg'\nreplot\n", f);
+        if (fclose(f) != 0)
+                return false;
+        return draw && run_gnuplot(dir, "llm_breakdown.gp") == 0;
+}
+
+static void md_ms(FILE *f, double ps) { fprintf(f, " %.3f |", ps / 1e9); }
+
+static json_t *case_json(const struct step_case *c)
+{
+        double b[5];
+        breakdown(c, b);
+        json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:f, s:f, s:f, s:f}", "case", c->label,
+                              "model", c->m->name, "batch", (json_int_t)c->batch, "past_len",
+                              (json_int_t)c->past, "q_len", (json_int_t)c->q_len, "layer_ps",
+                              c->layer_ps, "lm_head_ps", c->head_ps, "token_ps", c->token_ps,
+                              "tokens_per_s_per_user", 1e12 / c->token_ps);
+        json_object_set_new(o, "tokens_per_s", json_real((double)c->batch * 1e12 / c->token_ps));
+        json_t *bd = json_object();
+        const char *names[5] = { "gemm", "attention", "norm", "allreduce", "other" };
+        for (int k = 0; k < 5; k++)
+                json_object_set_new(bd, names[k], json_real(b[k]));
+        json_object_set_new(o, "breakdown_ps", bd);
+        if (c->q_len == 1) {
+                json_object_set_new(o, "hbm_roofline_ps", json_real(c->roofline_ps));
+                json_object_set_new(o, "of_roofline", json_real(c->roofline_ps / c->token_ps));
+        }
+        return o;
+}
+
+static int write_results(const char *out_dir, json_t *sw, const char *tp_list, bool figures,
+                         FILE *out, bool quiet)
+{
+        double hbm_bw = (double)json_integer_value(
+                json_object_get(json_object_get(sw, "machine"), "hbm_bw_bytes_per_s"));
+        json_t *dec = find_panel(sw, "decode"), *pre = find_panel(sw, "prefill");
+        json_t *head = find_panel(sw, "lm-head"), *tp = find_panel(sw, "tp");
+        struct step_case cs[64];
+        size_t n = 0;
+        json_t *all = json_object(), *arr = json_array();
+        /* Decode cases, then prefill, in the spec's model order. */
+        for (int pass = 0; pass < 2; pass++) {
+                json_t *panel = pass == 0 ? dec : pre;
+                if (!panel)
+                        continue;
+                for (const struct llm_model *m = llm_models; m->name; m++)
+                        for (int b = 0; b < (pass ? 1 : 2); b++)
+                                for (int p = 0; p < (pass ? 1 : 2); p++) {
+                                        if (n == sizeof cs / sizeof cs[0])
+                                                break;
+                                        struct step_case *c = &cs[n];
+                                        memset(c, 0, sizeof *c);
+                                        c->m = m;
+                                        c->batch = pass ? 1 : (b ? 32 : 1);
+                                        c->past = pass ? 0 : (p ? 32768 : 4096);
+                                        c->q_len = pass ? 2048 : 1;
+                                        if (pass)
+                                                snprintf(c->label, sizeof c->label,
+                                                         "%s prefill 2K", m->name);
+                                        else
+                                                snprintf(c->label, sizeof c->label, "%s b%lld %lldK",
+                                                         m->name, (long long)c->batch,
+                                                         (long long)(c->past / 1024));
+                                        if (fill_case(c, panel, head, m->name, hbm_bw)) {
+                                                json_array_append_new(arr, case_json(c));
+                                                n++;
+                                        }
+                                }
+        }
+        json_object_set_new(all, "cases", arr);
+
+        char path[4200];
+        snprintf(path, sizeof path, "%s/report.md", out_dir);
+        FILE *f = fopen(path, "a");
+        if (!f)
+                return -errno;
+        fputs("\n## llm-step: time per token\n\n"
+              "One decoder layer (`llm_layer`, bf16) simulated, times the model's layers, plus "
+              "the LM head GEMM (`llm_lm_head`). Decode: time per output token (TPOT), tokens/s "
+              "per user (1 / TPOT) and in all (batch / TPOT); the HBM roofline is (weight bytes "
+              "+ KV bytes) / the machine's HBM bandwidth. Prefill (2048 tokens, no cache, batch "
+              "1): time to first token (TTFT). Times in ms.\n\n"
+              "| case | layer | LM head | TPOT or TTFT | tok/s/user | tok/s | roofline | of roofline "
+              "| GEMM | attention | norm | all-reduce | other |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", f);
+        for (size_t i = 0; i < n; i++) {
+                const struct step_case *c = &cs[i];
+                double b[5];
+                breakdown(c, b);
+                fprintf(f, "| %s |", c->label);
+                md_ms(f, c->layer_ps);
+                md_ms(f, c->head_ps);
+                md_ms(f, c->token_ps);
+                fprintf(f, " %.1f | %.1f |", 1e12 / c->token_ps,
+                        (double)c->batch * 1e12 / c->token_ps);
+                if (c->q_len == 1) {
+                        md_ms(f, c->roofline_ps);
+                        fprintf(f, " %.0f%% |", 100 * c->roofline_ps / c->token_ps);
+                } else {
+                        fputs(" - | - |", f);
+                }
+                for (int k = 0; k < 5; k++)
+                        md_ms(f, b[k]);
+                fputc('\n', f);
+                if (!quiet && c->q_len == 1)
+                        fprintf(out, "%-28s TPOT %9.3f ms  %8.1f tok/s/user  %9.1f tok/s  "
+                                "%3.0f%% of HBM roofline\n", c->label, c->token_ps / 1e9,
+                                1e12 / c->token_ps, (double)c->batch * 1e12 / c->token_ps,
+                                100 * c->roofline_ps / c->token_ps);
+                else if (!quiet)
+                        fprintf(out, "%-28s TTFT %9.3f ms\n", c->label, c->token_ps / 1e9);
+        }
+        bool drawn = n && breakdown_figure(out_dir, cs, n, figures);
+        fprintf(f, "\n%s`figures/llm_breakdown.gp` draws the time per token by op class%s.\n",
+                drawn ? "![time per token by op class](figures/llm_breakdown.png)\n\n" : "",
+                drawn ? "" : " (not drawn: no gnuplot, or figures=0)");
+        if (tp) {
+                const struct llm_model *m = llm_model_find(TP_MODEL);
+                fprintf(f, "\n### Tensor parallelism: %s decode, batch 1, 4K context\n\n"
+                        "tp SIPs (`topologies/8sip.yaml`: %d GB/s inter-SIP ring links), one "
+                        "rank per SIP; roofline: the layer's (weight + KV) bytes over the TP "
+                        "group's HBM bandwidth.\n\n| SIPs | layer (us) | speed-up | "
+                        "all-reduce alone (us) | all-reduce share | of roofline |\n"
+                        "|---|---|---|---|---|---|\n", TP_MODEL, TP_INTER_SIP_GBPS);
+                json_t *tarr = json_array();
+                double base = -1;
+                for (const char *p = tp_list; *p;) {
+                        char w[16];
+                        size_t len = strcspn(p, ",");
+                        snprintf(w, sizeof w, "%.*s", (int)len, p);
+                        p += len + (p[len] == ',');
+                        double lay = point_ps(tp, (const char *[]){ "tp", "part" },
+                                              (const char *[]){ w, "all" }, 2);
+                        double ar = point_ps(tp, (const char *[]){ "tp", "part" },
+                                             (const char *[]){ w, "allreduce" }, 2);
+                        if (lay < 0 || ar < 0)
+                                continue;
+                        if (base < 0)
+                                base = lay;
+                        int ways = atoi(w);
+                        double bytes = (weight_bytes(m) - 2.0 * (double)m->hidden * (double)m->vocab) /
+                                               (double)m->layers + kv_bytes(m, 1, 4096) /
+                                               (double)m->layers;
+                        double roof = bytes / (hbm_bw * ways) * 1e12;
+                        fprintf(f, "| %d | %.1f | %.2f | %.1f | %.0f%% | %.0f%% |\n", ways,
+                                lay / 1e6, base / lay, ar / 1e6, 100 * ar / lay, 100 * roof / lay);
+                        if (!quiet)
+                                fprintf(out, "tp %d SIPs: layer %8.1f us  speed-up %.2f  all-reduce "
+                                        "%.0f%%  %3.0f%% of TP roofline\n", ways, lay / 1e6,
+                                        base / lay, 100 * ar / lay, 100 * roof / lay);
+                        json_array_append_new(tarr, json_pack("{s:i, s:f, s:f, s:f, s:f}", "sips",
+                                                              ways, "layer_ps", lay,
+                                                              "allreduce_ps", ar, "speedup",
+                                                              base / lay, "of_roofline",
+                                                              roof / lay));
+                }
+                json_object_set_new(all, "tp", tarr);
+        }
+        int rc = fclose(f) == 0 ? 0 : -EIO;
+        snprintf(path, sizeof path, "%s/llm_step.json", out_dir);
+        if (json_dump_file(all, path, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) != 0)
+                rc = -EIO;
+        json_decref(all);
+        return rc;
+}
+
+static int run(const struct bench_ctx *c)
+{
+        const char *models, *prefill, *tp;
+        uint64_t figures;
+        params_str(c->params, "models", default_models, &models);
+        params_str(c->params, "prefill_models", default_prefill, &prefill);
+        params_str(c->params, "tp_sips", default_tp, &tp);
+        params_u64(c->params, "figures", 1, 0, 1, &figures, c->diag);
+        params_check_unused(c->params, step_params, "llm-step", c->diag);
+        check_models("models", models, c->diag);
+        check_models("prefill_models", prefill, c->diag);
+        if (c->diag->n_errors)
+                return 2;
+        size_t len;
+        char *text = make_spec(models, prefill, tp, &len);
+        if (!text) {
+                diag_error(c->diag, "llm-step: out of memory");
+                return 1;
+        }
+        struct sweep_spec spec;
+        int rc = 2;
+        const char *out_dir = c->out_dir ? c->out_dir : "out/llm_step";
+        double t0 = bench_wall_s();
+        if (sweep_spec_load_text("llm-step (generated spec)", text, len, NULL, &spec, c->diag) == 0) {
+                struct sweep_opts so = { .out_dir = out_dir, .jobs = c->jobs ? c->jobs : 1,
+                                         .no_figures = !figures, .progress = -1,
+                                         .quiet = c->json };
+                struct sweep_outcome o;
+                rc = sweep_run(&spec, &so, &o, c->diag);
+                if (o.root && rc != 2) {
+                        char path[4200];
+                        snprintf(path, sizeof path, "%s/sweep.json", out_dir);
+                        json_error_t je;
+                        json_t *sw = json_load_file(path, 0, &je);
+                        if (!sw || write_results(out_dir, sw, tp, figures, c->out, c->json) < 0) {
+                                diag_error(c->diag, "llm-step: cannot write the results in %s",
+                                           out_dir);
+                                rc = 1;
+                        }
+                        json_decref(sw);
+                        if (c->json)
+                                fprintf(c->out, "{\"bench\": \"llm-step\", \"out\": \"%s\", "
+                                        "\"points\": %zu, \"failed\": %zu, \"wall_s\": %.3f}\n",
+                                        out_dir, o.n_points, o.n_failed, bench_wall_s() - t0);
+                        else
+                                fprintf(c->out, "llm-step: %zu points in %.1f s; %s/report.md\n",
+                                        o.n_points, bench_wall_s() - t0, out_dir);
+                }
+        }
+        sweep_spec_fini(&spec);
+        free(text);
+        return rc;
+}
+
+const struct bench bench_llm_step = {
+        .name = "llm-step",
+        .summary = "whole-model time per token: one decoder layer x layers + LM head, decode and "
+                   "prefill per model preset, op-class breakdown, TP scaling",
+        .help = "Runs llm_layer and llm_lm_head as a sweep (bf16, op_log mode, the default\n"
+                "machine): decode at batch 1 and 32 with 4K and 32K of context, prefill of\n"
+                "2048 tokens, the LM head, and llama3-70b decode with tp = 1, 2, 4, 8 SIPs\n"
+                "(the machine of topologies/8sip.yaml). Each layer point also runs each op\n"
+                "class alone (part=gemm, attention, norm, allreduce) for the breakdown.\n"
+                "Writes DIR/sweep.json, DIR/report.md with an llm-step section (time per\n"
+                "output token, tokens/s per user and in all, time to first token, the\n"
+                "decode HBM roofline, TP scaling with the all-reduce's share),\n"
+                "DIR/llm_step.json and DIR/figures/llm_breakdown.* (stacked bars). DIR is\n"
+                "--out, default out/llm_step; --jobs N runs N points at once.\n"
+                "\n"
+                "Parameters (--set):\n"
+                "  models=a,b          decode and LM head presets (default: all five)\n"
+                "  prefill_models=a,b  prefill presets (default: llama3-8b,mistral-7b; the\n"
+                "                      full set, all five, takes several minutes each)\n"
+                "  tp_sips=1,2,4,8     SIP counts of the TP panel (empty: none)\n"
+                "  figures=0           skip gnuplot\n",
+        .params = step_params,
+        .run = run,
+};
