@@ -35,6 +35,10 @@ struct bench {
 extern const struct bench *const bench_registry[];
 const struct bench *bench_find(const char *name);
 
+/* Write a comma list as a YAML flow list: "a,b" -> "[a, b]" (benches
+ * that generate sweep specs). */
+void bench_flow_list(FILE *f, const char *list);
+
 /* Seconds on the monotonic clock, for wall-time figures. */
 double bench_wall_s(void);
 

@@ -47,19 +47,6 @@ static const char default_models[] = "llama3-8b,llama3-70b,llama31-405b,qwen2-72
 static const char default_decode[] = "4096,32768,131072";
 static const char default_prefill[] = "1024,2048,4096,8192";
 
-/* A comma list as a YAML flow list: "a,b" -> "[a, b]". */
-static void flow_list(FILE *f, const char *list)
-{
-        fputc('[', f);
-        for (const char *p = list; *p; p++) {
-                if (*p == ',')
-                        fputs(", ", f);
-                else if (*p != ' ')
-                        fputc(*p, f);
-        }
-        fputc(']', f);
-}
-
 static bool in_list(const char *list, const char *word)
 {
         size_t n = strlen(word);
@@ -108,15 +95,15 @@ static char *make_spec(const char *panels, const char *models, const char *decod
                         fprintf(f, "    params:\n      causal: %s\n", on);
                 }
                 fputs("    grid:\n      model: ", f);
-                flow_list(f, models);
+                bench_flow_list(f, models);
                 if (p->prefill && k && tl_kernel_param(k, "q_len", strlen("q_len"))) {
                         fputs("\n      context:\n        seq_len: ", f);
-                        flow_list(f, prefill);
+                        bench_flow_list(f, prefill);
                         fputs("\n        q_len: ", f);
-                        flow_list(f, prefill);
+                        bench_flow_list(f, prefill);
                 } else {
                         fputs("\n      seq_len: ", f);
-                        flow_list(f, p->prefill ? prefill : decode);
+                        bench_flow_list(f, p->prefill ? prefill : decode);
                 }
                 fprintf(f, "\n    figure:\n      x: seq_len\n      series: model\n"
                         "      x_label: \"%s\"\n",

@@ -48,19 +48,6 @@ static const char default_tp[] = "1,2,4,8";
 static const char *const classes[] = { "gemm", "attention", "norm", "allreduce" };
 #define N_CLASSES 4
 
-/* A comma list as a YAML flow list: "a,b" -> "[a, b]". */
-static void flow_list(FILE *f, const char *list)
-{
-        fputc('[', f);
-        for (const char *p = list; *p; p++) {
-                if (*p == ',')
-                        fputs(", ", f);
-                else if (*p != ' ')
-                        fputc(*p, f);
-        }
-        fputc(']', f);
-}
-
 /* Every word of a comma list names a model preset; else a message. */
 static void check_models(const char *key, const char *list, struct diag *d)
 {
@@ -89,27 +76,27 @@ static char *make_spec(const char *models, const char *prefill, const char *tp, 
               "params:\n  dtype: bf16\n  weight_dtype: bf16\npanels:\n", f);
         fputs("  - name: decode\n    kernel: llm_layer\n    params: {q_len: 1}\n"
               "    grid:\n      model: ", f);
-        flow_list(f, models);
+        bench_flow_list(f, models);
         fputs("\n      batch: [1, 32]\n      past_len: [4096, 32768]\n"
               "      part: [all, gemm, attention, norm, allreduce]\n"
               "    figure: {x: past_len, x_label: \"past length (tokens)\"}\n", f);
         if (*prefill) {
                 fputs("  - name: prefill\n    kernel: llm_layer\n"
                       "    params: {q_len: 2048, past_len: 0, batch: 1}\n    grid:\n      model: ", f);
-                flow_list(f, prefill);
+                bench_flow_list(f, prefill);
                 fputs("\n      part: [all, gemm, attention, norm, allreduce]\n", f);
         }
         fputs("  - name: lm-head\n    kernel: llm_lm_head\n    grid:\n      model: ", f);
-        flow_list(f, models);
+        bench_flow_list(f, models);
         fputs("\n      batch: [1, 32]\n", f);
         if (*tp) {
                 fprintf(f, "  - name: tp\n    kernel: llm_layer\n"
                         "    params: {model: %s, q_len: 1, batch: 1, past_len: 4096, "
                         "system.inter_sip.bw_gbps: %d}\n    grid:\n      ways:\n        tp: ",
                         TP_MODEL, TP_INTER_SIP_GBPS);
-                flow_list(f, tp);
+                bench_flow_list(f, tp);
                 fputs("\n        system.sips: ", f);
-                flow_list(f, tp);
+                bench_flow_list(f, tp);
                 fputs("\n      part: [all, allreduce]\n"
                       "    figure: {x: tp, x_label: \"tensor-parallel SIPs\"}\n", f);
         }

@@ -34,3 +34,15 @@ double bench_wall_s(void)
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+void bench_flow_list(FILE *f, const char *list)
+{
+        fputc('[', f);
+        for (const char *p = list; *p; p++) {
+                if (*p == ',')
+                        fputs(", ", f);
+                else if (*p != ' ')
+                        fputc(*p, f);
+        }
+        fputc(']', f);
+}

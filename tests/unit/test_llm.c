@@ -322,23 +322,29 @@ Test(llm, rejects_q_heads_not_multiple)
 
 Test(llm, decode_never_beats_hbm_roofline)
 {
-        /* bf16 weights and cache; the machine's HBM: every cube's channels. */
-        const char *sets[] = { "hidden=512", "q_heads=8", "kv_heads=2", "head_dim=64",
-                               "ffn=1024", "past_len=2048", "batch=2" };
-        cr_assert_eq(fixture_run(tl_kernel_find("llm_layer"), NULL, sets, 7), 0);
-        double weights = (512.0 * (8 + 2 + 2) * 64 + 8.0 * 64 * 512 + 3.0 * 512 * 1024) * 2;
-        double kv = 2.0 * 2 * 2 * 2048 * 64 * 2;
-        double bw = (double)t.sip.cubes * t.cube.hbm.channels * (double)t.cube.hbm.channel_bw_bytes_per_s;
-        double floor_ps = (weights + kv) / bw * 1e12;
-        sim_ps end = 0;
-        for (uint32_t i = 0; i < job.sim.n_pes; i++)
-                if (job.sim.pes[i].exec_end_ps > end)
-                        end = job.sim.pes[i].exec_end_ps;
-        double kernel_ps = (double)(end - job.sim.target_start_ps);
-        cr_log_info("decode: %.0f ps, roofline %.0f ps (%.0f%%)", kernel_ps, floor_ps,
-                    100 * floor_ps / kernel_ps);
-        cr_assert_geq(kernel_ps, floor_ps, "decode took %.0f ps, below the HBM roofline %.0f ps",
-                      kernel_ps, floor_ps);
+        /* bf16 weights and cache. A TP rank streams its share of the
+         * weights and KV heads from the HBM of its own cubes. */
+        for (int tp = 1; tp <= 2; tp++) {
+                char tps[16];
+                snprintf(tps, sizeof tps, "tp=%d", tp);
+                const char *sets[] = { "hidden=512", "q_heads=8", "kv_heads=2", "head_dim=64",
+                                       "ffn=1024", "past_len=2048", "batch=2", tps };
+                cr_assert_eq(fixture_run(tl_kernel_find("llm_layer"), NULL, sets, 8), 0);
+                double weights = (512.0 * (8 + 2 + 2) * 64 + 8.0 * 64 * 512 + 3.0 * 512 * 1024) * 2;
+                double kv = 2.0 * 2 * 2 * 2048 * 64 * 2;
+                double group_bw = (double)t.sip.cubes / tp * t.cube.hbm.channels *
+                                  (double)t.cube.hbm.channel_bw_bytes_per_s;
+                double floor_ps = (weights + kv) / tp / group_bw * 1e12;
+                sim_ps end = 0;
+                for (uint32_t i = 0; i < job.sim.n_pes; i++)
+                        if (job.sim.pes[i].exec_end_ps > end)
+                                end = job.sim.pes[i].exec_end_ps;
+                double kernel_ps = (double)(end - job.sim.target_start_ps);
+                cr_log_info("decode tp %d: %.0f ps, roofline %.0f ps (%.0f%%)", tp, kernel_ps,
+                            floor_ps, 100 * floor_ps / kernel_ps);
+                cr_assert_geq(kernel_ps, floor_ps, "tp %d: decode took %.0f ps, below the HBM "
+                              "roofline %.0f ps", tp, kernel_ps, floor_ps);
+        }
 }
 
 /* ---- the LM head ------------------------------------------------------------------------ */
@@ -359,4 +365,15 @@ Test(llm, lm_head_matches_float64)
         check("logits", in("logits"), ref, 3 * 1000, 1e-3);
         free(ref);
         free(xd);
+}
+
+Test(llm, tp4_over_sips_fp32)
+{
+        /* topologies/multi_sip.yaml: tp 4, one rank per SIP (64 PEs each,
+         * more PEs than columns: some PEs have no share); the all-reduce
+         * crosses the inter-SIP links. */
+        fixture_fini();
+        fixture_load("multi_sip.yaml");
+        layer_matches(&(struct shape){ 1, 2, 5, 40, 8, 4, 8, 48, 4, "fp32" });
+        cr_expect_gt(job.sim.class_bytes[TOPO_EDGE_INTER_SIP], 0, "no bytes crossed SIPs");
 }
