@@ -9,7 +9,8 @@
  *   out = h + (silu(n2 . w_gate) * (n2 . w_up)) . w_down, n2 = RMSNorm(h, mlp_norm)
  *
  * The machine's PEs form tp contiguous blocks of N / tp ranks (a block is
- * a set of SIPs, or of cubes); block r is tensor-parallel rank r. Inside a
+ * a set of SIPs, or of cubes); block r is tensor-parallel rank r, and the
+ * N mod tp PEs left over stay idle. Inside a
  * block the work of each phase is split evenly over its PEs, and the
  * phases are separated by a barrier of the block:
  *   1. RMSNorm rows -> n1;
@@ -107,7 +108,9 @@ static void gemm_bufs(tl_ctx *tl, tl_dtype dt, tl_dtype wdt, struct llm_pe *pe)
 static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
 {
         int n = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
-        int me = tl_rank(tl, -1, -1, -1), per = n / a->tp;
+        /* With fewer PEs than ranks, per is 1 and the ring names ranks the
+         * machine lacks: the first send to one is a kernel error. */
+        int me = tl_rank(tl, -1, -1, -1), per = n / a->tp > 0 ? n / a->tp : 1;
         pe->rank = me / per;
         pe->block = (struct coll_group){ .first = pe->rank * per, .stride = 1, .n = per,
                                          .me = me % per };
@@ -504,6 +507,8 @@ static void llm_layer(tl_ctx *tl, const void *argp)
         const struct llm_args *a = argp;
         struct llm_pe pe;
         pe_init(tl, a, &pe);
+        if (pe.rank >= a->tp)        /* the PEs left over when tp does not divide them */
+                return;
         int64_t t = a->batch * a->sq, hd = a->hidden;
         int64_t qd = a->hq / a->tp * a->d, fl = a->ffn / a->tp;
         tl_tensor *x = tl_reshape(tl, a->x, 2, ((int64_t[]){ t, hd }));

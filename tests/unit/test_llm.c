@@ -367,6 +367,12 @@ Test(llm, lm_head_matches_float64)
         free(xd);
 }
 
+Test(llm, tp3_leaves_pes_idle_fp32)
+{
+        /* 8 PEs in 3 ranks of 2: PEs 6 and 7 take no part. */
+        layer_matches(&(struct shape){ 1, 2, 6, 48, 6, 3, 8, 48, 3, "fp32" });
+}
+
 Test(llm, tp4_over_sips_fp32)
 {
         /* topologies/multi_sip.yaml: tp 4, one rank per SIP (64 PEs each,
