@@ -22,7 +22,7 @@
 #define LLM_TM 128                   /* rows of a GEMM output block */
 #define LLM_TN 256                   /* columns of a GEMM output block */
 #define LLM_TK 128                   /* K step of a GEMM */
-#define LLM_NORM_ELEMS 65536         /* elements of one RMSNorm block in scratch */
+#define LLM_NORM_ELEMS 32768         /* elements of one RMSNorm block in scratch */
 
 /* A published model configuration. */
 struct llm_model {
