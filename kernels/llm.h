@@ -19,8 +19,8 @@
 #define LLM_KV_TILE 128              /* keys per attention tile */
 #define LLM_Q_ROWS 64                /* query rows per attention block (prefill) */
 #define LLM_MAX_GROUP 64             /* most query heads per KV head (rows of a decode block) */
-#define LLM_TM 128                   /* rows of a GEMM output block */
-#define LLM_TN 256                   /* columns of a GEMM output block */
+#define LLM_TM 256                   /* rows of a GEMM output block */
+#define LLM_TN 128                   /* columns of a GEMM output block */
 #define LLM_TK 128                   /* K step of a GEMM */
 #define LLM_NORM_ELEMS 32768         /* elements of one RMSNorm block in scratch */
 

@@ -42,6 +42,12 @@
 /* Tags of the layer's messages (collective.h: each base owns COLL_TAGS). */
 enum { TAG_BARRIER = 100, TAG_ALLREDUCE = 200, TAG_MERGE = 300 };
 
+/* A PE's share of a [rows, cols] output. */
+struct share {
+        int64_t r0, rows;            /* its rows */
+        int64_t c0, cols;            /* its columns */
+};
+
 /* This PE's place, and its persistent TCM. */
 struct llm_pe {
         struct coll_group block;     /* the PEs of its tensor-parallel rank */
@@ -52,7 +58,7 @@ struct llm_pe {
         tl_tensor *abuf[2];          /* TCM [LLM_TM, LLM_TK] dtype: GEMM A tiles, ping-pong */
         tl_tensor *bbuf[2];          /* TCM [LLM_TK, LLM_TN] weight dtype: GEMM B tiles */
         tl_tensor *acc[2];           /* TCM [LLM_TM * LLM_TN] fp32: GEMM output blocks */
-        int64_t c0, cols;            /* its columns of H in phases 5 and 8 */
+        struct share out;            /* its share of [T, H] in phases 5 and 8 */
 };
 
 static tl_tensor *view2(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc)
@@ -105,6 +111,27 @@ static void gemm_bufs(tl_ctx *tl, tl_dtype dt, tl_dtype wdt, struct llm_pe *pe)
         }
 }
 
+/* Member g->me's share of a [rows, cols] output: the n members as a grid
+ * of pr x (n / pr), pr the largest power of two dividing n with
+ * pr x LLM_TM <= rows. Decode (few rows) splits columns only; prefill also
+ * splits rows, so that each operand is read by fewer PEs. */
+static struct share share_of(const struct coll_group *g, int64_t rows, int64_t cols)
+{
+        int pr = 1;
+        while (g->n % (pr * 2) == 0 && (int64_t)pr * 2 * LLM_TM <= rows)
+                pr *= 2;
+        int pc = g->n / pr;
+        int64_t lo, hi;
+        struct share s;
+        gqa_split(rows, pr, g->me / pc, &lo, &hi);
+        s.r0 = lo;
+        s.rows = hi - lo;
+        gqa_split(cols, pc, g->me % pc, &lo, &hi);
+        s.c0 = lo;
+        s.cols = hi - lo;
+        return s;
+}
+
 static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
 {
         int n = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
@@ -127,10 +154,7 @@ static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
         tl_tensor *row = tl_reshape(tl, col, 2, ((int64_t[]){ 1, half }));
         tl_copy_to(tl, pe->freq, tl_exp(tl, tl_scale(tl, row, -2.0f * a->log_theta / (float)a->d)));
         tl_scratch_scope_end(tl);
-        int64_t lo, hi;
-        gqa_split(a->hidden, per, pe->block.me, &lo, &hi);
-        pe->c0 = lo;
-        pe->cols = hi - lo;
+        pe->out = share_of(&pe->block, a->batch * a->sq, a->hidden);
         gemm_bufs(tl, a->dt, a->wdt, pe);
 }
 
@@ -218,34 +242,33 @@ static void qkv(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
         struct { tl_tensor *w, *dst; int64_t width; } m[3] = {
                 { a->wq, a->q, wq }, { a->wk, a->kt, wk }, { a->wv, a->vt, wk },
         };
-        int64_t lo, hi;
-        gqa_split(wq + 2 * wk, pe->block.n, pe->block.me, &lo, &hi);
-        int64_t base = 0;
+        struct share sh = share_of(&pe->block, t, wq + 2 * wk);
+        int64_t lo = sh.c0, hi = sh.c0 + sh.cols, base = 0;
         for (int i = 0; i < 3; i++) {
                 int64_t c0 = max64(lo, base) - base, c1 = min64(hi, base + m[i].width) - base;
                 base += m[i].width;
                 int64_t g0 = pe->rank * m[i].width + c0;   /* the column in the whole matrix */
-                FOR_BLOCKS(t, c1 - c0, r0, nr, j0, nc) {
+                FOR_BLOCKS(sh.rows, c1 - c0, i0, nr, j0, nc) {
                         tl_tensor *acc = acc_block(tl, pe->acc[0], nr, nc);
+                        int64_t r = sh.r0 + i0;
                         if (!runs(a, LLM_PART_GEMM))
                                 continue;
-                        gemm_block(tl, pe, view2(tl, a->n1, r0, 0, nr, hd),
+                        gemm_block(tl, pe, view2(tl, a->n1, r, 0, nr, hd),
                                    view2(tl, m[i].w, 0, g0 + j0, hd, nc), acc);
-                        tl_store(tl, view2(tl, m[i].dst, r0, g0 + j0, nr, nc), acc);
+                        tl_store(tl, view2(tl, m[i].dst, r, g0 + j0, nr, nc), acc);
                 }
         }
 }
 
 /* Phases 5 and 8: dst = res + sum over ranks of src . w (w's rows of this
- * rank), for this PE's columns; src [T, K] holds this rank's K columns from
+ * rank), for this PE's share of [T, H]; src [T, K] holds this rank's K columns from
  * column k0. Every PE of the ring has the same blocks. */
 static void row_parallel(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
                          tl_tensor *src, int64_t k0, int64_t k, tl_tensor *w, tl_tensor *res,
                          tl_tensor *dst)
 {
-        int64_t t = a->batch * a->sq;
-        FOR_BLOCKS(t, pe->cols, r0, nr, j0, nc) {
-                int64_t c = pe->c0 + j0;
+        FOR_BLOCKS(pe->out.rows, pe->out.cols, i0, nr, j0, nc) {
+                int64_t r0 = pe->out.r0 + i0, c = pe->out.c0 + j0;
                 tl_tensor *acc = acc_block(tl, pe->acc[0], nr, nc);
                 if (runs(a, LLM_PART_GEMM))
                         gemm_block(tl, pe, view2(tl, src, r0, k0, nr, k),
@@ -264,10 +287,10 @@ static void row_parallel(tl_ctx *tl, const struct llm_args *a, const struct llm_
 /* Phase 7: act = silu(n2 . w_gate) * (n2 . w_up) for this PE's FFN columns. */
 static void gate_up(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
 {
-        int64_t t = a->batch * a->sq, hd = a->hidden, fl = a->ffn / a->tp, lo, hi;
-        gqa_split(fl, pe->block.n, pe->block.me, &lo, &hi);
-        FOR_BLOCKS(t, hi - lo, r0, nr, j0, nc) {
-                int64_t c = pe->rank * fl + lo + j0;
+        int64_t t = a->batch * a->sq, hd = a->hidden, fl = a->ffn / a->tp;
+        struct share sh = share_of(&pe->block, t, fl);
+        FOR_BLOCKS(sh.rows, sh.cols, i0, nr, j0, nc) {
+                int64_t r0 = sh.r0 + i0, c = pe->rank * fl + sh.c0 + j0;
                 tl_tensor *g = acc_block(tl, pe->acc[0], nr, nc);
                 tl_tensor *u = acc_block(tl, pe->acc[1], nr, nc);
                 tl_tensor *n2 = view2(tl, a->n2, r0, 0, nr, hd);
