@@ -68,6 +68,13 @@ static int64_t shape_param(tl_setup *s, const struct llm_model *m, const char *p
         return tl_setup_dim(s, param, tensor, axis);
 }
 
+/* The preset --set model= chose, or NULL for none. */
+static const struct llm_model *chosen_model(tl_setup *s)
+{
+        int mi = tl_setup_choice(s, "model");
+        return mi > 0 ? &llm_models[mi - 1] : NULL;
+}
+
 static void divides(tl_setup *s, const char *a, int64_t av, const char *b, int64_t bv)
 {
         if (bv % av != 0)
@@ -78,8 +85,7 @@ static void divides(tl_setup *s, const char *a, int64_t av, const char *b, int64
 void llm_setup(tl_setup *s, void *argp)
 {
         struct llm_args *a = argp;
-        int mi = tl_setup_choice(s, "model");
-        const struct llm_model *m = mi > 0 ? &llm_models[mi - 1] : NULL;
+        const struct llm_model *m = chosen_model(s);
         a->hidden = shape_param(s, m, "hidden", m ? m->hidden : 0, "x", 2);
         a->hq = shape_param(s, m, "q_heads", m ? m->q_heads : 0, "wq", 1);
         a->hkv = shape_param(s, m, "kv_heads", m ? m->kv_heads : 0, "k_cache", 1);
@@ -157,8 +163,7 @@ const struct tl_param llm_head_params[] = {
 void llm_head_setup(tl_setup *s, void *argp)
 {
         struct llm_head_args *a = argp;
-        int mi = tl_setup_choice(s, "model");
-        const struct llm_model *m = mi > 0 ? &llm_models[mi - 1] : NULL;
+        const struct llm_model *m = chosen_model(s);
         a->hidden = shape_param(s, m, "hidden", m ? m->hidden : 0, "x", 1);
         a->vocab = shape_param(s, m, "vocab", m ? m->vocab : 0, "w_lm", 1);
         a->batch = tl_setup_dim(s, "batch", "x", 0);
