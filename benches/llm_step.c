@@ -34,14 +34,36 @@
 #include "bench.h"
 #include "sweep/sweep.h"
 
-static const char *const step_params[] = { "models", "prefill_models", "tp_sips", "figures",
-                                           NULL };
+static const char *const step_params[] = { "models", "batches", "contexts", "prefill_models",
+                                           "tp_sips", "figures", NULL };
 
 static const char default_models[] = "llama3-8b,llama3-70b,llama31-405b,qwen2-72b,mistral-7b";
 /* Prefill of the large models takes minutes of host time each; the
  * default keeps the bench to a few minutes (`--set prefill_models=...`). */
 static const char default_prefill[] = "llama3-8b,mistral-7b";
 static const char default_tp[] = "1,2,4,8";
+static const char default_batches[] = "1,32";
+static const char default_contexts[] = "4096,32768";
+#define MAX_LIST 8                   /* values of a batches or contexts list */
+
+/* The numbers of a comma list into out (at most MAX_LIST); their count, or
+ * -1 with a message when one is not a positive integer. */
+static int parse_list(const char *key, const char *list, int64_t *out, struct diag *d)
+{
+        int n = 0;
+        for (const char *p = list; *p;) {
+                char *end;
+                long long v = strtoll(p, &end, 10);
+                if (end == p || v < 1 || v > (1LL << 24) || (*end && *end != ',') || n == MAX_LIST) {
+                        diag_error(d, "--set %s=%s: expected up to %d positive integers, comma "
+                                   "separated", key, list, MAX_LIST);
+                        return -1;
+                }
+                out[n++] = v;
+                p = *end ? end + 1 : end;
+        }
+        return n;
+}
 #define TP_MODEL "llama3-70b"
 #define TP_INTER_SIP_GBPS 225        /* topologies/8sip.yaml's inter-SIP links */
 
@@ -63,7 +85,15 @@ static void check_models(const char *key, const char *list, struct diag *d)
         }
 }
 
-static char *make_spec(const char *models, const char *prefill, const char *tp, size_t *len)
+/* What the bench was asked for. */
+struct step_opts {
+        const char *models, *prefill, *tp; /* comma lists of presets; SIP counts */
+        const char *batches, *contexts; /* comma lists of decode batches and past lengths */
+        int64_t batch[MAX_LIST], ctx[MAX_LIST]; /* the same, parsed */
+        int n_batch, n_ctx;          /* entries */
+};
+
+static char *make_spec(const struct step_opts *so, size_t *len)
 {
         char *buf = NULL;
         FILE *f = open_memstream(&buf, len);
@@ -74,11 +104,15 @@ static char *make_spec(const char *models, const char *prefill, const char *tp, 
               "# Rerun or vary it with  cubesim sweep THIS_FILE [--jobs N]\n"
               "version: 1\nname: llm_step\ntopology: default\n"
               "params:\n  dtype: bf16\n  weight_dtype: bf16\npanels:\n", f);
+        const char *models = so->models, *prefill = so->prefill, *tp = so->tp;
         fputs("  - name: decode\n    kernel: llm_layer\n    params: {q_len: 1}\n"
               "    grid:\n      model: ", f);
         bench_flow_list(f, models);
-        fputs("\n      batch: [1, 32]\n      past_len: [4096, 32768]\n"
-              "      part: [all, gemm, attention, norm, allreduce]\n"
+        fputs("\n      batch: ", f);
+        bench_flow_list(f, so->batches);
+        fputs("\n      past_len: ", f);
+        bench_flow_list(f, so->contexts);
+        fputs("\n      part: [all, gemm, attention, norm, allreduce]\n"
               "    figure: {x: past_len, x_label: \"past length (tokens)\"}\n", f);
         if (*prefill) {
                 fputs("  - name: prefill\n    kernel: llm_layer\n"
@@ -88,7 +122,13 @@ static char *make_spec(const char *models, const char *prefill, const char *tp, 
         }
         fputs("  - name: lm-head\n    kernel: llm_lm_head\n    grid:\n      model: ", f);
         bench_flow_list(f, models);
-        fputs("\n      batch: [1, 32]\n", f);
+        bool one = false;            /* batch 1 is there for the time to first token */
+        for (int i = 0; i < so->n_batch; i++)
+                one = one || so->batch[i] == 1;
+        fprintf(f, "\n      batch: [%s", one ? "" : "1, ");
+        for (int i = 0; i < so->n_batch; i++)
+                fprintf(f, "%s%lld", i ? ", " : "", (long long)so->batch[i]);
+        fputs("]\n", f);
         if (*tp) {
                 fprintf(f, "  - name: tp\n    kernel: llm_layer\n"
                         "    params: {model: %s, q_len: 1, batch: 1, past_len: 4096, "
@@ -303,8 +343,8 @@ static json_t *case_json(const struct step_case *c)
         return o;
 }
 
-static int write_results(const char *out_dir, json_t *sw, const char *tp_list, bool figures,
-                         FILE *out, bool quiet)
+static int write_results(const char *out_dir, json_t *sw, const struct step_opts *so,
+                         bool figures, FILE *out, bool quiet)
 {
         double hbm_bw = (double)json_integer_value(
                 json_object_get(json_object_get(sw, "machine"), "hbm_bw_bytes_per_s"));
@@ -319,23 +359,25 @@ static int write_results(const char *out_dir, json_t *sw, const char *tp_list, b
                 if (!panel)
                         continue;
                 for (const struct llm_model *m = llm_models; m->name; m++)
-                        for (int b = 0; b < (pass ? 1 : 2); b++)
-                                for (int p = 0; p < (pass ? 1 : 2); p++) {
+                        for (int b = 0; b < (pass ? 1 : so->n_batch); b++)
+                                for (int p = 0; p < (pass ? 1 : so->n_ctx); p++) {
                                         if (n == sizeof cs / sizeof cs[0])
                                                 break;
                                         struct step_case *c = &cs[n];
                                         memset(c, 0, sizeof *c);
                                         c->m = m;
-                                        c->batch = pass ? 1 : (b ? 32 : 1);
-                                        c->past = pass ? 0 : (p ? 32768 : 4096);
+                                        c->batch = pass ? 1 : so->batch[b];
+                                        c->past = pass ? 0 : so->ctx[p];
                                         c->q_len = pass ? 2048 : 1;
                                         if (pass)
                                                 snprintf(c->label, sizeof c->label,
                                                          "%s prefill 2K", m->name);
                                         else
-                                                snprintf(c->label, sizeof c->label, "%s b%lld %lldK",
+                                                snprintf(c->label, sizeof c->label, "%s b%lld %lld%s",
                                                          m->name, (long long)c->batch,
-                                                         (long long)(c->past / 1024));
+                                                         (long long)(c->past % 1024 ? c->past
+                                                                                    : c->past / 1024),
+                                                         c->past % 1024 ? "" : "K");
                                         if (fill_case(c, panel, head, m->name, hbm_bw)) {
                                                 json_array_append_new(arr, case_json(c));
                                                 n++;
@@ -399,7 +441,7 @@ static int write_results(const char *out_dir, json_t *sw, const char *tp_list, b
                         "|---|---|---|---|---|---|\n", TP_MODEL, TP_INTER_SIP_GBPS);
                 json_t *tarr = json_array();
                 double base = -1;
-                for (const char *p = tp_list; *p;) {
+                for (const char *p = so->tp; *p;) {
                         char w[16];
                         size_t len = strcspn(p, ",");
                         snprintf(w, sizeof w, "%.*s", (int)len, p);
@@ -441,19 +483,23 @@ static int write_results(const char *out_dir, json_t *sw, const char *tp_list, b
 
 static int run(const struct bench_ctx *c)
 {
-        const char *models, *prefill, *tp;
+        struct step_opts so;
         uint64_t figures;
-        params_str(c->params, "models", default_models, &models);
-        params_str(c->params, "prefill_models", default_prefill, &prefill);
-        params_str(c->params, "tp_sips", default_tp, &tp);
+        params_str(c->params, "models", default_models, &so.models);
+        params_str(c->params, "batches", default_batches, &so.batches);
+        params_str(c->params, "contexts", default_contexts, &so.contexts);
+        params_str(c->params, "prefill_models", default_prefill, &so.prefill);
+        params_str(c->params, "tp_sips", default_tp, &so.tp);
         params_u64(c->params, "figures", 1, 0, 1, &figures, c->diag);
         params_check_unused(c->params, step_params, "llm-step", c->diag);
-        check_models("models", models, c->diag);
-        check_models("prefill_models", prefill, c->diag);
+        check_models("models", so.models, c->diag);
+        check_models("prefill_models", so.prefill, c->diag);
+        so.n_batch = parse_list("batches", so.batches, so.batch, c->diag);
+        so.n_ctx = parse_list("contexts", so.contexts, so.ctx, c->diag);
         if (c->diag->n_errors)
                 return 2;
         size_t len;
-        char *text = make_spec(models, prefill, tp, &len);
+        char *text = make_spec(&so, &len);
         if (!text) {
                 diag_error(c->diag, "llm-step: out of memory");
                 return 1;
@@ -463,17 +509,17 @@ static int run(const struct bench_ctx *c)
         const char *out_dir = c->out_dir ? c->out_dir : "out/llm_step";
         double t0 = bench_wall_s();
         if (sweep_spec_load_text("llm-step (generated spec)", text, len, NULL, &spec, c->diag) == 0) {
-                struct sweep_opts so = { .out_dir = out_dir, .jobs = c->jobs ? c->jobs : 1,
-                                         .no_figures = !figures, .progress = -1,
-                                         .quiet = c->json };
+                struct sweep_opts sw_opts = { .out_dir = out_dir, .jobs = c->jobs ? c->jobs : 1,
+                                              .no_figures = !figures, .progress = -1,
+                                              .quiet = c->json };
                 struct sweep_outcome o;
-                rc = sweep_run(&spec, &so, &o, c->diag);
+                rc = sweep_run(&spec, &sw_opts, &o, c->diag);
                 if (o.root && rc != 2) {
                         char path[4200];
                         snprintf(path, sizeof path, "%s/sweep.json", out_dir);
                         json_error_t je;
                         json_t *sw = json_load_file(path, 0, &je);
-                        if (!sw || write_results(out_dir, sw, tp, figures, c->out, c->json) < 0) {
+                        if (!sw || write_results(out_dir, sw, &so, figures, c->out, c->json) < 0) {
                                 diag_error(c->diag, "llm-step: cannot write the results in %s",
                                            out_dir);
                                 rc = 1;
@@ -510,6 +556,8 @@ const struct bench bench_llm_step = {
                 "\n"
                 "Parameters (--set):\n"
                 "  models=a,b          decode and LM head presets (default: all five)\n"
+                "  batches=1,32        decode batches\n"
+                "  contexts=4096,32768 decode past lengths (tokens)\n"
                 "  prefill_models=a,b  prefill presets (default: llama3-8b,mistral-7b; the\n"
                 "                      full set, all five, takes several minutes each)\n"
                 "  tp_sips=1,2,4,8     SIP counts of the TP panel (empty: none)\n"

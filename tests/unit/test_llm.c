@@ -318,6 +318,33 @@ Test(llm, rejects_q_heads_not_multiple)
         rejects((const char *[]){ "q_heads=5", "kv_heads=2" }, 2, "kv_heads (2) must divide q_heads (5)");
 }
 
+/* ---- one class of ops alone (part=) ----------------------------------------------- */
+
+/* Ops of type op issued over every PE by the last run. */
+static uint64_t ops(enum topo_op op) { return job.stats.n_ops[op]; }
+
+Test(llm, part_runs_one_class_alone)
+{
+        const char *base[] = { "hidden=64", "q_heads=4", "kv_heads=2", "head_dim=16", "ffn=96",
+                               "past_len=40", "tp=2", NULL };
+        const char *parts[] = { "part=gemm", "part=attention", "part=norm", "part=allreduce" };
+        for (int i = 0; i < 4; i++) {
+                base[7] = parts[i];
+                cr_assert_eq(fixture_run(tl_kernel_find("llm_layer"), NULL, base, 8), 0);
+                bool gemm = i == 0, attn = i == 1, norm = i == 2, ar = i == 3;
+                /* GEMM steps are composites; attention merges are too. */
+                cr_expect_eq(ops(TOPO_OP_COMPOSITE) > 0, gemm || attn, "%s: composites", parts[i]);
+                cr_expect_eq(ops(TOPO_OP_MASK) + ops(TOPO_OP_SIN) > 0, attn, "%s: RoPE", parts[i]);
+                cr_expect_eq(ops(TOPO_OP_RSQRT) > 0, norm, "%s: rsqrt", parts[i]);
+                /* No barriers: only the all-reduce sends. */
+                cr_expect_eq(ops(TOPO_OP_SEND) > 0, ar, "%s: sends", parts[i]);
+        }
+        base[7] = "part=all";
+        cr_assert_eq(fixture_run(tl_kernel_find("llm_layer"), NULL, base, 8), 0);
+        cr_expect(ops(TOPO_OP_COMPOSITE) && ops(TOPO_OP_SIN) && ops(TOPO_OP_RSQRT) &&
+                  ops(TOPO_OP_SEND), "part=all runs every class");
+}
+
 /* ---- the decode roofline -------------------------------------------------------------- */
 
 Test(llm, decode_never_beats_hbm_roofline)
