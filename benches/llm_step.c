@@ -45,6 +45,7 @@ static const char default_tp[] = "1,2,4,8";
 static const char default_batches[] = "1,32";
 static const char default_contexts[] = "4096,32768";
 #define MAX_LIST 8                   /* values of a batches or contexts list */
+#define MAX_CASES 512                /* cases of one report: presets x batches x contexts */
 
 /* The numbers of a comma list into out (at most MAX_LIST); their count, or
  * -1 with a message when one is not a positive integer. */
@@ -54,7 +55,8 @@ static int parse_list(const char *key, const char *list, int64_t *out, struct di
         for (const char *p = list; *p;) {
                 char *end;
                 long long v = strtoll(p, &end, 10);
-                if (end == p || v < 1 || v > (1LL << 24) || (*end && *end != ',') || n == MAX_LIST) {
+                bool bad = end == p || v < 1 || v > (1LL << 24) || (*end && *end != ',');
+                if (bad || n == MAX_LIST) {
                         diag_error(d, "--set %s=%s: expected up to %d positive integers, comma "
                                    "separated", key, list, MAX_LIST);
                         return -1;
@@ -116,7 +118,8 @@ static char *make_spec(const struct step_opts *so, size_t *len)
               "    figure: {x: past_len, x_label: \"past length (tokens)\"}\n", f);
         if (*prefill) {
                 fputs("  - name: prefill\n    kernel: llm_layer\n"
-                      "    params: {q_len: 2048, past_len: 0, batch: 1}\n    grid:\n      model: ", f);
+                      "    params: {q_len: 2048, past_len: 0, batch: 1}\n"
+                      "    grid:\n      model: ", f);
                 bench_flow_list(f, prefill);
                 fputs("\n      part: [all, gemm, attention, norm, allreduce]\n", f);
         }
@@ -343,6 +346,29 @@ static json_t *case_json(const struct step_case *c)
         return o;
 }
 
+/* Case (m, batch, past, q_len) from panel into cs[*n] and arr, if its
+ * points are all there and good. */
+static void add_case(struct step_case *cs, size_t *n, json_t *arr, const struct llm_model *m,
+                     int64_t batch, int64_t past, int64_t q_len, json_t *panel, json_t *head,
+                     double hbm_bw)
+{
+        if (*n == MAX_CASES)
+                return;
+        struct step_case *c = &cs[*n];
+        *c = (struct step_case){ .m = m, .batch = batch, .past = past, .q_len = q_len };
+        bool k = past % 1024 == 0;
+        if (q_len > 1)
+                snprintf(c->label, sizeof c->label, "%s prefill %lldK", m->name,
+                         (long long)(q_len / 1024));
+        else
+                snprintf(c->label, sizeof c->label, "%s b%lld %lld%s", m->name, (long long)batch,
+                         (long long)(k ? past / 1024 : past), k ? "K" : "");
+        if (fill_case(c, panel, head, m->name, hbm_bw)) {
+                json_array_append_new(arr, case_json(c));
+                (*n)++;
+        }
+}
+
 static int write_results(const char *out_dir, json_t *sw, const struct step_opts *so,
                          bool figures, FILE *out, bool quiet)
 {
@@ -350,40 +376,17 @@ static int write_results(const char *out_dir, json_t *sw, const struct step_opts
                 json_object_get(json_object_get(sw, "machine"), "hbm_bw_bytes_per_s"));
         json_t *dec = find_panel(sw, "decode"), *pre = find_panel(sw, "prefill");
         json_t *head = find_panel(sw, "lm-head"), *tp = find_panel(sw, "tp");
-        struct step_case cs[64];
+        struct step_case cs[MAX_CASES];
         size_t n = 0;
         json_t *all = json_object(), *arr = json_array();
-        /* Decode cases, then prefill, in the spec's model order. */
-        for (int pass = 0; pass < 2; pass++) {
-                json_t *panel = pass == 0 ? dec : pre;
-                if (!panel)
-                        continue;
-                for (const struct llm_model *m = llm_models; m->name; m++)
-                        for (int b = 0; b < (pass ? 1 : so->n_batch); b++)
-                                for (int p = 0; p < (pass ? 1 : so->n_ctx); p++) {
-                                        if (n == sizeof cs / sizeof cs[0])
-                                                break;
-                                        struct step_case *c = &cs[n];
-                                        memset(c, 0, sizeof *c);
-                                        c->m = m;
-                                        c->batch = pass ? 1 : so->batch[b];
-                                        c->past = pass ? 0 : so->ctx[p];
-                                        c->q_len = pass ? 2048 : 1;
-                                        if (pass)
-                                                snprintf(c->label, sizeof c->label,
-                                                         "%s prefill 2K", m->name);
-                                        else
-                                                snprintf(c->label, sizeof c->label, "%s b%lld %lld%s",
-                                                         m->name, (long long)c->batch,
-                                                         (long long)(c->past % 1024 ? c->past
-                                                                                    : c->past / 1024),
-                                                         c->past % 1024 ? "" : "K");
-                                        if (fill_case(c, panel, head, m->name, hbm_bw)) {
-                                                json_array_append_new(arr, case_json(c));
-                                                n++;
-                                        }
-                                }
-        }
+        /* Decode cases, then prefill, in the presets' order. */
+        for (const struct llm_model *m = llm_models; m->name; m++)
+                for (int b = 0; dec && b < so->n_batch; b++)
+                        for (int p = 0; p < so->n_ctx; p++)
+                                add_case(cs, &n, arr, m, so->batch[b], so->ctx[p], 1, dec, head,
+                                         hbm_bw);
+        for (const struct llm_model *m = llm_models; pre && m->name; m++)
+                add_case(cs, &n, arr, m, 1, 0, 2048, pre, head, hbm_bw);
         json_object_set_new(all, "cases", arr);
 
         char path[4200];
@@ -397,7 +400,8 @@ static int write_results(const char *out_dir, json_t *sw, const struct step_opts
               "per user (1 / TPOT) and in all (batch / TPOT); the HBM roofline is (weight bytes "
               "+ KV bytes) / the machine's HBM bandwidth. Prefill (2048 tokens, no cache, batch "
               "1): time to first token (TTFT). Times in ms.\n\n"
-              "| case | layer | LM head | TPOT or TTFT | tok/s/user | tok/s | roofline | of roofline "
+              "| case | layer | LM head | TPOT or TTFT | tok/s/user | tok/s | roofline "
+              "| of roofline "
               "| GEMM | attention | norm | all-reduce | other |\n"
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", f);
         for (size_t i = 0; i < n; i++) {
@@ -455,16 +459,16 @@ static int write_results(const char *out_dir, json_t *sw, const struct step_opts
                         if (base < 0)
                                 base = lay;
                         int ways = atoi(w);
-                        double bytes = (weight_bytes(m) - 2.0 * (double)m->hidden * (double)m->vocab) /
-                                               (double)m->layers + kv_bytes(m, 1, 4096) /
-                                               (double)m->layers;
+                        double head_w = 2.0 * (double)m->hidden * (double)m->vocab;
+                        double bytes = (weight_bytes(m) - head_w + kv_bytes(m, 1, 4096)) /
+                                       (double)m->layers;
                         double roof = bytes / (hbm_bw * ways) * 1e12;
                         fprintf(f, "| %d | %.1f | %.2f | %.1f | %.0f%% | %.0f%% |\n", ways,
                                 lay / 1e6, base / lay, ar / 1e6, 100 * ar / lay, 100 * roof / lay);
                         if (!quiet)
-                                fprintf(out, "tp %d SIPs: layer %8.1f us  speed-up %.2f  all-reduce "
-                                        "%.0f%%  %3.0f%% of TP roofline\n", ways, lay / 1e6,
-                                        base / lay, 100 * ar / lay, 100 * roof / lay);
+                                fprintf(out, "tp %d SIPs: layer %8.1f us  speed-up %.2f  "
+                                        "all-reduce %.0f%%  %3.0f%% of TP roofline\n", ways,
+                                        lay / 1e6, base / lay, 100 * ar / lay, 100 * roof / lay);
                         json_array_append_new(tarr, json_pack("{s:i, s:f, s:f, s:f, s:f}", "sips",
                                                               ways, "layer_ps", lay,
                                                               "allreduce_ps", ar, "speedup",
@@ -508,7 +512,8 @@ static int run(const struct bench_ctx *c)
         int rc = 2;
         const char *out_dir = c->out_dir ? c->out_dir : "out/llm_step";
         double t0 = bench_wall_s();
-        if (sweep_spec_load_text("llm-step (generated spec)", text, len, NULL, &spec, c->diag) == 0) {
+        const char *label = "llm-step (generated spec)";
+        if (sweep_spec_load_text(label, text, len, NULL, &spec, c->diag) == 0) {
                 struct sweep_opts sw_opts = { .out_dir = out_dir, .jobs = c->jobs ? c->jobs : 1,
                                               .no_figures = !figures, .progress = -1,
                                               .quiet = c->json };

@@ -170,6 +170,16 @@ static double check(const char *what, const float *got, const double *ref, int64
         return worst;
 }
 
+/* Element c of key (or value) j of KV head kv of sequence b: from the
+ * cache [B, Hkv, P, D] below P, else from the new ones [B, Hkv, Sq, D]. */
+static double key_or_value(const float *cache, const double *fresh, int64_t b, int64_t kv,
+                           int64_t j, int64_t c, const struct shape *s)
+{
+        if (j < s->p)
+                return cache[((b * s->hkv + kv) * s->p + j) * s->d + c];
+        return fresh[((b * s->hkv + kv) * s->sq + j - s->p) * s->d + c];
+}
+
 /* Compare out, k_new and v_new with the reference of the last run. */
 static void check_layer(const struct shape *s)
 {
@@ -178,7 +188,8 @@ static void check_layer(const struct shape *s)
         double tol = strcmp(s->dtype, "fp32") == 0 ? 1e-3 : 3e-2;
         const float *x = in("x");
         double *xd = zeros(tt * hd), *n1 = zeros(tt * hd), *q = zeros(tt * qd), *k = zeros(tt * kd);
-        double *v = zeros(tt * kd), *att = zeros(tt * qd), *h = zeros(tt * hd), *n2 = zeros(tt * hd);
+        double *v = zeros(tt * kd), *att = zeros(tt * qd), *h = zeros(tt * hd);
+        double *n2 = zeros(tt * hd);
         double *gt = zeros(tt * f), *up = zeros(tt * f), *out = zeros(tt * hd), *w = zeros(p + sq);
         for (int64_t i = 0; i < tt * hd; i++)
                 xd[i] = x[i];
@@ -211,11 +222,8 @@ static void check_layer(const struct shape *s)
                                 double mx = -INFINITY, sum = 0;
                                 for (int64_t j = 0; j < n; j++) {
                                         double sc = 0;
-                                        for (int64_t c = 0; c < dd; c++) {
-                                                double kj = j < p ? kc[((b * hkv + kv) * p + j) * dd + c]
-                                                                  : kn[((b * hkv + kv) * sq + j - p) * dd + c];
-                                                sc += qi[c] * kj;
-                                        }
+                                        for (int64_t c = 0; c < dd; c++)
+                                                sc += qi[c] * key_or_value(kc, kn, b, kv, j, c, s);
                                         w[j] = sc / sqrt((double)dd);
                                         mx = fmax(mx, w[j]);
                                 }
@@ -224,8 +232,7 @@ static void check_layer(const struct shape *s)
                                 for (int64_t c = 0; c < dd; c++) {
                                         double o = 0;
                                         for (int64_t j = 0; j < n; j++)
-                                                o += w[j] * (j < p ? vc[((b * hkv + kv) * p + j) * dd + c]
-                                                                   : vn[((b * hkv + kv) * sq + j - p) * dd + c]);
+                                                o += w[j] * key_or_value(vc, vn, b, kv, j, c, s);
                                         att[(b * sq + i) * qd + hh * dd + c] = o / sum;
                                 }
                         }
@@ -315,7 +322,8 @@ Test(llm, rejects_odd_head_dim)
 
 Test(llm, rejects_q_heads_not_multiple)
 {
-        rejects((const char *[]){ "q_heads=5", "kv_heads=2" }, 2, "kv_heads (2) must divide q_heads (5)");
+        rejects((const char *[]){ "q_heads=5", "kv_heads=2" }, 2,
+                "kv_heads (2) must divide q_heads (5)");
 }
 
 /* ---- one class of ops alone (part=) ----------------------------------------------- */
