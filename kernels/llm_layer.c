@@ -33,8 +33,8 @@
  * GEMMs stream their operands through TCM (two loads and one GEMM
  * composite on TCM operands per K step of LLM_TK, the next step's loads
  * issued first), in output blocks of LLM_TM x LLM_TN. Decode is
- * weight-bandwidth bound; loads issued one step ahead keep each DMA's HBM
- * request at the time it is issued. */
+ * weight-bandwidth bound: the next step's loads are in flight while this
+ * step computes. */
 #include "collective.h"
 #include "gqa_common.h"
 #include "llm.h"
