@@ -412,8 +412,11 @@ static int write_results(const char *out_dir, json_t *sw, const struct step_opts
                 md_ms(f, c->layer_ps);
                 md_ms(f, c->head_ps);
                 md_ms(f, c->token_ps);
-                fprintf(f, " %.1f | %.1f |", 1e12 / c->token_ps,
-                        (double)c->batch * 1e12 / c->token_ps);
+                if (c->q_len == 1)
+                        fprintf(f, " %.1f | %.1f |", 1e12 / c->token_ps,
+                                (double)c->batch * 1e12 / c->token_ps);
+                else
+                        fputs(" - | - |", f);   /* a first token: no rate */
                 if (c->q_len == 1) {
                         md_ms(f, c->roofline_ps);
                         fprintf(f, " %.0f%% |", 100 * c->roofline_ps / c->token_ps);
