@@ -14,6 +14,8 @@ struct gemm_args {
 };
 
 static const char *const dtypes[] = { "fp32", "bf16", "fp16", NULL };
+/* The GEMM engine's fidelity, passes 1..4; "topology": pe.gemm.fidelity_passes. */
+static const char *const fidelities[] = { "topology", "lofi", "hifi2", "hifi3", "hifi4", NULL };
 
 static const struct tl_param gemm_params[] = {
         { "m", TL_PARAM_INT, 256, 1, 1 << 20, NULL, "rows of A and C" },
@@ -23,6 +25,7 @@ static const struct tl_param gemm_params[] = {
         { "tile_n", TL_PARAM_INT, 64, 1, 4096, NULL, "output tile columns" },
         { "tile_k", TL_PARAM_INT, 64, 1, 4096, NULL, "K step" },
         { "dtype", TL_PARAM_CHOICE, 1, 0, 0, dtypes, "element type of A, B and C" },
+        { "fidelity", TL_PARAM_CHOICE, 0, 0, 0, fidelities, "GEMM math fidelity (passes per op)" },
         { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
@@ -36,6 +39,8 @@ static void gemm_setup(tl_setup *s, void *argp)
         g->tn = tl_setup_int(s, "tile_n");
         g->tk = tl_setup_int(s, "tile_k");
         tl_dtype dt = (tl_dtype)tl_setup_choice(s, "dtype");
+        if (tl_setup_choice(s, "fidelity") > 0)
+                tl_setup_gemm_fidelity(s, tl_setup_choice(s, "fidelity"));
         g->a = tl_setup_tensor(s, "a", TL_INPUT, dt, 2, (int64_t[]){ g->m, g->k });
         g->b = tl_setup_tensor(s, "b", TL_INPUT, dt, 2, (int64_t[]){ g->k, g->n });
         g->c = tl_setup_tensor(s, "c", TL_OUTPUT, dt, 2, (int64_t[]){ g->m, g->n });

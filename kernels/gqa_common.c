@@ -282,9 +282,11 @@ static void ring_top_up(tl_ctx *tl, struct gqa_kv_ring *r)
                 }
                 src.slot = (int)(r->issued++ % r->depth);
                 tl_copy_to(tl, rows_of(tl, r->kbuf[src.slot], src.n),
-                           kv_rows(tl, r->a->k, src.b, src.h, src.j0, src.n));
+                           kv_rows(tl, src.kept ? r->a->k_kept : r->a->k, src.b, src.h, src.j0,
+                                   src.n));
                 tl_copy_to(tl, rows_of(tl, r->vbuf[src.slot], src.n),
-                           kv_rows(tl, r->a->v, src.b, src.h, src.j0, src.n));
+                           kv_rows(tl, src.kept ? r->a->v_kept : r->a->v, src.b, src.h, src.j0,
+                                   src.n));
                 if (src.q)
                         tl_copy_to(tl, src.q_dst, src.q);
                 r->fifo[(r->head + r->count) % GQA_MAX_DEPTH] = src;
@@ -523,6 +525,7 @@ struct prefill_stream {
         const struct gqa_qblock *qb; /* whose rows (masking) */
         int n_blocks;                /* blocks of S */
         int block;                   /* block being produced */
+        int own;                     /* the cube's own block (in k and v; others are kept) */
         int blocks_left;             /* blocks still to produce, this one included */
         int64_t pos, end;            /* next key of the block, its end */
         bool skip_masked;            /* leave out tiles no row of qb sees */
@@ -562,7 +565,8 @@ static bool prefill_produce(tl_ctx *tl, void *ctx, struct gqa_kv_src *out)
                 ps->pos += n;
                 if (ps->skip_masked && tile_hidden(a, ps->qb, j0))
                         continue;
-                *out = (struct gqa_kv_src){ .b = ps->qb->b, .h = ps->qb->kvh, .j0 = j0, .n = n };
+                *out = (struct gqa_kv_src){ .b = ps->qb->b, .h = ps->qb->kvh, .j0 = j0, .n = n,
+                                            .kept = a->k_kept && ps->block != ps->own };
                 return true;
         }
 }
@@ -622,7 +626,8 @@ void gqa_prefill_block(tl_ctx *tl, const struct gqa_args *a, struct gqa_prefill_
         }
         /* The first K/V tiles are on their way while Q is scaled. */
         struct prefill_stream ps = { .a = a, .qb = qb, .n_blocks = kv->n_blocks,
-                                     .block = kv->first, .blocks_left = kv->n_blocks,
+                                     .block = kv->first, .own = kv->first,
+                                     .blocks_left = kv->n_blocks,
                                      .skip_masked = true };
         if (kv->ring) {
                 /* Own block: every tile, the next cube needs them all. */
@@ -665,6 +670,11 @@ void gqa_prefill_block(tl_ctx *tl, const struct gqa_args *a, struct gqa_prefill_
                                 if (forward) {
                                         tl_send(tl, kv->next, k, TAG_RING_K);
                                         tl_send(tl, kv->next, v, TAG_RING_V);
+                                }
+                                if (rows > 0 && a->k_kept) {
+                                        int64_t n = tl_dim(k, 0);
+                                        tl_store(tl, kv_rows(tl, a->k_kept, qb->b, qb->kvh, j0, n), k);
+                                        tl_store(tl, kv_rows(tl, a->v_kept, qb->b, qb->kvh, j0, n), v);
                                 }
                                 if (rows > 0 && !tile_hidden(a, qb, j0))
                                         prefill_tile(tl, a, qb, &st, qs, j0, k, v, &fresh);

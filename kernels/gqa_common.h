@@ -46,6 +46,8 @@ enum gqa_kind {
 /* The argument block of every GQA kernel. */
 struct gqa_args {
         tl_tensor *q, *k, *v, *o;    /* HBM tensors, shapes above */
+        tl_tensor *k_kept, *v_kept;  /* prefill: each cube's copy of the K/V blocks the ring
+                                      * brought it (replicated, shaped as k); else NULL */
         int64_t batch;               /* B */
         int64_t hq, hkv, group;      /* query heads, KV heads, G = hq / hkv */
         int64_t d;                   /* head dim */
@@ -195,9 +197,10 @@ struct gqa_qblock {
 /* How a prefill block gets its keys: blocks of the sequence in ring order,
  * starting with block `first` and going down. With ring, block `first`
  * is read from HBM and sent on to next, and every later block arrives
- * from prev (and is sent on, but for the last); else every block is read
- * from HBM (the cube keeps what the ring brought) and tiles no row of the
- * query block sees are skipped. */
+ * from prev (and is sent on, but for the last) and is stored in the
+ * cube's kept copy; else every block is read from HBM (its own block from
+ * k and v, the others from the kept copy) and tiles no row of the query
+ * block sees are skipped. */
 struct gqa_kv_plan {
         int n_blocks;                /* blocks of S (cubes of the ring, or 1) */
         int first;                   /* this cube's own block */
@@ -211,6 +214,7 @@ struct gqa_kv_src {
         int64_t b, h;                /* batch, KV head */
         int64_t j0, n;               /* keys */
         tl_tensor *q, *q_dst;        /* optional Q copy issued with the tile */
+        bool kept;                   /* read from k_kept, v_kept (a block the ring brought) */
         int slot;                    /* ring slot (set by the ring) */
 };
 

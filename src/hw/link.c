@@ -130,21 +130,6 @@ sim_ps hw_hbm_write(struct hw_sim *s, struct hw_cube *c, uint32_t src_node, uint
         return hbm_access(s, c, src_node, bytes, start, true, NULL);
 }
 
-sim_ps hw_gemm_ps(const struct topo *t, uint64_t m, uint64_t n, uint64_t k)
-{
-        unsigned __int128 macs = (unsigned __int128)m * n * k;
-        unsigned __int128 cycles = (macs + t->pe.gemm.macs_per_cycle - 1) / t->pe.gemm.macs_per_cycle;
-        return topo_cycles_to_ps(cycles > UINT64_MAX ? UINT64_MAX : (uint64_t)cycles,
-                                 t->pe.gemm.clock_hz);
-}
-
-sim_ps hw_math_ps(const struct topo *t, enum topo_op op, uint64_t elements)
-{
-        uint64_t lanes = t->pe.math.lanes;
-        uint64_t per_lane = (elements + lanes - 1) / lanes;
-        return topo_cycles_to_ps(per_lane * t->pe.math.cycles_per_element[op], t->pe.math.clock_hz);
-}
-
 sim_ps hw_dma_ps(const struct topo *t, uint64_t bytes)
 {
         return t->pe.dma.setup_ps + hw_bytes_ps(bytes, t->pe.dma.bw_bytes_per_s);
@@ -177,25 +162,65 @@ sim_ps hw_dma_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes, bool setup, s
         return end > from ? end : from;
 }
 
-sim_ps hw_dma_copy(struct hw_pe *pe, bool from_hbm, bool to_hbm, uint64_t bytes, sim_ps at,
-                   sim_ps *start)
+sim_ps hw_hbm_span_access(struct hw_sim *s, const struct hw_hbm_span *span, uint32_t local,
+                          uint32_t node, uint64_t bytes, bool write, sim_ps start,
+                          struct ev_resource *pace)
+{
+        if (span->kind == HW_HOME_LOCAL)
+                return hbm_access(s, &s->cubes[local], node, bytes, start, write, pace);
+        sim_ps done = start;
+        uint32_t n = span->kind == HW_HOME_ALL ? s->n_cubes : span->n_parts;
+        uint64_t left = bytes;
+        for (uint32_t i = 0; i < n && left; i++) {
+                uint64_t b;
+                uint32_t c;
+                if (span->kind == HW_HOME_ALL) {
+                        c = i;
+                        b = bytes / n + (i < bytes % n);
+                } else {
+                        c = span->cube[i];
+                        b = i + 1 == n ? left
+                                       : (uint64_t)((unsigned __int128)bytes * span->share[i] /
+                                                    (span->total ? span->total : 1));
+                }
+                if (b > left)
+                        b = left;
+                left -= b;
+                if (!b)
+                        continue;
+                if (c != local)
+                        s->hbm_remote_bytes += b;
+                sim_ps t = hbm_access(s, &s->cubes[c], node, b, start, write, pace);
+                if (t > done)
+                        done = t;
+        }
+        return done;
+}
+
+sim_ps hw_dma_copy(struct hw_pe *pe, const struct hw_hbm_span *from, const struct hw_hbm_span *to,
+                   uint64_t bytes, sim_ps at, sim_ps *start)
 {
         struct hw_sim *s = pe->sim;
-        struct hw_cube *c = hw_pe_cube(pe);
+        uint32_t cube = pe->global / s->pes_per_cube;
         sim_ps begin = dma_slot(pe, at, bytes);
         sim_ps t = begin + s->topo->pe.dma.setup_ps;
+        /* The TCM side of the copy: what it reads there and what it writes. */
+        sim_ps tcm_end = hw_tcm_reserve(pe, t, (from ? 0 : bytes) + (to ? 0 : bytes));
         /* The data path paces the HBM side (reads, else writes), or moves a
          * TCM-to-TCM copy itself. */
-        if (from_hbm)
-                t = hbm_access(s, c, pe->node_dma, bytes, t, false, &pe->dma);
-        if (to_hbm)
-                t = hbm_access(s, c, pe->node_dma, bytes, t, true, from_hbm ? NULL : &pe->dma);
-        if (!from_hbm && !to_hbm) {
+        if (from)
+                t = hw_hbm_span_access(s, from, cube, pe->node_dma, bytes, false, t, &pe->dma);
+        if (to)
+                t = hw_hbm_span_access(s, to, cube, pe->node_dma, bytes, true, t,
+                                       from ? NULL : &pe->dma);
+        if (!from && !to) {
                 sim_ps e = ev_resource_reserve(&pe->dma, t,
                                                hw_bytes_ps(bytes, s->topo->pe.dma.bw_bytes_per_s),
                                                NULL);
                 t = e > t ? e : t;
         }
+        if (t < tcm_end)
+                t = tcm_end;
         if (start)
                 *start = begin;
         return t;
@@ -214,7 +239,8 @@ static void place_batch(struct ev_loop *ev, struct ev_event *e)
         while (list) {
                 struct hw_dma_req *r = list;
                 list = r->next;
-                sim_ps start, end = hw_dma_copy(r->pe, r->from_hbm, r->to_hbm, r->bytes, r->at,
+                sim_ps start, end = hw_dma_copy(r->pe, r->from_hbm ? &r->from_home : NULL,
+                                                r->to_hbm ? &r->to_home : NULL, r->bytes, r->at,
                                                 &start);
                 r->pe->in_batch = false;
                 r->done(r, start, end);
@@ -224,7 +250,7 @@ static void place_batch(struct ev_loop *ev, struct ev_event *e)
 void hw_dma_copy_later(struct hw_dma_req *req)
 {
         if (!req->from_hbm && !req->to_hbm) {
-                sim_ps start, end = hw_dma_copy(req->pe, false, false, req->bytes, req->at,
+                sim_ps start, end = hw_dma_copy(req->pe, NULL, NULL, req->bytes, req->at,
                                                 &start);
                 req->done(req, start, end);
                 return;

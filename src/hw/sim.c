@@ -1,10 +1,12 @@
 /* hw/sim.c: building and tearing down the machine's components from its
- * topology graph. */
+ * topology graph; what an engine op costs (the GEMM array, the MATH lanes,
+ * the TCM banks; the model is in hw.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "hw/hw.h"
 
 static int init_pe(struct hw_sim *s, struct hw_pe *pe, uint32_t sip, uint32_t cube, uint32_t idx)
@@ -27,6 +29,8 @@ static int init_pe(struct hw_sim *s, struct hw_pe *pe, uint32_t sip, uint32_t cu
                                ch < EV_RESOURCE_MAX_SERVERS ? ch : EV_RESOURCE_MAX_SERVERS, EV_WHOLE);
         rc |= ev_resource_init(&pe->gemm, &s->ev, "pe_gemm", 1, EV_WHOLE);
         rc |= ev_resource_init(&pe->math, &s->ev, "pe_math", 1, EV_WHOLE);
+        /* TCM bandwidth: divisible, like a link's. */
+        rc |= ev_resource_init(&pe->tcm, &s->ev, "tcm", 1, EV_SPLIT);
         return rc ? -ENOMEM : 0;
 }
 
@@ -107,6 +111,7 @@ void hw_sim_fini(struct hw_sim *s)
                         ev_resource_fini(&s->pes[i].dma_slots);
                         ev_resource_fini(&s->pes[i].gemm);
                         ev_resource_fini(&s->pes[i].math);
+                        ev_resource_fini(&s->pes[i].tcm);
                 }
         if (s->links)
                 for (uint32_t e = 0; e < s->graph.n_edges; e++)
@@ -117,4 +122,124 @@ void hw_sim_fini(struct hw_sim *s)
         free(s->links);
         topo_graph_fini(&s->graph);
         memset(s, 0, sizeof *s);
+}
+
+/* ---- engine costs ---- */
+
+static uint64_t round_up(uint64_t x, uint64_t q)
+{
+        return q > 1 ? (x + q - 1) / q * q : x;
+}
+
+static uint64_t sat_u64(unsigned __int128 x)
+{
+        return x > UINT64_MAX ? UINT64_MAX : (uint64_t)x;
+}
+
+/* Cycles the array works on an [m, k] x [k, n] op: every fidelity pass
+ * over the operands rounded up to whole tiles and whole blocks. */
+static uint64_t gemm_work_cycles(const struct topo_pe_gemm *g, uint64_t m, uint64_t n, uint64_t k)
+{
+        m = round_up(round_up(m, g->operand_tile), g->array_m);
+        n = round_up(round_up(n, g->operand_tile), g->array_n);
+        k = round_up(round_up(k, g->operand_tile), g->array_k);
+        unsigned __int128 macs = (unsigned __int128)m * n * k * g->fidelity_passes;
+        return sat_u64((macs + g->macs_per_cycle - 1) / g->macs_per_cycle);
+}
+
+sim_ps hw_gemm_ps(const struct topo *t, uint64_t m, uint64_t n, uint64_t k)
+{
+        const struct topo_pe_gemm *g = &t->pe.gemm;
+        unsigned __int128 cycles = (unsigned __int128)g->fill_cycles + g->drain_cycles +
+                                   gemm_work_cycles(g, m, n, k);
+        return topo_cycles_to_ps(sat_u64(cycles), g->clock_hz);
+}
+
+/* ceil(log2(n)), n >= 1. */
+static uint32_t ceil_log2(uint64_t n)
+{
+        uint32_t steps = 0;
+        while (steps < 64 && (UINT64_C(1) << steps) < n)
+                steps++;
+        return steps;
+}
+
+/* Cycles the lanes work on op over elements: one pass of the lanes, and
+ * for a reduction across them the tree that combines their partial
+ * results. */
+static uint64_t math_work_cycles(const struct topo_pe_math *m, enum topo_op op, uint64_t elements,
+                                 bool across_lanes)
+{
+        uint64_t cpe = m->cycles_per_element[op];
+        uint64_t passes = (elements + m->lanes - 1) / m->lanes;
+        if (across_lanes)
+                passes += ceil_log2(m->lanes);
+        return sat_u64((unsigned __int128)passes * cpe);
+}
+
+sim_ps hw_math_ps(const struct topo *t, enum topo_op op, uint64_t elements, bool across_lanes)
+{
+        const struct topo_pe_math *m = &t->pe.math;
+        unsigned __int128 cycles = (unsigned __int128)m->latency_cycles[op] +
+                                   math_work_cycles(m, op, elements, across_lanes);
+        return topo_cycles_to_ps(sat_u64(cycles), m->clock_hz);
+}
+
+/* The banks an access of bytes spreads over, and each bank's bandwidth. */
+static uint32_t tcm_banks_used(const struct topo_tcm *tc, uint64_t bytes, uint64_t *bank_bw)
+{
+        uint64_t bw = tc->bw_bytes_per_s / tc->banks;
+        *bank_bw = bw ? bw : 1;
+        uint64_t lines = (bytes + tc->line_bytes - 1) / tc->line_bytes;
+        return lines < tc->banks ? (uint32_t)lines : tc->banks;
+}
+
+sim_ps hw_tcm_ps(const struct topo *t, uint64_t bytes)
+{
+        uint64_t bank_bw;
+        uint32_t n = tcm_banks_used(&t->pe.tcm, bytes, &bank_bw);
+        return n ? hw_bytes_ps((bytes + n - 1) / n, bank_bw) : 0;
+}
+
+sim_ps hw_tcm_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes)
+{
+        struct hw_sim *s = pe->sim;
+        if (!bytes)
+                return at;
+        sim_ps end = ev_resource_reserve(&pe->tcm, at, hw_tcm_ps(s->topo, bytes), NULL);
+        pe->tcm_bytes += bytes;
+        s->class_bytes[TOPO_EDGE_INTRA_PE] += bytes;
+        return end;
+}
+
+/* An op on engine e: busy for work (at least the TCM time of tcm_bytes),
+ * the banks serving tcm_bytes from its start; ready latency after both. */
+static sim_ps engine_run(struct hw_pe *pe, struct ev_resource *e, sim_ps work, sim_ps latency,
+                         uint64_t tcm_bytes, sim_ps at, sim_ps *start)
+{
+        sim_ps tcm_alone = hw_tcm_ps(pe->sim->topo, tcm_bytes);
+        sim_ps begin, end = ev_resource_reserve(e, at, work > tcm_alone ? work : tcm_alone, &begin);
+        sim_ps tcm_end = hw_tcm_reserve(pe, begin, tcm_bytes);
+        if (start)
+                *start = begin;
+        return (tcm_end > end ? tcm_end : end) + latency;
+}
+
+sim_ps hw_gemm_run(struct hw_pe *pe, uint64_t m, uint64_t n, uint64_t k, uint64_t tcm_bytes,
+                   sim_ps at, sim_ps *start)
+{
+        const struct topo_pe_gemm *g = &pe->sim->topo->pe.gemm;
+        sim_ps work = topo_cycles_to_ps(gemm_work_cycles(g, m, n, k), g->clock_hz);
+        sim_ps lone = hw_gemm_ps(pe->sim->topo, m, n, k);
+        return engine_run(pe, &pe->gemm, work, lone - work, tcm_bytes, at, start);
+}
+
+sim_ps hw_math_run(struct hw_pe *pe, enum topo_op op, uint64_t elements, bool across_lanes,
+                   uint64_t tcm_bytes, sim_ps at, sim_ps *start)
+{
+        const struct topo_pe_math *m = &pe->sim->topo->pe.math;
+        sim_ps work = topo_cycles_to_ps(math_work_cycles(m, op, elements, across_lanes),
+                                        m->clock_hz);
+        sim_ps lone = hw_math_ps(pe->sim->topo, op, elements, across_lanes);
+        return engine_run(pe, &pe->math, work, lone - work, tcm_bytes, at, start);
 }

@@ -122,11 +122,12 @@ static void log_stage(struct plan_ctx *pc, const struct plan_stage *st, const ch
 static sim_ps run_math(struct plan_ctx *pc, const struct plan_stage *st, uint64_t elements,
                        int64_t tile, sim_ps at)
 {
-        const struct topo *t = pc->pe->sim->topo;
         if (pc->math_ready > at)
                 at = pc->math_ready;
-        sim_ps start, end = ev_resource_reserve(&pc->pe->math, at,
-                                                hw_math_ps(t, st->cost_op, elements), &start);
+        /* fp32 in and out through TCM. */
+        sim_ps start, end = hw_math_run(pc->pe, st->cost_op, elements,
+                                        hw_math_row_reduction(st->cost_op), elements * 8, at,
+                                        &start);
         log_stage(pc, st, st->op, tile, start, end, elements * 4, elements);
         return end;
 }
@@ -156,9 +157,10 @@ static void place_tile_rest(struct plan_run *r)
         int64_t kk = extent(g->k, g->tile_k, r->tk);
         sim_ps ready = r->rd_ready;
         uint64_t rd_bytes = r->rd_bytes;
-        sim_ps gs, ge = ev_resource_reserve(&pe->gemm, ready,
-                                            hw_gemm_ps(pe->sim->topo, (uint64_t)mm, (uint64_t)nn,
-                                                       (uint64_t)kk), &gs);
+        /* Operands in from TCM, the fp32 tile out. */
+        uint64_t tcm = (uint64_t)(mm * kk) * g->a_elem_bytes + (uint64_t)(kk * nn) * g->b_elem_bytes +
+                       (uint64_t)(mm * nn) * 4;
+        sim_ps gs, ge = hw_gemm_run(pe, (uint64_t)mm, (uint64_t)nn, (uint64_t)kk, tcm, ready, &gs);
         log_stage(pc, &gm, "gemm", r->tile, gs, ge, rd_bytes, 2 * (uint64_t)(mm * nn * kk));
         r->buf_free[r->i % PLAN_DEPTH] = ge;
         /* The MATH stages read the GEMM's result from TCM. */
@@ -172,7 +174,8 @@ static void place_tile_rest(struct plan_run *r)
                 if (!g->out_pinned) {
                         uint64_t b = tile_elems * g->out_elem_bytes;
                         sim_ps st0;
-                        te = hw_dma_copy(pe, false, g->out_hbm, b, te, &st0);
+                        te = hw_dma_copy(pe, NULL, g->out_hbm ? &g->out_home : NULL, b, te,
+                                         &st0);
                         log_stage(pc, &wr, "dma_write", r->tile, st0, te, b, 0);
                 }
         }
@@ -228,10 +231,12 @@ static bool issue_reads(struct plan_run *r, sim_ps at)
         r->rd_pending = (a > 0) + (b > 0);
         if (!r->rd_pending)
                 return true;
-        r->rd[0] = (struct hw_dma_req){ .pe = r->pc.pe, .from_hbm = g->a_hbm, .bytes = a,
-                                        .at = at, .done = read_a_placed };
-        r->rd[1] = (struct hw_dma_req){ .pe = r->pc.pe, .from_hbm = g->b_hbm, .bytes = b,
-                                        .at = at, .done = read_b_placed };
+        r->rd[0] = (struct hw_dma_req){ .pe = r->pc.pe, .from_hbm = g->a_hbm,
+                                        .from_home = g->a_home, .bytes = a, .at = at,
+                                        .done = read_a_placed };
+        r->rd[1] = (struct hw_dma_req){ .pe = r->pc.pe, .from_hbm = g->b_hbm,
+                                        .from_home = g->b_home, .bytes = b, .at = at,
+                                        .done = read_b_placed };
         /* A read from TCM is placed (and counted) at once. */
         r->issuing = true;
         if (a > 0)

@@ -305,6 +305,9 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
                         .a_elem_bytes = (uint32_t)tl_dtype_size(d->a->dtype),
                         .b_elem_bytes = (uint32_t)tl_dtype_size(d->b->dtype),
                         .out_elem_bytes = (uint32_t)tl_dtype_size(d->out->dtype) };
+                tl__hbm_span(tl->run, d->a, &g.a_home);
+                tl__hbm_span(tl->run, d->b, &g.b_home);
+                tl__hbm_span(tl->run, d->out, &g.out_home);
                 ops[n++] = (struct plan_op){ .gemm = true, .name = tl__op_name(TL_GEMM),
                                              .scope = TL_SCOPE_K_TILE };
         }
@@ -458,6 +461,7 @@ tl_handle tl__softmax_merge(tl_ctx *tl, tl_tensor *s, tl_tensor *v, tl_tensor *m
                 .a_pinned = true, .b_pinned = v->pinned, .b_hbm = v->space == TL_HBM,
                 .out_pinned = true, .a_elem_bytes = 4,
                 .b_elem_bytes = (uint32_t)tl_dtype_size(v->dtype), .out_elem_bytes = 4 };
+        tl__hbm_span(tl->run, v, &g.b_home);
         struct pipeline_plan plan;
         char err[256];
         if (plan_generate_from_ops(ops, n, &g, &plan, err, sizeof err) < 0)

@@ -263,10 +263,10 @@ static void dma_placed(struct hw_dma_req *req, sim_ps start, sim_ps end)
         tl->dma_free = d;
 }
 
-/* Move bytes on this PE's DMA engine from src_space to dst_space (HBM is
- * the PE's cube's; TCM and scratch are local); out is ready when they
+/* Move bytes on this PE's DMA engine from src to dst (HBM where their
+ * homes put the region; TCM and scratch are local); out is ready when they
  * land. p[n] are the op_log parameters (static strings). */
-static void dma_move(tl_ctx *tl, tl_space src_space, tl_space dst_space, uint64_t bytes,
+static void dma_move(tl_ctx *tl, const tl_tensor *src, const tl_tensor *dst, uint64_t bytes,
                      const char *op, const struct rep_param *p, unsigned n, tl_tensor *out,
                      const char *file, int line)
 {
@@ -283,9 +283,13 @@ static void dma_move(tl_ctx *tl, tl_space src_space, tl_space dst_space, uint64_
         d->op = op;
         memcpy(d->p, p, n * sizeof *p);
         d->n_params = n;
-        d->req = (struct hw_dma_req){ .pe = tl->pe, .from_hbm = src_space == TL_HBM,
-                                      .to_hbm = dst_space == TL_HBM, .bytes = bytes,
+        d->req = (struct hw_dma_req){ .pe = tl->pe, .from_hbm = src->space == TL_HBM,
+                                      .to_hbm = dst->space == TL_HBM, .bytes = bytes,
                                       .at = ev_now(&tl->sim->ev), .done = dma_placed };
+        if (d->req.from_hbm)
+                tl__hbm_span(tl->run, src, &d->req.from_home);
+        if (d->req.to_hbm)
+                tl__hbm_span(tl->run, dst, &d->req.to_home);
         tl__inflight_begin(tl, &d->fl, (tl_tensor *[TL_INFLIGHT_OUTS]){ out, NULL, NULL });
         hw_dma_copy_later(&d->req);
 }
@@ -317,7 +321,7 @@ tl_tensor *tl__load(tl_ctx *tl, tl_tensor *src, const char *file, int line)
                 tl__compute_copy(src, t, src->dtype);
         struct rep_param p[2] = { { .name = "src", .kind = REP_STR, .s = space_key(src->space) },
                                   { .name = "dtype", .kind = REP_STR, .s = dtype_names[src->dtype] } };
-        dma_move(tl, src->space, TL_SCRATCH, bytes, "load", p, 2, t, file, line);
+        dma_move(tl, src, t, bytes, "load", p, 2, t, file, line);
         return t;
 }
 
@@ -366,8 +370,8 @@ static void write_out(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *fi
                                   { .name = "dtype", .kind = REP_STR, .s = dtype_names[dst->dtype] } };
         /* A TCM destination is ready when the write lands (its later readers
          * wait); an HBM one carries no readiness (see tl__finish_at). */
-        dma_move(tl, src->space, dst->space, bytes, type == TOPO_OP_STORE ? "store" : "copy_to",
-                 p, 3, dst, file, line);
+        dma_move(tl, src, dst, bytes, type == TOPO_OP_STORE ? "store" : "copy_to", p, 3, dst,
+                 file, line);
 }
 
 void tl__store(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *file, int line)
@@ -382,14 +386,15 @@ void tl__copy_to(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *file, i
 
 /* ---- compute --------------------------------------------------------------------- */
 
-/* Reserve PE_MATH for elements of op; returns the end, logs it. */
+/* Run op over elements on PE_MATH (across_lanes: a reduction along the
+ * last axis), with tcm_bytes of operands and result through TCM; returns
+ * the end, logs it. */
 static sim_ps run_math(tl_ctx *tl, enum topo_op type, const char *name, uint64_t elements,
-                       uint64_t bytes)
+                       bool across_lanes, uint64_t tcm_bytes)
 {
-        struct hw_sim *s = tl->sim;
-        sim_ps start, end = ev_resource_reserve(&tl->pe->math, ev_now(&s->ev),
-                                                hw_math_ps(s->topo, type, elements), &start);
-        log_engine(tl, "pe_math", name, start, end, bytes, elements, NULL, 0);
+        sim_ps start, end = hw_math_run(tl->pe, type, elements, across_lanes, tcm_bytes,
+                                        ev_now(&tl->sim->ev), &start);
+        log_engine(tl, "pe_math", name, start, end, tcm_bytes, elements, NULL, 0);
         return end;
 }
 
@@ -433,10 +438,13 @@ enum tl__form tl__op_form(tl_op op)
         return op_forms[op];
 }
 
-/* Reserve PE_MATH for op over n elements; out becomes ready at its end. */
-static tl_tensor *math_done(tl_ctx *tl, tl_op op, tl_tensor *out, uint64_t n)
+/* Run op over n elements on PE_MATH, reading in_bytes and writing out
+ * through TCM; out becomes ready at its end. */
+static tl_tensor *math_done(tl_ctx *tl, tl_op op, tl_tensor *out, uint64_t n, bool across_lanes,
+                            uint64_t in_bytes)
 {
-        tl__finish_at(tl, out, run_math(tl, tl__math_type(op), tl__op_name(op), n, n * 4));
+        tl__finish_at(tl, out, run_math(tl, tl__math_type(op), tl__op_name(op), n, across_lanes,
+                                        in_bytes + tensor_bytes(out)));
         return out;
 }
 
@@ -465,7 +473,7 @@ static tl_tensor *reduce(tl_ctx *tl, tl_op op, const char *name, tl_tensor *x, i
         tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, x->ndim, shape);
         if (data_mode(tl))
                 tl__compute_reduce(op, x, ax, out);
-        return math_done(tl, op, out, (uint64_t)tl_numel(x));
+        return math_done(tl, op, out, (uint64_t)tl_numel(x), ax == x->ndim - 1, tensor_bytes(x));
 }
 
 /* Pay op's issue cost; a kernel error unless op has one of the forms
@@ -492,7 +500,7 @@ tl_tensor *tl__math1(tl_ctx *tl, tl_math_op op, tl_tensor *x, const char *file, 
         tl_tensor *out = like_x(tl, name, x, file, line);
         if (data_mode(tl))
                 tl__compute_math1(op, x, out);
-        return math_done(tl, op, out, (uint64_t)tl_numel(x));
+        return math_done(tl, op, out, (uint64_t)tl_numel(x), false, tensor_bytes(x));
 }
 
 tl_tensor *tl__reduce(tl_ctx *tl, tl_math_op op, tl_tensor *x, int axis, const char *file,
@@ -510,7 +518,7 @@ tl_tensor *tl__scalar(tl_ctx *tl, tl_math_op op, tl_tensor *x, float v, const ch
         tl_tensor *out = like_x(tl, name, x, file, line);
         if (data_mode(tl))
                 tl__compute_scalar(op, x, v, out);
-        return math_done(tl, op, out, (uint64_t)tl_numel(x));
+        return math_done(tl, op, out, (uint64_t)tl_numel(x), false, tensor_bytes(x));
 }
 
 tl_tensor *tl__scale(tl_ctx *tl, tl_tensor *x, float factor, const char *file, int line)
@@ -550,7 +558,8 @@ tl_tensor *tl__math2(tl_ctx *tl, tl_math_op op, tl_tensor *a, tl_tensor *b, cons
         tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, nd, shape);
         if (data_mode(tl))
                 tl__compute_math2(op, a, b, out);
-        return math_done(tl, op, out, (uint64_t)tl_numel(out));
+        return math_done(tl, op, out, (uint64_t)tl_numel(out), false,
+                         tensor_bytes(a) + tensor_bytes(b));
 }
 
 tl_tensor *tl__where(tl_ctx *tl, tl_tensor *mask, tl_tensor *a, tl_tensor *b, const char *file,
@@ -573,7 +582,8 @@ tl_tensor *tl__where(tl_ctx *tl, tl_tensor *mask, tl_tensor *a, tl_tensor *b, co
         tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, nd, ab.shape);
         if (data_mode(tl))
                 tl__compute_where(mask, a, b, out);
-        return math_done(tl, TL_WHERE, out, (uint64_t)tl_numel(out));
+        return math_done(tl, TL_WHERE, out, (uint64_t)tl_numel(out), false,
+                         tensor_bytes(mask) + tensor_bytes(a) + tensor_bytes(b));
 }
 
 tl_tensor *tl__cast(tl_ctx *tl, tl_tensor *x, tl_dtype dt, const char *file, int line)
@@ -586,7 +596,8 @@ tl_tensor *tl__cast(tl_ctx *tl, tl_tensor *x, tl_dtype dt, const char *file, int
         if (data_mode(tl))
                 tl__compute_copy(x, out, dt);
         uint64_t n = (uint64_t)tl_numel(x);
-        tl__finish_at(tl, out, run_math(tl, TOPO_OP_CAST, "cast", n, n * tl_dtype_size(dt)));
+        tl__finish_at(tl, out, run_math(tl, TOPO_OP_CAST, "cast", n, false,
+                                        tensor_bytes(x) + n * tl_dtype_size(dt)));
         return out;
 }
 
@@ -599,7 +610,7 @@ tl_tensor *tl__fill(tl_ctx *tl, tl_dtype dt, int ndim, const int64_t *shape, flo
         if (data_mode(tl))
                 tl__compute_fill(out, tl__round(value, dt));
         uint64_t n = (uint64_t)tl_numel(out);
-        tl__finish_at(tl, out, run_math(tl, TOPO_OP_FILL, "fill", n, n * tl_dtype_size(dt)));
+        tl__finish_at(tl, out, run_math(tl, TOPO_OP_FILL, "fill", n, false, n * tl_dtype_size(dt)));
         return out;
 }
 
@@ -615,7 +626,8 @@ tl_tensor *tl__mask_causal(tl_ctx *tl, tl_tensor *x, int64_t offset, const char 
         if (data_mode(tl))
                 tl__compute_mask_causal(x, offset, out);
         uint64_t n = (uint64_t)tl_numel(x);
-        tl__finish_at(tl, out, run_math(tl, TOPO_OP_MASK, "mask", n, n * 4));
+        tl__finish_at(tl, out, run_math(tl, TOPO_OP_MASK, "mask", n, false,
+                                        tensor_bytes(x) + tensor_bytes(out)));
         return out;
 }
 
@@ -646,10 +658,10 @@ tl_tensor *tl__dot(tl_ctx *tl, tl_tensor *a, tl_tensor *b, bool trans_b, const c
         tl_tensor *out = tl__new_tensor(tl, file, line, "dot", TL_SCRATCH, TL_FP32, 2, shape);
         if (data_mode(tl))
                 tl__compute_dot(a, b, trans_b, out);
-        struct hw_sim *s = tl->sim;
-        sim_ps start, end = ev_resource_reserve(&tl->pe->gemm, ev_now(&s->ev),
-                                                hw_gemm_ps(s->topo, (uint64_t)m, (uint64_t)n,
-                                                           (uint64_t)k), &start);
+        /* a and b in from TCM, the fp32 result out. */
+        uint64_t tcm = tensor_bytes(a) + tensor_bytes(b) + tensor_bytes(out);
+        sim_ps start, end = hw_gemm_run(tl->pe, (uint64_t)m, (uint64_t)n, (uint64_t)k, tcm,
+                                        ev_now(&tl->sim->ev), &start);
         struct rep_param p[3] = { { .name = "m", .kind = REP_INT, .i = m },
                                   { .name = "n", .kind = REP_INT, .i = n },
                                   { .name = "k", .kind = REP_INT, .i = k } };
@@ -850,6 +862,13 @@ void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file,
          * resource takes it from now). */
         sim_ps head = arrive > drain ? arrive - drain : 0;
         sim_ps drain_start, landed = hw_dma_reserve(dst->pe, head, bytes, false, &drain_start);
+        /* The sender's DMA reads the tensor from TCM, the receiver's writes it. */
+        sim_ps read = hw_tcm_reserve(tl->pe, start + s->topo->pe.dma.setup_ps, bytes);
+        sim_ps written = hw_tcm_reserve(dst->pe, drain_start, bytes);
+        if (sent < read)
+                sent = read;
+        if (landed < written)
+                landed = written;
         if (landed < sent)
                 landed = sent;
         struct rep_param p[2] = { { .name = "dst", .kind = REP_INT, .i = dst_rank },

@@ -198,6 +198,121 @@ tl_tensor *tl_setup_tensor(tl_setup *s, const char *name, tl_io io, tl_dtype dt,
         return t;
 }
 
+/* ---- homes ----------------------------------------------------------------- */
+
+/* The launch's tensor t, or NULL after a message naming what. */
+static struct tl_global *global_of(tl_setup *s, tl_tensor *t, const char *what)
+{
+        struct tl_run *r = s->run;
+        for (int i = 0; i < r->n_globals; i++)
+                if (t == &r->globals[i].t)
+                        return &r->globals[i];
+        if (!s->d->n_errors)   /* else t may be the dummy of an earlier error */
+                tl_setup_error(s, "%s: not a tensor of this launch (made by tl_setup_tensor)", what);
+        return NULL;
+}
+
+static void set_home(tl_setup *s, tl_tensor *t, tl_home home, int axis, int64_t block,
+                     const char *what)
+{
+        struct tl_global *g = global_of(s, t, what);
+        if (!g)
+                return;
+        if (home == TL_HOME_SHARDED && (axis < 0 || axis >= g->t.ndim)) {
+                tl_setup_error(s, "%s: tensor %s: axis %d, expected 0..%d", what, g->name, axis,
+                               g->t.ndim - 1);
+                return;
+        }
+        if (block < 0) {
+                tl_setup_error(s, "%s: tensor %s: block %lld, expected >= 0", what, g->name,
+                               (long long)block);
+                return;
+        }
+        g->home = home;
+        g->axis = axis;
+        g->block = block;
+}
+
+void tl_setup_replicate(tl_setup *s, tl_tensor *t)
+{
+        set_home(s, t, TL_HOME_REPLICATED, 0, 0, "tl_setup_replicate");
+}
+
+void tl_setup_shard(tl_setup *s, tl_tensor *t, int axis, int64_t block)
+{
+        set_home(s, t, TL_HOME_SHARDED, axis, block, "tl_setup_shard");
+}
+
+void tl_setup_interleave(tl_setup *s, tl_tensor *t)
+{
+        set_home(s, t, TL_HOME_INTERLEAVED, 0, 0, "tl_setup_interleave");
+}
+
+void tl_setup_gemm_fidelity(tl_setup *s, int passes)
+{
+        if (passes < 1 || passes > 4) {
+                tl_setup_error(s, "tl_setup_gemm_fidelity: %d passes, expected 1 (LoFi) .. 4 (HiFi4)",
+                               passes);
+                return;
+        }
+        /* The machine is this launch's own (tl_run_kernel: freshly built). */
+        s->run->sim->graph.topo.pe.gemm.fidelity_passes = (uint32_t)passes;
+}
+
+static const char *home_text(const struct tl_global *g, char *buf, size_t len)
+{
+        switch (g->home) {
+        case TL_HOME_REPLICATED: return "replicated";
+        case TL_HOME_INTERLEAVED: return "interleaved";
+        case TL_HOME_SHARDED: break;
+        }
+        snprintf(buf, len, "sharded along axis %d", g->axis);
+        return buf;
+}
+
+static void gib_text(uint64_t bytes, char *buf, size_t len)
+{
+        snprintf(buf, len, "%.2f GiB", (double)bytes / (double)(UINT64_C(1) << 30));
+}
+
+/* Every cube's share of the launch's tensors must fit its HBM: the first
+ * tensor that overfills a cube is named. */
+static int check_capacity(tl_setup *s)
+{
+        struct tl_run *r = s->run;
+        const struct hw_sim *sim = r->sim;
+        const struct topo_hbm *h = &sim->topo->cube.hbm;
+        int worst = -1;
+        uint32_t worst_cube = 0;
+        uint64_t worst_total = 0;
+        for (uint32_t c = 0; c < sim->n_cubes; c++) {
+                uint64_t total = 0;
+                for (int i = 0; i < r->n_globals && (worst < 0 || i < worst); i++) {
+                        total += tl__home_cube_bytes(&r->globals[i], c, sim->n_cubes,
+                                                     h->page_bytes);
+                        if (total > h->size_bytes) {
+                                worst = i;
+                                worst_cube = c;
+                                worst_total = total;
+                                break;
+                        }
+                }
+        }
+        if (worst < 0)
+                return 0;
+        const struct tl_global *g = &r->globals[worst];
+        char home[48], mine[32], held[32], cap[32];
+        gib_text(tl__home_cube_bytes(g, worst_cube, sim->n_cubes, h->page_bytes), mine,
+                 sizeof mine);
+        gib_text(worst_total, held, sizeof held);
+        gib_text(h->size_bytes, cap, sizeof cap);
+        tl_setup_error(s, "tensor %s (%s) does not fit in HBM: cube %u would hold %s of the "
+                       "launch's tensors, %s of it %s's, more than its %s (cube.hbm.size_gib)",
+                       g->name, home_text(g, home, sizeof home), worst_cube, held, mine, g->name,
+                       cap);
+        return -EINVAL;
+}
+
 /* The file's shape must be the kernel's; else a located error. */
 static int check_file_shape(const char *path, const struct npy_array *a, const struct tl_global *g,
                             struct diag *d)
@@ -592,7 +707,7 @@ int tl_setup_run(struct tl_run *r, struct diag *d)
         }
         if (k->setup)
                 k->setup(&s, r->args);
-        if (d->n_errors)
+        if (d->n_errors || check_capacity(&s) < 0)
                 return -EINVAL;
         /* Every problem of the files at once: the missing ones, then those
          * that cannot be read. */

@@ -182,6 +182,9 @@ struct tl_global {
         uint64_t count;              /* elements */
         enum tl_source source;       /* data mode: where an input's values came from */
         bool saved;                  /* written to --save-inputs */
+        tl_home home;                /* where it lives in the cubes' HBM */
+        int axis;                    /* TL_HOME_SHARDED: the axis split over the cubes */
+        int64_t block;               /* TL_HOME_SHARDED: rows per block (0: one slice per cube) */
 };
 
 #define TL_MAX_GLOBALS 32
@@ -217,6 +220,13 @@ extern const struct tl_kernel *const tl_builtin_kernels[];
 /* Check a kernel's definition (its parameters: a default in range, a
  * choice parameter's list of words); problems to d at where. 0 or -EINVAL. */
 int tl_kernel_check(const struct tl_kernel *k, const char *where, struct diag *d);
+
+/* Homes (home.c). The bytes of g on global cube c of n_cubes, with
+ * page_bytes the interleave page; what the capacity check adds up. */
+uint64_t tl__home_cube_bytes(const struct tl_global *g, uint32_t c, uint32_t n_cubes,
+                             uint64_t page_bytes);
+/* Where the HBM bytes of t (an HBM tensor or a view of one) live. */
+void tl__hbm_span(const struct tl_run *r, const tl_tensor *t, struct hw_hbm_span *out);
 
 /* Host side: parameters, tensors, inputs. Fills r->args and r->globals;
  * problems go to d (exit 2). 0 or -EINVAL. */

@@ -112,10 +112,21 @@ struct topo_pe_dma {
         sim_ps node_overhead_ps;     /* per message handled, picoseconds */
 };
 
+/* The matrix engine. Each cycle it multiplies an [array_m, array_k] block
+ * of A by an [array_k, array_n] block of B (normally macs_per_cycle =
+ * array_m * array_k * array_n); an op's M, K and N are first rounded up to
+ * whole operand tiles (if any), then to whole blocks. */
 struct topo_pe_gemm {
         uint32_t macs_per_cycle;     /* multiply-accumulates per cycle */
         uint64_t clock_hz;           /* engine clock, hertz */
         sim_ps node_overhead_ps;     /* per message handled, picoseconds */
+        uint32_t array_m;            /* rows of A per cycle, elements */
+        uint32_t array_k;            /* the reduction depth per cycle, elements */
+        uint32_t array_n;            /* columns of B per cycle, elements */
+        uint32_t operand_tile;       /* operands come in square tiles of this edge, elements; 0: none */
+        uint32_t fill_cycles;        /* pipeline fill before the first result, cycles per op */
+        uint32_t drain_cycles;       /* pipeline drain after the last block, cycles per op */
+        uint32_t fidelity_passes;    /* passes per op: LoFi 1, HiFi2 2, HiFi3 3, HiFi4 4 */
 };
 
 struct topo_pe_math {
@@ -123,13 +134,16 @@ struct topo_pe_math {
         uint64_t clock_hz;           /* engine clock, hertz */
         sim_ps node_overhead_ps;     /* per message handled, picoseconds */
         uint32_t cycles_per_element[TOPO_OP_COUNT]; /* per lane, cycles; math ops only (others 0) */
+        uint32_t latency_cycles[TOPO_OP_COUNT]; /* pipeline latency per op, cycles; math ops only */
 };
 
 struct topo_tcm {
         uint64_t size_bytes;         /* capacity, bytes */
         uint64_t scratch_ceiling_bytes; /* scratch arena ceiling inside it, bytes */
-        uint64_t bw_bytes_per_s;     /* port bandwidth, bytes per second */
+        uint64_t bw_bytes_per_s;     /* all banks together, bytes per second */
         sim_ps node_overhead_ps;     /* per message handled, picoseconds */
+        uint32_t banks;              /* independent banks, each bw / banks */
+        uint32_t line_bytes;         /* interleave: consecutive lines go to consecutive banks */
 };
 
 /* The intra-PE links and the PE's NoC port. A link named a_b is the edge
@@ -161,6 +175,7 @@ struct topo_hbm {
         sim_ps latency_ps;           /* access latency, on the channel's attach edges */
         uint64_t size_bytes;         /* capacity of the cube's HBM, bytes */
         sim_ps node_overhead_ps;     /* per request at a channel, picoseconds */
+        uint64_t page_bytes;         /* interleaved tensors: pages go round the cubes, bytes */
 };
 
 struct topo_noc {

@@ -40,6 +40,8 @@ static const char *const base_words[] = { "default", "none", NULL };
         F_GBPS(p ".bw_gbps", m.bw_bytes_per_s)
 #define F_COST(id, nm, key, form) { "pe.cpu.issue_cost_ns." #nm, FT_COST, FS_COST, false, 0, 1e9, \
         OFF(pe.cpu.issue_cost_ps[TOPO_OP_##id]), NULL },
+#define F_LAT(id, nm, key, form) { "pe.math.latency_cycles." #nm, FT_INT, FS_U32, false, 0, 1e6, \
+        OFF(pe.math.latency_cycles[TOPO_OP_##id]), NULL },
 #define F_CPE(id, nm, key, form) { "pe.math.cycles_per_element." #nm, FT_INT, FS_U32, false, 1, 1e6, \
         OFF(pe.math.cycles_per_element[TOPO_OP_##id]), NULL },
 
@@ -75,6 +77,7 @@ const struct topo__field topo__fields[] = {
         F_NS("cube.hbm.latency_ns", cube.hbm.latency_ps),
         { "cube.hbm.size_gib", FT_INT, FS_GIB, false, 1, 1 << 20, OFF(cube.hbm.size_bytes), NULL },
         F_NS("cube.hbm.node_overhead_ns", cube.hbm.node_overhead_ps),
+        { "cube.hbm.page_kib", FT_INT, FS_KIB, false, 1, 1 << 20, OFF(cube.hbm.page_bytes), NULL },
         F_MAP("cube.noc"),
         F_INT("cube.noc.rows", 1, 1024, cube.noc.rows),
         F_INT("cube.noc.cols", 1, 1024, cube.noc.cols),
@@ -101,18 +104,29 @@ const struct topo__field topo__fields[] = {
         F_INT("pe.gemm.macs_per_cycle", 1, 1 << 20, pe.gemm.macs_per_cycle),
         F_MHZ("pe.gemm.clock_mhz", pe.gemm.clock_hz),
         F_NS("pe.gemm.node_overhead_ns", pe.gemm.node_overhead_ps),
+        F_INT("pe.gemm.array_m", 1, 1 << 16, pe.gemm.array_m),
+        F_INT("pe.gemm.array_k", 1, 1 << 16, pe.gemm.array_k),
+        F_INT("pe.gemm.array_n", 1, 1 << 16, pe.gemm.array_n),
+        F_INT("pe.gemm.operand_tile", 0, 1 << 16, pe.gemm.operand_tile),
+        F_INT("pe.gemm.fill_cycles", 0, 1e6, pe.gemm.fill_cycles),
+        F_INT("pe.gemm.drain_cycles", 0, 1e6, pe.gemm.drain_cycles),
+        F_INT("pe.gemm.fidelity_passes", 1, 4, pe.gemm.fidelity_passes),
         F_MAP("pe.math"),
         F_INT("pe.math.lanes", 1, 1 << 16, pe.math.lanes),
         F_MHZ("pe.math.clock_mhz", pe.math.clock_hz),
         F_NS("pe.math.node_overhead_ns", pe.math.node_overhead_ps),
         F_MAP("pe.math.cycles_per_element"),
         TOPO_MATH_OPS(F_CPE)
+        F_MAP("pe.math.latency_cycles"),
+        TOPO_MATH_OPS(F_LAT)
         F_MAP("pe.tcm"),
         { "pe.tcm.size_kib", FT_INT, FS_KIB, false, 1, 1 << 30, OFF(pe.tcm.size_bytes), NULL },
         { "pe.tcm.scratch_ceiling_kib", FT_INT, FS_KIB, false, 0, 1 << 30,
           OFF(pe.tcm.scratch_ceiling_bytes), NULL },
         F_GBPS("pe.tcm.bw_gbps", pe.tcm.bw_bytes_per_s),
         F_NS("pe.tcm.node_overhead_ns", pe.tcm.node_overhead_ps),
+        F_INT("pe.tcm.banks", 1, 1 << 16, pe.tcm.banks),
+        F_INT("pe.tcm.line_bytes", 1, 1 << 20, pe.tcm.line_bytes),
         F_MAP("pe.links"),
         F_LINK("pe.links.cpu_dma", pe.links.cpu_dma),
         F_LINK("pe.links.cpu_gemm", pe.links.cpu_gemm),

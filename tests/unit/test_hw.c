@@ -115,15 +115,20 @@ Test(hw, hbm_interleaves_over_channels)
 
 Test(hw, engine_costs_closed_form)
 {
-        uint64_t macs = t.pe.gemm.macs_per_cycle;
-        /* M*N*K = 64*64*64: ceil(262144 / macs) cycles. */
-        uint64_t cycles = (262144 + macs - 1) / macs;
-        cr_assert_eq(hw_gemm_ps(&t, 64, 64, 64), topo_cycles_to_ps(cycles, t.pe.gemm.clock_hz));
+        const struct topo_pe_gemm *g = &t.pe.gemm;
+        uint64_t macs = g->macs_per_cycle;
+        /* 64x64x64 fills whole blocks of the array: ceil(262144 / macs)
+         * cycles of work between the fill and the drain. */
+        cr_assert_eq(64 % g->array_m + 64 % g->array_k + 64 % g->array_n, 0);
+        uint64_t cycles = g->fill_cycles + (262144 * g->fidelity_passes + macs - 1) / macs +
+                          g->drain_cycles;
+        cr_assert_eq(hw_gemm_ps(&t, 64, 64, 64), topo_cycles_to_ps(cycles, g->clock_hz));
         uint64_t lanes = t.pe.math.lanes;
         uint64_t cpe = t.pe.math.cycles_per_element[TOPO_OP_EXP];
         cr_assert_gt(cpe, 0);
-        cr_assert_eq(hw_math_ps(&t, TOPO_OP_EXP, 1000),
-                     topo_cycles_to_ps(((1000 + lanes - 1) / lanes) * cpe, t.pe.math.clock_hz));
+        cr_assert_eq(hw_math_ps(&t, TOPO_OP_EXP, 1000, false),
+                     topo_cycles_to_ps(t.pe.math.latency_cycles[TOPO_OP_EXP] +
+                                       ((1000 + lanes - 1) / lanes) * cpe, t.pe.math.clock_hz));
         cr_assert_eq(hw_dma_ps(&t, 0), t.pe.dma.setup_ps);
 }
 
@@ -312,9 +317,10 @@ Test(hw_default, hbm_pieces_paced_at_the_fair_share)
 {
         uint64_t bytes = 64 << 10;
         sim_ps setup = t.pe.dma.setup_ps;
+        const struct hw_hbm_span local = { .kind = HW_HOME_LOCAL };
         for (uint32_t p = 1; p < sim.pes_per_cube; p++)
-                hw_dma_copy(&sim.pes[p], true, false, bytes, 0, NULL);
-        hw_dma_copy(&sim.pes[0], true, false, bytes, 0, NULL);
+                hw_dma_copy(&sim.pes[p], &local, NULL, bytes, 0, NULL);
+        hw_dma_copy(&sim.pes[0], &local, NULL, bytes, 0, NULL);
         uint64_t share = t.cube.hbm.channel_bw_bytes_per_s * t.cube.hbm.channels / sim.pes_per_cube;
         cr_assert_lt(share, t.pe.dma.bw_bytes_per_s, "the default machine's HBM is the bottleneck");
         const struct ev_server *dp = &sim.pes[0].dma.servers[0];
@@ -324,7 +330,7 @@ Test(hw_default, hbm_pieces_paced_at_the_fair_share)
                      (bytes / t.cube.noc.packet_bytes) * hw_bytes_ps(t.cube.noc.packet_bytes, share));
         /* A lone PE (the other cube's) at its DMA's rate. */
         const struct ev_server *lone = &sim.pes[sim.pes_per_cube].dma.servers[0];
-        hw_dma_copy(&sim.pes[sim.pes_per_cube], true, false, bytes, 0, NULL);
+        hw_dma_copy(&sim.pes[sim.pes_per_cube], &local, NULL, bytes, 0, NULL);
         cr_assert_eq(lone->iv[lone->head].end - setup,
                      (bytes / t.cube.noc.packet_bytes) *
                              hw_bytes_ps(t.cube.noc.packet_bytes, t.pe.dma.bw_bytes_per_s));
