@@ -176,9 +176,9 @@ static const char *wait_kind_text(enum ev_wait_kind k)
 static void report_procs(struct ev_loop *ev, struct diag *d)
 {
         for (struct ev_proc *p = ev->procs; p; p = p->next) {
-                char at[200] = "";
-                if (p->wait_note[0])
-                        snprintf(at, sizeof at, "; %s", p->wait_note);
+                char at[200] = "", note[sizeof p->wait_note];
+                if (ev_proc_note_text(p, note, sizeof note)[0])
+                        snprintf(at, sizeof at, "; %s", note);
                 else if (p->at_file)
                         snprintf(at, sizeof at, "; last call %s:%d: %s", p->at_file, p->at_line,
                                  p->at_what ? p->at_what : "?");
@@ -314,6 +314,7 @@ static inline void clear_wait(struct ev_proc *p)
         p->wait_kind = EV_WAIT_NONE;
         p->wait_name = NULL;
         p->wait_note[0] = '\0';
+        p->note_fn = NULL;
 }
 
 static void proc_wake(struct ev_loop *ev, struct ev_event *e)
@@ -396,7 +397,7 @@ void ev_sleep_until(struct ev_proc *p, sim_ps when)
         if (ev_schedule_at(p->ev, &p->wake, when) < 0) {
                 /* No memory to queue the wake-up: the process can only be
                  * reported, as waiting forever. */
-                snprintf(p->wait_note, sizeof p->wait_note, "out of memory scheduling its wake-up");
+                ev_proc_note(p, "out of memory scheduling its wake-up");
         }
         proc_block(p);
 }
@@ -412,6 +413,25 @@ void ev_proc_note(struct ev_proc *p, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(p->wait_note, sizeof p->wait_note, fmt, ap);
         va_end(ap);
+        p->note_fn = NULL;
+}
+
+void ev_proc_note_lazy(struct ev_proc *p, ev_note_fn fn, const void *arg)
+{
+        p->wait_note[0] = '\0';
+        p->note_fn = fn;
+        p->note_arg = arg;
+}
+
+const char *ev_proc_note_text(const struct ev_proc *p, char *buf, size_t len)
+{
+        if (len == 0)
+                return "";
+        if (p->note_fn)
+                p->note_fn(p->note_arg, buf, len);
+        else
+                snprintf(buf, len, "%s", p->wait_note);
+        return buf;
 }
 
 /* ---- futures --------------------------------------------------------------- */

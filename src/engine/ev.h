@@ -126,6 +126,8 @@ void ev_set_nomem(struct ev_loop *);
 /* ---- processes -------------------------------------------------------- */
 
 typedef void (*ev_proc_fn)(struct ev_proc *, void *arg);
+/* Writes a wait note into buf (len bytes, NUL-terminated), from arg. */
+typedef void (*ev_note_fn)(const void *arg, char *buf, size_t len);
 
 enum ev_wait_kind {
         EV_WAIT_NONE,                /* running or ready */
@@ -146,6 +148,8 @@ struct ev_proc {
         enum ev_wait_kind wait_kind; /* what it is blocked in */
         const char *wait_name;       /* name of the future or queue waited on */
         char wait_note[160];         /* caller's detail (e.g. kernel file:line, recv from PE) */
+        ev_note_fn note_fn;          /* formats the detail on demand instead, or NULL */
+        const void *note_arg;        /* its argument, valid while the process waits */
         const char *at_file;         /* caller's last source location (kernel file), or NULL */
         int at_line;                 /* and line */
         const char *at_what;         /* and what it called there, or NULL */
@@ -167,6 +171,12 @@ void ev_sleep_until(struct ev_proc *, sim_ps when);
 /* Attach a note to the next wait (shown in the deadlock report); cleared
  * when the process resumes. */
 void ev_proc_note(struct ev_proc *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same, formatted only if a report asks for it: fn(arg, ...) runs then,
+ * so arg must stay valid until the process resumes. Waits are on the hot
+ * path and their notes are almost never read. */
+void ev_proc_note_lazy(struct ev_proc *, ev_note_fn fn, const void *arg);
+/* The note of p's current wait, formatted into buf; "" if none. */
+const char *ev_proc_note_text(const struct ev_proc *p, char *buf, size_t len);
 
 /* ---- futures ---------------------------------------------------------- */
 

@@ -540,6 +540,49 @@ Test(engine, deadlock_names_every_waiter)
         ev_queue_fini(&q);
 }
 
+/* A lazy note is formatted when the report reads it, from what its
+ * argument holds then, and is gone once the process has resumed. */
+static int lazy_calls;
+static void lazy_note(const void *arg, char *buf, size_t len)
+{
+        lazy_calls++;
+        snprintf(buf, len, "waits at step %d", *(const int *)arg);
+}
+
+static void stuck_lazy(struct ev_proc *p, void *arg)
+{
+        static int step;
+        step = 1;
+        ev_proc_note_lazy(p, lazy_note, &step);
+        ev_sleep(p, 5);
+        step = 2;
+        ev_proc_note_lazy(p, lazy_note, &step);
+        ev_wait(p, arg);
+}
+
+static void stuck_lazy_then_plain(struct ev_proc *p, void *arg)
+{
+        static int step = 9;
+        ev_proc_note_lazy(p, lazy_note, &step);
+        ev_sleep(p, 5);
+        ev_wait(p, arg);
+}
+
+Test(engine, lazy_note_is_formatted_only_for_the_report)
+{
+        struct ev_future never;
+        ev_future_init(&never, "reply");
+        static struct ev_proc a, b;
+        lazy_calls = 0;
+        ev_proc_start(&ev, &a, "pe0", stuck_lazy, &never);
+        ev_proc_start(&ev, &b, "pe1", stuck_lazy_then_plain, &never);
+        cr_assert_eq(ev_run(&ev, &d), EV_DEADLOCK);
+        cr_assert_eq(lazy_calls, 1, "formatted once, for the report (%d)", lazy_calls);
+        cr_assert(diag_has(&d, "process 'pe0' waits on future 'reply'; waits at step 2"));
+        cr_assert(diag_has(&d, "process 'pe1' waits on future 'reply'"));
+        cr_assert(!diag_has(&d, "step 9"), "a note does not outlive its wait");
+}
+
 static void forever(struct ev_proc *p, void *arg)
 {
         for (;;)

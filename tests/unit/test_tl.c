@@ -441,6 +441,49 @@ Test(tl, a_kernel_that_never_ends_hits_the_event_budget)
         cr_assert(diag_has("event budget exceeded: 5000 events"));
 }
 
+/* A wait's note is kept unformatted and written only when a report reads it:
+ * the budget report still names the line and what is awaited. */
+static void k_wait_long_load(tl_ctx *tl, const void *a)
+{
+        if (tl->rank != 0)
+                return;
+        tl_tensor *src = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 256, 256 }));
+        tl_tensor *x = tl_load(tl, src);
+        tl_wait_tensor(tl, x);
+}
+
+Test(tl, a_budget_report_names_the_awaited_result)
+{
+        static struct tl_kernel k = { .name = "wait", .fn = k_wait_long_load };
+        static struct tl_run_opts o = { .mode = TL_MODE_OPLOG, .seed = 1,
+                                        .max_time_ps = 1000 * SIM_PS_PER_NS };
+        cr_assert_eq(fixture_run(&k, &o, NULL, 0), -1);
+        cr_assert(diag_has("process 'sip0.cube0.pe0' waits on future 'tl_load'; "), "got: %s",
+                  d.head ? d.head->text : "(none)");
+        cr_assert(diag_has(": tl_wait_tensor waits for a tl_load result"));
+}
+
+static void k_scope_waits(tl_ctx *tl, const void *a)
+{
+        if (tl->rank != 0)
+                return;
+        tl_tensor *src = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 256, 256 }));
+        tl_scratch_scope_begin(tl);
+        tl_load(tl, src);
+        tl_scratch_scope_end(tl);
+}
+
+Test(tl, a_budget_report_names_a_scope_end_waiting_for_its_ops)
+{
+        static struct tl_kernel k = { .name = "scope", .fn = k_scope_waits };
+        static struct tl_run_opts o = { .mode = TL_MODE_OPLOG, .seed = 1,
+                                        .max_time_ps = 1000 * SIM_PS_PER_NS };
+        cr_assert_eq(fixture_run(&k, &o, NULL, 0), -1);
+        cr_assert(diag_has("process 'sip0.cube0.pe0' waits on a timer; "), "got: %s",
+                  d.head ? d.head->text : "(none)");
+        cr_assert(diag_has(": tl_scratch_scope_end"));
+}
+
 /* ---- --set routing ------------------------------------------------------------ */
 
 Test(tl, one_rule_routes_set_keys)
