@@ -452,15 +452,23 @@ static void k_wait_long_load(tl_ctx *tl, const void *a)
         tl_wait_tensor(tl, x);
 }
 
-Test(tl, a_budget_report_names_the_awaited_result)
+/* Run fn with a 1 us budget: the report must say what PE 0 waits on and
+ * its note. */
+static void expect_budget_note(tl_kernel_fn fn, const char *waits, const char *note)
 {
-        static struct tl_kernel k = { .name = "wait", .fn = k_wait_long_load };
+        static struct tl_kernel k = { .name = "waits" };
+        k.fn = fn;
         static struct tl_run_opts o = { .mode = TL_MODE_OPLOG, .seed = 1,
                                         .max_time_ps = 1000 * SIM_PS_PER_NS };
         cr_assert_eq(fixture_run(&k, &o, NULL, 0), -1);
-        cr_assert(diag_has("process 'sip0.cube0.pe0' waits on future 'tl_load'; "), "got: %s",
-                  d.head ? d.head->text : "(none)");
-        cr_assert(diag_has(": tl_wait_tensor waits for a tl_load result"));
+        cr_assert(diag_has(waits), "got: %s", d.head ? d.head->text : "(none)");
+        cr_assert(diag_has(note));
+}
+
+Test(tl, a_budget_report_names_the_awaited_result)
+{
+        expect_budget_note(k_wait_long_load, "process 'sip0.cube0.pe0' waits on future 'tl_load'; ",
+                           ": tl_wait_tensor waits for a tl_load result");
 }
 
 static void k_scope_waits(tl_ctx *tl, const void *a)
@@ -475,13 +483,8 @@ static void k_scope_waits(tl_ctx *tl, const void *a)
 
 Test(tl, a_budget_report_names_a_scope_end_waiting_for_its_ops)
 {
-        static struct tl_kernel k = { .name = "scope", .fn = k_scope_waits };
-        static struct tl_run_opts o = { .mode = TL_MODE_OPLOG, .seed = 1,
-                                        .max_time_ps = 1000 * SIM_PS_PER_NS };
-        cr_assert_eq(fixture_run(&k, &o, NULL, 0), -1);
-        cr_assert(diag_has("process 'sip0.cube0.pe0' waits on a timer; "), "got: %s",
-                  d.head ? d.head->text : "(none)");
-        cr_assert(diag_has(": tl_scratch_scope_end"));
+        expect_budget_note(k_scope_waits, "process 'sip0.cube0.pe0' waits on a timer; ",
+                           ": tl_scratch_scope_end");
 }
 
 /* ---- --set routing ------------------------------------------------------------ */
