@@ -52,7 +52,7 @@ struct ev_event {
         ev_fn fn;                    /* handler, run when the event fires */
         struct ev_event *next;       /* link in the FIFO, a calendar bucket or a waiter list */
         uint64_t seq;                /* insertion sequence when last scheduled */
-        sim_ps t;                    /* firing time while in a calendar bucket */
+        sim_ps t;                    /* firing time when last scheduled (orders a calendar bucket) */
 };
 
 /* The calendar: 4096 buckets of 1024 ps reach 4.19 us past now, past
