@@ -24,5 +24,7 @@ expect 2 "--set x: expected key=value" -- bench run engine-hold --set x
 expect 2 "--jobs 0: expected an integer in [1, 1024]" -- bench run engine-hold --jobs 0
 expect 0 "sim_end_ns: 600" -- bench run engine-hold --set procs=10 --set iters=200
 expect 0 "procs=N" -- bench help engine-hold
+expect 0 "--max-events N    stop with an error after N events (default 4e9" -- run --help
+expect 0 "(default 1e10: ten simulated seconds" -- run --help
 [ $fail -eq 0 ] && echo "cli usage: all cases pass"
 exit $fail

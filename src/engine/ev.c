@@ -11,6 +11,7 @@
 #include "base/util.h"
 
 #define HEAP_ARITY 4
+#define EV_CAL_WALK 1             /* longest walk into a calendar bucket */
 
 int ev_loop_init(struct ev_loop *ev, const struct ev_config *cfg)
 {
@@ -20,6 +21,12 @@ int ev_loop_init(struct ev_loop *ev, const struct ev_config *cfg)
         if (!ev->heap)
                 return -ENOMEM;
         ev->cap_heap = reserve;
+        ev->cal = calloc(EV_CAL_BUCKETS, sizeof ev->cal[0]);
+        if (!ev->cal) {
+                free(ev->heap);
+                ev->heap = NULL;
+                return -ENOMEM;
+        }
         coro_pool_init(&ev->stacks, cfg ? cfg->stack_bytes : 0);
         return 0;
 }
@@ -40,6 +47,8 @@ void ev_loop_fini(struct ev_loop *ev)
         coro_pool_fini(&ev->stacks);
         free(ev->heap);
         ev->heap = NULL;
+        free(ev->cal);
+        ev->cal = NULL;
 }
 
 /* ---- the queue ------------------------------------------------------------ */
@@ -111,6 +120,98 @@ static void heap_pop(struct ev_loop *ev)
         sift_up(h, i, h[n]);
 }
 
+/* ---- the calendar: near-future buckets (see ev.h) ---- */
+
+static inline size_t cal_index(sim_ps t)
+{
+        return (size_t)(t >> EV_CAL_SHIFT) & (EV_CAL_BUCKETS - 1);
+}
+
+/* Does t fall within the calendar's reach from now? */
+static inline bool cal_reaches(const struct ev_loop *ev, sim_ps t)
+{
+        return (t >> EV_CAL_SHIFT) - (ev->now >> EV_CAL_SHIFT) < EV_CAL_BUCKETS;
+}
+
+/* Put e (e->t set, e->seq the newest) in its bucket, after every event of
+ * the same or an earlier time; false if that would take a walk of more
+ * than EV_CAL_WALK links (a crowded bucket: the heap takes it instead). */
+static inline bool cal_insert(struct ev_loop *ev, struct ev_event *e)
+{
+        size_t i = cal_index(e->t);
+        struct ev_cal_bucket *b = &ev->cal[i];
+        e->next = NULL;
+        if (!b->head) {
+                b->head = b->tail = e;
+                ev->cal_used[i / 64] |= UINT64_C(1) << (i % 64);
+                ev->cal_words |= UINT64_C(1) << (i / 64);
+        } else if (e->t >= b->tail->t) {
+                b->tail->next = e;
+                b->tail = e;
+        } else if (e->t < b->head->t) {
+                e->next = b->head;
+                b->head = e;
+        } else {
+                struct ev_event *p = b->head;
+                for (int n = 0; p->next->t <= e->t; n++) {
+                        if (n == EV_CAL_WALK)
+                                return false;
+                        p = p->next;
+                }
+                e->next = p->next;
+                p->next = e;
+        }
+        ev->n_cal++;
+        return true;
+}
+
+/* The calendar's earliest event, or NULL: the head of the first non-empty
+ * bucket from now's, in ring order. */
+static inline struct ev_event *cal_first(const struct ev_loop *ev)
+{
+        if (!ev->n_cal)
+                return NULL;
+        size_t i = cal_index(ev->now), w = i / 64;
+        uint64_t m = ev->cal_used[w] & (~UINT64_C(0) << (i % 64));
+        if (!m) {
+                /* Words after w, else (wrapping) from word 0: the
+                 * buckets of w below i are then the last in ring order. */
+                uint64_t later = w == EV_CAL_WORDS - 1 ? 0 : ev->cal_words & (~UINT64_C(0) << (w + 1));
+                w = (size_t)__builtin_ctzll(later ? later : ev->cal_words);
+                m = ev->cal_used[w];
+        }
+        return ev->cal[w * 64 + (size_t)__builtin_ctzll(m)].head;
+}
+
+/* Remove the head of its bucket. */
+static inline void cal_pop(struct ev_loop *ev, struct ev_cal_bucket *b, size_t i)
+{
+        b->head = b->head->next;
+        if (!b->head) {
+                b->tail = NULL;
+                ev->cal_used[i / 64] &= ~(UINT64_C(1) << (i % 64));
+                if (!ev->cal_used[i / 64])
+                        ev->cal_words &= ~(UINT64_C(1) << (i / 64));
+        }
+        ev->n_cal--;
+}
+
+/* The earliest event of the calendar and the heap, or NULL; its time in *t. */
+static inline struct ev_event *queue_first(const struct ev_loop *ev, sim_ps *t)
+{
+        struct ev_event *c = cal_first(ev);
+        if (ev->n_heap) {
+                const struct ev_heap_entry *h = &ev->heap[0];
+                if (!c || h->t < c->t || (h->t == c->t && h->seq < c->seq)) {
+                        *t = h->t;
+                        return h->e;
+                }
+        }
+        if (c)
+                *t = c->t;
+        return c;
+}
+
 static inline void fifo_push(struct ev_loop *ev, struct ev_event *e)
 {
         e->next = NULL;
@@ -125,10 +226,13 @@ int ev_schedule_at(struct ev_loop *ev, struct ev_event *e, sim_ps when)
 {
         CS_ASSERT(when >= ev->now);
         e->seq = ev->seq++;
+        e->t = when;
         if (when == ev->now) {
                 fifo_push(ev, e);
                 return 0;
         }
+        if (likely(cal_reaches(ev, when)) && cal_insert(ev, e))
+                return 0;
         if (unlikely(ev->n_heap == ev->cap_heap) && heap_grow(ev) < 0) {
                 ev->nomem = true;
                 return -ENOMEM;
@@ -176,9 +280,9 @@ static const char *wait_kind_text(enum ev_wait_kind k)
 static void report_procs(struct ev_loop *ev, struct diag *d)
 {
         for (struct ev_proc *p = ev->procs; p; p = p->next) {
-                char at[200] = "";
-                if (p->wait_note[0])
-                        snprintf(at, sizeof at, "; %s", p->wait_note);
+                char at[200] = "", note[sizeof p->wait_note];
+                if (ev_proc_note_text(p, note, sizeof note)[0])
+                        snprintf(at, sizeof at, "; %s", note);
                 else if (p->at_file)
                         snprintf(at, sizeof at, "; last call %s:%d: %s", p->at_file, p->at_line,
                                  p->at_what ? p->at_what : "?");
@@ -197,14 +301,16 @@ enum next_kind { NEXT_EVENT, NEXT_NONE, NEXT_TIME_BUDGET, NEXT_EVENT_BUDGET };
  * none to take. */
 static inline enum next_kind peek_next(const struct ev_loop *ev, struct ev_event **out)
 {
-        if (ev->n_heap && ev->heap[0].t == ev->now) {
-                *out = ev->heap[0].e;
+        sim_ps t = 0;
+        struct ev_event *q = queue_first(ev, &t);
+        if (q && t == ev->now) {
+                *out = q;
         } else if (ev->fifo_head) {
                 *out = ev->fifo_head;
-        } else if (ev->n_heap) {
-                if (unlikely(ev->max_time && ev->heap[0].t > ev->max_time))
+        } else if (q) {
+                if (unlikely(ev->max_time && t > ev->max_time))
                         return NEXT_TIME_BUDGET;
-                *out = ev->heap[0].e;
+                *out = q;
         } else {
                 return NEXT_NONE;
         }
@@ -216,13 +322,19 @@ static inline enum next_kind peek_next(const struct ev_loop *ev, struct ev_event
 /* Take the event peek_next returned, advancing time. */
 static inline void take(struct ev_loop *ev, struct ev_event *e)
 {
-        if (ev->n_heap && ev->heap[0].e == e) {         /* an event is in one place only */
+        /* An event is in one place only: the heap's root, the head of the
+         * bucket of its time, or the FIFO's head. */
+        size_t i = cal_index(e->t);
+        if (ev->n_heap && ev->heap[0].e == e) {
                 ev->now = ev->heap[0].t;
                 heap_pop(ev);
                 /* The next event's owner is likely cold (another process's
                  * struct): start fetching it now. */
                 if (ev->n_heap)
                         __builtin_prefetch(ev->heap[0].e);
+        } else if (ev->cal[i].head == e) {
+                ev->now = e->t;
+                cal_pop(ev, &ev->cal[i], i);
         } else {
                 ev->fifo_head = e->next;
                 if (!ev->fifo_head)
@@ -242,18 +354,21 @@ enum ev_run_result ev_run(struct ev_loop *ev, struct diag *d)
                 switch (peek_next(ev, &e)) {
                 case NEXT_NONE:
                         goto drained;
-                case NEXT_TIME_BUDGET:
+                case NEXT_TIME_BUDGET: {
+                        sim_ps next = 0;
+                        queue_first(ev, &next);
                         diag_error(d, "simulated time budget exceeded: the next event is at "
                                    "%llu.%03llu ns, past the budget of %llu.%03llu ns; a "
                                    "run this long needs a larger one (cubesim run "
                                    "--max-sim-ns), unless its kernel never ends (where the "
                                    "processes wait is below)",
-                                   (unsigned long long)(ev->heap[0].t / SIM_PS_PER_NS),
-                                   (unsigned long long)(ev->heap[0].t % SIM_PS_PER_NS),
+                                   (unsigned long long)(next / SIM_PS_PER_NS),
+                                   (unsigned long long)(next % SIM_PS_PER_NS),
                                    (unsigned long long)(ev->max_time / SIM_PS_PER_NS),
                                    (unsigned long long)(ev->max_time % SIM_PS_PER_NS));
                         report_procs(ev, d);
                         return EV_BUDGET;
+                }
                 case NEXT_EVENT_BUDGET:
                         diag_error(d, "event budget exceeded: %llu events at %llu ns; a run "
                                    "this long needs a larger one (cubesim run --max-events, "
@@ -314,6 +429,7 @@ static inline void clear_wait(struct ev_proc *p)
         p->wait_kind = EV_WAIT_NONE;
         p->wait_name = NULL;
         p->wait_note[0] = '\0';
+        p->note_fn = NULL;
 }
 
 static void proc_wake(struct ev_loop *ev, struct ev_event *e)
@@ -396,7 +512,7 @@ void ev_sleep_until(struct ev_proc *p, sim_ps when)
         if (ev_schedule_at(p->ev, &p->wake, when) < 0) {
                 /* No memory to queue the wake-up: the process can only be
                  * reported, as waiting forever. */
-                snprintf(p->wait_note, sizeof p->wait_note, "out of memory scheduling its wake-up");
+                ev_proc_note(p, "out of memory scheduling its wake-up");
         }
         proc_block(p);
 }
@@ -412,6 +528,25 @@ void ev_proc_note(struct ev_proc *p, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(p->wait_note, sizeof p->wait_note, fmt, ap);
         va_end(ap);
+        p->note_fn = NULL;
+}
+
+void ev_proc_note_lazy(struct ev_proc *p, ev_note_fn fn, const void *arg)
+{
+        p->wait_note[0] = '\0';
+        p->note_fn = fn;
+        p->note_arg = arg;
+}
+
+const char *ev_proc_note_text(const struct ev_proc *p, char *buf, size_t len)
+{
+        if (len == 0)
+                return "";
+        if (p->note_fn)
+                p->note_fn(p->note_arg, buf, len);
+        else
+                snprintf(buf, len, "%s", p->wait_note);
+        return buf;
 }
 
 /* ---- futures --------------------------------------------------------------- */

@@ -4,12 +4,17 @@
  * floating point in event ordering. Events run in (time, insertion
  * sequence) order, so the same input gives the same run bit for bit.
  *
- * The queue is a 4-ary array heap of plain 24-byte entries plus a FIFO
- * (an intrusive list) for events scheduled at the current time, which
- * bypasses the heap. Correctness of the bypass: an event in the heap with
- * time t was inserted while now < t, so before every event put in the FIFO
- * while now == t; running heap entries of time now first, then the FIFO,
- * is exactly (time, sequence) order.
+ * The queue has three parts (docs/adr/0011-event-queue-calendar.md): a FIFO (an
+ * intrusive list) for events scheduled at the current time; a calendar of
+ * EV_CAL_BUCKETS buckets of 2^EV_CAL_SHIFT ps each for the near future
+ * (the bucket numbers now >> EV_CAL_SHIFT onwards, a ring), each bucket an
+ * intrusive list sorted on (time, sequence); and a 4-ary array heap of
+ * plain 24-byte entries for events past the calendar's reach when they
+ * were scheduled. The next event is the smaller of the calendar's first
+ * and the heap's root. Correctness of the FIFO bypass: an event in the
+ * calendar or heap with time t was inserted while now < t, so before every
+ * event put in the FIFO while now == t; running those of time now first,
+ * then the FIFO, is exactly (time, sequence) order.
  *
  * Events are embedded in their owners (a component, a request, a process)
  * and get back to the owner with container_of: the hot path allocates
@@ -45,8 +50,20 @@ typedef void (*ev_fn)(struct ev_loop *, struct ev_event *);
 
 struct ev_event {
         ev_fn fn;                    /* handler, run when the event fires */
-        struct ev_event *next;       /* link in the FIFO or a waiter list */
+        struct ev_event *next;       /* link in the FIFO, a calendar bucket or a waiter list */
         uint64_t seq;                /* insertion sequence when last scheduled */
+        sim_ps t;                    /* firing time when last scheduled (orders a calendar bucket) */
+};
+
+/* The calendar: 4096 buckets of 1024 ps reach 4.19 us past now, past
+ * nearly every delay of the kernels' events (issue costs, DMA, links). */
+#define EV_CAL_SHIFT 10
+#define EV_CAL_BUCKETS 4096
+#define EV_CAL_WORDS (EV_CAL_BUCKETS / 64)
+
+struct ev_cal_bucket {
+        struct ev_event *head;       /* earliest (time, seq) first */
+        struct ev_event *tail;       /* latest, for appending */
 };
 
 struct ev_heap_entry {
@@ -66,6 +83,10 @@ struct ev_loop {
         struct ev_heap_entry *heap;  /* 4-ary min-heap on (t, seq) */
         size_t n_heap;               /* entries in heap */
         size_t cap_heap;             /* allocated entries */
+        struct ev_cal_bucket *cal;   /* EV_CAL_BUCKETS buckets; bucket number b at b % EV_CAL_BUCKETS */
+        uint64_t cal_used[EV_CAL_WORDS]; /* bit per bucket: not empty */
+        uint64_t cal_words;          /* bit per word of cal_used: not zero */
+        size_t n_cal;                /* events in the calendar */
         struct ev_event *fifo_head;  /* events at time now, in insertion order */
         struct ev_event *fifo_tail;  /* last of them, for appending */
         uint64_t n_events;           /* stat: events dispatched */
@@ -126,6 +147,8 @@ void ev_set_nomem(struct ev_loop *);
 /* ---- processes -------------------------------------------------------- */
 
 typedef void (*ev_proc_fn)(struct ev_proc *, void *arg);
+/* Writes a wait note into buf (len bytes, NUL-terminated), from arg. */
+typedef void (*ev_note_fn)(const void *arg, char *buf, size_t len);
 
 enum ev_wait_kind {
         EV_WAIT_NONE,                /* running or ready */
@@ -146,6 +169,8 @@ struct ev_proc {
         enum ev_wait_kind wait_kind; /* what it is blocked in */
         const char *wait_name;       /* name of the future or queue waited on */
         char wait_note[160];         /* caller's detail (e.g. kernel file:line, recv from PE) */
+        ev_note_fn note_fn;          /* formats the detail on demand instead, or NULL */
+        const void *note_arg;        /* its argument, valid while the process waits */
         const char *at_file;         /* caller's last source location (kernel file), or NULL */
         int at_line;                 /* and line */
         const char *at_what;         /* and what it called there, or NULL */
@@ -167,6 +192,12 @@ void ev_sleep_until(struct ev_proc *, sim_ps when);
 /* Attach a note to the next wait (shown in the deadlock report); cleared
  * when the process resumes. */
 void ev_proc_note(struct ev_proc *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same, formatted only if a report asks for it: fn(arg, ...) runs then,
+ * so arg must stay valid until the process resumes. Waits are on the hot
+ * path and their notes are almost never read. */
+void ev_proc_note_lazy(struct ev_proc *, ev_note_fn fn, const void *arg);
+/* The note of p's current wait, formatted into buf; "" if none. */
+const char *ev_proc_note_text(const struct ev_proc *p, char *buf, size_t len);
 
 /* ---- futures ---------------------------------------------------------- */
 

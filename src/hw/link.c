@@ -1,15 +1,14 @@
 /* hw/link.c: moving bytes over the component graph: links (cut-through,
  * packets, served at arrival) and HBM channels (interleaved), and the PE's
  * engines' costs. See hw.h for the model. */
+#include "base/muldiv.h"
 #include "base/util.h"
 #include "hw/hw.h"
 
 sim_ps hw_bytes_ps(uint64_t bytes, uint64_t bw_bytes_per_s)
 {
         CS_ASSERT(bw_bytes_per_s > 0);
-        unsigned __int128 num = (unsigned __int128)bytes * 1000000000000ull + bw_bytes_per_s - 1;
-        unsigned __int128 ps = num / bw_bytes_per_s;
-        return ps > SIM_PS_MAX ? SIM_PS_MAX : (sim_ps)ps;
+        return muldiv_ceil(bytes, 1000000000000ull, bw_bytes_per_s);
 }
 
 uint64_t hw_wire_bytes(const struct topo *t, enum topo_edge_class cls, uint64_t bytes)

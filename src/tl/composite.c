@@ -68,11 +68,11 @@ void tl__wait(tl_ctx *tl, tl_handle h, const char *file, int line)
                 return;      /* issued in a scope that has ended, which waited for it */
         struct composite_rec *rec = hs->handle_rec;
         if (!rec->fl.placed.done) {
-                ev_proc_note(tl->proc, "%s:%d: tl_wait on a composite", file, line);
+                tl__note_wait(tl, TL_NOTE_AT, file, line, "tl_wait on a composite", NULL, 0);
                 ev_wait(tl->proc, &rec->fl.placed);
         }
         if (rec->fl.end > ev_now(&tl->sim->ev)) {
-                ev_proc_note(tl->proc, "%s:%d: tl_wait on a composite", file, line);
+                tl__note_wait(tl, TL_NOTE_AT, file, line, "tl_wait on a composite", NULL, 0);
                 ev_sleep_until(tl->proc, rec->fl.end);
         }
 }

@@ -194,17 +194,43 @@ sim_ps tl__ready_at(tl_ctx *tl, tl_tensor *t, const char *file, int line, const 
         return o->ready.done ? ev_now(&tl->sim->ev) : o->ready_at;
 }
 
+static void format_note(const void *arg, char *buf, size_t len)
+{
+        const tl_ctx *tl = arg;
+        const struct tl_note *n = &tl->note;
+        switch (n->kind) {
+        case TL_NOTE_AT:
+                snprintf(buf, len, "%s:%d: %s", n->file, n->line, n->op);
+                return;
+        case TL_NOTE_RESULT:
+                snprintf(buf, len, "%s:%d: %s waits for a %s result", n->file, n->line, n->op,
+                         n->what);
+                return;
+        case TL_NOTE_RECV:
+                snprintf(buf, len, "%s:%d: %s from %s tag %d", n->file, n->line, n->op, n->what,
+                         n->tag);
+                return;
+        }
+        snprintf(buf, len, "?");
+}
+
+void tl__note_wait(tl_ctx *tl, enum tl_note_kind kind, const char *file, int line, const char *op,
+                   const char *what, int tag)
+{
+        tl->note = (struct tl_note){ .kind = kind, .file = file, .line = line, .op = op,
+                                     .what = what, .tag = tag };
+        ev_proc_note_lazy(tl->proc, format_note, tl);
+}
+
 void tl__wait_ready(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op)
 {
         struct ev_future *f = &t->owner->ready;
         if (f->done)
                 return;
         /* An op in flight is placed within its instant (an HBM copy) or as
-         * its composite's feed goes: the future's name tells; a note would
-         * cost a formatting per wait. */
+         * its composite's feed goes: the future's name tells. */
         if (t->owner->ready_at != SIM_PS_MAX)
-                ev_proc_note(tl->proc, "%s:%d: %s waits for a %s result", file, line, op,
-                             t->owner->made_by);
+                tl__note_wait(tl, TL_NOTE_RESULT, file, line, op, t->owner->made_by, 0);
         ev_wait(tl->proc, f);
 }
 
@@ -904,8 +930,8 @@ tl_tensor *tl__recv(tl_ctx *tl, int src_rank, int tag, const char *file, int lin
                 tl->recv_tag = tag;
                 tl->recv_got = NULL;
                 ev_future_init(&tl->recv_ready, "tl_recv");
-                ev_proc_note(tl->proc, "%s:%d: tl_recv from %s tag %d", file, line,
-                             tl->sim->pes[src_rank].name, tag);
+                tl__note_wait(tl, TL_NOTE_RECV, file, line, "tl_recv", tl->sim->pes[src_rank].name,
+                              tag);
                 ev_wait(tl->proc, &tl->recv_ready);
                 m = tl->recv_got;
         }

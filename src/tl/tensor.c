@@ -482,7 +482,7 @@ void tl__scratch_scope_end(tl_ctx *tl, const char *file, int line)
         /* The scope's ops may still read or write its scratch. */
         tl__wait_inflight(tl, tl->n_scopes + 1, "tl_scratch_scope_end");
         if (s->busy_until > ev_now(&tl->sim->ev)) {
-                ev_proc_note(tl->proc, "%s:%d: tl_scratch_scope_end", file, line);
+                tl__note_wait(tl, TL_NOTE_AT, file, line, "tl_scratch_scope_end", NULL, 0);
                 ev_sleep_until(tl->proc, s->busy_until);
         }
         if (tl->n_scopes > 0 && s->busy_until > tl->scopes[tl->n_scopes - 1].busy_until)

@@ -133,6 +133,22 @@ struct tl_run;
 struct tl_inflight;
 struct tl_dma_op;
 
+/* What a blocked process waits for, kept as pointers and numbers and
+ * formatted only when a deadlock or budget report reads it. */
+enum tl_note_kind {
+        TL_NOTE_AT,                  /* "file:line: op" */
+        TL_NOTE_RESULT,              /* "file:line: op waits for a what result" */
+        TL_NOTE_RECV,                /* "file:line: tl_recv from what tag N" */
+};
+struct tl_note {
+        enum tl_note_kind kind;      /* which text */
+        const char *file;            /* kernel file of the waiting call */
+        int line;                    /* and its line */
+        const char *op;              /* the waiting op, or the whole text after file:line */
+        const char *what;            /* the op that makes the awaited tensor; the sending PE's name */
+        int tag;                     /* TL_NOTE_RECV: the awaited tag */
+};
+
 struct tl_ctx {
         struct hw_pe *pe;            /* the PE running this kernel instance */
         struct hw_sim *sim;          /* its machine */
@@ -155,10 +171,14 @@ struct tl_ctx {
         int recv_src;                /* blocked tl_recv's source rank, or -1 */
         int recv_tag;                /* and tag */
         struct tl_msg *recv_got;     /* the message handed to it */
+        struct tl_note note;         /* the current wait's note */
         sim_ps issue_ps[TOPO_OP_COUNT]; /* stat: PE_CPU issue time by op type */
         uint64_t n_ops[TOPO_OP_COUNT]; /* stat: ops issued by type */
 };
 
+/* Note what the process is about to wait for (see struct tl_note). */
+void tl__note_wait(tl_ctx *tl, enum tl_note_kind kind, const char *file, int line, const char *op,
+                   const char *what, int tag);
 /* Pay PE_CPU issue time for one op of type op; logs it. */
 void tl__issue(tl_ctx *tl, enum topo_op op, const char *file, int line);
 /* Report a kernel error at file:line on this PE and stop the run; does not

@@ -13,6 +13,7 @@
  * machine unless it says `base: none`, in which case it must state every
  * key. `version: 1` is required in every file. */
 #include "base/fsutil.h"
+#include "base/muldiv.h"
 #include "topo/topo_int.h"
 
 #include <errno.h>
@@ -852,14 +853,11 @@ void topo_totals(const struct topo *t, struct topo_totals *out)
         out->tcm_bytes = mul_sat(t->pe.tcm.size_bytes, out->pes);
 }
 
-__extension__ typedef unsigned __int128 u128;
-
 sim_ps topo_cycles_to_ps(uint64_t cycles, uint64_t clock_hz)
 {
         if (clock_hz == 0)
                 return TOPO_PS_NONE;
-        u128 ps = ((u128)cycles * 1000000000000u + clock_hz - 1) / clock_hz;
-        return ps > UINT64_MAX ? UINT64_MAX : (sim_ps)ps;
+        return muldiv_ceil(cycles, 1000000000000u, clock_hz);
 }
 
 sim_ps topo_issue_cost_ps(const struct topo_pe_cpu *cpu, enum topo_op op)

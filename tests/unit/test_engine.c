@@ -166,6 +166,81 @@ Test(engine, random_schedule_is_sorted_and_deterministic)
         free(b.recs);
 }
 
+/* Delays of every scale the queue tells apart: the current time (FIFO),
+ * within one calendar bucket, across buckets, past the calendar's reach
+ * (heap), and many equal times (crowded buckets fall back to the heap). */
+struct scale_ev {
+        struct ev_event e;           /* the event */
+        int hops;                    /* reschedules left */
+        sim_ps due;                  /* the time it was scheduled for */
+        uint64_t seq;                /* its sequence then */
+};
+
+static struct {
+        sim_ps last_t;               /* time of the previous dispatch */
+        uint64_t last_seq;           /* and its sequence */
+        size_t n;                    /* dispatches */
+        size_t bad_time, bad_order;  /* dispatches at the wrong time, out of order */
+} scale_log;
+
+static sim_ps scale_delay(void)
+{
+        const sim_ps reach = (sim_ps)EV_CAL_BUCKETS << EV_CAL_SHIFT;
+        switch (rnd() % 6) {
+        case 0: return 0;
+        case 1: return rnd() % ((sim_ps)1 << EV_CAL_SHIFT);
+        case 2: return 5000;         /* equal times pile up */
+        case 3: return rnd() % reach;
+        case 4: return reach - 1 + rnd() % 3;
+        default: return rnd() % (4 * reach);
+        }
+}
+
+static void scale_fire(struct ev_loop *l, struct ev_event *e)
+{
+        struct scale_ev *r = container_of(e, struct scale_ev, e);
+        if (ev_now(l) != r->due)
+                scale_log.bad_time++;
+        if (scale_log.n && (ev_now(l) < scale_log.last_t ||
+                            (ev_now(l) == scale_log.last_t && r->seq <= scale_log.last_seq)))
+                scale_log.bad_order++;
+        scale_log.last_t = ev_now(l);
+        scale_log.last_seq = r->seq;
+        scale_log.n++;
+        if (r->hops-- > 0) {
+                sim_ps delay = scale_delay();
+                r->due = ev_now(l) + delay;
+                r->seq = l->seq;
+                ev_schedule(l, e, delay);
+        }
+}
+
+Test(engine, queue_keeps_order_at_every_scale)
+{
+        static struct scale_ev evs[2000];
+        struct ev_loop l;
+        cr_assert_eq(ev_loop_init(&l, &(struct ev_config){ .heap_reserve = 4 }), 0);
+        rng_state = 7;
+        memset(&scale_log, 0, sizeof scale_log);
+        for (int i = 0; i < 2000; i++) {
+                evs[i] = (struct scale_ev){ .e.fn = scale_fire, .hops = 30 };
+                sim_ps delay = scale_delay();
+                evs[i].due = delay;
+                evs[i].seq = l.seq;
+                ev_schedule(&l, &evs[i].e, delay);
+        }
+        struct diag dd;
+        diag_init(&dd);
+        cr_assert_eq(ev_run(&l, &dd), EV_DONE);
+        diag_fini(&dd);
+        cr_assert_eq(scale_log.n, 2000 * 31);
+        cr_assert_eq(scale_log.bad_time, 0, "%zu events fired at the wrong time", scale_log.bad_time);
+        cr_assert_eq(scale_log.bad_order, 0, "%zu events out of (time, seq) order",
+                     scale_log.bad_order);
+        cr_assert(l.now > 10 * ((sim_ps)EV_CAL_BUCKETS << EV_CAL_SHIFT), "the ring wrapped");
+        ev_loop_fini(&l);
+}
+
 /* ---- processes and futures ------------------------------------------------- */
 
 struct waiter_arg {
@@ -538,6 +613,49 @@ Test(engine, deadlock_names_every_waiter)
         cr_assert(diag_has(&d, "process 'pe1' waits on get from empty queue 'inbox'"));
         cr_assert_eq(d.n_errors, 1);
         ev_queue_fini(&q);
+}
+
+/* A lazy note is formatted when the report reads it, from what its
+ * argument holds then, and is gone once the process has resumed. */
+static int lazy_calls;
+static void lazy_note(const void *arg, char *buf, size_t len)
+{
+        lazy_calls++;
+        snprintf(buf, len, "waits at step %d", *(const int *)arg);
+}
+
+static void stuck_lazy(struct ev_proc *p, void *arg)
+{
+        static int step;
+        step = 1;
+        ev_proc_note_lazy(p, lazy_note, &step);
+        ev_sleep(p, 5);
+        step = 2;
+        ev_proc_note_lazy(p, lazy_note, &step);
+        ev_wait(p, arg);
+}
+
+static void stuck_lazy_then_plain(struct ev_proc *p, void *arg)
+{
+        static int step = 9;
+        ev_proc_note_lazy(p, lazy_note, &step);
+        ev_sleep(p, 5);
+        ev_wait(p, arg);
+}
+
+Test(engine, lazy_note_is_formatted_only_for_the_report)
+{
+        struct ev_future never;
+        ev_future_init(&never, "reply");
+        static struct ev_proc a, b;
+        lazy_calls = 0;
+        ev_proc_start(&ev, &a, "pe0", stuck_lazy, &never);
+        ev_proc_start(&ev, &b, "pe1", stuck_lazy_then_plain, &never);
+        cr_assert_eq(ev_run(&ev, &d), EV_DEADLOCK);
+        cr_assert_eq(lazy_calls, 1, "formatted once, for the report (%d)", lazy_calls);
+        cr_assert(diag_has(&d, "process 'pe0' waits on future 'reply'; waits at step 2"));
+        cr_assert(diag_has(&d, "process 'pe1' waits on future 'reply'"));
+        cr_assert(!diag_has(&d, "step 9"), "a note does not outlive its wait");
 }
 
 static void forever(struct ev_proc *p, void *arg)

@@ -1,4 +1,5 @@
-/* tests/unit/test_noalloc.c: the engine allocates nothing in steady state.
+/* tests/unit/test_noalloc.c: the engine, and the kernel layer on top of
+ * it, allocate nothing in steady state.
  *
  * This binary is linked with --wrap for malloc, calloc, realloc and mmap,
  * so every such call made by cubesim's own code is counted here. A hold
@@ -10,6 +11,7 @@
 
 #include "base/util.h"
 #include "engine/ev.h"
+#include "fixture.h"
 
 void *__real_malloc(size_t);
 void *__real_calloc(size_t, size_t);
@@ -72,8 +74,8 @@ static void spawn_cb(struct ev_loop *ev, struct ev_event *e)
 Test(noalloc, steady_state_allocates_nothing)
 {
         struct ev_loop ev;
-        struct diag d;
-        diag_init(&d);
+        struct diag dg;
+        diag_init(&dg);
         cr_assert_eq(ev_loop_init(&ev, NULL), 0);
         static struct ev_proc procs[64];
         for (uintptr_t i = 0; i < 64; i++)
@@ -82,12 +84,52 @@ Test(noalloc, steady_state_allocates_nothing)
         ev_schedule(&ev, &sp.e, 0);
         struct checkpoint cp = { .e.fn = stop_cb };
         ev_schedule(&ev, &cp.e, 200);
-        cr_assert_eq(ev_run(&ev, &d), EV_STOPPED);
+        cr_assert_eq(ev_run(&ev, &dg), EV_STOPPED);
         unsigned long before = n_alloc;
         uint64_t events_before = ev.n_events;
-        cr_assert_eq(ev_run(&ev, &d), EV_DONE);
+        cr_assert_eq(ev_run(&ev, &dg), EV_DONE);
         cr_assert_gt(ev.n_events - events_before, 100000);
         cr_assert_eq(n_alloc, before, "%lu allocations in steady state", n_alloc - before);
         ev_loop_fini(&ev);
-        diag_fini(&d);
+        diag_fini(&dg);
+}
+
+/* The kernel layer: tensors, scratch scopes, DMA, math, GEMM and
+ * send/recv in a loop on two PEs that exchange a tile every iteration (so
+ * neither runs far ahead). Tensor structs come from the PE's arena, reset
+ * by each scope; messages from the run's pool. Rank 0 reads the count
+ * after a warm-up and at the end. */
+enum { WARM_ITERS = 50, ITERS = 400 };
+static unsigned long tl_before, tl_after;
+
+static void k_steady(tl_ctx *tl, const void *a)
+{
+        if (tl->rank > 1)
+                return;
+        tl_tensor *src = tl_alloc(tl, TL_TCM, TL_BF16, 2, ((int64_t[]){ 64, 64 }));
+        for (int i = 0; i < ITERS; i++) {
+                if (tl->rank == 0 && i == WARM_ITERS)
+                        tl_before = n_alloc;
+                tl_scratch_scope_begin(tl);
+                tl_tensor *x = tl_load(tl, src);
+                tl_tensor *y = tl_exp(tl, tl_mul(tl, x, x));
+                tl_tensor *z = tl_dot(tl, x, y, true);
+                tl_tensor *m = tl_rowmax(tl, z);
+                tl_send(tl, 1 - (int)tl->rank, m, i);
+                tl_tensor *r = tl_recv(tl, 1 - (int)tl->rank, i);
+                tl_wait_tensor(tl, r);
+                tl_scratch_scope_end(tl);
+        }
+        if (tl->rank == 0)
+                tl_after = n_alloc;
+}
+
+Test(noalloc, kernel_layer_steady_state_allocates_nothing, .init = fixture_small,
+     .fini = fixture_fini)
+{
+        static struct tl_kernel k = { .name = "steady", .fn = k_steady };
+        cr_assert_eq(fixture_run(&k, NULL, NULL, 0), 0);
+        cr_assert_gt(tl_before, 0);
+        cr_assert_eq(tl_after, tl_before, "%lu allocations in steady state",
+                     tl_after - tl_before);
 }

@@ -449,6 +449,52 @@ Test(tl, a_kernel_that_never_ends_hits_the_event_budget)
         cr_assert(diag_has("event budget exceeded: 5000 events"));
 }
 
+/* A wait's note is kept unformatted and written only when a report reads it:
+ * the budget report still names the line and what is awaited. */
+static void k_wait_long_load(tl_ctx *tl, const void *a)
+{
+        if (tl->rank != 0)
+                return;
+        tl_tensor *src = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 256, 256 }));
+        tl_tensor *x = tl_load(tl, src);
+        tl_wait_tensor(tl, x);
+}
+
+/* Run fn with a 1 us budget: the report must say what PE 0 waits on and
+ * its note. */
+static void expect_budget_note(tl_kernel_fn fn, const char *waits, const char *note)
+{
+        static struct tl_kernel k = { .name = "waits" };
+        k.fn = fn;
+        static struct tl_run_opts o = { .mode = TL_MODE_OPLOG, .seed = 1,
+                                        .max_time_ps = 1000 * SIM_PS_PER_NS };
+        cr_assert_eq(fixture_run(&k, &o, NULL, 0), -1);
+        cr_assert(diag_has(waits), "got: %s", d.head ? d.head->text : "(none)");
+        cr_assert(diag_has(note));
+}
+
+Test(tl, a_budget_report_names_the_awaited_result)
+{
+        expect_budget_note(k_wait_long_load, "process 'sip0.cube0.pe0' waits on future 'tl_load'; ",
+                           ": tl_wait_tensor waits for a tl_load result");
+}
+
+static void k_scope_waits(tl_ctx *tl, const void *a)
+{
+        if (tl->rank != 0)
+                return;
+        tl_tensor *src = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 256, 256 }));
+        tl_scratch_scope_begin(tl);
+        tl_load(tl, src);
+        tl_scratch_scope_end(tl);
+}
+
+Test(tl, a_budget_report_names_a_scope_end_waiting_for_its_ops)
+{
+        expect_budget_note(k_scope_waits, "process 'sip0.cube0.pe0' waits on a timer; ",
+                           ": tl_scratch_scope_end");
+}
+
 /* ---- --set routing ------------------------------------------------------------ */
 
 Test(tl, one_rule_routes_set_keys)

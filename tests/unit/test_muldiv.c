@@ -1,0 +1,57 @@
+/* tests/unit/test_muldiv.c: muldiv_ceil (base/muldiv.h) against a plain
+ * 128-bit reference, on both sides of the 64-bit product boundary. */
+#include <criterion/criterion.h>
+
+#include <stdint.h>
+
+#include "base/muldiv.h"
+
+__extension__ typedef unsigned __int128 u128;
+
+static uint64_t reference(uint64_t a, uint64_t b, uint64_t d)
+{
+        u128 q = ((u128)a * b + d - 1) / d;
+        return q > UINT64_MAX ? UINT64_MAX : (uint64_t)q;
+}
+
+static uint64_t next(uint64_t *s)
+{
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        return *s;
+}
+
+Test(muldiv, exact_ceiling_on_edges)
+{
+        const uint64_t ps = 1000000000000ull;
+        cr_assert_eq(muldiv_ceil(0, ps, 7), 0);
+        cr_assert_eq(muldiv_ceil(1, ps, ps), 1);
+        cr_assert_eq(muldiv_ceil(1, ps, ps + 1), 1);
+        cr_assert_eq(muldiv_ceil(3, 1, 2), 2);
+        cr_assert_eq(muldiv_ceil(4, 1, 2), 2);
+        /* The largest product that fits in 64 bits, and the next one. */
+        cr_assert_eq(muldiv_ceil(UINT64_MAX, 1, 3), UINT64_MAX / 3);
+        cr_assert_eq(muldiv_ceil(UINT64_MAX / ps, ps, 7), reference(UINT64_MAX / ps, ps, 7));
+        cr_assert_eq(muldiv_ceil(UINT64_MAX / ps + 1, ps, 7), reference(UINT64_MAX / ps + 1, ps, 7));
+        /* Saturation. */
+        cr_assert_eq(muldiv_ceil(UINT64_MAX, ps, 1), UINT64_MAX);
+        cr_assert_eq(muldiv_ceil(UINT64_MAX, 2, 2), UINT64_MAX);
+        cr_assert_eq(muldiv_ceil(UINT64_MAX, UINT64_MAX, UINT64_MAX), UINT64_MAX);
+}
+
+Test(muldiv, matches_128_bit_reference)
+{
+        uint64_t s = 0x9e3779b97f4a7c15ull;
+        for (int i = 0; i < 200000; i++) {
+                /* Mix magnitudes so both paths are taken often. */
+                uint64_t a = next(&s) >> (next(&s) % 64);
+                uint64_t b = (i & 1) ? 1000000000000ull : next(&s) >> (next(&s) % 64);
+                uint64_t d = next(&s) >> (next(&s) % 64);
+                if (d == 0)
+                        d = 1;
+                cr_assert_eq(muldiv_ceil(a, b, d), reference(a, b, d), "a=%llu b=%llu d=%llu",
+                             (unsigned long long)a, (unsigned long long)b,
+                             (unsigned long long)d);
+        }
+}
