@@ -4,7 +4,7 @@
  * floating point in event ordering. Events run in (time, insertion
  * sequence) order, so the same input gives the same run bit for bit.
  *
- * The queue has three parts (docs/adr/0011-event-queue-calendar.md): a FIFO (an
+ * The queue has three parts (docs/adr/0012-event-queue-calendar.md): a FIFO (an
  * intrusive list) for events scheduled at the current time; a calendar of
  * EV_CAL_BUCKETS buckets of 2^EV_CAL_SHIFT ps each for the near future
  * (the bucket numbers now >> EV_CAL_SHIFT onwards, a ring), each bucket an
