@@ -5,8 +5,8 @@
  * mode, on the built-in default machine (or --set topo=FILE):
  *   decode-long    gqa_decode         contexts 4K, 32K, 128K
  *   decode-short   gqa_decode_short   contexts 4K, 32K, 128K
- *   prefill-long   gqa_prefill        contexts 1K, 2K, 4K, 8K (query = context)
- *   prefill-short  gqa_prefill_short  contexts 1K, 2K, 4K, 8K
+ *   prefill-long   gqa_prefill        contexts 1K to 32K (query = context)
+ *   prefill-short  gqa_prefill_short  contexts 1K to 32K
  * Models: llama3-8b, llama3-70b, llama31-405b, qwen2-72b, mistral-7b.
  * Decode panels draw the HBM roofline: every model here has 8 KV heads of
  * dimension 128, so a token of context is 2 (K and V) x 8 x 128 x 2 bytes
@@ -45,7 +45,7 @@ static const struct panel_def panel_defs[] = {
 
 static const char default_models[] = "llama3-8b,llama3-70b,llama31-405b,qwen2-72b,mistral-7b";
 static const char default_decode[] = "4096,32768,131072";
-static const char default_prefill[] = "1024,2048,4096,8192";
+static const char default_prefill[] = "1024,2048,4096,8192,16384,32768";
 
 static bool in_list(const char *list, const char *word)
 {
@@ -231,7 +231,7 @@ const struct bench bench_headline = {
                 "                       llama31-405b, qwen2-72b, mistral-7b)\n"
                 "  decode_contexts=...  decode contexts in tokens (default 4096,32768,131072)\n"
                 "  prefill_contexts=... prefill contexts = query lengths (default\n"
-                "                       1024,2048,4096,8192)\n"
+                "                       1024,2048,4096,8192,16384,32768)\n"
                 "  topo=FILE            the machine (default: the built-in default)\n"
                 "  resume=1             keep the points already done in DIR\n"
                 "  figures=0            skip gnuplot (data, scripts and report still)\n"

@@ -5,16 +5,19 @@
  * sizes, the shapes a PE cannot hold) is kernels/gqa_setup.c.
  *
  * Double buffering. K/V tiles are copied (tl_copy_to) from HBM into a ring
- * of `depth` TCM slots, `depth - 1` tiles ahead of the tile being computed,
- * so the DMA keeps streaming while PE_GEMM and PE_MATH work. The prefetch
- * is issued outside the tile's scratch scope: the scope's end waits only
- * for the tile's own ops. A slot is refilled only after the scope of the
- * tile that used it has ended.
+ * of `depth` TCM slots, ahead of the tile being computed, so the DMA keeps
+ * streaming while PE_GEMM and PE_MATH work. Decode issues the prefetch
+ * outside the tile's scratch scope (the scope's end waits only for the
+ * tile's own ops) and refills a slot once that scope has ended; prefill
+ * keeps two popped tiles in use (its sub-blocks ping-pong) and refills a
+ * slot once the merges that read it have ended. See ADR 0012.
  *
  * HBM tensors carry no readiness (cubesim/tl.h): a store to HBM makes no
  * later load wait. Every output block of o is written by exactly one PE,
  * and a partial state crosses PEs only through tl_send/tl_recv, which is
  * what orders the reduce. */
+#include <string.h>
+
 #include "gqa_common.h"
 
 /* ---- arithmetic --------------------------------------------------------------- */
@@ -75,13 +78,6 @@ static struct gqa_state state_alloc(tl_ctx *tl, int64_t rows, int64_t d)
 
 /* ---- the online-softmax step ------------------------------------------------------- */
 
-/* Causal masking of one score tile: rows are hpp heads x ql queries. */
-struct tile_mask {
-        bool on;                     /* mask this tile */
-        int64_t hpp, ql;             /* its row structure */
-        int64_t offset;              /* key j (tile column) is seen by row i iff j <= i + offset */
-};
-
 /* Write the merged state (new max mn, row sums ls, P . V pv) back to st:
  * with first, as is; else the old l and O rescaled by alpha = e^(m - mn)
  * are added in first. */
@@ -119,16 +115,12 @@ static int64_t n_chunks(int64_t n, int64_t *chunk)
  * nothing yet (m = GQA_NEG_BIG, l = 0, O = 0). Inside the caller's scope;
  * the new state is written back with tl_copy_to. */
 static void attend(tl_ctx *tl, const struct gqa_state *st, tl_tensor *q, tl_tensor *k,
-                   tl_tensor *v, float scale, bool first, const struct tile_mask *mk)
+                   tl_tensor *v, float scale, bool first)
 {
-        int64_t rows = tl_dim(q, 0), n = tl_dim(k, 0);
+        int64_t rows = tl_dim(q, 0);
         tl_tensor *s = tl_dot(tl, q, k, true);
         if (scale != 1.0f)
                 s = tl_scale(tl, s, scale);
-        if (mk && mk->on) {
-                tl_tensor *s3 = tl_reshape(tl, s, 3, ((int64_t[]){ mk->hpp, mk->ql, n }));
-                s = tl_reshape(tl, tl_mask_causal(tl, s3, mk->offset), 2, ((int64_t[]){ rows, n }));
-        }
         tl_tensor *mt = tl_rowmax(tl, s);
         tl_tensor *m_old = first ? tl_fill(tl, TL_FP32, 2, ((int64_t[]){ rows, 1 }), GQA_NEG_BIG)
                                  : st->m;
@@ -261,32 +253,38 @@ static tl_tensor *normalise(tl_ctx *tl, tl_tensor *l, tl_tensor *o)
 
 /* ---- the K/V prefetch ring --------------------------------------------------------- */
 
-static void ring_alloc(tl_ctx *tl, struct gqa_kv_ring *r, const struct gqa_args *a, int64_t t)
+static void ring_alloc(tl_ctx *tl, struct gqa_kv_ring *r, const struct gqa_args *a, int64_t t,
+                       int keep)
 {
         r->a = a;
         r->depth = a->depth;
+        r->keep = keep;
         for (int i = 0; i < r->depth; i++) {
                 r->kbuf[i] = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ t, a->d }));
                 r->vbuf[i] = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ t, a->d }));
         }
 }
 
-/* Fetch until depth - 1 tiles are in flight besides the one in use. */
+/* Fetch until depth - keep tiles are in flight besides those in use; a
+ * slot's readers (its hold) end before it is refilled. */
 static void ring_top_up(tl_ctx *tl, struct gqa_kv_ring *r)
 {
-        while (!r->exhausted && r->count < r->depth - 1) {
+        while (!r->exhausted && r->count < r->depth - r->keep) {
                 struct gqa_kv_src src;
                 if (!r->produce(tl, r->ctx, &src)) {
                         r->exhausted = true;
                         break;
                 }
                 src.slot = (int)(r->issued++ % r->depth);
+                for (int i = 0; i < 2; i++) {
+                        if (r->hold[src.slot][i].p)
+                                tl_wait(tl, r->hold[src.slot][i]);
+                        r->hold[src.slot][i].p = NULL;
+                }
                 tl_copy_to(tl, rows_of(tl, r->kbuf[src.slot], src.n),
-                           kv_rows(tl, src.kept ? r->a->k_kept : r->a->k, src.b, src.h, src.j0,
-                                   src.n));
+                           kv_rows(tl, r->a->k, src.b, src.h, src.j0, src.n));
                 tl_copy_to(tl, rows_of(tl, r->vbuf[src.slot], src.n),
-                           kv_rows(tl, src.kept ? r->a->v_kept : r->a->v, src.b, src.h, src.j0,
-                                   src.n));
+                           kv_rows(tl, r->a->v, src.b, src.h, src.j0, src.n));
                 if (src.q)
                         tl_copy_to(tl, src.q_dst, src.q);
                 r->fifo[(r->head + r->count) % GQA_MAX_DEPTH] = src;
@@ -303,15 +301,24 @@ static void ring_start(tl_ctx *tl, struct gqa_kv_ring *r, gqa_produce_fn produce
         ring_top_up(tl, r);
 }
 
-/* The next fetched tile (its slot stays untouched until the next pop);
- * tops the ring up first so the DMA runs ahead. Outside any scope. */
-static bool ring_pop(tl_ctx *tl, struct gqa_kv_ring *r, struct gqa_kv_src *out)
+/* The next fetched tile, without topping up: the caller tops up once the
+ * slots it frees are no longer read. */
+static bool ring_pop_only(struct gqa_kv_ring *r, struct gqa_kv_src *out)
 {
         if (r->count == 0)
                 return false;
         *out = r->fifo[r->head];
         r->head = (r->head + 1) % GQA_MAX_DEPTH;
         r->count--;
+        return true;
+}
+
+/* The next fetched tile (its slot stays untouched until the next pop);
+ * tops the ring up first so the DMA runs ahead. Outside any scope. */
+static bool ring_pop(tl_ctx *tl, struct gqa_kv_ring *r, struct gqa_kv_src *out)
+{
+        if (!ring_pop_only(r, out))
+                return false;
         ring_top_up(tl, r);
         return true;
 }
@@ -426,10 +433,10 @@ static void reduce_and_store(tl_ctx *tl, const struct gqa_args *a,
                          tl_reshape(tl, out, 4, ((int64_t[]){ 1, g, 1, a->d })));
 }
 
-/* Pairs whose states a decode PE keeps at once: their reduce waits until
- * the chunk's keys are all streamed, so no PE stalls mid-stream on a
- * child that is still streaming. */
-#define DECODE_STATE_BUDGET (128 * 1024)
+/* Most pairs whose states a decode PE keeps at once: their reduce waits
+ * until the chunk's keys are all streamed, so no PE stalls mid-stream on
+ * a child that is still streaming. The chunk is what the PE's TCM holds
+ * beside the K/V ring and the Q slots, at most this many. */
 #define DECODE_MAX_CHUNK 64
 
 void gqa_decode_run(tl_ctx *tl, const struct gqa_args *a, const struct gqa_decode_plan *p)
@@ -438,7 +445,10 @@ void gqa_decode_run(tl_ctx *tl, const struct gqa_args *a, const struct gqa_decod
         int64_t span = p->s1 - p->s0, tiles = span > 0 ? (span + t - 1) / t : 0;
         if (p->n_pairs == 0)
                 return;
-        int64_t chunk = DECODE_STATE_BUDGET / (g * (d + 2) * 4);
+        int64_t es = (int64_t)tl_dtype_size(a->dt), nq_slots = p->lazy ? 1 : a->depth;
+        int64_t used = (p->lazy ? 0 : (int64_t)a->depth * 2 * t * d * es) + nq_slots * g * d * es;
+        int64_t per_pair = g * (d + 2) * 4 + (p->parent < 0 ? g * d * es : 0);
+        int64_t chunk = (tl_machine_info(tl).tcm_alloc_bytes - used) / per_pair;
         chunk = max64(1, min64(min64(chunk, DECODE_MAX_CHUNK), p->n_pairs));
         struct gqa_state st[DECODE_MAX_CHUNK];
         tl_tensor *out[DECODE_MAX_CHUNK];
@@ -455,7 +465,7 @@ void gqa_decode_run(tl_ctx *tl, const struct gqa_args *a, const struct gqa_decod
         struct gqa_kv_ring ring = { 0 };
         struct decode_stream ds = { .a = a, .p = p, .qbuf = qbuf, .depth = nq, .tiles = tiles };
         if (!p->lazy && tiles > 0)
-                ring_alloc(tl, &ring, a, t);
+                ring_alloc(tl, &ring, a, t, 1);
         for (int64_t c0 = 0; c0 < p->n_pairs; c0 += chunk) {
                 int64_t c1 = min64(p->n_pairs, c0 + chunk);
                 /* One scope per chunk: the views its loop makes are freed
@@ -500,7 +510,7 @@ void gqa_decode_run(tl_ctx *tl, const struct gqa_args *a, const struct gqa_decod
                                         attend(tl, s, qbuf[vi % nq],
                                                rows_of(tl, ring.kbuf[src.slot], src.n),
                                                rows_of(tl, ring.vbuf[src.slot], src.n), a->scale,
-                                               ti == 0, NULL);
+                                               ti == 0);
                                         tl_scratch_scope_end(tl);
                                 }
                         }
@@ -519,212 +529,356 @@ void gqa_decode_run(tl_ctx *tl, const struct gqa_args *a, const struct gqa_decod
 
 /* ---- prefill ------------------------------------------------------------------------ */
 
-/* Producer state of a prefill pass: tiles of blocks in ring order. */
-struct prefill_stream {
-        const struct gqa_args *a;    /* shapes */
-        const struct gqa_qblock *qb; /* whose rows (masking) */
-        int n_blocks;                /* blocks of S */
-        int block;                   /* block being produced */
-        int own;                     /* the cube's own block (in k and v; others are kept) */
-        int blocks_left;             /* blocks still to produce, this one included */
-        int64_t pos, end;            /* next key of the block, its end */
-        bool skip_masked;            /* leave out tiles no row of qb sees */
+/* A sub-block: rows [r0, r0 + rows) of its block, hs heads x qls queries
+ * starting at query i0 (heads split in halves when the block's head count
+ * is even, else the queries). */
+struct sub_block {
+        int64_t r0, rows;            /* its rows of the block */
+        int64_t hs, i0, qls;         /* heads, first query, queries per head */
 };
 
-/* Key j of tile [j0, j0 + n) against query rows [i0, i0 + ql): j <= i + S - Sq. */
-static int64_t mask_offset(const struct gqa_args *a, const struct gqa_qblock *qb, int64_t j0)
+/* How sub-block x sees keys [j0, j0 + n). */
+enum tile_view { TILE_HIDDEN, TILE_FULL, TILE_MASKED };
+
+/* Key j is seen by query i iff j <= i + S - Sq (causal). */
+static enum tile_view tile_view_of(const struct gqa_args *a, const struct sub_block *sb,
+                                   int64_t j0, int64_t n)
 {
-        return qb->i0 + a->s - a->sq - j0;
+        if (!a->causal)
+                return TILE_FULL;
+        int64_t off = sb->i0 + a->s - a->sq;   /* row 0 sees keys <= off */
+        if (j0 > off + sb->qls - 1)
+                return TILE_HIDDEN;
+        return j0 + n - 1 <= off ? TILE_FULL : TILE_MASKED;
 }
 
-static bool tile_hidden(const struct gqa_args *a, const struct gqa_qblock *qb, int64_t j0)
+/* Keys of the block's stream: [0, *full) in whole tiles seen by every row
+ * of the block, then [*full, *end) where the diagonal runs. */
+static void block_keys(const struct gqa_args *a, const struct gqa_qblock *qb, int64_t *full,
+                       int64_t *end)
 {
-        return a->causal && (qb->ql == 0 || mask_offset(a, qb, j0) + qb->ql - 1 < 0);
+        if (!a->causal) {
+                *full = *end = a->s;
+                return;
+        }
+        int64_t off = qb->i0 + a->s - a->sq;
+        *full = max64(0, min64(a->s, off + 1));
+        *end = max64(0, min64(a->s, off + qb->ql));
 }
+
+static int64_t snake(int64_t round, int64_t dealers, int64_t me)
+{
+        return round * dealers + (round % 2 == 0 ? me : dealers - 1 - me);
+}
+
+/* Items of n dealt over `dealers` that `me` gets. */
+static int64_t dealt(int64_t n, int64_t dealers, int64_t me)
+{
+        int64_t c = 0;
+        while (snake(c, dealers, me) < n)
+                c++;
+        return c;
+}
+
+void gqa_prefill_work_init(tl_ctx *tl, const struct gqa_args *a, struct gqa_prefill_work *w,
+                           const int64_t lo[2], const int64_t hi[2], const struct gqa_short *sm,
+                           int64_t dealers, int64_t me)
+{
+        (void)tl;
+        *w = (struct gqa_prefill_work){ .sm = sm, .dealers = dealers, .me = me };
+        int64_t rows = 0;
+        for (int i = 0; i < 2; i++) {
+                w->lo[i] = lo[i];
+                w->hi[i] = hi[i];
+                rows = max64(rows, hi[i] - lo[i]);
+        }
+        /* The setup resolved the block's heads and rows per head. */
+        w->hpp = a->heads_per_pe;
+        w->ql = a->q_tile;
+        w->hgs = a->group / w->hpp;
+        for (int i = 0; i < 2; i++)
+                w->nrb[i] = (hi[i] - lo[i] + w->ql - 1) / w->ql;
+        int64_t nrb = w->nrb[0] + w->nrb[1];
+        if (sm) {
+                w->per_pair = dealt(nrb * w->hgs, dealers, me);
+                w->n = w->per_pair * sm->n_pairs;
+        } else {
+                w->npairs = a->batch * a->hkv;
+                w->n = dealt(nrb * w->npairs * w->hgs, dealers, me);
+        }
+}
+
+/* The i-th block of w. */
+static void work_block(const struct gqa_args *a, const struct gqa_prefill_work *w, int64_t i,
+                       struct gqa_qblock *qb)
+{
+        int64_t k, pair, hg;
+        if (w->sm) {
+                int64_t idx = snake(i % w->per_pair, w->dealers, w->me);
+                pair = gqa_short_pair(w->sm, i / w->per_pair);
+                k = idx / w->hgs;
+                hg = idx % w->hgs;
+        } else {
+                int64_t idx = snake(i, w->dealers, w->me);
+                k = idx / (w->npairs * w->hgs);
+                pair = idx % (w->npairs * w->hgs) / w->hgs;
+                hg = idx % w->hgs;
+        }
+        k = w->nrb[0] + w->nrb[1] - 1 - k;   /* latest rows (most keys) first */
+        int part = k < w->nrb[0] ? 0 : 1;
+        int64_t i0 = w->lo[part] + (part ? k - w->nrb[0] : k) * w->ql;
+        *qb = (struct gqa_qblock){ .b = pair / a->hkv, .kvh = pair % a->hkv, .hpp = w->hpp,
+                                   .i0 = i0, .ql = min64(w->ql, w->hi[part] - i0) };
+        qb->h0 = qb->kvh * a->group + hg * w->hpp;
+}
+
+/* Producer state of a PE's prefill stream: the tiles of its blocks. */
+struct prefill_stream {
+        const struct gqa_args *a;    /* shapes */
+        const struct gqa_prefill_work *w; /* the blocks */
+        int64_t block;               /* block being produced */
+        struct gqa_qblock qb;        /* its rows */
+        int64_t pos, full, end;      /* next key; whole tiles below full; keys below end */
+};
 
 static void stream_block(struct prefill_stream *ps)
 {
-        int64_t lo, hi;
-        gqa_split(ps->a->s, ps->n_blocks, ps->block, &lo, &hi);
-        ps->pos = lo;
-        ps->end = hi;
+        work_block(ps->a, ps->w, ps->block, &ps->qb);
+        ps->pos = 0;
+        block_keys(ps->a, &ps->qb, &ps->full, &ps->end);
 }
 
+/* The next tile of the stream, block after block: the prefetch runs on
+ * into the next block. A block whose rows see no key has no tile. */
 static bool prefill_produce(tl_ctx *tl, void *ctx, struct gqa_kv_src *out)
 {
+        (void)tl;
         struct prefill_stream *ps = ctx;
-        const struct gqa_args *a = ps->a;
-        for (;;) {
-                while (ps->pos >= ps->end) {
-                        if (--ps->blocks_left <= 0)
-                                return false;
-                        ps->block = (ps->block - 1 + ps->n_blocks) % ps->n_blocks;
-                        stream_block(ps);
-                }
-                int64_t j0 = ps->pos, n = min64(a->kv_tile, ps->end - j0);
-                ps->pos += n;
-                if (ps->skip_masked && tile_hidden(a, ps->qb, j0))
-                        continue;
-                *out = (struct gqa_kv_src){ .b = ps->qb->b, .h = ps->qb->kvh, .j0 = j0, .n = n,
-                                            .kept = a->k_kept && ps->block != ps->own };
-                return true;
+        while (ps->pos >= ps->end) {
+                if (++ps->block >= ps->w->n)
+                        return false;
+                stream_block(ps);
         }
+        int64_t j0 = ps->pos, lim = j0 < ps->full ? ps->full : ps->end;
+        int64_t n = min64(ps->a->kv_tile, lim - j0);
+        ps->pos += n;
+        *out = (struct gqa_kv_src){ .b = ps->qb.b, .h = ps->qb.kvh, .j0 = j0, .n = n,
+                                    .block = ps->block };
+        return true;
 }
 
-/* The tile's mask: none when every row sees every key of it. */
-static struct tile_mask tile_mask_of(const struct gqa_args *a, const struct gqa_qblock *qb,
-                                     int64_t j0, int64_t n)
+/* A prefill PE's buffers. */
+struct prefill_pe {
+        struct gqa_kv_ring ring;     /* K/V prefetch slots (TCM) */
+        struct gqa_state st[2];      /* running state of each sub-block (TCM; apart, so
+                                      * that one's merge never waits for the other's) */
+        tl_tensor *out[2];           /* flat [rows_max * D], dtype: two blocks' outputs (TCM) */
+        tl_tensor *sbuf[2][2];       /* flat score tiles [rows, kv_tile], fp32, per sub-block x 2 */
+};
+
+/* The block's Q . K^T of sub-block x into its score buffer (pinned):
+ * returns the [rows, n] scores. */
+static tl_tensor *scores(tl_ctx *tl, struct prefill_pe *pe, tl_tensor *qs,
+                         const struct sub_block *sb, int x, int64_t ti, tl_tensor *k)
 {
-        int64_t off = mask_offset(a, qb, j0);
-        bool partial = a->causal && n - 1 > off;
-        return (struct tile_mask){ .on = partial, .hpp = qb->hpp, .ql = qb->ql, .offset = off };
+        int64_t n = tl_dim(k, 0), d = tl_dim(k, 1);
+        tl_tensor *q = tl_view(tl, qs, ((int64_t[]){ sb->r0, 0 }), ((int64_t[]){ sb->rows, d }));
+        tl_tensor *s = flat_as(tl, pe->sbuf[x][ti % 2], 2, ((int64_t[]){ sb->rows, n }));
+        tl_set_pinned(q, true);
+        tl_set_pinned(k, true);
+        tl_set_pinned(s, true);
+        tl_composite(tl, &(tl_composite_desc){
+                .op = TL_GEMM, .a = q, .b = k, .trans_b = true, .out = s,
+                .tile_m = sb->rows, .tile_n = n, .tile_k = d,
+        });
+        return s;
 }
 
-static struct gqa_prefill_pe *prefill_pe_of(tl_ctx *tl, const struct gqa_args *a,
-                                            struct gqa_prefill_pe *pf)
+/* Merge scores s of sub-block x against keys [j0, j0 + n) into its state
+ * in place (the softmax_merge recipe); a tile the diagonal crosses is
+ * masked first (into scratch of the block's diagonal scope). Returns the
+ * merge's handle, valid until the enclosing scope ends. */
+static tl_handle merge_tile(tl_ctx *tl, const struct gqa_args *a, struct prefill_pe *pe,
+                            const struct sub_block *sb, int x, tl_tensor *s, tl_tensor *v, int64_t j0,
+                            enum tile_view view)
 {
-        if (pf->ready)
-                return pf;
-        int64_t r = a->rows_max, d = a->d;
-        ring_alloc(tl, &pf->ring, a, a->kv_tile);
-        pf->qbuf = tl_alloc(tl, TL_TCM, a->dt, 1, ((int64_t[]){ r * d }));
-        pf->qs = tl_alloc(tl, TL_TCM, TL_FP32, 1, ((int64_t[]){ r * d }));
-        pf->out = tl_alloc(tl, TL_TCM, a->dt, 1, ((int64_t[]){ r * d }));
-        pf->st = state_alloc(tl, r, d);
-        pf->ready = true;
-        return pf;
+        struct gqa_state st = state_rows(tl, &pe->st[x], sb->rows);
+        tl_set_pinned(v, true);
+        if (view == TILE_MASKED) {
+                int64_t n = tl_dim(s, 1);
+                tl_tensor *s3 = tl_reshape(tl, s, 3, ((int64_t[]){ sb->hs, sb->qls, n }));
+                tl_tensor *mk = tl_mask_causal(tl, s3, sb->i0 + a->s - a->sq - j0);
+                s = tl_reshape(tl, mk, 2, ((int64_t[]){ sb->rows, n }));
+        }
+        return tl_softmax_merge(tl, s, v, st.m, st.l, st.o);
 }
 
-/* One tile step of block qb against k, v (TCM slots or received). */
-static void prefill_tile(tl_ctx *tl, const struct gqa_args *a, const struct gqa_qblock *qb,
-                         const struct gqa_state *st, tl_tensor *qs, int64_t j0, tl_tensor *k,
-                         tl_tensor *v, bool *fresh)
+/* Sub-blocks of block qb: two when it has two or more heads (an even
+ * count split in halves) or queries, else one. */
+static int sub_blocks(const struct gqa_qblock *qb, struct sub_block sb[2])
 {
-        struct tile_mask mk = tile_mask_of(a, qb, j0, tl_dim(k, 0));
-        attend(tl, st, qs, k, v, 1.0f, *fresh, &mk);
-        *fresh = false;
+        int64_t h = qb->hpp, q = qb->ql;
+        if (h % 2 == 0) {
+                for (int x = 0; x < 2; x++)
+                        sb[x] = (struct sub_block){ .r0 = x * (h / 2) * q, .rows = (h / 2) * q,
+                                                    .hs = h / 2, .i0 = qb->i0, .qls = q };
+                return 2;
+        }
+        if (h == 1 && q >= 2) {
+                int64_t q0 = q / 2;
+                sb[0] = (struct sub_block){ .r0 = 0, .rows = q0, .hs = 1, .i0 = qb->i0, .qls = q0 };
+                sb[1] = (struct sub_block){ .r0 = q0, .rows = q - q0, .hs = 1, .i0 = qb->i0 + q0,
+                                            .qls = q - q0 };
+                return 2;
+        }
+        sb[0] = (struct sub_block){ .r0 = 0, .rows = h * q, .hs = h, .i0 = qb->i0, .qls = q };
+        return 1;
 }
 
-enum { TAG_RING_K = -1, TAG_RING_V = -2 }; /* ring messages; states use tags >= 0 */
+/* A score tile issued but not yet merged. */
+struct pending {
+        bool on;                     /* there is one */
+        tl_tensor *s, *v;            /* its scores and V */
+        int64_t j0, slot;            /* its keys' start and ring slot */
+        enum tile_view view;         /* masked or not */
+};
 
-void gqa_prefill_block(tl_ctx *tl, const struct gqa_args *a, struct gqa_prefill_pe *pf_in,
-                       const struct gqa_qblock *qb, const struct gqa_kv_plan *kv)
+static void merge_pending(tl_ctx *tl, const struct gqa_args *a, struct prefill_pe *pe,
+                          const struct sub_block *sb, struct pending *p, int x)
 {
-        struct gqa_prefill_pe *pf = prefill_pe_of(tl, a, pf_in);
-        int64_t d = a->d, rows = qb->hpp * qb->ql;
-        struct gqa_state st = { 0 };
-        tl_tensor *qs = NULL;
-        bool fresh = true;
-        /* One scope for the whole pass: the views its loop makes are freed
-         * with it (the prefetch is issued here, outside the tile scopes,
-         * which must not wait for it). */
-        tl_scratch_scope_begin(tl);
-        if (rows > 0) {
-                st = state_rows(tl, &pf->st, rows);
-                tl_tensor *q4 = flat_as(tl, pf->qbuf, 4, ((int64_t[]){ 1, qb->hpp, qb->ql, d }));
-                tl_copy_to(tl, q4, q_rows(tl, a->q, qb->b, qb->h0, qb->hpp, qb->i0, qb->ql));
-        }
-        /* The first K/V tiles are on their way while Q is scaled. */
-        struct prefill_stream ps = { .a = a, .qb = qb, .n_blocks = kv->n_blocks,
-                                     .block = kv->first, .own = kv->first,
-                                     .blocks_left = kv->n_blocks,
-                                     .skip_masked = true };
-        if (kv->ring) {
-                /* Own block: every tile, the next cube needs them all. */
-                ps.blocks_left = 1;
-                ps.skip_masked = false;
-        }
-        stream_block(&ps);
-        ring_start(tl, &pf->ring, prefill_produce, &ps);
-        if (rows > 0) {
-                /* Q of the block, scaled once for all its tiles. */
-                qs = flat_as(tl, pf->qs, 2, ((int64_t[]){ rows, d }));
-                tl_scratch_scope_begin(tl);
-                tl_tensor *q2 = flat_as(tl, pf->qbuf, 2, ((int64_t[]){ rows, d }));
-                tl_copy_to(tl, qs, tl_scale(tl, q2, a->scale));
-                tl_scratch_scope_end(tl);
-        }
-        struct gqa_kv_src src;
-        while (ring_pop(tl, &pf->ring, &src)) {
-                tl_scratch_scope_begin(tl);
-                tl_tensor *k = rows_of(tl, pf->ring.kbuf[src.slot], src.n);
-                tl_tensor *v = rows_of(tl, pf->ring.vbuf[src.slot], src.n);
-                if (kv->ring && kv->next >= 0) {
-                        tl_send(tl, kv->next, k, TAG_RING_K);
-                        tl_send(tl, kv->next, v, TAG_RING_V);
-                }
-                if (rows > 0 && !tile_hidden(a, qb, src.j0))
-                        prefill_tile(tl, a, qb, &st, qs, src.j0, k, v, &fresh);
-                tl_scratch_scope_end(tl);
-        }
-        if (kv->ring) {
-                for (int r = 1; r < kv->n_blocks; r++) {
-                        int blk = (kv->first - r + kv->n_blocks) % kv->n_blocks;
-                        bool forward = r + 1 < kv->n_blocks;
-                        int64_t lo, hi;
-                        gqa_split(a->s, kv->n_blocks, blk, &lo, &hi);
-                        for (int64_t j0 = lo; j0 < hi; j0 += a->kv_tile) {
-                                tl_scratch_scope_begin(tl);
-                                tl_tensor *k = tl_recv(tl, kv->prev, TAG_RING_K);
-                                tl_tensor *v = tl_recv(tl, kv->prev, TAG_RING_V);
-                                if (forward) {
-                                        tl_send(tl, kv->next, k, TAG_RING_K);
-                                        tl_send(tl, kv->next, v, TAG_RING_V);
-                                }
-                                if (rows > 0 && a->k_kept) {
-                                        int64_t n = tl_dim(k, 0);
-                                        tl_store(tl, kv_rows(tl, a->k_kept, qb->b, qb->kvh, j0, n), k);
-                                        tl_store(tl, kv_rows(tl, a->v_kept, qb->b, qb->kvh, j0, n), v);
-                                }
-                                if (rows > 0 && !tile_hidden(a, qb, j0))
-                                        prefill_tile(tl, a, qb, &st, qs, j0, k, v, &fresh);
-                                tl_scratch_scope_end(tl);
-                        }
-                }
-        }
-        tl_tensor *out = NULL;
-        if (rows > 0) {
-                out = flat_as(tl, pf->out, 2, ((int64_t[]){ rows, d }));
-                tl_scratch_scope_begin(tl);
-                tl_copy_to(tl, out, fresh ? tl_fill(tl, TL_FP32, 2, ((int64_t[]){ rows, d }), 0.0f)
-                                          : normalise(tl, st.l, st.o));
-                tl_scratch_scope_end(tl);
-        }
-        tl_scratch_scope_end(tl);
-        if (rows == 0)
+        if (!p->on)
                 return;
-        /* Outside every scope: the store drains while the next block runs. */
-        tl_store(tl, q_rows(tl, a->o, qb->b, qb->h0, qb->hpp, qb->i0, qb->ql),
-                 flat_as(tl, pf->out, 4, ((int64_t[]){ 1, qb->hpp, qb->ql, d })));
+        pe->ring.hold[p->slot][x] = merge_tile(tl, a, pe, sb, x, p->s, p->v, p->j0, p->view);
+        p->on = false;
 }
 
-/* Rows per head of a block folding hpp heads over `rows` query rows. */
-static int64_t q_tile_for(const struct gqa_args *a, int64_t hpp, int64_t rows)
+void gqa_prefill_run(tl_ctx *tl, const struct gqa_args *a, const struct gqa_prefill_work *w)
 {
-        if (a->q_tile)
-                return a->q_tile;
-        return max64(1, min64(max64(rows, 1), a->rows_max / hpp));
-}
-
-void gqa_prefill_shape(const struct gqa_args *a, int64_t base, bool per_block, int64_t want,
-                       int64_t rows, int64_t *hpp, int64_t *qt)
-{
-        int64_t best = 1;
-        for (int64_t h = 1; h <= a->group; h++) {
-                if (a->group % h != 0 || h > a->rows_max)
-                        continue;
-                if (a->heads_per_pe) {
-                        if (h == a->heads_per_pe)
-                                best = h;
-                        continue;
-                }
-                int64_t t = q_tile_for(a, h, rows);
-                int64_t units = base * (a->group / h) * (per_block ? (rows + t - 1) / t : 1);
-                if (units >= want)
-                        best = h;
+        if (w->n == 0)
+                return;
+        int64_t r = a->rows_max, d = a->d, t = a->kv_tile, rs = (r + 1) / 2;
+        struct prefill_pe pe = { 0 };
+        ring_alloc(tl, &pe.ring, a, t, 2);
+        /* Sub-block 0 may be the whole block (one sub-block). O starts
+         * finite (0): a merge rescales it by alpha = 0. */
+        for (int x = 0; x < 2; x++) {
+                int64_t n = x ? rs : r;
+                pe.st[x] = state_alloc(tl, n, d);   /* outside scopes: it lives on */
+                tl_scratch_scope_begin(tl);
+                tl_copy_to(tl, pe.st[x].o, tl_fill(tl, TL_FP32, 2, ((int64_t[]){ n, d }), 0.0f));
+                tl_scratch_scope_end(tl);
         }
-        *hpp = best;
-        *qt = q_tile_for(a, best, rows);
+        bool one = gqa_one_sub_block(a->heads_per_pe);
+        for (int i = 0; i < 2; i++) {
+                pe.out[i] = tl_alloc(tl, TL_TCM, a->dt, 1, ((int64_t[]){ r * d }));
+                pe.sbuf[0][i] = tl_alloc(tl, TL_SCRATCH, TL_FP32, 1,
+                                         ((int64_t[]){ (one ? r : rs) * t }));
+                pe.sbuf[1][i] = one ? NULL
+                                    : tl_alloc(tl, TL_SCRATCH, TL_FP32, 1, ((int64_t[]){ rs * t }));
+        }
+        struct prefill_stream ps = { .a = a, .w = w, .block = 0 };
+        stream_block(&ps);
+        pe.ring.produce = prefill_produce;
+        pe.ring.ctx = &ps;
+        ring_top_up(tl, &pe.ring);
+        struct gqa_kv_src src;
+        bool have = ring_pop_only(&pe.ring, &src);
+        tl_tensor *done = NULL;      /* the previous block's output, its store not yet issued */
+        struct gqa_qblock done_qb = { 0 };
+        for (int64_t bi = 0; bi < w->n; bi++) {
+                struct gqa_qblock qb;
+                work_block(a, w, bi, &qb);
+                struct sub_block sb[2];
+                int nsb = sub_blocks(&qb, sb);
+                int64_t rows = qb.hpp * qb.ql;
+                tl_scratch_scope_begin(tl);
+                if (done) {
+                        /* The previous block's store, in this block's scope:
+                         * its end waits for it before the buffer is reused. */
+                        tl_store(tl, q_rows(tl, a->o, done_qb.b, done_qb.h0, done_qb.hpp,
+                                            done_qb.i0, done_qb.ql),
+                                 flat_as(tl, done, 4, ((int64_t[]){ 1, done_qb.hpp, done_qb.ql,
+                                                                    d })));
+                }
+                /* Q of the block, scaled once for all its tiles; a fresh state. */
+                tl_tensor *q = tl_load(tl, q_rows(tl, a->q, qb.b, qb.h0, qb.hpp, qb.i0, qb.ql));
+                tl_tensor *qs = tl_scale(tl, tl_reshape(tl, q, 2, ((int64_t[]){ rows, d })),
+                                         a->scale);
+                struct gqa_state st[2];
+                for (int x = 0; x < nsb; x++) {
+                        int64_t n = sb[x].rows;
+                        st[x] = state_rows(tl, &pe.st[x], n);
+                        tl_copy_to(tl, st[x].m,
+                                   tl_fill(tl, TL_FP32, 2, ((int64_t[]){ n, 1 }), GQA_NEG_BIG));
+                        tl_copy_to(tl, st[x].l, tl_fill(tl, TL_FP32, 2, ((int64_t[]){ n, 1 }), 0.0f));
+                        /* O = 0 in place (it is finite): a row that sees no
+                         * key ends as 0, not as the previous block's O. */
+                        tl_set_pinned(st[x].o, true);
+                        tl_composite(tl, &(tl_composite_desc){
+                                .op = TL_NONE, .out = st[x].o, .n_epilogue = 1,
+                                .epilogue = (tl_epilogue[]){ { .op = TL_SCALE, .factor = 0.0f } },
+                        });
+                }
+                struct pending pend = { 0 };
+                int64_t ti = 0;
+                bool diag = false;   /* the diagonal's scope is open */
+                while (have && src.block == bi) {
+                        tl_tensor *k = rows_of(tl, pe.ring.kbuf[src.slot], src.n);
+                        tl_tensor *v = rows_of(tl, pe.ring.vbuf[src.slot], src.n);
+                        enum tile_view view[2];
+                        for (int x = 0; x < nsb; x++) {
+                                view[x] = tile_view_of(a, &sb[x], src.j0, src.n);
+                                /* The diagonal's tiles come last in a block: their
+                                 * masked scores live until its end. */
+                                if (view[x] == TILE_MASKED && !diag) {
+                                        tl_scratch_scope_begin(tl);
+                                        diag = true;
+                                }
+                        }
+                        /* Sub-block 0's scores go to PE_GEMM while sub-block
+                         * 1's previous tile merges on PE_MATH, and then the
+                         * other way round. */
+                        tl_tensor *s0 = NULL;
+                        if (view[0] != TILE_HIDDEN)
+                                s0 = scores(tl, &pe, qs, &sb[0], 0, ti, k);
+                        if (nsb == 2) {
+                                merge_pending(tl, a, &pe, &sb[1], &pend, 1);
+                                if (view[1] != TILE_HIDDEN)
+                                        pend = (struct pending){
+                                                .on = true, .s = scores(tl, &pe, qs, &sb[1], 1, ti, k),
+                                                .v = v, .j0 = src.j0, .slot = src.slot,
+                                                .view = view[1] };
+                        }
+                        if (s0)
+                                pe.ring.hold[src.slot][0] =
+                                        merge_tile(tl, a, &pe, &sb[0], 0, s0, v, src.j0, view[0]);
+                        ti++;
+                        ring_top_up(tl, &pe.ring);
+                        have = ring_pop_only(&pe.ring, &src);
+                }
+                merge_pending(tl, a, &pe, &sb[1], &pend, 1);
+                if (diag) {
+                        tl_scratch_scope_end(tl);
+                        memset(pe.ring.hold, 0, sizeof pe.ring.hold);   /* freed, and ended */
+                }
+                /* O / l into the output buffer; stored in the next block's scope. */
+                tl_tensor *out = flat_as(tl, pe.out[bi % 2], 2, ((int64_t[]){ rows, d }));
+                for (int x = 0; x < nsb; x++) {
+                        tl_scratch_scope_begin(tl);
+                        tl_copy_to(tl, tl_view(tl, out, ((int64_t[]){ sb[x].r0, 0 }),
+                                               ((int64_t[]){ sb[x].rows, d })),
+                                   normalise(tl, st[x].l, st[x].o));
+                        tl_scratch_scope_end(tl);
+                }
+                tl_scratch_scope_end(tl);
+                /* The block's scope end waited for its merges (and freed
+                 * their handles): no slot is read any more. */
+                memset(pe.ring.hold, 0, sizeof pe.ring.hold);
+                done = pe.out[bi % 2];
+                done_qb = qb;
+        }
+        tl_store(tl, q_rows(tl, a->o, done_qb.b, done_qb.h0, done_qb.hpp, done_qb.i0, done_qb.ql),
+                 flat_as(tl, done, 4, ((int64_t[]){ 1, done_qb.hpp, done_qb.ql, d })));
 }
 
 /* ---- mapping work onto the machine ----------------------------------------------- */
@@ -735,34 +889,78 @@ int gqa_rank(tl_ctx *tl, int cube, int pe)
         return tl_rank(tl, pe, cube % per_sip, cube / per_sip);
 }
 
-/* PE columns of a cube's mesh: pe_cols when it divides the PEs, else the
- * smallest divisor c with c * c >= PEs (a square mesh's side). */
-static int mesh_cols(const struct gqa_args *a, int pes)
+void gqa_tree(tl_ctx *tl, struct gqa_decode_plan *p, int64_t base, int64_t member, int64_t pg)
 {
-        if (a->pe_cols > 0 && pes % a->pe_cols == 0)
-                return (int)a->pe_cols;
-        int c = 1;
-        while (c * c < pes || pes % c != 0)
-                c++;
+        int pes = tl_num_programs(tl, 0);
+        p->n_child = 0;
+        p->parent = -1;
+        for (int64_t l = 1; l < pg; l *= 2) {
+                if (member % (2 * l) != 0) {
+                        int64_t up = base + member - l;
+                        p->parent = gqa_rank(tl, (int)(up / pes), (int)(up % pes));
+                        return;
+                }
+                if (member + l < pg && p->n_child < GQA_MAX_CHILD) {
+                        int64_t dn = base + member + l;
+                        p->child[p->n_child++] = gqa_rank(tl, (int)(dn / pes), (int)(dn % pes));
+                }
+        }
+}
+
+/* Children of member m in a tree of pg (gqa_tree). */
+static int64_t tree_children(int64_t m, int64_t pg)
+{
+        int64_t c = 0;
+        for (int64_t l = 1; l < pg && m % (2 * l) == 0; l *= 2)
+                c += m + l < pg;
         return c;
 }
 
-void gqa_decode_long_plan(tl_ctx *tl, const struct gqa_args *a, struct gqa_decode_plan *p,
-                          bool lazy)
+/* A reduce step (receive a state and merge it) takes about this long on
+ * the default machine; a PE with more children streams fewer keys, so
+ * that it is done streaming when their states arrive. */
+#define TREE_HOP_S 200e-9
+
+void gqa_tree_split(tl_ctx *tl, const struct gqa_args *a, int64_t pg, int64_t member,
+                    int64_t *s0, int64_t *s1)
+{
+        tl_machine mc = tl_machine_info(tl);
+        /* Keys a PE streams in one step: its share of the cube's HBM. */
+        double rate = mc.hbm_bytes_per_s / mc.pes_per_cube /
+                      (2.0 * (double)a->d * (double)tl_dtype_size(a->dt));
+        int64_t shift = (int64_t)(TREE_HOP_S * rate), hops = 0;
+        for (int64_t i = 0; i < pg; i++)
+                hops += tree_children(i, pg);
+        int64_t base = (a->s + shift * hops) / pg, lo = 0;
+        if (base - shift * tree_children(0, pg) < 0) {
+                gqa_split(a->s, pg, member, s0, s1);  /* too few keys to shift */
+                return;
+        }
+        for (int64_t i = 0; i < member; i++)
+                lo += base - shift * tree_children(i, pg);
+        *s0 = lo;
+        *s1 = member + 1 == pg ? a->s : lo + base - shift * tree_children(member, pg);
+}
+
+/* The lazy variants' plan (opt2, opt3; their dispatch bench sweeps tiles
+ * as a fraction of this span): every pair on every PE, keys split over
+ * all PEs of all cubes, the two-level chain to PE 0 of cube 0 along the
+ * mesh rows, then the column of row heads, then the cubes. */
+static void decode_chain_plan(tl_ctx *tl, const struct gqa_args *a, struct gqa_decode_plan *p)
 {
         int pes = tl_num_programs(tl, 0), cubes = gqa_cube_count(tl);
         int gc = gqa_cube_index(tl), e = tl_program_id(tl, 0);
-        int cols = mesh_cols(a, pes), rows = pes / cols, r = e / cols, c = e % cols;
-        *p = (struct gqa_decode_plan){ .n_pairs = a->batch * a->hkv, .parent = -1, .lazy = lazy };
+        tl_machine mc = tl_machine_info(tl);
+        int cols = mc.mesh_cols > 0 && pes % mc.mesh_cols == 0 ? mc.mesh_cols : pes;
+        int rows = pes / cols, r = e / cols, c = e % cols;
+        *p = (struct gqa_decode_plan){ .n_pairs = a->batch * a->hkv, .parent = -1, .lazy = true };
         int64_t n = (int64_t)pes * cubes;
         gqa_split(a->s, n, (int64_t)gc * pes + e, &p->s0, &p->s1);
         p->kv_tile = a->kv_tile;
-        if (lazy && a->tile_frac > 0) {
+        if (a->tile_frac > 0) {
                 int64_t span = (a->s + n - 1) / n;
                 p->kv_tile = max64(1, (int64_t)(a->tile_frac * (double)span + 0.5));
         }
-        /* Level 2: along the row to its head (column 0), then up the
-         * column of row heads to PE 0; level 1: cube to cube, to cube 0. */
         if (c + 1 < cols)
                 p->child[p->n_child++] = gqa_rank(tl, gc, e + 1);
         if (c == 0 && r + 1 < rows)
@@ -775,6 +973,34 @@ void gqa_decode_long_plan(tl_ctx *tl, const struct gqa_args *a, struct gqa_decod
                 p->parent = gqa_rank(tl, gc, e - cols);
         else if (gc > 0)
                 p->parent = gqa_rank(tl, gc - 1, 0);
+}
+
+void gqa_decode_long_plan(tl_ctx *tl, const struct gqa_args *a, struct gqa_decode_plan *p,
+                          bool lazy)
+{
+        if (lazy) {
+                decode_chain_plan(tl, a, p);
+                return;
+        }
+        /* Groups of pg consecutive PEs (global order: cube-major), one per
+         * pair at a time: pairs are dealt to the groups round-robin, a
+         * pair's keys split over its group, and a binary tree brings the
+         * group's states to its first PE in log2(pg) steps. With at least
+         * as many pairs as cubes a group stays inside one cube. */
+        int pes = tl_num_programs(tl, 0), cubes = gqa_cube_count(tl);
+        int64_t n = (int64_t)pes * cubes, np = a->batch * a->hkv;
+        int64_t groups = min64(np, n), pg = n / groups;
+        int64_t idx = (int64_t)gqa_cube_index(tl) * pes + tl_program_id(tl, 0);
+        int64_t group = idx / pg, member = idx % pg;
+        *p = (struct gqa_decode_plan){ .parent = -1, .kv_tile = a->kv_tile };
+        if (group >= groups)
+                return;                            /* PEs left over by the division */
+        p->pair0 = group;
+        p->round_stride = groups;
+        p->groups = 1;
+        p->n_pairs = (np - group + groups - 1) / groups;
+        gqa_tree_split(tl, a, pg, member, &p->s0, &p->s1);
+        gqa_tree(tl, p, idx - member, member, pg);
 }
 
 void gqa_short_map(tl_ctx *tl, const struct gqa_args *a, struct gqa_short *m)

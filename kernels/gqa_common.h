@@ -1,9 +1,9 @@
 /* kernels/gqa_common.h: what the GQA attention kernels share: their
  * arguments and parameters (shapes, model presets, tile sizes; host side,
  * gqa_setup.c), the online-softmax step and merge (device side,
- * gqa_common.c), the decode driver (KV split over PEs,
- * chain reduce of partial states) and the prefill driver (query blocks
- * against a stream of KV tiles, optionally fed by a ring of cubes).
+ * gqa_common.c), the decode driver (KV split over PEs, a tree or chain
+ * reduce of partial states) and the prefill driver (blocks of query rows,
+ * two sub-blocks ping-ponging, against one stream of KV tiles per PE).
  *
  * Shapes: batch B, query heads Hq, KV heads Hkv, group G = Hq / Hkv, head
  * dim D, context S, query length Sq (1 for decode). Inputs q [B, Hq, Sq, D],
@@ -24,14 +24,9 @@ static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
 #define GQA_MAX_DEPTH 8              /* most K/V prefetch slots */
+#define GQA_MAX_CHILD 16             /* most children of a PE in a reduce */
 #define GQA_NEG_BIG (-1.0e30f)       /* the running max's start: "no key seen yet" */
 #define GQA_TINY 1.0e-30f            /* l floor in the final O / l (l is 0 or >= 1) */
-
-/* Budgets the tile sizes are chosen against. Kernels cannot query the
- * machine, so these are the default machine's (1 MiB scratch ceiling,
- * 1 MiB of TCM beside it) with some room left. */
-#define GQA_SCRATCH_BUDGET (896 * 1024)  /* per-tile working set */
-#define GQA_RING_BUDGET (512 * 1024)     /* K/V prefetch ring in TCM */
 
 /* Which kernel a setup is for: each has its own parameters. */
 enum gqa_kind {
@@ -39,15 +34,13 @@ enum gqa_kind {
         GQA_DECODE_SHORT,            /* short-context decode (kv_per_cube) */
         GQA_DECODE_OPT3,             /* decode, per-tile primitives with lazy loads */
         GQA_DECODE_OPT2,             /* decode, per tile a Q.K^T composite + softmax_merge */
-        GQA_PREFILL,                 /* long-context prefill (ring of cubes) */
+        GQA_PREFILL,                 /* long-context prefill (query rows over cubes) */
         GQA_PREFILL_SHORT,           /* short-context prefill (kv_per_cube) */
 };
 
 /* The argument block of every GQA kernel. */
 struct gqa_args {
         tl_tensor *q, *k, *v, *o;    /* HBM tensors, shapes above */
-        tl_tensor *k_kept, *v_kept;  /* prefill: each cube's copy of the K/V blocks the ring
-                                      * brought it (replicated, shaped as k); else NULL */
         int64_t batch;               /* B */
         int64_t hq, hkv, group;      /* query heads, KV heads, G = hq / hkv */
         int64_t d;                   /* head dim */
@@ -57,12 +50,11 @@ struct gqa_args {
         bool causal;                 /* prefill: mask j > i + s - sq */
         float scale;                 /* score scale (1/sqrt(d) unless set) */
         int64_t kv_tile;             /* keys per tile */
-        int64_t q_tile;              /* prefill: query rows per head per block (0: auto) */
-        int64_t rows_max;            /* prefill: most state rows (heads x rows) a block may have */
-        int64_t heads_per_pe;        /* prefill: query heads folded per block (0: auto) */
+        int64_t q_tile;              /* prefill: query rows per head of a block (setup resolves 0) */
+        int64_t rows_max;            /* prefill: rows (heads x queries) of a block, sized to the PE */
+        int64_t heads_per_pe;        /* prefill: query heads of a block (setup resolves 0) */
         int depth;                   /* K/V prefetch slots */
         int64_t kv_per_cube;         /* short kernels: KV heads each cube owns */
-        int64_t pe_cols;             /* decode: PE columns of a cube's mesh (0: auto) */
         double tile_frac;            /* opt3: kv_tile as a fraction of a PE's keys (0: kv_tile) */
         int64_t prim_tile;           /* opt3: keys per primitive load and dot (0: the whole tile) */
         bool fold;                   /* opt3: M-fold the group's heads into each primitive */
@@ -83,18 +75,15 @@ extern const char *const gqa_models[];
         { "dtype", TL_PARAM_CHOICE, 1, 0, 0, gqa_dtypes, "element type of q, k, v, o" },     \
         { "scale", TL_PARAM_FLOAT, 0, -1e6, 1e6, NULL, "score scale; 0: 1/sqrt(head_dim)" }, \
         { "kv_tile", TL_PARAM_INT, 0, 0, 8192, NULL, "keys per tile; 0: auto" },            \
-        { "depth", TL_PARAM_INT, 4, 2, GQA_MAX_DEPTH, NULL, "K/V prefetch slots in TCM" }
-
-#define GQA_PARAMS_DECODE                                                                    \
-        { "pe_cols", TL_PARAM_INT, 0, 0, 4096, NULL,                                         \
-          "PE columns of a cube's mesh for the row-then-column reduce; 0: auto" }
+        { "depth", TL_PARAM_INT, 4, 2, GQA_MAX_DEPTH, NULL,                                  \
+          "K/V prefetch slots in TCM (prefill: at least 3)" }
 
 #define GQA_PARAMS_PREFILL                                                                   \
         { "q_len", TL_PARAM_INT, 0, 0, 1 << 30, NULL, "queries Sq per head; 0: seq_len" },  \
         { "causal", TL_PARAM_INT, 1, 0, 1, NULL, "1: query i sees keys j <= i + S - Sq" },   \
         { "q_tile", TL_PARAM_INT, 0, 0, 4096, NULL, "query rows per head per block; 0: auto" }, \
         { "heads_per_pe", TL_PARAM_INT, 0, 0, 4096, NULL,                                    \
-          "query heads folded into one block's rows (divides the group); 0: auto" }
+          "query heads of one block (divides the group); 0: auto" }
 
 #define GQA_PARAMS_SHORT                                                                     \
         { "kv_per_cube", TL_PARAM_INT, 1, 1, 8, NULL, "KV heads each cube owns: 1, 2, 4 or 8" }
@@ -147,7 +136,7 @@ struct gqa_decode_plan {
         int64_t groups;              /* short: its groups per round; long: 0 (pairs are 0, 1, ..) */
         int64_t s0, s1;              /* its keys [s0, s1) of every pair */
         int64_t kv_tile;             /* keys per tile */
-        int child[3];                /* ranks whose partial states it merges, in this order */
+        int child[GQA_MAX_CHILD];    /* ranks whose partial states it merges, in this order */
         int n_child;                 /* entries of child */
         int parent;                  /* rank it sends its merged state to; -1: writes the output */
         bool lazy;                   /* opt2/opt3: K and V fetched inside each tile, no prefetch */
@@ -157,10 +146,22 @@ struct gqa_decode_plan {
 /* Run the decode plan on this PE. */
 void gqa_decode_run(tl_ctx *tl, const struct gqa_args *a, const struct gqa_decode_plan *p);
 
-/* The long-context plan: every pair on every PE, keys split over all PEs
- * of all cubes, the two-level chain to PE 0 of cube 0. */
+/* The long-context plan: groups of PEs (all cubes), a pair's keys split
+ * over a group, a binary tree to the group's first PE (gqa_tree). With
+ * lazy (opt2, opt3): every pair on every PE and a chain to PE 0 of cube 0
+ * (mesh rows, the column of row heads, the cubes). */
 void gqa_decode_long_plan(tl_ctx *tl, const struct gqa_args *a, struct gqa_decode_plan *p,
                           bool lazy);
+
+/* The reduce links of member `member` of a group of pg PEs whose global
+ * indices (cube x PEs per cube + PE) are base, base + 1, ...: a binary
+ * tree to member 0, nearest child first; sets child, n_child, parent. */
+void gqa_tree(tl_ctx *tl, struct gqa_decode_plan *p, int64_t base, int64_t member, int64_t pg);
+
+/* Keys [*s0, *s1) of member `member` of a tree of pg PEs (gqa_tree): a
+ * member with more children to merge gets fewer keys. */
+void gqa_tree_split(tl_ctx *tl, const struct gqa_args *a, int64_t pg, int64_t member,
+                    int64_t *s0, int64_t *s1);
 
 /* The global cube index (over every SIP) and the count. */
 int gqa_cube_index(tl_ctx *tl);
@@ -191,21 +192,7 @@ int64_t gqa_short_pair(const struct gqa_short *m, int64_t i);
 struct gqa_qblock {
         int64_t b, kvh;              /* batch and KV head */
         int64_t h0, hpp;             /* first query head and heads folded into the rows */
-        int64_t i0, ql;              /* query rows; ql 0: none (the block only forwards the ring) */
-};
-
-/* How a prefill block gets its keys: blocks of the sequence in ring order,
- * starting with block `first` and going down. With ring, block `first`
- * is read from HBM and sent on to next, and every later block arrives
- * from prev (and is sent on, but for the last) and is stored in the
- * cube's kept copy; else every block is read from HBM (its own block from
- * k and v, the others from the kept copy) and tiles no row of the query
- * block sees are skipped. */
-struct gqa_kv_plan {
-        int n_blocks;                /* blocks of S (cubes of the ring, or 1) */
-        int first;                   /* this cube's own block */
-        int prev, next;              /* ring neighbours' ranks */
-        bool ring;                   /* this pass carries the ring */
+        int64_t i0, ql;              /* query rows */
 };
 
 /* A tile to fetch: keys [j0, j0 + n) of KV head (b, h); with q, also a Q
@@ -214,19 +201,23 @@ struct gqa_kv_src {
         int64_t b, h;                /* batch, KV head */
         int64_t j0, n;               /* keys */
         tl_tensor *q, *q_dst;        /* optional Q copy issued with the tile */
-        bool kept;                   /* read from k_kept, v_kept (a block the ring brought) */
+        int64_t block;               /* prefill: the PE's block the tile is for */
         int slot;                    /* ring slot (set by the ring) */
 };
 
 /* The next tile a stream wants fetched, or false at its end. */
 typedef bool (*gqa_produce_fn)(tl_ctx *tl, void *ctx, struct gqa_kv_src *out);
 
-/* A ring of TCM slots that K/V tiles are fetched into, ahead of use. */
+/* A ring of TCM slots that K/V tiles are fetched into, ahead of use. A
+ * slot is refilled once the `keep` tiles popped after it have been popped
+ * and the composites recorded in its hold have ended. */
 struct gqa_kv_ring {
         const struct gqa_args *a;    /* shapes */
         tl_tensor *kbuf[GQA_MAX_DEPTH]; /* TCM [kv_tile, D] slots */
         tl_tensor *vbuf[GQA_MAX_DEPTH]; /* likewise for V */
+        tl_handle hold[GQA_MAX_DEPTH][2]; /* composites reading a slot (p NULL: none) */
         int depth;                   /* slots */
+        int keep;                    /* popped tiles still in use (decode 1, prefill 2) */
         gqa_produce_fn produce;      /* the stream */
         void *ctx;                   /* its state */
         bool exhausted;              /* produce said false */
@@ -235,26 +226,38 @@ struct gqa_kv_ring {
         int64_t issued;              /* tiles fetched so far (slot = issued % depth) */
 };
 
-/* A prefill PE's persistent TCM; zero it, the first block allocates it. */
-struct gqa_prefill_pe {
-        bool ready;                  /* allocated */
-        struct gqa_kv_ring ring;     /* K/V prefetch slots */
-        tl_tensor *qbuf;             /* flat [rows_max * D], dtype: the block's Q */
-        tl_tensor *qs;               /* flat [rows_max * D], fp32: Q * scale */
-        tl_tensor *out;              /* flat [rows_max * D], dtype: the block's output */
-        struct gqa_state st;         /* rows_max rows of running state */
+/* The blocks of a prefill PE, dealt in snake order (PE e takes item e of
+ * the first round, P - 1 - e of the second, ...) so that causal work,
+ * which grows with the row, evens out; the latest rows (most keys) come
+ * first, so a last, partial round deals the lightest blocks. Long
+ * context: items are (row block, pair, head group) over every pair;
+ * short context: the same per pair of the cube's group, pair after pair. */
+struct gqa_prefill_work {
+        int64_t lo[2], hi[2];        /* the query rows covered: two ranges */
+        int64_t nrb[2];              /* row blocks of each range */
+        int64_t ql, hpp;             /* rows per head and heads of a block */
+        int64_t hgs;                 /* head groups per KV head: G / hpp */
+        const struct gqa_short *sm;  /* short: the cube's group's pairs; NULL: every pair */
+        int64_t npairs;              /* pairs (long) */
+        int64_t dealers, me;         /* PEs the items are dealt to, this PE's place */
+        int64_t per_pair;            /* short: this PE's blocks of each pair */
+        int64_t n;                   /* blocks of this PE */
 };
 
-/* Attend query block qb to the keys of kv and store its rows of o. */
-void gqa_prefill_block(tl_ctx *tl, const struct gqa_args *a, struct gqa_prefill_pe *pf,
-                       const struct gqa_qblock *qb, const struct gqa_kv_plan *kv);
+/* Fill w for rows [lo0, hi0) and [lo1, hi1), dealt over `dealers` PEs
+ * (this one `me`); sm NULL for every pair (long context). */
+void gqa_prefill_work_init(tl_ctx *tl, const struct gqa_args *a, struct gqa_prefill_work *w,
+                           const int64_t lo[2], const int64_t hi[2], const struct gqa_short *sm,
+                           int64_t dealers, int64_t me);
 
-/* Heads folded per block (*hpp) and rows per head (*qt) for a PE's share:
- * the largest fold that still gives at least `want` units, where a unit is
- * one of base x (G / hpp) head blocks, times its query blocks over `rows`
- * rows when per_block. heads_per_pe and q_tile, when set, win. */
-void gqa_prefill_shape(const struct gqa_args *a, int64_t base, bool per_block, int64_t want,
-                       int64_t rows, int64_t *hpp, int64_t *qt);
+/* Run this PE's blocks: two query sub-blocks ping-pong (one's Q.K^T on
+ * PE_GEMM while PE_MATH runs the other's softmax merge), the running state
+ * updated in place in TCM, one K/V stream across all blocks. */
+void gqa_prefill_run(tl_ctx *tl, const struct gqa_args *a, const struct gqa_prefill_work *w);
+
+/* A prefill block of hb heads (and more than one row) is split into two
+ * sub-blocks unless hb is odd and above 1: then it is one. */
+static inline bool gqa_one_sub_block(int64_t hb) { return hb % 2 == 1 && hb > 1; }
 
 /* The i-th of n parts of [0, total): [*lo, *hi). */
 void gqa_split(int64_t total, int64_t n, int64_t i, int64_t *lo, int64_t *hi);

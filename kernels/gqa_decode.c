@@ -39,20 +39,17 @@
 
 static const struct tl_param params_decode[] = {
         GQA_PARAMS_SHAPE(4096),
-        GQA_PARAMS_DECODE,
         GQA_PARAMS_END,
 };
 
 static const struct tl_param params_opt2[] = {
         GQA_PARAMS_SHAPE(4096),
-        GQA_PARAMS_DECODE,
         TILE_FRAC_PARAM,
         GQA_PARAMS_END,
 };
 
 static const struct tl_param params_opt3[] = {
         GQA_PARAMS_SHAPE(4096),
-        GQA_PARAMS_DECODE,
         TILE_FRAC_PARAM,
         { "prim_tile", TL_PARAM_INT, 64, 0, 1 << 20, NULL,
           "keys per primitive load and dot (the composites' tile); 0: the whole KV tile" },

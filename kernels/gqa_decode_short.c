@@ -4,9 +4,9 @@
  * kv_per_cube of them at a time (pairs (batch, KV head) are dealt to the
  * cubes in rounds). A cube's PEs form one group per owned KV head; the
  * group's query heads are folded into M (as in gqa_decode) and run on the
- * group's PEs in parallel, each PE taking a slice of the keys; a chain
- * reduce inside the group (PE k+1 -> PE k) brings the partial states to
- * the group's first PE, which writes o. */
+ * group's PEs in parallel, each PE taking a slice of the keys; a binary
+ * tree inside the group (gqa_tree) brings the partial states to the
+ * group's first PE, which writes o. */
 #include "gqa_common.h"
 
 static const struct tl_param params[] = {
@@ -27,15 +27,11 @@ static void decode_short(tl_ctx *tl, const void *argp)
                 .group0 = m.group0, .group_step = m.group_step, .groups = m.groups,
                 .kv_tile = a->kv_tile, .parent = -1,
         };
-        gqa_split(a->s, m.pg, m.member, &p.s0, &p.s1);
-        int e = tl_program_id(tl, 0);
-        if (m.member + 1 < m.pg)
-                p.child[p.n_child++] = gqa_rank(tl, m.cube, e + 1);
-        if (m.member > 0)
-                p.parent = gqa_rank(tl, m.cube, e - 1);
+        gqa_tree_split(tl, a, m.pg, m.member, &p.s0, &p.s1);
+        gqa_tree(tl, &p, (int64_t)m.cube * tl_num_programs(tl, 0) + m.first_pe, m.member, m.pg);
         gqa_decode_run(tl, a, &p);
 }
 
 GQA_KERNEL(gqa_decode_short,
-           "GQA decode, short context: cubes own whole KV heads, chain reduce per group",
+           "GQA decode, short context: cubes own whole KV heads, tree reduce per group",
            decode_short, params, GQA_DECODE_SHORT, GQA_DECODE_IO_HELP);

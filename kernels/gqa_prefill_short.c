@@ -1,10 +1,10 @@
 /* kernels/gqa_prefill_short.c: GQA prefill, short context.
  *
  * Each cube owns whole KV heads (kv_per_cube at a time, dealt in rounds as
- * in gqa_decode_short) and each owned head is fully resident: no ring.
- * A cube's PEs form one group per owned KV head; the group's work (blocks
- * of hpp query heads x q_tile rows) is dealt round-robin to its PEs, each
- * block attending to every key of the head it needs (causal tiles skipped). */
+ * in gqa_decode_short). A cube's PEs form one group per owned KV head; the
+ * group's blocks (query heads x query rows) are dealt to its PEs in snake
+ * order by row, each block attending to the keys it sees (tiles causality
+ * hides are not fetched). See gqa_prefill_run for the block pipeline. */
 #include "gqa_common.h"
 
 static const struct tl_param params[] = {
@@ -21,22 +21,10 @@ static void prefill_short(tl_ctx *tl, const void *argp)
         gqa_short_map(tl, a, &m);
         if (m.n_pairs == 0)
                 return;
-        int64_t hpp, qt;
-        gqa_prefill_shape(a, 1, true, m.pg, a->sq, &hpp, &qt);
-        int64_t hblocks = a->group / hpp, qblocks = (a->sq + qt - 1) / qt;
-        struct gqa_kv_plan kv = { .n_blocks = 1, .first = 0, .prev = -1, .next = -1 };
-        struct gqa_prefill_pe pf = { 0 };
-        for (int64_t i = 0; i < m.n_pairs; i++) {
-                int64_t pair = gqa_short_pair(&m, i);
-                for (int64_t j = m.member; j < hblocks * qblocks; j += m.pg) {
-                        struct gqa_qblock qb = { .b = pair / a->hkv, .kvh = pair % a->hkv,
-                                                 .hpp = hpp };
-                        qb.h0 = qb.kvh * a->group + (j / qblocks) * hpp;
-                        qb.i0 = (j % qblocks) * qt;
-                        qb.ql = a->sq - qb.i0 < qt ? a->sq - qb.i0 : qt;
-                        gqa_prefill_block(tl, a, &pf, &qb, &kv);
-                }
-        }
+        struct gqa_prefill_work w;
+        gqa_prefill_work_init(tl, a, &w, (int64_t[]){ 0, a->sq }, (int64_t[]){ a->sq, a->sq }, &m,
+                              m.pg, m.member);
+        gqa_prefill_run(tl, a, &w);
 }
 
 GQA_KERNEL(gqa_prefill_short,

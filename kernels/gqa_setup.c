@@ -47,14 +47,91 @@ static int64_t decode_scratch(int64_t g, int64_t t, int64_t d, int64_t es, bool 
         return 4 * g * t * 4 + 3 * g * d * 4 + 16 * g * 4 + (lazy ? 2 * t * d * es : 0);
 }
 
-/* Most state rows of a prefill block whose tile step fits the scratch budget. */
-static int64_t prefill_rows_max(int64_t t, int64_t d, int64_t es)
+/* Heads (*hb) and rows per head (*ql) of a prefill block of r rows:
+ * heads_per_pe and q_tile when set, else the most heads of the group that
+ * the rows allow and the rest of the rows per head. */
+static void block_shape(int64_t g, int64_t hb_set, int64_t ql_set, int64_t r, int64_t *hb,
+                        int64_t *ql)
 {
-        int64_t fixed = 2 * t * d * es;          /* K and V tiles received from the ring */
-        int64_t per_row = 4 * t * 4 + 3 * d * 4 + 16 * 4;
-        if (fixed >= GQA_SCRATCH_BUDGET)
-                return 0;
-        return min64(256, (GQA_SCRATCH_BUDGET - fixed) / per_row);
+        *hb = hb_set;
+        if (!*hb) {
+                *hb = 1;
+                for (int64_t h = 1; h <= g; h++)
+                        if (g % h == 0 && h * (ql_set ? ql_set : 1) <= r)
+                                *hb = h;
+        }
+        *ql = ql_set ? ql_set : max64(1, r / *hb);
+}
+
+/* TCM and scratch bytes a prefill PE needs with blocks of r rows (two
+ * sub-blocks of rs rows each, or one of r) and ql rows per head, t keys
+ * per tile: the K/V ring, the running state of each sub-block (fp32 m, l,
+ * O; sub-block 0 sized for a whole block) and two output buffers in TCM;
+ * the score buffers (two per sub-block), the block's Q (loaded and
+ * scaled), and the larger of the masked score tiles of its diagonal
+ * (fewer than ql keys a row) and the normalisation's temporaries (one
+ * sub-block at a time) in scratch. */
+static void prefill_need(int64_t r, int64_t hb, int64_t ql, int64_t t, int64_t d, int64_t es,
+                         int depth, int64_t *tcm, int64_t *scratch)
+{
+        int64_t rs = (r + 1) / 2;
+        int64_t sbuf = gqa_one_sub_block(hb) ? 2 * r * t * 4 : 4 * rs * t * 4;
+        int64_t sub = gqa_one_sub_block(hb) ? r : rs;
+        *tcm = (int64_t)depth * 2 * t * d * es + (r + rs) * (d + 2) * 4 + 2 * r * d * es;
+        *scratch = sbuf + r * d * (es + 4) + max64(r * ql * 4, sub * (d + 4) * 4) + r * 16;
+}
+
+/* Seconds per score element of a prefill block of r rows and t keys, by
+ * the busiest of PE_GEMM (Q.K^T and P.V), PE_MATH (the online softmax,
+ * 7 cycles an element at the default costs, and the rescale of O per
+ * tile) and the PE's share of its cube's HBM (K and V per block). */
+static double prefill_cost(const tl_machine *mc, int64_t r, int64_t t, int64_t d, int64_t es)
+{
+        double gemm = 4.0 * (double)d / mc->gemm_flops_per_s;
+        double math = (7.0 + 2.0 * (double)d / (double)t) / (mc->math_lanes * mc->math_clock_hz);
+        double hbm = (2.0 * (double)d * (double)es / (double)r) /
+                     (mc->hbm_bytes_per_s / mc->pes_per_cube);
+        double c = gemm > math ? gemm : math;
+        return c > hbm ? c : hbm;
+}
+
+/* The prefill block (*rows of *hb heads x *ql queries) and tile (*t) that
+ * fit the PE's TCM and scratch at the least cost per score element; a
+ * set kv_tile, heads_per_pe or q_tile is kept. *rows 0: nothing fits. */
+static void prefill_size(const tl_machine *mc, int64_t g, int64_t hb_set, int64_t ql_set,
+                         int64_t t_set, int64_t d, int64_t es, int depth, int64_t *rows,
+                         int64_t *hb, int64_t *ql, int64_t *t)
+{
+        double best = 0;
+        int64_t fixed = ql_set && hb_set ? ql_set * hb_set : 0;
+        *rows = 0;
+        *t = t_set ? t_set : 16;
+        block_shape(g, hb_set, ql_set, max64(fixed, 1), hb, ql);
+        for (int64_t tt = 256; tt >= 16; tt /= 2) {
+                int64_t tk = t_set ? t_set : tt;
+                for (int64_t r = fixed ? fixed : 512; r >= 1; r -= r > 16 ? 16 : 1) {
+                        int64_t h, q, tcm, scratch;
+                        block_shape(g, hb_set, ql_set, r, &h, &q);
+                        int64_t rr = h * q;   /* the rows a block really has */
+                        prefill_need(rr, h, q, tk, d, es, depth, &tcm, &scratch);
+                        if (tcm > mc->tcm_alloc_bytes || scratch > mc->scratch_bytes) {
+                                if (fixed)
+                                        break;
+                                continue;
+                        }
+                        double c = prefill_cost(mc, rr, tk, d, es);
+                        if (*rows == 0 || c < best * 0.999) {
+                                best = c;
+                                *rows = rr;
+                                *hb = h;
+                                *ql = q;
+                                *t = tk;
+                        }
+                        break;       /* the largest r that fits is the cheapest at this t */
+                }
+                if (t_set)
+                        break;
+        }
 }
 
 void gqa_setup(tl_setup *s, struct gqa_args *a, enum gqa_kind kind)
@@ -84,8 +161,6 @@ void gqa_setup(tl_setup *s, struct gqa_args *a, enum gqa_kind kind)
                 a->q_tile = tl_setup_int(s, "q_tile");
                 a->heads_per_pe = tl_setup_int(s, "heads_per_pe");
         }
-        if (kind == GQA_DECODE || kind == GQA_DECODE_OPT3 || kind == GQA_DECODE_OPT2)
-                a->pe_cols = tl_setup_int(s, "pe_cols");
         if (kind == GQA_DECODE_OPT3 || kind == GQA_DECODE_OPT2)
                 a->tile_frac = tl_setup_float(s, "tile_frac");
         if (kind == GQA_DECODE_OPT3) {
@@ -111,60 +186,77 @@ void gqa_setup(tl_setup *s, struct gqa_args *a, enum gqa_kind kind)
         double sc = tl_setup_float(s, "scale");
         a->scale = (float)(sc != 0 ? sc : 1.0 / sqrt_pos((double)a->d));
 
-        /* Tile sizes: the K/V ring must fit its TCM budget and one tile
-         * step its scratch budget. */
+        /* Tile sizes, from what the machine's PEs hold. */
+        tl_machine mc = tl_setup_machine(s);
         int64_t es = (int64_t)tl_dtype_size(a->dt), d = a->d, g = a->group;
         bool lazy = kind == GQA_DECODE_OPT3 || kind == GQA_DECODE_OPT2;
         int64_t t = tl_setup_int(s, "kv_tile");
-        if (t == 0) {
-                t = prefill ? (es == 2 ? 256 : 128) : 512;
-                for (; t > 16; t /= 2) {
-                        bool ring_fits = (int64_t)a->depth * 2 * t * d * es <= GQA_RING_BUDGET;
-                        int64_t step = decode_scratch(g, t, d, es, lazy);
-                        bool step_fits = prefill ? prefill_rows_max(t, d, es) >= 64
-                                                 : step <= GQA_SCRATCH_BUDGET;
-                        if (ring_fits && step_fits)
-                                break;
-                }
-        }
-        a->kv_tile = t;
-        int64_t ring = (int64_t)a->depth * 2 * t * d * es;
-        if (!lazy && ring > GQA_RING_BUDGET)
-                tl_setup_error(s, "kv_tile (%lld) x depth (%d) x head_dim (%lld): the K/V "
-                               "prefetch ring needs %lld KiB of TCM, at most %d KiB (lower "
-                               "kv_tile or depth)",
-                               (long long)t, a->depth, (long long)d, (long long)(ring / 1024),
-                               GQA_RING_BUDGET / 1024);
         if (prefill) {
-                a->rows_max = prefill_rows_max(t, d, es);
-                int64_t qt = a->q_tile ? a->q_tile : 1;
-                int64_t hpp = a->heads_per_pe ? a->heads_per_pe : 1;
-                if (a->rows_max < 1 || qt * hpp > a->rows_max)
+                int64_t rows, hb, ql;
+                if (a->depth < 3)
+                        tl_setup_error(s, "depth (%d): prefill needs at least 3 K/V prefetch "
+                                       "slots (two tiles in use, one in flight)", a->depth);
+                prefill_size(&mc, g, a->heads_per_pe, a->q_tile, t, d, es, a->depth, &rows, &hb,
+                             &ql, &t);
+                a->kv_tile = t;
+                a->rows_max = rows;
+                if (rows < 1) {
+                        int64_t r = hb * ql, tcm, scratch;
+                        prefill_need(r, hb, ql, t, d, es, a->depth, &tcm, &scratch);
                         tl_setup_error(s, "a query block of %lld rows (q_tile x heads_per_pe) "
-                                       "with kv_tile (%lld) and head_dim (%lld) needs more "
-                                       "than the %d KiB of scratch a tile step may use; at "
-                                       "most %lld rows",
-                                       (long long)(qt * hpp), (long long)t, (long long)d,
-                                       GQA_SCRATCH_BUDGET / 1024, (long long)max64(a->rows_max, 0));
-                /* TCM beside the ring: Q (dtype and scaled fp32), the output and the state. */
-                int64_t r = max64(a->rows_max, 1);
-                if (ring + r * d * (2 * es + 4) + r * (d + 2) * 4 > 1024 * 1024)
-                        tl_setup_error(s, "head_dim (%lld): the TCM a PE needs exceeds 1 MiB",
-                                       (long long)d);
+                                       "with kv_tile (%lld), head_dim (%lld) and depth (%d) needs "
+                                       "%lld KiB of TCM and %lld KiB of scratch; a PE has %lld "
+                                       "and %lld KiB", (long long)r, (long long)t, (long long)d,
+                                       a->depth, (long long)(tcm / 1024),
+                                       (long long)(scratch / 1024),
+                                       (long long)(mc.tcm_alloc_bytes / 1024),
+                                       (long long)(mc.scratch_bytes / 1024));
+                }
+                a->heads_per_pe = hb;   /* resolved: the kernels take them as they are */
+                a->q_tile = ql;
         } else {
+                /* Decode: half of the TCM beside scratch for the K/V ring, the
+                 * rest for Q slots and states; a tile step within scratch. */
+                int64_t ring_budget = mc.tcm_alloc_bytes / 2, step_budget = mc.scratch_bytes;
+                if (t == 0) {
+                        /* At least 4 tiles of a PE's keys, so that its
+                         * stream and its compute overlap. */
+                        int64_t n = (int64_t)mc.pes_per_cube * mc.cubes, np = a->batch * a->hkv;
+                        int64_t pg = kind == GQA_DECODE_SHORT
+                                             ? max64(1, mc.pes_per_cube / max64(1, a->kv_per_cube))
+                                             : n / min64(max64(np, 1), n);
+                        int64_t span = lazy ? a->s / n : a->s / max64(pg, 1);
+                        t = 512;
+                        while (t > 16 && t * 4 > span)
+                                t /= 2;
+                        for (; t > 16; t /= 2) {
+                                bool ring_fits = (int64_t)a->depth * 2 * t * d * es <= ring_budget;
+                                if (ring_fits && decode_scratch(g, t, d, es, lazy) <= step_budget)
+                                        break;
+                        }
+                }
+                a->kv_tile = t;
+                int64_t ring = (int64_t)a->depth * 2 * t * d * es;
+                if (!lazy && ring > ring_budget)
+                        tl_setup_error(s, "kv_tile (%lld) x depth (%d) x head_dim (%lld): the K/V "
+                                       "prefetch ring needs %lld KiB of TCM, at most %lld KiB "
+                                       "(lower kv_tile or depth)",
+                                       (long long)t, a->depth, (long long)d,
+                                       (long long)(ring / 1024), (long long)(ring_budget / 1024));
                 int64_t need = decode_scratch(g, t, d, es, lazy);
-                if (need > GQA_SCRATCH_BUDGET)
+                if (need > step_budget)
                         tl_setup_error(s, "group q_heads / kv_heads (%lld) x kv_tile (%lld): "
-                                       "a tile step needs %lld KiB of scratch, at most %d KiB "
+                                       "a tile step needs %lld KiB of scratch, at most %lld KiB "
                                        "(lower kv_tile)",
                                        (long long)g, (long long)t, (long long)(need / 1024),
-                                       GQA_SCRATCH_BUDGET / 1024);
+                                       (long long)(step_budget / 1024));
                 int64_t tcm = (lazy ? 0 : ring) + (int64_t)a->depth * g * d * es +
                               2 * g * (d + 2) * 4;
-                if (tcm > 1024 * 1024)
+                if (tcm > mc.tcm_alloc_bytes)
                         tl_setup_error(s, "group q_heads / kv_heads (%lld) x head_dim (%lld): "
-                                       "the TCM a PE needs (%lld KiB) exceeds 1 MiB", (long long)g,
-                                       (long long)d, (long long)(tcm / 1024));
+                                       "the TCM a PE needs (%lld KiB) exceeds its %lld KiB",
+                                       (long long)g, (long long)d, (long long)(tcm / 1024),
+                                       (long long)(mc.tcm_alloc_bytes / 1024));
         }
 
         int64_t qshape[4] = { a->batch, a->hq, a->sq, a->d };
@@ -173,19 +265,27 @@ void gqa_setup(tl_setup *s, struct gqa_args *a, enum gqa_kind kind)
         a->k = tl_setup_tensor(s, "k", TL_INPUT, a->dt, 4, kshape);
         a->v = tl_setup_tensor(s, "v", TL_INPUT, a->dt, 4, kshape);
         a->o = tl_setup_tensor(s, "o", TL_OUTPUT, a->dt, 4, qshape);
-        /* K and V live where they are read: the long kernels give cube c
-         * the keys [c * S / C, (c + 1) * S / C) (gqa_split), the short ones
-         * the (batch, KV head) pairs of its kv_per_cube slots in every
-         * round (gqa_short_map). q and o stay replicated: every cube reads
-         * q, and o is written where its rows are computed. */
-        bool is_short = kind == GQA_DECODE_SHORT || kind == GQA_PREFILL_SHORT;
-        tl_setup_shard(s, a->k, is_short ? 1 : 2, is_short ? a->kv_per_cube : 0);
-        tl_setup_shard(s, a->v, is_short ? 1 : 2, is_short ? a->kv_per_cube : 0);
-        if (kind == GQA_PREFILL) {
-                /* What the ring brings a cube is written to its own copy
-                 * for the later query blocks (replicated: cube c's PEs
-                 * write and read cube c's). */
-                a->k_kept = tl_setup_tensor(s, "k_kept", TL_TEMP, a->dt, 4, kshape);
-                a->v_kept = tl_setup_tensor(s, "v_kept", TL_TEMP, a->dt, 4, kshape);
+        /* K and V live where they are read. gqa_decode (and the short
+         * kernels) give cube c whole (batch, KV head) pairs: block-cyclic
+         * over the pairs, as many at a time as the cube has groups
+         * (kv_per_cube for the short kernels); when groups span cubes, and
+         * for opt2 and opt3, cube c has the keys [c * S / C, (c + 1) * S /
+         * C) (gqa_split). gqa_prefill reads every key from its own cube:
+         * replicated. q and o stay replicated: every cube reads q, and o
+         * is written where its rows are computed. */
+        int64_t n = (int64_t)mc.pes_per_cube * mc.cubes, np = a->batch * a->hkv;
+        int64_t pg = n / max64(1, min64(np, n));
+        int axis = 2;
+        int64_t block = 0;
+        if (shortk) {
+                axis = 1;
+                block = a->kv_per_cube;
+        } else if (kind == GQA_DECODE && pg <= mc.pes_per_cube && mc.pes_per_cube % pg == 0) {
+                axis = 1;
+                block = mc.pes_per_cube / pg;
+        }
+        if (kind != GQA_PREFILL) {
+                tl_setup_shard(s, a->k, axis, block);
+                tl_setup_shard(s, a->v, axis, block);
         }
 }

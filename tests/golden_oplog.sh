@@ -14,6 +14,8 @@ runs=(
         "gemm small.yaml --set m=100 --set n=70 --set k=130"
         "softmax default.yaml --set rows=300 --set cols=100"
         "program_ids multi_sip.yaml"
+        "gqa_prefill small.yaml --set q_heads=8 --set kv_heads=2 --set head_dim=32 --set seq_len=160 --set kv_tile=32"
+        "gqa_decode small.yaml --set q_heads=8 --set kv_heads=2 --set head_dim=32 --set seq_len=500"
 )
 : >"$tmp/now"
 for r in "${runs[@]}"; do

@@ -1,9 +1,10 @@
 #!/bin/bash
 # tests/gqa_scale.sh: the GQA kernels at long context in op_log mode stay
-# within the 1 MiB scratch ceiling (each merge step is a scratch scope and
-# the running state lives in TCM): decode at 128K context and prefill at
-# 8K on the default machine run to completion with exit status 0.
-# (Prefill at 32K also fits; it takes ~20 s, so it is left to benches.)
+# within the 1 MiB scratch ceiling and the TCM beside it (tiles sized from
+# the machine, the running state merged in place in TCM): decode at 128K
+# context and prefill at 8K on the default machine run to completion with
+# exit status 0. (Prefill at 32K also fits; it takes ~10 s, so it is left
+# to the headline bench.)
 set -euo pipefail
 bin=${CUBESIM_BIN:?set by ctest}
 out=$(mktemp -d)

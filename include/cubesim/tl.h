@@ -101,6 +101,34 @@ TL_API int tl__rank(tl_ctx *, int pe, int cube, int sip, const char *file, int l
 /* The global rank of (pe, cube, sip); tl_rank(tl, -1, -1, -1) is this PE. */
 #define tl_rank(tl, pe, cube, sip) tl__rank((tl), (pe), (cube), (sip), __FILE__, __LINE__)
 
+/* ---- the machine (free: no issue cost) --------------------------------- */
+
+/* What a kernel sizes its tiles by: the machine of this run, with its
+ * topology file and --set overrides applied. Rates are per engine (one
+ * PE's) unless named per cube. */
+typedef struct tl_machine {
+        int sips;                    /* SIPs */
+        int cubes_per_sip;           /* cubes per SIP */
+        int cubes;                   /* cubes, all SIPs */
+        int pes_per_cube;            /* PEs per cube */
+        int mesh_rows, mesh_cols;    /* a cube's PE mesh; PE p sits at row p / mesh_cols */
+        int64_t tcm_bytes;           /* a PE's TCM, bytes, the scratch arena included */
+        int64_t scratch_bytes;       /* its scratch ceiling, bytes */
+        int64_t tcm_alloc_bytes;     /* persistent TCM (tl_alloc TL_TCM) beside scratch, bytes */
+        double gemm_macs_per_cycle;  /* PE_GEMM multiply-accumulates per cycle */
+        double gemm_clock_hz;        /* PE_GEMM clock, hertz */
+        double gemm_flops_per_s;     /* PE_GEMM peak, 2 x MACs x clock, FLOP/s */
+        double math_lanes;           /* PE_MATH elements per cycle at 1 cycle/element */
+        double math_clock_hz;        /* PE_MATH clock, hertz */
+        int dma_channels;            /* PE_DMA transfers in flight at once */
+        double dma_bytes_per_s;      /* PE_DMA bandwidth, bytes/s */
+        int hbm_channels;            /* HBM channels per cube */
+        double hbm_bytes_per_s;      /* HBM bandwidth per cube, bytes/s */
+        double noc_link_bytes_per_s; /* a mesh link, each direction, bytes/s */
+} tl_machine;
+
+TL_API tl_machine tl_machine_info(tl_ctx *);
+
 /* ---- tensor metadata (free: no issue cost) ---------------------------- */
 
 TL_API int tl__ndim(const tl_tensor *, const char *file, int line);
@@ -445,6 +473,9 @@ TL_API void tl_setup_interleave(tl_setup *, tl_tensor *t);
  * (LoFi 1, HiFi2 2, HiFi3 3, HiFi4 4); without it, the topology's
  * pe.gemm.fidelity_passes. */
 TL_API void tl_setup_gemm_fidelity(tl_setup *, int passes);
+/* The machine the kernel will run on (as tl_machine_info), for sizing
+ * tiles and rejecting shapes that cannot fit before the launch. */
+TL_API tl_machine tl_setup_machine(tl_setup *);
 /* Reject the parameters (exit status 2): the message should name the
  * constraint, e.g. "q_heads (12) must be a multiple of kv_heads (8)". */
 TL_API void tl_setup_error(tl_setup *, const char *fmt, ...)

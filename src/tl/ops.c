@@ -970,6 +970,39 @@ int tl__num_programs(tl_ctx *tl, int axis, const char *file, int line)
                  axis);
 }
 
+tl_machine tl__machine_of(const struct hw_sim *s)
+{
+        const struct topo *t = s->topo;
+        const struct topo_pe *pe = &t->pe;
+        return (tl_machine){
+                .sips = (int)s->n_sips,
+                .cubes_per_sip = (int)t->sip.cubes,
+                .cubes = (int)s->n_cubes,
+                .pes_per_cube = (int)s->pes_per_cube,
+                .mesh_rows = (int)t->cube.noc.rows,
+                .mesh_cols = (int)t->cube.noc.cols,
+                .tcm_bytes = (int64_t)pe->tcm.size_bytes,
+                .scratch_bytes = (int64_t)pe->tcm.scratch_ceiling_bytes,
+                .tcm_alloc_bytes = (int64_t)(pe->tcm.size_bytes - pe->tcm.scratch_ceiling_bytes),
+                .gemm_macs_per_cycle = pe->gemm.macs_per_cycle,
+                .gemm_clock_hz = (double)pe->gemm.clock_hz,
+                .gemm_flops_per_s = 2.0 * pe->gemm.macs_per_cycle * (double)pe->gemm.clock_hz,
+                .math_lanes = pe->math.lanes,
+                .math_clock_hz = (double)pe->math.clock_hz,
+                .dma_channels = (int)pe->dma.channels,
+                .dma_bytes_per_s = (double)pe->dma.bw_bytes_per_s,
+                .hbm_channels = (int)t->cube.hbm.channels,
+                .hbm_bytes_per_s = (double)t->cube.hbm.channels *
+                                   (double)t->cube.hbm.channel_bw_bytes_per_s,
+                .noc_link_bytes_per_s = (double)t->cube.noc.link_bw_bytes_per_s,
+        };
+}
+
+tl_machine tl_machine_info(tl_ctx *tl)
+{
+        return tl__machine_of(tl->sim);
+}
+
 int tl__rank(tl_ctx *tl, int pe, int cube, int sip, const char *file, int line)
 {
         const struct hw_sim *s = tl->sim;

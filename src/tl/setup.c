@@ -61,6 +61,11 @@ double tl_setup_float(tl_setup *s, const char *name)
         return i < 0 ? 0 : s->values[i];
 }
 
+tl_machine tl_setup_machine(tl_setup *s)
+{
+        return tl__machine_of(s->run->sim);
+}
+
 int tl_setup_choice(tl_setup *s, const char *name)
 {
         int i = need_def(s, name, TL_PARAM_CHOICE);

@@ -232,6 +232,9 @@ struct tl_run {
         enum ev_run_result result;   /* how the loop ended */
 };
 
+/* The kernel's view of machine s (tl_machine_info, tl_setup_machine). */
+tl_machine tl__machine_of(const struct hw_sim *s);
+
 /* Record an executed op in the op_log and the trace (if open). */
 void tl__log(tl_ctx *tl, const struct rep_op *op);
 

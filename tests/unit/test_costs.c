@@ -430,8 +430,11 @@ Test(costs, a_kernel_sets_the_gemm_fidelity_of_its_launch)
 /* ---- the GQA kernels' K/V placement ---- */
 
 /* Run a GQA kernel on the small machine (2 cubes): K and V are split over
- * the cubes (each holds half), and no PE touches another cube's HBM. */
-static void gqa_reads_only_its_cube(const char *kernel, const char *const *sets)
+ * the cubes (each holds half; all of them with replicated: gqa_prefill
+ * reads every key from its own cube), and no PE touches another cube's
+ * HBM. */
+static void gqa_reads_only_its_cube_as(const char *kernel, const char *const *sets,
+                                       bool replicated)
 {
         fixture_fini();
         fixture_small();
@@ -447,13 +450,19 @@ static void gqa_reads_only_its_cube(const char *kernel, const char *const *sets)
                 const struct tl_global *g = fixture_global(kv[i]);
                 uint64_t all = g->count * tl_dtype_size(g->t.dtype);
                 for (uint32_t c = 0; c < 2; c++)
-                        cr_assert_eq(tl__home_cube_bytes(g, c, 2, t.cube.hbm.page_bytes), all / 2,
+                        cr_assert_eq(tl__home_cube_bytes(g, c, 2, t.cube.hbm.page_bytes),
+                                     replicated ? all : all / 2,
                                      "%s: %s on cube %u", kernel, g->name, c);
         }
         const struct hw_sim *js = &job.sim;
         cr_assert_gt(js->cubes[0].hbm_read_bytes + js->cubes[1].hbm_read_bytes, 0);
         cr_assert_eq(js->hbm_remote_bytes, 0, "%s: %llu bytes of another cube's HBM", kernel,
                      (unsigned long long)js->hbm_remote_bytes);
+}
+
+static void gqa_reads_only_its_cube(const char *kernel, const char *const *sets)
+{
+        gqa_reads_only_its_cube_as(kernel, sets, false);
 }
 
 Test(costs, gqa_decode_places_kv_where_its_split_reads_it)
@@ -469,7 +478,8 @@ Test(costs, gqa_decode_short_places_kv_where_its_split_reads_it)
 
 Test(costs, gqa_prefill_places_kv_where_its_split_reads_it)
 {
-        gqa_reads_only_its_cube("gqa_prefill", (const char *const[]){ "seq_len=512", NULL });
+        gqa_reads_only_its_cube_as("gqa_prefill", (const char *const[]){ "seq_len=512", NULL },
+                                   true);
 }
 
 Test(costs, gqa_prefill_short_places_kv_where_its_split_reads_it)

@@ -259,11 +259,54 @@ Test(gqa, prefill_not_causal_fp32)
         check_reference(false, 0);
 }
 
-Test(gqa, prefill_single_query_row_keeps_the_ring)
+Test(gqa, prefill_single_query_row_leaves_a_cube_idle)
 {
-        /* One query row on two cubes: cube 1 has no rows and only forwards. */
+        /* One query row on two cubes: cube 1 has no rows and no work. */
         const char *sets[] = { "q_heads=4", "kv_heads=2", "head_dim=16", "seq_len=90",
                                "q_len=1", "kv_tile=16", "dtype=fp32" };
+        run_ok("gqa_prefill", sets, N(sets));
+        check_reference(true, 0);
+}
+
+Test(gqa, prefill_240_row_blocks_with_tails_bf16)
+{
+        /* Blocks of 8 heads x 30 rows (240; sub-blocks of 4 heads): each
+         * cube's two 50-row chunks end in 20-row tail blocks, and the
+         * diagonal of a block crosses two 16-key tiles. */
+        const char *sets[] = { "q_heads=8", "kv_heads=1", "head_dim=16", "seq_len=200",
+                               "q_tile=30", "heads_per_pe=8", "kv_tile=16", "dtype=bf16" };
+        run_ok("gqa_prefill", sets, N(sets));
+        check_reference(true, 0);
+}
+
+Test(gqa, prefill_rows_split_into_odd_sub_blocks_fp32)
+{
+        /* One head per block: its 7 rows split into sub-blocks of 3 and 4
+         * rows with their own diagonals; 3 blocks per PE, an odd count on
+         * its two output buffers. */
+        const char *sets[] = { "q_heads=2", "kv_heads=2", "head_dim=16", "seq_len=70",
+                               "q_tile=7", "heads_per_pe=1", "kv_tile=16", "dtype=fp32" };
+        run_ok("gqa_prefill", sets, N(sets));
+        check_reference(true, 0);
+}
+
+Test(gqa, prefill_one_sub_block_of_three_heads_fp16)
+{
+        /* Three heads per block cannot be halved: one sub-block of all 48
+         * rows (3 heads x 16), no ping-pong, its score buffers a block's. */
+        const char *sets[] = { "q_heads=3", "kv_heads=1", "head_dim=16", "seq_len=130",
+                               "q_len=128", "q_tile=16", "kv_tile=16", "dtype=fp16" };
+        run_ok("gqa_prefill", sets, N(sets));
+        check_reference(true, 0);
+}
+
+Test(gqa, prefill_blocks_sized_to_a_small_scratch_fp32)
+{
+        /* The setup sizes blocks from the machine: under a 64 KiB scratch
+         * ceiling the default machine's blocks would be a kernel error;
+         * smaller ones run and give the same numbers. */
+        const char *sets[] = { "q_heads=8", "kv_heads=2", "head_dim=32", "seq_len=160",
+                               "dtype=fp32", "pe.tcm.scratch_ceiling_kib=64" };
         run_ok("gqa_prefill", sets, N(sets));
         check_reference(true, 0);
 }
@@ -324,4 +367,12 @@ Test(gqa, a_block_that_does_not_fit_scratch_is_rejected)
         const char *sets[] = { "q_tile=4096", "dtype=fp32" };
         cr_assert_eq(run_sets("gqa_prefill", TL_MODE_OPLOG, sets, N(sets)), -EINVAL);
         cr_assert(diag_has("a query block of 4096 rows"));
+}
+
+Test(gqa, prefill_needs_three_prefetch_slots)
+{
+        /* Two tiles stay in use while the sub-blocks ping-pong. */
+        const char *sets[] = { "depth=2" };
+        cr_assert_eq(run_sets("gqa_prefill", TL_MODE_OPLOG, sets, N(sets)), -EINVAL);
+        cr_assert(diag_has("depth (2): prefill needs at least 3 K/V prefetch slots"));
 }

@@ -1,7 +1,8 @@
 /* tests/unit/test_tl.c: the kernel language: each primitive's timing
  * against its closed form, lazy-load overlap, send/recv order and drain,
- * scratch scopes and the ceiling, kernel errors, and data-mode GEMM and
- * softmax against a float64 reference. */
+ * scratch scopes and the ceiling, kernel errors, data-mode GEMM and
+ * softmax against a float64 reference, and the machine as kernels and
+ * setups see it (tl_machine_info, tl_setup_machine). */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <math.h>
@@ -592,4 +593,53 @@ Test(tl, waiting_on_a_composite_whose_scope_ended_returns)
          * poisoned under ASan) must not be read as live. */
         cr_assert_eq(run_kernel(k_wait_after_scope, TL_MODE_DATA), 0, "got: %s",
                      d.head ? d.head->text : "(none)");
+}
+
+/* ---- the machine as kernels and setups see it ------------------------------- */
+
+static tl_machine seen_run, seen_setup;
+
+static void k_machine(tl_ctx *tl, const void *a)
+{
+        (void)a;
+        if (tl->rank == 0)
+                seen_run = tl_machine_info(tl);
+}
+
+static void s_machine(tl_setup *s, void *a)
+{
+        (void)a;
+        seen_setup = tl_setup_machine(s);
+}
+
+Test(tl, machine_info_follows_the_topology_and_its_overrides)
+{
+        static const struct tl_kernel k = { .name = "machine", .fn = k_machine,
+                                            .setup = s_machine };
+        const char *sets[] = { "pe.tcm.scratch_ceiling_kib=256", "pe.gemm.macs_per_cycle=1024",
+                               "cube.hbm.channel_bw_gbps=10" };
+        memset(&seen_run, 0, sizeof seen_run);
+        cr_assert_eq(fixture_run(&k, NULL, sets, 3), 0);
+        const tl_machine *m = &seen_run;
+        cr_assert_eq(m->sips, 1);
+        cr_assert_eq(m->cubes_per_sip, (int)t.sip.cubes);
+        cr_assert_eq(m->cubes, (int)t.sip.cubes);
+        cr_assert_eq(m->pes_per_cube, (int)(t.cube.noc.rows * t.cube.noc.cols));
+        cr_assert_eq(m->mesh_rows, (int)t.cube.noc.rows);
+        cr_assert_eq(m->mesh_cols, (int)t.cube.noc.cols);
+        cr_assert_eq(m->tcm_bytes, (int64_t)t.pe.tcm.size_bytes);
+        cr_assert_eq(m->scratch_bytes, 256 * 1024);
+        cr_assert_eq(m->tcm_alloc_bytes, (int64_t)t.pe.tcm.size_bytes - 256 * 1024);
+        cr_assert_eq(m->gemm_macs_per_cycle, 1024.0);
+        cr_assert_eq(m->gemm_flops_per_s, 2.0 * 1024 * (double)t.pe.gemm.clock_hz);
+        cr_assert_eq(m->math_lanes, (double)t.pe.math.lanes);
+        cr_assert_eq(m->dma_channels, (int)t.pe.dma.channels);
+        cr_assert_eq(m->dma_bytes_per_s, (double)t.pe.dma.bw_bytes_per_s);
+        cr_assert_eq(m->hbm_channels, (int)t.cube.hbm.channels);
+        cr_assert_eq(m->hbm_bytes_per_s, (double)t.cube.hbm.channels * 10e9);
+        /* The setup sees the machine the kernel runs on. */
+        cr_assert_eq(seen_setup.pes_per_cube, m->pes_per_cube);
+        cr_assert_eq(seen_setup.scratch_bytes, m->scratch_bytes);
+        cr_assert_eq(seen_setup.gemm_flops_per_s, m->gemm_flops_per_s);
+        cr_assert_eq(seen_setup.hbm_bytes_per_s, m->hbm_bytes_per_s);
 }
