@@ -907,41 +907,6 @@ void gqa_tree(tl_ctx *tl, struct gqa_decode_plan *p, int64_t base, int64_t membe
         }
 }
 
-/* Children of member m in a tree of pg (gqa_tree). */
-static int64_t tree_children(int64_t m, int64_t pg)
-{
-        int64_t c = 0;
-        for (int64_t l = 1; l < pg && m % (2 * l) == 0; l *= 2)
-                c += m + l < pg;
-        return c;
-}
-
-/* A reduce step (receive a state and merge it) takes about this long on
- * the default machine; a PE with more children streams fewer keys, so
- * that it is done streaming when their states arrive. */
-#define TREE_HOP_S 200e-9
-
-void gqa_tree_split(tl_ctx *tl, const struct gqa_args *a, int64_t pg, int64_t member,
-                    int64_t *s0, int64_t *s1)
-{
-        tl_machine mc = tl_machine_info(tl);
-        /* Keys a PE streams in one step: its share of the cube's HBM. */
-        double rate = mc.hbm_bytes_per_s / mc.pes_per_cube /
-                      (2.0 * (double)a->d * (double)tl_dtype_size(a->dt));
-        int64_t shift = (int64_t)(TREE_HOP_S * rate), hops = 0;
-        for (int64_t i = 0; i < pg; i++)
-                hops += tree_children(i, pg);
-        int64_t base = (a->s + shift * hops) / pg, lo = 0;
-        if (base - shift * tree_children(0, pg) < 0) {
-                gqa_split(a->s, pg, member, s0, s1);  /* too few keys to shift */
-                return;
-        }
-        for (int64_t i = 0; i < member; i++)
-                lo += base - shift * tree_children(i, pg);
-        *s0 = lo;
-        *s1 = member + 1 == pg ? a->s : lo + base - shift * tree_children(member, pg);
-}
-
 /* The lazy variants' plan (opt2, opt3; their dispatch bench sweeps tiles
  * as a fraction of this span): every pair on every PE, keys split over
  * all PEs of all cubes, the two-level chain to PE 0 of cube 0 along the
@@ -999,7 +964,7 @@ void gqa_decode_long_plan(tl_ctx *tl, const struct gqa_args *a, struct gqa_decod
         p->round_stride = groups;
         p->groups = 1;
         p->n_pairs = (np - group + groups - 1) / groups;
-        gqa_tree_split(tl, a, pg, member, &p->s0, &p->s1);
+        gqa_split(a->s, pg, member, &p->s0, &p->s1);
         gqa_tree(tl, p, idx - member, member, pg);
 }
 

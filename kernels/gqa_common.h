@@ -158,11 +158,6 @@ void gqa_decode_long_plan(tl_ctx *tl, const struct gqa_args *a, struct gqa_decod
  * tree to member 0, nearest child first; sets child, n_child, parent. */
 void gqa_tree(tl_ctx *tl, struct gqa_decode_plan *p, int64_t base, int64_t member, int64_t pg);
 
-/* Keys [*s0, *s1) of member `member` of a tree of pg PEs (gqa_tree): a
- * member with more children to merge gets fewer keys. */
-void gqa_tree_split(tl_ctx *tl, const struct gqa_args *a, int64_t pg, int64_t member,
-                    int64_t *s0, int64_t *s1);
-
 /* The global cube index (over every SIP) and the count. */
 int gqa_cube_index(tl_ctx *tl);
 int gqa_cube_count(tl_ctx *tl);

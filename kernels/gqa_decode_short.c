@@ -27,7 +27,7 @@ static void decode_short(tl_ctx *tl, const void *argp)
                 .group0 = m.group0, .group_step = m.group_step, .groups = m.groups,
                 .kv_tile = a->kv_tile, .parent = -1,
         };
-        gqa_tree_split(tl, a, m.pg, m.member, &p.s0, &p.s1);
+        gqa_split(a->s, m.pg, m.member, &p.s0, &p.s1);
         gqa_tree(tl, &p, (int64_t)m.cube * tl_num_programs(tl, 0) + m.first_pe, m.member, m.pg);
         gqa_decode_run(tl, a, &p);
 }
