@@ -10,7 +10,7 @@
  * outside the tile's scratch scope (the scope's end waits only for the
  * tile's own ops) and refills a slot once that scope has ended; prefill
  * keeps two popped tiles in use (its sub-blocks ping-pong) and refills a
- * slot once the merges that read it have ended. See ADR 0012.
+ * slot once the merges that read it have ended. See ADR 0013.
  *
  * HBM tensors carry no readiness (cubesim/tl.h): a store to HBM makes no
  * later load wait. Every output block of o is written by exactly one PE,
