@@ -15,7 +15,8 @@
  * reported at once, located FILE:LINE:COL (docs/adr/0002).
  *
  * The graph's node and edge numbering is deterministic (see topo_graph);
- * routes are dimension-ordered (X, then Y) inside a cube's mesh and
+ * routes are dimension-ordered inside a cube's NoC (a mesh, a torus, or two
+ * unidirectional tori running in opposite directions; see topo_route) and
  * shortest-latency elsewhere, computed on demand and cached. */
 #ifndef CUBESIM_TOPO_TOPO_H
 #define CUBESIM_TOPO_TOPO_H
@@ -42,6 +43,7 @@ typedef uint64_t sim_ps;        /* simulated time or duration, picoseconds */
 #define TOPO_MAX_PES (1u << 20)              /* PEs in the whole machine */
 #define TOPO_MAX_GRAPH_BYTES (1ull << 30)    /* estimated memory of a topo_graph */
 #define TOPO_NAME_MAX 64                     /* machine name, with the NUL */
+#define TOPO_MAX_ATTACH 64                   /* entries of cube.hbm.attach */
 
 /* ---- op types of the issue-cost and cycles-per-element tables ---- */
 
@@ -169,6 +171,18 @@ struct topo_pe {
         struct topo_pe_links links;  /* intra-PE edges and the NoC port */
 };
 
+/* A router position in a cube's NoC. */
+struct topo_coord {
+        uint16_t row;                /* Y, 0 = north edge */
+        uint16_t col;                /* X, 0 = west edge */
+};
+
+/* A list of router positions. */
+struct topo_coords {
+        uint32_t n;                  /* entries used */
+        struct topo_coord at[TOPO_MAX_ATTACH]; /* the positions */
+};
+
 struct topo_hbm {
         uint32_t channels;           /* independent channels, each a graph node */
         uint64_t channel_bw_bytes_per_s; /* per channel, bytes per second */
@@ -176,11 +190,22 @@ struct topo_hbm {
         uint64_t size_bytes;         /* capacity of the cube's HBM, bytes */
         sim_ps node_overhead_ps;     /* per request at a channel, picoseconds */
         uint64_t page_bytes;         /* interleaved tensors: pages go round the cubes, bytes */
+        struct topo_coords attach;   /* channel ch sits at attach.at[ch % attach.n]; none:
+                                      * the west/east edge placement */
+};
+
+/* The shape of a cube's NoC. Every shape has one router per PE. */
+enum topo_noc_shape {
+        TOPO_NOC_MESH,               /* links between neighbours; XY routes */
+        TOPO_NOC_TORUS,              /* plus wrap-around links; each axis the shorter way */
+        TOPO_NOC_DUAL_TORUS,         /* two unidirectional tori: NoC 0 east+south (X then
+                                      * Y), NoC 1 west+north (Y then X); the shorter wins */
 };
 
 struct topo_noc {
         uint32_t rows;               /* mesh rows (Y); PE p sits at row p / cols */
         uint32_t cols;               /* mesh columns (X); PE p sits at col p % cols */
+        enum topo_noc_shape shape;   /* mesh, torus or dual torus */
         sim_ps hop_latency_ps;       /* router-to-router link, picoseconds */
         uint64_t link_bw_bytes_per_s; /* each direction of a mesh link, bytes/s */
         sim_ps router_node_overhead_ps; /* per flit/message at a router, picoseconds */
@@ -347,8 +372,9 @@ uint32_t topo_router_at(const struct topo_graph *g, uint32_t sip, uint32_t cube,
  * inter-SIP links attach (router 0, row 0 col 0). */
 uint32_t topo_cube_gateway(const struct topo_graph *g, uint32_t sip, uint32_t cube);
 /* The router HBM channel ch of any cube attaches to, as a router index:
- * even channels on the west edge (col 0), odd on the east edge (col
- * cols-1), row (ch / 2) % rows. */
+ * cube.hbm.attach[ch % count] when the file lists positions; else even
+ * channels on the west edge (col 0), odd on the east edge (col cols-1),
+ * row (ch / 2) % rows. */
 uint32_t topo_hbm_channel_router_index(const struct topo *t, uint32_t ch);
 /* The edge src -> dst, or TOPO_NONE. */
 uint32_t topo_edge_between(const struct topo_graph *g, uint32_t src, uint32_t dst);
@@ -361,7 +387,7 @@ const char *topo_node_kind_name(enum topo_node_kind);
 const char *topo_edge_class_name(enum topo_edge_class);
 
 /* The route src -> dst as edge indices in order (empty if src == dst):
- * dimension-ordered (X then Y) inside a mesh, shortest total latency
+ * dimension-ordered inside a cube's NoC (see enum topo_noc_shape), shortest total latency
  * elsewhere; ties go to fewer hops, then to lower edge indices. *edges
  * stays valid until topo_graph_fini. Returns 0, -EINVAL for a bad node,
  * -ENOENT if dst is unreachable, -ENOMEM. */

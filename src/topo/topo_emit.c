@@ -40,6 +40,14 @@ static json_t *leaf_json(const struct topo *t, const struct topo__field *f)
         case FS_U32: return json_integer(*(const uint32_t *)p);
         case FS_NAME: return json_string((const char *)p);
         case FS_NET: return json_string(topo__net_words[*(const enum topo_net *)p]);
+        case FS_SHAPE: return json_string(topo__shape_words[*(const enum topo_noc_shape *)p]);
+        case FS_COORDS: {
+                const struct topo_coords *c = p;
+                json_t *a = json_array();
+                for (uint32_t i = 0; i < c->n; i++)
+                        json_array_append_new(a, json_pack("[ii]", c->at[i].row, c->at[i].col));
+                return a;
+        }
         case FS_COST:
                 if (*(const sim_ps *)p == TOPO_COST_NONE)
                         return json_null();
@@ -269,6 +277,19 @@ static void leaf_text(const struct topo *t, const struct topo__field *f, char *b
         case FS_BASE: snprintf(buf, len, "none"); return;
         case FS_U32: snprintf(buf, len, "%" PRIu64, v); return;
         case FS_NET: snprintf(buf, len, "%s", topo__net_words[*(const enum topo_net *)p]); return;
+        case FS_SHAPE:
+                snprintf(buf, len, "%s", topo__shape_words[*(const enum topo_noc_shape *)p]);
+                return;
+        case FS_COORDS: {
+                const struct topo_coords *c = p;
+                size_t at = (size_t)snprintf(buf, len, "[");
+                for (uint32_t i = 0; i < c->n && at < len; i++)
+                        at += (size_t)snprintf(buf + at, len - at, "%s[%u, %u]", i ? ", " : "",
+                                               c->at[i].row, c->at[i].col);
+                if (at < len)
+                        snprintf(buf + at, len - at, "]");
+                return;
+        }
         case FS_NAME: {
                 const char *s = p;
                 bool plain = *s != '\0';
@@ -320,7 +341,7 @@ int topo_graph_write_text(const struct topo_graph *g, FILE *out)
                 const char *dot = strrchr(f->path, '.');
                 fprintf(out, "%*s%s:", (int)(2 * depth), "", dot ? dot + 1 : f->path);
                 if (f->type != FT_MAP) {
-                        char v[128];
+                        char v[16 * TOPO_MAX_ATTACH];
                         leaf_text(t, f, v, sizeof v);
                         fprintf(out, " %s", v);
                 }

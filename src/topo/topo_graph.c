@@ -12,6 +12,11 @@
  *     cols-1 if odd): the channels line the west and east edges of the
  *     mesh, like HBM PHYs on two sides of a die, so HBM traffic enters the
  *     mesh through 2 * rows routers and 2 * rows links in each direction;
+ *     or, when the file lists cube.hbm.attach, the router at
+ *     attach[ch % count] (a DRAM tile's position on the NoC);
+ *   - a torus (either shape) adds the wrap-around links: the E link of the
+ *     last column goes to column 0, and so on, so every router has all four
+ *     out-links along an axis of two or more routers;
  *   - M_CPU <-> the gateway router (router 0), with the mesh's hop latency
  *     and link bandwidth;
  *   - IO_CPU <-> each M_CPU of its SIP (class host);
@@ -65,6 +70,8 @@ void topo_graph_size(const struct topo *t, uint64_t *n_nodes, uint64_t *n_edges,
         uint64_t per_cube = 1 + ch + 6 * r;
         uint64_t nodes = sips * (1 + cubes * per_cube);
         uint64_t mesh = 2 * (rows * (cols - 1) + cols * (rows - 1));
+        if (t->cube.noc.shape != TOPO_NOC_MESH)
+                mesh = 2 * r * (cols > 1) + 2 * r * (rows > 1);
         uint64_t cube_edges = 12 * r + mesh + 2 * ch + 2;
         uint64_t edges = sips * (cubes * (cube_edges + 2) + net_edges(cubes, t->sip.cube_net)) +
                          net_edges(sips, t->system.sip_net);
@@ -123,6 +130,9 @@ static void add_net(struct build *b, uint32_t n, enum topo_net net, const uint32
 uint32_t topo_hbm_channel_router_index(const struct topo *t, uint32_t ch)
 {
         uint32_t rows = t->cube.noc.rows, cols = t->cube.noc.cols;
+        const struct topo_coords *at = &t->cube.hbm.attach;
+        if (at->n)
+                return at->at[ch % at->n].row * cols + at->at[ch % at->n].col;
         uint32_t row = (ch / 2) % rows, col = (ch % 2) ? cols - 1 : 0;
         return row * cols + col;
 }
@@ -198,18 +208,25 @@ static void make_cube_edges(struct build *b, uint32_t s, uint32_t c)
                 add_pair(b, dma, topo_node_index(g, TOPO_NODE_ROUTER, s, c, p), TOPO_EDGE_NOC,
                          &pl->dma_noc);
         }
+        bool wrap = t->cube.noc.shape != TOPO_NOC_MESH;
         for (uint32_t row = 0; row < rows; row++) {
                 for (uint32_t col = 0; col < cols; col++) {
                         uint32_t here = topo_router_at(g, s, c, row, col);
                         uint32_t *out = &g->mesh_out[4 * router_ordinal(g, here)];
-                        if (col + 1 < cols)
-                                out[DIR_E] = add_edge(b, here, here + 1, TOPO_EDGE_NOC, &mesh);
-                        if (col > 0)
-                                out[DIR_W] = add_edge(b, here, here - 1, TOPO_EDGE_NOC, &mesh);
-                        if (row + 1 < rows)
-                                out[DIR_S] = add_edge(b, here, here + cols, TOPO_EDGE_NOC, &mesh);
-                        if (row > 0)
-                                out[DIR_N] = add_edge(b, here, here - cols, TOPO_EDGE_NOC, &mesh);
+                        uint32_t e = (col + 1) % cols, w = (col + cols - 1) % cols;
+                        uint32_t so = (row + 1) % rows, n = (row + rows - 1) % rows;
+                        if (cols > 1 && (wrap || col + 1 < cols))
+                                out[DIR_E] = add_edge(b, here, topo_router_at(g, s, c, row, e),
+                                                      TOPO_EDGE_NOC, &mesh);
+                        if (cols > 1 && (wrap || col > 0))
+                                out[DIR_W] = add_edge(b, here, topo_router_at(g, s, c, row, w),
+                                                      TOPO_EDGE_NOC, &mesh);
+                        if (rows > 1 && (wrap || row + 1 < rows))
+                                out[DIR_S] = add_edge(b, here, topo_router_at(g, s, c, so, col),
+                                                      TOPO_EDGE_NOC, &mesh);
+                        if (rows > 1 && (wrap || row > 0))
+                                out[DIR_N] = add_edge(b, here, topo_router_at(g, s, c, n, col),
+                                                      TOPO_EDGE_NOC, &mesh);
                 }
         }
         struct topo_link hbm = { t->cube.hbm.latency_ps, t->cube.hbm.channel_bw_bytes_per_s };

@@ -21,6 +21,7 @@ enum topo__ftype {
         FT_STR,                      /* any scalar */
         FT_ENUM,                     /* one of a fixed list of words */
         FT_COST,                     /* a number, or null (entry absent) */
+        FT_COORDS,                   /* a list of [row, col] pairs */
 };
 
 enum topo__fstore {
@@ -35,6 +36,8 @@ enum topo__fstore {
         FS_NET,                      /* enum topo_net */
         FS_BASE,                     /* the `base:` directive */
         FS_COST,                     /* sim_ps from ns, or TOPO_COST_NONE */
+        FS_SHAPE,                    /* enum topo_noc_shape */
+        FS_COORDS,                   /* struct topo_coords */
 };
 
 struct topo__field {
@@ -46,6 +49,7 @@ struct topo__field {
         double hi;                   /* largest valid value, in the file's unit */
         size_t offset;               /* of the stored value in struct topo */
         const char *const *words;    /* FT_ENUM: NULL-terminated valid words */
+        bool optional;               /* may be absent even with `base: none` */
 };
 
 extern const struct topo__field topo__fields[];
@@ -59,7 +63,8 @@ void topo__stored_name(const char *yaml_name, char *buf, size_t len);
 /* Free a graph's route cache (topo_route.c). */
 void topo__route_cache_free(struct topo_route_cache *c);
 
-/* Enum words of enum topo_net. */
+/* Enum words of enum topo_net and enum topo_noc_shape. */
 extern const char *const topo__net_words[];
+extern const char *const topo__shape_words[];
 
 #endif

@@ -28,29 +28,30 @@
 /* ---- the schema ---- */
 
 const char *const topo__net_words[] = { "ring", "full", NULL };
+const char *const topo__shape_words[] = { "mesh", "torus", "dual_torus", NULL };
 static const char *const base_words[] = { "default", "none", NULL };
 
 #define OFF(m) offsetof(struct topo, m)
-#define F_MAP(p) { p, FT_MAP, FS_NONE, false, 0, 0, 0, NULL }
-#define F_INT(p, lo, hi, m) { p, FT_INT, FS_U32, false, lo, hi, OFF(m), NULL }
-#define F_NS(p, m) { p, FT_NUM, FS_NS, false, 0, 1e9, OFF(m), NULL }
-#define F_GBPS(p, m) { p, FT_NUM, FS_GBPS, true, 0, 1e6, OFF(m), NULL }
-#define F_MHZ(p, m) { p, FT_NUM, FS_MHZ, true, 0, 1e5, OFF(m), NULL }
-#define F_NET(p, m) { p, FT_ENUM, FS_NET, false, 0, 0, OFF(m), topo__net_words }
+#define F_MAP(p) { p, FT_MAP, FS_NONE, false, 0, 0, 0, NULL, false }
+#define F_INT(p, lo, hi, m) { p, FT_INT, FS_U32, false, lo, hi, OFF(m), NULL, false }
+#define F_NS(p, m) { p, FT_NUM, FS_NS, false, 0, 1e9, OFF(m), NULL, false }
+#define F_GBPS(p, m) { p, FT_NUM, FS_GBPS, true, 0, 1e6, OFF(m), NULL, false }
+#define F_MHZ(p, m) { p, FT_NUM, FS_MHZ, true, 0, 1e5, OFF(m), NULL, false }
+#define F_NET(p, m) { p, FT_ENUM, FS_NET, false, 0, 0, OFF(m), topo__net_words, false }
 #define F_LINK(p, m) F_MAP(p), F_NS(p ".latency_ns", m.latency_ps), \
         F_GBPS(p ".bw_gbps", m.bw_bytes_per_s)
 #define F_COST(id, nm, key, form) { "pe.cpu.issue_cost_ns." #nm, FT_COST, FS_COST, false, 0, 1e9, \
-        OFF(pe.cpu.issue_cost_ps[TOPO_OP_##id]), NULL },
+        OFF(pe.cpu.issue_cost_ps[TOPO_OP_##id]), NULL, false },
 #define F_LAT(id, nm, key, form) { "pe.math.latency_cycles." #nm, FT_INT, FS_U32, false, 0, 1e6, \
-        OFF(pe.math.latency_cycles[TOPO_OP_##id]), NULL },
+        OFF(pe.math.latency_cycles[TOPO_OP_##id]), NULL, false },
 #define F_CPE(id, nm, key, form) { "pe.math.cycles_per_element." #nm, FT_INT, FS_U32, false, 1, 1e6, \
-        OFF(pe.math.cycles_per_element[TOPO_OP_##id]), NULL },
+        OFF(pe.math.cycles_per_element[TOPO_OP_##id]), NULL, false },
 
 /* Parents come before their children (the JSON output relies on it). */
 const struct topo__field topo__fields[] = {
-        { "version", FT_INT, FS_NONE, false, 1, 1, 0, NULL },
-        { "name", FT_STR, FS_NAME, false, 0, 0, OFF(name), NULL },
-        { "base", FT_ENUM, FS_BASE, false, 0, 0, 0, base_words },
+        { "version", FT_INT, FS_NONE, false, 1, 1, 0, NULL, false },
+        { "name", FT_STR, FS_NAME, false, 0, 0, OFF(name), NULL, false },
+        { "base", FT_ENUM, FS_BASE, false, 0, 0, 0, base_words, false },
 
         F_MAP("system"),
         F_INT("system.sips", 1, 4096, system.sips),
@@ -76,12 +77,18 @@ const struct topo__field topo__fields[] = {
         F_INT("cube.hbm.channels", 1, 1024, cube.hbm.channels),
         F_GBPS("cube.hbm.channel_bw_gbps", cube.hbm.channel_bw_bytes_per_s),
         F_NS("cube.hbm.latency_ns", cube.hbm.latency_ps),
-        { "cube.hbm.size_gib", FT_INT, FS_GIB, false, 1, 1 << 20, OFF(cube.hbm.size_bytes), NULL },
+        { "cube.hbm.size_gib", FT_INT, FS_GIB, false, 1, 1 << 20, OFF(cube.hbm.size_bytes), NULL,
+          false },
         F_NS("cube.hbm.node_overhead_ns", cube.hbm.node_overhead_ps),
-        { "cube.hbm.page_kib", FT_INT, FS_KIB, false, 1, 1 << 20, OFF(cube.hbm.page_bytes), NULL },
+        { "cube.hbm.page_kib", FT_INT, FS_KIB, false, 1, 1 << 20, OFF(cube.hbm.page_bytes), NULL,
+          false },
+        { "cube.hbm.attach", FT_COORDS, FS_COORDS, false, 0, 1023, OFF(cube.hbm.attach), NULL,
+          true },
         F_MAP("cube.noc"),
         F_INT("cube.noc.rows", 1, 1024, cube.noc.rows),
         F_INT("cube.noc.cols", 1, 1024, cube.noc.cols),
+        { "cube.noc.shape", FT_ENUM, FS_SHAPE, false, 0, 0, OFF(cube.noc.shape),
+          topo__shape_words, true },
         F_NS("cube.noc.hop_latency_ns", cube.noc.hop_latency_ps),
         F_GBPS("cube.noc.link_bw_gbps", cube.noc.link_bw_bytes_per_s),
         F_NS("cube.noc.router_node_overhead_ns", cube.noc.router_node_overhead_ps),
@@ -121,9 +128,10 @@ const struct topo__field topo__fields[] = {
         F_MAP("pe.math.latency_cycles"),
         TOPO_MATH_OPS(F_LAT)
         F_MAP("pe.tcm"),
-        { "pe.tcm.size_kib", FT_INT, FS_KIB, false, 1, 1 << 30, OFF(pe.tcm.size_bytes), NULL },
+        { "pe.tcm.size_kib", FT_INT, FS_KIB, false, 1, 1 << 30, OFF(pe.tcm.size_bytes), NULL,
+          false },
         { "pe.tcm.scratch_ceiling_kib", FT_INT, FS_KIB, false, 0, 1 << 30,
-          OFF(pe.tcm.scratch_ceiling_bytes), NULL },
+          OFF(pe.tcm.scratch_ceiling_bytes), NULL, false },
         F_GBPS("pe.tcm.bw_gbps", pe.tcm.bw_bytes_per_s),
         F_NS("pe.tcm.node_overhead_ns", pe.tcm.node_overhead_ps),
         F_INT("pe.tcm.banks", 1, 1 << 16, pe.tcm.banks),
@@ -257,6 +265,7 @@ static const char *expected(const struct topo__field *f, char *buf, size_t len)
         case FT_NUM: return "a number";
         case FT_COST: return "a number of ns, or ~ (not in the table)";
         case FT_STR: return "a string";
+        case FT_COORDS: return "a list of [row, col] pairs";
         case FT_ENUM: {
                 size_t at = (size_t)snprintf(buf, len, "one of");
                 for (const char *const *w = f->words; *w && at < len; w++)
@@ -356,12 +365,70 @@ static bool store_num(struct topo *t, const struct topo__field *f, double x)
         }
 }
 
+/* One [row, col] item of a coordinate list; false (reported) if bad. */
+static bool coord_item(struct loader *L, const struct topo__field *f, size_t i,
+                       const struct ynode *it, struct topo_coord *out)
+{
+        uint16_t v[2] = { 0, 0 };
+        bool ok = it->kind == YN_SEQ && it->n_kids == 2;
+        for (size_t k = 0; ok && k < 2; k++) {
+                const struct ynode *x = it->kids[k];
+                ok = x->kind == YN_SCALAR && x->plain && looks_int(x->text) && x->text[0] != '-' &&
+                     x->len <= 5 && strtol(x->text, NULL, 10) <= f->hi;
+                if (ok)
+                        v[k] = (uint16_t)strtol(x->text, NULL, 10);
+        }
+        if (!ok) {
+                char got[128];
+                describe(it, got, sizeof got);
+                error_at(L, it->line, it->col,
+                         "%s[%zu]: expected [row, col] with integers in [0, %.0f], got %s",
+                         f->path, i, f->hi, got);
+                return false;
+        }
+        out->row = v[0];
+        out->col = v[1];
+        return true;
+}
+
+static void set_coords(struct loader *L, const struct topo__field *f, const struct ynode *v)
+{
+        struct topo_coords *c = slot(L->t, f);
+        if (v->kind == YN_SCALAR && is_null(v)) {
+                c->n = 0;
+                return;
+        }
+        if (v->kind != YN_SEQ) {
+                char got[128];
+                describe(v, got, sizeof got);
+                error_at(L, v->line, v->col, "%s: expected %s, got %s", f->path,
+                         "a list of [row, col] pairs", got);
+                return;
+        }
+        if (v->n_kids > TOPO_MAX_ATTACH) {
+                error_at(L, v->line, v->col, "%s has %zu entries; at most %d", f->path, v->n_kids,
+                         TOPO_MAX_ATTACH);
+                return;
+        }
+        struct topo_coords tmp = { 0 };
+        for (size_t i = 0; i < v->n_kids; i++)
+                if (v->kids[i]->kind != YN_ALIAS &&
+                    coord_item(L, f, i, v->kids[i], &tmp.at[tmp.n]))
+                        tmp.n++;
+        if (tmp.n == v->n_kids)
+                *c = tmp;
+}
+
 static void set_leaf(struct loader *L, int fi, const struct ynode *v)
 {
         const struct topo__field *f = &topo__fields[fi];
         char got[128], exp[128];
         if (v->kind == YN_ALIAS)
                 return;                 /* already reported */
+        if (f->type == FT_COORDS) {
+                set_coords(L, f, v);
+                return;
+        }
         if (v->kind != YN_SCALAR || (is_null(v) && f->type != FT_COST) ||
             memchr(v->text, '\0', v->len)) {
                 describe(v, got, sizeof got);
@@ -398,6 +465,9 @@ static void set_leaf(struct loader *L, int fi, const struct ynode *v)
                         if (strcmp(s, f->words[i]) == 0) {
                                 if (f->store == FS_NET)
                                         *(enum topo_net *)slot(L->t, f) = (enum topo_net)i;
+                                else if (f->store == FS_SHAPE)
+                                        *(enum topo_noc_shape *)slot(L->t, f) =
+                                                (enum topo_noc_shape)i;
                                 return;
                         }
                 }
@@ -532,7 +602,7 @@ static void walk_map(struct loader *L, const struct ynode *map, const char *path
         }
         for (size_t i = 0; i < N_FIELDS; i++) {
                 const struct topo__field *f = &topo__fields[i];
-                if (!is_child(f, path) || L->where[i].set)
+                if (!is_child(f, path) || L->where[i].set || f->optional)
                         continue;
                 if (L->full || strcmp(f->path, "version") == 0)
                         error_at(L, map->line, map->col, "missing required key '%s' in %s",
@@ -574,6 +644,20 @@ static void validate(struct loader *L)
                          "pe.tcm.scratch_ceiling_kib (%llu) must be <= pe.tcm.size_kib (%llu)",
                          (unsigned long long)(t->pe.tcm.scratch_ceiling_bytes >> 10),
                          (unsigned long long)(t->pe.tcm.size_bytes >> 10));
+        }
+
+        const struct topo_coords *at = &t->cube.hbm.attach;
+        for (uint32_t i = 0; i < at->n; i++) {
+                if (at->at[i].row < t->cube.noc.rows && at->at[i].col < t->cube.noc.cols)
+                        continue;
+                static const char *const p[] = { "cube.hbm.attach", "cube.noc.rows",
+                                                 "cube.noc.cols" };
+                w = latest(L, p, 3);
+                error_at(L, w.line, w.col,
+                         "cube.hbm.attach[%u] = [%u, %u] is outside the %u x %u NoC (rows 0..%u, "
+                         "cols 0..%u)",
+                         i, at->at[i].row, at->at[i].col, t->cube.noc.rows, t->cube.noc.cols,
+                         t->cube.noc.rows - 1, t->cube.noc.cols - 1);
         }
 
         static const char *const counts[] = { "system.sips", "sip.cubes", "cube.noc.rows",
@@ -754,12 +838,12 @@ int topo_set(struct topo *t, const char *key, const char *value, struct diag *d)
         snprintf(label, sizeof label, "--set %s=%s", key, value);
         int fi = find_field(key);
         const struct topo__field *f = fi >= 0 ? &topo__fields[fi] : NULL;
-        if (!f || f->store == FS_NONE || f->store == FS_BASE) {
+        if (!f || f->store == FS_NONE || f->store == FS_BASE || f->store == FS_COORDS) {
                 const char *cands[N_FIELDS];
                 size_t n = 0;
                 for (size_t i = 0; i < N_FIELDS; i++)
                         if (topo__fields[i].type != FT_MAP && topo__fields[i].store != FS_NONE &&
-                            topo__fields[i].store != FS_BASE)
+                            topo__fields[i].store != FS_BASE && topo__fields[i].store != FS_COORDS)
                                 cands[n++] = topo__fields[i].path;
                 const char *hint = diag_suggest(key, cands, n);
                 if (f && f->type == FT_MAP) {

@@ -7,15 +7,20 @@
  * Dijkstra's algorithm; ties go to fewer hops, then to the lower index of
  * the edge entering the node, so routes are deterministic.
  *
- * Inside a cube's mesh, routing is dimension-ordered: X (columns) first,
- * then Y (rows). Dijkstra never walks mesh links one by one: from a router
- * it jumps straight to the cube's portal routers (those with links leaving
+ * Inside a cube's NoC, routing is dimension-ordered. A mesh goes X
+ * (columns) first, then Y (rows). A torus does the same, each axis the
+ * shorter way round (east or south on a tie). A dual torus is two
+ * unidirectional tori: NoC 0 goes east then south, NoC 1 (every link
+ * reversed) north then west; a route takes the one with fewer hops, NoC 0
+ * on a tie. Below, "XY path" means this walk (whatever the shape).
+ * Dijkstra never walks mesh links one by one: from a router it jumps straight to the cube's portal routers (those with links leaving
  * the mesh) and to the destination's router, each jump costing its XY path,
  * and a router reached by a jump may only leave the mesh: one XY segment per
  * visit to a mesh, so no route turns from Y back to X (two jumps A -> P -> B
  * can cost the same as A -> B when P lies on a shortest path; it must not
  * win the tie). With uniform hop latency and router overhead an XY path is
- * a shortest path, so this finds the true optimum among XY-in-mesh routes while
+ * a shortest path of its NoC's links (on a dual torus, of the links its NoC
+ * may use), so this finds the true optimum among XY-in-mesh routes while
  * visiting only a few nodes per cube; the route is then expanded into mesh
  * edges. A search touches O(cubes on the way) nodes, not the whole graph,
  * so routes stay cheap on 10^6-PE machines; nothing is all-pairs.
@@ -246,35 +251,67 @@ static uint32_t router_ordinal(const struct topo_graph *g, const struct topo_nod
         return (n->sip * g->topo.sip.cubes + n->cube) * r + n->index;
 }
 
-/* The XY path between two routers of one mesh: its cost (edges' latencies
+/* A straight run of a route inside a NoC. */
+struct leg {
+        int dir;                     /* DIR_E, DIR_W, DIR_S or DIR_N */
+        uint32_t hops;               /* links to follow */
+};
+
+static struct leg shorter(int fwd, uint32_t n_fwd, int back, uint32_t n_back)
+{
+        return n_fwd <= n_back ? (struct leg){ fwd, n_fwd } : (struct leg){ back, n_back };
+}
+
+/* The two legs of the route from router index ia to ib, walked in order. */
+static void noc_legs(const struct topo_noc *noc, uint32_t ia, uint32_t ib, struct leg leg[2])
+{
+        uint32_t rows = noc->rows, cols = noc->cols;
+        uint32_t ra = ia / cols, ca = ia % cols, rb = ib / cols, cb = ib % cols;
+        uint32_t e = (cb + cols - ca) % cols, w = (ca + cols - cb) % cols;
+        uint32_t s = (rb + rows - ra) % rows, n = (ra + rows - rb) % rows;
+        switch (noc->shape) {
+        case TOPO_NOC_MESH:
+                leg[0] = ca <= cb ? (struct leg){ DIR_E, e } : (struct leg){ DIR_W, w };
+                leg[1] = ra <= rb ? (struct leg){ DIR_S, s } : (struct leg){ DIR_N, n };
+                return;
+        case TOPO_NOC_TORUS:
+                leg[0] = shorter(DIR_E, e, DIR_W, w);
+                leg[1] = shorter(DIR_S, s, DIR_N, n);
+                return;
+        case TOPO_NOC_DUAL_TORUS:
+                if (e + s <= n + w) {
+                        leg[0] = (struct leg){ DIR_E, e };
+                        leg[1] = (struct leg){ DIR_S, s };
+                } else {
+                        leg[0] = (struct leg){ DIR_N, n };
+                        leg[1] = (struct leg){ DIR_W, w };
+                }
+                return;
+        }
+}
+
+/* The XY path between two routers of one NoC: its cost (edges' latencies
  * plus overheads of the routers entered), its length, its last edge; the
  * edges go to out when out is not NULL. */
 static uint32_t xy_walk(const struct topo_graph *g, uint32_t a, uint32_t b, uint32_t *out,
                         sim_ps *cost, uint32_t *last)
 {
-        uint32_t cols = g->topo.cube.noc.cols;
-        uint32_t ia = g->nodes[a].index, ib = g->nodes[b].index;
-        uint32_t ra = ia / cols, ca = ia % cols, rb = ib / cols, cb = ib % cols;
+        struct leg leg[2];
+        noc_legs(&g->topo.cube.noc, g->nodes[a].index, g->nodes[b].index, leg);
         uint32_t cur = a, n = 0;
         sim_ps sum = 0;
-        while (ca != cb || ra != rb) {
-                int dir = ca < cb ? DIR_E : ca > cb ? DIR_W : ra < rb ? DIR_S : DIR_N;
-                uint32_t e = g->mesh_out[4 * router_ordinal(g, &g->nodes[cur]) + dir];
-                const struct topo_edge *ed = &g->edges[e];
-                sum += ed->latency_ps + g->nodes[ed->dst].node_overhead_ps;
-                cur = ed->dst;
-                if (out)
-                        out[n] = e;
-                n++;
-                *last = e;
-                if (dir == DIR_E)
-                        ca++;
-                else if (dir == DIR_W)
-                        ca--;
-                else if (dir == DIR_S)
-                        ra++;
-                else
-                        ra--;
+        for (int k = 0; k < 2; k++) {
+                for (uint32_t h = 0; h < leg[k].hops; h++) {
+                        uint32_t e = g->mesh_out[4 * router_ordinal(g, &g->nodes[cur]) +
+                                                 leg[k].dir];
+                        const struct topo_edge *ed = &g->edges[e];
+                        sum += ed->latency_ps + g->nodes[ed->dst].node_overhead_ps;
+                        cur = ed->dst;
+                        if (out)
+                                out[n] = e;
+                        n++;
+                        *last = e;
+                }
         }
         *cost = sum;
         return n;

@@ -922,3 +922,187 @@ Test(topo, dot_output)
         free(text);
         topo_graph_fini(&g);
 }
+
+/* ---- torus NoCs and DRAM attach points ---- */
+
+/* Default machine with one cube of rows x cols routers of the given shape. */
+static void noc_machine(struct topo *t, const char *shape, unsigned rows, unsigned cols)
+{
+        struct diag d;
+        char kv[64];
+        diag_init(&d);
+        cr_assert_eq(topo_load_default(t, &d), 0);
+        cr_assert_eq(topo_set(t, "sip.cubes", "1", &d), 0);
+        cr_assert_eq(topo_set(t, "cube.noc.shape", shape, &d), 0);
+        snprintf(kv, sizeof kv, "cube.noc.rows=%u", rows);
+        cr_assert_eq(topo_set_kv(t, kv, &d), 0);
+        snprintf(kv, sizeof kv, "cube.noc.cols=%u", cols);
+        cr_assert_eq(topo_set_kv(t, kv, &d), 0);
+        diag_fini(&d);
+}
+
+/* Router hops of the route between the DMAs of PEs a and b. */
+static uint32_t pe_hops(struct topo_graph *g, uint32_t a, uint32_t b, uint32_t *routers)
+{
+        uint32_t n;
+        routers_on(g, topo_node_index(g, TOPO_NODE_PE_DMA, 0, 0, a),
+                   topo_node_index(g, TOPO_NODE_PE_DMA, 0, 0, b), routers, &n);
+        return n ? n - 1 : 0;        /* the routers entered, less the source's */
+}
+
+static uint32_t ring_min(uint32_t from, uint32_t to, uint32_t n)
+{
+        uint32_t fwd = (to + n - from) % n, back = (from + n - to) % n;
+        return fwd < back ? fwd : back;
+}
+
+Test(topo, torus_routes_take_the_shorter_way_round)
+{
+        struct topo t;
+        struct topo_graph g;
+        noc_machine(&t, "torus", 5, 7);
+        build(&t, &g);
+        uint64_t n_nodes, n_edges, bytes;
+        topo_graph_size(&t, &n_nodes, &n_edges, &bytes);
+        cr_assert_eq(n_edges, g.n_edges);
+        uint32_t r[64];
+        for (uint32_t a = 0; a < 35; a++)
+                for (uint32_t b = 0; b < 35; b++)
+                        cr_assert_eq(pe_hops(&g, a, b, r),
+                                     ring_min(a % 7, b % 7, 7) + ring_min(a / 7, b / 7, 5),
+                                     "torus route %u -> %u", a, b);
+        /* (0,0) -> (4,6): west across the wrap to col 6, then north to row 4. */
+        uint32_t want[] = { 0, 6, 34 };
+        cr_assert_eq(pe_hops(&g, 0, 34, r), 2);
+        cr_assert_arr_eq(r, want, sizeof want);
+        /* Every route is a shortest path of the torus, and contiguous. */
+        check_routes_from(&g, topo_node_index(&g, TOPO_NODE_PE_DMA, 0, 0, 0));
+        check_routes_from(&g, topo_node_index(&g, TOPO_NODE_HBM_CHANNEL, 0, 0, 3));
+        /* Closed form: port 1 + 2 hops x (1 + 1) + router 1 + port 1 + DMA 2 = 9 ns. */
+        cr_assert_eq(topo_path_latency(&g, topo_node_index(&g, TOPO_NODE_PE_DMA, 0, 0, 0),
+                                       topo_node_index(&g, TOPO_NODE_PE_DMA, 0, 0, 34)),
+                     9 * NS);
+        topo_graph_fini(&g);
+}
+
+Test(topo, dual_torus_routes_use_one_direction_per_noc)
+{
+        struct topo t;
+        struct topo_graph g;
+        noc_machine(&t, "dual_torus", 10, 8);
+        build(&t, &g);
+        uint32_t r[64];
+        for (uint32_t a = 0; a < 80; a++) {
+                for (uint32_t b = 0; b < 80; b++) {
+                        uint32_t ra = a / 8, ca = a % 8, rb = b / 8, cb = b % 8;
+                        uint32_t noc0 = (cb + 8 - ca) % 8 + (rb + 10 - ra) % 10;
+                        uint32_t noc1 = (ca + 8 - cb) % 8 + (ra + 10 - rb) % 10;
+                        uint32_t n = pe_hops(&g, a, b, r);
+                        cr_assert_eq(n, noc0 <= noc1 ? noc0 : noc1, "route %u -> %u", a, b);
+                        /* NoC 0 only moves east or south, NoC 1 only north or west. */
+                        for (uint32_t i = 0; i < n; i++) {
+                                uint32_t x = r[i], y = r[i + 1];
+                                bool east = y % 8 == (x % 8 + 1) % 8 && y / 8 == x / 8;
+                                bool south = y / 8 == (x / 8 + 1) % 10 && y % 8 == x % 8;
+                                bool west = x % 8 == (y % 8 + 1) % 8 && y / 8 == x / 8;
+                                bool north = x / 8 == (y / 8 + 1) % 10 && y % 8 == x % 8;
+                                if (noc0 <= noc1)
+                                        cr_assert(east || south, "NoC 0 hop %u -> %u", x, y);
+                                else
+                                        cr_assert(north || west, "NoC 1 hop %u -> %u", x, y);
+                        }
+                }
+        }
+        /* (0,0) -> (0,7): one hop west over the wrap (NoC 1), not seven east. */
+        uint32_t want[] = { 0, 7 };
+        cr_assert_eq(pe_hops(&g, 0, 7, r), 1);
+        cr_assert_arr_eq(r, want, sizeof want);
+        /* (0,0) -> (1,1): a tie (2 against 16) goes east then south on NoC 0. */
+        uint32_t want2[] = { 0, 1, 9 };
+        cr_assert_eq(pe_hops(&g, 0, 9, r), 2);
+        cr_assert_arr_eq(r, want2, sizeof want2);
+        topo_graph_fini(&g);
+}
+
+Test(topo, dram_channels_attach_where_the_file_says)
+{
+        static const char text[] = "version: 1\n"
+                                   "cube:\n"
+                                   "  noc: {rows: 4, cols: 4, shape: dual_torus}\n"
+                                   "  hbm:\n"
+                                   "    channels: 5\n"
+                                   "    attach: [[0, 0], [3, 2], [1, 3]]\n";
+        struct topo t;
+        struct topo_graph g;
+        struct diag d;
+        diag_init(&d);
+        cr_assert_eq(topo_load_text("attach.yaml", text, strlen(text), &t, &d), 0);
+        cr_assert_eq(t.cube.hbm.attach.n, 3);
+        static const uint32_t want[5] = { 0, 14, 7, 0, 14 };    /* row * 4 + col, ch % 3 */
+        build(&t, &g);
+        for (uint32_t ch = 0; ch < 5; ch++) {
+                cr_assert_eq(topo_hbm_channel_router_index(&t, ch), want[ch], "ch %u", ch);
+                uint32_t c = topo_node_index(&g, TOPO_NODE_HBM_CHANNEL, 0, 0, ch);
+                uint32_t r = topo_node_index(&g, TOPO_NODE_ROUTER, 0, 0, want[ch]);
+                cr_assert_neq(topo_edge_between(&g, c, r), TOPO_NONE);
+                cr_assert_neq(topo_edge_between(&g, r, c), TOPO_NONE);
+                cr_assert_eq(topo_node_router(&g, c), r);
+        }
+        /* ch1 at (3,2) -> pe15 (3,3): 100 + router 1 + 1 hop x 2 + port 1 + DMA 2. */
+        cr_assert_eq(topo_path_latency(&g, topo_node_index(&g, TOPO_NODE_HBM_CHANNEL, 0, 0, 1),
+                                       topo_node_index(&g, TOPO_NODE_PE_DMA, 0, 0, 15)),
+                     106 * NS);
+        /* The text form lists them and reloads to the same machine. */
+        char *out = NULL;
+        size_t n;
+        FILE *m = open_memstream(&out, &n);
+        cr_assert_eq(topo_graph_write_text(&g, m), 0);
+        fclose(m);
+        assert_has(out, "attach: [[0, 0], [3, 2], [1, 3]]");
+        assert_has(out, "shape: dual_torus");
+        struct topo back;
+        cr_assert_eq(topo_load_text("text.yaml", out, n, &back, &d), 0);
+        cr_assert(memcmp(&t, &back, sizeof t) == 0);
+        free(out);
+        topo_graph_fini(&g);
+        diag_fini(&d);
+}
+
+Test(topo, bad_attach_and_shape_are_located)
+{
+        int rc;
+        char *e = load_errors("version: 1\n"
+                              "cube:\n"
+                              "  noc: {rows: 4, cols: 4, shape: toroid}\n"
+                              "  hbm:\n"
+                              "    attach: [[0, 0], [1], [2, x], 7, [4, 0]]\n",
+                              &rc);
+        cr_assert_eq(rc, -EINVAL);
+        assert_has(e, "x.yaml:3:34: error: cube.noc.shape must be one of mesh, torus, dual_torus "
+                      "(got 'toroid')");
+        assert_has(e, "x.yaml:5:22: error: cube.hbm.attach[1]: expected [row, col] with integers");
+        assert_has(e, "x.yaml:5:27: error: cube.hbm.attach[2]: expected [row, col]");
+        assert_has(e, "x.yaml:5:35: error: cube.hbm.attach[3]: expected [row, col]");
+        cr_assert_eq(count_lines(e), 4);
+        free(e);
+        e = load_errors("version: 1\n"
+                        "cube:\n"
+                        "  noc: {rows: 4, cols: 4}\n"
+                        "  hbm: {attach: [[0, 0], [4, 1]]}\n",
+                        &rc);
+        cr_assert_eq(rc, -EINVAL);
+        assert_has(e, "x.yaml:4:17: error: cube.hbm.attach[1] = [4, 1] is outside the 4 x 4 NoC");
+        free(e);
+        e = load_errors("version: 1\ncube: {hbm: {attach: 3}}\n", &rc);
+        cr_assert_eq(rc, -EINVAL);
+        assert_has(e, "cube.hbm.attach: expected a list of [row, col] pairs, got '3'");
+        free(e);
+        /* A list is not a --set value. */
+        struct topo t;
+        struct diag d;
+        diag_init(&d);
+        cr_assert_eq(topo_load_default(&t, &d), 0);
+        cr_assert_eq(topo_set(&t, "cube.hbm.attach", "[[0, 0]]", &d), -EINVAL);
+        cr_assert_eq(d.n_errors, 1);
+        diag_fini(&d);
+}
