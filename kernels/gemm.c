@@ -13,7 +13,7 @@ struct gemm_args {
         int64_t tm, tn, tk;          /* tile */
 };
 
-static const char *const dtypes[] = { "fp32", "bf16", "fp16", NULL };
+static const char *const dtypes[] = { "fp32", "bf16", "fp16", "bfp8_b", "bfp4_b", NULL };
 /* The GEMM engine's fidelity, passes 1..4; "topology": pe.gemm.fidelity_passes. */
 static const char *const fidelities[] = { "topology", "lofi", "hifi2", "hifi3", "hifi4", NULL };
 

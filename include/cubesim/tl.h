@@ -22,10 +22,18 @@
  * matching begin, so a loop whose body is a scope never grows; running
  * state that must survive the scope is written to TCM or HBM with
  * tl_copy_to. Exceeding the ceiling is a kernel error. Tensors have up to
- * 4 dimensions, a dtype (fp32, bf16, fp16; compute is fp32, results are
- * fp32 unless converted with tl_cast, and stores round to the
- * destination's dtype) and strides; views (tl_view, tl_reshape) share
- * their parent's storage.
+ * 4 dimensions, a dtype (fp32, bf16, fp16, or the block floats bfp8_b and
+ * bfp4_b; compute is fp32, results are fp32 unless converted with tl_cast,
+ * and stores round to the destination's dtype) and strides; views
+ * (tl_view, tl_reshape) share their parent's storage.
+ *
+ * Block floats. bfp8_b and bfp4_b store a shared 8-bit exponent per 16
+ * consecutive elements of the last axis and, per element, a sign and 7
+ * (bfp8_b) or 3 (bfp4_b) magnitude bits: 1088 or 576 bytes per 32x32 tile
+ * (tl_dtype_bytes). Rounding to them takes a block's largest magnitude,
+ * 2^e <= max < 2^(e+1), and rounds each element to a multiple of
+ * 2^(e - bits + 1), half to even, at most 2^bits - 1 of them; the groups
+ * of 16 restart at every row of the destination.
  *
  * HBM tensors are shared by all PEs and carry no readiness: a store to HBM
  * does not make other PEs' (or this PE's) later loads of it wait. Order
@@ -87,7 +95,7 @@ extern "C" {
 typedef struct tl_ctx tl_ctx;
 typedef struct tl_tensor tl_tensor;
 
-typedef enum tl_dtype { TL_FP32, TL_BF16, TL_FP16 } tl_dtype;
+typedef enum tl_dtype { TL_FP32, TL_BF16, TL_FP16, TL_BFP8_B, TL_BFP4_B } tl_dtype;
 typedef enum tl_space { TL_HBM, TL_TCM, TL_SCRATCH } tl_space;
 
 /* ---- the kernel's view of itself -------------------------------------- */
@@ -136,7 +144,12 @@ TL_API int64_t tl__dim(const tl_tensor *, int axis, const char *file, int line);
 TL_API tl_dtype tl__dtype_of(const tl_tensor *, const char *file, int line);
 TL_API tl_space tl__space_of(const tl_tensor *, const char *file, int line);
 TL_API int64_t tl__numel(const tl_tensor *, const char *file, int line);
+/* Bytes of one element, rounded up to whole bytes (1 for the block floats). */
 TL_API size_t tl_dtype_size(tl_dtype);
+/* Bytes of n elements of dt laid out in rows of row_len: exact for the block
+ * floats (mantissas plus one exponent byte per started group of 16 of each
+ * row), n * tl_dtype_size otherwise. */
+TL_API uint64_t tl_dtype_bytes(tl_dtype dt, int64_t n, int64_t row_len);
 
 #define tl_ndim(t) tl__ndim((t), __FILE__, __LINE__)
 /* Extent of axis; a negative axis counts from the end; 0 past the last. */

@@ -1,6 +1,6 @@
 /* tl/compute.c: data mode: what each op computes. Values are fp32;
- * rounding to bf16/fp16 happens where an op writes a tensor of that dtype
- * (stores, casts, fills). Tensors are strided, up to 4-D; binary ops
+ * rounding to bf16/fp16 and the block floats happens where an op writes a
+ * tensor of that dtype (stores, casts, fills). Tensors are strided, up to 4-D; binary ops
  * broadcast (NumPy rules: a missing or extent-1 axis repeats). The dot
  * accumulates in fp32 in k order. */
 #include <math.h>
@@ -9,12 +9,42 @@
 #include "base/npy.h"
 #include "tl/tl_int.h"
 
+bool tl__is_bfp(tl_dtype dt)
+{
+        return dt == TL_BFP8_B || dt == TL_BFP4_B;
+}
+
+void tl__bfp_round(float *x, int64_t n, int64_t stride, tl_dtype dt)
+{
+        int bits = dt == TL_BFP8_B ? 7 : 3;
+        float q_max = (float)((1 << bits) - 1);
+        for (int64_t b = 0; b < n; b += 16) {
+                int64_t m = n - b < 16 ? n - b : 16;
+                float *v = x + b * stride;
+                float big = 0.0f;
+                for (int64_t i = 0; i < m; i++)
+                        if (isfinite(v[i * stride]) && fabsf(v[i * stride]) > big)
+                                big = fabsf(v[i * stride]);
+                int e = 0;
+                frexpf(big, &e);     /* big = f * 2^e, f in [0.5, 1): the step is 2^(e - bits) */
+                for (int64_t i = 0; i < m; i++) {
+                        float *p = &v[i * stride];
+                        if (!isfinite(*p))
+                                continue;
+                        float q = big > 0.0f ? rintf(ldexpf(fabsf(*p), bits - e)) : 0.0f;
+                        *p = copysignf(ldexpf(q < q_max ? q : q_max, e - bits), *p);
+                }
+        }
+}
+
 float tl__round(float v, tl_dtype dt)
 {
         switch (dt) {
         case TL_FP32: return v;
         case TL_BF16: return npy_bf16_to_f32(npy_f32_to_bf16(v));
         case TL_FP16: return npy_f16_to_f32(npy_f32_to_f16(v));
+        case TL_BFP8_B:
+        case TL_BFP4_B: tl__bfp_round(&v, 1, 1, dt); return v;
         }
         return v;
 }
@@ -66,7 +96,24 @@ void tl__compute_copy(const tl_tensor *src, tl_tensor *dst, tl_dtype round_to)
         view_strides(src, dst->ndim, ss);
         const float *s = at(src);
         float *o = at(dst);
-        FOR_EACH_4D(dst, dst->ndim, ss, zero, o[o_] = tl__round(s[ai_], round_to));
+        if (!tl__is_bfp(round_to)) {
+                FOR_EACH_4D(dst, dst->ndim, ss, zero, o[o_] = tl__round(s[ai_], round_to));
+                return;
+        }
+        FOR_EACH_4D(dst, dst->ndim, ss, zero, o[o_] = s[ai_]);
+        /* Every row of dst's last axis, in groups of 16. */
+        int nd = dst->ndim;
+        int64_t rows = 1, n = nd ? dst->shape[nd - 1] : 1, st = nd ? dst->stride[nd - 1] : 1;
+        for (int i = 0; i + 1 < nd; i++)
+                rows *= dst->shape[i];
+        for (int64_t r = 0; r < rows; r++) {
+                int64_t off = 0, rest = r;
+                for (int i = nd - 2; i >= 0; i--) {
+                        off += (rest % dst->shape[i]) * dst->stride[i];
+                        rest /= dst->shape[i];
+                }
+                tl__bfp_round(o + off, n, st, round_to);
+        }
 }
 
 void tl__compute_fill(tl_tensor *out, float v)

@@ -19,7 +19,7 @@
 #include "base/util.h"
 #include "tl/tl_int.h"
 
-static const char *const dtype_names[] = { "fp32", "bf16", "fp16" };
+static const char *const dtype_names[] = { "fp32", "bf16", "fp16", "bfp8_b", "bfp4_b" };
 
 /* ---- errors and logging ------------------------------------------------------ */
 
@@ -252,9 +252,15 @@ static void log_engine(tl_ctx *tl, const char *component, const char *op, sim_ps
         tl__log(tl, &rec);
 }
 
+/* Bytes of t's elements held as dt. */
+static uint64_t bytes_as(const tl_tensor *t, tl_dtype dt)
+{
+        return tl_dtype_bytes(dt, tl_numel(t), t->ndim ? t->shape[t->ndim - 1] : 1);
+}
+
 static uint64_t tensor_bytes(const tl_tensor *t)
 {
-        return (uint64_t)tl_numel(t) * tl_dtype_size(t->dtype);
+        return bytes_as(t, t->dtype);
 }
 
 static bool data_mode(const tl_ctx *tl)
@@ -344,7 +350,7 @@ tl_tensor *tl__load(tl_ctx *tl, tl_tensor *src, const char *file, int line)
                                       src->shape);
         uint64_t bytes = tensor_bytes(src);
         if (data_mode(tl))
-                tl__compute_copy(src, t, src->dtype);
+                tl__compute_copy(src, t, tl__is_bfp(src->dtype) ? TL_FP32 : src->dtype);
         struct rep_param p[2] = { { .name = "src", .kind = REP_STR, .s = space_key(src->space) },
                                   { .name = "dtype", .kind = REP_STR, .s = dtype_names[src->dtype] } };
         dma_move(tl, src, t, bytes, "load", p, 2, t, file, line);
@@ -388,7 +394,7 @@ static void write_out(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *fi
         check_same_shape(tl, file, line, op, dst, src);
         tl__wait_ready(tl, src, file, line, op);
         tl__wait_ready(tl, dst, file, line, op);
-        uint64_t bytes = (uint64_t)tl_numel(src) * tl_dtype_size(dst->dtype);
+        uint64_t bytes = bytes_as(src, dst->dtype);
         if (data_mode(tl))
                 tl__compute_copy(src, dst, dst->dtype);
         struct rep_param p[3] = { { .name = "src", .kind = REP_STR, .s = space_key(src->space) },
@@ -623,7 +629,7 @@ tl_tensor *tl__cast(tl_ctx *tl, tl_tensor *x, tl_dtype dt, const char *file, int
                 tl__compute_copy(x, out, dt);
         uint64_t n = (uint64_t)tl_numel(x);
         tl__finish_at(tl, out, run_math(tl, TOPO_OP_CAST, "cast", n, false,
-                                        tensor_bytes(x) + n * tl_dtype_size(dt)));
+                                        tensor_bytes(x) + bytes_as(x, dt)));
         return out;
 }
 
@@ -636,7 +642,7 @@ tl_tensor *tl__fill(tl_ctx *tl, tl_dtype dt, int ndim, const int64_t *shape, flo
         if (data_mode(tl))
                 tl__compute_fill(out, tl__round(value, dt));
         uint64_t n = (uint64_t)tl_numel(out);
-        tl__finish_at(tl, out, run_math(tl, TOPO_OP_FILL, "fill", n, false, n * tl_dtype_size(dt)));
+        tl__finish_at(tl, out, run_math(tl, TOPO_OP_FILL, "fill", n, false, bytes_as(out, dt)));
         return out;
 }
 
@@ -871,7 +877,7 @@ void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file,
                         tmp.stride[i] = st;
                         st *= t->shape[i];
                 }
-                tl__compute_copy(t, &tmp, t->dtype);
+                tl__compute_copy(t, &tmp, tl__is_bfp(t->dtype) ? TL_FP32 : t->dtype);
         }
         /* Sender's DMA: setup and read-out; then the route; then the
          * receiving DMA drains the bytes into its inbox. */

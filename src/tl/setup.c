@@ -156,9 +156,8 @@ tl_tensor *tl_setup_tensor(tl_setup *s, const char *name, tl_io io, tl_dtype dt,
                 tl_setup_error(s, "tensor %s: shape is NULL", name);
                 return &dummy;
         }
-        if (dt != TL_FP32 && dt != TL_BF16 && dt != TL_FP16) {
-                tl_setup_error(s, "tensor %s: dtype %d, expected TL_FP32, TL_BF16 or TL_FP16",
-                               name, (int)dt);
+        if (!tl__dtype_known(dt)) {
+                tl_setup_error(s, "tensor %s: dtype %d, expected %s", name, (int)dt, TL__DTYPES);
                 return &dummy;
         }
         if (io != TL_INPUT && io != TL_OUTPUT && io != TL_TEMP) {
@@ -478,6 +477,23 @@ static uint64_t splitmix(uint64_t *st)
         return z ^ (z >> 31);
 }
 
+/* An input value as stored before round_blocks: rounded to the dtype, or
+ * as it is for a block float (rounded in groups afterwards). */
+static float input_value(const struct tl_global *g, float v)
+{
+        return tl__is_bfp(g->t.dtype) ? v : tl__round(v, g->t.dtype);
+}
+
+/* A block-float input is rounded row by row, in groups of 16. */
+static void round_blocks(struct tl_global *g)
+{
+        if (!tl__is_bfp(g->t.dtype))
+                return;
+        int64_t n = g->t.ndim ? g->t.shape[g->t.ndim - 1] : 1;
+        for (uint64_t i = 0; n > 0 && i < g->count; i += (uint64_t)n)
+                tl__bfp_round(g->data + i, n, 1, g->t.dtype);
+}
+
 /* Read input g from path into g->data (allocated); its shape must agree. */
 static int read_input(struct tl_global *g, const char *path, struct diag *d)
 {
@@ -489,8 +505,9 @@ static int read_input(struct tl_global *g, const char *path, struct diag *d)
                 return -EINVAL;
         }
         for (uint64_t i = 0; i < g->count; i++)
-                g->data[i] = tl__round(a.data[i], g->t.dtype);
+                g->data[i] = input_value(g, a.data[i]);
         npy_free(&a);
+        round_blocks(g);
         return 0;
 }
 
@@ -500,8 +517,9 @@ static void generate_input(const struct tl_run *r, struct tl_global *g, int inde
         uint64_t st = r->opts->seed * UINT64_C(1000003) + (uint64_t)index;
         for (uint64_t i = 0; i < g->count; i++) {
                 double u = (double)(splitmix(&st) >> 11) * 0x1.0p-53;
-                g->data[i] = tl__round((float)(2.0 * u - 1.0), g->t.dtype);
+                g->data[i] = input_value(g, (float)(2.0 * u - 1.0));
         }
+        round_blocks(g);
 }
 
 /* Where input g comes from: its file under --inputs (a regular file), or

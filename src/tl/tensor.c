@@ -40,11 +40,15 @@ void tl__check_tensor(tl_ctx *tl, const tl_tensor *t, const char *file, int line
                          "freed it; keep values across scopes with tl_copy_to)", which);
 }
 
+bool tl__dtype_known(tl_dtype dt)
+{
+        return (unsigned)dt <= TL_BFP4_B;
+}
+
 void tl__check_dtype(tl_ctx *tl, tl_dtype dt, const char *file, int line, const char *op)
 {
-        if (dt != TL_FP32 && dt != TL_BF16 && dt != TL_FP16)
-                tl__fail(tl, file, line, op, "dtype %d: expected TL_FP32, TL_BF16 or TL_FP16",
-                         (int)dt);
+        if (!tl__dtype_known(dt))
+                tl__fail(tl, file, line, op, "dtype %d: expected %s", (int)dt, TL__DTYPES);
 }
 
 /* ---- metadata ------------------------------------------------------------ */
@@ -98,7 +102,26 @@ int64_t tl__numel(const tl_tensor *t, const char *file, int line)
 
 size_t tl_dtype_size(tl_dtype dt)
 {
-        return dt == TL_FP32 ? 4 : 2;
+        switch (dt) {
+        case TL_FP32: return 4;
+        case TL_BF16:
+        case TL_FP16: return 2;
+        case TL_BFP8_B:
+        case TL_BFP4_B: return 1;
+        }
+        return 4;
+}
+
+uint64_t tl_dtype_bytes(tl_dtype dt, int64_t n, int64_t row_len)
+{
+        if (n <= 0)
+                return 0;
+        if (dt != TL_BFP8_B && dt != TL_BFP4_B)
+                return (uint64_t)n * tl_dtype_size(dt);
+        uint64_t rows = row_len > 0 ? (uint64_t)(n / row_len) : 1;
+        uint64_t per_row = row_len > 0 ? (uint64_t)row_len : (uint64_t)n;
+        uint64_t mant = dt == TL_BFP8_B ? per_row : (per_row + 1) / 2;
+        return rows * (mant + (per_row + 15) / 16);
 }
 
 /* ---- arena ------------------------------------------------------------------ */
@@ -339,7 +362,7 @@ tl_tensor *tl__new_tensor(tl_ctx *tl, const char *file, int line, const char *op
         if (ndim)
                 memcpy(tmp.shape, shape, (size_t)ndim * sizeof shape[0]);
         uint64_t n = (uint64_t)numel(&tmp);
-        charge(tl, file, line, op, space, n * tl_dtype_size(dt));
+        charge(tl, file, line, op, space, tl_dtype_bytes(dt, (int64_t)n, ndim ? shape[ndim - 1] : 1));
         tl_tensor *t = struct_new(tl);
         float *data = NULL;
         if (t && tl->run->opts->mode == TL_MODE_DATA)

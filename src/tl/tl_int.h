@@ -369,10 +369,20 @@ void tl__compute_where(const tl_tensor *mask, const tl_tensor *a, const tl_tenso
  * along the row (NULL: 1); out may be x. */
 void tl__compute_rmsnorm(const tl_tensor *x, const tl_tensor *w, float eps, tl_tensor *out);
 void tl__compute_dot(const tl_tensor *a, const tl_tensor *b, bool trans_b, tl_tensor *out);
+/* dst = src rounded to round_to; a block float rounds dst row by row. */
 void tl__compute_copy(const tl_tensor *src, tl_tensor *dst, tl_dtype round_to);
 void tl__compute_fill(tl_tensor *out, float v);
 void tl__compute_mask_causal(const tl_tensor *x, int64_t offset, tl_tensor *out);
-/* Round v to a value representable in dt. */
+/* Round v to a value representable in dt (a block float: v as the largest
+ * element of its block). */
 float tl__round(float v, tl_dtype dt);
+/* Is dt a block float (bfp8_b, bfp4_b)? */
+bool tl__is_bfp(tl_dtype dt);
+/* Is dt one of the dtypes (TL__DTYPES says which, for messages)? */
+bool tl__dtype_known(tl_dtype dt);
+#define TL__DTYPES "TL_FP32, TL_BF16, TL_FP16, TL_BFP8_B or TL_BFP4_B"
+/* Round n elements at x (stride apart, one row) to the block float dt:
+ * groups of 16 from the first element (see tl.h). */
+void tl__bfp_round(float *x, int64_t n, int64_t stride, tl_dtype dt);
 
 #endif

@@ -31,6 +31,8 @@ static void tolerance(tl_dtype dt, double *atol, double *rtol)
         case TL_FP32: *atol = 2e-4; *rtol = 2e-4; break;
         case TL_BF16: *atol = 1.5e-2; *rtol = 1e-2; break;
         case TL_FP16: *atol = 1e-2; *rtol = 1e-3; break;
+        case TL_BFP8_B: *atol = 3e-2; *rtol = 3e-2; break;
+        case TL_BFP4_B: *atol = 0.25; *rtol = 0.25; break;
         }
 }
 

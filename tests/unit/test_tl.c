@@ -50,6 +50,41 @@ Test(tl, load_from_tcm_closed_form)
         cr_assert_eq(measured[1], cost(TOPO_OP_LOAD) + dma);
 }
 
+Test(tl, block_float_bytes)
+{
+        cr_assert_eq(tl_dtype_bytes(TL_BFP8_B, 32 * 32, 32), 1088);     /* a 32x32 tile */
+        cr_assert_eq(tl_dtype_bytes(TL_BFP4_B, 32 * 32, 32), 576);
+        cr_assert_eq(tl_dtype_bytes(TL_BF16, 32 * 32, 32), 2048);
+        /* Rows of 17: 17 (or 9) mantissa bytes and 2 exponents each. */
+        cr_assert_eq(tl_dtype_bytes(TL_BFP8_B, 3 * 17, 17), 3 * 19);
+        cr_assert_eq(tl_dtype_bytes(TL_BFP4_B, 3 * 17, 17), 3 * 11);
+}
+
+static tl_dtype load_dtype;
+
+static void k_tcm_load_bfp(tl_ctx *tl, const void *a)
+{
+        if (tl->rank != 0)
+                return;
+        tl_tensor *src = tl_alloc(tl, TL_TCM, load_dtype, 2, ((int64_t[]){ 64, 64 }));
+        sim_ps t0 = now_of(tl);
+        tl_wait_tensor(tl, tl_load(tl, src));
+        measured[0] = now_of(tl) - t0;
+}
+
+static void check_packed_load(tl_dtype dt, uint64_t bytes)
+{
+        load_dtype = dt;
+        cr_assert_eq(run_kernel(k_tcm_load_bfp, TL_MODE_OPLOG), 0);
+        sim_ps dma = t.pe.dma.setup_ps + hw_bytes_ps(bytes / t.pe.dma.channels,
+                                                     t.pe.dma.bw_bytes_per_s / t.pe.dma.channels);
+        cr_assert_eq(measured[0], cost(TOPO_OP_LOAD) + dma, "dtype %d", dt);
+}
+
+/* A block-float load moves its packed bytes: 4 tiles of 1088 or 576. */
+Test(tl, bfp8_load_moves_packed_bytes) { check_packed_load(TL_BFP8_B, 4 * 1088); }
+Test(tl, bfp4_load_moves_packed_bytes) { check_packed_load(TL_BFP4_B, 4 * 576); }
+
 static void k_dot(tl_ctx *tl, const void *a)
 {
         if (tl->rank != 0)

@@ -1,6 +1,6 @@
 /* tests/bad/kernels/bad_cast.c: tl_cast to dtype -1.
 // args: --topo topologies/small.yaml
-// expect: tests/bad/kernels/bad_cast.c:@LINE@: error: PE sip0.cube0.pe0: cast: dtype -1: expected TL_FP32, TL_BF16 or TL_FP16
+// expect: tests/bad/kernels/bad_cast.c:@LINE@: error: PE sip0.cube0.pe0: cast: dtype -1: expected TL_FP32, TL_BF16, TL_FP16, TL_BFP8_B or TL_BFP4_B
 // expect-count: 1
  */
 #include <cubesim/tl.h>

@@ -1,6 +1,6 @@
 /* tests/bad/kernels/bad_dtype.c: tl_alloc with a dtype that is none of tl_dtype.
 // args: --topo topologies/small.yaml
-// expect: tests/bad/kernels/bad_dtype.c:@LINE@: error: PE sip0.cube0.pe0: tl_alloc: dtype 77: expected TL_FP32, TL_BF16 or TL_FP16
+// expect: tests/bad/kernels/bad_dtype.c:@LINE@: error: PE sip0.cube0.pe0: tl_alloc: dtype 77: expected TL_FP32, TL_BF16, TL_FP16, TL_BFP8_B or TL_BFP4_B
 // expect-count: 1
  */
 #include <cubesim/tl.h>
