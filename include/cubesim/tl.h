@@ -106,6 +106,10 @@ TL_API int tl__rank(tl_ctx *, int pe, int cube, int sip, const char *file, int l
 
 #define tl_program_id(tl, axis) tl__program_id((tl), (axis), __FILE__, __LINE__)
 #define tl_num_programs(tl, axis) tl__num_programs((tl), (axis), __FILE__, __LINE__)
+/* The cube's NoC: axis 0 its columns (X), axis 1 its rows (Y). PE p of a
+ * cube sits at row p / columns, column p % columns. Free: no issue cost. */
+int tl__mesh_dim(tl_ctx *, int axis, const char *file, int line);
+#define tl_mesh_dim(tl, axis) tl__mesh_dim((tl), (axis), __FILE__, __LINE__)
 /* The global rank of (pe, cube, sip); tl_rank(tl, -1, -1, -1) is this PE. */
 #define tl_rank(tl, pe, cube, sip) tl__rank((tl), (pe), (cube), (sip), __FILE__, __LINE__)
 
@@ -193,6 +197,8 @@ TL_API void tl__copy_to(tl_ctx *, tl_tensor *dst, tl_tensor *src, const char *fi
 TL_API void tl__send(tl_ctx *, int dst_rank, tl_tensor *t, int tag, const char *file, int line);
 TL_API tl_tensor *tl__recv(tl_ctx *, int src_rank, int tag, const char *file, int line);
 TL_API void tl__wait_tensor(tl_ctx *, tl_tensor *t, const char *file, int line);
+TL_API void tl__mcast(tl_ctx *, int row0, int col0, int n_rows, int n_cols, tl_tensor *t, int tag,
+               const char *file, int line);
 
 /* Lazy: issues the DMA (HBM or TCM -> a new scratch tensor) and returns at
  * once; the data is a future that the first consuming op waits for. */
@@ -205,6 +211,14 @@ TL_API void tl__wait_tensor(tl_ctx *, tl_tensor *t, const char *file, int line);
 #define tl_copy_to(tl, dst, src) tl__copy_to((tl), (dst), (src), __FILE__, __LINE__)
 /* Fire-and-forget: the bytes travel to dst_rank's inbox (IPCQ). */
 #define tl_send(tl, dst_rank, t, tag) tl__send((tl), (dst_rank), (t), (tag), __FILE__, __LINE__)
+/* Multicast: t to every PE of this PE's cube in rows [row0, row0 + n_rows)
+ * and columns [col0, col0 + n_cols) of its NoC, except the sender. One
+ * issue (the send cost) and one read-out by the sender's DMA; the bytes
+ * cross each NoC link of the routes' union once and are copied where the
+ * routes part. Each receiver takes it with tl_recv(sender's rank, tag),
+ * as if it had been sent with tl_send. */
+#define tl_mcast(tl, row0, col0, n_rows, n_cols, t, tag) \
+        tl__mcast((tl), (row0), (col0), (n_rows), (n_cols), (t), (tag), __FILE__, __LINE__)
 /* Block until a message from src_rank with tag has drained into this PE's
  * inbox; returns it as a new scratch tensor. Messages of one (src, tag)
  * arrive in send order. */

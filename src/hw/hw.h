@@ -62,6 +62,7 @@
 
 struct hw_sim;
 struct hw_pe;
+struct hw_mcast_scratch;
 
 /* A kernel body run as a PE's process, after the launch has reached it. */
 typedef void (*hw_pe_body)(struct hw_pe *pe, void *arg);
@@ -182,6 +183,7 @@ struct hw_sim {
         int no_stack_errno;          /* why: coro_create's errno */
         uint64_t class_bytes[TOPO_EDGE_CLASS_COUNT]; /* stat: bytes per link class */
         uint64_t hbm_remote_bytes;   /* stat: HBM bytes a PE read or wrote in another cube */
+        struct hw_mcast_scratch *mcast; /* per-edge state of multicasts (mcast.c); owned */
 };
 
 /* Build the machine of t (copied). 0, or -EINVAL/-ENOMEM with d filled. */
@@ -236,6 +238,14 @@ uint64_t hw_hbm_piece_bytes(const struct topo *, uint64_t bytes);
 sim_ps hw_hbm_span_access(struct hw_sim *, const struct hw_hbm_span *span, uint32_t local,
                           uint32_t node, uint64_t bytes, bool write, sim_ps start,
                           struct ev_resource *pace);
+
+/* Move bytes from src to each of dsts[0..n) as one multicast (mcast.c):
+ * the union of the routes, each link reserved once, copies made where the
+ * routes part. arrive[i] is when the last byte reaches dsts[i]; returns the
+ * latest, or TOPO_PS_NONE if a route is missing or memory ran out. */
+sim_ps hw_xfer_mcast(struct hw_sim *, uint32_t src, const uint32_t *dsts, uint32_t n,
+                     uint64_t bytes, sim_ps start, sim_ps *arrive);
+void hw__mcast_free(struct hw_mcast_scratch *);
 
 /* Read (or write) bytes of the cube's HBM from (to) graph node pe_node,
  * starting at start: interleaved over the channels. Returns completion. */

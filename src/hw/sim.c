@@ -120,6 +120,7 @@ void hw_sim_fini(struct hw_sim *s)
         free(s->sips);
         free(s->pes);
         free(s->links);
+        hw__mcast_free(s->mcast);
         topo_graph_fini(&s->graph);
         memset(s, 0, sizeof *s);
 }

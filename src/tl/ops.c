@@ -845,29 +845,23 @@ static void check_rank(tl_ctx *tl, int rank, const char *file, int line, const c
                 tl__fail(tl, file, line, op, "rank %d: expected 0..%u", rank, tl->sim->n_pes - 1);
 }
 
-void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file, int line)
+/* A message of t to dst, its data (data mode) a contiguous copy of t. */
+static struct tl_msg *msg_of(tl_ctx *tl, tl_tensor *t, tl_ctx *dst, int tag, const char *file,
+                             int line, const char *op)
 {
-        tl__issue(tl, TOPO_OP_SEND, file, line);
-        check_rank(tl, dst_rank, file, line, "tl_send");
-        tl__need_local(tl, t, file, line, "tl_send", "t");
-        tl__wait_ready(tl, t, file, line, "tl_send");
-        struct tl_run *r = tl->run;
-        struct hw_sim *s = tl->sim;
-        tl_ctx *dst = &r->ctx[dst_rank];
-        struct tl_msg *m = msg_new(r);
-        if (!m || inbox_reserve(&r->inbox) < 0)
-                tl__fail(tl, file, line, "tl_send", "host out of memory");
+        struct tl_msg *m = msg_new(tl->run);
+        if (!m || inbox_reserve(&tl->run->inbox) < 0)
+                tl__fail(tl, file, line, op, "host out of memory");
         m->dst = dst;
         m->src_rank = tl->rank;
         m->tag = tag;
         m->dtype = t->dtype;
         m->ndim = t->ndim;
         memcpy(m->shape, t->shape, sizeof m->shape);
-        uint64_t bytes = tensor_bytes(t);
         if (data_mode(tl)) {
                 m->data = malloc((size_t)tl_numel(t) * sizeof(float) + 1);
                 if (!m->data)
-                        tl__fail(tl, file, line, "tl_send", "host out of memory");
+                        tl__fail(tl, file, line, op, "host out of memory");
                 /* A contiguous image of t over the message buffer. */
                 tl_tensor tmp = *t;
                 tmp.base = m->data;
@@ -879,15 +873,18 @@ void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file,
                 }
                 tl__compute_copy(t, &tmp, tl__is_bfp(t->dtype) ? TL_FP32 : t->dtype);
         }
-        /* Sender's DMA: setup and read-out; then the route; then the
-         * receiving DMA drains the bytes into its inbox. */
-        sim_ps now = ev_now(&s->ev), start;
-        sim_ps sent = hw_dma_reserve(tl->pe, now, bytes, true, &start);
-        sim_ps arrive = hw_xfer(s, tl->pe->node_dma, dst->pe->node_dma, bytes,
-                                start + s->topo->pe.dma.setup_ps);
-        if (arrive == TOPO_PS_NONE)
-                tl__fail(tl, file, line, "tl_send", "host out of memory routing to PE %d",
-                         dst_rank);
+        return m;
+}
+
+/* The sender's DMA has read m out by sent; its last byte reaches the
+ * receiver's DMA at arrive: the receiving DMA drains it into the inbox,
+ * and it lands there no earlier than sent. Logs the drain (and the flow
+ * from the sender's record) and schedules the landing. */
+static void msg_deliver(tl_ctx *tl, struct tl_msg *m, uint64_t bytes, sim_ps sent, sim_ps arrive)
+{
+        struct tl_run *r = tl->run;
+        struct hw_sim *s = tl->sim;
+        tl_ctx *dst = m->dst;
         sim_ps drain = hw_bytes_ps(bytes, s->topo->pe.dma.bw_bytes_per_s);
         /* The first bytes reach the receiver one drain before the last;
          * a message shorter than its drain starts at once (0: the
@@ -903,15 +900,8 @@ void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file,
                 landed = written;
         if (landed < sent)
                 landed = sent;
-        struct rep_param p[2] = { { .name = "dst", .kind = REP_INT, .i = dst_rank },
-                                  { .name = "tag", .kind = REP_INT, .i = tag } };
-        m->send_op = (struct rep_op){ .pe = tl->pe->name, .pe_index = tl->rank,
-                                      .component = "pe_dma", .op = "send", .start_ps = start,
-                                      .end_ps = sent, .bytes = bytes };
-        log_engine(tl, "pe_dma", "send", start, sent, bytes, 0, p, 2);
-        /* The receiver's drain is logged on its DMA track. */
         struct rep_param q[2] = { { .name = "src", .kind = REP_INT, .i = tl->rank },
-                                  { .name = "tag", .kind = REP_INT, .i = tag } };
+                                  { .name = "tag", .kind = REP_INT, .i = m->tag } };
         struct rep_op rec = { .pe = dst->pe->name, .pe_index = dst->rank, .component = "pe_dma",
                               .op = "recv_drain", .start_ps = drain_start, .end_ps = landed,
                               .bytes = bytes, .params = q, .n_params = 2 };
@@ -921,9 +911,100 @@ void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file,
                 rep_trace_op(&r->trace, &rec);
                 rep_trace_flow(&r->trace, ++r->next_flow, &m->send_op, &rec);
         }
-        tl__finish_at(tl, NULL, sent);
         m->land.fn = msg_land;
         ev_schedule_at(&s->ev, &m->land, landed);
+}
+
+void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file, int line)
+{
+        tl__issue(tl, TOPO_OP_SEND, file, line);
+        check_rank(tl, dst_rank, file, line, "tl_send");
+        tl__need_local(tl, t, file, line, "tl_send", "t");
+        tl__wait_ready(tl, t, file, line, "tl_send");
+        struct hw_sim *s = tl->sim;
+        tl_ctx *dst = &tl->run->ctx[dst_rank];
+        struct tl_msg *m = msg_of(tl, t, dst, tag, file, line, "tl_send");
+        uint64_t bytes = tensor_bytes(t);
+        /* Sender's DMA: setup and read-out; then the route; then the
+         * receiving DMA drains the bytes into its inbox. */
+        sim_ps now = ev_now(&s->ev), start;
+        sim_ps sent = hw_dma_reserve(tl->pe, now, bytes, true, &start);
+        sim_ps arrive = hw_xfer(s, tl->pe->node_dma, dst->pe->node_dma, bytes,
+                                start + s->topo->pe.dma.setup_ps);
+        if (arrive == TOPO_PS_NONE)
+                tl__fail(tl, file, line, "tl_send", "host out of memory routing to PE %d",
+                         dst_rank);
+        struct rep_param p[2] = { { .name = "dst", .kind = REP_INT, .i = dst_rank },
+                                  { .name = "tag", .kind = REP_INT, .i = tag } };
+        m->send_op = (struct rep_op){ .pe = tl->pe->name, .pe_index = tl->rank,
+                                      .component = "pe_dma", .op = "send", .start_ps = start,
+                                      .end_ps = sent, .bytes = bytes };
+        log_engine(tl, "pe_dma", "send", start, sent, bytes, 0, p, 2);
+        msg_deliver(tl, m, bytes, sent, arrive);
+        tl__finish_at(tl, NULL, sent);
+}
+
+void tl__mcast(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl_tensor *t, int tag,
+               const char *file, int line)
+{
+        tl__issue(tl, TOPO_OP_SEND, file, line);
+        struct hw_sim *s = tl->sim;
+        int rows = (int)s->topo->cube.noc.rows, cols = (int)s->topo->cube.noc.cols;
+        if (n_rows < 1 || n_cols < 1 || row0 < 0 || col0 < 0 || row0 > rows - n_rows ||
+            col0 > cols - n_cols)
+                tl__fail(tl, file, line, "tl_mcast",
+                         "rows [%d, +%d) x cols [%d, +%d) is not a rectangle of the %d x %d NoC",
+                         row0, n_rows, col0, n_cols, rows, cols);
+        tl__need_local(tl, t, file, line, "tl_mcast", "t");
+        tl__wait_ready(tl, t, file, line, "tl_mcast");
+        uint32_t first = tl->rank - tl->pe->pe, n = 0;
+        uint32_t *dsts = tl__arena_alloc(tl, (size_t)n_rows * (size_t)n_cols * 2 * sizeof *dsts);
+        if (!dsts)
+                tl__fail(tl, file, line, "tl_mcast", "host out of memory");
+        sim_ps *arrive = tl__arena_alloc(tl, (size_t)n_rows * (size_t)n_cols * sizeof *arrive);
+        if (!arrive)
+                tl__fail(tl, file, line, "tl_mcast", "host out of memory");
+        uint32_t *ranks = dsts + (size_t)n_rows * (size_t)n_cols;
+        for (int r = row0; r < row0 + n_rows; r++) {
+                for (int c = col0; c < col0 + n_cols; c++) {
+                        uint32_t rank = first + (uint32_t)(r * cols + c);
+                        if (rank == tl->rank)
+                                continue;       /* no loopback: the sender has the data */
+                        ranks[n] = rank;
+                        dsts[n++] = tl->run->ctx[rank].pe->node_dma;
+                }
+        }
+        uint64_t bytes = tensor_bytes(t);
+        sim_ps now = ev_now(&s->ev), start;
+        sim_ps sent = hw_dma_reserve(tl->pe, now, bytes, true, &start);
+        if (n && hw_xfer_mcast(s, tl->pe->node_dma, dsts, n, bytes,
+                               start + s->topo->pe.dma.setup_ps, arrive) == TOPO_PS_NONE)
+                tl__fail(tl, file, line, "tl_mcast", "host out of memory routing the multicast");
+        struct rep_param p[5] = { { .name = "row0", .kind = REP_INT, .i = row0 },
+                                  { .name = "col0", .kind = REP_INT, .i = col0 },
+                                  { .name = "rows", .kind = REP_INT, .i = n_rows },
+                                  { .name = "cols", .kind = REP_INT, .i = n_cols },
+                                  { .name = "tag", .kind = REP_INT, .i = tag } };
+        log_engine(tl, "pe_dma", "mcast", start, sent, bytes, 0, p, 5);
+        for (uint32_t i = 0; i < n; i++) {
+                struct tl_msg *m = msg_of(tl, t, &tl->run->ctx[ranks[i]], tag, file, line,
+                                          "tl_mcast");
+                m->send_op = (struct rep_op){ .pe = tl->pe->name, .pe_index = tl->rank,
+                                              .component = "pe_dma", .op = "mcast",
+                                              .start_ps = start, .end_ps = sent, .bytes = bytes };
+                msg_deliver(tl, m, bytes, sent, arrive[i]);
+        }
+        tl__finish_at(tl, NULL, sent);
+}
+
+int tl__mesh_dim(tl_ctx *tl, int axis, const char *file, int line)
+{
+        const struct topo_noc *noc = &tl->sim->topo->cube.noc;
+        switch (axis) {
+        case 0: return (int)noc->cols;
+        case 1: return (int)noc->rows;
+        }
+        tl__fail(tl, file, line, "tl_mesh_dim", "axis %d: expected 0 (columns) or 1 (rows)", axis);
 }
 
 tl_tensor *tl__recv(tl_ctx *tl, int src_rank, int tag, const char *file, int line)

@@ -570,6 +570,106 @@ Test(tl, a_job_applies_topology_sets_to_its_own_copy)
         cr_assert_eq(fixture_run(tl_kernel_find("program_ids"), NULL, bad, 3), -EINVAL);
         cr_assert(diag_has("--set pe.dma.bw_gbps=-3: error:"), "%s", d.head->text);
         cr_assert(diag_has("--set =1: expected key=value"));
+
+/* ---- multicast ---------------------------------------------------------------- */
+
+static sim_ps recv_at[16];
+static float recv_val[16];
+static int uni_dst;
+
+/* The test's machine: one cube whose NoC is 1 x cols of shape, with 50 ns
+ * hops so that distance, not the sender's DMA, decides arrivals. */
+static void one_row(const char *cols, const char *shape)
+{
+        cr_assert_eq(topo_set(&t, "cube.noc.hop_latency_ns", "50", &d), 0);
+        cr_assert_eq(topo_set(&t, "sip.cubes", "1", &d), 0);
+        cr_assert_eq(topo_set(&t, "cube.noc.rows", "1", &d), 0);
+        cr_assert_eq(topo_set(&t, "cube.noc.cols", cols, &d), 0);
+        cr_assert_eq(topo_set(&t, "cube.noc.shape", shape, &d), 0);
+}
+
+static void k_mcast_row(tl_ctx *tl, const void *a)
+{
+        int64_t shape[2] = { 16, 64 };                         /* 4 KiB fp32 */
+        if (tl->rank == 0) {
+                tl_tensor *v = tl_fill(tl, TL_FP32, 2, shape, 3.5f);
+                tl_wait_tensor(tl, v);
+                measured[0] = now_of(tl);
+                tl_mcast(tl, 0, 0, 1, tl_mesh_dim(tl, 0), v, 5);
+                measured[1] = now_of(tl);
+        } else {
+                tl_tensor *m = tl_recv(tl, 0, 5);
+                recv_at[tl->rank] = now_of(tl) - measured[0];
+                recv_val[tl->rank] = m->base ? m->base[m->offset + 17] : 0;
+        }
+}
+
+static void k_unicast_one(tl_ctx *tl, const void *a)
+{
+        int64_t shape[2] = { 16, 64 };
+        if (tl->rank == 0) {
+                tl_tensor *v = tl_fill(tl, TL_FP32, 2, shape, 3.5f);
+                tl_wait_tensor(tl, v);
+                measured[0] = now_of(tl);
+                tl_send(tl, uni_dst, v, 5);
+        } else if ((int)tl->rank == uni_dst) {
+                tl_recv(tl, 0, 5);
+                recv_at[tl->rank] = now_of(tl) - measured[0];
+        }
+}
+
+/* One injection reaches a row of PEs: each gets the data, each at the time
+ * a lone send to it alone would land (the shared links carry it once, so
+ * the copies do not queue behind each other), and the NoC carries the
+ * bytes over 1 + 5 + 5 links instead of the 20 of five sends. */
+Test(tl, mcast_row_lands_like_lone_sends)
+{
+        one_row("6", "mesh");
+        memset(recv_at, 0, sizeof recv_at);
+        cr_assert_eq(run_kernel(k_mcast_row, TL_MODE_DATA), 0);
+        cr_assert_eq(measured[1] - measured[0], cost(TOPO_OP_SEND), "one issue, fire and forget");
+        sim_ps first[6];
+        memcpy(first, recv_at, sizeof first);
+        for (int r = 1; r < 6; r++)
+                cr_assert_float_eq(recv_val[r], 3.5f, 0, "PE %d", r);
+        uint64_t bytes = 16 * 64 * 4;
+        cr_assert_eq(job.sim.class_bytes[TOPO_EDGE_NOC], bytes * (1 + 5 + 5));
+        for (int r = 1; r < 6; r++) {
+                uni_dst = r;
+                cr_assert_eq(run_kernel(k_unicast_one, TL_MODE_OPLOG), 0);
+                cr_assert_eq(first[r], recv_at[r], "PE %d: multicast %llu ps, lone send %llu ps", r,
+                             (unsigned long long)first[r], (unsigned long long)recv_at[r]);
+                cr_assert_eq(job.sim.class_bytes[TOPO_EDGE_NOC], bytes * (uint64_t)(r + 2));
+        }
+        /* Later PEs are farther: each hop adds the hop latency and a router. */
+        for (int r = 2; r < 6; r++)
+                cr_assert_eq(first[r] - first[r - 1],
+                             t.cube.noc.hop_latency_ps + t.cube.noc.router_node_overhead_ps);
+}
+
+/* On a ring of 6 the copies go both ways round: PE 5 is one hop west. */
+Test(tl, mcast_on_a_torus_goes_both_ways)
+{
+        one_row("6", "torus");
+        cr_assert_eq(run_kernel(k_mcast_row, TL_MODE_OPLOG), 0);
+        cr_assert_eq(recv_at[5], recv_at[1]);
+        cr_assert_eq(recv_at[4], recv_at[2]);
+        uint64_t bytes = 16 * 64 * 4;
+        cr_assert_eq(job.sim.class_bytes[TOPO_EDGE_NOC], bytes * (1 + 5 + 5));
+}
+
+static void k_mcast_bad(tl_ctx *tl, const void *a)
+{
+        if (tl->rank == 0)
+                tl_mcast(tl, 0, 1, 1, 2, tl_fill(tl, TL_FP32, 1, ((int64_t[]){ 4 }), 0.0f), 1);
+}
+
+Test(tl, mcast_outside_the_noc_is_a_kernel_error)
+{
+        cr_assert_eq(run_kernel(k_mcast_bad, TL_MODE_OPLOG), -1);
+        cr_assert(diag_has("tl_mcast"));
+        cr_assert(diag_has("rows [0, +1) x cols [1, +2) is not a rectangle of the 2 x 2 NoC"));
+        cr_assert(diag_has("test_tl.c:"));
 }
 
 /* ---- extreme arguments -------------------------------------------------------- */
