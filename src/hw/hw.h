@@ -239,6 +239,17 @@ sim_ps hw_hbm_span_access(struct hw_sim *, const struct hw_hbm_span *span, uint3
                           uint32_t node, uint64_t bytes, bool write, sim_ps start,
                           struct ev_resource *pace);
 
+/* Where a transfer's bytes are as they cross a route, link by link. */
+struct hw_front {
+        sim_ps head;                 /* the first byte reaches the next link's source node */
+        sim_ps tail;                 /* the last byte has reached it */
+};
+/* The bytes of f cross graph edge (cut-through, its packets' headers on NoC
+ * links): the link is reserved and f advanced. */
+void hw__link_pass(struct hw_sim *, uint32_t edge, uint64_t bytes, struct hw_front *f);
+/* When the last byte of f has arrived at the node its head reached. */
+sim_ps hw__front_arrival(const struct hw_front *f);
+
 /* Move bytes from src to each of dsts[0..n) as one multicast (mcast.c):
  * the union of the routes, each link reserved once, copies made where the
  * routes part. arrive[i] is when the last byte reaches dsts[i]; returns the

@@ -19,6 +19,24 @@ uint64_t hw_wire_bytes(const struct topo *t, enum topo_edge_class cls, uint64_t 
         return bytes + packets * t->cube.noc.header_bytes;
 }
 
+void hw__link_pass(struct hw_sim *s, uint32_t edge, uint64_t bytes, struct hw_front *f)
+{
+        const struct topo_edge *e = &s->graph.edges[edge];
+        struct hw_link *l = &s->links[edge];
+        sim_ps drain = hw_bytes_ps(hw_wire_bytes(s->topo, e->cls, bytes), e->bw_bytes_per_s);
+        sim_ps begin, end = ev_resource_reserve(&l->res, f->head, drain, &begin);
+        l->n_bytes += bytes;
+        s->class_bytes[e->cls] += bytes;
+        sim_ps hop = e->latency_ps + s->graph.nodes[e->dst].node_overhead_ps;
+        f->head = begin + hop;
+        f->tail = (end > f->tail ? end : f->tail) + hop;
+}
+
+sim_ps hw__front_arrival(const struct hw_front *f)
+{
+        return f->tail > f->head ? f->tail : f->head;
+}
+
 sim_ps hw_xfer(struct hw_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, sim_ps start)
 {
         const uint32_t *route;
@@ -27,21 +45,10 @@ sim_ps hw_xfer(struct hw_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, sim
                 ev_set_nomem(&s->ev);
                 return TOPO_PS_NONE;
         }
-        /* head: when the first byte reaches the next link; tail: when the
-         * last byte has reached it. */
-        sim_ps head = start, tail = start;
-        for (uint32_t i = 0; i < n; i++) {
-                const struct topo_edge *e = &s->graph.edges[route[i]];
-                struct hw_link *l = &s->links[route[i]];
-                sim_ps drain = hw_bytes_ps(hw_wire_bytes(s->topo, e->cls, bytes), e->bw_bytes_per_s);
-                sim_ps begin, end = ev_resource_reserve(&l->res, head, drain, &begin);
-                l->n_bytes += bytes;
-                s->class_bytes[e->cls] += bytes;
-                sim_ps hop = e->latency_ps + s->graph.nodes[e->dst].node_overhead_ps;
-                head = begin + hop;
-                tail = (end > tail ? end : tail) + hop;
-        }
-        return tail > head ? tail : head;
+        struct hw_front f = { .head = start, .tail = start };
+        for (uint32_t i = 0; i < n; i++)
+                hw__link_pass(s, route[i], bytes, &f);
+        return hw__front_arrival(&f);
 }
 
 /* The size of the pieces an HBM request of bytes is cut into: NoC

@@ -19,8 +19,7 @@ struct hw_mcast_scratch {
         uint32_t n_edges;            /* entries of each array */
         uint32_t stamp;              /* the current transfer */
         uint32_t *seen;              /* per edge: stamp of the transfer that reserved it */
-        sim_ps *head;                /* per edge: when the head reaches its dst */
-        sim_ps *drain;               /* per edge: largest drain on the route up to it */
+        struct hw_front *front;      /* per edge: the transfer's front past it */
 };
 
 void hw__mcast_free(struct hw_mcast_scratch *m)
@@ -28,8 +27,7 @@ void hw__mcast_free(struct hw_mcast_scratch *m)
         if (!m)
                 return;
         free(m->seen);
-        free(m->head);
-        free(m->drain);
+        free(m->front);
         free(m);
 }
 
@@ -43,9 +41,8 @@ static struct hw_mcast_scratch *scratch_of(struct hw_sim *s)
                 return NULL;
         m->n_edges = n;
         m->seen = calloc(n, sizeof *m->seen);
-        m->head = malloc(n * sizeof *m->head);
-        m->drain = malloc(n * sizeof *m->drain);
-        if (!m->seen || !m->head || !m->drain) {
+        m->front = malloc(n * sizeof *m->front);
+        if (!m->seen || !m->front) {
                 hw__mcast_free(m);
                 return NULL;
         }
@@ -69,29 +66,17 @@ sim_ps hw_xfer_mcast(struct hw_sim *s, uint32_t src, const uint32_t *dsts, uint3
                 uint32_t len;
                 if (topo_route(&s->graph, src, dsts[i], &route, &len) < 0)
                         return TOPO_PS_NONE;
-                sim_ps head = start, drain_max = 0;
+                struct hw_front f = { .head = start, .tail = start };
                 for (uint32_t j = 0; j < len; j++) {
                         uint32_t e = route[j];
-                        if (m->seen[e] == m->stamp) {
-                                head = m->head[e];
-                                drain_max = m->drain[e];
-                                continue;
+                        if (m->seen[e] != m->stamp) {
+                                hw__link_pass(s, e, bytes, &f);
+                                m->seen[e] = m->stamp;
+                                m->front[e] = f;
                         }
-                        const struct topo_edge *ed = &s->graph.edges[e];
-                        struct hw_link *l = &s->links[e];
-                        sim_ps drain = hw_bytes_ps(bytes, ed->bw_bytes_per_s);
-                        sim_ps begin;
-                        ev_resource_reserve(&l->res, head, drain, &begin);
-                        l->n_bytes += bytes;
-                        s->class_bytes[ed->cls] += bytes;
-                        head = begin + ed->latency_ps + s->graph.nodes[ed->dst].node_overhead_ps;
-                        if (drain > drain_max)
-                                drain_max = drain;
-                        m->seen[e] = m->stamp;
-                        m->head[e] = head;
-                        m->drain[e] = drain_max;
+                        f = m->front[e];
                 }
-                arrive[i] = head + drain_max;
+                arrive[i] = hw__front_arrival(&f);
                 if (arrive[i] > last)
                         last = arrive[i];
         }
