@@ -503,6 +503,21 @@ TL_API void tl_setup_gemm_fidelity(tl_setup *, int passes);
 /* The machine the kernel will run on (as tl_machine_info), for sizing
  * tiles and rejecting shapes that cannot fit before the launch. */
 TL_API tl_machine tl_setup_machine(tl_setup *);
+
+/* A tensor of the launch held, sharded, in the TCM of the PEs that use it
+ * (an L1-sharded tensor): an input starts there and an output ends there,
+ * so a PE reads and writes its part with TCM costs, never HBM's, and
+ * consumes it in place (tl_dot, tl_send, tl_mcast take views of it). Each
+ * PE must touch only its own part (not checked), and the parts are not
+ * charged to the PEs' TCM. Files as for tl_setup_tensor. */
+TL_API tl_tensor *tl_setup_tensor_sharded(tl_setup *, const char *name, tl_io io, tl_dtype dt,
+                                          int ndim, const int64_t *shape);
+/* The machine's default compute grid (cube.compute_cols / compute_rows,
+ * else the whole NoC): axis 0 its columns, axis 1 its rows. */
+TL_API int tl_setup_grid(tl_setup *, int axis);
+/* The cube's NoC: axis 0 its columns, axis 1 its rows. */
+TL_API int tl_setup_mesh_dim(tl_setup *, int axis);
+
 /* Reject the parameters (exit status 2): the message should name the
  * constraint, e.g. "q_heads (12) must be a multiple of kv_heads (8)". */
 TL_API void tl_setup_error(tl_setup *, const char *fmt, ...)

@@ -106,11 +106,12 @@ void tl__finish_at(tl_ctx *tl, tl_tensor *t, sim_ps end)
                 tl->busy_until = end;
         if (tl->n_scopes && end > tl->scopes[tl->n_scopes - 1].busy_until)
                 tl->scopes[tl->n_scopes - 1].busy_until = end;
-        /* HBM tensors are shared by every PE: their readiness is not
-         * tracked (one PE's store must not hold up another PE's access to
-         * other parts of the tensor); kernels order HBM traffic between
-         * PEs with send/recv, and a kernel's end waits for its stores. */
-        if (!t || t->space == TL_HBM)
+        /* HBM tensors (and launch tensors sharded over the PEs' TCMs) are
+         * shared by every PE: their readiness is not tracked (one PE's
+         * store must not hold up another PE's access to other parts of the
+         * tensor); kernels order that traffic between PEs with send/recv,
+         * and a kernel's end waits for its stores. */
+        if (!t || t->space == TL_HBM || t->owner->sharded)
                 return;
         t = t->owner;
         if (!t->ready.done) {

@@ -315,6 +315,31 @@ static int check_capacity(tl_setup *s)
                        g->name, home_text(g, home, sizeof home), worst_cube, held, mine, g->name,
                        cap);
         return -EINVAL;
+
+tl_tensor *tl_setup_tensor_sharded(tl_setup *s, const char *name, tl_io io, tl_dtype dt, int ndim,
+                                   const int64_t *shape)
+{
+        int before = s->run->n_globals;
+        tl_tensor *t = tl_setup_tensor(s, name, io, dt, ndim, shape);
+        if (s->run->n_globals > before) {
+                t->space = TL_TCM;
+                t->sharded = true;
+                t->pinned = true;    /* consumed in place, as a TCM tensor is */
+        }
+        return t;
+}
+
+int tl_setup_mesh_dim(tl_setup *s, int axis)
+{
+        const struct topo_noc *noc = &s->run->sim->topo->cube.noc;
+        return (int)(axis == 0 ? noc->cols : noc->rows);
+}
+
+int tl_setup_grid(tl_setup *s, int axis)
+{
+        const struct topo_cube *c = &s->run->sim->topo->cube;
+        uint32_t v = axis == 0 ? c->compute_cols : c->compute_rows;
+        return v ? (int)v : tl_setup_mesh_dim(s, axis);
 }
 
 /* The file's shape must be the kernel's; else a located error. */

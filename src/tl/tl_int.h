@@ -35,6 +35,7 @@ struct tl_tensor {
         int scope_depth;             /* scopes open when it was made; 0: kernel level */
         uint64_t scope_gen;          /* generation of that scope (scopes[scope_depth - 1].gen) */
         struct tl_tensor *next_made; /* the struct made after it in its scope, or next dead one */
+        bool sharded;                /* owner: a launch tensor sharded over TCMs (readiness untracked) */
 };
 
 #define TL_TENSOR_MAGIC 0x7e115a11u

@@ -215,6 +215,8 @@ struct topo_noc {
 
 struct topo_cube {
         sim_ps m_cpu_node_overhead_ps; /* cube manager CPU, per message, ps */
+        uint32_t compute_cols;       /* columns of the kernels' default compute grid; 0: all */
+        uint32_t compute_rows;       /* rows of it (from row 0, col 0); 0: all */
         struct topo_hbm hbm;         /* the cube's memory */
         struct topo_noc noc;         /* the cube's mesh */
 };

@@ -73,6 +73,10 @@ const struct topo__field topo__fields[] = {
         F_MAP("cube"),
         F_MAP("cube.m_cpu"),
         F_NS("cube.m_cpu.node_overhead_ns", cube.m_cpu_node_overhead_ps),
+        { "cube.compute_cols", FT_INT, FS_U32, false, 0, 1024, OFF(cube.compute_cols), NULL,
+          true },
+        { "cube.compute_rows", FT_INT, FS_U32, false, 0, 1024, OFF(cube.compute_rows), NULL,
+          true },
         F_MAP("cube.hbm"),
         F_INT("cube.hbm.channels", 1, 1024, cube.hbm.channels),
         F_GBPS("cube.hbm.channel_bw_gbps", cube.hbm.channel_bw_bytes_per_s),
@@ -646,6 +650,16 @@ static void validate(struct loader *L)
                          (unsigned long long)(t->pe.tcm.size_bytes >> 10));
         }
 
+        if (t->cube.compute_cols > t->cube.noc.cols || t->cube.compute_rows > t->cube.noc.rows) {
+                static const char *const p[] = { "cube.compute_cols", "cube.compute_rows",
+                                                 "cube.noc.rows", "cube.noc.cols" };
+                w = latest(L, p, 4);
+                error_at(L, w.line, w.col,
+                         "the compute grid (cube.compute_cols %u x cube.compute_rows %u) must fit "
+                         "in the %u x %u NoC",
+                         t->cube.compute_cols, t->cube.compute_rows, t->cube.noc.cols,
+                         t->cube.noc.rows);
+        }
         const struct topo_coords *at = &t->cube.hbm.attach;
         for (uint32_t i = 0; i < at->n; i++) {
                 if (at->at[i].row < t->cube.noc.rows && at->at[i].col < t->cube.noc.cols)

@@ -1106,3 +1106,22 @@ Test(topo, bad_attach_and_shape_are_located)
         cr_assert_eq(d.n_errors, 1);
         diag_fini(&d);
 }
+
+Test(topo, compute_grid_fits_in_the_noc)
+{
+        int rc;
+        char *e = load_errors("version: 1\n"
+                              "cube:\n"
+                              "  compute_cols: 5\n"
+                              "  noc: {rows: 4, cols: 4}\n",
+                              &rc);
+        cr_assert_eq(rc, -EINVAL);
+        assert_has(e, "x.yaml:4:24: error: the compute grid (cube.compute_cols 5 x "
+                      "cube.compute_rows 0) must fit in the 4 x 4 NoC");
+        free(e);
+        struct topo t;
+        load_named("topologies/tt_wormhole_n150.yaml", &t);
+        cr_assert_eq(t.cube.compute_cols, 8);
+        cr_assert_eq(t.cube.compute_rows, 8);
+        cr_assert_eq(t.cube.noc.rows, 10);
+}

@@ -1,0 +1,266 @@
+/* kernels/tt_matmul.c: C = A . B as tt-metal's 2D-multicast blocked matmul
+ * (matmul_2d) runs it on a Tenstorrent grid.
+ *
+ * The grid is grid_x columns by grid_y rows of PEs from the NoC's corner
+ * (row 0, col 0) of cube 0. Each PE owns an output block of per_core_m x
+ * per_core_n 32x32 tiles, (grid row y, grid column x). K is walked in
+ * blocks of in0_block_w tiles: for each block the PE in grid column 0 of
+ * row y sends A's block of that row to the rest of the row with one
+ * multicast, and the PE in grid row 0 of column x sends B's block of that
+ * column down the column; every PE multiplies the two blocks into its
+ * fp32 accumulator (one composite: GEMM, plus the running sum as a bias
+ * after the first block). Senders run one block ahead of their own
+ * compute (double buffering): a block is on its way while the previous one
+ * is multiplied. An output block larger than out_block_h x out_block_w
+ * tiles is done in parts, each with its own walk over K.
+ *
+ * Where operands live: in0/in1 = l1 means the tensor starts sharded in the
+ * TCM (L1) of the PEs that send it (consumed in place); dram means it is
+ * interleaved over the DRAM channels (the sender reads each block into a
+ * TCM buffer, three of them in rotation). out = l1 leaves C sharded in the
+ * owners' TCM; dram writes it to DRAM. dtype applies to A, B and C.
+ *
+ * Inputs a.npy [m, k], b.npy [k, n]; output c.npy [m, n]. Math fidelity
+ * is a cost of the GEMM engine and is not a parameter here yet. */
+#include <cubesim/tl.h>
+
+#define TILE 32
+#define TAG_A 1
+#define TAG_B 2
+
+static const char *const dtypes[] = { "bf16", "bfp8_b", "bfp4_b", NULL };
+static const tl_dtype dtype_of[] = { TL_BF16, TL_BFP8_B, TL_BFP4_B };
+static const char *const places[] = { "l1", "dram", NULL };
+
+struct mm_args {
+        tl_tensor *a, *b, *c;        /* launch tensors (TCM-sharded or DRAM) */
+        int64_t m, n, k;             /* problem, elements */
+        int gx, gy;                  /* grid columns and rows */
+        int64_t pcm, pcn;            /* output block per PE, tiles */
+        int64_t kw;                  /* K block, tiles */
+        int64_t obh, obw;            /* output part, tiles */
+        bool a_dram, b_dram;         /* operands read from DRAM */
+};
+
+static const struct tl_param mm_params[] = {
+        { "m", TL_PARAM_INT, 2048, 1, 1 << 20, NULL, "rows of A and C" },
+        { "k", TL_PARAM_INT, 2048, 1, 1 << 20, NULL, "columns of A, rows of B" },
+        { "n", TL_PARAM_INT, 2048, 1, 1 << 20, NULL, "columns of B and C" },
+        { "dtype", TL_PARAM_CHOICE, 0, 0, 0, dtypes, "element type of A, B and C" },
+        { "in0", TL_PARAM_CHOICE, 0, 0, 0, places, "A starts sharded in L1 or in DRAM" },
+        { "in1", TL_PARAM_CHOICE, 1, 0, 0, places, "B starts sharded in L1 or in DRAM" },
+        { "out", TL_PARAM_CHOICE, 0, 0, 0, places, "C ends sharded in L1 or in DRAM" },
+        { "grid_x", TL_PARAM_INT, 0, 0, 1024, NULL, "grid columns (0: the machine's compute grid)" },
+        { "grid_y", TL_PARAM_INT, 0, 0, 1024, NULL, "grid rows (0: the machine's compute grid)" },
+        { "in0_block_w", TL_PARAM_INT, 0, 0, 1024, NULL, "K block in tiles (0: 4, 2 or 1, "
+                                                         "the largest dividing K's tiles)" },
+        { "out_block_h", TL_PARAM_INT, 0, 0, 1 << 16, NULL, "output part rows in tiles (0: auto)" },
+        { "out_block_w", TL_PARAM_INT, 0, 0, 1 << 16, NULL, "output part columns in tiles (0: auto)" },
+        { NULL, 0, 0, 0, 0, NULL, NULL },
+};
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* The largest divisor of n that is at most cap. */
+static int64_t divisor_upto(int64_t n, int64_t cap)
+{
+        for (int64_t d = cap < n ? cap : n; d > 1; d--)
+                if (n % d == 0)
+                        return d;
+        return 1;
+}
+
+static void mm_setup(tl_setup *s, void *argp)
+{
+        struct mm_args *g = argp;
+        g->m = tl_setup_dim(s, "m", "a", 0);
+        g->k = tl_setup_dim(s, "k", "a", 1);
+        g->n = tl_setup_dim(s, "n", "b", 1);
+        g->gx = (int)tl_setup_int(s, "grid_x");
+        g->gy = (int)tl_setup_int(s, "grid_y");
+        if (!g->gx)
+                g->gx = tl_setup_grid(s, 0);
+        if (!g->gy)
+                g->gy = tl_setup_grid(s, 1);
+        if (g->gx > tl_setup_mesh_dim(s, 0) || g->gy > tl_setup_mesh_dim(s, 1))
+                tl_setup_error(s, "grid_x %d x grid_y %d does not fit in the %d x %d NoC", g->gx,
+                               g->gy, tl_setup_mesh_dim(s, 0), tl_setup_mesh_dim(s, 1));
+        int64_t mt = cdiv(g->m, TILE), kt = cdiv(g->k, TILE), nt = cdiv(g->n, TILE);
+        g->pcm = cdiv(mt, g->gy);
+        g->pcn = cdiv(nt, g->gx);
+        g->kw = tl_setup_int(s, "in0_block_w");
+        if (!g->kw)
+                g->kw = divisor_upto(kt, 4);
+        /* Output parts: an fp32 accumulator of at most 64 tiles (256 KiB). */
+        g->obh = tl_setup_int(s, "out_block_h");
+        g->obw = tl_setup_int(s, "out_block_w");
+        if (!g->obw)
+                g->obw = divisor_upto(g->pcn, 8);
+        if (!g->obh)
+                g->obh = divisor_upto(g->pcm, 64 / g->obw);
+        g->obh = min64(g->obh, g->pcm);
+        g->obw = min64(g->obw, g->pcn);
+        tl_dtype dt = dtype_of[tl_setup_choice(s, "dtype")];
+        int64_t as[2] = { g->m, g->k }, bs[2] = { g->k, g->n }, cs[2] = { g->m, g->n };
+        g->a_dram = tl_setup_choice(s, "in0") == 1;
+        g->b_dram = tl_setup_choice(s, "in1") == 1;
+        g->a = g->a_dram ? tl_setup_tensor(s, "a", TL_INPUT, dt, 2, as)
+                         : tl_setup_tensor_sharded(s, "a", TL_INPUT, dt, 2, as);
+        g->b = g->b_dram ? tl_setup_tensor(s, "b", TL_INPUT, dt, 2, bs)
+                         : tl_setup_tensor_sharded(s, "b", TL_INPUT, dt, 2, bs);
+        g->c = tl_setup_choice(s, "out") == 1 ? tl_setup_tensor(s, "c", TL_OUTPUT, dt, 2, cs)
+                                               : tl_setup_tensor_sharded(s, "c", TL_OUTPUT, dt, 2,
+                                                                         cs);
+}
+
+static tl_tensor *block(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc)
+{
+        return tl_view(tl, t, ((int64_t[]){ r, c }), ((int64_t[]){ nr, nc }));
+}
+
+/* One operand stream of an output part: the sender's side. Blocks are
+ * multicast one ahead of the sender's compute; from DRAM they are read two
+ * ahead into three TCM buffers in rotation. */
+struct stream {
+        tl_tensor *src;              /* the launch tensor */
+        bool dram;                   /* read from DRAM into buf */
+        bool is_a;                   /* A (blocks of rows) or B (blocks of columns) */
+        int64_t r0, c0;              /* the part's first row (A) or column (B), elements */
+        int64_t len;                 /* its rows (A) or columns (B), elements */
+        tl_tensor *buf[3];           /* DRAM: TCM buffers */
+        int row0, col0, n_rows, n_cols; /* the multicast's rectangle */
+        int tag;                     /* its tag */
+};
+
+/* Block b of a stream as a local tensor: in place (L1) or in its buffer. */
+static tl_tensor *stream_block(tl_ctx *tl, struct stream *st, const struct mm_args *g, int64_t b,
+                               bool fetch)
+{
+        int64_t k0 = b * g->kw * TILE, kn = min64(g->kw * TILE, g->k - k0);
+        tl_tensor *v = st->is_a ? block(tl, st->src, st->r0, k0, st->len, kn)
+                                : block(tl, st->src, k0, st->c0, kn, st->len);
+        if (!st->dram)
+                return v;
+        tl_tensor *buf = st->buf[b % 3];
+        tl_tensor *dst = st->is_a ? block(tl, buf, 0, 0, st->len, kn) : block(tl, buf, 0, 0, kn, st->len);
+        if (fetch)
+                tl_copy_to(tl, dst, v);
+        return dst;
+}
+
+static void stream_send(tl_ctx *tl, struct stream *st, tl_tensor *t)
+{
+        if (st->n_rows > 0 && st->n_cols > 0)
+                tl_mcast(tl, st->row0, st->col0, st->n_rows, st->n_cols, t, st->tag);
+}
+
+static void tt_matmul(tl_ctx *tl, const void *argp)
+{
+        const struct mm_args *g = argp;
+        int cols = tl_mesh_dim(tl, 0);
+        int pe = tl_program_id(tl, 0);
+        if (tl_program_id(tl, 1) != 0 || tl_program_id(tl, 2) != 0)
+                return;
+        int x = pe % cols, y = pe / cols;
+        if (x >= g->gx || y >= g->gy)
+                return;
+        int a_src = tl_rank(tl, y * cols, 0, 0), b_src = tl_rank(tl, x, 0, 0);
+        int64_t nb = cdiv(cdiv(g->k, TILE), g->kw), kw = g->kw * TILE;
+        int64_t rows = min64(g->pcm * TILE, g->m - (int64_t)y * g->pcm * TILE);
+        int64_t ncols = min64(g->pcn * TILE, g->n - (int64_t)x * g->pcn * TILE);
+        tl_dtype dt = tl_dtype_of(g->a);
+        struct stream sa = { .src = g->a, .dram = g->a_dram, .is_a = true, .row0 = y, .col0 = 1,
+                             .n_rows = 1, .n_cols = g->gx - 1, .tag = TAG_A };
+        struct stream sb = { .src = g->b, .dram = g->b_dram, .is_a = false, .row0 = 1, .col0 = x,
+                             .n_rows = g->gy - 1, .n_cols = 1, .tag = TAG_B };
+        bool send_a = x == 0, send_b = y == 0;
+        int64_t oh = g->obh * TILE, ow = g->obw * TILE;
+        for (int i = 0; i < 3; i++) {
+                if (send_a && sa.dram)
+                        sa.buf[i] = tl_alloc(tl, TL_TCM, dt, 2, ((int64_t[]){ oh, kw }));
+                if (send_b && sb.dram)
+                        sb.buf[i] = tl_alloc(tl, TL_TCM, dt, 2, ((int64_t[]){ kw, ow }));
+        }
+        tl_tensor *acc = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ oh, ow }));
+        int64_t parts_m = cdiv(g->pcm, g->obh), parts_n = cdiv(g->pcn, g->obw);
+        for (int64_t pi = 0; pi < parts_m; pi++) {
+                for (int64_t pj = 0; pj < parts_n; pj++) {
+                        int64_t r0 = (int64_t)y * g->pcm * TILE + pi * oh;
+                        int64_t c0 = (int64_t)x * g->pcn * TILE + pj * ow;
+                        int64_t mr = min64(oh, rows - pi * oh), nc = min64(ow, ncols - pj * ow);
+                        /* An empty part: no PE to its left (above) has data
+                         * for it, so there is nothing to receive. */
+                        if (mr <= 0 || nc <= 0)
+                                continue;
+                        sa.r0 = r0;
+                        sa.len = mr;
+                        sb.c0 = c0;
+                        sb.len = nc;
+                        /* Multicast only to the PEs whose part is not empty:
+                         * a prefix of the grid's columns (rows). */
+                        sa.n_cols = (int)min64(g->gx, cdiv(g->n - pj * ow, g->pcn * TILE)) - 1;
+                        sb.n_rows = (int)min64(g->gy, cdiv(g->m - pi * oh, g->pcm * TILE)) - 1;
+                        /* The part's views live until its end; the end also
+                         * waits for its store before acc is reused. */
+                        tl_scratch_scope_begin(tl);
+                        tl_tensor *acc_v = block(tl, acc, 0, 0, mr, nc);
+                        tl_tensor *next_a = NULL, *next_b = NULL;
+                        if (send_a) {
+                                next_a = stream_block(tl, &sa, g, 0, true);
+                                if (nb > 1)
+                                        stream_block(tl, &sa, g, 1, true);
+                                stream_send(tl, &sa, next_a);
+                        }
+                        if (send_b) {
+                                next_b = stream_block(tl, &sb, g, 0, true);
+                                if (nb > 1)
+                                        stream_block(tl, &sb, g, 1, true);
+                                stream_send(tl, &sb, next_b);
+                        }
+                        for (int64_t b = 0; b < nb; b++) {
+                                tl_tensor *cur_a = next_a, *cur_b = next_b;
+                                /* Senders: block b+1 goes out (then b+2 is read)
+                                 * before block b is multiplied. */
+                                if (send_a && b + 1 < nb) {
+                                        next_a = stream_block(tl, &sa, g, b + 1, false);
+                                        stream_send(tl, &sa, next_a);
+                                        if (b + 2 < nb)
+                                                stream_block(tl, &sa, g, b + 2, true);
+                                }
+                                if (send_b && b + 1 < nb) {
+                                        next_b = stream_block(tl, &sb, g, b + 1, false);
+                                        stream_send(tl, &sb, next_b);
+                                        if (b + 2 < nb)
+                                                stream_block(tl, &sb, g, b + 2, true);
+                                }
+                                /* Received blocks live in scratch for one block. */
+                                tl_scratch_scope_begin(tl);
+                                tl_tensor *ab = send_a ? cur_a : tl_recv(tl, a_src, TAG_A);
+                                tl_tensor *bb = send_b ? cur_b : tl_recv(tl, b_src, TAG_B);
+                                int64_t kn = tl_dim(ab, 1);
+                                tl_handle h = tl_composite(tl, &(tl_composite_desc){
+                                        .op = TL_GEMM, .a = ab, .b = bb, .out = acc_v,
+                                        .epilogue = b ? (tl_epilogue[]){ { .op = TL_BIAS,
+                                                                           .tensor = acc_v } }
+                                                      : NULL,
+                                        .n_epilogue = b ? 1 : 0,
+                                        .tile_m = mr, .tile_n = nc, .tile_k = kn });
+                                tl_wait(tl, h);
+                                tl_scratch_scope_end(tl);
+                        }
+                        tl_store(tl, block(tl, g->c, r0, c0, mr, nc), acc_v);
+                        tl_scratch_scope_end(tl);
+                }
+        }
+}
+
+const struct tl_kernel tl_kernel_tt_matmul = {
+        .name = "tt_matmul",
+        .summary = "C = A . B as tt-metal's 2D-multicast blocked matmul on a grid of PEs",
+        .fn = tt_matmul,
+        .params = mm_params,
+        .args_size = sizeof(struct mm_args),
+        .setup = mm_setup,
+        .io_help = "inputs a.npy [m, k], b.npy [k, n]; output c.npy [m, n]",
+};
