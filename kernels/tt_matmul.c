@@ -54,8 +54,10 @@ static const struct tl_param mm_params[] = {
         { "grid_y", TL_PARAM_INT, 0, 0, 1024, NULL, "grid rows (0: the machine's compute grid)" },
         { "in0_block_w", TL_PARAM_INT, 0, 0, 1024, NULL, "K block in tiles (0: 4, 2 or 1, "
                                                          "the largest dividing K's tiles)" },
-        { "out_block_h", TL_PARAM_INT, 0, 0, 1 << 16, NULL, "output part rows in tiles (0: auto)" },
-        { "out_block_w", TL_PARAM_INT, 0, 0, 1 << 16, NULL, "output part columns in tiles (0: auto)" },
+        { "out_block_h", TL_PARAM_INT, 0, 0, 1 << 16, NULL,
+          "output part rows in tiles (0: as many as fit 64 tiles with out_block_w)" },
+        { "out_block_w", TL_PARAM_INT, 0, 0, 1 << 16, NULL,
+          "output part columns in tiles (0: up to 8)" },
         { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
@@ -96,9 +98,9 @@ static void mm_setup(tl_setup *s, void *argp)
         g->obh = tl_setup_int(s, "out_block_h");
         g->obw = tl_setup_int(s, "out_block_w");
         if (!g->obw)
-                g->obw = divisor_upto(g->pcn, 8);
+                g->obw = min64(g->pcn, 8);
         if (!g->obh)
-                g->obh = divisor_upto(g->pcm, 64 / g->obw);
+                g->obh = min64(g->pcm, 64 / g->obw);
         g->obh = min64(g->obh, g->pcm);
         g->obw = min64(g->obw, g->pcn);
         tl_dtype dt = dtype_of[tl_setup_choice(s, "dtype")];
