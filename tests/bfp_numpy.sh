@@ -10,17 +10,8 @@ src=${CUBESIM_SOURCE_DIR:?set by ctest}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
-py=""
-for p in python3 /usr/bin/python3; do
-        if "$p" -c 'import numpy' 2>/dev/null; then
-                py=$p
-                break
-        fi
-done
-if [ -z "$py" ]; then
-        echo "FAIL: no python3 with numpy (run scripts/deps.sh)" >&2
-        exit 1
-fi
+. "$src/tests/lib/numpy.sh"
+py=$(numpy_python)
 
 "$py" "$src/tests/lib/bfp_model.py" write "$dir" 7
 mkdir -p "$dir/in_eye" "$dir/in_rand"

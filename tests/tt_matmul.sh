@@ -13,14 +13,8 @@ trap 'rm -rf "$dir"' EXIT
 wh=$src/topologies/tt_wormhole_n150.yaml
 bh=$src/topologies/tt_blackhole_p150.yaml
 
-py=""
-for p in python3 /usr/bin/python3; do
-        if "$p" -c 'import numpy' 2>/dev/null; then
-                py=$p
-                break
-        fi
-done
-[ -n "$py" ] || { echo "FAIL: no python3 with numpy (run scripts/deps.sh)" >&2; exit 1; }
+. "$src/tests/lib/numpy.sh"
+py=$(numpy_python)
 
 check() {  # check TOPO M K N DTYPE ARGS...
         local topo=$1 m=$2 k=$3 n=$4 dt=$5
