@@ -10,6 +10,7 @@ extern const struct bench bench_engine_phold;
 extern const struct bench bench_gqa_decode_dispatch;
 extern const struct bench bench_headline;
 extern const struct bench bench_llm_step;
+extern const struct bench bench_validate_tt_gemm;
 
 const struct bench *const bench_registry[] = {
         &bench_engine_hold,
@@ -17,6 +18,7 @@ const struct bench *const bench_registry[] = {
         &bench_gqa_decode_dispatch,
         &bench_headline,
         &bench_llm_step,
+        &bench_validate_tt_gemm,
         NULL,
 };
 

@@ -140,4 +140,9 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *opts,
  * input that every rank finds. */
 int sweep_launch_rank(void);
 
+/* Run gnuplot ($CUBESIM_GNUPLOT, else gnuplot on the PATH) on the scripts
+ * (names relative to dir) in dir; its messages go to dir/gnuplot.log.
+ * 0, or -ENOENT (no gnuplot), or -EIO (it failed). */
+int sweep_gnuplot(const char *dir, char scripts[][300], size_t n);
+
 #endif

@@ -698,6 +698,11 @@ static int run_gnuplot(const char *dir, char scripts[][300], size_t n)
         return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
 }
 
+int sweep_gnuplot(const char *dir, char scripts[][300], size_t n)
+{
+        return run_gnuplot(dir, scripts, n);
+}
+
 /* ---- the report ---- */
 
 static void md_time(FILE *f, double ps, double scale)

@@ -1,0 +1,330 @@
+/* benches/validate_tt_gemm.c: validate-tt-gemm, the model against measured
+ * Tenstorrent matmuls.
+ *
+ * Each row of the calibration table (benches/data/tt_n150_matmul_bf16.csv:
+ * shape, dtype, math fidelity, operand placement, grid and the measured
+ * on-device time device_ns) is run as tt_matmul in op_log mode on the
+ * machine file (topologies/tt_wormhole_n150.yaml); the prediction is the
+ * run's kernel_ps. error_pct = (predicted - measured) / measured x 100;
+ * mape_pct is the mean of |error_pct| over the rows. Nothing is fitted
+ * here. The fidelity of a row is passed to the kernel when the kernel has
+ * a `fidelity` parameter; until the GEMM engine models fidelity passes it
+ * has none, the rows run at one pass, and the output says so
+ * (fidelity_modelled false).
+ *
+ * DIR (--out, default out/validate-tt-gemm) receives table.md (every row)
+ * and figures/pred_vs_meas.{dat,gp,png,svg}: predicted against measured
+ * time, log-log, with the y = x line and a +-10% band. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/fsutil.h"
+#include "bench.h"
+#include "report/summary.h"
+#include "sweep/sweep.h"
+#include "tl/tl_run.h"
+
+static const char *const vt_params[] = { "csv", "topo", "figures", NULL };
+
+#define MAX_ROWS 1024
+#define MAX_COLS 32
+
+/* The columns a row needs, in this order. */
+static const char *const needed[] = { "m", "k", "n", "dtype", "fidelity", "in0", "in1", "out",
+                                      "grid_x", "grid_y", "device_ns" };
+enum { C_M, C_K, C_N, C_DTYPE, C_FID, C_IN0, C_IN1, C_OUT, C_GX, C_GY, C_NS, N_NEEDED };
+
+struct vt_row {
+        char field[N_NEEDED][24];    /* the needed columns, as written */
+        double measured_ns;          /* device_ns */
+        double predicted_ns;         /* the model's kernel time */
+        double error_pct;            /* (predicted - measured) / measured x 100 */
+};
+
+/* Split line at commas into at most MAX_COLS trimmed fields, in place. */
+static int split(char *line, char **f)
+{
+        int n = 0;
+        line[strcspn(line, "\r\n")] = '\0';
+        for (char *p = line; n < MAX_COLS;) {
+                f[n++] = p;
+                char *c = strchr(p, ',');
+                if (!c)
+                        break;
+                *c = '\0';
+                p = c + 1;
+        }
+        return n;
+}
+
+/* Read the table: rows into r (at most MAX_ROWS); problems located
+ * FILE:LINE to d. Returns the number of rows, or -1. */
+static int read_rows(const char *path, struct vt_row *r, struct diag *d)
+{
+        FILE *f = fopen(path, "r");
+        if (!f) {
+                diag_error_at(d, path, 0, 0, "cannot open: %s", strerror(errno));
+                return -1;
+        }
+        char line[1024], *fld[MAX_COLS];
+        int col[N_NEEDED], n = 0;
+        unsigned ln = 1;
+        if (!fgets(line, sizeof line, f)) {
+                diag_error_at(d, path, 1, 1, "expected a header line naming the columns");
+                fclose(f);
+                return -1;
+        }
+        int nf = split(line, fld);
+        for (int i = 0; i < N_NEEDED; i++) {
+                col[i] = -1;
+                for (int j = 0; j < nf; j++)
+                        if (strcmp(fld[j], needed[i]) == 0)
+                                col[i] = j;
+                if (col[i] < 0)
+                        diag_error_at(d, path, 1, 1, "missing column '%s'", needed[i]);
+        }
+        while (d->n_errors == 0 && fgets(line, sizeof line, f)) {
+                ln++;
+                if (line[strspn(line, " \r\n")] == '\0')
+                        continue;
+                if (n == MAX_ROWS) {
+                        diag_error_at(d, path, ln, 1, "more than %d rows", MAX_ROWS);
+                        break;
+                }
+                nf = split(line, fld);
+                struct vt_row *row = &r[n];
+                for (int i = 0; i < N_NEEDED; i++) {
+                        if (col[i] >= nf || strlen(fld[col[i]]) >= sizeof row->field[i]) {
+                                diag_error_at(d, path, ln, 1, "column '%s' is missing or too long",
+                                              needed[i]);
+                                break;
+                        }
+                        snprintf(row->field[i], sizeof row->field[i], "%s", fld[col[i]]);
+                }
+                char *end;
+                row->measured_ns = strtod(row->field[C_NS], &end);
+                if (d->n_errors == 0 && (*end || !(row->measured_ns > 0)))
+                        diag_error_at(d, path, ln, 1, "device_ns: expected a time in ns > 0 (got '%s')",
+                                      row->field[C_NS]);
+                n++;
+        }
+        fclose(f);
+        return d->n_errors ? -1 : n;
+}
+
+static bool has_param(const struct tl_kernel *k, const char *name)
+{
+        return tl_kernel_param(k, name, strlen(name)) != NULL;
+}
+
+/* Run row on the machine t: its kernel time in ns. 0, 2 (bad row) or 1. */
+static int predict(const struct topo *t, const struct tl_kernel *k, struct vt_row *row,
+                   struct diag *d)
+{
+        static const char *const keys[] = { "m", "k", "n", "dtype", "fidelity", "in0", "in1",
+                                            "out", "grid_x", "grid_y" };
+        char kv[C_NS][48];           /* the job's sets, borrowed until tl_job_fini */
+        const char *sets[C_NS];
+        size_t n = 0;
+        for (int i = 0; i < C_NS; i++) {
+                if (i == C_FID && !has_param(k, "fidelity"))
+                        continue;
+                snprintf(kv[i], sizeof kv[i], "%s=%s", keys[i], row->field[i]);
+                sets[n++] = kv[i];
+        }
+        struct tl_job job = { .kernel = k, .topo = t, .sets = sets, .n_sets = n,
+                              .opts = { .mode = TL_MODE_OPLOG, .seed = 1 } };
+        int rc = tl_job_run(&job, d);
+        if (rc == 0) {
+                json_t *s = rep_run_summary(&job.sim, &job.stats, k->name);
+                row->predicted_ns = (double)json_integer_value(json_object_get(s, "kernel_ps")) /
+                                    1000.0;
+                row->error_pct = (row->predicted_ns - row->measured_ns) / row->measured_ns * 100;
+                json_decref(s);
+        }
+        tl_job_fini(&job);
+        return rc == 0 ? 0 : rc == -EINVAL ? 2 : 1;
+}
+
+static void make_dir(const char *path, struct diag *d)
+{
+        char buf[4400];
+        snprintf(buf, sizeof buf, "%s", path);
+        for (char *p = buf + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = '\0';
+                mkdir(buf, 0755);
+                *p = '/';
+        }
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                diag_error_at(d, path, 0, 0, "cannot create the directory: %s", strerror(errno));
+}
+
+static int write_text(const char *dir, const char *name, const char *text, size_t len)
+{
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        int rc = fs_write_atomic(path, text, len);
+        if (rc < 0)
+                fprintf(stderr, "cubesim bench: warning: cannot write %s: %s\n", path,
+                        strerror(-rc));
+        return rc;
+}
+
+/* table.md and the figure's data and script; gnuplot draws it if asked. */
+static void write_outputs(const char *dir, const struct vt_row *r, int n, double mape,
+                          bool modelled, bool draw, struct diag *d)
+{
+        char figs[4300];
+        snprintf(figs, sizeof figs, "%.4200s/figures", dir);
+        make_dir(figs, d);
+        if (d->n_errors)
+                return;
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        fprintf(f, "# validate-tt-gemm\n\nMAPE %.1f%% over %d rows%s.\n\n"
+                   "![predicted vs measured](figures/pred_vs_meas.png)\n\n"
+                   "| m | k | n | dtype | fidelity | in0 | in1 | out | grid | measured ns | "
+                   "predicted ns | error %% |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+                mape, n, modelled ? "" : " (math fidelity not modelled: one pass)");
+        for (int i = 0; i < n; i++)
+                fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %sx%s | %.0f | %.0f | %+.1f |\n",
+                        r[i].field[C_M], r[i].field[C_K], r[i].field[C_N], r[i].field[C_DTYPE],
+                        r[i].field[C_FID], r[i].field[C_IN0], r[i].field[C_IN1],
+                        r[i].field[C_OUT], r[i].field[C_GX], r[i].field[C_GY], r[i].measured_ns,
+                        r[i].predicted_ns, r[i].error_pct);
+        fclose(f);
+        write_text(dir, "table.md", buf, len);
+        free(buf);
+
+        f = open_memstream(&buf, &len);
+        fprintf(f, "# measured_ns predicted_ns (one line per calibration row)\n");
+        for (int i = 0; i < n; i++)
+                fprintf(f, "%.1f %.1f\n", r[i].measured_ns, r[i].predicted_ns);
+        fclose(f);
+        write_text(figs, "pred_vs_meas.dat", buf, len);
+        free(buf);
+
+        f = open_memstream(&buf, &len);
+        fprintf(f, "# Predicted against measured kernel time. Redraw: gnuplot pred_vs_meas.gp\n"
+                   "reset\nset encoding utf8\n"
+                   "set terminal pngcairo size 800,800 font \"DejaVu Sans,12\" noenhanced\n"
+                   "set output \"pred_vs_meas.png\"\n"
+                   "set logscale xy\nset size square\nset grid\nset key top left\n"
+                   "set xlabel \"measured (ns)\"\nset ylabel \"predicted (ns)\"\n"
+                   "set title \"validate-tt-gemm: MAPE %.1f%%\"\n"
+                   "stats \"pred_vs_meas.dat\" using 1 nooutput\n"
+                   "lo = STATS_min / 1.5; hi = STATS_max * 1.5\n"
+                   "set xrange [lo:hi]\nset yrange [lo:hi]\n"
+                   "plot \"+\" using 1:(0.9 * $1):(1.1 * $1) with filledcurves "
+                   "fillcolor rgb \"#dddddd\" title \"+-10%%\", \\\n"
+                   "     x with lines lc rgb \"black\" title \"y = x\", \\\n"
+                   "     \"pred_vs_meas.dat\" using 1:2 with points pt 7 title \"rows\"\n"
+                   "set terminal svg size 800,800 font \"DejaVu Sans,12\" noenhanced "
+                   "background \"white\"\nset output \"pred_vs_meas.svg\"\nreplot\n"
+                   "unset output\n",
+                mape);
+        fclose(f);
+        write_text(figs, "pred_vs_meas.gp", buf, len);
+        free(buf);
+        char scripts[1][300] = { "pred_vs_meas.gp" };
+        if (draw && sweep_gnuplot(figs, scripts, 1) < 0)
+                fprintf(stderr, "cubesim bench: warning: gnuplot did not draw %s/pred_vs_meas.gp "
+                                "(see gnuplot.log there)\n", figs);
+}
+
+static int run(const struct bench_ctx *c)
+{
+        const char *csv, *topo;
+        uint64_t figures;
+        params_str(c->params, "csv", "benches/data/tt_n150_matmul_bf16.csv", &csv);
+        params_str(c->params, "topo", "topologies/tt_wormhole_n150.yaml", &topo);
+        params_u64(c->params, "figures", 1, 0, 1, &figures, c->diag);
+        params_check_unused(c->params, vt_params, "validate-tt-gemm", c->diag);
+        if (c->diag->n_errors)
+                return 2;
+        const struct tl_kernel *k = tl_kernel_find("tt_matmul");
+        struct vt_row *rows = calloc(MAX_ROWS, sizeof *rows);
+        struct topo t;
+        if (!rows) {
+                diag_error(c->diag, "out of memory");
+                return 1;
+        }
+        int n = read_rows(csv, rows, c->diag), status = 2;
+        if (n < 0 || topo_load_file(topo, &t, c->diag) < 0)
+                goto free_rows;
+        status = 0;
+        double sum = 0;
+        for (int i = 0; i < n && status == 0; i++) {
+                status = predict(&t, k, &rows[i], c->diag);
+                sum += fabs(rows[i].error_pct);
+        }
+        if (status)
+                goto free_rows;
+        double mape = n ? sum / n : 0;
+        bool modelled = has_param(k, "fidelity");
+        const char *dir = c->out_dir ? c->out_dir : "out/validate-tt-gemm";
+        write_outputs(dir, rows, n, mape, modelled, figures != 0, c->diag);
+        if (c->diag->n_errors) {
+                status = 2;
+                goto free_rows;
+        }
+        if (c->json) {
+                fprintf(c->out, "{\"rows\": [");
+                for (int i = 0; i < n; i++) {
+                        const struct vt_row *r = &rows[i];
+                        fprintf(c->out, "%s\n  {\"m\": %s, \"k\": %s, \"n\": %s, \"dtype\": \"%s\", "
+                                        "\"fidelity\": \"%s\", \"in0\": \"%s\", \"in1\": \"%s\", "
+                                        "\"out\": \"%s\", \"measured_ns\": %.1f, "
+                                        "\"predicted_ns\": %.1f, \"error_pct\": %.2f}",
+                                i ? "," : "", r->field[C_M], r->field[C_K], r->field[C_N],
+                                r->field[C_DTYPE], r->field[C_FID], r->field[C_IN0],
+                                r->field[C_IN1], r->field[C_OUT], r->measured_ns, r->predicted_ns,
+                                r->error_pct);
+                }
+                fprintf(c->out, "],\n \"mape_pct\": %.2f, \"fidelity_modelled\": %s, "
+                                "\"out\": \"%s\"}\n",
+                        mape, modelled ? "true" : "false", dir);
+        } else {
+                fprintf(c->out, "%6s %6s %6s %-7s %-6s %-4s %-4s %-4s %12s %12s %8s\n", "m", "k",
+                        "n", "dtype", "fid", "in0", "in1", "out", "measured_ns", "predicted_ns",
+                        "error_%");
+                for (int i = 0; i < n; i++) {
+                        const struct vt_row *r = &rows[i];
+                        fprintf(c->out, "%6s %6s %6s %-7s %-6s %-4s %-4s %-4s %12.0f %12.0f %+8.1f\n",
+                                r->field[C_M], r->field[C_K], r->field[C_N], r->field[C_DTYPE],
+                                r->field[C_FID], r->field[C_IN0], r->field[C_IN1], r->field[C_OUT],
+                                r->measured_ns, r->predicted_ns, r->error_pct);
+                }
+                fprintf(c->out, "MAPE %.1f%% over %d rows; table and figure in %s/%s\n", mape, n,
+                        dir, modelled ? "" : " (math fidelity not modelled yet: every row at one pass)");
+        }
+free_rows:
+        free(rows);
+        return status;
+}
+
+const struct bench bench_validate_tt_gemm = {
+        .name = "validate-tt-gemm",
+        .summary = "tt_matmul on the Wormhole n150 against the measured calibration rows, MAPE",
+        .help = "Parameters:\n"
+                "  csv=FILE    the measured rows (default benches/data/tt_n150_matmul_bf16.csv;\n"
+                "              columns m, k, n, dtype, fidelity, in0, in1, out, grid_x, grid_y,\n"
+                "              device_ns)\n"
+                "  topo=FILE   the machine (default topologies/tt_wormhole_n150.yaml)\n"
+                "  figures=0   skip gnuplot (the table and the figure's script are written)\n"
+                "Runs every row as tt_matmul in op_log mode; nothing is fitted. Writes\n"
+                "DIR/table.md and DIR/figures/pred_vs_meas.* (log-log, y = x, +-10% band;\n"
+                "DIR: --out, default out/validate-tt-gemm). Prints (--json)\n"
+                "{\"rows\": [{\"m\", \"k\", \"n\", \"dtype\", \"fidelity\", \"in0\", \"in1\", \"out\",\n"
+                "\"measured_ns\", \"predicted_ns\", \"error_pct\"}, ...], \"mape_pct\": x,\n"
+                "\"fidelity_modelled\": b, \"out\": DIR}.\n",
+        .params = vt_params,
+        .run = run,
+};

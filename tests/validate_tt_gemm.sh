@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# tests/validate_tt_gemm.sh: the validate-tt-gemm bench on a small table.
+# Each row's predicted_ns is what `cubesim run tt_matmul` gives for it,
+# error_pct and mape_pct follow from the numbers, the table and the
+# figure's script are written, and a table without a needed column is a
+# located error (exit 2).
+set -euo pipefail
+bin=${CUBESIM_BIN:?set by ctest}
+src=${CUBESIM_SOURCE_DIR:?set by ctest}
+cd "$src"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+. "$src/tests/lib/numpy.sh"
+py=$(numpy_python)
+
+cat >"$dir/rows.csv" <<'CSV'
+m,k,n,dtype,fidelity,in0,in1,out,grid_x,grid_y,device_util_pct,ideal_cycles,device_ns
+256,256,256,bf16,lofi,l1,dram,l1,8,8,50,128,5000.0
+512,256,384,bf16,lofi,dram,dram,dram,4,2,50,384,20000.0
+CSV
+"$bin" bench run validate-tt-gemm --set csv="$dir/rows.csv" --set figures=0 --out "$dir/out" \
+        --json >"$dir/out.json"
+"$bin" run tt_matmul --topo topologies/tt_wormhole_n150.yaml --set m=256 --set k=256 --set n=256 \
+        --set in0=l1 --set in1=dram --set out=l1 --set grid_x=8 --set grid_y=8 --json >"$dir/r0.json"
+"$bin" run tt_matmul --topo topologies/tt_wormhole_n150.yaml --set m=512 --set k=256 --set n=384 \
+        --set in0=dram --set in1=dram --set out=dram --set grid_x=4 --set grid_y=2 \
+        --json >"$dir/r1.json"
+"$py" - "$dir" <<'PY'
+import json, sys
+d = sys.argv[1]
+out = json.load(open(f"{d}/out.json"))
+rows = out["rows"]
+assert len(rows) == 2, rows
+for i, r in enumerate(rows):
+    run = json.load(open(f"{d}/r{i}.json"))
+    assert abs(r["predicted_ns"] - run["kernel_ps"] / 1000) < 0.06, (r, run["kernel_ps"])
+    want = (r["predicted_ns"] - r["measured_ns"]) / r["measured_ns"] * 100
+    assert abs(r["error_pct"] - want) < 0.01, (r, want)
+assert rows[0]["measured_ns"] == 5000.0 and rows[1]["in0"] == "dram"
+mape = sum(abs(r["error_pct"]) for r in rows) / 2
+assert abs(out["mape_pct"] - mape) < 0.01, (out["mape_pct"], mape)
+print("ok rows", [round(r["error_pct"], 1) for r in rows], "mape", out["mape_pct"])
+PY
+grep -q "| 512 | 256 | 384 | bf16 | lofi | dram | dram | dram | 4x2 |" "$dir/out/table.md" \
+        || { echo "FAIL: table.md" >&2; exit 1; }
+[ -s "$dir/out/figures/pred_vs_meas.gp" ] && [ -s "$dir/out/figures/pred_vs_meas.dat" ] \
+        || { echo "FAIL: figure script or data missing" >&2; exit 1; }
+
+# A table without device_ns.
+printf 'm,k,n,dtype,fidelity,in0,in1,out,grid_x,grid_y\n64,64,64,bf16,lofi,l1,l1,l1,1,1\n' \
+        >"$dir/bad.csv"
+rc=0
+"$bin" bench run validate-tt-gemm --set csv="$dir/bad.csv" --out "$dir/bad" >/dev/null \
+        2>"$dir/err" || rc=$?
+[ "$rc" -eq 2 ] || { echo "FAIL: bad table: exit $rc, want 2" >&2; exit 1; }
+grep -q "bad.csv:1:1: error: missing column 'device_ns'" "$dir/err" \
+        || { cat "$dir/err" >&2; echo "FAIL: message" >&2; exit 1; }
+echo "ok"
