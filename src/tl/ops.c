@@ -949,6 +949,8 @@ void tl__mcast(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl_tensor
                const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_SEND, file, line);
+        if (!t)
+                tl__fail(tl, file, line, "tl_mcast", "t is NULL");
         struct hw_sim *s = tl->sim;
         int rows = (int)s->topo->cube.noc.rows, cols = (int)s->topo->cube.noc.cols;
         if (n_rows < 1 || n_cols < 1 || row0 < 0 || col0 < 0 || row0 > rows - n_rows ||

@@ -778,3 +778,41 @@ Test(tl, machine_info_follows_the_topology_and_its_overrides)
         cr_assert_eq(seen_setup.gemm_flops_per_s, m->gemm_flops_per_s);
         cr_assert_eq(seen_setup.hbm_bytes_per_s, m->hbm_bytes_per_s);
 }
+
+static void k_mcast_square(tl_ctx *tl, const void *a)
+{
+        int64_t shape[1] = { 256 };                            /* 1 KiB fp32 */
+        if (tl->rank == 0)
+                tl_mcast(tl, 0, 0, 3, 3, tl_fill(tl, TL_FP32, 1, shape, 1.0f), 9);
+        else if (tl->rank < 9)
+                tl_recv(tl, 0, 9);
+}
+
+/* A 3 x 3 rectangle from its corner on a 3 x 3 mesh: XY routes from one
+ * source form a tree, so the bytes cross the injection port, 2 links east
+ * along row 0, 2 links south down each of the 3 columns and 8 ejection
+ * ports: 17 links, against 34 for eight sends (2 ports + row + col hops). */
+Test(tl, mcast_rectangle_crosses_the_route_tree_once)
+{
+        hw_sim_fini(&sim);
+        cr_assert_eq(topo_set(&t, "sip.cubes", "1", &d), 0);
+        cr_assert_eq(topo_set(&t, "cube.noc.rows", "3", &d), 0);
+        cr_assert_eq(topo_set(&t, "cube.noc.cols", "3", &d), 0);
+        cr_assert_eq(hw_sim_init(&sim, &t, NULL, &d), 0);
+        cr_assert_eq(run_kernel(k_mcast_square, TL_MODE_OPLOG), 0);
+        cr_assert_eq(sim.class_bytes[TOPO_EDGE_NOC], 1024 * 17);
+}
+
+static void k_mesh_dim_bad(tl_ctx *tl, const void *a)
+{
+        if (tl_mesh_dim(tl, 0) != 2 || tl_mesh_dim(tl, 1) != 2)
+                return;
+        tl_mesh_dim(tl, 2);
+}
+
+Test(tl, mesh_dim_axes)
+{
+        cr_assert_eq(run_kernel(k_mesh_dim_bad, TL_MODE_OPLOG), -1);
+        cr_assert(diag_has("tl_mesh_dim"));
+        cr_assert(diag_has("axis 2: expected 0 (columns) or 1 (rows)"));
+}
