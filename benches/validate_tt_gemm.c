@@ -108,7 +108,8 @@ static int read_rows(const char *path, struct vt_row *r, struct diag *d)
                 char *end;
                 row->measured_ns = strtod(row->field[C_NS], &end);
                 if (d->n_errors == 0 && (*end || !(row->measured_ns > 0)))
-                        diag_error_at(d, path, ln, 1, "device_ns: expected a time in ns > 0 (got '%s')",
+                        diag_error_at(d, path, ln, 1,
+                                      "device_ns: expected a time in ns > 0 (got '%s')",
                                       row->field[C_NS]);
                 n++;
         }
@@ -303,7 +304,8 @@ static int run(const struct bench_ctx *c)
                                 r->measured_ns, r->predicted_ns, r->error_pct);
                 }
                 fprintf(c->out, "MAPE %.1f%% over %d rows; table and figure in %s/%s\n", mape, n,
-                        dir, modelled ? "" : " (math fidelity not modelled yet: every row at one pass)");
+                        dir, modelled ? "" : "\n(math fidelity not modelled yet: every row at one "
+                                             "pass)");
         }
 free_rows:
         free(rows);

@@ -50,8 +50,8 @@ static const struct tl_param mm_params[] = {
         { "in0", TL_PARAM_CHOICE, 0, 0, 0, places, "A starts sharded in L1 or in DRAM" },
         { "in1", TL_PARAM_CHOICE, 1, 0, 0, places, "B starts sharded in L1 or in DRAM" },
         { "out", TL_PARAM_CHOICE, 0, 0, 0, places, "C ends sharded in L1 or in DRAM" },
-        { "grid_x", TL_PARAM_INT, 0, 0, 1024, NULL, "grid columns (0: the machine's compute grid)" },
-        { "grid_y", TL_PARAM_INT, 0, 0, 1024, NULL, "grid rows (0: the machine's compute grid)" },
+        { "grid_x", TL_PARAM_INT, 0, 0, 1024, NULL, "grid columns (0: the compute grid's)" },
+        { "grid_y", TL_PARAM_INT, 0, 0, 1024, NULL, "grid rows (0: the compute grid's)" },
         { "in0_block_w", TL_PARAM_INT, 0, 0, 1024, NULL, "K block in tiles (0: 4, 2 or 1, "
                                                          "the largest dividing K's tiles)" },
         { "out_block_h", TL_PARAM_INT, 0, 0, 1 << 16, NULL,
@@ -145,7 +145,8 @@ static tl_tensor *stream_block(tl_ctx *tl, struct stream *st, const struct mm_ar
         if (!st->dram)
                 return v;
         tl_tensor *buf = st->buf[b % 3];
-        tl_tensor *dst = st->is_a ? block(tl, buf, 0, 0, st->len, kn) : block(tl, buf, 0, 0, kn, st->len);
+        tl_tensor *dst = st->is_a ? block(tl, buf, 0, 0, st->len, kn)
+                                  : block(tl, buf, 0, 0, kn, st->len);
         if (fetch)
                 tl_copy_to(tl, dst, v);
         return dst;
