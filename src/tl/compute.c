@@ -1,8 +1,8 @@
 /* tl/compute.c: data mode: what each op computes. Values are fp32;
  * rounding to bf16/fp16 and the block floats happens where an op writes a
- * tensor of that dtype (stores, casts, fills). Tensors are strided, up to 4-D; binary ops
- * broadcast (NumPy rules: a missing or extent-1 axis repeats). The dot
- * accumulates in fp32 in k order. */
+ * tensor of that dtype (stores, casts, fills). Tensors are strided, up to
+ * 4-D; binary ops broadcast (NumPy rules: a missing or extent-1 axis
+ * repeats). The dot accumulates in fp32 in k order. */
 #include <math.h>
 #include <string.h>
 
