@@ -816,3 +816,58 @@ Test(tl, mesh_dim_axes)
         cr_assert(diag_has("tl_mesh_dim"));
         cr_assert(diag_has("axis 2: expected 0 (columns) or 1 (rows)"));
 }
+
+/* ---- launch tensors sharded over the PEs' TCM ---------------------------------- */
+
+struct sharded_args {
+        tl_tensor *x;                /* input [64, 64] fp32, sharded */
+        tl_tensor *y;                /* output [64, 64] fp32, sharded */
+};
+
+static void sharded_setup(tl_setup *s, void *argp)
+{
+        struct sharded_args *g = argp;
+        g->x = tl_setup_tensor_sharded(s, "x", TL_INPUT, TL_FP32, 2, ((int64_t[]){ 64, 64 }));
+        g->y = tl_setup_tensor_sharded(s, "y", TL_OUTPUT, TL_FP32, 2, ((int64_t[]){ 64, 64 }));
+}
+
+/* PE 0 loads its rows of x; PE 0 and PE 1 store their halves of y at once. */
+static void k_sharded(tl_ctx *tl, const void *argp)
+{
+        const struct sharded_args *g = argp;
+        if (tl->rank > 1)
+                return;
+        int64_t r0 = tl->rank * 32;
+        tl_tensor *mine = tl_view(tl, g->x, ((int64_t[]){ r0, 0 }), ((int64_t[]){ 32, 64 }));
+        sim_ps t0 = now_of(tl);
+        tl_tensor *v = tl_load(tl, mine);
+        tl_wait_tensor(tl, v);
+        measured[tl->rank] = now_of(tl) - t0;
+        t0 = now_of(tl);
+        tl_store(tl, tl_view(tl, g->y, ((int64_t[]){ r0, 0 }), ((int64_t[]){ 32, 64 })), v);
+        tl_wait_tensor(tl, v);
+        measured[2 + tl->rank] = now_of(tl) - t0;
+}
+
+/* A sharded tensor is local: a load costs a TCM copy (no HBM), and two PEs
+ * writing their own parts do not wait for each other (its readiness is not
+ * tracked, as HBM's is not). */
+Test(tl, sharded_tensors_are_local_and_shared)
+{
+        static const struct tl_kernel k = { .name = "sharded", .fn = k_sharded,
+                                            .args_size = sizeof(struct sharded_args),
+                                            .setup = sharded_setup };
+        have_run = true;
+        static struct tl_run_opts o;
+        o = (struct tl_run_opts){ .mode = TL_MODE_DATA, .seed = 1 };
+        cr_assert_eq(tl_run_kernel(&sim, &k, &o, &run, &d), 0);
+        sim_ps dma = t.pe.dma.setup_ps + hw_bytes_ps(32 * 64 * 4 / t.pe.dma.channels,
+                                                     t.pe.dma.bw_bytes_per_s / t.pe.dma.channels);
+        cr_assert_eq(measured[0], cost(TOPO_OP_LOAD) + dma);
+        cr_assert_eq(measured[1], measured[0]);
+        cr_assert_eq(sim.cubes[0].hbm_read_bytes, 0);
+        cr_assert_eq(measured[3], measured[2], "PE 1's store waited for PE 0's");
+        /* Data mode: y holds x's rows. */
+        struct tl_global *x = &run.globals[0], *y = &run.globals[1];
+        cr_assert(memcmp(x->data, y->data, 64 * 64 * sizeof(float)) == 0);
+}
