@@ -570,6 +570,7 @@ Test(tl, a_job_applies_topology_sets_to_its_own_copy)
         cr_assert_eq(fixture_run(tl_kernel_find("program_ids"), NULL, bad, 3), -EINVAL);
         cr_assert(diag_has("--set pe.dma.bw_gbps=-3: error:"), "%s", d.head->text);
         cr_assert(diag_has("--set =1: expected key=value"));
+}
 
 /* ---- multicast ---------------------------------------------------------------- */
 
@@ -794,13 +795,11 @@ static void k_mcast_square(tl_ctx *tl, const void *a)
  * ports: 17 links, against 34 for eight sends (2 ports + row + col hops). */
 Test(tl, mcast_rectangle_crosses_the_route_tree_once)
 {
-        hw_sim_fini(&sim);
         cr_assert_eq(topo_set(&t, "sip.cubes", "1", &d), 0);
         cr_assert_eq(topo_set(&t, "cube.noc.rows", "3", &d), 0);
         cr_assert_eq(topo_set(&t, "cube.noc.cols", "3", &d), 0);
-        cr_assert_eq(hw_sim_init(&sim, &t, NULL, &d), 0);
         cr_assert_eq(run_kernel(k_mcast_square, TL_MODE_OPLOG), 0);
-        cr_assert_eq(sim.class_bytes[TOPO_EDGE_NOC], 1024 * 17);
+        cr_assert_eq(job.sim.class_bytes[TOPO_EDGE_NOC], 1024 * 17);
 }
 
 static void k_mesh_dim_bad(tl_ctx *tl, const void *a)
@@ -857,17 +856,16 @@ Test(tl, sharded_tensors_are_local_and_shared)
         static const struct tl_kernel k = { .name = "sharded", .fn = k_sharded,
                                             .args_size = sizeof(struct sharded_args),
                                             .setup = sharded_setup };
-        have_run = true;
-        static struct tl_run_opts o;
-        o = (struct tl_run_opts){ .mode = TL_MODE_DATA, .seed = 1 };
-        cr_assert_eq(tl_run_kernel(&sim, &k, &o, &run, &d), 0);
+        cr_assert_eq(fixture_run(&k, &(struct tl_run_opts){ .mode = TL_MODE_DATA, .seed = 1 },
+                                 NULL, 0),
+                     0);
         sim_ps dma = t.pe.dma.setup_ps + hw_bytes_ps(32 * 64 * 4 / t.pe.dma.channels,
                                                      t.pe.dma.bw_bytes_per_s / t.pe.dma.channels);
         cr_assert_eq(measured[0], cost(TOPO_OP_LOAD) + dma);
         cr_assert_eq(measured[1], measured[0]);
-        cr_assert_eq(sim.cubes[0].hbm_read_bytes, 0);
+        cr_assert_eq(job.sim.cubes[0].hbm_read_bytes, 0);
         cr_assert_eq(measured[3], measured[2], "PE 1's store waited for PE 0's");
         /* Data mode: y holds x's rows. */
-        struct tl_global *x = &run.globals[0], *y = &run.globals[1];
+        struct tl_global *x = &job.run->globals[0], *y = &job.run->globals[1];
         cr_assert(memcmp(x->data, y->data, 64 * 64 * sizeof(float)) == 0);
 }
