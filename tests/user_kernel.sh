@@ -27,6 +27,12 @@ api=$(grep -oE '\btl_?_?[a-z0-9_]+\(' "$src/include/cubesim/tl.h" | tr -d '(' | 
 extra=$(nm -D --defined-only "$bin" | awk '$2 == "T" && $3 != "_start" {print $3}' |
         grep -vxF "$api" || true)
 [ -z "$extra" ] || { echo "exported beyond the kernel API:"; echo "$extra"; exit 1; }
+# ...and every function tl.h declares is exported (declared TL_API).
+decl=$(grep -E '^[A-Za-z]' "$src/include/cubesim/tl.h" | grep -vE '^(typedef|struct|extern)' |
+        grep -oE '\btl_?_?[a-z0-9_]+\(' | tr -d '(' | sort -u)
+missing=$(nm -D --defined-only "$bin" | awk '$2 == "T" {print $3}' | grep -xvF -f - <(echo "$decl") ||
+        true)
+[ -z "$missing" ] || { echo "kernel API not exported (TL_API missing):"; echo "$missing"; exit 1; }
 cc -shared -fPIC -x c - -o "$tmp/libinternal.so" <<'EOF'
 struct ev_loop;
 int ev_run(struct ev_loop *, void *);

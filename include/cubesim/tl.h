@@ -108,7 +108,7 @@ TL_API int tl__rank(tl_ctx *, int pe, int cube, int sip, const char *file, int l
 #define tl_num_programs(tl, axis) tl__num_programs((tl), (axis), __FILE__, __LINE__)
 /* The cube's NoC: axis 0 its columns (X), axis 1 its rows (Y). PE p of a
  * cube sits at row p / columns, column p % columns. Free: no issue cost. */
-int tl__mesh_dim(tl_ctx *, int axis, const char *file, int line);
+TL_API int tl__mesh_dim(tl_ctx *, int axis, const char *file, int line);
 #define tl_mesh_dim(tl, axis) tl__mesh_dim((tl), (axis), __FILE__, __LINE__)
 /* The global rank of (pe, cube, sip); tl_rank(tl, -1, -1, -1) is this PE. */
 #define tl_rank(tl, pe, cube, sip) tl__rank((tl), (pe), (cube), (sip), __FILE__, __LINE__)
@@ -197,8 +197,8 @@ TL_API void tl__copy_to(tl_ctx *, tl_tensor *dst, tl_tensor *src, const char *fi
 TL_API void tl__send(tl_ctx *, int dst_rank, tl_tensor *t, int tag, const char *file, int line);
 TL_API tl_tensor *tl__recv(tl_ctx *, int src_rank, int tag, const char *file, int line);
 TL_API void tl__wait_tensor(tl_ctx *, tl_tensor *t, const char *file, int line);
-TL_API void tl__mcast(tl_ctx *, int row0, int col0, int n_rows, int n_cols, tl_tensor *t, int tag,
-               const char *file, int line);
+TL_API void tl__mcast(tl_ctx *, int row0, int col0, int n_rows, int n_cols, tl_tensor *t,
+                      int tag, const char *file, int line);
 
 /* Lazy: issues the DMA (HBM or TCM -> a new scratch tensor) and returns at
  * once; the data is a future that the first consuming op waits for. */
@@ -454,10 +454,10 @@ typedef struct tl_setup tl_setup;
 TL_API int64_t tl_setup_int(tl_setup *, const char *name);
 TL_API double tl_setup_float(tl_setup *, const char *name);
 TL_API int tl_setup_choice(tl_setup *, const char *name);        /* index into choices */
-bool tl_setup_is_set(tl_setup *, const char *name);       /* given with --set */
+TL_API bool tl_setup_is_set(tl_setup *, const char *name); /* given with --set */
 /* Extent `axis` of input NAME.npy when --inputs gives one, else -1: lets a
         * kernel take shapes it was not told from the files. */
-int64_t tl_setup_input_dim(tl_setup *, const char *tensor, int axis);
+TL_API int64_t tl_setup_input_dim(tl_setup *, const char *tensor, int axis);
 
 /* A shape parameter: its --set value if given, else extent `axis` of input
  * NAME.npy if --inputs has it, else the parameter's default. */

@@ -253,7 +253,8 @@ sim_ps hw__front_arrival(const struct hw_front *f);
 /* Move bytes from src to each of dsts[0..n) as one multicast (mcast.c):
  * the union of the routes, each link reserved once, copies made where the
  * routes part. arrive[i] is when the last byte reaches dsts[i]; returns the
- * latest, or TOPO_PS_NONE if a route is missing or memory ran out. */
+ * latest, or TOPO_PS_NONE (and the run is marked out of memory, as by
+ * hw_xfer) if a route or the per-link state could not be allocated. */
 sim_ps hw_xfer_mcast(struct hw_sim *, uint32_t src, const uint32_t *dsts, uint32_t n,
                      uint64_t bytes, sim_ps start, sim_ps *arrive);
 void hw__mcast_free(struct hw_mcast_scratch *);

@@ -54,8 +54,10 @@ sim_ps hw_xfer_mcast(struct hw_sim *s, uint32_t src, const uint32_t *dsts, uint3
                      uint64_t bytes, sim_ps start, sim_ps *arrive)
 {
         struct hw_mcast_scratch *m = scratch_of(s);
-        if (!m)
+        if (!m) {
+                ev_set_nomem(&s->ev);
                 return TOPO_PS_NONE;
+        }
         if (++m->stamp == 0) {
                 memset(m->seen, 0, m->n_edges * sizeof *m->seen);
                 m->stamp = 1;
@@ -64,8 +66,10 @@ sim_ps hw_xfer_mcast(struct hw_sim *s, uint32_t src, const uint32_t *dsts, uint3
         for (uint32_t i = 0; i < n; i++) {
                 const uint32_t *route;
                 uint32_t len;
-                if (topo_route(&s->graph, src, dsts[i], &route, &len) < 0)
+                if (topo_route(&s->graph, src, dsts[i], &route, &len) < 0) {
+                        ev_set_nomem(&s->ev);
                         return TOPO_PS_NONE;
+                }
                 struct hw_front f = { .head = start, .tail = start };
                 for (uint32_t j = 0; j < len; j++) {
                         uint32_t e = route[j];
