@@ -35,6 +35,20 @@ check "$wh" 256 512 128 bfp4_b --set in0=dram
 check "$bh" 416 320 448 bf16
 check "$bh" 416 320 448 bfp8_b --set in1=l1 --set out=dram
 
+# --expect with the block floats' default tolerance: the reference passes,
+# the reference scaled by 1.5 does not (exit 1).
+for dt in bfp8_b bfp4_b; do
+        "$py" "$src/tests/lib/tt_matmul_check.py" expect "$dir" $dt 1
+        "$bin" run tt_matmul --topo "$wh" --mode data --inputs "$dir" --expect "$dir/expect" \
+                --set m=416 --set k=320 --set n=448 --set dtype=$dt >/dev/null 2>"$dir/err" \
+                || { cat "$dir/err" >&2; exit 1; }
+        "$py" "$src/tests/lib/tt_matmul_check.py" expect "$dir" $dt 1.5
+        rc=0
+        "$bin" run tt_matmul --topo "$wh" --mode data --inputs "$dir" --expect "$dir/expect" \
+                --set m=416 --set k=320 --set n=448 --set dtype=$dt >/dev/null 2>&1 || rc=$?
+        [ "$rc" -eq 1 ] || { echo "FAIL: $dt --expect of a wrong reference: exit $rc" >&2; exit 1; }
+done
+
 # Multicasts, op_log mode, 8 x 8 grid, 1024^3, in0_block_w 4: per K block
 # (8 of them) each of the 8 row senders and 8 column senders multicasts
 # once: 128 records.

@@ -38,7 +38,7 @@ static const char usage[] =
         "                    |got - want| > atol + rtol |want|\n"
         "  --rtol X, --atol X  the tolerances of --expect (defaults by the output's\n"
         "                    dtype: fp32 1.3e-6 and 1e-5, bf16 1.6e-2 and 1e-5, fp16\n"
-        "                    1e-3 and 1e-5)\n"
+        "                    1e-3 and 1e-5, bfp8_b 2^-5 and 1e-5, bfp4_b 2^-2 and 1e-5)\n"
         "  --fail-on-nonfinite  data mode: exit 1 when an input or output holds a NaN\n"
         "                    or an infinity (they are reported in any case)\n"
         "  --seed N          seed of the generated inputs (default 1)\n"

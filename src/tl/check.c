@@ -6,7 +6,10 @@
  * matches NaN and an infinity the same infinity (numpy.testing's
  * assert_allclose). Defaults by the output's dtype are those of
  * torch.testing.assert_close: fp32 rtol 1.3e-6, atol 1e-5; bf16 rtol
- * 1.6e-2, atol 1e-5; fp16 rtol 1e-3, atol 1e-5. A missing or misshapen
+ * 1.6e-2, atol 1e-5; fp16 rtol 1e-3, atol 1e-5; for the block floats,
+ * whose error is a step of the element's group, rtol 2^-5 (bfp8_b) and
+ * 2^-2 (bfp4_b), which an element within a factor 4 of its group's
+ * largest meets, atol 1e-5. A missing or misshapen
  * expect file is bad input (exit 2), found before the run; a mismatch or
  * (with --fail-on-nonfinite) a non-finite value fails the run (exit 1). */
 #include <errno.h>
@@ -58,7 +61,11 @@ static uint64_t report_nonfinite(const struct tl_global *g, bool fatal, struct d
 static void default_tolerance(tl_dtype dt, double *rtol, double *atol)
 {
         *atol = 1e-5;
-        *rtol = dt == TL_BF16 ? 1.6e-2 : dt == TL_FP16 ? 1e-3 : 1.3e-6;
+        *rtol = dt == TL_BF16     ? 1.6e-2
+                : dt == TL_FP16   ? 1e-3
+                : dt == TL_BFP8_B ? 0x1p-5
+                : dt == TL_BFP4_B ? 0x1p-2
+                                  : 1.3e-6;
 }
 
 /* DIR/NAME.npy of output g under --expect, malloc'd, or NULL. */

@@ -2,6 +2,8 @@
 
 Usage: tt_matmul_check.py write DIR M K N SEED   write DIR/a.npy, DIR/b.npy
        tt_matmul_check.py check DIR DTYPE         compare DIR/out/c.npy
+       tt_matmul_check.py expect DIR DTYPE SCALE  write the reference x SCALE to
+                                                  DIR/expect/c.npy (for --expect)
 
 The reference rounds A and B to the dtype (bf16 by truncating the fp32
 mantissa to 8 bits with round-half-to-even; the block floats with
@@ -43,9 +45,13 @@ def main():
         return
     d, dtype = sys.argv[2], sys.argv[3]
     a, b = np.load(f"{d}/a.npy"), np.load(f"{d}/b.npy")
-    c = np.load(f"{d}/out/c.npy")
     exact = round_to(a, dtype).astype(np.float64) @ round_to(b, dtype).astype(np.float64)
     ref = round_to(exact.astype(np.float32), dtype)
+    if sys.argv[1] == "expect":
+        os.makedirs(f"{d}/expect", exist_ok=True)
+        np.save(f"{d}/expect/c.npy", (ref * float(sys.argv[4])).astype(np.float32))
+        return
+    c = np.load(f"{d}/out/c.npy")
     k = a.shape[1]
     tol = step_of(ref, dtype) * 1.0001 + 4 * k * 2.0 ** -24 * np.abs(exact).max()
     err = np.abs(c.astype(np.float64) - ref)
