@@ -99,6 +99,16 @@ static void ready_fire(struct ev_loop *ev, struct ev_event *e)
         ev_future_complete(ev, &t->ready, 0);
 }
 
+/* HBM tensors (and launch tensors sharded over the PEs' TCMs) are shared
+ * by every PE: their readiness is not tracked (one PE's store must not
+ * hold up another PE's access to other parts of the tensor); kernels
+ * order that traffic between PEs with send/recv, and a kernel's end waits
+ * for its stores. */
+static bool untracked(const tl_tensor *t)
+{
+        return t->space == TL_HBM || t->owner->sharded;
+}
+
 /* The result t becomes ready at end; account the op in the open scope. */
 void tl__finish_at(tl_ctx *tl, tl_tensor *t, sim_ps end)
 {
@@ -106,12 +116,7 @@ void tl__finish_at(tl_ctx *tl, tl_tensor *t, sim_ps end)
                 tl->busy_until = end;
         if (tl->n_scopes && end > tl->scopes[tl->n_scopes - 1].busy_until)
                 tl->scopes[tl->n_scopes - 1].busy_until = end;
-        /* HBM tensors (and launch tensors sharded over the PEs' TCMs) are
-         * shared by every PE: their readiness is not tracked (one PE's
-         * store must not hold up another PE's access to other parts of the
-         * tensor); kernels order that traffic between PEs with send/recv,
-         * and a kernel's end waits for its stores. */
-        if (!t || t->space == TL_HBM || t->owner->sharded)
+        if (!t || untracked(t))
                 return;
         t = t->owner;
         if (!t->ready.done) {
@@ -137,7 +142,7 @@ void tl__inflight_begin(tl_ctx *tl, struct tl_inflight *f, tl_tensor *const outs
         for (int i = 0; i < TL_INFLIGHT_OUTS; i++) {
                 tl_tensor *t = outs[i];
                 f->outs[i] = t;
-                if (!t || t->space == TL_HBM)
+                if (!t || untracked(t))
                         continue;
                 /* Not ready until placed (SIM_PS_MAX: end not known). */
                 t = t->owner;
@@ -160,7 +165,7 @@ void tl__inflight_placed(struct tl_inflight *f, sim_ps end)
                 tl->scopes[f->depth - 1].busy_until = end;
         for (int i = 0; i < TL_INFLIGHT_OUTS; i++) {
                 tl_tensor *t = f->outs[i];
-                if (!t || t->space == TL_HBM)
+                if (!t || untracked(t))
                         continue;
                 t = t->owner;
                 t->ready_at = end;
