@@ -130,6 +130,7 @@ struct hw_pe {
         sim_ps exec_end_ps;          /* when the kernel returned */
         bool started;                /* the kernel has started */
         bool in_batch;               /* has an HBM copy in its cube's batch being placed */
+        sim_ps hbm_until;            /* its HBM copies hold its data path until then */
         bool finished;               /* the kernel has returned */
         struct ev_event done_ev;     /* the body returned; then its notice reaches the M_CPU */
         void *user;                  /* the kernel layer's per-PE state */

@@ -80,13 +80,14 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
         const struct topo_hbm *h = &s->topo->cube.hbm;
         uint64_t size = hw_hbm_piece_bytes(s->topo, bytes);
         uint64_t dma_bw = s->topo->pe.dma.bw_bytes_per_s;
-        sim_ps done = start, at = start;
-        /* Streaming: data paths booked past start, or in this instant's batch. */
-        const struct hw_pe *pes = &s->pes[(size_t)(c - s->cubes) * s->pes_per_cube];
+        sim_ps done = start, at = start, paced = 0;
+        /* Streaming: PEs whose HBM copies hold their data paths past start,
+         * or in this instant's batch (a data path busy with TCM copies or
+         * receive drains takes no share of the HBM). */
+        struct hw_pe *pes = &s->pes[(size_t)(c - s->cubes) * s->pes_per_cube];
         uint64_t streaming = 1;
         for (uint32_t i = 0; pace && i < s->pes_per_cube; i++)
-                if (&pes[i].dma != pace &&
-                    (pes[i].in_batch || ev_resource_booked_until(&pes[i].dma) > start))
+                if (&pes[i].dma != pace && (pes[i].in_batch || pes[i].hbm_until > start))
                         streaming++;
         uint64_t share = h->channel_bw_bytes_per_s * h->channels / streaming;
         uint64_t rate = share < dma_bw ? share : dma_bw;
@@ -99,6 +100,8 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
                         sim_ps e = ev_resource_reserve(pace, at, hw_bytes_ps(b, rate), &at);
                         if (e > done)
                                 done = e;
+                        if (e > paced)
+                                paced = e;
                 } else {
                         at = start + hw_bytes_ps(off, rate);
                 }
@@ -116,6 +119,11 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
                 }
                 if (t > done)
                         done = t;
+        }
+        if (pace) {
+                struct hw_pe *pe = container_of(pace, struct hw_pe, dma);
+                if (paced > pe->hbm_until)
+                        pe->hbm_until = paced;
         }
         if (write)
                 c->hbm_write_bytes += bytes;

@@ -336,6 +336,21 @@ Test(hw_default, hbm_pieces_paced_at_the_fair_share)
                              hw_bytes_ps(t.cube.noc.packet_bytes, t.pe.dma.bw_bytes_per_s));
 }
 
+/* PEs whose data paths are busy with TCM copies (or receive drains) take
+ * no share of the HBM: a PE streaming beside them gets its DMA's rate. */
+Test(hw_default, tcm_copies_take_no_share_of_the_hbm)
+{
+        uint64_t bytes = 64 << 10;
+        sim_ps setup = t.pe.dma.setup_ps;
+        for (uint32_t p = 1; p < sim.pes_per_cube; p++)
+                hw_dma_copy(&sim.pes[p], false, false, 4 * bytes, 0, NULL);
+        hw_dma_copy(&sim.pes[0], true, false, bytes, 0, NULL);
+        const struct ev_server *dp = &sim.pes[0].dma.servers[0];
+        cr_assert_eq(dp->iv[dp->head].end - setup,
+                     (bytes / t.cube.noc.packet_bytes) *
+                             hw_bytes_ps(t.cube.noc.packet_bytes, t.pe.dma.bw_bytes_per_s));
+}
+
 /* HBM copies issued at the same instant are placed together at its end:
  * the first one issued is paced as one of all the PEs streaming. */
 static sim_ps later_end[2];
