@@ -954,8 +954,7 @@ void tl__mcast(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl_tensor
                const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_SEND, file, line);
-        if (!t)
-                tl__fail(tl, file, line, "tl_mcast", "t is NULL");
+        tl__need_local(tl, t, file, line, "tl_mcast", "t");
         struct hw_sim *s = tl->sim;
         int rows = (int)s->topo->cube.noc.rows, cols = (int)s->topo->cube.noc.cols;
         if (n_rows < 1 || n_cols < 1 || row0 < 0 || col0 < 0 || row0 > rows - n_rows ||
@@ -963,7 +962,6 @@ void tl__mcast(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl_tensor
                 tl__fail(tl, file, line, "tl_mcast",
                          "rows [%d, +%d) x cols [%d, +%d) is not a rectangle of the %d x %d NoC",
                          row0, n_rows, col0, n_cols, rows, cols);
-        tl__need_local(tl, t, file, line, "tl_mcast", "t");
         tl__wait_ready(tl, t, file, line, "tl_mcast");
         uint32_t first = tl->rank - tl->pe->pe, n = 0;
         uint32_t *dsts = tl__arena_alloc(tl, (size_t)n_rows * (size_t)n_cols * 2 * sizeof *dsts);

@@ -1,0 +1,17 @@
+/* tests/bad/kernels/mcast_rect.c: tl_mcast to a rectangle that leaves the NoC.
+// args: --topo topologies/small.yaml
+// expect: tests/bad/kernels/mcast_rect.c:@LINE@: error: PE sip0.cube0.pe3: tl_mcast: rows [1, +2) x cols [0, +2) is not a rectangle of the 2 x 2 NoC
+// expect-count: 1
+ */
+#include <cubesim/tl.h>
+
+static void body(tl_ctx *tl, const void *argp)
+{
+        if (tl_rank(tl, -1, -1, -1) != 3)
+                return;
+        int64_t shape[1] = { 8 };
+        tl_mcast(tl, 1, 0, 2, 2, tl_fill(tl, TL_FP32, 1, shape, 1.0f), 7); /* FAULT */
+}
+
+static const struct tl_kernel kernel = { .name = "mcast_rect", .fn = body };
+const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
