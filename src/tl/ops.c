@@ -882,6 +882,14 @@ static struct tl_msg *msg_of(tl_ctx *tl, tl_tensor *t, tl_ctx *dst, int tag, con
         return m;
 }
 
+/* The sender's DMA reads bytes out of its TCM from its descriptor's start
+ * (after the setup): when the read-out is done, no earlier than sent. */
+static sim_ps tcm_read_out(tl_ctx *tl, sim_ps start, uint64_t bytes, sim_ps sent)
+{
+        sim_ps read = hw_tcm_reserve(tl->pe, start + tl->sim->topo->pe.dma.setup_ps, bytes);
+        return read > sent ? read : sent;
+}
+
 /* The sender's DMA has read m out by sent; its last byte reaches the
  * receiver's DMA at arrive: the receiving DMA drains it into the inbox,
  * and it lands there no earlier than sent. Logs the drain (and the flow
@@ -897,11 +905,8 @@ static void msg_deliver(tl_ctx *tl, struct tl_msg *m, uint64_t bytes, sim_ps sen
          * resource takes it from now). */
         sim_ps head = arrive > drain ? arrive - drain : 0;
         sim_ps drain_start, landed = hw_dma_reserve(dst->pe, head, bytes, false, &drain_start);
-        /* The sender's DMA reads the tensor from TCM, the receiver's writes it. */
-        sim_ps read = hw_tcm_reserve(tl->pe, start + s->topo->pe.dma.setup_ps, bytes);
+        /* The receiver's DMA writes the tensor into its TCM. */
         sim_ps written = hw_tcm_reserve(dst->pe, drain_start, bytes);
-        if (sent < read)
-                sent = read;
         if (landed < written)
                 landed = written;
         if (landed < sent)
@@ -940,6 +945,7 @@ void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file,
         if (arrive == TOPO_PS_NONE)
                 tl__fail(tl, file, line, "tl_send", "host out of memory routing to PE %d",
                          dst_rank);
+        sent = tcm_read_out(tl, start, bytes, sent);
         struct rep_param p[2] = { { .name = "dst", .kind = REP_INT, .i = dst_rank },
                                   { .name = "tag", .kind = REP_INT, .i = tag } };
         m->send_op = (struct rep_op){ .pe = tl->pe->name, .pe_index = tl->rank,
@@ -986,6 +992,7 @@ void tl__mcast(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl_tensor
         if (n && hw_xfer_mcast(s, tl->pe->node_dma, dsts, n, bytes,
                                start + s->topo->pe.dma.setup_ps, arrive) == TOPO_PS_NONE)
                 tl__fail(tl, file, line, "tl_mcast", "host out of memory routing the multicast");
+        sent = tcm_read_out(tl, start, bytes, sent);
         struct rep_param p[5] = { { .name = "row0", .kind = REP_INT, .i = row0 },
                                   { .name = "col0", .kind = REP_INT, .i = col0 },
                                   { .name = "rows", .kind = REP_INT, .i = n_rows },

@@ -315,6 +315,7 @@ static int check_capacity(tl_setup *s)
                        g->name, home_text(g, home, sizeof home), worst_cube, held, mine, g->name,
                        cap);
         return -EINVAL;
+}
 
 tl_tensor *tl_setup_tensor_sharded(tl_setup *s, const char *name, tl_io io, tl_dtype dt, int ndim,
                                    const int64_t *shape)

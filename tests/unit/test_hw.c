@@ -342,9 +342,10 @@ Test(hw_default, tcm_copies_take_no_share_of_the_hbm)
 {
         uint64_t bytes = 64 << 10;
         sim_ps setup = t.pe.dma.setup_ps;
+        const struct hw_hbm_span local = { .kind = HW_HOME_LOCAL };
         for (uint32_t p = 1; p < sim.pes_per_cube; p++)
-                hw_dma_copy(&sim.pes[p], false, false, 4 * bytes, 0, NULL);
-        hw_dma_copy(&sim.pes[0], true, false, bytes, 0, NULL);
+                hw_dma_copy(&sim.pes[p], NULL, NULL, 4 * bytes, 0, NULL);
+        hw_dma_copy(&sim.pes[0], &local, NULL, bytes, 0, NULL);
         const struct ev_server *dp = &sim.pes[0].dma.servers[0];
         cr_assert_eq(dp->iv[dp->head].end - setup,
                      (bytes / t.cube.noc.packet_bytes) *
