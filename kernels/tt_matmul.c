@@ -20,8 +20,8 @@
  * TCM buffer, three of them in rotation). out = l1 leaves C sharded in the
  * owners' TCM; dram writes it to DRAM. dtype applies to A, B and C.
  *
- * Inputs a.npy [m, k], b.npy [k, n]; output c.npy [m, n]. Math fidelity
- * is a cost of the GEMM engine and is not a parameter here yet. */
+ * Inputs a.npy [m, k], b.npy [k, n]; output c.npy [m, n]. fidelity sets
+ * the GEMM engine's passes per matrix step for the launch. */
 #include <cubesim/tl.h>
 
 #define TILE 32
@@ -31,6 +31,7 @@
 static const char *const dtypes[] = { "bf16", "bfp8_b", "bfp4_b", NULL };
 static const tl_dtype dtype_of[] = { TL_BF16, TL_BFP8_B, TL_BFP4_B };
 static const char *const places[] = { "l1", "dram", NULL };
+static const char *const fidelities[] = { "lofi", "hifi2", "hifi3", "hifi4", NULL };
 
 struct mm_args {
         tl_tensor *a, *b, *c;        /* launch tensors (TCM-sharded or DRAM) */
@@ -47,6 +48,8 @@ static const struct tl_param mm_params[] = {
         { "k", TL_PARAM_INT, 2048, 1, 1 << 20, NULL, "columns of A, rows of B" },
         { "n", TL_PARAM_INT, 2048, 1, 1 << 20, NULL, "columns of B and C" },
         { "dtype", TL_PARAM_CHOICE, 0, 0, 0, dtypes, "element type of A, B and C" },
+        { "fidelity", TL_PARAM_CHOICE, 3, 0, 0, fidelities,
+          "math fidelity: passes per matrix step (LoFi 1 .. HiFi4 4)" },
         { "in0", TL_PARAM_CHOICE, 0, 0, 0, places, "A starts sharded in L1 or in DRAM" },
         { "in1", TL_PARAM_CHOICE, 1, 0, 0, places, "B starts sharded in L1 or in DRAM" },
         { "out", TL_PARAM_CHOICE, 0, 0, 0, places, "C ends sharded in L1 or in DRAM" },
@@ -103,6 +106,7 @@ static void mm_setup(tl_setup *s, void *argp)
                 g->obh = min64(g->pcm, 64 / g->obw);
         g->obh = min64(g->obh, g->pcm);
         g->obw = min64(g->obw, g->pcn);
+        tl_setup_gemm_fidelity(s, tl_setup_choice(s, "fidelity") + 1);
         tl_dtype dt = dtype_of[tl_setup_choice(s, "dtype")];
         int64_t as[2] = { g->m, g->k }, bs[2] = { g->k, g->n }, cs[2] = { g->m, g->n };
         g->a_dram = tl_setup_choice(s, "in0") == 1;

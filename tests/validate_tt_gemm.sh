@@ -21,9 +21,10 @@ CSV
 "$bin" bench run validate-tt-gemm --set csv="$dir/rows.csv" --set figures=0 --out "$dir/out" \
         --json >"$dir/out.json"
 "$bin" run tt_matmul --topo topologies/tt_wormhole_n150.yaml --set m=256 --set k=256 --set n=256 \
-        --set in0=l1 --set in1=dram --set out=l1 --set grid_x=8 --set grid_y=8 --json >"$dir/r0.json"
+        --set in0=l1 --set in1=dram --set out=l1 --set grid_x=8 --set grid_y=8 --set fidelity=lofi \
+        --json >"$dir/r0.json"
 "$bin" run tt_matmul --topo topologies/tt_wormhole_n150.yaml --set m=512 --set k=256 --set n=384 \
-        --set in0=dram --set in1=dram --set out=dram --set grid_x=4 --set grid_y=2 \
+        --set in0=dram --set in1=dram --set out=dram --set grid_x=4 --set grid_y=2 --set fidelity=lofi \
         --json >"$dir/r1.json"
 "$py" - "$dir" <<'PY'
 import json, sys
