@@ -53,6 +53,8 @@ memcheck 2 topo check tests/bad/topo/negative.yaml tests/bad/topo/alias_bomb.yam
 memcheck 0 run gemm --mode data --topo topologies/small.yaml --set m=64 --set n=48 --set k=32
 memcheck 0 run gqa_decode --topo topologies/small.yaml --set seq_len=256
 memcheck 0 run llm_layer --mode data --topo topologies/small.yaml --set past_len=20 --set q_len=2 --set tp=2
+memcheck 0 run gqa_decode --topo topologies/small.yaml --set seq_len=256 --profile --json \
+        --trace "$vg_tmp/t.json.gz" --trace-pes 0-3 --trace-window 100:
 memcheck 2 run gemm --mode data --inputs "$vg_tmp"
 memcheck 1 run gemm --set tile_m=4096 --set tile_k=4096
 memcheck 1 run gemm --max-events 50
