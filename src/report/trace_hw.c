@@ -87,6 +87,20 @@ static void flush_run(struct rep_trace_hw *h, enum hw_busy_kind kind, uint32_t c
         run->open = false;
 }
 
+/* Change c by d0 at t0 and by d1 at t1 (d1 0: no second change), then
+ * write what is before now. A change the host has no memory for fails
+ * the trace (ENOMEM at close) rather than leave the counter wrong. */
+static void count(struct rep_trace_hw *h, struct rep_counter *c, sim_ps t0, int64_t d0,
+                  sim_ps t1, int64_t d1)
+{
+        if (rep_counter_add(c, t0, d0) < 0 || (d1 && rep_counter_add(c, t1, d1) < 0)) {
+                if (!h->t->err)
+                        h->t->err = ENOMEM;
+                return;
+        }
+        rep_counter_flush(h->t, c, ev_now(&h->s->ev));
+}
+
 static void on_busy(void *ctx, enum hw_busy_kind kind, uint32_t cube, uint32_t index,
                     sim_ps start, sim_ps end, uint64_t bytes)
 {
@@ -120,10 +134,8 @@ static void on_busy(void *ctx, enum hw_busy_kind kind, uint32_t cube, uint32_t i
                  * is served (whole MB/s, so the steps cancel exactly). */
                 unsigned __int128 bps = (unsigned __int128)bytes * 1000000000000ull / (end - start);
                 int64_t mbps = (int64_t)(bps / 1000000);
-                struct rep_counter *c = &h->hbm_bw[cube];
-                if (mbps > 0 && rep_counter_add(c, start, mbps) == 0 &&
-                    rep_counter_add(c, end, -mbps) == 0)
-                        rep_counter_flush(h->t, c, ev_now(&s->ev));
+                if (mbps > 0)
+                        count(h, &h->hbm_bw[cube], start, mbps, end, -mbps);
         }
 }
 
@@ -164,10 +176,7 @@ void rep_trace_hw_scratch(struct rep_trace_hw *h, uint32_t pe, int64_t delta)
 {
         if (!delta || !rep_trace_wants_pe(h->t, pe))
                 return;
-        sim_ps now = ev_now(&h->s->ev);
-        struct rep_counter *c = &h->scratch[pe];
-        if (rep_counter_add(c, now, delta) == 0)
-                rep_counter_flush(h->t, c, now);
+        count(h, &h->scratch[pe], ev_now(&h->s->ev), delta, 0, 0);
 }
 
 void rep_trace_hw_dma(struct rep_trace_hw *h, uint32_t pe, sim_ps end)
@@ -175,11 +184,7 @@ void rep_trace_hw_dma(struct rep_trace_hw *h, uint32_t pe, sim_ps end)
         if (!rep_trace_wants_pe(h->t, pe))
                 return;
         sim_ps now = ev_now(&h->s->ev);
-        struct rep_counter *c = &h->dma_q[pe];
-        if (end < now)
-                end = now;
-        if (rep_counter_add(c, now, 1) == 0 && rep_counter_add(c, end, -1) == 0)
-                rep_counter_flush(h->t, c, now);
+        count(h, &h->dma_q[pe], now, 1, end > now ? end : now, -1);
 }
 
 void rep_trace_hw_close(struct rep_trace_hw *h)
