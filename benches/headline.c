@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "kernels/gqa_common.h"
 #include "sweep/sweep.h"
 #include "tl/tl_run.h"
 
@@ -151,6 +152,61 @@ static char *make_spec(const char *panels, const char *models, const char *decod
         return buf;
 }
 
+/* The report's table of the model presets' shapes, with a note for each
+ * set of presets that share one (their points are the same runs). */
+static char *model_table(const char *models)
+{
+        enum { MAX_MODELS = 32 };
+        char names[MAX_MODELS][32];
+        int64_t shape[MAX_MODELS][3];
+        size_t n = 0;
+        for (const char *p = models; p && *p && n < MAX_MODELS;) {
+                const char *e = strchr(p, ',');
+                size_t len = e ? (size_t)(e - p) : strlen(p);
+                snprintf(names[n], sizeof names[n], "%.*s", (int)len, p);
+                if (gqa_model_shape(names[n], &shape[n][0], &shape[n][1], &shape[n][2]) == 0)
+                        n++;
+                p = e ? e + 1 : NULL;
+        }
+        char *buf = NULL;
+        size_t blen;
+        FILE *f = open_memstream(&buf, &blen);
+        if (!f)
+                return NULL;
+        fputs("\n## Model presets\n\n| model | query heads | KV heads | head dim | group |\n"
+              "|---|---:|---:|---:|---:|\n", f);
+        for (size_t i = 0; i < n; i++)
+                fprintf(f, "| %s | %lld | %lld | %lld | %lld |\n", names[i],
+                        (long long)shape[i][0], (long long)shape[i][1], (long long)shape[i][2],
+                        (long long)(shape[i][0] / shape[i][1]));
+        bool noted[MAX_MODELS] = { false };
+        for (size_t i = 0; i < n; i++) {
+                if (noted[i])
+                        continue;
+                size_t same = 0;
+                for (size_t j = i + 1; j < n; j++)
+                        if (memcmp(shape[i], shape[j], sizeof shape[i]) == 0)
+                                same++;
+                if (!same)
+                        continue;
+                fprintf(f, "\nNote: %s", names[i]);
+                for (size_t j = i + 1; j < n; j++)
+                        if (memcmp(shape[i], shape[j], sizeof shape[i]) == 0) {
+                                noted[j] = true;
+                                fprintf(f, "%s %s", --same ? "," : " and", names[j]);
+                        }
+                fprintf(f, " share one attention shape (%lld query heads, %lld KV heads, head "
+                        "dim %lld), so their points give the same figures and their lines "
+                        "overlap.\n",
+                        (long long)shape[i][0], (long long)shape[i][1], (long long)shape[i][2]);
+        }
+        if (fclose(f) != 0) {
+                free(buf);
+                return NULL;
+        }
+        return buf;
+}
+
 static int run(const struct bench_ctx *c)
 {
         const char *panels, *models, *decode, *prefill, *long_models, *long_prefill, *topo;
@@ -214,6 +270,7 @@ static int run(const struct bench_ctx *c)
                 diag_error(c->diag, "milestone-gqa-headline: out of memory");
                 return 1;
         }
+        char *models_md = model_table(models);
         struct sweep_spec spec;
         int rc = 2;
         if (sweep_spec_load_text("milestone-gqa-headline (generated spec)", text, len, NULL,
@@ -225,6 +282,7 @@ static int run(const struct bench_ctx *c)
                         .no_figures = !figures,
                         .progress = -1,
                         .quiet = c->json,
+                        .report_extra = models_md,
                 };
                 struct sweep_outcome o;
                 rc = sweep_run(&spec, &so, &o, c->diag);
@@ -239,6 +297,7 @@ static int run(const struct bench_ctx *c)
         }
         sweep_spec_fini(&spec);
         free(text);
+        free(models_md);
         if (!speak && c->diag->head) {
                 diag_fini(c->diag);
                 diag_init(c->diag);

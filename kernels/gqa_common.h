@@ -62,6 +62,8 @@ struct gqa_args {
 
 extern const char *const gqa_dtypes[];
 extern const char *const gqa_models[];
+/* The shape of model preset name: 0, or -1 if there is no such preset. */
+int gqa_model_shape(const char *name, int64_t *q_heads, int64_t *kv_heads, int64_t *head_dim);
 
 /* Parameter table entries, shared by the kernels' tables. */
 #define GQA_PARAMS_SHAPE(seq_default)                                                       \

@@ -21,6 +21,26 @@ static const struct {
         { 32, 8, 128 },              /* Mistral-7B */
 };
 
+static bool same_name(const char *a, const char *b)
+{
+        while (*a && *a == *b)
+                a++, b++;
+        return *a == *b;
+}
+
+int gqa_model_shape(const char *name, int64_t *q_heads, int64_t *kv_heads, int64_t *head_dim)
+{
+        for (int i = 1; gqa_models[i]; i++) {
+                if (!same_name(gqa_models[i], name))
+                        continue;
+                *q_heads = presets[i - 1].hq;
+                *kv_heads = presets[i - 1].hkv;
+                *head_dim = presets[i - 1].d;
+                return 0;
+        }
+        return -1;
+}
+
 /* ---- setup -------------------------------------------------------------------- */
 
 static double sqrt_pos(double x)

@@ -7,6 +7,7 @@ pkgs=(
         gcc g++ make cmake pkg-config       # toolchain
         libyaml-dev                         # topology files
         libjansson-dev                      # JSON output
+        zlib1g-dev                          # gzip-compressed traces (--trace FILE.gz)
         libcriterion-dev                    # unit tests
         gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user  # aarch64 coroutine switch test
         gnuplot-nox                         # sweep figures

@@ -59,8 +59,8 @@ cflags=(-std=c11 -g -O1 -D_GNU_SOURCE -DCUBESIM_ASSERTS=1 -DCUBESIM_SANITIZED=1
         -DCUBESIM_VERSION='"fuzz"' -DCUBESIM_SOURCE_DIR="\"$root\""
         -fmacro-prefix-map="$root/=" -Wall -Wextra -Wshadow -Wstrict-prototypes
         -Wmissing-prototypes -Wno-unused-parameter -Werror
-        -Isrc -I. -Iinclude $(pkg-config --cflags yaml-0.1 jansson))
-libs=($(pkg-config --libs yaml-0.1 jansson) -lm -ldl)
+        -Isrc -I. -Iinclude $(pkg-config --cflags yaml-0.1 jansson zlib))
+libs=($(pkg-config --libs yaml-0.1 jansson zlib) -lm -ldl)
 export CC
 export FUZZ_OBJ=$out/obj
 export CFLAGS_STR="${cflags[*]} ${san[*]} -fsanitize=fuzzer-no-link"

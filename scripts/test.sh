@@ -55,6 +55,8 @@ memcheck 0 run gqa_decode --topo topologies/small.yaml --set seq_len=256
 memcheck 0 run llm_layer --mode data --topo topologies/small.yaml --set past_len=20 --set q_len=2 --set tp=2
 memcheck 0 run tt_matmul --mode data --topo topologies/tt_wormhole_n150.yaml --set m=128 --set k=96 \
         --set n=160 --set dtype=bfp8_b --set in0=dram
+memcheck 0 run gqa_decode --topo topologies/small.yaml --set seq_len=256 --profile --json \
+        --trace "$vg_tmp/t.json.gz" --trace-pes 0-3 --trace-window 100:
 memcheck 2 run gemm --mode data --inputs "$vg_tmp"
 memcheck 1 run gemm --set tile_m=4096 --set tile_k=4096
 memcheck 1 run gemm --max-events 50

@@ -104,7 +104,7 @@ static int run(int argc, char **argv)
         if (d.n_errors == 0)
                 rc = b->run(&ctx);
         if (d.n_errors || d.head) {
-                diag_print(&d, stderr);
+                cli_print_diag("bench run", &d);
                 if (rc == CLI_OK)
                         rc = CLI_BAD_INPUT;
         }

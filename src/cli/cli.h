@@ -19,6 +19,12 @@ enum { CLI_OK = 0, CLI_FAIL = 1, CLI_BAD_INPUT = 2 };
  * the NULL-terminated list of known options; returns CLI_BAD_INPUT. */
 int cli_unknown_option(const char *cmd, const char *opt, const char *const *known);
 
+struct diag;
+/* Print d's messages to stderr in the one form of the command's messages:
+ * located ones as "FILE:LINE:COL: error: ...", the others as "cubesim
+ * CMD: error: ..." (or warning, note). */
+void cli_print_diag(const char *cmd, const struct diag *d);
+
 /* Report "no WHAT 'NAME'" with a did-you-mean hint from names[n], or a
  * pointer to the listing command see; returns CLI_BAD_INPUT. */
 int cli_not_found(const char *cmd, const char *what, const char *name, const char *const *names,

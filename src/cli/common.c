@@ -1,6 +1,8 @@
 /* cli/common.c: helpers shared by the subcommands. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/diag.h"
 #include "base/params.h"
@@ -19,6 +21,21 @@ int cli_unknown_option(const char *cmd, const char *opt, const char *const *know
                 fprintf(stderr, "cubesim %s: error: unknown option '%s'\n", cmd, opt);
         fprintf(stderr, "Try 'cubesim %s --help'.\n", cmd);
         return CLI_BAD_INPUT;
+}
+
+void cli_print_diag(const char *cmd, const struct diag *d)
+{
+        for (const struct diag_msg *m = d->head; m; m = m->next) {
+                bool bare = strncmp(m->text, "error:", 6) == 0 ||
+                            strncmp(m->text, "warning:", 8) == 0 ||
+                            strncmp(m->text, "note:", 5) == 0;
+                if (bare)
+                        fprintf(stderr, "cubesim %s: %s\n", cmd, m->text);
+                else
+                        fprintf(stderr, "%s\n", m->text);
+        }
+        if (d->n_dropped)
+                fprintf(stderr, "cubesim %s: %u more messages not shown\n", cmd, d->n_dropped);
 }
 
 int cli_not_found(const char *cmd, const char *what, const char *name, const char *const *names,

@@ -14,9 +14,14 @@ static const char usage[] =
         "usage: cubesim run KERNEL [--topo FILE] [--set key=value ...] [--mode oplog|data]\n"
         "                  [--inputs DIR [--allow-random]] [--save-inputs DIR] [--outputs DIR]\n"
         "                  [--expect DIR [--rtol X] [--atol X]] [--fail-on-nonfinite]\n"
-        "                  [--seed N] [--oplog FILE] [--trace FILE] [--kernels LIB.so] [--json]\n"
+        "                  [--seed N] [--oplog FILE] [--trace FILE] [--trace-pes LIST]\n"
+        "                  [--trace-window T0:T1] [--kernels LIB.so] [--max-events N]\n"
+        "                  [--max-sim-ns T] [--timeout-s S] [--profile] [--json]\n"
         "\n"
-        "Run KERNEL on every PE of a machine and report how long it took.\n"
+        "Run KERNEL on every PE of a machine and report where the time went: busy\n"
+        "time and utilisation per component class, the run's bounds (its work at\n"
+        "the machine's aggregate rates) and the binding one, achieved TFLOP/s and\n"
+        "GB/s, and the kernel source lines that took the most time.\n"
         "\n"
         "Options:\n"
         "  --topo FILE       the machine (default: the built-in default machine)\n"
@@ -43,9 +48,16 @@ static const char usage[] =
         "                    or an infinity (they are reported in any case)\n"
         "  --seed N          seed of the generated inputs (default 1)\n"
         "  --oplog FILE      one JSON line per executed op (canonical: byte-identical\n"
-        "                    across runs of the same input)\n"
+        "                    across runs of the same input); gzip if FILE.gz\n"
         "  --trace FILE      Chrome Trace Event JSON (open in Perfetto UI or\n"
-        "                    chrome://tracing): a track per component, send/recv arrows\n"
+        "                    chrome://tracing): a track per engine and DMA channel,\n"
+        "                    HBM channel and link, counters, blocked slices, arrows from\n"
+        "                    producer to consumer and send to recv; gzip if FILE.gz\n"
+        "  --trace-pes LIST  trace only these PEs (global indices, e.g. 0,4-7) and\n"
+        "                    their cubes' memory and links\n"
+        "  --trace-window T0:T1\n"
+        "                    trace only slices that meet [T0, T1] ns (T1 empty or 0:\n"
+        "                    to the end)\n"
         "  --kernels LIB.so  also load the kernels a shared object exports\n"
         "                    (see examples/user_kernel/)\n"
         "  --max-events N    stop with an error after N events (default 4e9: five\n"
@@ -55,6 +67,9 @@ static const char usage[] =
         "                    (default 1e10: ten simulated seconds, ten times that run)\n"
         "  --timeout-s S     stop with an error (exit 1) after S seconds of wall time,\n"
         "                    even in a kernel that spins without calling tl_*\n"
+        "  --profile         print the time of every kernel source line (issue, engine\n"
+        "                    time by engine, time the PE_CPU waited there, op count);\n"
+        "                    with --json, as \"profile\"\n"
         "  --json            print the run summary as JSON\n"
         "\n"
         "Exit status: 0 the kernel ran on every PE; 1 it failed (kernel error,\n"
@@ -68,6 +83,29 @@ static int parse_mode(const char *v, enum tl_mode *mode)
                 *mode = TL_MODE_DATA;
         else
                 return -1;
+        return 0;
+}
+
+/* "T0:T1" in ns (T1 may be empty: to the end) into ps; -1 if malformed. */
+static int parse_window(const char *v, sim_ps *t0, sim_ps *t1)
+{
+        char *end;
+        if (*v < '0' || *v > '9')
+                return -1;
+        errno = 0;
+        unsigned long long a = strtoull(v, &end, 10), b = 0;
+        if (errno || *end != ':' || a > UINT64_MAX / SIM_PS_PER_NS)
+                return -1;
+        const char *p = end + 1;
+        if (*p) {
+                if (*p < '0' || *p > '9')
+                        return -1;
+                b = strtoull(p, &end, 10);
+                if (errno || *end || b < a || b > UINT64_MAX / SIM_PS_PER_NS)
+                        return -1;
+        }
+        *t0 = a * SIM_PS_PER_NS;
+        *t1 = b * SIM_PS_PER_NS;
         return 0;
 }
 
@@ -87,7 +125,8 @@ static const struct tl_kernel *find_kernel(const char *name)
 int cli_run(int argc, char **argv)
 {
         static const char *const opts[] = { "--topo", "--set", "--mode", "--inputs", "--outputs",
-                                             "--seed", "--oplog", "--trace", "--kernels", "--json",
+                                             "--seed", "--oplog", "--trace", "--trace-pes",
+                                             "--trace-window", "--kernels", "--json", "--profile",
                                              "--max-events", "--max-sim-ns", "--timeout-s",
                                              "--allow-random", "--save-inputs", "--expect",
                                              "--rtol", "--atol", "--fail-on-nonfinite", "--help",
@@ -95,7 +134,7 @@ int cli_run(int argc, char **argv)
         const char *kernel = NULL, *topo_path = NULL;
         char *sets[256];
         int n_sets = 0;
-        bool json = false;
+        bool json = false, profile = false;
         struct tl_run_opts ro = { .mode = TL_MODE_OPLOG, .seed = 1,
                                   .max_events = TL_DEFAULT_MAX_EVENTS,
                                   .max_time_ps = TL_DEFAULT_MAX_TIME_PS, .rtol = -1,
@@ -119,6 +158,10 @@ int cli_run(int argc, char **argv)
                 }
                 if (strcmp(a, "--fail-on-nonfinite") == 0) {
                         ro.fail_on_nonfinite = true;
+                        continue;
+                }
+                if (strcmp(a, "--profile") == 0) {
+                        profile = true;
                         continue;
                 }
                 if (a[0] == '-' && a[1] == '-') {
@@ -183,6 +226,12 @@ int cli_run(int argc, char **argv)
                                 ro.oplog_path = v;
                         } else if (strcmp(a, "--trace") == 0) {
                                 ro.trace_path = v;
+                        } else if (strcmp(a, "--trace-pes") == 0) {
+                                ro.trace_pes = v;
+                        } else if (strcmp(a, "--trace-window") == 0) {
+                                if (parse_window(v, &ro.trace_t0, &ro.trace_t1) < 0)
+                                        diag_error(&d, "--trace-window %s: expected T0:T1 in ns "
+                                                   "with T0 <= T1 (T1 may be left out)", v);
                         } else if (strcmp(a, "--kernels") == 0) {
                                 tl_kernels_load(v, &d);
                         }
@@ -217,6 +266,12 @@ int cli_run(int argc, char **argv)
                         rc = CLI_BAD_INPUT;
                         goto out_diag;
                 }
+        }
+        if ((ro.trace_pes || ro.trace_t0 || ro.trace_t1) && !ro.trace_path) {
+                fprintf(stderr, "cubesim run: error: --trace-pes and --trace-window filter a "
+                        "trace: add --trace FILE\n");
+                rc = CLI_BAD_INPUT;
+                goto out_diag;
         }
         const char *data_only = ro.outputs_dir ? "--outputs" : ro.save_inputs_dir ? "--save-inputs"
                                 : ro.expect_dir ? "--expect" : ro.rtol >= 0 ? "--rtol"
@@ -257,16 +312,18 @@ int cli_run(int argc, char **argv)
                 rc = CLI_FAIL;
         } else if (json) {
                 json_t *o = rep_run_summary(&job.sim, &job.stats, k->name);
+                if (profile)
+                        json_object_set_new(o, "profile", rep_run_profile(&job.stats));
                 json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
                 fputc('\n', stdout);
                 json_decref(o);
         } else {
-                rep_run_summary_text(&job.sim, k->name, stdout);
+                rep_run_summary_text(&job.sim, &job.stats, k->name, profile, stdout);
         }
         tl_job_fini(&job);
         topo_fini(&t);
 out_diag:
-        diag_print(&d, stderr);
+        cli_print_diag("run", &d);
         diag_fini(&d);
         return rc;
 }
@@ -324,7 +381,7 @@ int cli_kernels(int argc, char **argv)
                 }
         }
         if (d.n_errors) {
-                diag_print(&d, stderr);
+                cli_print_diag("kernels", &d);
                 diag_fini(&d);
                 return CLI_BAD_INPUT;
         }

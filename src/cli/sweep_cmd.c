@@ -150,12 +150,7 @@ out_spec:
         sweep_spec_fini(&spec);
 out:
         if (speak) {
-                for (const struct diag_msg *m = d.head; m; m = m->next)
-                        fprintf(stderr, "%s%s\n", strncmp(m->text, "error:", 6) == 0 ||
-                                                          strncmp(m->text, "warning:", 8) == 0
-                                                          ? "cubesim sweep: " : "", m->text);
-                if (d.n_dropped)
-                        fprintf(stderr, "%u more messages not shown\n", d.n_dropped);
+                cli_print_diag("sweep", &d);
         }
         diag_fini(&d);
         return rc;

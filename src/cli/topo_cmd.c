@@ -145,7 +145,7 @@ static int check(int argc, char **argv)
                 } else {
                         status = CLI_BAD_INPUT;
                 }
-                diag_print(&d, stderr);
+                cli_print_diag("topo check", &d);
                 diag_fini(&d);
                 topo_fini(&t);
         }
@@ -175,7 +175,7 @@ static int show(int argc, char **argv)
         if (rc == 0)
                 rc = topo_build_graph(&t, &g, &d);
         if (rc) {
-                diag_print(&d, stderr);
+                cli_print_diag("topo show", &d);
                 diag_fini(&d);
                 return CLI_BAD_INPUT;
         }
@@ -186,7 +186,7 @@ static int show(int argc, char **argv)
         }
         topo_graph_fini(&g);
         topo_fini(&t);
-        diag_print(&d, stderr);
+        cli_print_diag("topo show", &d);
         diag_fini(&d);
         if (rc && !ferror(stdout))   /* a write error: main reports it, flushed */
                 fputs("cubesim topo show: error: cannot make the output (out of memory)\n",

@@ -164,6 +164,15 @@ struct hw_sip {
         uint32_t n_done;             /* its cubes finished so far */
 };
 
+/* What a shared resource was busy with, for an observer (the trace). */
+enum hw_busy_kind {
+        HW_BUSY_LINK,                /* index: graph edge */
+        HW_BUSY_HBM,                 /* index: HBM channel of cube (global cube index) */
+};
+
+typedef void (*hw_busy_fn)(void *ctx, enum hw_busy_kind kind, uint32_t cube, uint32_t index,
+                           sim_ps start, sim_ps end, uint64_t bytes);
+
 struct hw_sim {
         struct ev_loop ev;           /* the event loop */
         struct topo_graph graph;     /* the machine's graph, owned */
@@ -185,6 +194,8 @@ struct hw_sim {
         uint64_t class_bytes[TOPO_EDGE_CLASS_COUNT]; /* stat: bytes per link class */
         uint64_t hbm_remote_bytes;   /* stat: HBM bytes a PE read or wrote in another cube */
         struct hw_mcast_scratch *mcast; /* per-edge state of multicasts (mcast.c); owned */
+        hw_busy_fn on_busy;          /* told of each link and HBM channel occupancy, or NULL */
+        void *on_busy_ctx;           /* its context */
 };
 
 /* Build the machine of t (copied). 0, or -EINVAL/-ENOMEM with d filled. */

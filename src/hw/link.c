@@ -27,6 +27,8 @@ void hw__link_pass(struct hw_sim *s, uint32_t edge, uint64_t bytes, struct hw_fr
         sim_ps begin, end = ev_resource_reserve(&l->res, f->head, drain, &begin);
         l->n_bytes += bytes;
         s->class_bytes[e->cls] += bytes;
+        if (unlikely(s->on_busy))
+                s->on_busy(s->on_busy_ctx, HW_BUSY_LINK, 0, edge, begin, end, bytes);
         sim_ps hop = e->latency_ps + s->graph.nodes[e->dst].node_overhead_ps;
         f->head = begin + hop;
         f->tail = (end > f->tail ? end : f->tail) + hop;
@@ -106,17 +108,22 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
                         at = start + hw_bytes_ps(off, rate);
                 }
                 sim_ps service = hw_bytes_ps(b, h->channel_bw_bytes_per_s);
-                sim_ps t;
+                sim_ps t, begin;
                 if (write) {
                         t = hw_xfer(s, node, ch_node, b, at);
                         t = ev_resource_reserve(&c->channels[ch], t == TOPO_PS_NONE ? at : t,
-                                                service, NULL);
+                                                service, &begin);
                 } else {
-                        sim_ps served = ev_resource_reserve(&c->channels[ch], at, service, NULL);
+                        sim_ps served = ev_resource_reserve(&c->channels[ch], at, service,
+                                                            &begin);
                         t = hw_xfer(s, ch_node, node, b, served);
                         if (t == TOPO_PS_NONE)
                                 t = served;
                 }
+                if (unlikely(s->on_busy))
+                        s->on_busy(s->on_busy_ctx, HW_BUSY_HBM,
+                                   c->sip * s->topo->sip.cubes + c->cube, ch, begin,
+                                   begin + service, b);
                 if (t > done)
                         done = t;
         }

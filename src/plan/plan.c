@@ -110,10 +110,13 @@ static void log_stage(struct plan_ctx *pc, const struct plan_stage *st, const ch
                        : st->unit == PLAN_DMA_WRITE ? "dma_write"
                        : st->unit == PLAN_GEMM ? "gemm" : "math" },
         };
+        const struct topo *t = pc->pe->sim->topo;
         struct rep_op rec = { .pe = pc->pe->name, .pe_index = pc->pe->global,
                               .component = unit_component[st->unit], .op = op,
                               .start_ps = start, .end_ps = end, .bytes = bytes, .flops = flops,
-                              .params = p, .n_params = 5 };
+                              .params = p, .n_params = 5,
+                              .elem_cycles = st->unit != PLAN_MATH ? 0 :
+                                             flops * t->pe.math.cycles_per_element[st->cost_op] };
         pc->log(pc->log_ctx, &rec);
 }
 

@@ -9,8 +9,11 @@
 #include "report/oplog.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "base/util.h"
 
@@ -60,7 +63,7 @@ void rep__put_u64(FILE *f, uint64_t v)
         put_bytes(f, p, (size_t)(b + sizeof b - p));
 }
 
-static void put_i64(FILE *f, int64_t v)
+void rep__put_i64(FILE *f, int64_t v)
 {
         char b[21];
         /* Negate in unsigned arithmetic: INT64_MIN has no positive twin. */
@@ -114,7 +117,7 @@ void rep__put_params(FILE *f, const struct rep_param *p, unsigned n, bool after_
                 if (p[i].kind == REP_STR)
                         rep_json_string(f, p[i].s);
                 else
-                        put_i64(f, p[i].i);
+                        rep__put_i64(f, p[i].i);
         }
 }
 
@@ -122,6 +125,57 @@ void rep__note_error(FILE *f, int *err)
 {
         if (unlikely(ferror_unlocked(f)) && *err == 0)
                 *err = errno ? errno : EIO;
+}
+
+/* A ".gz" output: a stdio stream whose bytes zlib compresses on their
+ * way to the file (gzip format), so the writers stay byte-at-a-time into
+ * a stdio buffer and the file is streamed, never held. */
+static ssize_t gz_write(void *cookie, const char *b, size_t n)
+{
+        if (n == 0)
+                return 0;
+        int w = gzwrite(cookie, b, (unsigned)(n > (1u << 30) ? 1u << 30 : n));
+        if (w <= 0) {
+                int zerr;
+                gzerror(cookie, &zerr);
+                if (zerr != Z_ERRNO || errno == 0)
+                        errno = EIO;
+                return -1;
+        }
+        return w;
+}
+
+static int gz_close(void *cookie)
+{
+        errno = 0;
+        int rc = gzclose(cookie);
+        if (rc == Z_OK)
+                return 0;
+        if (rc != Z_ERRNO || errno == 0)
+                errno = EIO;
+        return EOF;
+}
+
+static FILE *gz_open(const char *path)
+{
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        if (fd < 0)
+                return NULL;
+        gzFile z = gzdopen(fd, "wb1");
+        if (!z) {
+                close(fd);
+                errno = ENOMEM;
+                return NULL;
+        }
+        gzbuffer(z, 1 << 17);
+        FILE *fp = fopencookie(z, "w", (cookie_io_functions_t){ .write = gz_write,
+                                                                .close = gz_close });
+        if (!fp) {
+                int e = errno;
+                gzclose(z);
+                errno = e ? e : ENOMEM;
+        }
+        return fp;
 }
 
 int rep__out_open(const char *path, FILE **f, bool *owned, char **buf)
@@ -136,7 +190,8 @@ int rep__out_open(const char *path, FILE **f, bool *owned, char **buf)
                 *f = stdout;
                 return 0;
         }
-        FILE *fp = fopen(path, "w");
+        size_t len = strlen(path);
+        FILE *fp = len > 3 && strcmp(path + len - 3, ".gz") == 0 ? gz_open(path) : fopen(path, "w");
         if (!fp)
                 return -errno;
         /* Without a buffer of ours glibc ignores the size and uses

@@ -41,6 +41,9 @@ struct rep_op {
         uint64_t flops;              /* floating-point operations */
         const struct rep_param *params; /* extra parameters, in order */
         unsigned n_params;           /* entries of params */
+        /* Not in the op_log: */
+        uint64_t elem_cycles;        /* PE_MATH: elements x the op's cycles per element */
+        uint32_t channel;            /* the engine channel the model used (0 if it keeps none) */
 };
 
 struct rep_oplog {
@@ -69,6 +72,7 @@ int rep__out_close(FILE *f, bool owned, char *buf, int err);
 /* Keep the first write error of f in *err (errno, EIO if unknown). */
 void rep__note_error(FILE *f, int *err);
 void rep__put_u64(FILE *f, uint64_t v);
+void rep__put_i64(FILE *f, int64_t v);
 /* The params as object members "k":v separated by commas, with a comma
  * before the first if after_member. */
 void rep__put_params(FILE *f, const struct rep_param *p, unsigned n, bool after_member);

@@ -3,6 +3,8 @@
 #include "report/summary.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 
 static sim_ps kernel_end(const struct hw_sim *s)
 {
@@ -13,6 +15,126 @@ static sim_ps kernel_end(const struct hw_sim *s)
         return end;
 }
 
+static sim_ps kernel_span(const struct hw_sim *s)
+{
+        return kernel_end(s) - s->target_start_ps;
+}
+
+/* ---- busy time per component class ---------------------------------------------- */
+
+enum { N_CLASSES = 5 };
+
+struct busy {
+        const char *name;            /* class name */
+        sim_ps busy;                 /* summed over its units, ps */
+        uint64_t n;                  /* units */
+};
+
+static void busy_classes(const struct hw_sim *s, const struct rep_run_stats *st,
+                         struct busy out[N_CLASSES])
+{
+        sim_ps cpu = 0, dma = 0, gemm = 0, math = 0, hbm = 0;
+        for (int op = 0; op < TOPO_OP_COUNT; op++)
+                cpu += st->issue_ps[op];
+        for (uint32_t i = 0; i < s->n_pes; i++) {
+                dma += s->pes[i].dma.busy_ps;
+                gemm += s->pes[i].gemm.busy_ps;
+                math += s->pes[i].math.busy_ps;
+        }
+        uint32_t n_ch = s->topo->cube.hbm.channels;
+        for (uint32_t c = 0; c < s->n_cubes; c++)
+                for (uint32_t ch = 0; ch < n_ch; ch++)
+                        hbm += s->cubes[c].channels[ch].busy_ps;
+        out[0] = (struct busy){ "pe_cpu", cpu, s->n_pes };
+        out[1] = (struct busy){ "pe_dma", dma, s->n_pes }; /* the data path, shared by the channels */
+        out[2] = (struct busy){ "pe_gemm", gemm, s->n_pes };
+        out[3] = (struct busy){ "pe_math", math, s->n_pes };
+        out[4] = (struct busy){ "hbm_channel", hbm, (uint64_t)s->n_cubes * n_ch };
+}
+
+static double utilisation(const struct busy *b, sim_ps span)
+{
+        return span ? (double)b->busy / ((double)span * (double)b->n) : 0.0;
+}
+
+static void hbm_bytes(const struct hw_sim *s, uint64_t *rd, uint64_t *wr)
+{
+        *rd = *wr = 0;
+        for (uint32_t c = 0; c < s->n_cubes; c++) {
+                *rd += s->cubes[c].hbm_read_bytes;
+                *wr += s->cubes[c].hbm_write_bytes;
+        }
+}
+
+/* PEs whose engines did no work, and cubes all of whose PEs are so. */
+static void count_idle(const struct hw_sim *s, uint32_t *pes, uint32_t *cubes)
+{
+        *pes = *cubes = 0;
+        for (uint32_t c = 0; c < s->n_cubes; c++) {
+                uint32_t idle = 0;
+                for (uint32_t p = c * s->pes_per_cube; p < (c + 1) * s->pes_per_cube; p++) {
+                        const struct hw_pe *pe = &s->pes[p];
+                        if (!pe->dma.busy_ps && !pe->gemm.busy_ps && !pe->math.busy_ps)
+                                idle++;
+                }
+                *pes += idle;
+                if (idle == s->pes_per_cube)
+                        ++*cubes;
+        }
+}
+
+/* ---- bounds -------------------------------------------------------------------- */
+
+const char *rep_bound_name(enum rep_bound b)
+{
+        static const char *const names[] = { "PE_GEMM", "PE_MATH", "HBM", "PE_DMA", "NoC" };
+        return (unsigned)b < REP_BOUND_COUNT ? names[b] : "?";
+}
+
+/* work at rate per second, in ps rounded up; 0 without a rate. */
+static sim_ps at_rate(uint64_t work, uint64_t per_s)
+{
+        return per_s ? hw_bytes_ps(work, per_s) : 0;
+}
+
+void rep_run_bounds(const struct hw_sim *s, const struct rep_run_stats *st,
+                    struct rep_bounds *b)
+{
+        const struct topo *t = s->topo;
+        const struct rep_work *w = &st->work;
+        struct topo_totals tot;
+        topo_totals(t, &tot);
+        uint64_t rd, wr, noc_bw = 0;
+        hbm_bytes(s, &rd, &wr);
+        for (uint32_t e = 0; e < s->graph.n_edges; e++)
+                if (s->graph.edges[e].cls == TOPO_EDGE_NOC)
+                        noc_bw += s->graph.edges[e].bw_bytes_per_s;
+        memset(b, 0, sizeof *b);
+        b->ps[REP_BOUND_GEMM] = at_rate(w->gemm_flops, tot.peak_gemm_flops_per_s);
+        uint64_t lane_cycles_per_s = (uint64_t)t->pe.math.lanes * t->pe.math.clock_hz * s->n_pes;
+        b->ps[REP_BOUND_MATH] = at_rate(w->math_elem_cycles, lane_cycles_per_s);
+        b->ps[REP_BOUND_HBM] = at_rate(rd + wr, tot.hbm_bw_bytes_per_s);
+        b->ps[REP_BOUND_DMA] = at_rate(w->dma_bytes, t->pe.dma.bw_bytes_per_s * s->n_pes);
+        b->ps[REP_BOUND_NOC] = at_rate(s->class_bytes[TOPO_EDGE_NOC], noc_bw);
+        b->by = REP_BOUND_GEMM;
+        for (int i = 1; i < REP_BOUND_COUNT; i++)
+                if (b->ps[i] > b->ps[b->by])
+                        b->by = (enum rep_bound)i;
+        b->kernel_ps = kernel_span(s);
+        if (b->kernel_ps) {
+                double sec = (double)b->kernel_ps * 1e-12;
+                b->of_bound = (double)b->ps[b->by] / (double)b->kernel_ps;
+                if (b->of_bound > 1.0) /* rounding of a bound met exactly */
+                        b->of_bound = 1.0;
+                b->gemm_tflops = (double)w->gemm_flops / sec * 1e-12;
+                b->hbm_gbps = (double)(rd + wr) / sec * 1e-9;
+        }
+        b->peak_tflops = (double)tot.peak_gemm_flops_per_s * 1e-12;
+        b->peak_hbm_gbps = (double)tot.hbm_bw_bytes_per_s * 1e-9;
+}
+
+/* ---- JSON ---------------------------------------------------------------------- */
+
 json_t *rep_run_summary(const struct hw_sim *s, const struct rep_run_stats *st,
                         const char *kernel)
 {
@@ -22,8 +144,7 @@ json_t *rep_run_summary(const struct hw_sim *s, const struct rep_run_stats *st,
         json_object_set_new(o, "sim_ns", json_integer((json_int_t)(s->done_ps / SIM_PS_PER_NS)));
         json_object_set_new(o, "sim_ps", json_integer((json_int_t)s->done_ps));
         json_object_set_new(o, "target_start_ps", json_integer((json_int_t)s->target_start_ps));
-        json_object_set_new(o, "kernel_ps",
-                            json_integer((json_int_t)(kernel_end(s) - s->target_start_ps)));
+        json_object_set_new(o, "kernel_ps", json_integer((json_int_t)kernel_span(s)));
         json_object_set_new(o, "events", json_integer((json_int_t)s->ev.n_events));
 
         const sim_ps *issue = st->issue_ps;
@@ -40,35 +161,13 @@ json_t *rep_run_summary(const struct hw_sim *s, const struct rep_run_stats *st,
 
         /* Busy time and utilisation per component class, over the kernel's
          * span (first exec start to last end). */
-        sim_ps span = kernel_end(s) - s->target_start_ps;
-        sim_ps busy_cpu = 0, busy_dma = 0, busy_gemm = 0, busy_math = 0, busy_hbm = 0;
-        for (int op = 0; op < TOPO_OP_COUNT; op++)
-                busy_cpu += issue[op];
-        for (uint32_t i = 0; i < s->n_pes; i++) {
-                busy_dma += s->pes[i].dma.busy_ps;
-                busy_gemm += s->pes[i].gemm.busy_ps;
-                busy_math += s->pes[i].math.busy_ps;
-        }
-        uint64_t hbm_rd = 0, hbm_wr = 0;
-        uint32_t n_ch = s->topo->cube.hbm.channels;
-        for (uint32_t c = 0; c < s->n_cubes; c++) {
-                for (uint32_t ch = 0; ch < n_ch; ch++)
-                        busy_hbm += s->cubes[c].channels[ch].busy_ps;
-                hbm_rd += s->cubes[c].hbm_read_bytes;
-                hbm_wr += s->cubes[c].hbm_write_bytes;
-        }
-        struct { const char *name; sim_ps busy; uint64_t n; } cls[] = {
-                { "pe_cpu", busy_cpu, s->n_pes },
-                { "pe_dma", busy_dma, s->n_pes }, /* the data path, shared by the channels */
-                { "pe_gemm", busy_gemm, s->n_pes },
-                { "pe_math", busy_math, s->n_pes },
-                { "hbm_channel", busy_hbm, (uint64_t)s->n_cubes * n_ch },
-        };
+        struct busy cls[N_CLASSES];
+        busy_classes(s, st, cls);
+        sim_ps span = kernel_span(s);
         json_t *busy = json_object(), *util = json_object();
-        for (size_t i = 0; i < sizeof cls / sizeof cls[0]; i++) {
+        for (size_t i = 0; i < N_CLASSES; i++) {
                 json_object_set_new(busy, cls[i].name, json_integer((json_int_t)cls[i].busy));
-                double u = span ? (double)cls[i].busy / ((double)span * (double)cls[i].n) : 0.0;
-                json_object_set_new(util, cls[i].name, json_real(u));
+                json_object_set_new(util, cls[i].name, json_real(utilisation(&cls[i], span)));
         }
         json_object_set_new(o, "busy_ps", busy);
         json_object_set_new(o, "utilisation", util);
@@ -77,8 +176,35 @@ json_t *rep_run_summary(const struct hw_sim *s, const struct rep_run_stats *st,
                 json_object_set_new(bytes, topo_edge_class_name(c),
                                     json_integer((json_int_t)s->class_bytes[c]));
         json_object_set_new(o, "link_bytes", bytes);
+        uint64_t hbm_rd, hbm_wr;
+        hbm_bytes(s, &hbm_rd, &hbm_wr);
         json_object_set_new(o, "hbm_read_bytes", json_integer((json_int_t)hbm_rd));
         json_object_set_new(o, "hbm_write_bytes", json_integer((json_int_t)hbm_wr));
+
+        struct rep_bounds bd;
+        rep_run_bounds(s, st, &bd);
+        json_t *bj = json_object();
+        for (int i = 0; i < REP_BOUND_COUNT; i++)
+                json_object_set_new(bj, rep_bound_name(i), json_real((double)bd.ps[i] / 1e3));
+        json_object_set_new(o, "bounds", bj);
+        json_object_set_new(o, "bound_by", json_string(rep_bound_name(bd.by)));
+        json_object_set_new(o, "of_bound", json_real(bd.of_bound));
+        json_object_set_new(o, "gemm_flops", json_integer((json_int_t)st->work.gemm_flops));
+        json_object_set_new(o, "tflops", json_real(bd.gemm_tflops));
+        json_object_set_new(o, "peak_tflops", json_real(bd.peak_tflops));
+        json_object_set_new(o, "hbm_gbps", json_real(bd.hbm_gbps));
+        json_object_set_new(o, "peak_hbm_gbps", json_real(bd.peak_hbm_gbps));
+        /* The run's own machine (after --set), for rooflines per point. */
+        struct topo_totals tot;
+        topo_totals(s->topo, &tot);
+        json_object_set_new(o, "peak_gemm_flops_per_s",
+                            json_integer((json_int_t)tot.peak_gemm_flops_per_s));
+        json_object_set_new(o, "hbm_bw_bytes_per_s",
+                            json_integer((json_int_t)tot.hbm_bw_bytes_per_s));
+        uint32_t idle_pes, idle_cubes;
+        count_idle(s, &idle_pes, &idle_cubes);
+        json_object_set_new(o, "idle_pes", json_integer(idle_pes));
+        json_object_set_new(o, "idle_cubes", json_integer(idle_cubes));
 
         json_t *pes = json_array();
         for (uint32_t i = 0; i < s->n_pes; i++) {
@@ -93,14 +219,98 @@ json_t *rep_run_summary(const struct hw_sim *s, const struct rep_run_stats *st,
         return o;
 }
 
-void rep_run_summary_text(const struct hw_sim *s, const char *kernel, FILE *out)
+json_t *rep_run_profile(const struct rep_run_stats *st)
 {
-        sim_ps end = kernel_end(s);
+        struct rep_line *v;
+        size_t n = rep_profile_sorted(&st->profile, &v);
+        json_t *a = json_array();
+        for (size_t i = 0; i < n; i++) {
+                json_t *l = json_object();
+                json_object_set_new(l, "file", json_string(v[i].file));
+                json_object_set_new(l, "line", json_integer(v[i].line));
+                json_object_set_new(l, "ops", json_integer((json_int_t)v[i].n_ops));
+                json_object_set_new(l, "issue_ps", json_integer((json_int_t)v[i].issue_ps));
+                for (int e = 0; e < REP_ENG_COUNT; e++) {
+                        char key[24];
+                        snprintf(key, sizeof key, "%s_ps", rep_engine_name(e));
+                        json_object_set_new(l, key, json_integer((json_int_t)v[i].engine_ps[e]));
+                }
+                json_object_set_new(l, "waited_ps", json_integer((json_int_t)v[i].wait_ps));
+                json_array_append_new(a, l);
+        }
+        free(v);
+        return a;
+}
+
+/* ---- text ---------------------------------------------------------------------- */
+
+static double us(sim_ps ps)
+{
+        return (double)ps / 1e6;
+}
+
+static void profile_table(const struct rep_run_stats *st, size_t max_lines, FILE *out)
+{
+        struct rep_line *v;
+        size_t n = rep_profile_sorted(&st->profile, &v);
+        if (n == 0)
+                return;
+        size_t shown = n < max_lines ? n : max_lines;
+        if (shown < n)
+                fprintf(out, "  top %zu kernel source lines by time (us, summed over PEs; "
+                        "--profile: all %zu):\n", shown, n);
+        else
+                fprintf(out, "  time per kernel source line (us, summed over PEs):\n");
+        fprintf(out, "    %-36s %10s %10s %10s %10s %10s %10s\n", "file:line", "ops", "issue",
+                "pe_dma", "pe_gemm", "pe_math", "waited");
+        for (size_t i = 0; i < shown; i++) {
+                char place[256];
+                snprintf(place, sizeof place, "%s:%d", v[i].file, v[i].line);
+                fprintf(out, "    %-36s %10" PRIu64 " %10.3f %10.3f %10.3f %10.3f %10.3f\n", place,
+                        v[i].n_ops, us(v[i].issue_ps), us(v[i].engine_ps[REP_ENG_DMA]),
+                        us(v[i].engine_ps[REP_ENG_GEMM]), us(v[i].engine_ps[REP_ENG_MATH]),
+                        us(v[i].wait_ps));
+        }
+        free(v);
+}
+
+void rep_run_summary_text(const struct hw_sim *s, const struct rep_run_stats *st,
+                          const char *kernel, bool profile, FILE *out)
+{
+        sim_ps span = kernel_span(s);
         fprintf(out, "kernel %s on %s: %u PEs (%u SIPs x %u cubes x %u PEs)\n", kernel,
                 s->topo->name, s->n_pes, s->n_sips, s->topo->sip.cubes, s->pes_per_cube);
         fprintf(out, "  launch to completion: %" PRIu64 " ns\n", s->done_ps / SIM_PS_PER_NS);
         fprintf(out, "  kernel start (all PEs): %.3f ns\n", (double)s->target_start_ps / 1e3);
-        fprintf(out, "  kernel time (first start to last end): %.3f ns\n",
-                (double)(end - s->target_start_ps) / 1e3);
+        fprintf(out, "  kernel time (first start to last end): %.3f ns\n", (double)span / 1e3);
         fprintf(out, "  events: %" PRIu64 "\n", s->ev.n_events);
+
+        struct busy cls[N_CLASSES];
+        busy_classes(s, st, cls);
+        fprintf(out, "  busy time and utilisation over the kernel time:\n");
+        for (int i = 0; i < N_CLASSES; i++)
+                fprintf(out, "    %-12s %12.3f us busy over %4" PRIu64 " units  %5.1f%%\n",
+                        cls[i].name, us(cls[i].busy), cls[i].n,
+                        100.0 * utilisation(&cls[i], span));
+
+        uint32_t idle_pes, idle_cubes;
+        count_idle(s, &idle_pes, &idle_cubes);
+        if (idle_pes)
+                fprintf(out, "  warning: %u of %u cubes and %u of %u PEs did no DMA, GEMM or "
+                        "MATH work\n", idle_cubes, s->n_cubes, idle_pes, s->n_pes);
+        struct rep_bounds b;
+        rep_run_bounds(s, st, &b);
+        fprintf(out, "  bounds (the same work at the machine's aggregate rate):\n");
+        for (int i = 0; i < REP_BOUND_COUNT; i++)
+                fprintf(out, "    %-12s %12.3f ns%s\n", rep_bound_name(i), (double)b.ps[i] / 1e3,
+                        (enum rep_bound)i == b.by ? "  <- binding" : "");
+        fprintf(out, "  binding: %s; the run reaches %.1f%% of that bound (%.3f ns of %.3f ns)\n",
+                rep_bound_name(b.by), 100.0 * b.of_bound, (double)b.ps[b.by] / 1e3,
+                (double)span / 1e3);
+        fprintf(out, "  achieved: %.3f TFLOP/s GEMM (%.1f%% of %.1f peak), %.1f GB/s HBM "
+                "(%.1f%% of %.1f)\n", b.gemm_tflops,
+                b.peak_tflops > 0 ? 100.0 * b.gemm_tflops / b.peak_tflops : 0.0, b.peak_tflops,
+                b.hbm_gbps, b.peak_hbm_gbps > 0 ? 100.0 * b.hbm_gbps / b.peak_hbm_gbps : 0.0,
+                b.peak_hbm_gbps);
+        profile_table(st, profile ? SIZE_MAX : 5, out);
 }

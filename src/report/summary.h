@@ -1,26 +1,68 @@
 /* report/summary.h: the run summary (`cubesim run --json`) and its text
- * form. */
+ * form: totals, busy time and utilisation per component class, the run's
+ * bounds, and where the time went per kernel source line. */
 #ifndef CUBESIM_REPORT_SUMMARY_H
 #define CUBESIM_REPORT_SUMMARY_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "hw/hw.h"
+#include "report/profile.h"
 
 /* What the kernel runtime counted of a run, beyond the machine's own
  * counters (tl_job_run fills it). */
 struct rep_run_stats {
         sim_ps issue_ps[TOPO_OP_COUNT]; /* PE_CPU issue time by op type, summed over PEs */
         uint64_t n_ops[TOPO_OP_COUNT]; /* ops issued by type, summed over PEs */
+        struct rep_work work;        /* the run's work, for its bounds */
+        struct rep_profile profile;  /* time per kernel source line (owned; rep_profile_fini) */
 };
 
+/* The resource classes a run is bounded by. */
+enum rep_bound {
+        REP_BOUND_GEMM,              /* FLOPs / aggregate GEMM peak */
+        REP_BOUND_MATH,              /* element-cycles / (aggregate lanes x clock) */
+        REP_BOUND_HBM,               /* HBM bytes / aggregate HBM bandwidth */
+        REP_BOUND_DMA,               /* DMA bytes / aggregate DMA bandwidth */
+        REP_BOUND_NOC,               /* NoC link-bytes / aggregate NoC link bandwidth */
+        REP_BOUND_COUNT
+};
+
+/* How a run compares with what its machine could do with the same work.
+ * Each bound is a lower bound of the kernel time: the run's own work
+ * (from its op records and the hardware's byte counters) over the
+ * machine's aggregate rate of that resource (from the topology, after
+ * --set), so it does not depend on how the timing model charges it. */
+struct rep_bounds {
+        sim_ps ps[REP_BOUND_COUNT];  /* per class, ps (rounded up) */
+        enum rep_bound by;           /* the largest: the binding resource */
+        sim_ps kernel_ps;            /* the run's kernel time (first start to last end) */
+        double of_bound;             /* ps[by] / kernel_ps, 0..1 (0 if no kernel time) */
+        double gemm_tflops;          /* achieved: GEMM FLOPs / kernel time, TFLOP/s */
+        double peak_tflops;          /* the machine's GEMM peak, TFLOP/s */
+        double hbm_gbps;             /* achieved: HBM bytes / kernel time, GB/s */
+        double peak_hbm_gbps;        /* the machine's HBM bandwidth, GB/s */
+};
+
+/* "PE_GEMM", "PE_MATH", "HBM", "PE_DMA", "NoC". */
+const char *rep_bound_name(enum rep_bound);
+/* The bounds of the run on machine s with statistics st. */
+void rep_run_bounds(const struct hw_sim *s, const struct rep_run_stats *st,
+                    struct rep_bounds *out);
+
 /* A new JSON object: kernel, machine, sim_ns, kernel_ns, events, issue
- * time by op type, and the pes array (pe, exec_start_ps, exec_end_ps), of
+ * time by op type, busy time and utilisation, bounds, bound_by, of_bound,
+ * achieved rates, and the pes array (pe, exec_start_ps, exec_end_ps), of
  * the machine s after a run with statistics st. */
 json_t *rep_run_summary(const struct hw_sim *s, const struct rep_run_stats *st,
                         const char *kernel);
-/* The same figures for a person. */
-void rep_run_summary_text(const struct hw_sim *s, const char *kernel, FILE *out);
+/* The per-line profile as a JSON array (most time first). */
+json_t *rep_run_profile(const struct rep_run_stats *st);
+/* The same figures for a person; the full per-line table if profile,
+ * else the top five lines. */
+void rep_run_summary_text(const struct hw_sim *s, const struct rep_run_stats *st,
+                          const char *kernel, bool profile, FILE *out);
 
 #endif

@@ -1,7 +1,8 @@
 /* report/trace.c: the Chrome trace writer (format in trace.h, rationale in
  * docs/adr/0004). One event per line between "[" and "]": the header is
- * written at open, each event as it comes, the footer at close, so the only
- * state is one byte per PE saying which of its names were written.
+ * written at open, each event as it comes, the footer at close. The state
+ * is one byte per PE saying which of its names were written, the end of
+ * each lane of each PE's tracks, and the counters' pending changes.
  *
  * Times: ts and dur are microseconds written exactly from picoseconds,
  * ps / 10^6 "." ps % 10^6 zero-padded to 6 digits, all in integers (a
@@ -25,20 +26,21 @@ static inline void put_bytes(FILE *f, const void *s, size_t n)
 #define PUT_LIT(f, lit) put_bytes(f, lit, sizeof(lit) - 1)
 
 enum {
-        TID_OTHER = 4,                /* track of an unknown component */
-        NAMED_PE = 1,                 /* named[]: process and tids 0..3 named */
-        NAMED_OTHER = 2,              /* named[]: tid 4 "other" named */
+        KIND_CPU, KIND_DMA, KIND_GEMM, KIND_MATH, KIND_OTHER,
+        TID_LANE_STRIDE = 8,          /* tid = kind + 8 * lane */
+        NAMED_PE = 1,                 /* named[]: process and lane 0 of kinds 0..3 named */
+        NAMED_OTHER = 2,              /* named[]: lane 0 of "other" named */
 };
 
 static const char *const track_names[] = { "pe_cpu", "pe_dma", "pe_gemm", "pe_math", "other" };
 
-static unsigned component_tid(const char *c)
+static unsigned component_kind(const char *c)
 {
         if (c && c[0] == 'p' && c[1] == 'e' && c[2] == '_')
-                for (unsigned tid = 0; tid < TID_OTHER; tid++)
-                        if (strcmp(c + 3, track_names[tid] + 3) == 0)
-                                return tid;
-        return TID_OTHER;
+                for (unsigned k = 0; k < KIND_OTHER; k++)
+                        if (strcmp(c + 3, track_names[k] + 3) == 0)
+                                return k;
+        return KIND_OTHER;
 }
 
 /* ps as microseconds with exactly 6 decimals. */
@@ -83,25 +85,46 @@ static void begin_meta(struct rep_trace *t, uint32_t pid, int tid, const char *w
         PUT_LIT(f, "\",\"args\":{");
 }
 
-static void name_thread(struct rep_trace *t, uint32_t pid, unsigned tid)
+void rep_trace_name(struct rep_trace *t, uint32_t pid, int tid, const char *name, uint64_t sort)
 {
-        begin_meta(t, pid, (int)tid, "thread_name");
+        if (unlikely(t->err != 0))
+                return;
+        begin_meta(t, pid, tid, tid < 0 ? "process_name" : "thread_name");
         PUT_LIT(t->f, "\"name\":");
-        rep_json_string(t->f, track_names[tid]);
+        rep_json_string(t->f, name);
         PUT_LIT(t->f, "}}");
-        begin_meta(t, pid, (int)tid, "thread_sort_index");
+        begin_meta(t, pid, tid, tid < 0 ? "process_sort_index" : "thread_sort_index");
         PUT_LIT(t->f, "\"sort_index\":");
-        rep__put_u64(t->f, tid);
+        rep__put_u64(t->f, sort);
         PUT_LIT(t->f, "}}");
 }
 
-/* The metadata of op's PE and of track tid, unless already written. A PE
- * index outside the machine (a caller bug) is named every time: repeated
- * metadata is harmless, missing names are not. */
-static void name_tracks(struct rep_trace *t, const struct rep_op *op, unsigned tid)
+/* Lane names: "pe_dma ch<lane>" for DMA, else "<track>" for lane 0 and
+ * "<track> #<lane>" past it. */
+static void lane_name(char *buf, size_t len, const char *track, bool dma, unsigned lane)
+{
+        if (dma)
+                snprintf(buf, len, "%s ch%u", track, lane);
+        else if (lane)
+                snprintf(buf, len, "%s #%u", track, lane);
+        else
+                snprintf(buf, len, "%s", track);
+}
+
+static void name_lane(struct rep_trace *t, uint32_t pid, unsigned kind, unsigned lane)
+{
+        char name[48];
+        lane_name(name, sizeof name, track_names[kind], kind == KIND_DMA, lane);
+        rep_trace_name(t, pid, (int)(kind + TID_LANE_STRIDE * lane), name, kind * 64 + lane);
+}
+
+/* The metadata of op's PE and of lane 0 of its kind, unless already
+ * written. A PE index outside the machine (a caller bug) is named every
+ * time: repeated metadata is harmless, missing names are not. */
+static void name_tracks(struct rep_trace *t, const struct rep_op *op, unsigned kind)
 {
         uint32_t pid = op->pe_index;
-        uint8_t need = tid == TID_OTHER ? NAMED_PE | NAMED_OTHER : NAMED_PE;
+        uint8_t need = kind == KIND_OTHER ? NAMED_PE | NAMED_OTHER : NAMED_PE;
         uint8_t done = 0;
         CS_ASSERT(pid < t->n_pes);
         if (likely(pid < t->n_pes)) {
@@ -111,60 +134,131 @@ static void name_tracks(struct rep_trace *t, const struct rep_op *op, unsigned t
                 t->named[pid] = done | need;
         }
         if (!(done & NAMED_PE)) {
-                begin_meta(t, pid, -1, "process_name");
-                PUT_LIT(t->f, "\"name\":");
-                rep_json_string(t->f, op->pe);
-                PUT_LIT(t->f, "}}");
-                begin_meta(t, pid, -1, "process_sort_index");
-                PUT_LIT(t->f, "\"sort_index\":");
-                rep__put_u64(t->f, pid);
-                PUT_LIT(t->f, "}}");
-                for (unsigned i = 0; i < TID_OTHER; i++)
-                        name_thread(t, pid, i);
+                rep_trace_name(t, pid, -1, op->pe, pid);
+                for (unsigned k = 0; k < KIND_OTHER; k++)
+                        name_lane(t, pid, k, 0);
         }
         if ((need & NAMED_OTHER) && !(done & NAMED_OTHER))
-                name_thread(t, pid, TID_OTHER);
+                name_lane(t, pid, KIND_OTHER, 0);
+}
+
+/* The lane for [start, end]: the preferred one if free at start, else the
+ * first free, else a new one; -1 if all REP_TRACE_LANES are busy. A lane's
+ * slices are then disjoint and in time order. */
+static int place(struct rep_lanes *l, unsigned prefer, sim_ps start, sim_ps end, bool *opened)
+{
+        int lane = -1;
+        *opened = false;
+        if (prefer < l->n && l->end[prefer] <= start) {
+                lane = (int)prefer;
+        } else {
+                for (unsigned i = 0; i < l->n; i++)
+                        if (l->end[i] <= start) {
+                                lane = (int)i;
+                                break;
+                        }
+        }
+        if (lane < 0) {
+                if (l->n == REP_TRACE_LANES)
+                        return -1;
+                /* Lanes open in order, so a new lane's number is the first
+                 * not yet used; prefer is honoured if it is that one. */
+                lane = l->n++;
+                *opened = true;
+        }
+        l->end[lane] = end > start ? end : start;
+        return lane;
+}
+
+static bool in_window(const struct rep_trace *t, sim_ps start, sim_ps end)
+{
+        return end >= t->t0 && start <= t->t1;
+}
+
+bool rep_trace_wants_pe(const struct rep_trace *t, uint32_t pe)
+{
+        return !t->select || (pe < t->n_pes && t->select[pe]);
 }
 
 int rep_trace_open(struct rep_trace *t, const char *path, uint32_t n_pes)
 {
         memset(t, 0, sizeof *t);
         t->named = calloc(n_pes ? n_pes : 1, 1);
-        if (!t->named)
+        t->lanes = calloc((size_t)(n_pes ? n_pes : 1) * REP_TRACE_KINDS, sizeof *t->lanes);
+        if (!t->named || !t->lanes) {
+                free(t->named);
+                free(t->lanes);
+                t->named = NULL;
+                t->lanes = NULL;
                 return -ENOMEM;
+        }
         int rc = rep__out_open(path, &t->f, &t->owned, &t->buf);
         if (rc < 0) {
                 free(t->named);
+                free(t->lanes);
                 t->named = NULL;
+                t->lanes = NULL;
                 return rc;
         }
         t->n_pes = n_pes;
         t->first = true;
+        t->t1 = SIM_PS_MAX;
         PUT_LIT(t->f, "{\"traceEvents\":[");
         rep__note_error(t->f, &t->err);
         return 0;
 }
 
-void rep_trace_op(struct rep_trace *t, const struct rep_op *op)
+void rep_trace_filter(struct rep_trace *t, const uint8_t *select, sim_ps t0, sim_ps t1)
+{
+        t->select = select;
+        t->t0 = t0;
+        t->t1 = t1;
+}
+
+static void put_slice(struct rep_trace *t, uint32_t pid, uint32_t tid, const char *name,
+                      sim_ps start, sim_ps end)
 {
         FILE *f = t->f;
-        if (unlikely(t->err != 0))
-                return;
-        unsigned tid = component_tid(op->component);
-        name_tracks(t, op, tid);
-        CS_ASSERT(op->end_ps >= op->start_ps);
-        sim_ps dur = op->end_ps >= op->start_ps ? op->end_ps - op->start_ps : 0;
+        CS_ASSERT(end >= start);
+        sim_ps dur = end >= start ? end - start : 0;
         begin_event(t);
         PUT_LIT(f, "{\"ph\":\"X\",\"pid\":");
-        rep__put_u64(f, op->pe_index);
+        rep__put_u64(f, pid);
         PUT_LIT(f, ",\"tid\":");
         rep__put_u64(f, tid);
         PUT_LIT(f, ",\"name\":");
-        rep_json_string(f, op->op);
+        rep_json_string(f, name);
         PUT_LIT(f, ",\"ts\":");
-        put_us(f, op->start_ps);
+        put_us(f, start);
         PUT_LIT(f, ",\"dur\":");
         put_us(f, dur);
+}
+
+struct rep_trace_ref rep_trace_op(struct rep_trace *t, const struct rep_op *op)
+{
+        struct rep_trace_ref ref = { 0 };
+        FILE *f = t->f;
+        if (unlikely(t->err != 0) || !rep_trace_wants_pe(t, op->pe_index) ||
+            !in_window(t, op->start_ps, op->end_ps))
+                return ref;
+        unsigned kind = component_kind(op->component);
+        name_tracks(t, op, kind);
+        unsigned lane = 0;
+        if (likely(op->pe_index < t->n_pes)) {
+                bool opened;
+                int l = place(&t->lanes[(size_t)op->pe_index * REP_TRACE_KINDS + kind],
+                              kind == KIND_DMA ? op->channel : 0, op->start_ps, op->end_ps,
+                              &opened);
+                if (l < 0) {
+                        t->n_dropped++;
+                        return ref;
+                }
+                lane = (unsigned)l;
+                if (opened && lane)
+                        name_lane(t, op->pe_index, kind, lane);
+        }
+        uint32_t tid = kind + TID_LANE_STRIDE * lane;
+        put_slice(t, op->pe_index, tid, op->op, op->start_ps, op->end_ps);
         PUT_LIT(f, ",\"args\":{\"bytes\":");
         rep__put_u64(f, op->bytes);
         PUT_LIT(f, ",\"flops\":");
@@ -172,39 +266,146 @@ void rep_trace_op(struct rep_trace *t, const struct rep_op *op)
         rep__put_params(f, op->params, op->n_params, true);
         PUT_LIT(f, "}}");
         rep__note_error(f, &t->err);
+        return (struct rep_trace_ref){ .ts = op->start_ps, .pid = op->pe_index, .tid = tid,
+                                       .ok = true };
 }
 
-/* One end of a flow: "s" at the sender, "f" bound to the enclosing slice
- * ("bp":"e") at the receiver. */
-static void flow_end(struct rep_trace *t, char ph, uint64_t id, const struct rep_op *op)
+uint32_t rep_trace_slice(struct rep_trace *t, struct rep_lanes *lanes, uint32_t pid,
+                         uint32_t base_tid, const char *name, sim_ps start, sim_ps end,
+                         uint64_t bytes, uint64_t n)
+{
+        if (unlikely(t->err != 0) || !in_window(t, start, end))
+                return 0;
+        bool opened;
+        int lane = place(lanes, 0, start, end, &opened);
+        if (lane < 0) {
+                t->n_dropped++;
+                return 0;
+        }
+        uint32_t tid = base_tid + ((uint32_t)lane << 24);
+        put_slice(t, pid, tid, name, start, end);
+        PUT_LIT(t->f, ",\"args\":{\"bytes\":");
+        rep__put_u64(t->f, bytes);
+        PUT_LIT(t->f, ",\"transfers\":");
+        rep__put_u64(t->f, n);
+        PUT_LIT(t->f, "}}");
+        rep__note_error(t->f, &t->err);
+        return opened && lane ? tid : 0;
+}
+
+/* One end of a flow: "s" at the first slice, "f" bound to the enclosing
+ * slice ("bp":"e") at the second. */
+static void flow_end(struct rep_trace *t, char ph, uint64_t id, const char *cat,
+                     const struct rep_trace_ref *at)
 {
         FILE *f = t->f;
-        unsigned tid = component_tid(op->component);
-        name_tracks(t, op, tid);
         begin_event(t);
         PUT_LIT(f, "{\"ph\":\"");
         putc_unlocked(ph, f);
         if (ph == 'f')
                 PUT_LIT(f, "\",\"bp\":\"e");
         PUT_LIT(f, "\",\"pid\":");
-        rep__put_u64(f, op->pe_index);
+        rep__put_u64(f, at->pid);
         PUT_LIT(f, ",\"tid\":");
-        rep__put_u64(f, tid);
+        rep__put_u64(f, at->tid);
         PUT_LIT(f, ",\"ts\":");
-        put_us(f, op->start_ps);
+        put_us(f, at->ts);
         PUT_LIT(f, ",\"id\":");
         rep__put_u64(f, id);
-        PUT_LIT(f, ",\"cat\":\"ipcq\",\"name\":\"send\"}");
+        PUT_LIT(f, ",\"cat\":");
+        rep_json_string(f, cat);
+        PUT_LIT(f, ",\"name\":");
+        rep_json_string(f, strcmp(cat, "ipcq") == 0 ? "send" : cat);
+        putc_unlocked('}', f);
 }
 
-void rep_trace_flow(struct rep_trace *t, uint64_t id, const struct rep_op *from,
-                    const struct rep_op *to)
+void rep_trace_flow(struct rep_trace *t, uint64_t id, const char *cat,
+                    const struct rep_trace_ref *from, const struct rep_trace_ref *to)
 {
-        if (unlikely(t->err != 0))
+        if (unlikely(t->err != 0) || !from->ok || !to->ok)
                 return;
-        flow_end(t, 's', id, from);
-        flow_end(t, 'f', id, to);
+        flow_end(t, 's', id, cat, from);
+        flow_end(t, 'f', id, cat, to);
         rep__note_error(t->f, &t->err);
+}
+
+/* ---- counters ----------------------------------------------------------------- */
+
+static bool change_before(const struct rep_counter_change *a, const struct rep_counter_change *b)
+{
+        return a->t < b->t;
+}
+
+int rep_counter_add(struct rep_counter *c, sim_ps t, int64_t delta)
+{
+        if (c->n == c->cap) {
+                size_t cap = c->cap ? c->cap * 2 : 16;
+                struct rep_counter_change *h = realloc(c->heap, cap * sizeof *h);
+                if (!h)
+                        return -ENOMEM;
+                c->heap = h;
+                c->cap = cap;
+        }
+        size_t i = c->n++;
+        struct rep_counter_change x = { .t = t, .delta = delta };
+        while (i > 0 && change_before(&x, &c->heap[(i - 1) / 2])) {
+                c->heap[i] = c->heap[(i - 1) / 2];
+                i = (i - 1) / 2;
+        }
+        c->heap[i] = x;
+        return 0;
+}
+
+static struct rep_counter_change pop(struct rep_counter *c)
+{
+        struct rep_counter_change top = c->heap[0], x = c->heap[--c->n];
+        size_t i = 0;
+        for (;;) {
+                size_t l = 2 * i + 1, m = i;
+                if (l < c->n && change_before(&c->heap[l], &x))
+                        m = l;
+                if (l + 1 < c->n && change_before(&c->heap[l + 1], m == i ? &x : &c->heap[l]))
+                        m = l + 1;
+                if (m == i)
+                        break;
+                c->heap[i] = c->heap[m];
+                i = m;
+        }
+        if (c->n)
+                c->heap[i] = x;
+        return top;
+}
+
+void rep_counter_flush(struct rep_trace *t, struct rep_counter *c, sim_ps now)
+{
+        while (c->n && c->heap[0].t < now) {
+                sim_ps at = c->heap[0].t;
+                while (c->n && c->heap[0].t == at)
+                        c->value += pop(c).delta;
+                if (unlikely(t->err != 0) || at < t->t0 || at > t->t1)
+                        continue;
+                FILE *f = t->f;
+                begin_event(t);
+                PUT_LIT(f, "{\"ph\":\"C\",\"pid\":");
+                rep__put_u64(f, c->pid);
+                PUT_LIT(f, ",\"name\":");
+                rep_json_string(f, c->name);
+                PUT_LIT(f, ",\"ts\":");
+                put_us(f, at);
+                PUT_LIT(f, ",\"args\":{");
+                rep_json_string(f, c->name);
+                putc_unlocked(':', f);
+                rep__put_i64(f, c->value);
+                PUT_LIT(f, "}}");
+                rep__note_error(f, &t->err);
+        }
+}
+
+void rep_counter_fini(struct rep_counter *c)
+{
+        free(c->heap);
+        c->heap = NULL;
+        c->n = c->cap = 0;
 }
 
 int rep_trace_close(struct rep_trace *t)
@@ -216,10 +417,12 @@ int rep_trace_close(struct rep_trace *t)
         }
         int rc = rep__out_close(t->f, t->owned, t->buf, t->err);
         free(t->named);
+        free(t->lanes);
         t->f = NULL;
         t->owned = false;
         t->buf = NULL;
         t->named = NULL;
+        t->lanes = NULL;
         t->n_pes = 0;
         t->err = -rc;
         return rc;

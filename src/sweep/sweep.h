@@ -109,6 +109,7 @@ struct sweep_opts {
         int progress;                /* 1 on, 0 off, -1 when stderr is a terminal */
         bool quiet;                  /* no summary lines on stdout */
         double timeout_s;            /* wall-clock limit of one point, seconds (0: none) */
+        const char *report_extra;    /* Markdown appended to report.md (borrowed), or NULL */
 };
 
 /* What a sweep did, for the caller's own summary. */

@@ -410,8 +410,8 @@ void sweep__collect(struct sweep__ctx *x, size_t i, json_t *rec)
         json_decref(file);
         if (rc < 0) {
                 progress_clear(x);
-                fprintf(stderr, "sweep %s: warning: cannot write %s: %s (--resume will run the "
-                        "point again)\n", x->spec->name, path, strerror(-rc));
+                fprintf(stderr, "cubesim sweep: warning: sweep %s: cannot write %s: %s (--resume "
+                        "will run the point again)\n", x->spec->name, path, strerror(-rc));
                 x->n_unwritten++;
         }
         json_decref(x->recs[i]);

@@ -412,7 +412,16 @@ static bool time_figure(const struct sweep__ctx *x, const struct sweep_panel *pn
                 fprintf(gp.f, "set xrange [%.10g:%.10g]\n", min_x - (max_x - min_x) * 0.05,
                         max_x + (max_x - min_x) * 0.05);
         bool roof = pn->figure.roofline_bytes_per_x > 0 && x->totals.hbm_bw_bytes_per_s;
-        if (roof) {
+        /* A point whose machine has another HBM bandwidth (a --set in the
+         * sweep) is held to its own roofline: then the rooflines are
+         * drawn from the points' own values (the data's 4th column). */
+        bool own_roof = false;
+        for (size_t j = 0; roof && j < n; j++) {
+                json_int_t bw = json_integer_value(json_object_get(x->recs[pts[j].i],
+                                                                   "hbm_bw_bytes_per_s"));
+                own_roof = own_roof || (bw > 0 && (uint64_t)bw != x->totals.hbm_bw_bytes_per_s);
+        }
+        if (roof && !own_roof) {
                 char bw[64];
                 fmt_si((double)x->totals.hbm_bw_bytes_per_s, "B/s", bw, sizeof bw);
                 fprintf(gp.f, "hbm_bw = %.10g    # the machine's HBM bandwidth, bytes/s (%s)\n",
@@ -432,7 +441,20 @@ static bool time_figure(const struct sweep__ctx *x, const struct sweep_panel *pn
                 gp_str(gp.f, "%s", labels[k]);
                 fputs(k + 1 < n_series || roof ? ", \\\n" : "\n", gp.f);
         }
-        if (roof) {
+        if (roof && own_roof) {
+                for (size_t k = 0; k < n_series; k++) {
+                        fprintf(gp.f, "    data index %zu using 1:4 with lines dt 2 lw 2 lc rgb "
+                                "\"black\" ", k);
+                        if (k == 0) {
+                                fputs("title ", gp.f);
+                                gp_str(gp.f, "HBM roofline: %.6g B x %s / own HBM bandwidth "
+                                       "per point", pn->figure.roofline_bytes_per_x, xkey);
+                        } else {
+                                fputs("notitle", gp.f);
+                        }
+                        fputs(k + 1 < n_series ? ", \\\n" : "\n", gp.f);
+                }
+        } else if (roof) {
                 char bw[64];
                 fmt_si((double)x->totals.hbm_bw_bytes_per_s, "B/s", bw, sizeof bw);
                 fputs("    roof(x) with lines dt 2 lw 2 lc rgb \"black\" title ", gp.f);
@@ -560,13 +582,14 @@ static bool util_figure(const struct sweep__ctx *x, json_t *sw, const struct row
         return text_save(&gp, dir, "utilisation.gp");
 }
 
-static bool dispatch_figure(const struct sweep__ctx *x, json_t *sw, const struct rows *r,
-                            const char *dir)
+enum { DISPATCH_TOP = 7, DISPATCH_MAX_OPS = 64 };
+
+/* The op types of the rows' PE_CPU issue time, most first, with their
+ * totals; returns how many. The figure draws the first DISPATCH_TOP (all
+ * when there is one more) and the rest as "other". */
+static size_t dispatch_ops(const struct sweep__ctx *x, json_t *sw, const struct rows *r,
+                           const char **ops, double *tot)
 {
-        /* The op types with the most issue time overall; the rest is "other". */
-        enum { TOP = 7 };
-        const char *ops[64];
-        double tot[64];
         size_t n_ops = 0;
         for (size_t k = 0; k < r->n; k++) {
                 const char *key;
@@ -577,7 +600,7 @@ static bool dispatch_figure(const struct sweep__ctx *x, json_t *sw, const struct
                         while (j < n_ops && strcmp(ops[j], key) != 0)
                                 j++;
                         if (j == n_ops) {
-                                if (n_ops == 64)
+                                if (n_ops == DISPATCH_MAX_OPS)
                                         continue;
                                 ops[n_ops] = key;
                                 tot[n_ops++] = 0;
@@ -594,7 +617,43 @@ static bool dispatch_figure(const struct sweep__ctx *x, json_t *sw, const struct
                         ops[b] = ops[b - 1];
                         ops[b - 1] = o;
                 }
-        size_t n_top = n_ops > TOP + 1 ? TOP : n_ops;
+        return n_ops;
+}
+
+static size_t dispatch_n_top(size_t n_ops)
+{
+        return n_ops > DISPATCH_TOP + 1 ? DISPATCH_TOP : n_ops;
+}
+
+/* The report's breakdown of the dispatch figure's "other" slice: each op
+ * type in it with its share of all PE_CPU issue time in the sweep. */
+static void dispatch_other(const struct sweep__ctx *x, json_t *sw, FILE *f)
+{
+        const char *ops[DISPATCH_MAX_OPS];
+        double tot[DISPATCH_MAX_OPS], all = 0;
+        struct rows r = { x->spec->n_panels, false };
+        size_t n_ops = dispatch_ops(x, sw, &r, ops, tot);
+        size_t n_top = dispatch_n_top(n_ops);
+        if (n_ops == n_top)
+                return;
+        for (size_t j = 0; j < n_ops; j++)
+                all += tot[j];
+        fputs("\nThe dispatch figure's *other* slice holds, as shares of all PE_CPU issue "
+              "time:", f);
+        for (size_t j = n_top; j < n_ops; j++)
+                fprintf(f, "%s `%s` %.2f%%", j > n_top ? "," : "", ops[j],
+                        all > 0 ? 100.0 * tot[j] / all : 0.0);
+        fputs(".\n", f);
+}
+
+static bool dispatch_figure(const struct sweep__ctx *x, json_t *sw, const struct rows *r,
+                            const char *dir)
+{
+        /* The op types with the most issue time overall; the rest is "other". */
+        const char *ops[DISPATCH_MAX_OPS];
+        double tot[DISPATCH_MAX_OPS];
+        size_t n_ops = dispatch_ops(x, sw, r, ops, tot);
+        size_t n_top = dispatch_n_top(n_ops);
         bool other = n_ops > n_top;
         struct text dat, gp;
         if (!text_open(&dat))
@@ -710,6 +769,33 @@ static void md_time(FILE *f, double ps, double scale)
         fprintf(f, " %.4g |", ps / scale);
 }
 
+/* A warning for each good point that left cubes or PEs without work:
+ * its figures describe a smaller machine than the one it ran on. */
+static void idle_warnings(const struct sweep__ctx *x, FILE *f, const struct sweep_panel *pn)
+{
+        const struct sweep_spec *s = x->spec;
+        bool any = false;
+        for (size_t i = pn->first_point; i < pn->first_point + pn->n_points; i++) {
+                json_t *r = x->recs[i];
+                json_int_t pes = json_integer_value(json_object_get(r, "idle_pes"));
+                json_int_t cubes = json_integer_value(json_object_get(r, "idle_cubes"));
+                if (!is_ok(r) || (pes <= 0 && cubes <= 0))
+                        continue;
+                if (!any)
+                        fputs("\n", f);
+                any = true;
+                const struct sweep_point *pt = &s->points[i];
+                fprintf(f, "- **Warning:** point %zu (", i - pn->first_point);
+                for (size_t c = 0; c < pt->n_coords; c++)
+                        fprintf(f, "%s%s=%s", c ? ", " : "", pt->coords[c].key,
+                                pt->coords[c].value);
+                fprintf(f, ") leaves %lld of %llu cubes and %lld of %llu PEs idle (no DMA, GEMM "
+                        "or MATH work): its utilisation and bounds count units it never "
+                        "used.\n", (long long)cubes, (unsigned long long)x->totals.cubes,
+                        (long long)pes, (unsigned long long)x->totals.pes);
+        }
+}
+
 static void report_panel(const struct sweep__ctx *x, FILE *f, size_t p, bool have_fig,
                          const char *fig_dir_name)
 {
@@ -743,12 +829,14 @@ static void report_panel(const struct sweep__ctx *x, FILE *f, size_t p, bool hav
         fprintf(f, " status | sim time (%s) | kernel time (%s) |", unit, unit);
         if (roof)
                 fprintf(f, " HBM roofline (%s) | of roofline |", unit);
+        fputs(" TFLOP/s | of peak | bound by | of bound |", f);
         fputs(" PE_CPU | PE_DMA | PE_GEMM | PE_MATH | HBM | events | wall (s) |\n|---|", f);
         for (size_t c = 0; c < p0->n_coords; c++)
                 fputs("---|", f);
         fputs("---|---:|---:|", f);
         if (roof)
                 fputs("---:|---:|", f);
+        fputs("---:|---:|---|---:|", f);
         fputs("---:|---:|---:|---:|---:|---:|---:|\n", f);
         for (size_t i = pn->first_point; i < pn->first_point + pn->n_points; i++) {
                 json_t *r = x->recs[i];
@@ -761,7 +849,7 @@ static void report_panel(const struct sweep__ctx *x, FILE *f, size_t p, bool hav
                 if (!is_ok(r)) {
                         fprintf(f, " **%s** (exit %d) |", st ? st : "failed",
                                 (int)json_integer_value(json_object_get(r, "exit_status")));
-                        for (int c = 0; c < (roof ? 11 : 9); c++)
+                        for (int c = 0; c < (roof ? 15 : 13); c++)
                                 fputs(" |", f);
                         fputc('\n', f);
                         continue;
@@ -779,6 +867,11 @@ static void report_panel(const struct sweep__ctx *x, FILE *f, size_t p, bool hav
                                 fputs(" | |", f);
                         }
                 }
+                double tf = json_number_value(json_object_get(r, "tflops"));
+                double peak = json_number_value(json_object_get(r, "peak_tflops"));
+                const char *by = json_string_value(json_object_get(r, "bound_by"));
+                fprintf(f, " %.2f | %.1f%% | %s | %.1f%% |", tf, peak > 0 ? 100.0 * tf / peak : 0.0,
+                        by ? by : "", 100.0 * json_number_value(json_object_get(r, "of_bound")));
                 json_t *u = json_object_get(r, "utilisation");
                 for (int c = 0; class_names[c]; c++)
                         fprintf(f, " %.1f%% |",
@@ -787,6 +880,7 @@ static void report_panel(const struct sweep__ctx *x, FILE *f, size_t p, bool hav
                         (long long)json_integer_value(json_object_get(r, "events")),
                         json_number_value(json_object_get(r, "wall_s")));
         }
+        idle_warnings(x, f, pn);
         bool any = false;
         for (size_t i = pn->first_point; i < pn->first_point + pn->n_points; i++) {
                 json_t *r = x->recs[i];
@@ -832,6 +926,15 @@ static bool write_report(const struct sweep__ctx *x, json_t *sw, bool *have_time
                 s->n_panels == 1 ? "" : "s", n_failed,
                 json_number_value(json_object_get(sw, "wall_s")),
                 json_number_value(json_object_get(sw, "events_per_s")));
+        fputs("\nTerms: *sim time* is launch to completion: from the host handing the kernel to "
+              "the IO_CPUs until the last IO_CPU hears that every PE is done. *Kernel time* is "
+              "from the common start of the PEs to the end of the last PE. Utilisation is busy "
+              "time over kernel time per unit of a class; a panel's "
+              "utilisation is the kernel-time-weighted mean over its points, so a long point "
+              "weighs more than a short one. *Bound by* names the resource whose lower bound "
+              "(the point's work at its machine's aggregate rate of that resource) is largest; "
+              "*of bound* is that bound over the kernel time. *TFLOP/s* is GEMM FLOPs over "
+              "kernel time; *of peak* is that over the point's machine's GEMM peak.\n", f);
         if (!figures)
                 fprintf(f, "\n**Figures not drawn** (%s). Their data and gnuplot scripts are in "
                         "`figures/`: run `gnuplot *.gp` there.\n", why_not);
@@ -840,8 +943,11 @@ static bool write_report(const struct sweep__ctx *x, json_t *sw, bool *have_time
                       "(figures/utilisation.png)\n\n![PE_CPU dispatch share]"
                       "(figures/dispatch.png)\n\nFigures are also in SVG, with their gnuplot "
                       "scripts and data, in `figures/`.\n", f);
+        dispatch_other(x, sw, f);
         for (size_t p = 0; p < s->n_panels; p++)
                 report_panel(x, f, p, figures && have_time[p], "figures");
+        if (x->opts->report_extra)
+                fputs(x->opts->report_extra, f);
         char dir[4200];
         snprintf(dir, sizeof dir, "%s", x->opts->out_dir);
         return text_save(&t, dir, "report.md");

@@ -14,8 +14,10 @@
  * (so a long point weighs more than a short one, as in a real workload).
  * Sums run in spec order, so even the floating-point ones are the same on
  * every run. When a panel's figure has a roofline, each good point also
- * gets hbm_roofline_ps (x * bytes_per_x / the machine's HBM bandwidth,
- * rounded up) and of_roofline (hbm_roofline_ps / sim_ps). */
+ * gets hbm_roofline_ps (x * bytes_per_x / the HBM bandwidth of the point's
+ * own machine, so a point that overrides it is held to its own roofline;
+ * rounded up) and of_roofline (hbm_roofline_ps / sim_ps). Each point
+ * also carries its run's bounds, bound_by and of_bound (report/summary.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,14 +122,16 @@ static void add_roofline(const struct sweep__ctx *x, const struct sweep_panel *p
         double bpx = pn->figure.roofline_bytes_per_x;
         const char *xkey = pn->figure.x;
         const char *st = json_string_value(json_object_get(rec, "status"));
-        if (bpx <= 0 || !xkey || !st || strcmp(st, "ok") != 0 || !x->totals.hbm_bw_bytes_per_s)
+        json_int_t own = json_integer_value(json_object_get(rec, "hbm_bw_bytes_per_s"));
+        double bw = own > 0 ? (double)own : (double)x->totals.hbm_bw_bytes_per_s;
+        if (bpx <= 0 || !xkey || !st || strcmp(st, "ok") != 0 || bw <= 0)
                 return;
         const struct sweep_kv *kv = sweep_point_param(x->spec, i, xkey);
         char *end;
         double xv = kv ? strtod(kv->value, &end) : 0;
         if (!kv || *end || !isfinite(xv) || xv <= 0)
                 return;
-        double ps = ceil(xv * bpx / (double)x->totals.hbm_bw_bytes_per_s * 1e12);
+        double ps = ceil(xv * bpx / bw * 1e12);
         json_int_t sim = json_integer_value(json_object_get(rec, "sim_ps"));
         json_object_set_new(rec, "hbm_roofline_ps", json_integer((json_int_t)ps));
         json_object_set_new(rec, "of_roofline", json_real(sim > 0 ? ps / (double)sim : 0.0));

@@ -23,11 +23,17 @@
 struct composite_rec {
         struct plan_run run;         /* its feed */
         struct tl_inflight fl;       /* in flight until every stage is placed */
+        tl_ctx *tl;                  /* the PE that issued it */
+        const char *file;            /* the tl_composite call, its stages are charged to */
+        int line;                    /* and its line */
 };
 
+/* A stage placed by the feed, maybe long after the call: charged to the
+ * composite's line, whatever the PE_CPU does by then. */
 static void log_sink(void *ctx, const struct rep_op *op)
 {
-        tl__log(ctx, op);
+        struct composite_rec *rec = ctx;
+        tl__log_stage(rec->tl, op, rec->file, rec->line);
 }
 
 /* The feed placed the last stage. */
@@ -44,13 +50,14 @@ static tl_handle finish(tl_ctx *tl, struct pipeline_plan *plan, sim_ps math_read
         if (!rec)
                 tl__fail(tl, file, line, "tl_composite", "host out of memory");
         memset(rec, 0, sizeof *rec);
+        rec->tl = tl;
+        rec->file = file;
+        rec->line = line;
         tl__inflight_begin(tl, &rec->fl, outs);
+        /* Every stage is accounted (profile, work), logged or not. */
         struct plan_ctx pc = { .pe = tl->pe, .start = ev_now(&tl->sim->ev),
-                               .math_ready = math_ready, .done = placed, .done_ctx = rec };
-        if (tl->run->have_oplog || tl->run->have_trace) {
-                pc.log = log_sink;
-                pc.log_ctx = tl;
-        }
+                               .math_ready = math_ready, .done = placed, .done_ctx = rec,
+                               .log = log_sink, .log_ctx = rec };
         plan_feed(&rec->run, plan, &pc);
         tl_tensor *h = tl__new_handle(tl, rec);
         if (!h)
@@ -69,11 +76,15 @@ void tl__wait(tl_ctx *tl, tl_handle h, const char *file, int line)
         struct composite_rec *rec = hs->handle_rec;
         if (!rec->fl.placed.done) {
                 tl__note_wait(tl, TL_NOTE_AT, file, line, "tl_wait on a composite", NULL, 0);
+                sim_ps since = ev_now(&tl->sim->ev);
                 ev_wait(tl->proc, &rec->fl.placed);
+                tl__waited(tl, since, "tl_composite", file, line);
         }
         if (rec->fl.end > ev_now(&tl->sim->ev)) {
                 tl__note_wait(tl, TL_NOTE_AT, file, line, "tl_wait on a composite", NULL, 0);
+                sim_ps since = ev_now(&tl->sim->ev);
                 ev_sleep_until(tl->proc, rec->fl.end);
+                tl__waited(tl, since, "tl_composite", file, line);
         }
 }
 

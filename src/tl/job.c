@@ -34,7 +34,8 @@ static void route_sets(struct tl_job *job, struct diag *d)
         }
 }
 
-static void gather_stats(const struct tl_run *r, struct rep_run_stats *st)
+/* The run's counts, its work, and its profile (moved: the stats own it). */
+static void gather_stats(struct tl_run *r, struct rep_run_stats *st)
 {
         memset(st, 0, sizeof *st);
         for (uint32_t i = 0; i < r->sim->n_pes; i++)
@@ -42,6 +43,9 @@ static void gather_stats(const struct tl_run *r, struct rep_run_stats *st)
                         st->issue_ps[op] += r->ctx[i].issue_ps[op];
                         st->n_ops[op] += r->ctx[i].n_ops[op];
                 }
+        st->work = r->work;
+        st->profile = r->profile;
+        memset(&r->profile, 0, sizeof r->profile);
 }
 
 int tl_job_run(struct tl_job *job, struct diag *d)
@@ -96,6 +100,7 @@ void tl_job_fini(struct tl_job *job)
                 free(job->run);
                 job->run = NULL;
         }
+        rep_profile_fini(&job->stats.profile);
         if (job->have_sim)
                 hw_sim_fini(&job->sim);
         job->have_sim = false;

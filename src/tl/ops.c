@@ -41,13 +41,83 @@ _Noreturn void tl__fail(tl_ctx *tl, const char *file, int line, const char *op, 
         abort(); /* never resumed */
 }
 
-void tl__log(tl_ctx *tl, const struct rep_op *op)
+/* An engine record's work and time, charged to file:line. */
+static void account(tl_ctx *tl, enum rep_engine e, const struct rep_op *op, const char *file,
+                    int line)
 {
         struct tl_run *r = tl->run;
+        struct rep_line *l = rep_profile_at(&r->profile, file, line);
+        if (l)
+                l->engine_ps[e] += op->end_ps - op->start_ps;
+        switch (e) {
+        case REP_ENG_DMA: r->work.dma_bytes += op->bytes; break;
+        case REP_ENG_GEMM: r->work.gemm_flops += op->flops; break;
+        case REP_ENG_MATH:
+                r->work.math_elements += op->flops;
+                r->work.math_elem_cycles += op->elem_cycles;
+                break;
+        case REP_ENG_COUNT: break;
+        }
+}
+
+/* Account op at file:line and write it to the op_log and the trace. */
+static struct rep_trace_ref record(tl_ctx *tl, const struct rep_op *op, enum rep_engine e,
+                                   const char *file, int line)
+{
+        struct tl_run *r = tl->run;
+        if (e != REP_ENG_CPU)
+                account(tl, e, op, file, line);
         if (r->have_oplog)
                 rep_oplog_write(&r->oplog, op);
-        if (r->have_trace)
-                rep_trace_op(&r->trace, op);
+        struct rep_trace_ref ref = { 0 };
+        if (!r->have_trace)
+                return ref;
+        ref = rep_trace_op(&r->trace, op);
+        if (e == REP_ENG_DMA)
+                rep_trace_hw_dma(&r->trace_hw, op->pe_index, op->end_ps);
+        return ref;
+}
+
+struct rep_trace_ref tl__log(tl_ctx *tl, const struct rep_op *op)
+{
+        struct tl_run *r = tl->run;
+        enum rep_engine e = rep_engine_of(op->component);
+        struct rep_trace_ref ref = record(tl, op, e, tl->proc->at_file, tl->proc->at_line);
+        if (!r->have_trace || e == REP_ENG_CPU)
+                return ref;
+        /* The op's first engine record receives the arrows from the
+         * producers of its operands on other tracks (on its own track
+         * the order already shows). */
+        for (int i = 0; i < tl->n_deps; i++)
+                if (tl->deps[i].pid != ref.pid || tl->deps[i].tid != ref.tid)
+                        rep_trace_flow(&r->trace, ++r->next_flow, "dep", &tl->deps[i], &ref);
+        tl->n_deps = 0;
+        tl->last_slice = ref;
+        return ref;
+}
+
+struct rep_trace_ref tl__log_stage(tl_ctx *tl, const struct rep_op *op, const char *file,
+                                   int line)
+{
+        return record(tl, op, rep_engine_of(op->component), file, line);
+}
+
+void tl__waited(tl_ctx *tl, sim_ps since, const char *what, const char *file, int line)
+{
+        struct tl_run *r = tl->run;
+        sim_ps now = ev_now(&tl->sim->ev);
+        if (now <= since)
+                return;
+        struct rep_line *l = rep_profile_at(&r->profile, file, line);
+        if (l)
+                l->wait_ps += now - since;
+        if (!r->have_trace)
+                return;
+        char name[192];
+        snprintf(name, sizeof name, "blocked on %s (%s:%d)", what, file ? file : "?", line);
+        struct rep_op rec = { .pe = tl->pe->name, .pe_index = tl->rank, .component = "pe_cpu",
+                              .op = name, .start_ps = since, .end_ps = now };
+        rep_trace_op(&r->trace, &rec);
 }
 
 /* "tl_load", "tl_mul", ...: the call as a kernel writer spells it. */
@@ -67,6 +137,13 @@ void tl__issue(tl_ctx *tl, enum topo_op op, const char *file, int line)
         sim_ps cost = topo_issue_cost_ps(&tl->sim->topo->pe.cpu, op);
         tl->issue_ps[op] += cost;
         tl->n_ops[op]++;
+        struct rep_line *l = rep_profile_at(&tl->run->profile, file, line);
+        if (l) {
+                l->issue_ps += cost;
+                l->n_ops++;
+        }
+        tl->n_deps = 0;
+        tl->last_slice.ok = false;
         if (!cost) {
                 /* The PE_CPUs run side by side: let the others issue what
                  * they issue at this instant before this one goes on, so
@@ -119,6 +196,11 @@ void tl__finish_at(tl_ctx *tl, tl_tensor *t, sim_ps end)
         if (!t || untracked(t))
                 return;
         t = t->owner;
+        /* Its latest producer: what a waiter waits for. */
+        if (tl->proc->at_what)
+                t->made_by = tl->proc->at_what;
+        if (tl->run->have_trace)
+                t->made_at = tl->last_slice;
         if (!t->ready.done) {
                 /* Its completion event is pending: let it fire later. */
                 if (end > t->ready_at)
@@ -231,13 +313,17 @@ void tl__note_wait(tl_ctx *tl, enum tl_note_kind kind, const char *file, int lin
 void tl__wait_ready(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op)
 {
         struct ev_future *f = &t->owner->ready;
+        if (t->owner->made_at.ok && tl->n_deps < (int)ARRAY_LEN(tl->deps))
+                tl->deps[tl->n_deps++] = t->owner->made_at;
         if (f->done)
                 return;
         /* An op in flight is placed within its instant (an HBM copy) or as
          * its composite's feed goes: the future's name tells. */
         if (t->owner->ready_at != SIM_PS_MAX)
                 tl__note_wait(tl, TL_NOTE_RESULT, file, line, op, t->owner->made_by, 0);
+        sim_ps since = ev_now(&tl->sim->ev);
         ev_wait(tl->proc, f);
+        tl__waited(tl, since, t->owner->made_by, file, line);
 }
 
 void tl__wait_tensor(tl_ctx *tl, tl_tensor *t, const char *file, int line)
@@ -247,15 +333,15 @@ void tl__wait_tensor(tl_ctx *tl, tl_tensor *t, const char *file, int line)
         tl__wait_ready(tl, t, file, line, "tl_wait_tensor");
 }
 
-static void log_engine(tl_ctx *tl, const char *component, const char *op, sim_ps start, sim_ps end,
-                       uint64_t bytes, uint64_t flops, const struct rep_param *p, unsigned n)
+static struct rep_trace_ref log_engine(tl_ctx *tl, const char *component, const char *op,
+                                       sim_ps start, sim_ps end, uint64_t bytes, uint64_t flops,
+                                       uint64_t elem_cycles, const struct rep_param *p, unsigned n)
 {
-        if (!tl->run->have_oplog && !tl->run->have_trace)
-                return;
         struct rep_op rec = { .pe = tl->pe->name, .pe_index = tl->rank, .component = component,
                               .op = op, .start_ps = start, .end_ps = end, .bytes = bytes,
-                              .flops = flops, .params = p, .n_params = n };
-        tl__log(tl, &rec);
+                              .flops = flops, .params = p, .n_params = n,
+                              .elem_cycles = elem_cycles };
+        return tl__log(tl, &rec);
 }
 
 /* Bytes of t's elements held as dt. */
@@ -286,16 +372,20 @@ struct tl_dma_op {
         unsigned n_params;           /* entries of p */
         struct tl_dma_op *next_free; /* in tl_ctx.dma_free */
         struct tl_dma_op *next_all;  /* in tl_ctx.dma_all */
+        const char *file;            /* the call it was issued by, charged its time */
+        int line;                    /* and its line */
 };
-
-static void log_engine(tl_ctx *tl, const char *component, const char *op, sim_ps start, sim_ps end,
-                       uint64_t bytes, uint64_t flops, const struct rep_param *p, unsigned n);
 
 static void dma_placed(struct hw_dma_req *req, sim_ps start, sim_ps end)
 {
         struct tl_dma_op *d = container_of(req, struct tl_dma_op, req);
         tl_ctx *tl = d->fl.tl;
-        log_engine(tl, "pe_dma", d->op, start, end, req->bytes, 0, d->p, d->n_params);
+        struct rep_op rec = { .pe = tl->pe->name, .pe_index = tl->rank, .component = "pe_dma",
+                              .op = d->op, .start_ps = start, .end_ps = end, .bytes = req->bytes,
+                              .params = d->p, .n_params = d->n_params };
+        struct rep_trace_ref at = tl__log_stage(tl, &rec, d->file, d->line);
+        if (d->fl.outs[0] && d->fl.outs[0]->space != TL_HBM && tl->run->have_trace)
+                d->fl.outs[0]->owner->made_at = at;
         tl__inflight_placed(&d->fl, end);
         d->next_free = tl->dma_free;
         tl->dma_free = d;
@@ -319,6 +409,8 @@ static void dma_move(tl_ctx *tl, const tl_tensor *src, const tl_tensor *dst, uin
                 tl->dma_all = d;
         }
         d->op = op;
+        d->file = file;
+        d->line = line;
         memcpy(d->p, p, n * sizeof *p);
         d->n_params = n;
         d->req = (struct hw_dma_req){ .pe = tl->pe, .from_hbm = src->space == TL_HBM,
@@ -432,7 +524,8 @@ static sim_ps run_math(tl_ctx *tl, enum topo_op type, const char *name, uint64_t
 {
         sim_ps start, end = hw_math_run(tl->pe, type, elements, across_lanes, tcm_bytes,
                                         ev_now(&tl->sim->ev), &start);
-        log_engine(tl, "pe_math", name, start, end, tcm_bytes, elements, NULL, 0);
+        log_engine(tl, "pe_math", name, start, end, tcm_bytes, elements,
+                   elements * tl->sim->topo->pe.math.cycles_per_element[type], NULL, 0);
         return end;
 }
 
@@ -704,7 +797,7 @@ tl_tensor *tl__dot(tl_ctx *tl, tl_tensor *a, tl_tensor *b, bool trans_b, const c
                                   { .name = "n", .kind = REP_INT, .i = n },
                                   { .name = "k", .kind = REP_INT, .i = k } };
         log_engine(tl, "pe_gemm", "dot", start, end, tensor_bytes(a) + tensor_bytes(b),
-                   flops, p, 3);
+                   flops, 0, p, 3);
         tl__finish_at(tl, out, end);
         return out;
 }
@@ -916,12 +1009,10 @@ static void msg_deliver(tl_ctx *tl, struct tl_msg *m, uint64_t bytes, sim_ps sen
         struct rep_op rec = { .pe = dst->pe->name, .pe_index = dst->rank, .component = "pe_dma",
                               .op = "recv_drain", .start_ps = drain_start, .end_ps = landed,
                               .bytes = bytes, .params = q, .n_params = 2 };
-        if (r->have_oplog)
-                rep_oplog_write(&r->oplog, &rec);
-        if (r->have_trace) {
-                rep_trace_op(&r->trace, &rec);
-                rep_trace_flow(&r->trace, ++r->next_flow, &m->send_op, &rec);
-        }
+        struct rep_trace_ref to = tl__log(tl, &rec);
+        if (r->have_trace)
+                rep_trace_flow(&r->trace, ++r->next_flow, "ipcq", &m->send_at, &to);
+        m->drain_at = to;
         m->land.fn = msg_land;
         ev_schedule_at(&s->ev, &m->land, landed);
 }
@@ -948,10 +1039,7 @@ void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file,
         sent = tcm_read_out(tl, start, bytes, sent);
         struct rep_param p[2] = { { .name = "dst", .kind = REP_INT, .i = dst_rank },
                                   { .name = "tag", .kind = REP_INT, .i = tag } };
-        m->send_op = (struct rep_op){ .pe = tl->pe->name, .pe_index = tl->rank,
-                                      .component = "pe_dma", .op = "send", .start_ps = start,
-                                      .end_ps = sent, .bytes = bytes };
-        log_engine(tl, "pe_dma", "send", start, sent, bytes, 0, p, 2);
+        m->send_at = log_engine(tl, "pe_dma", "send", start, sent, bytes, 0, 0, p, 2);
         msg_deliver(tl, m, bytes, sent, arrive);
         tl__finish_at(tl, NULL, sent);
 }
@@ -998,13 +1086,12 @@ void tl__mcast(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl_tensor
                                   { .name = "rows", .kind = REP_INT, .i = n_rows },
                                   { .name = "cols", .kind = REP_INT, .i = n_cols },
                                   { .name = "tag", .kind = REP_INT, .i = tag } };
-        log_engine(tl, "pe_dma", "mcast", start, sent, bytes, 0, p, 5);
+        struct rep_trace_ref from = log_engine(tl, "pe_dma", "mcast", start, sent, bytes, 0, 0,
+                                               p, 5);
         for (uint32_t i = 0; i < n; i++) {
                 struct tl_msg *m = msg_of(tl, t, &tl->run->ctx[ranks[i]], tag, file, line,
                                           "tl_mcast");
-                m->send_op = (struct rep_op){ .pe = tl->pe->name, .pe_index = tl->rank,
-                                              .component = "pe_dma", .op = "mcast",
-                                              .start_ps = start, .end_ps = sent, .bytes = bytes };
+                m->send_at = from;
                 msg_deliver(tl, m, bytes, sent, arrive[i]);
         }
         tl__finish_at(tl, NULL, sent);
@@ -1032,7 +1119,9 @@ tl_tensor *tl__recv(tl_ctx *tl, int src_rank, int tag, const char *file, int lin
                 ev_future_init(&tl->recv_ready, "tl_recv");
                 tl__note_wait(tl, TL_NOTE_RECV, file, line, "tl_recv", tl->sim->pes[src_rank].name,
                               tag);
+                sim_ps since = ev_now(&tl->sim->ev);
                 ev_wait(tl->proc, &tl->recv_ready);
+                tl__waited(tl, since, "tl_recv", file, line);
                 m = tl->recv_got;
         }
         tl->run->inbox.n_out--;
@@ -1040,6 +1129,7 @@ tl_tensor *tl__recv(tl_ctx *tl, int src_rank, int tag, const char *file, int lin
                                       m->shape);
         if (data_mode(tl) && m->data)
                 memcpy(t->base, m->data, (size_t)tl_numel(t) * sizeof(float));
+        t->made_at = m->drain_at;   /* its consumers' arrows start at the drain */
         msg_free(tl->run, m);
         return t;
 }

@@ -43,7 +43,10 @@ static void pe_body(struct hw_pe *pe, void *arg)
         tl__wait_inflight(tl, 0, "kernel end");
         if (tl->busy_until > ev_now(&tl->sim->ev)) {
                 ev_proc_note(tl->proc, "kernel end: outstanding DMA");
+                sim_ps since = ev_now(&tl->sim->ev);
                 ev_sleep_until(tl->proc, tl->busy_until);
+                tl__waited(tl, since, "outstanding ops at the kernel's end", tl->proc->at_file,
+                           tl->proc->at_line);
         }
 }
 
@@ -103,6 +106,40 @@ static bool same_output(const char *a, const char *b)
         return same;
 }
 
+/* --trace-pes LIST: global PE indices and a-b ranges, comma-separated,
+ * into sel (n entries). 0, or -EINVAL with the problem in d. */
+static int parse_pe_list(const char *list, uint32_t n, uint8_t *sel, struct diag *d)
+{
+        const char *p = list;
+        for (;;) {
+                char *end;
+                if (*p < '0' || *p > '9')
+                        goto bad;
+                unsigned long a = strtoul(p, &end, 10), b = a;
+                p = end;
+                if (*p == '-') {
+                        if (p[1] < '0' || p[1] > '9')
+                                goto bad;
+                        b = strtoul(p + 1, &end, 10);
+                        p = end;
+                }
+                if (a > b || b >= n) {
+                        diag_error(d, "--trace-pes %s: PE %lu is not on this machine (PEs 0..%u)",
+                                   list, b >= n ? b : a, n - 1);
+                        return -EINVAL;
+                }
+                for (unsigned long i = a; i <= b; i++)
+                        sel[i] = 1;
+                if (*p == '\0')
+                        return 0;
+                if (*p++ != ',')
+                        goto bad;
+        }
+bad:
+        diag_error(d, "--trace-pes %s: expected global PE indices or ranges, e.g. 0,4-7", list);
+        return -EINVAL;
+}
+
 static int open_outputs(struct tl_run *r, struct diag *d)
 {
         const struct tl_run_opts *o = r->opts;
@@ -128,6 +165,17 @@ static int open_outputs(struct tl_run *r, struct diag *d)
                         return -EINVAL;
                 }
                 r->have_trace = true;
+                if (o->trace_pes) {
+                        r->trace_sel = calloc(r->sim->n_pes ? r->sim->n_pes : 1, 1);
+                        if (!r->trace_sel)
+                                return -ENOMEM;
+                        if (parse_pe_list(o->trace_pes, r->sim->n_pes, r->trace_sel, d) < 0)
+                                return -EINVAL;
+                }
+                rep_trace_filter(&r->trace, r->trace_sel, o->trace_t0,
+                                 o->trace_t1 ? o->trace_t1 : SIM_PS_MAX);
+                if (rep_trace_hw_open(&r->trace_hw, &r->trace, r->sim) < 0)
+                        return -ENOMEM;
         }
         return 0;
 }
@@ -140,6 +188,12 @@ static int close_outputs(struct tl_run *r, struct diag *d)
                               strerror(-e));
                 rc = -EIO;
         }
+        if (r->have_trace)
+                rep_trace_hw_close(&r->trace_hw);
+        if (r->have_trace && r->trace.n_dropped)
+                diag_report(d, DIAG_WARNING, r->opts->trace_path, 0, 0,
+                            "%llu slices left out: more than %d overlapped on one track",
+                            (unsigned long long)r->trace.n_dropped, REP_TRACE_LANES);
         if (r->have_trace && (e = rep_trace_close(&r->trace)) < 0) {
                 diag_error_at(d, r->opts->trace_path, 0, 0, "writing the trace failed: %s",
                               strerror(-e));
@@ -178,8 +232,10 @@ int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl
                 tl->rank = i;
                 tl->recv_src = -1;
         }
-        if (open_outputs(r, d) < 0)
-                return -EINVAL;
+        if ((rc = open_outputs(r, d)) < 0) {
+                close_outputs(r, d);
+                return rc;
+        }
         if (hw_launch(sim, pe_body, r) < 0) {
                 diag_error(d, "out of memory launching the kernel");
                 close_outputs(r, d);
@@ -213,6 +269,10 @@ int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl
         }
         if (close_outputs(r, d) < 0 && out == 0)
                 out = -1;
+        if (r->profile.oom && out == 0) {
+                diag_error(d, "host out of memory for the run's profile");
+                out = -1;
+        }
         if (out == 0 && tl_write_outputs(r, d) < 0)
                 out = -1;
         if (out == 0 && tl__check_data(r, d) < 0)
@@ -239,5 +299,7 @@ void tl_run_fini(struct tl_run *r)
         }
         tl__inbox_fini(&r->inbox);
         free(r->args);
+        free(r->trace_sel);
+        rep_profile_fini(&r->profile);
         memset(r, 0, sizeof *r);
 }

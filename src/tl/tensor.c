@@ -259,6 +259,8 @@ static void charge(tl_ctx *tl, const char *file, int line, const char *op, tl_sp
                                  want, cap);
                 }
                 tl->scratch_bytes += bytes;
+                if (tl->run->have_trace)
+                        rep_trace_hw_scratch(&tl->run->trace_hw, tl->rank, (int64_t)bytes);
                 if (tl->scratch_bytes > tl->scratch_peak)
                         tl->scratch_peak = tl->scratch_bytes;
         } else if (space == TL_TCM) {
@@ -506,11 +508,16 @@ void tl__scratch_scope_end(tl_ctx *tl, const char *file, int line)
         tl__wait_inflight(tl, tl->n_scopes + 1, "tl_scratch_scope_end");
         if (s->busy_until > ev_now(&tl->sim->ev)) {
                 tl__note_wait(tl, TL_NOTE_AT, file, line, "tl_scratch_scope_end", NULL, 0);
+                sim_ps since = ev_now(&tl->sim->ev);
                 ev_sleep_until(tl->proc, s->busy_until);
+                tl__waited(tl, since, "the scope's ops", file, line);
         }
         if (tl->n_scopes > 0 && s->busy_until > tl->scopes[tl->n_scopes - 1].busy_until)
                 tl->scopes[tl->n_scopes - 1].busy_until = s->busy_until;
         tl__arena_rollback(tl, s->arena_mark);
+        if (tl->run->have_trace)
+                rep_trace_hw_scratch(&tl->run->trace_hw, tl->rank,
+                                     (int64_t)s->scratch_mark - (int64_t)tl->scratch_bytes);
         tl->scratch_bytes = s->scratch_mark;
         structs_die(tl, s);
 }

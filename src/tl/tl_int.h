@@ -8,7 +8,9 @@
 #include <cubesim/tl.h>
 
 #include "report/oplog.h"
+#include "report/profile.h"
 #include "report/trace.h"
+#include "report/trace_hw.h"
 #include "tl/tl_run.h"
 
 /* A tensor or a view. Storage (data mode) is fp32 values, already rounded
@@ -36,6 +38,7 @@ struct tl_tensor {
         uint64_t scope_gen;          /* generation of that scope (scopes[scope_depth - 1].gen) */
         struct tl_tensor *next_made; /* the struct made after it in its scope, or next dead one */
         bool sharded;                /* owner: a launch tensor sharded over TCMs (readiness untracked) */
+        struct rep_trace_ref made_at; /* owner only: the producing op's trace slice */
 };
 
 #define TL_TENSOR_MAGIC 0x7e115a11u
@@ -60,7 +63,8 @@ struct tl_msg {
         int64_t shape[TL_MAX_DIMS];
         float *data;                 /* data mode: a copy, malloc'd; else NULL */
         uint64_t flow_id;            /* joins send and recv in the trace */
-        struct rep_op send_op;       /* the sender's record, for the flow arrow */
+        struct rep_trace_ref send_at; /* trace: the sender's send (or mcast) slice */
+        struct rep_trace_ref drain_at; /* trace: the receiver's drain slice */
 };
 
 /* The tensor structs of a PE. A struct records the scope it was made in
@@ -175,6 +179,9 @@ struct tl_ctx {
         struct tl_note note;         /* the current wait's note */
         sim_ps issue_ps[TOPO_OP_COUNT]; /* stat: PE_CPU issue time by op type */
         uint64_t n_ops[TOPO_OP_COUNT]; /* stat: ops issued by type */
+        struct rep_trace_ref last_slice; /* trace: the current op's last engine slice */
+        struct rep_trace_ref deps[4]; /* trace: producers of the current op's operands */
+        int n_deps;                  /* entries of deps */
 };
 
 /* Note what the process is about to wait for (see struct tl_note). */
@@ -223,6 +230,10 @@ struct tl_run {
         struct rep_oplog oplog;      /* when opts->oplog_path */
         struct rep_trace trace;      /* when opts->trace_path */
         bool have_oplog, have_trace; /* which are open */
+        struct rep_trace_hw trace_hw; /* the trace's machine-level tracks, when have_trace */
+        uint8_t *trace_sel;          /* per PE: traced (--trace-pes), or NULL: all */
+        struct rep_profile profile;  /* time per kernel source line */
+        struct rep_work work;        /* the run's work, for its bounds */
         bool failed;                 /* a kernel error stopped the run */
         bool nonfinite_inputs;       /* data mode: an input holds a NaN or an infinity */
         struct ev_future never;      /* what a failed kernel waits on forever */
@@ -236,8 +247,17 @@ struct tl_run {
 /* The kernel's view of machine s (tl_machine_info, tl_setup_machine). */
 tl_machine tl__machine_of(const struct hw_sim *s);
 
-/* Record an executed op in the op_log and the trace (if open). */
-void tl__log(tl_ctx *tl, const struct rep_op *op);
+/* Account an executed op (profile, work) and record it in the op_log and
+ * the trace (if open); where the trace put it. */
+struct rep_trace_ref tl__log(tl_ctx *tl, const struct rep_op *op);
+/* The same for a record placed after its call returned (an HBM copy, a
+ * composite's stage): charged to the call at file:line, with no arrows
+ * (the PE_CPU has moved on to other ops). */
+struct rep_trace_ref tl__log_stage(tl_ctx *tl, const struct rep_op *op, const char *file,
+                                   int line);
+/* The PE_CPU was blocked from since until now on what, at file:line:
+ * charged to the line, and a "blocked on" slice in the trace. */
+void tl__waited(tl_ctx *tl, sim_ps since, const char *what, const char *file, int line);
 
 /* The built-in kernels (kernels/builtin.c), NULL-terminated. */
 extern const struct tl_kernel *const tl_builtin_kernels[];

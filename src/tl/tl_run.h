@@ -60,6 +60,8 @@ struct tl_run_opts {
         const char *outputs_dir;     /* --outputs DIR or NULL */
         const char *oplog_path;      /* --oplog FILE or NULL */
         const char *trace_path;      /* --trace FILE or NULL */
+        const char *trace_pes;       /* --trace-pes LIST (global PE indices, a-b ranges) or NULL */
+        sim_ps trace_t0, trace_t1;   /* --trace-window: slices meeting [t0, t1], ps (t1 0: open) */
         uint64_t seed;               /* random inputs when no file is given */
         bool allow_random;           /* --allow-random: inputs missing from inputs_dir are generated */
         const char *save_inputs_dir; /* --save-inputs DIR: write the generated inputs, or NULL */

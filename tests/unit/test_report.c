@@ -280,12 +280,12 @@ Test(trace, small_file_bytes)
                 "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":1}},\n"
                 "{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"thread_name\",\"args\":{\"name\":\"pe_cpu\"}},\n"
                 "{\"ph\":\"M\",\"pid\":1,\"tid\":0,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":0}},\n"
-                "{\"ph\":\"M\",\"pid\":1,\"tid\":1,\"name\":\"thread_name\",\"args\":{\"name\":\"pe_dma\"}},\n"
-                "{\"ph\":\"M\",\"pid\":1,\"tid\":1,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":1}},\n"
+                "{\"ph\":\"M\",\"pid\":1,\"tid\":1,\"name\":\"thread_name\",\"args\":{\"name\":\"pe_dma ch0\"}},\n"
+                "{\"ph\":\"M\",\"pid\":1,\"tid\":1,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":64}},\n"
                 "{\"ph\":\"M\",\"pid\":1,\"tid\":2,\"name\":\"thread_name\",\"args\":{\"name\":\"pe_gemm\"}},\n"
-                "{\"ph\":\"M\",\"pid\":1,\"tid\":2,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":2}},\n"
+                "{\"ph\":\"M\",\"pid\":1,\"tid\":2,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":128}},\n"
                 "{\"ph\":\"M\",\"pid\":1,\"tid\":3,\"name\":\"thread_name\",\"args\":{\"name\":\"pe_math\"}},\n"
-                "{\"ph\":\"M\",\"pid\":1,\"tid\":3,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":3}},\n"
+                "{\"ph\":\"M\",\"pid\":1,\"tid\":3,\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":192}},\n"
                 "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"name\":\"load\",\"ts\":120.000001,\"dur\":0.999999,"
                 "\"args\":{\"bytes\":4096,\"flops\":0,\"tile\":3}}\n"
                 "],\"displayTimeUnit\":\"ns\"}\n");
@@ -327,6 +327,7 @@ Test(trace, events_metadata_and_flows)
                 { .name = "scope", .kind = REP_STR, .s = "k\ttile" },
         };
         struct rep_op ops[N_TRACE_OPS];
+        struct rep_trace_ref ref[N_TRACE_OPS];
         char *path = tmp_path();
         struct rep_trace t;
         cr_assert_eq(rep_trace_open(&t, path, 8), 0);
@@ -338,9 +339,10 @@ Test(trace, events_metadata_and_flows)
                         .bytes = 64u * (unsigned)i, .flops = 1000u + (unsigned)i,
                         .params = params, .n_params = 2,
                 };
-                rep_trace_op(&t, &ops[i]);
+                ref[i] = rep_trace_op(&t, &ops[i]);
+                cr_assert(ref[i].ok);
         }
-        rep_trace_flow(&t, 42, &ops[2], &ops[4]);
+        rep_trace_flow(&t, 42, "ipcq", &ref[2], &ref[4]);
         cr_assert_eq(rep_trace_close(&t), 0);
 
         json_error_t e;
@@ -371,7 +373,7 @@ Test(trace, events_metadata_and_flows)
                                 sort_index[pid]++;
                                 cr_assert_eq(json_integer_value(json_object_get(args, "sort_index")), pid);
                         } else if (strcmp(name, "thread_name") == 0) {
-                                static const char *const want[] = { "pe_cpu", "pe_dma", "pe_gemm",
+                                static const char *const want[] = { "pe_cpu", "pe_dma ch0", "pe_gemm",
                                                                     "pe_math", "other" };
                                 thread_name[pid][tid]++;
                                 cr_assert_str_eq(json_string_value(json_object_get(args, "name")),
@@ -458,8 +460,12 @@ Test(trace, full_device)
         cr_assert_eq(rep_trace_close(&t), -ENOSPC);
 
         cr_assert_eq(rep_trace_open(&t, "/dev/full", 4), 0);
-        for (int i = 0; i < 20000; i++)
-                rep_trace_op(&t, &load_op);
+        for (int i = 0; i < 20000; i++) {
+                struct rep_op op = load_op;
+                op.start_ps = (sim_ps)i * 1000;
+                op.end_ps = op.start_ps + 500;
+                rep_trace_op(&t, &op);
+        }
         cr_assert_eq(t.err, ENOSPC);
         cr_assert_eq(rep_trace_close(&t), -ENOSPC);
 }
@@ -534,4 +540,53 @@ Test(report, bench_throughput, .timeout = 600)
                 N / t_log / 1e6);
         fprintf(stderr, "trace:  %d X events in %.3f s CPU = %.2f M events/s\n", N, t_trace,
                 N / t_trace / 1e6);
+}
+
+/* Overlapping slices of one component go to lanes, so no track holds a
+ * partial overlap; counter changes added out of time order come out in
+ * time order, one sample per time. */
+Test(trace, lanes_and_counters)
+{
+        char *path = tmp_path();
+        struct rep_trace t;
+        cr_assert_eq(rep_trace_open(&t, path, 2), 0);
+        static const sim_ps span[4][2] = { { 0, 100 }, { 50, 150 }, { 100, 200 }, { 60, 70 } };
+        static const uint32_t want_tid[4] = { 1, 9, 1, 17 };
+        for (int i = 0; i < 4; i++) {
+                struct rep_op op = load_op;
+                op.start_ps = span[i][0];
+                op.end_ps = span[i][1];
+                struct rep_trace_ref ref = rep_trace_op(&t, &op);
+                cr_assert(ref.ok);
+                cr_assert_eq(ref.tid, want_tid[i], "slice %d on tid %u", i, ref.tid);
+        }
+        struct rep_counter c = { .pid = 1, .name = "depth" };
+        cr_assert_eq(rep_counter_add(&c, 300, 5), 0);
+        cr_assert_eq(rep_counter_add(&c, 100, 2), 0);
+        cr_assert_eq(rep_counter_add(&c, 200, -1), 0);
+        cr_assert_eq(rep_counter_add(&c, 100, 1), 0);
+        rep_counter_flush(&t, &c, 250);
+        cr_assert_eq(c.n, 1);
+        cr_assert_eq(rep_counter_add(&c, 250, -4), 0);
+        rep_counter_flush(&t, &c, SIM_PS_MAX);
+        rep_counter_fini(&c);
+        cr_assert_eq(rep_trace_close(&t), 0);
+        char *text = read_all(path);
+        unlink(path);
+        free(path);
+        const char *p = text;
+        static const char *const samples[] = {
+                "{\"ph\":\"C\",\"pid\":1,\"name\":\"depth\",\"ts\":0.000100,\"args\":{\"depth\":3}}",
+                "{\"ph\":\"C\",\"pid\":1,\"name\":\"depth\",\"ts\":0.000200,\"args\":{\"depth\":2}}",
+                "{\"ph\":\"C\",\"pid\":1,\"name\":\"depth\",\"ts\":0.000250,\"args\":{\"depth\":-2}}",
+                "{\"ph\":\"C\",\"pid\":1,\"name\":\"depth\",\"ts\":0.000300,\"args\":{\"depth\":3}}",
+        };
+        for (size_t i = 0; i < sizeof samples / sizeof samples[0]; i++) {
+                const char *at = strstr(p, samples[i]);
+                cr_assert(at, "sample %zu missing or out of order in:\n%s", i, text);
+                p = at + strlen(samples[i]);
+        }
+        cr_assert(strstr(text, "\"name\":\"pe_dma ch1\""));
+        cr_assert(strstr(text, "\"name\":\"pe_dma ch2\""));
+        free(text);
 }

@@ -1,0 +1,70 @@
+/* report/profile.h: where a run's time went per kernel source line, and
+ * the work the run did (the counters its bounds come from).
+ *
+ * Every op the kernel issues is charged to the source line that issued it
+ * (the file:line its tl_* macro passed): the PE_CPU issue time, the engine
+ * time of the records it produced on PE_DMA, PE_GEMM and PE_MATH, the time
+ * the PE_CPU waited there, and the op count; summed over all PEs. The
+ * table is keyed on the __FILE__ pointer and the line, so the hot path
+ * compares no strings; rep_profile_sorted merges entries of the same file
+ * name. */
+#ifndef CUBESIM_REPORT_PROFILE_H
+#define CUBESIM_REPORT_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/ev.h"
+
+enum rep_engine {
+        REP_ENG_DMA,                 /* PE_DMA */
+        REP_ENG_GEMM,                /* PE_GEMM */
+        REP_ENG_MATH,                /* PE_MATH */
+        REP_ENG_COUNT,               /* engines */
+        REP_ENG_CPU = REP_ENG_COUNT, /* PE_CPU (and unknown components) */
+};
+
+/* The engine of a component name ("pe_dma", "pe_gemm", "pe_math");
+ * REP_ENG_CPU for "pe_cpu" and any other name. */
+enum rep_engine rep_engine_of(const char *component);
+/* "pe_dma", "pe_gemm", "pe_math". */
+const char *rep_engine_name(enum rep_engine e);
+
+struct rep_line {
+        const char *file;            /* kernel source file (__FILE__), borrowed; NULL: empty slot */
+        int line;                    /* line in it */
+        sim_ps issue_ps;             /* PE_CPU issue time of the ops issued there */
+        sim_ps engine_ps[REP_ENG_COUNT]; /* engine time of their records, by engine */
+        sim_ps wait_ps;              /* PE_CPU time blocked there */
+        uint64_t n_ops;              /* ops issued there */
+};
+
+/* Total time charged to a line: issue + engine + wait. */
+sim_ps rep_line_total_ps(const struct rep_line *l);
+
+struct rep_profile {
+        struct rep_line *slots;      /* open addressing on (file pointer, line) */
+        size_t cap;                  /* slots, a power of two (0: none yet) */
+        size_t n;                    /* slots used */
+        bool oom;                    /* an entry could not be made: the profile is incomplete */
+};
+
+/* The entry of file:line, made on first use; NULL if the host is out of
+ * memory (then oom is set: the profile is incomplete). */
+struct rep_line *rep_profile_at(struct rep_profile *, const char *file, int line);
+/* Every line, entries of the same file name merged, by total time (most
+ * first; ties by file then line): a new array in *out (caller frees);
+ * returns its length, or 0 with *out NULL. */
+size_t rep_profile_sorted(const struct rep_profile *, struct rep_line **out);
+void rep_profile_fini(struct rep_profile *);
+
+/* The work a run did, summed over every PE, from its op records. */
+struct rep_work {
+        uint64_t gemm_flops;         /* PE_GEMM floating-point operations (2 per MAC) */
+        uint64_t math_elements;      /* PE_MATH elements processed */
+        uint64_t math_elem_cycles;   /* PE_MATH elements x the op's cycles per element */
+        uint64_t dma_bytes;          /* bytes the PE_DMA engines moved (a send at both ends) */
+};
+
+#endif

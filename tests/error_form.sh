@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Every error message has one form: "cubesim COMMAND: error: ..." when it
+# names no file, "FILE[:LINE[:COL]]: error: ..." when it does; never a
+# bare "error: ...".
+set -euo pipefail
+bin=${CUBESIM_BIN:?}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+printf 'version: 1\nname: s\nkernel: gqa_decode\ngrid: {bogus: [1]}\n' >"$tmp/s.yaml"
+printf 'name: x\ncube: {hbm: {channels: -1}}\n' >"$tmp/t.yaml"
+fail=0
+while IFS= read -r cmd; do
+        set +e
+        err=$(eval "$bin $cmd" 2>&1 >/dev/null)
+        set -e
+        while IFS= read -r line; do
+                case $line in
+                *error:*|*warning:*) ;;
+                *) continue ;;
+                esac
+                if [[ ! $line =~ ^(cubesim\ [a-z\ ]+|[^\ ]+):\ (error|warning): ]]; then
+                        echo "FAIL: cubesim $cmd: '$line'"
+                        fail=1
+                fi
+        done <<<"$err"
+        grep -q "error:" <<<"$err" || { echo "FAIL: cubesim $cmd: no error message"; fail=1; }
+done <<EOF2
+run gqa_decode --set bogus=1
+run gqa_decode --set seq_len=x
+run gqa_decode --mode nope
+run gqa_decode --topo $tmp/t.yaml
+run nope
+run gqa_decode --trace $tmp/x.json --trace-pes 99999
+bench run milestone-gqa-headline --set panels=nope
+bench run nope
+sweep $tmp/s.yaml --out $tmp/o
+sweep /nonexistent.yaml
+topo check $tmp/t.yaml
+kernels --kernels /nonexistent.so
+EOF2
+[ $fail -eq 0 ] && echo "error_form: every message in one form"
+exit $fail
