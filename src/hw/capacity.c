@@ -147,28 +147,32 @@ static uint64_t cgroup_avail(void)
                 }
                 fclose(f);
         }
+        /* cgroup v2 first, then v1: own group, then the root */
+        static const struct {
+                const char *fmt_limit;  /* path of the limit, %s = group */
+                const char *fmt_usage;  /* path of the usage, %s = group */
+                const char *fmt_stat;   /* path of memory.stat, %s = group */
+                const char *inactive;   /* memory.stat key of reclaimable page cache */
+        } ver[] = {
+                { "/sys/fs/cgroup%s/memory.max", "/sys/fs/cgroup%s/memory.current",
+                  "/sys/fs/cgroup%s/memory.stat", "inactive_file" },
+                { "/sys/fs/cgroup/memory%s/memory.limit_in_bytes",
+                  "/sys/fs/cgroup/memory%s/memory.usage_in_bytes",
+                  "/sys/fs/cgroup/memory%s/memory.stat", "total_inactive_file" },
+        };
+        const char *groups[2][2] = { { v2, "" }, { v1, "" } };
         char a[700], b[700], c[700];
         uint64_t room = UINT64_MAX;
-        const char *v2_dirs[] = { v2, "" };
-        for (int i = 0; i < 2; i++) {
-                snprintf(a, sizeof a, "/sys/fs/cgroup%s/memory.max", v2_dirs[i]);
-                snprintf(b, sizeof b, "/sys/fs/cgroup%s/memory.current", v2_dirs[i]);
-                snprintf(c, sizeof c, "/sys/fs/cgroup%s/memory.stat", v2_dirs[i]);
-                if (access(a, R_OK) == 0) {
-                        uint64_t r = cgroup_room(a, b, c, "inactive_file");
-                        room = r < room ? r : room;
-                        break;
-                }
-        }
-        const char *v1_dirs[] = { v1, "" };
-        for (int i = 0; i < 2; i++) {
-                snprintf(a, sizeof a, "/sys/fs/cgroup/memory%s/memory.limit_in_bytes", v1_dirs[i]);
-                snprintf(b, sizeof b, "/sys/fs/cgroup/memory%s/memory.usage_in_bytes", v1_dirs[i]);
-                snprintf(c, sizeof c, "/sys/fs/cgroup/memory%s/memory.stat", v1_dirs[i]);
-                if (access(a, R_OK) == 0) {
-                        uint64_t r = cgroup_room(a, b, c, "total_inactive_file");
-                        room = r < room ? r : room;
-                        break;
+        for (int k = 0; k < 2; k++) {
+                for (int i = 0; i < 2; i++) {
+                        snprintf(a, sizeof a, ver[k].fmt_limit, groups[k][i]);
+                        snprintf(b, sizeof b, ver[k].fmt_usage, groups[k][i]);
+                        snprintf(c, sizeof c, ver[k].fmt_stat, groups[k][i]);
+                        if (access(a, R_OK) == 0) {
+                                uint64_t r = cgroup_room(a, b, c, ver[k].inactive);
+                                room = r < room ? r : room;
+                                break;
+                        }
                 }
         }
         return room;
