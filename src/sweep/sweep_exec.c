@@ -283,6 +283,36 @@ void sweep__check_deadlines(struct sweep__slot *slots, size_t n)
         }
 }
 
+nfds_t sweep__poll_set(const struct sweep__slot *slots, size_t n, struct pollfd *pfd,
+                       size_t *which)
+{
+        nfds_t nf = 0;
+        for (size_t j = 0; slots && j < n; j++)
+                if (slots[j].pid) {
+                        pfd[nf] = (struct pollfd){ .fd = slots[j].fd, .events = POLLIN };
+                        which[nf++] = j;
+                }
+        return nf;
+}
+
+unsigned sweep__read_ready(struct sweep__ctx *x, struct sweep__slot *slots,
+                           const struct pollfd *pfd, const size_t *which, nfds_t nf)
+{
+        unsigned finished = 0;
+        for (nfds_t f = 0; f < nf; f++) {
+                if (!pfd[f].revents)
+                        continue;
+                struct sweep__slot *sl = &slots[which[f]];
+                bool done;
+                json_t *rec = sweep__slot_read(x, sl, &done);
+                if (done) {
+                        finished++;
+                        sweep__collect(x, sl->point, rec);
+                }
+        }
+        return finished;
+}
+
 json_t *sweep__slot_read(struct sweep__ctx *x, struct sweep__slot *sl, bool *done)
 {
         *done = false;
@@ -452,12 +482,7 @@ static void run_local(struct sweep__ctx *x, const size_t *todo, size_t n)
                         }
                         running++;
                 }
-                nfds_t nf = 0;
-                for (unsigned j = 0; j < jobs; j++)
-                        if (slots[j].pid) {
-                                pfd[nf] = (struct pollfd){ .fd = slots[j].fd, .events = POLLIN };
-                                which[nf++] = j;
-                        }
+                nfds_t nf = sweep__poll_set(slots, jobs, pfd, which);
                 if (nf == 0)
                         continue;
                 int r = poll(pfd, nf, sweep__poll_ms(slots, jobs, x->progress ? 250 : -1));
@@ -466,17 +491,8 @@ static void run_local(struct sweep__ctx *x, const size_t *todo, size_t n)
                         break;
                 }
                 sweep__check_deadlines(slots, jobs);
-                for (nfds_t f = 0; r > 0 && f < nf; f++) {
-                        if (!pfd[f].revents)
-                                continue;
-                        struct sweep__slot *sl = &slots[which[f]];
-                        bool done;
-                        json_t *rec = sweep__slot_read(x, sl, &done);
-                        if (done) {
-                                running--;
-                                sweep__collect(x, sl->point, rec);
-                        }
-                }
+                if (r > 0)
+                        running -= sweep__read_ready(x, slots, pfd, which, nf);
                 sweep__progress(x, false);
         }
 out:

@@ -176,7 +176,7 @@ int sweep__mpi_run(struct sweep__ctx *x, const size_t *todo, size_t n_todo)
         unsigned jobs = x->opts->jobs ? x->opts->jobs : 1;
         struct sweep__slot *slots = calloc(jobs, sizeof *slots);
         struct pollfd *pfd = calloc(jobs, sizeof *pfd);
-        unsigned *which = calloc(jobs, sizeof *which);
+        size_t *which = calloc(jobs, sizeof *which);
         if (!slots || !pfd || !which) {
                 diag_error(x->d, "out of memory for %u workers", jobs);
                 n_todo = 0;     /* still tell every rank to stop */
@@ -208,26 +208,12 @@ int sweep__mpi_run(struct sweep__ctx *x, const size_t *todo, size_t n_todo)
                                 break;
                         serve(x, &st, todo, n_todo, &next, &active);
                 }
-                nfds_t nf = 0;
-                for (unsigned j = 0; slots && j < jobs; j++)
-                        if (slots[j].pid) {
-                                pfd[nf] = (struct pollfd){ .fd = slots[j].fd, .events = POLLIN };
-                                which[nf++] = j;
-                        }
+                nfds_t nf = sweep__poll_set(slots, jobs, pfd, which);
                 int r = poll(pfd, nf, 2);       /* also the idle wait between probes */
                 if (slots)
                         sweep__check_deadlines(slots, jobs);
-                for (nfds_t f = 0; r > 0 && f < nf; f++) {
-                        if (!pfd[f].revents)
-                                continue;
-                        struct sweep__slot *sl = &slots[which[f]];
-                        bool done;
-                        json_t *rec = sweep__slot_read(x, sl, &done);
-                        if (done) {
-                                running--;
-                                sweep__collect(x, sl->point, rec);
-                        }
-                }
+                if (r > 0)
+                        running -= sweep__read_ready(x, slots, pfd, which, nf);
                 sweep__progress(x, false);
         }
         for (unsigned j = 0; slots && j < jobs; j++)
