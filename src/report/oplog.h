@@ -71,6 +71,20 @@ int rep__out_open(const char *path, FILE **f, bool *owned, char **buf);
 int rep__out_close(FILE *f, bool owned, char *buf, int err);
 /* Keep the first write error of f in *err (errno, EIO if unknown). */
 void rep__note_error(FILE *f, int *err);
+/* Short writes byte by byte: putc_unlocked is an inline store into the
+ * stdio buffer, where each fwrite_unlocked is a call through the FILE's
+ * jump table (measured: 8 vs 6 M records/s; fprintf 3.5). */
+static inline void rep__put_bytes(FILE *f, const void *s, size_t n)
+{
+        const char *c = s;
+        for (size_t i = 0; i < n; i++)
+                putc_unlocked(c[i], f);
+}
+
+#define REP__PUT_LIT(f, lit) rep__put_bytes(f, lit, sizeof(lit) - 1)
+/* A literal (a member's key) then an integer or a JSON string. */
+#define REP__PUT_KEY_U64(f, key, v) (REP__PUT_LIT(f, key), rep__put_u64(f, v))
+#define REP__PUT_KEY_STR(f, key, s) (REP__PUT_LIT(f, key), rep_json_string(f, s))
 void rep__put_u64(FILE *f, uint64_t v);
 void rep__put_i64(FILE *f, int64_t v);
 /* The params as object members "k":v separated by commas, with a comma

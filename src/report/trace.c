@@ -15,16 +15,6 @@
 
 #include "base/util.h"
 
-/* As in oplog.c: inline stores into the stdio buffer, no calls. */
-static inline void put_bytes(FILE *f, const void *s, size_t n)
-{
-        const char *c = s;
-        for (size_t i = 0; i < n; i++)
-                putc_unlocked(c[i], f);
-}
-
-#define PUT_LIT(f, lit) put_bytes(f, lit, sizeof(lit) - 1)
-
 enum {
         KIND_CPU, KIND_DMA, KIND_GEMM, KIND_MATH, KIND_OTHER,
         TID_LANE_STRIDE = 8,          /* tid = kind + 8 * lane */
@@ -54,7 +44,7 @@ static void put_us(FILE *f, sim_ps ps)
                 frac[i] = (char)('0' + r % 10);
                 r /= 10;
         }
-        put_bytes(f, frac, sizeof frac);
+        rep__put_bytes(f, frac, sizeof frac);
 }
 
 /* The separator before an event: none before the first. */
@@ -64,7 +54,7 @@ static void begin_event(struct rep_trace *t)
                 putc_unlocked('\n', t->f);
                 t->first = false;
         } else {
-                PUT_LIT(t->f, ",\n");
+                REP__PUT_LIT(t->f, ",\n");
         }
 }
 
@@ -74,15 +64,13 @@ static void begin_meta(struct rep_trace *t, uint32_t pid, int tid, const char *w
 {
         FILE *f = t->f;
         begin_event(t);
-        PUT_LIT(f, "{\"ph\":\"M\",\"pid\":");
-        rep__put_u64(f, pid);
+        REP__PUT_KEY_U64(f, "{\"ph\":\"M\",\"pid\":", pid);
         if (tid >= 0) {
-                PUT_LIT(f, ",\"tid\":");
-                rep__put_u64(f, (uint64_t)tid);
+                REP__PUT_KEY_U64(f, ",\"tid\":", (uint64_t)tid);
         }
-        PUT_LIT(f, ",\"name\":\"");
-        put_bytes(f, what, strlen(what));
-        PUT_LIT(f, "\",\"args\":{");
+        REP__PUT_LIT(f, ",\"name\":\"");
+        rep__put_bytes(f, what, strlen(what));
+        REP__PUT_LIT(f, "\",\"args\":{");
 }
 
 void rep_trace_name(struct rep_trace *t, uint32_t pid, int tid, const char *name, uint64_t sort)
@@ -90,13 +78,13 @@ void rep_trace_name(struct rep_trace *t, uint32_t pid, int tid, const char *name
         if (unlikely(t->err != 0))
                 return;
         begin_meta(t, pid, tid, tid < 0 ? "process_name" : "thread_name");
-        PUT_LIT(t->f, "\"name\":");
+        REP__PUT_LIT(t->f, "\"name\":");
         rep_json_string(t->f, name);
-        PUT_LIT(t->f, "}}");
+        REP__PUT_LIT(t->f, "}}");
         begin_meta(t, pid, tid, tid < 0 ? "process_sort_index" : "thread_sort_index");
-        PUT_LIT(t->f, "\"sort_index\":");
+        REP__PUT_LIT(t->f, "\"sort_index\":");
         rep__put_u64(t->f, sort);
-        PUT_LIT(t->f, "}}");
+        REP__PUT_LIT(t->f, "}}");
 }
 
 /* Lane names: "pe_dma ch<lane>" for DMA, else "<track>" for lane 0 and
@@ -203,7 +191,7 @@ int rep_trace_open(struct rep_trace *t, const char *path, uint32_t n_pes)
         t->n_pes = n_pes;
         t->first = true;
         t->t1 = SIM_PS_MAX;
-        PUT_LIT(t->f, "{\"traceEvents\":[");
+        REP__PUT_LIT(t->f, "{\"traceEvents\":[");
         rep__note_error(t->f, &t->err);
         return 0;
 }
@@ -222,15 +210,12 @@ static void put_slice(struct rep_trace *t, uint32_t pid, uint32_t tid, const cha
         CS_ASSERT(end >= start);
         sim_ps dur = end >= start ? end - start : 0;
         begin_event(t);
-        PUT_LIT(f, "{\"ph\":\"X\",\"pid\":");
-        rep__put_u64(f, pid);
-        PUT_LIT(f, ",\"tid\":");
-        rep__put_u64(f, tid);
-        PUT_LIT(f, ",\"name\":");
-        rep_json_string(f, name);
-        PUT_LIT(f, ",\"ts\":");
+        REP__PUT_KEY_U64(f, "{\"ph\":\"X\",\"pid\":", pid);
+        REP__PUT_KEY_U64(f, ",\"tid\":", tid);
+        REP__PUT_KEY_STR(f, ",\"name\":", name);
+        REP__PUT_LIT(f, ",\"ts\":");
         put_us(f, start);
-        PUT_LIT(f, ",\"dur\":");
+        REP__PUT_LIT(f, ",\"dur\":");
         put_us(f, dur);
 }
 
@@ -259,12 +244,10 @@ struct rep_trace_ref rep_trace_op(struct rep_trace *t, const struct rep_op *op)
         }
         uint32_t tid = kind + TID_LANE_STRIDE * lane;
         put_slice(t, op->pe_index, tid, op->op, op->start_ps, op->end_ps);
-        PUT_LIT(f, ",\"args\":{\"bytes\":");
-        rep__put_u64(f, op->bytes);
-        PUT_LIT(f, ",\"flops\":");
-        rep__put_u64(f, op->flops);
+        REP__PUT_KEY_U64(f, ",\"args\":{\"bytes\":", op->bytes);
+        REP__PUT_KEY_U64(f, ",\"flops\":", op->flops);
         rep__put_params(f, op->params, op->n_params, true);
-        PUT_LIT(f, "}}");
+        REP__PUT_LIT(f, "}}");
         rep__note_error(f, &t->err);
         return (struct rep_trace_ref){ .ts = op->start_ps, .pid = op->pe_index, .tid = tid,
                                        .ok = true };
@@ -284,11 +267,11 @@ uint32_t rep_trace_slice(struct rep_trace *t, struct rep_lanes *lanes, uint32_t 
         }
         uint32_t tid = base_tid + ((uint32_t)lane << 24);
         put_slice(t, pid, tid, name, start, end);
-        PUT_LIT(t->f, ",\"args\":{\"bytes\":");
+        REP__PUT_LIT(t->f, ",\"args\":{\"bytes\":");
         rep__put_u64(t->f, bytes);
-        PUT_LIT(t->f, ",\"transfers\":");
+        REP__PUT_LIT(t->f, ",\"transfers\":");
         rep__put_u64(t->f, n);
-        PUT_LIT(t->f, "}}");
+        REP__PUT_LIT(t->f, "}}");
         rep__note_error(t->f, &t->err);
         return opened && lane ? tid : 0;
 }
@@ -300,22 +283,17 @@ static void flow_end(struct rep_trace *t, char ph, uint64_t id, const char *cat,
 {
         FILE *f = t->f;
         begin_event(t);
-        PUT_LIT(f, "{\"ph\":\"");
+        REP__PUT_LIT(f, "{\"ph\":\"");
         putc_unlocked(ph, f);
         if (ph == 'f')
-                PUT_LIT(f, "\",\"bp\":\"e");
-        PUT_LIT(f, "\",\"pid\":");
-        rep__put_u64(f, at->pid);
-        PUT_LIT(f, ",\"tid\":");
-        rep__put_u64(f, at->tid);
-        PUT_LIT(f, ",\"ts\":");
+                REP__PUT_LIT(f, "\",\"bp\":\"e");
+        REP__PUT_KEY_U64(f, "\",\"pid\":", at->pid);
+        REP__PUT_KEY_U64(f, ",\"tid\":", at->tid);
+        REP__PUT_LIT(f, ",\"ts\":");
         put_us(f, at->ts);
-        PUT_LIT(f, ",\"id\":");
-        rep__put_u64(f, id);
-        PUT_LIT(f, ",\"cat\":");
-        rep_json_string(f, cat);
-        PUT_LIT(f, ",\"name\":");
-        rep_json_string(f, strcmp(cat, "ipcq") == 0 ? "send" : cat);
+        REP__PUT_KEY_U64(f, ",\"id\":", id);
+        REP__PUT_KEY_STR(f, ",\"cat\":", cat);
+        REP__PUT_KEY_STR(f, ",\"name\":", strcmp(cat, "ipcq") == 0 ? "send" : cat);
         putc_unlocked('}', f);
 }
 
@@ -386,17 +364,14 @@ void rep_counter_flush(struct rep_trace *t, struct rep_counter *c, sim_ps now)
                         continue;
                 FILE *f = t->f;
                 begin_event(t);
-                PUT_LIT(f, "{\"ph\":\"C\",\"pid\":");
-                rep__put_u64(f, c->pid);
-                PUT_LIT(f, ",\"name\":");
-                rep_json_string(f, c->name);
-                PUT_LIT(f, ",\"ts\":");
+                REP__PUT_KEY_U64(f, "{\"ph\":\"C\",\"pid\":", c->pid);
+                REP__PUT_KEY_STR(f, ",\"name\":", c->name);
+                REP__PUT_LIT(f, ",\"ts\":");
                 put_us(f, at);
-                PUT_LIT(f, ",\"args\":{");
-                rep_json_string(f, c->name);
+                REP__PUT_KEY_STR(f, ",\"args\":{", c->name);
                 putc_unlocked(':', f);
                 rep__put_i64(f, c->value);
-                PUT_LIT(f, "}}");
+                REP__PUT_LIT(f, "}}");
                 rep__note_error(f, &t->err);
         }
 }
@@ -413,7 +388,7 @@ int rep_trace_close(struct rep_trace *t)
         if (t->f && t->err == 0) {
                 if (!t->first)
                         putc_unlocked('\n', t->f);
-                PUT_LIT(t->f, "],\"displayTimeUnit\":\"ns\"}\n");
+                REP__PUT_LIT(t->f, "],\"displayTimeUnit\":\"ns\"}\n");
         }
         int rc = rep__out_close(t->f, t->owned, t->buf, t->err);
         free(t->named);
