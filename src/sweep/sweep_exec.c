@@ -283,6 +283,27 @@ void sweep__check_deadlines(struct sweep__slot *slots, size_t n)
         }
 }
 
+size_t sweep__start_idle(struct sweep__ctx *x, struct sweep__slot *slots, size_t n_slots,
+                         const size_t *todo, size_t n_todo, size_t *next)
+{
+        size_t started = 0;
+        for (size_t j = 0; slots && j < n_slots && *next < n_todo; j++) {
+                if (slots[j].pid)
+                        continue;
+                size_t i = todo[(*next)++];
+                int rc = sweep__spawn(x, &slots[j], i);
+                if (rc < 0) {
+                        char why[256];
+                        snprintf(why, sizeof why, "cannot start a worker process: %s",
+                                 strerror(-rc));
+                        sweep__collect(x, i, sweep__crash_record(x->spec, i, 1, why));
+                        continue;
+                }
+                started++;
+        }
+        return started;
+}
+
 nfds_t sweep__poll_set(const struct sweep__slot *slots, size_t n, struct pollfd *pfd,
                        size_t *which)
 {
@@ -295,10 +316,10 @@ nfds_t sweep__poll_set(const struct sweep__slot *slots, size_t n, struct pollfd 
         return nf;
 }
 
-unsigned sweep__read_ready(struct sweep__ctx *x, struct sweep__slot *slots,
-                           const struct pollfd *pfd, const size_t *which, nfds_t nf)
+size_t sweep__read_ready(struct sweep__ctx *x, struct sweep__slot *slots,
+                         const struct pollfd *pfd, const size_t *which, nfds_t nf)
 {
-        unsigned finished = 0;
+        size_t finished = 0;
         for (nfds_t f = 0; f < nf; f++) {
                 if (!pfd[f].revents)
                         continue;
@@ -468,20 +489,7 @@ static void run_local(struct sweep__ctx *x, const size_t *todo, size_t n)
         }
         size_t next = 0, running = 0;
         while (next < n || running) {
-                for (unsigned j = 0; j < jobs && next < n; j++) {
-                        if (slots[j].pid)
-                                continue;
-                        size_t i = todo[next++];
-                        int rc = sweep__spawn(x, &slots[j], i);
-                        if (rc < 0) {
-                                char why[256];
-                                snprintf(why, sizeof why, "cannot start a worker process: %s",
-                                         strerror(-rc));
-                                sweep__collect(x, i, sweep__crash_record(x->spec, i, 1, why));
-                                continue;
-                        }
-                        running++;
-                }
+                running += sweep__start_idle(x, slots, jobs, todo, n, &next);
                 nfds_t nf = sweep__poll_set(slots, jobs, pfd, which);
                 if (nf == 0)
                         continue;

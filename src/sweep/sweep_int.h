@@ -73,14 +73,18 @@ int sweep__spawn(struct sweep__ctx *x, struct sweep__slot *sl, size_t i);
 /* Read what slot sl's child has written; when it has closed its pipe,
  * reap it and return its record (and true in *done). */
 json_t *sweep__slot_read(struct sweep__ctx *x, struct sweep__slot *sl, bool *done);
+/* Start points todo[*next..n_todo) on the idle slots of slots[0..n_slots)
+ * (a point that cannot start is recorded as crashed); how many started. */
+size_t sweep__start_idle(struct sweep__ctx *x, struct sweep__slot *slots, size_t n_slots,
+                         const size_t *todo, size_t n_todo, size_t *next);
 /* Fill pfd with the pipes of the n slots that have a child (which[f]:
  * the slot of pfd[f]); the number filled. */
 nfds_t sweep__poll_set(const struct sweep__slot *slots, size_t n, struct pollfd *pfd,
                        size_t *which);
 /* After poll: read every ready pipe of pfd[0..nf), recording the points
  * whose child finished; how many finished. */
-unsigned sweep__read_ready(struct sweep__ctx *x, struct sweep__slot *slots,
-                           const struct pollfd *pfd, const size_t *which, nfds_t nf);
+size_t sweep__read_ready(struct sweep__ctx *x, struct sweep__slot *slots,
+                         const struct pollfd *pfd, const size_t *which, nfds_t nf);
 /* How long to poll the n slots' pipes, in ms: idle_ms (-1: no limit), or
  * less to wake at the earliest deadline. */
 int sweep__poll_ms(const struct sweep__slot *slots, size_t n, int idle_ms);

@@ -183,22 +183,9 @@ int sweep__mpi_run(struct sweep__ctx *x, const size_t *todo, size_t n_todo)
         }
         size_t next = 0;
         int active = x->ranks - 1;   /* ranks not yet told to stop */
-        unsigned running = 0;
+        size_t running = 0;
         while (active > 0 || running || (next < n_todo && slots)) {
-                for (unsigned j = 0; slots && j < jobs && next < n_todo; j++) {
-                        if (slots[j].pid)
-                                continue;
-                        size_t i = todo[next++];
-                        int rc = sweep__spawn(x, &slots[j], i);
-                        if (rc < 0) {
-                                char why[256];
-                                snprintf(why, sizeof why, "cannot start a worker process: %s",
-                                         strerror(-rc));
-                                sweep__collect(x, i, sweep__crash_record(x->spec, i, 1, why));
-                                continue;
-                        }
-                        running++;
-                }
+                running += sweep__start_idle(x, slots, jobs, todo, n_todo, &next);
                 /* Other ranks first: they wait on us. */
                 for (;;) {
                         int flag = 0;
