@@ -15,6 +15,20 @@
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
+/* The array p (n elements of elem bytes used of *cap) with room for one
+ * more: p itself, or p grown by doubling (from first) with *cap updated;
+ * NULL if out of memory (p still valid, *cap unchanged). */
+static inline void *util_grow(void *p, size_t n, size_t *cap, size_t elem, size_t first)
+{
+        if (n < *cap)
+                return p;
+        size_t c = *cap ? 2 * *cap : first;
+        void *q = realloc(p, c * elem);
+        if (q)
+                *cap = c;
+        return q;
+}
+
 /* An invariant of cubesim's own code (never a check of user input). */
 #ifdef CUBESIM_ASSERTS
 #define CS_ASSERT(cond)                                                        \

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "base/util.h"
+
 struct builder {
         const char *file;            /* for messages */
         const struct ytree_limits *lim; /* the caller's limits and wording */
@@ -64,18 +66,14 @@ static bool attach(struct builder *b, struct ynode *n)
                 return true;
         }
         struct ynode *p = b->stack[b->depth - 1];
-        if (p->n_kids == p->cap_kids) {
-                size_t cap = p->cap_kids ? 2 * p->cap_kids : 8;
-                struct ynode **k = realloc(p->kids, cap * sizeof *k);
-                if (!k) {
-                        diag_error(b->d, "%s: out of memory reading YAML", b->file);
-                        ytree_free(n);
-                        b->failed = true;
-                        return false;
-                }
-                p->kids = k;
-                p->cap_kids = cap;
+        struct ynode **k = util_grow(p->kids, p->n_kids, &p->cap_kids, sizeof *k, 8);
+        if (!k) {
+                diag_error(b->d, "%s: out of memory reading YAML", b->file);
+                ytree_free(n);
+                b->failed = true;
+                return false;
         }
+        p->kids = k;
         p->kids[p->n_kids++] = n;
         return true;
 }

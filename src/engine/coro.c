@@ -46,6 +46,7 @@
 #endif
 #include "engine/coro.h"
 #include "base/sigsafe.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -510,14 +511,11 @@ static struct coro *map_coro(struct coro_pool *pool)
         size_t page_bytes = (size_t)sysconf(_SC_PAGESIZE);
         size_t slot_bytes = pool->stack_bytes + guard_bytes();
         if (pool->carve_left == 0) {
-                if (pool->n_chunks == pool->cap_chunks) {
-                        size_t cap = pool->cap_chunks ? 2 * pool->cap_chunks : 16;
-                        char **c = realloc(pool->chunks, cap * sizeof *c);
-                        if (!c)
-                                return NULL;
-                        pool->chunks = c;
-                        pool->cap_chunks = cap;
-                }
+                char **c = util_grow(pool->chunks, pool->n_chunks, &pool->cap_chunks,
+                                     sizeof *c, 16);
+                if (!c)
+                        return NULL;
+                pool->chunks = c;
                 char *chunk = mmap(NULL, CHUNK_SLOTS * slot_bytes, PROT_READ | PROT_WRITE,
                                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
                 if (chunk == MAP_FAILED)

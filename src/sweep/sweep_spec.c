@@ -103,14 +103,10 @@ static const char *kind_name(const struct ynode *n)
 static const char *keep(struct parser *p, const char *str, size_t len)
 {
         struct sweep_spec *s = p->s;
-        if (s->n_strs == s->cap_strs) {
-                size_t cap = s->cap_strs ? 2 * s->cap_strs : 64;
-                char **n = realloc(s->strs, cap * sizeof *n);
-                if (!n)
-                        goto oom;
-                s->strs = n;
-                s->cap_strs = cap;
-        }
+        char **n = util_grow(s->strs, s->n_strs, &s->cap_strs, sizeof *n, 64);
+        if (!n)
+                goto oom;
+        s->strs = n;
         char *c = malloc(len + 1);
         if (!c)
                 goto oom;

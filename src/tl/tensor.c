@@ -133,14 +133,10 @@ uint64_t tl_dtype_bytes(tl_dtype dt, int64_t n, int64_t row_len)
  * chunks and the tensor structs' blocks. */
 static char *block_push(char ***blocks, size_t *n, size_t *cap, size_t bytes)
 {
-        if (*n == *cap) {
-                size_t c = *cap ? 2 * *cap : 8;
-                char **b = realloc(*blocks, c * sizeof *b);
-                if (!b)
-                        return NULL;
-                *blocks = b;
-                *cap = c;
-        }
+        char **b = util_grow(*blocks, *n, cap, sizeof *b, 8);
+        if (!b)
+                return NULL;
+        *blocks = b;
         char *p = malloc(bytes);
         if (p)
                 (*blocks)[(*n)++] = p;

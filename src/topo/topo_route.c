@@ -33,6 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
+
 #define EMPTY_KEY UINT64_MAX
 #define CHUNK_WORDS (64u * 1024u)
 
@@ -202,14 +204,10 @@ static bool heap_less(const struct heap_item *a, const struct heap_item *b)
 
 static int heap_push(struct topo_route_cache *c, struct heap_item it)
 {
-        if (c->heap_n == c->heap_cap) {
-                size_t cap = c->heap_cap ? 2 * c->heap_cap : 256;
-                struct heap_item *h = realloc(c->heap, cap * sizeof *h);
-                if (!h)
-                        return -ENOMEM;
-                c->heap = h;
-                c->heap_cap = cap;
-        }
+        struct heap_item *h = util_grow(c->heap, c->heap_n, &c->heap_cap, sizeof *h, 256);
+        if (!h)
+                return -ENOMEM;
+        c->heap = h;
         size_t i = c->heap_n++;
         while (i > 0) {
                 size_t parent = (i - 1) / 2;
