@@ -702,32 +702,34 @@ static void validate(struct loader *L)
                 return;
         }
 
-        uint64_t x;
-        if (!mul_ok(2 * (uint64_t)t->pe.gemm.macs_per_cycle, t->pe.gemm.clock_hz, &x) ||
-            !mul_ok(x, pes, &x)) {
-                static const char *const p[] = { "pe.gemm.macs_per_cycle", "pe.gemm.clock_mhz" };
-                w = latest(L, p, 2);
-                error_at(L, w.line, w.col,
-                         "the peak GEMM throughput (2 x pe.gemm.macs_per_cycle x "
-                         "pe.gemm.clock_mhz x %llu PEs) overflows 64 bits of FLOP/s",
-                         (unsigned long long)pes);
-        }
         uint64_t cubes = (uint64_t)t->system.sips * t->sip.cubes;
-        if (!mul_ok(t->cube.hbm.channel_bw_bytes_per_s, t->cube.hbm.channels, &x) ||
-            !mul_ok(x, cubes, &x)) {
-                static const char *const p[] = { "cube.hbm.channels", "cube.hbm.channel_bw_gbps" };
-                w = latest(L, p, 2);
-                error_at(L, w.line, w.col,
-                         "the total HBM bandwidth (cube.hbm.channels x "
-                         "cube.hbm.channel_bw_gbps x %llu cubes) overflows 64 bits of bytes/s",
-                         (unsigned long long)cubes);
-        }
-        if (!mul_ok(t->pe.tcm.size_bytes, pes, &x)) {
-                static const char *const p[] = { "pe.tcm.size_kib" };
-                w = latest(L, p, 1);
-                error_at(L, w.line, w.col,
-                         "the total TCM (pe.tcm.size_kib x %llu PEs) overflows 64 bits of bytes",
-                         (unsigned long long)pes);
+        const struct {
+                uint64_t a, b;          /* the per-unit factors */
+                uint64_t units;         /* how many units (PEs or cubes) */
+                const char *units_name; /* "PEs" or "cubes" */
+                const char *keys[2];    /* the fields of the factors (NULL: none) */
+                const char *what;       /* the total and its formula */
+                const char *of;         /* what the 64 bits count */
+        } totals[] = {
+                { 2 * (uint64_t)t->pe.gemm.macs_per_cycle, t->pe.gemm.clock_hz, pes, "PEs",
+                  { "pe.gemm.macs_per_cycle", "pe.gemm.clock_mhz" },
+                  "peak GEMM throughput (2 x pe.gemm.macs_per_cycle x pe.gemm.clock_mhz",
+                  "FLOP/s" },
+                { t->cube.hbm.channel_bw_bytes_per_s, t->cube.hbm.channels, cubes, "cubes",
+                  { "cube.hbm.channels", "cube.hbm.channel_bw_gbps" },
+                  "total HBM bandwidth (cube.hbm.channels x cube.hbm.channel_bw_gbps",
+                  "bytes/s" },
+                { t->pe.tcm.size_bytes, 1, pes, "PEs", { "pe.tcm.size_kib", NULL },
+                  "total TCM (pe.tcm.size_kib", "bytes" },
+        };
+        for (size_t i = 0; i < ARRAY_LEN(totals); i++) {
+                uint64_t x;
+                if (mul_ok(totals[i].a, totals[i].b, &x) && mul_ok(x, totals[i].units, &x))
+                        continue;
+                w = latest(L, totals[i].keys, totals[i].keys[1] ? 2 : 1);
+                error_at(L, w.line, w.col, "the %s x %llu %s) overflows 64 bits of %s",
+                         totals[i].what, (unsigned long long)totals[i].units,
+                         totals[i].units_name, totals[i].of);
         }
 }
 
