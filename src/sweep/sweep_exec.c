@@ -732,14 +732,19 @@ out:
         return rc;
 }
 
-int sweep_launch_rank(void)
+int sweep__env_int(const char *const *vars)
 {
-        static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
-                                            NULL };
         for (const char *const *v = vars; *v; v++) {
                 const char *s = getenv(*v);
                 if (s && *s)
                         return atoi(s);
         }
         return 0;
+}
+
+int sweep_launch_rank(void)
+{
+        static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                                            NULL };
+        return sweep__env_int(vars);
 }

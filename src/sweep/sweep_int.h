@@ -73,6 +73,9 @@ int sweep__spawn(struct sweep__ctx *x, struct sweep__slot *sl, size_t i);
 /* Read what slot sl's child has written; when it has closed its pipe,
  * reap it and return its record (and true in *done). */
 json_t *sweep__slot_read(struct sweep__ctx *x, struct sweep__slot *sl, bool *done);
+/* The first of the NULL-ended environment variables vars that is set and
+ * not empty, as an integer (mpirun's rank or size); 0 if none is. */
+int sweep__env_int(const char *const *vars);
 /* Start points todo[*next..n_todo) on the idle slots of slots[0..n_slots)
  * (a point that cannot start is recorded as crashed); how many started. */
 size_t sweep__start_idle(struct sweep__ctx *x, struct sweep__slot *slots, size_t n_slots,

@@ -29,12 +29,7 @@ static int launch_size(void)
 {
         static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE",
                                             NULL };
-        for (const char *const *v = vars; *v; v++) {
-                const char *s = getenv(*v);
-                if (s && *s)
-                        return atoi(s);
-        }
-        return 0;
+        return sweep__env_int(vars);
 }
 
 #ifndef CUBESIM_HAVE_MPI
