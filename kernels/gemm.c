@@ -7,6 +7,8 @@
  * persistent TCM. Inputs a.npy [M, K], b.npy [K, N]; output c.npy [M, N]. */
 #include <cubesim/tl.h>
 
+#include "gemm_tiles.h"
+
 struct gemm_args {
         tl_tensor *a, *b, *c;        /* HBM operands */
         int64_t m, n, k;             /* problem */
@@ -46,56 +48,33 @@ static void gemm_setup(tl_setup *s, void *argp)
         g->c = tl_setup_tensor(s, "c", TL_OUTPUT, dt, 2, (int64_t[]){ g->m, g->n });
 }
 
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-
-/* The block of a 2-D tensor at (r, c) of extent (nr, nc). */
-static tl_tensor *block(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc)
-{
-        return tl_view(tl, t, ((int64_t[]){ r, c }), ((int64_t[]){ nr, nc }));
-}
-
 static void gemm(tl_ctx *tl, const void *argp)
 {
         const struct gemm_args *g = argp;
         int rank = tl_rank(tl, -1, -1, -1);
         int n_ranks = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
         int64_t tiles_m = (g->m + g->tm - 1) / g->tm, tiles_n = (g->n + g->tn - 1) / g->tn;
-        int64_t steps = (g->k + g->tk - 1) / g->tk;
         if (rank >= tiles_m * tiles_n)
                 return;
-        tl_dtype dt = tl_dtype_of(g->a);
         /* Persistent TCM: two A and two B buffers (ping-pong) and the accumulator. */
-        tl_tensor *abuf[2], *bbuf[2];
-        for (int i = 0; i < 2; i++) {
-                abuf[i] = tl_alloc(tl, TL_TCM, dt, 2, ((int64_t[]){ g->tm, g->tk }));
-                bbuf[i] = tl_alloc(tl, TL_TCM, dt, 2, ((int64_t[]){ g->tk, g->tn }));
-        }
+        struct gemm_kwalk w;
+        GEMM_KWALK_INIT(tl, &w, g->a, g->b, g->k, g->tm, g->tn, g->tk, tl_dtype_of(g->a));
+        int64_t steps = gemm_kwalk_steps(&w);
         tl_tensor *acc = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ g->tm, g->tn }));
         for (int64_t t = rank; t < tiles_m * tiles_n; t += n_ranks) {
                 int64_t i0 = (t / tiles_n) * g->tm, j0 = (t % tiles_n) * g->tn;
                 int64_t mm = min64(g->tm, g->m - i0), nn = min64(g->tn, g->n - j0);
-                tl_tensor *acc_v = block(tl, acc, 0, 0, mm, nn);
-                int64_t kk = min64(g->tk, g->k);
-                tl_copy_to(tl, block(tl, abuf[0], 0, 0, mm, kk), block(tl, g->a, i0, 0, mm, kk));
-                tl_copy_to(tl, block(tl, bbuf[0], 0, 0, kk, nn), block(tl, g->b, 0, j0, kk, nn));
+                tl_tensor *acc_v = gemm_block(tl, acc, 0, 0, mm, nn);
+                gemm_kwalk_begin(tl, &w, i0, j0, mm, nn);
                 for (int64_t s = 0; s < steps; s++) {
-                        int cur = (int)(s % 2), nxt = 1 - cur;
-                        int64_t k0 = s * g->tk, kn = min64(g->tk, g->k - k0);
-                        if (s + 1 < steps) {
-                                /* Prefetch step s+1 while step s computes. */
-                                int64_t k1 = k0 + g->tk, kn1 = min64(g->tk, g->k - k1);
-                                tl_copy_to(tl, block(tl, abuf[nxt], 0, 0, mm, kn1),
-                                           block(tl, g->a, i0, k1, mm, kn1));
-                                tl_copy_to(tl, block(tl, bbuf[nxt], 0, 0, kn1, nn),
-                                           block(tl, g->b, k1, j0, kn1, nn));
-                        }
+                        tl_tensor *a, *b;
+                        gemm_kwalk_step(tl, &w, s, &a, &b);
                         tl_scratch_scope_begin(tl);
-                        tl_tensor *p = tl_dot(tl, block(tl, abuf[cur], 0, 0, mm, kn),
-                                              block(tl, bbuf[cur], 0, 0, kn, nn), false);
+                        tl_tensor *p = tl_dot(tl, a, b, false);
                         tl_copy_to(tl, acc_v, s == 0 ? p : tl_add(tl, acc_v, p));
                         tl_scratch_scope_end(tl);
                 }
-                tl_store(tl, block(tl, g->c, i0, j0, mm, nn), acc_v);
+                tl_store(tl, gemm_block(tl, g->c, i0, j0, mm, nn), acc_v);
         }
 }
 

@@ -13,6 +13,8 @@
  * accumulating add the GEMM array does in the composite. */
 #include <cubesim/tl.h>
 
+#include "gemm_tiles.h"
+
 struct ge_args {
         tl_tensor *a, *b, *s, *bias, *out; /* HBM tensors */
         int64_t m, n, k, tm, tn, tk;       /* problem and tiles */
@@ -110,57 +112,36 @@ static void gemm_epilogue(tl_ctx *tl, const void *argp)
 const struct tl_kernel tl_kernel_gemm_epilogue = GE_KERNEL(
         gemm_epilogue, "composite GEMM + dequant (K tile) + bias + relu + scale 0.5 per output tile");
 
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-
-static tl_tensor *block(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc)
-{
-        return tl_view(tl, t, ((int64_t[]){ r, c }), ((int64_t[]){ nr, nc }));
-}
-
 static void gemm_epilogue_prims(tl_ctx *tl, const void *argp)
 {
         const struct ge_args *g = argp;
         int rank = tl_rank(tl, -1, -1, -1);
         int ranks = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
         int64_t tiles_m = (g->m + g->tm - 1) / g->tm, tiles_n = (g->n + g->tn - 1) / g->tn;
-        int64_t steps = (g->k + g->tk - 1) / g->tk;
         if (rank >= tiles_m * tiles_n)
                 return;
         tl_tensor *s, *bias_all;
         load_epilogue(tl, g, &s, &bias_all);
-        tl_dtype dt = tl_dtype_of(g->a);
-        tl_tensor *abuf[2], *bbuf[2];
-        for (int i = 0; i < 2; i++) {
-                abuf[i] = tl_alloc(tl, TL_TCM, dt, 2, ((int64_t[]){ g->tm, g->tk }));
-                bbuf[i] = tl_alloc(tl, TL_TCM, dt, 2, ((int64_t[]){ g->tk, g->tn }));
-        }
+        struct gemm_kwalk w;
+        GEMM_KWALK_INIT(tl, &w, g->a, g->b, g->k, g->tm, g->tn, g->tk, tl_dtype_of(g->a));
+        int64_t steps = gemm_kwalk_steps(&w);
         for (int64_t t = rank; t < tiles_m * tiles_n; t += ranks) {
                 int64_t i0 = (t / tiles_n) * g->tm, j0 = (t % tiles_n) * g->tn;
                 int64_t mm = min64(g->tm, g->m - i0), nn = min64(g->tn, g->n - j0);
-                int64_t kk = min64(g->tk, g->k);
-                tl_copy_to(tl, block(tl, abuf[0], 0, 0, mm, kk), block(tl, g->a, i0, 0, mm, kk));
-                tl_copy_to(tl, block(tl, bbuf[0], 0, 0, kk, nn), block(tl, g->b, 0, j0, kk, nn));
+                gemm_kwalk_begin(tl, &w, i0, j0, mm, nn);
                 tl_scratch_scope_begin(tl);
                 tl_tensor *acc = NULL;
                 for (int64_t st = 0; st < steps; st++) {
-                        int cur = (int)(st % 2), nxt = 1 - cur;
-                        int64_t k0 = st * g->tk, kn = min64(g->tk, g->k - k0);
-                        if (st + 1 < steps) {
-                                int64_t k1 = k0 + g->tk, kn1 = min64(g->tk, g->k - k1);
-                                tl_copy_to(tl, block(tl, abuf[nxt], 0, 0, mm, kn1),
-                                           block(tl, g->a, i0, k1, mm, kn1));
-                                tl_copy_to(tl, block(tl, bbuf[nxt], 0, 0, kn1, nn),
-                                           block(tl, g->b, k1, j0, kn1, nn));
-                        }
-                        tl_tensor *p = tl_dot(tl, block(tl, abuf[cur], 0, 0, mm, kn),
-                                              block(tl, bbuf[cur], 0, 0, kn, nn), false);
+                        tl_tensor *a, *b;
+                        gemm_kwalk_step(tl, &w, st, &a, &b);
+                        tl_tensor *p = tl_dot(tl, a, b, false);
                         tl_tensor *sk = tl_view(tl, s, ((int64_t[]){ st }), ((int64_t[]){ 1 }));
                         p = tl_mul(tl, p, sk); /* dequant, this K tile's scale */
                         acc = acc ? tl_add(tl, acc, p) : p;
                 }
-                tl_tensor *bias = block(tl, bias_all, 0, j0, 1, nn);
+                tl_tensor *bias = gemm_block(tl, bias_all, 0, j0, 1, nn);
                 tl_tensor *y = tl_scale(tl, tl_relu(tl, tl_add(tl, acc, bias)), 0.5f);
-                tl_store(tl, block(tl, g->out, i0, j0, mm, nn), y);
+                tl_store(tl, gemm_block(tl, g->out, i0, j0, mm, nn), y);
                 tl_scratch_scope_end(tl);
         }
 }

@@ -1,0 +1,43 @@
+/* kernels/gemm_tiles.c: see gemm_tiles.h. */
+#include "gemm_tiles.h"
+
+tl_tensor *gemm_block(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc)
+{
+        return tl_view(tl, t, ((int64_t[]){ r, c }), ((int64_t[]){ nr, nc }));
+}
+
+int64_t gemm_kwalk_steps(const struct gemm_kwalk *w)
+{
+        return (w->k + w->tk - 1) / w->tk;
+}
+
+/* Load step s's blocks of A and B into buffer pair i. */
+static void load(tl_ctx *tl, struct gemm_kwalk *w, int64_t s, int i)
+{
+        int64_t k0 = s * w->tk, kn = min64(w->tk, w->k - k0);
+        tl_copy_to(tl, gemm_block(tl, w->abuf[i], 0, 0, w->mm, kn),
+                   gemm_block(tl, w->a, w->i0, k0, w->mm, kn));
+        tl_copy_to(tl, gemm_block(tl, w->bbuf[i], 0, 0, kn, w->nn),
+                   gemm_block(tl, w->b, k0, w->j0, kn, w->nn));
+}
+
+void gemm_kwalk_begin(tl_ctx *tl, struct gemm_kwalk *w, int64_t i0, int64_t j0, int64_t mm,
+                      int64_t nn)
+{
+        w->i0 = i0;
+        w->j0 = j0;
+        w->mm = mm;
+        w->nn = nn;
+        load(tl, w, 0, 0);
+}
+
+void gemm_kwalk_step(tl_ctx *tl, struct gemm_kwalk *w, int64_t s, tl_tensor **a,
+                     tl_tensor **b)
+{
+        int cur = (int)(s % 2);
+        int64_t kn = min64(w->tk, w->k - s * w->tk);
+        if (s + 1 < gemm_kwalk_steps(w))
+                load(tl, w, s + 1, 1 - cur);
+        *a = gemm_block(tl, w->abuf[cur], 0, 0, w->mm, kn);
+        *b = gemm_block(tl, w->bbuf[cur], 0, 0, kn, w->nn);
+}

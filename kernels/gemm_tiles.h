@@ -1,0 +1,46 @@
+/* kernels/gemm_tiles.h: what gemm and gemm_epilogue_prims share: one
+ * output tile's walk over K in tile_k steps with double-buffered loads (the
+ * loads of step s+1 are issued before the caller's dot of step s, so DMA
+ * and GEMM overlap). The buffers live in persistent TCM. */
+#ifndef CUBESIM_KERNELS_GEMM_TILES_H
+#define CUBESIM_KERNELS_GEMM_TILES_H
+
+#include <cubesim/tl.h>
+
+struct gemm_kwalk {
+        tl_tensor *a, *b;               /* HBM operands A [m, k], B [k, n] */
+        tl_tensor *abuf[2], *bbuf[2];   /* TCM ping-pong buffers, tm x tk and tk x tn */
+        int64_t k, tk;                  /* K and its step, elements */
+        int64_t i0, j0;                 /* the output tile's first row and column */
+        int64_t mm, nn;                 /* the output tile's rows and columns */
+};
+
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* The block of a 2-D tensor at (r, c) of extent (nr, nc). */
+tl_tensor *gemm_block(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc);
+
+/* Set w up for A and B with tiles tm x tn and step tk: its buffers of
+ * element type dt allocated in persistent TCM. A macro, so that a TCM
+ * error names the kernel's own line. */
+#define GEMM_KWALK_INIT(tl, w, a_, b_, k_, tm, tn, tk_, dt)                            \
+        do {                                                                            \
+                *(w) = (struct gemm_kwalk){ .a = (a_), .b = (b_), .k = (k_), .tk = (tk_) }; \
+                for (int gemm_i_ = 0; gemm_i_ < 2; gemm_i_++) {                          \
+                        (w)->abuf[gemm_i_] = tl_alloc((tl), TL_TCM, (dt), 2,             \
+                                                      ((int64_t[]){ (tm), (tk_) }));    \
+                        (w)->bbuf[gemm_i_] = tl_alloc((tl), TL_TCM, (dt), 2,             \
+                                                      ((int64_t[]){ (tk_), (tn) }));    \
+                }                                                                       \
+        } while (0)
+/* How many K steps each output tile takes. */
+int64_t gemm_kwalk_steps(const struct gemm_kwalk *w);
+/* Start the tile at (i0, j0) of extent mm x nn: load its step 0. */
+void gemm_kwalk_begin(tl_ctx *tl, struct gemm_kwalk *w, int64_t i0, int64_t j0, int64_t mm,
+                      int64_t nn);
+/* Step s: issue the loads of step s+1 (if any), then give the TCM blocks
+ * of A (mm x kn) and B (kn x nn) that hold step s. */
+void gemm_kwalk_step(tl_ctx *tl, struct gemm_kwalk *w, int64_t s, tl_tensor **a,
+                     tl_tensor **b);
+
+#endif
