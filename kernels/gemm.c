@@ -11,8 +11,7 @@
 
 struct gemm_args {
         tl_tensor *a, *b, *c;        /* HBM operands */
-        int64_t m, n, k;             /* problem */
-        int64_t tm, tn, tk;          /* tile */
+        struct gemm_shape sh;        /* problem and tiles */
 };
 
 static const char *const dtypes[] = { "fp32", "bf16", "fp16", "bfp8_b", "bfp4_b", NULL };
@@ -34,36 +33,27 @@ static const struct tl_param gemm_params[] = {
 static void gemm_setup(tl_setup *s, void *argp)
 {
         struct gemm_args *g = argp;
-        g->m = tl_setup_dim(s, "m", "a", 0);
-        g->k = tl_setup_dim(s, "k", "a", 1);
-        g->n = tl_setup_dim(s, "n", "b", 1);
-        g->tm = tl_setup_int(s, "tile_m");
-        g->tn = tl_setup_int(s, "tile_n");
-        g->tk = tl_setup_int(s, "tile_k");
-        tl_dtype dt = (tl_dtype)tl_setup_choice(s, "dtype");
-        if (tl_setup_choice(s, "fidelity") > 0)
-                tl_setup_gemm_fidelity(s, tl_setup_choice(s, "fidelity"));
-        g->a = tl_setup_tensor(s, "a", TL_INPUT, dt, 2, (int64_t[]){ g->m, g->k });
-        g->b = tl_setup_tensor(s, "b", TL_INPUT, dt, 2, (int64_t[]){ g->k, g->n });
-        g->c = tl_setup_tensor(s, "c", TL_OUTPUT, dt, 2, (int64_t[]){ g->m, g->n });
+        tl_dtype dt = gemm_setup_ab(s, &g->sh, &g->a, &g->b);
+        g->c = tl_setup_tensor(s, "c", TL_OUTPUT, dt, 2, (int64_t[]){ g->sh.m, g->sh.n });
 }
 
 static void gemm(tl_ctx *tl, const void *argp)
 {
         const struct gemm_args *g = argp;
+        const struct gemm_shape *sh = &g->sh;
         int rank = tl_rank(tl, -1, -1, -1);
         int n_ranks = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
-        int64_t tiles_m = (g->m + g->tm - 1) / g->tm, tiles_n = (g->n + g->tn - 1) / g->tn;
+        int64_t tiles_m = (sh->m + sh->tm - 1) / sh->tm, tiles_n = (sh->n + sh->tn - 1) / sh->tn;
         if (rank >= tiles_m * tiles_n)
                 return;
         /* Persistent TCM: two A and two B buffers (ping-pong) and the accumulator. */
         struct gemm_kwalk w;
-        GEMM_KWALK_INIT(tl, &w, g->a, g->b, g->k, g->tm, g->tn, g->tk, tl_dtype_of(g->a));
+        GEMM_KWALK_INIT(tl, &w, g->a, g->b, sh, tl_dtype_of(g->a));
         int64_t steps = gemm_kwalk_steps(&w);
-        tl_tensor *acc = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ g->tm, g->tn }));
+        tl_tensor *acc = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ sh->tm, sh->tn }));
         for (int64_t t = rank; t < tiles_m * tiles_n; t += n_ranks) {
-                int64_t i0 = (t / tiles_n) * g->tm, j0 = (t % tiles_n) * g->tn;
-                int64_t mm = min64(g->tm, g->m - i0), nn = min64(g->tn, g->n - j0);
+                int64_t i0 = (t / tiles_n) * sh->tm, j0 = (t % tiles_n) * sh->tn;
+                int64_t mm = min64(sh->tm, sh->m - i0), nn = min64(sh->tn, sh->n - j0);
                 tl_tensor *acc_v = gemm_block(tl, acc, 0, 0, mm, nn);
                 gemm_kwalk_begin(tl, &w, i0, j0, mm, nn);
                 for (int64_t s = 0; s < steps; s++) {

@@ -17,7 +17,7 @@
 
 struct ge_args {
         tl_tensor *a, *b, *s, *bias, *out; /* HBM tensors */
-        int64_t m, n, k, tm, tn, tk;       /* problem and tiles */
+        struct gemm_shape sh;              /* problem and tiles */
 };
 
 static const char *const dtypes[] = { "fp32", "bf16", "fp16", NULL };
@@ -42,21 +42,11 @@ static const char ge_io_help[] = "inputs a.npy [m, k], b.npy [k, n], s.npy [ceil
 static void ge_setup(tl_setup *s, void *argp)
 {
         struct ge_args *g = argp;
-        g->m = tl_setup_dim(s, "m", "a", 0);
-        g->k = tl_setup_dim(s, "k", "a", 1);
-        g->n = tl_setup_dim(s, "n", "b", 1);
-        g->tm = tl_setup_int(s, "tile_m");
-        g->tn = tl_setup_int(s, "tile_n");
-        g->tk = tl_setup_int(s, "tile_k");
-        tl_dtype dt = (tl_dtype)tl_setup_choice(s, "dtype");
-        if (tl_setup_choice(s, "fidelity") > 0)
-                tl_setup_gemm_fidelity(s, tl_setup_choice(s, "fidelity"));
-        g->a = tl_setup_tensor(s, "a", TL_INPUT, dt, 2, (int64_t[]){ g->m, g->k });
-        g->b = tl_setup_tensor(s, "b", TL_INPUT, dt, 2, (int64_t[]){ g->k, g->n });
+        tl_dtype dt = gemm_setup_ab(s, &g->sh, &g->a, &g->b);
         g->s = tl_setup_tensor(s, "s", TL_INPUT, TL_FP32, 1,
-                               (int64_t[]){ (g->k + g->tk - 1) / g->tk });
-        g->bias = tl_setup_tensor(s, "bias", TL_INPUT, TL_FP32, 2, (int64_t[]){ 1, g->n });
-        g->out = tl_setup_tensor(s, "out", TL_OUTPUT, dt, 2, (int64_t[]){ g->m, g->n });
+                               (int64_t[]){ (g->sh.k + g->sh.tk - 1) / g->sh.tk });
+        g->bias = tl_setup_tensor(s, "bias", TL_INPUT, TL_FP32, 2, (int64_t[]){ 1, g->sh.n });
+        g->out = tl_setup_tensor(s, "out", TL_OUTPUT, dt, 2, (int64_t[]){ g->sh.m, g->sh.n });
 }
 
 /* The per-K scales and the bias, once, in TCM. */
@@ -65,31 +55,32 @@ static void load_epilogue(tl_ctx *tl, const struct ge_args *g, tl_tensor **s, tl
         int64_t nk = tl_dim(g->s, 0);
         *s = tl_alloc(tl, TL_TCM, TL_FP32, 1, &nk);
         tl_copy_to(tl, *s, g->s);
-        *bias = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 1, g->n }));
+        *bias = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 1, g->sh.n }));
         tl_copy_to(tl, *bias, g->bias);
 }
 
 static void gemm_epilogue(tl_ctx *tl, const void *argp)
 {
         const struct ge_args *g = argp;
+        const struct gemm_shape *sh = &g->sh;
         int rank = tl_rank(tl, -1, -1, -1);
         int ranks = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
-        int64_t tiles_m = (g->m + g->tm - 1) / g->tm, tiles_n = (g->n + g->tn - 1) / g->tn;
+        int64_t tiles_m = (sh->m + sh->tm - 1) / sh->tm, tiles_n = (sh->n + sh->tn - 1) / sh->tn;
         if (rank >= tiles_m * tiles_n)
                 return;
         tl_tensor *s, *bias_all;
         load_epilogue(tl, g, &s, &bias_all);
         for (int64_t t = rank; t < tiles_m * tiles_n; t += ranks) {
-                int64_t i0 = (t / tiles_n) * g->tm, j0 = (t % tiles_n) * g->tn;
-                int64_t mm = g->m - i0 < g->tm ? g->m - i0 : g->tm;
-                int64_t nn = g->n - j0 < g->tn ? g->n - j0 : g->tn;
-                tl_tensor *a = tl_view(tl, g->a, ((int64_t[]){ i0, 0 }), ((int64_t[]){ mm, g->k }));
-                tl_tensor *b = tl_view(tl, g->b, ((int64_t[]){ 0, j0 }), ((int64_t[]){ g->k, nn }));
+                int64_t i0 = (t / tiles_n) * sh->tm, j0 = (t % tiles_n) * sh->tn;
+                int64_t mm = sh->m - i0 < sh->tm ? sh->m - i0 : sh->tm;
+                int64_t nn = sh->n - j0 < sh->tn ? sh->n - j0 : sh->tn;
+                tl_tensor *a = tl_view(tl, g->a, ((int64_t[]){ i0, 0 }), ((int64_t[]){ mm, sh->k }));
+                tl_tensor *b = tl_view(tl, g->b, ((int64_t[]){ 0, j0 }), ((int64_t[]){ sh->k, nn }));
                 tl_tensor *out = tl_view(tl, g->out, ((int64_t[]){ i0, j0 }), ((int64_t[]){ mm, nn }));
                 tl_tensor *bias = tl_view(tl, bias_all, ((int64_t[]){ 0, j0 }), ((int64_t[]){ 1, nn }));
                 tl_handle h = tl_composite(tl, &(tl_composite_desc){
                         .op = TL_GEMM, .a = a, .b = b, .out = out,
-                        .tile_m = mm, .tile_n = nn, .tile_k = g->tk,
+                        .tile_m = mm, .tile_n = nn, .tile_k = sh->tk,
                         .epilogue = (tl_epilogue[]){
                                 { .op = TL_DEQUANT, .tensor = s, .scope = TL_SCOPE_K_TILE },
                                 { .op = TL_BIAS, .tensor = bias },
@@ -115,19 +106,20 @@ const struct tl_kernel tl_kernel_gemm_epilogue = GE_KERNEL(
 static void gemm_epilogue_prims(tl_ctx *tl, const void *argp)
 {
         const struct ge_args *g = argp;
+        const struct gemm_shape *sh = &g->sh;
         int rank = tl_rank(tl, -1, -1, -1);
         int ranks = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
-        int64_t tiles_m = (g->m + g->tm - 1) / g->tm, tiles_n = (g->n + g->tn - 1) / g->tn;
+        int64_t tiles_m = (sh->m + sh->tm - 1) / sh->tm, tiles_n = (sh->n + sh->tn - 1) / sh->tn;
         if (rank >= tiles_m * tiles_n)
                 return;
         tl_tensor *s, *bias_all;
         load_epilogue(tl, g, &s, &bias_all);
         struct gemm_kwalk w;
-        GEMM_KWALK_INIT(tl, &w, g->a, g->b, g->k, g->tm, g->tn, g->tk, tl_dtype_of(g->a));
+        GEMM_KWALK_INIT(tl, &w, g->a, g->b, sh, tl_dtype_of(g->a));
         int64_t steps = gemm_kwalk_steps(&w);
         for (int64_t t = rank; t < tiles_m * tiles_n; t += ranks) {
-                int64_t i0 = (t / tiles_n) * g->tm, j0 = (t % tiles_n) * g->tn;
-                int64_t mm = min64(g->tm, g->m - i0), nn = min64(g->tn, g->n - j0);
+                int64_t i0 = (t / tiles_n) * sh->tm, j0 = (t % tiles_n) * sh->tn;
+                int64_t mm = min64(sh->tm, sh->m - i0), nn = min64(sh->tn, sh->n - j0);
                 gemm_kwalk_begin(tl, &w, i0, j0, mm, nn);
                 tl_scratch_scope_begin(tl);
                 tl_tensor *acc = NULL;

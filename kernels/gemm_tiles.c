@@ -1,6 +1,22 @@
 /* kernels/gemm_tiles.c: see gemm_tiles.h. */
 #include "gemm_tiles.h"
 
+tl_dtype gemm_setup_ab(tl_setup *s, struct gemm_shape *sh, tl_tensor **a, tl_tensor **b)
+{
+        sh->m = tl_setup_dim(s, "m", "a", 0);
+        sh->k = tl_setup_dim(s, "k", "a", 1);
+        sh->n = tl_setup_dim(s, "n", "b", 1);
+        sh->tm = tl_setup_int(s, "tile_m");
+        sh->tn = tl_setup_int(s, "tile_n");
+        sh->tk = tl_setup_int(s, "tile_k");
+        tl_dtype dt = (tl_dtype)tl_setup_choice(s, "dtype");
+        if (tl_setup_choice(s, "fidelity") > 0)
+                tl_setup_gemm_fidelity(s, tl_setup_choice(s, "fidelity"));
+        *a = tl_setup_tensor(s, "a", TL_INPUT, dt, 2, (int64_t[]){ sh->m, sh->k });
+        *b = tl_setup_tensor(s, "b", TL_INPUT, dt, 2, (int64_t[]){ sh->k, sh->n });
+        return dt;
+}
+
 tl_tensor *gemm_block(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc)
 {
         return tl_view(tl, t, ((int64_t[]){ r, c }), ((int64_t[]){ nr, nc }));

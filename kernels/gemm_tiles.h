@@ -7,6 +7,16 @@
 
 #include <cubesim/tl.h>
 
+struct gemm_shape {
+        int64_t m, n, k;                /* problem: A [m, k], B [k, n] */
+        int64_t tm, tn, tk;             /* output tile and K step */
+};
+
+/* The setup the GEMM kernels share: m, k and n from a and b, the tiles,
+ * the fidelity; declares inputs a [m, k] and b [k, n] of the chosen dtype,
+ * which it returns. */
+tl_dtype gemm_setup_ab(tl_setup *s, struct gemm_shape *sh, tl_tensor **a, tl_tensor **b);
+
 struct gemm_kwalk {
         tl_tensor *a, *b;               /* HBM operands A [m, k], B [k, n] */
         tl_tensor *abuf[2], *bbuf[2];   /* TCM ping-pong buffers, tm x tk and tk x tn */
@@ -20,17 +30,18 @@ static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 /* The block of a 2-D tensor at (r, c) of extent (nr, nc). */
 tl_tensor *gemm_block(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc);
 
-/* Set w up for A and B with tiles tm x tn and step tk: its buffers of
+/* Set w up for A and B with the tiles and K step of shape sh: its buffers of
  * element type dt allocated in persistent TCM. A macro, so that a TCM
  * error names the kernel's own line. */
-#define GEMM_KWALK_INIT(tl, w, a_, b_, k_, tm, tn, tk_, dt)                            \
+#define GEMM_KWALK_INIT(tl, w, a_, b_, sh, dt)                                          \
         do {                                                                            \
-                *(w) = (struct gemm_kwalk){ .a = (a_), .b = (b_), .k = (k_), .tk = (tk_) }; \
+                *(w) = (struct gemm_kwalk){ .a = (a_), .b = (b_), .k = (sh)->k,         \
+                                            .tk = (sh)->tk };                           \
                 for (int gemm_i_ = 0; gemm_i_ < 2; gemm_i_++) {                          \
                         (w)->abuf[gemm_i_] = tl_alloc((tl), TL_TCM, (dt), 2,             \
-                                                      ((int64_t[]){ (tm), (tk_) }));    \
+                                                      ((int64_t[]){ (sh)->tm, (sh)->tk })); \
                         (w)->bbuf[gemm_i_] = tl_alloc((tl), TL_TCM, (dt), 2,             \
-                                                      ((int64_t[]){ (tk_), (tn) }));    \
+                                                      ((int64_t[]){ (sh)->tk, (sh)->tn })); \
                 }                                                                       \
         } while (0)
 /* How many K steps each output tile takes. */
