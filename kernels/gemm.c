@@ -43,17 +43,17 @@ static void gemm(tl_ctx *tl, const void *argp)
         const struct gemm_shape *sh = &g->sh;
         int rank = tl_rank(tl, -1, -1, -1);
         int n_ranks = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
-        int64_t tiles_m = (sh->m + sh->tm - 1) / sh->tm, tiles_n = (sh->n + sh->tn - 1) / sh->tn;
-        if (rank >= tiles_m * tiles_n)
+        int64_t n_tiles = gemm_n_tiles(sh);
+        if (rank >= n_tiles)
                 return;
         /* Persistent TCM: two A and two B buffers (ping-pong) and the accumulator. */
         struct gemm_kwalk w;
         GEMM_KWALK_INIT(tl, &w, g->a, g->b, sh, tl_dtype_of(g->a));
         int64_t steps = gemm_kwalk_steps(&w);
         tl_tensor *acc = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ sh->tm, sh->tn }));
-        for (int64_t t = rank; t < tiles_m * tiles_n; t += n_ranks) {
-                int64_t i0 = (t / tiles_n) * sh->tm, j0 = (t % tiles_n) * sh->tn;
-                int64_t mm = min64(sh->tm, sh->m - i0), nn = min64(sh->tn, sh->n - j0);
+        for (int64_t t = rank; t < n_tiles; t += n_ranks) {
+                int64_t i0, j0, mm, nn;
+                gemm_tile_at(sh, t, &i0, &j0, &mm, &nn);
                 tl_tensor *acc_v = gemm_block(tl, acc, 0, 0, mm, nn);
                 gemm_kwalk_begin(tl, &w, i0, j0, mm, nn);
                 for (int64_t s = 0; s < steps; s++) {

@@ -65,15 +65,14 @@ static void gemm_epilogue(tl_ctx *tl, const void *argp)
         const struct gemm_shape *sh = &g->sh;
         int rank = tl_rank(tl, -1, -1, -1);
         int ranks = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
-        int64_t tiles_m = (sh->m + sh->tm - 1) / sh->tm, tiles_n = (sh->n + sh->tn - 1) / sh->tn;
-        if (rank >= tiles_m * tiles_n)
+        int64_t n_tiles = gemm_n_tiles(sh);
+        if (rank >= n_tiles)
                 return;
         tl_tensor *s, *bias_all;
         load_epilogue(tl, g, &s, &bias_all);
-        for (int64_t t = rank; t < tiles_m * tiles_n; t += ranks) {
-                int64_t i0 = (t / tiles_n) * sh->tm, j0 = (t % tiles_n) * sh->tn;
-                int64_t mm = sh->m - i0 < sh->tm ? sh->m - i0 : sh->tm;
-                int64_t nn = sh->n - j0 < sh->tn ? sh->n - j0 : sh->tn;
+        for (int64_t t = rank; t < n_tiles; t += ranks) {
+                int64_t i0, j0, mm, nn;
+                gemm_tile_at(sh, t, &i0, &j0, &mm, &nn);
                 tl_tensor *a = tl_view(tl, g->a, ((int64_t[]){ i0, 0 }), ((int64_t[]){ mm, sh->k }));
                 tl_tensor *b = tl_view(tl, g->b, ((int64_t[]){ 0, j0 }), ((int64_t[]){ sh->k, nn }));
                 tl_tensor *out = tl_view(tl, g->out, ((int64_t[]){ i0, j0 }), ((int64_t[]){ mm, nn }));
@@ -109,17 +108,17 @@ static void gemm_epilogue_prims(tl_ctx *tl, const void *argp)
         const struct gemm_shape *sh = &g->sh;
         int rank = tl_rank(tl, -1, -1, -1);
         int ranks = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
-        int64_t tiles_m = (sh->m + sh->tm - 1) / sh->tm, tiles_n = (sh->n + sh->tn - 1) / sh->tn;
-        if (rank >= tiles_m * tiles_n)
+        int64_t n_tiles = gemm_n_tiles(sh);
+        if (rank >= n_tiles)
                 return;
         tl_tensor *s, *bias_all;
         load_epilogue(tl, g, &s, &bias_all);
         struct gemm_kwalk w;
         GEMM_KWALK_INIT(tl, &w, g->a, g->b, sh, tl_dtype_of(g->a));
         int64_t steps = gemm_kwalk_steps(&w);
-        for (int64_t t = rank; t < tiles_m * tiles_n; t += ranks) {
-                int64_t i0 = (t / tiles_n) * sh->tm, j0 = (t % tiles_n) * sh->tn;
-                int64_t mm = min64(sh->tm, sh->m - i0), nn = min64(sh->tn, sh->n - j0);
+        for (int64_t t = rank; t < n_tiles; t += ranks) {
+                int64_t i0, j0, mm, nn;
+                gemm_tile_at(sh, t, &i0, &j0, &mm, &nn);
                 gemm_kwalk_begin(tl, &w, i0, j0, mm, nn);
                 tl_scratch_scope_begin(tl);
                 tl_tensor *acc = NULL;

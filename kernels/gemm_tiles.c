@@ -17,6 +17,21 @@ tl_dtype gemm_setup_ab(tl_setup *s, struct gemm_shape *sh, tl_tensor **a, tl_ten
         return dt;
 }
 
+int64_t gemm_n_tiles(const struct gemm_shape *sh)
+{
+        return ((sh->m + sh->tm - 1) / sh->tm) * ((sh->n + sh->tn - 1) / sh->tn);
+}
+
+void gemm_tile_at(const struct gemm_shape *sh, int64_t t, int64_t *i0, int64_t *j0, int64_t *mm,
+                  int64_t *nn)
+{
+        int64_t tiles_n = (sh->n + sh->tn - 1) / sh->tn;
+        *i0 = (t / tiles_n) * sh->tm;
+        *j0 = (t % tiles_n) * sh->tn;
+        *mm = min64(sh->tm, sh->m - *i0);
+        *nn = min64(sh->tn, sh->n - *j0);
+}
+
 tl_tensor *gemm_block(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc)
 {
         return tl_view(tl, t, ((int64_t[]){ r, c }), ((int64_t[]){ nr, nc }));

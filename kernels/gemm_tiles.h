@@ -1,7 +1,9 @@
-/* kernels/gemm_tiles.h: what gemm and gemm_epilogue_prims share: one
- * output tile's walk over K in tile_k steps with double-buffered loads (the
- * loads of step s+1 are issued before the caller's dot of step s, so DMA
- * and GEMM overlap). The buffers live in persistent TCM. */
+/* kernels/gemm_tiles.h: what gemm, gemm_epilogue and gemm_epilogue_prims
+ * share: the setup of A [m, k], B [k, n] and the tiles, the output tiles
+ * (dealt round-robin to the PEs by the kernels), and one output tile's walk
+ * over K in tile_k steps with double-buffered loads (the loads of step s+1
+ * are issued before the caller's dot of step s, so DMA and GEMM overlap).
+ * The buffers live in persistent TCM. */
 #ifndef CUBESIM_KERNELS_GEMM_TILES_H
 #define CUBESIM_KERNELS_GEMM_TILES_H
 
@@ -16,6 +18,13 @@ struct gemm_shape {
  * the fidelity; declares inputs a [m, k] and b [k, n] of the chosen dtype,
  * which it returns. */
 tl_dtype gemm_setup_ab(tl_setup *s, struct gemm_shape *sh, tl_tensor **a, tl_tensor **b);
+
+/* How many output tiles sh has (tm x tn each, the last ones clipped). */
+int64_t gemm_n_tiles(const struct gemm_shape *sh);
+/* Output tile t (row-major over the tiles): its first row and column and
+ * its rows and columns. */
+void gemm_tile_at(const struct gemm_shape *sh, int64_t t, int64_t *i0, int64_t *j0, int64_t *mm,
+                  int64_t *nn);
 
 struct gemm_kwalk {
         tl_tensor *a, *b;               /* HBM operands A [m, k], B [k, n] */
