@@ -49,27 +49,32 @@ static void ge_setup(tl_setup *s, void *argp)
         g->out = tl_setup_tensor(s, "out", TL_OUTPUT, dt, 2, (int64_t[]){ g->sh.m, g->sh.n });
 }
 
-/* The per-K scales and the bias, once, in TCM. */
-static void load_epilogue(tl_ctx *tl, const struct ge_args *g, tl_tensor **s, tl_tensor **bias)
+/* This PE's rank and the number of ranks; if the PE has an output tile,
+ * the per-K scales and the bias, once, in TCM, and true. */
+static bool ge_begin(tl_ctx *tl, const struct ge_args *g, int *rank, int *ranks, tl_tensor **s,
+                     tl_tensor **bias)
 {
+        *rank = tl_rank(tl, -1, -1, -1);
+        *ranks = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
+        if (*rank >= gemm_n_tiles(&g->sh))
+                return false;
         int64_t nk = tl_dim(g->s, 0);
         *s = tl_alloc(tl, TL_TCM, TL_FP32, 1, &nk);
         tl_copy_to(tl, *s, g->s);
         *bias = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 1, g->sh.n }));
         tl_copy_to(tl, *bias, g->bias);
+        return true;
 }
 
 static void gemm_epilogue(tl_ctx *tl, const void *argp)
 {
         const struct ge_args *g = argp;
         const struct gemm_shape *sh = &g->sh;
-        int rank = tl_rank(tl, -1, -1, -1);
-        int ranks = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
-        int64_t n_tiles = gemm_n_tiles(sh);
-        if (rank >= n_tiles)
-                return;
+        int rank, ranks;
         tl_tensor *s, *bias_all;
-        load_epilogue(tl, g, &s, &bias_all);
+        if (!ge_begin(tl, g, &rank, &ranks, &s, &bias_all))
+                return;
+        int64_t n_tiles = gemm_n_tiles(sh);
         for (int64_t t = rank; t < n_tiles; t += ranks) {
                 int64_t i0, j0, mm, nn;
                 gemm_tile_at(sh, t, &i0, &j0, &mm, &nn);
@@ -106,13 +111,11 @@ static void gemm_epilogue_prims(tl_ctx *tl, const void *argp)
 {
         const struct ge_args *g = argp;
         const struct gemm_shape *sh = &g->sh;
-        int rank = tl_rank(tl, -1, -1, -1);
-        int ranks = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
-        int64_t n_tiles = gemm_n_tiles(sh);
-        if (rank >= n_tiles)
-                return;
+        int rank, ranks;
         tl_tensor *s, *bias_all;
-        load_epilogue(tl, g, &s, &bias_all);
+        if (!ge_begin(tl, g, &rank, &ranks, &s, &bias_all))
+                return;
+        int64_t n_tiles = gemm_n_tiles(sh);
         struct gemm_kwalk w;
         GEMM_KWALK_INIT(tl, &w, g->a, g->b, sh, tl_dtype_of(g->a));
         int64_t steps = gemm_kwalk_steps(&w);
