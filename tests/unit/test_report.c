@@ -487,12 +487,27 @@ static double now_s(void)
         return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Record i of the throughput benchmark: 16 PE names, 4 components, n_pes
+ * trace processes, varied times and sizes. */
+static inline void bench_op(struct rep_op *op, struct rep_param *p, char names[16][32],
+                            uint64_t i, uint32_t n_pes)
+{
+        static const char *const comps[] = { "pe_cpu", "pe_dma", "pe_gemm", "pe_math" };
+        op->pe = names[i & 15];
+        op->pe_index = (uint32_t)(i % n_pes);
+        op->component = comps[i & 3];
+        op->start_ps = i * 7919;
+        op->end_ps = op->start_ps + 11000 + (i & 1023);
+        op->bytes = 4096 + (i & 63);
+        op->flops = i & 4095;
+        p[0].i = (int64_t)(i & 255);
+}
+
 Test(report, bench_throughput, .timeout = 600)
 {
         if (!getenv("CUBESIM_REPORT_BENCH"))
                 cr_skip_test("benchmark: set CUBESIM_REPORT_BENCH=1 to run");
         enum { N = 10000000, N_PES = 1024 };
-        static const char *const comps[] = { "pe_cpu", "pe_dma", "pe_gemm", "pe_math" };
         char names[16][32];
         for (int i = 0; i < 16; i++)
                 snprintf(names[i], sizeof names[i], "sip0.cube%d.pe%d", i / 4, i % 4);
@@ -507,13 +522,7 @@ Test(report, bench_throughput, .timeout = 600)
         cr_assert_eq(rep_oplog_open(&o, "/dev/null"), 0);
         double t0 = now_s();
         for (uint64_t i = 0; i < N; i++) {
-                op.pe = names[i & 15];
-                op.component = comps[i & 3];
-                op.start_ps = i * 7919;
-                op.end_ps = op.start_ps + 11000 + (i & 1023);
-                op.bytes = 4096 + (i & 63);
-                op.flops = i & 4095;
-                p[0].i = (int64_t)(i & 255);
+                bench_op(&op, p, names, i, N_PES);
                 rep_oplog_write(&o, &op);
         }
         cr_assert_eq(rep_oplog_close(&o), 0);
@@ -523,14 +532,7 @@ Test(report, bench_throughput, .timeout = 600)
         cr_assert_eq(rep_trace_open(&t, "/dev/null", N_PES), 0);
         t0 = now_s();
         for (uint64_t i = 0; i < N; i++) {
-                op.pe = names[i & 15];
-                op.pe_index = (uint32_t)(i % N_PES);
-                op.component = comps[i & 3];
-                op.start_ps = i * 7919;
-                op.end_ps = op.start_ps + 11000 + (i & 1023);
-                op.bytes = 4096 + (i & 63);
-                op.flops = i & 4095;
-                p[0].i = (int64_t)(i & 255);
+                bench_op(&op, p, names, i, N_PES);
                 rep_trace_op(&t, &op);
         }
         cr_assert_eq(rep_trace_close(&t), 0);
