@@ -75,8 +75,9 @@ static uint32_t first_ending_after(const struct ev_server *s, sim_ps t)
         return lo;
 }
 
-/* Room for one more interval: drop the dead ones and compact, else grow. */
-static bool make_room(struct ev_server *s, sim_ps floor)
+/* Room for one more interval: drop the dead ones and compact, else grow.
+ * Rare: kept out of line so that mark stays small. */
+__attribute__((noinline)) static bool make_room(struct ev_server *s, sim_ps floor)
 {
         if (s->n < s->cap)
                 return true;
@@ -103,8 +104,9 @@ static bool make_room(struct ev_server *s, sim_ps floor)
 
 /* Mark [a, b) busy, where it lies in the gap before interval i (i == n: after
  * the last). Returns the index of the interval that now holds it; false in
- * *ok when a new interval was needed and memory ran out (nothing marked). */
-static uint32_t mark(struct ev_server *s, uint32_t i, sim_ps a, sim_ps b, sim_ps floor, bool *ok)
+ * *ok when a new interval was needed and memory ran out (nothing marked).
+ * Inlined into its two callers: the call cost as much as the marking. */
+__attribute__((always_inline)) static inline uint32_t mark(struct ev_server *s, uint32_t i, sim_ps a, sim_ps b, sim_ps floor, bool *ok)
 {
         bool join_prev = i > s->head && s->iv[i - 1].end == a;
         bool join_next = i < s->n && s->iv[i].start == b;
@@ -246,10 +248,32 @@ static sim_ps reserve_split(struct ev_resource *r, sim_ps floor, sim_ps t, sim_p
         return t;
 }
 
+/* A request that needs a search of the interval lists; out of line so that
+ * the common append above stays cheap to call. */
+__attribute__((noinline)) static sim_ps reserve_search(struct ev_resource *r, sim_ps floor,
+                                                       sim_ps t, sim_ps service, sim_ps *start)
+{
+        sim_ps begin = t, end = t;
+        if (service > 0 && r->share == EV_SPLIT) {
+                /* Dead intervals are dropped when the list is full. */
+                end = reserve_split(r, floor, t, service, &begin);
+        } else if (service > 0) {
+                /* Dropped now: the widest-gap bound is kept over live ones. */
+                for (unsigned k = 0; k < r->n_servers; k++)
+                        prune(&r->servers[k], floor);
+                end = reserve_whole(r, floor, t, service, &begin);
+        }
+        r->busy_ps += service;
+        r->n_requests++;
+        if (start)
+                *start = begin;
+        return end;
+}
+
 sim_ps ev_resource_reserve(struct ev_resource *r, sim_ps arrive, sim_ps service, sim_ps *start)
 {
         sim_ps floor = r->ev ? r->ev->now : 0;
-        sim_ps t = arrive > floor ? arrive : floor, begin = t, end = t;
+        sim_ps t = arrive > floor ? arrive : floor;
         struct ev_server *s = r->servers;
         if (r->share == EV_SPLIT && t >= s->last_end && service > 0 &&
             (s->n < s->cap || (s->n > s->head && s->iv[s->n - 1].end == t))) {
@@ -265,20 +289,7 @@ sim_ps ev_resource_reserve(struct ev_resource *r, sim_ps arrive, sim_ps service,
                         *start = t;
                 return t + service;
         }
-        if (service > 0 && r->share == EV_SPLIT) {
-                /* Dead intervals are dropped when the list is full. */
-                end = reserve_split(r, floor, t, service, &begin);
-        } else if (service > 0) {
-                /* Dropped now: the widest-gap bound is kept over live ones. */
-                for (unsigned k = 0; k < r->n_servers; k++)
-                        prune(&r->servers[k], floor);
-                end = reserve_whole(r, floor, t, service, &begin);
-        }
-        r->busy_ps += service;
-        r->n_requests++;
-        if (start)
-                *start = begin;
-        return end;
+        return reserve_search(r, floor, t, service, start);
 }
 
 void ev_resource_use(struct ev_proc *p, struct ev_resource *r, sim_ps service)
