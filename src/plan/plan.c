@@ -34,7 +34,7 @@ int plan_generate_from_ops(const struct plan_op *ops, int n, const struct plan_g
         if (head < 0) {
                 /* MATH only: the plain plan, every op one stage, in order. */
                 for (int i = 0; i < n; i++)
-                        out->prologue[out->n_prologue++] = math_stage(&ops[i]);
+                        out->stage[out->n_prologue++] = math_stage(&ops[i]);
                 return 0;
         }
         for (int i = 0; i < head; i++) {
@@ -50,7 +50,7 @@ int plan_generate_from_ops(const struct plan_op *ops, int n, const struct plan_g
                                  ops[i].hbm_name ? ops[i].hbm_name : "?");
                         return -1;
                 }
-                out->prologue[out->n_prologue++] = math_stage(&ops[i]);
+                out->stage[out->n_prologue++] = math_stage(&ops[i]);
         }
         out->has_gemm = true;
         out->gemm = *gemm;
@@ -64,14 +64,17 @@ int plan_generate_from_ops(const struct plan_op *ops, int n, const struct plan_g
         out->tiles_m = (g->m + g->tile_m - 1) / g->tile_m;
         out->tiles_n = (g->n + g->tile_n - 1) / g->tile_n;
         out->tiles_k = (g->k + g->tile_k - 1) / g->tile_k;
-        for (int i = head + 1; i < n; i++) {
-                struct plan_stage st = math_stage(&ops[i]);
-                switch (ops[i].scope) {
-                case TL_SCOPE_K_TILE: out->k_tile[out->n_k_tile++] = st; break;
-                case TL_SCOPE_OUTPUT_TILE: out->out_tile[out->n_out_tile++] = st; break;
-                case TL_SCOPE_KERNEL: out->post[out->n_post++] = st; break;
-                }
-        }
+        /* The ops after the GEMM, by scope in section order, each in op order. */
+        static const tl_cscope order[3] = { TL_SCOPE_K_TILE, TL_SCOPE_OUTPUT_TILE,
+                                            TL_SCOPE_KERNEL };
+        int *count[3] = { &out->n_k_tile, &out->n_out_tile, &out->n_post };
+        int at = out->n_prologue;
+        for (int sec = 0; sec < 3; sec++)
+                for (int i = head + 1; i < n; i++)
+                        if (ops[i].scope == order[sec]) {
+                                out->stage[at++] = math_stage(&ops[i]);
+                                (*count[sec])++;
+                        }
         return 0;
 }
 
@@ -170,10 +173,10 @@ static void place_tile_rest(struct plan_run *r)
         sim_ps te = ge;
         uint64_t tile_elems = (uint64_t)(mm * nn);
         for (int j = 0; j < p->n_k_tile; j++)
-                te = run_math(pc, &p->k_tile[j], tile_elems, r->tile, te);
+                te = run_math(pc, &plan_k_tile(p)[j], tile_elems, r->tile, te);
         if (r->tk == p->tiles_k - 1) {
                 for (int j = 0; j < p->n_out_tile; j++)
-                        te = run_math(pc, &p->out_tile[j], tile_elems, r->tile, te);
+                        te = run_math(pc, &plan_out_tile(p)[j], tile_elems, r->tile, te);
                 if (!g->out_pinned) {
                         uint64_t b = tile_elems * g->out_elem_bytes;
                         sim_ps st0;
@@ -257,7 +260,8 @@ static void finish_feed(struct plan_run *r)
         struct plan_ctx *pc = &r->pc;
         sim_ps t = pc->end;
         for (int i = 0; i < p->n_post; i++) {
-                t = run_math(pc, &p->post[i], p->post[i].elements, r->tile++, t);
+                const struct plan_stage *st = &plan_post(p)[i];
+                t = run_math(pc, st, st->elements, r->tile++, t);
                 pc->completions++;
                 pc->end = max_ps(pc->end, t);
         }
@@ -292,7 +296,8 @@ static void next_fire(struct ev_loop *ev, struct ev_event *e)
 
 void plan_feed(struct plan_run *r, const struct pipeline_plan *p, const struct plan_ctx *pc)
 {
-        memset(r, 0, sizeof *r);
+        /* All but the plan (its first member), which is copied whole. */
+        memset((char *)r + sizeof r->plan, 0, sizeof *r - sizeof r->plan);
         r->plan = *p;
         r->pc = *pc;
         r->pc.completions = 0;
@@ -302,7 +307,8 @@ void plan_feed(struct plan_run *r, const struct pipeline_plan *p, const struct p
         /* Prologue: standalone one-stage tiles, each on PE_MATH. */
         sim_ps t = pc->start;
         for (int i = 0; i < p->n_prologue; i++) {
-                t = run_math(&r->pc, &p->prologue[i], p->prologue[i].elements, r->tile++, t);
+                const struct plan_stage *st = &plan_prologue(p)[i];
+                t = run_math(&r->pc, st, st->elements, r->tile++, t);
                 r->pc.completions++;
                 r->pc.end = max_ps(r->pc.end, t);
         }

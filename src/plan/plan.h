@@ -76,18 +76,33 @@ struct plan_stage {
 #define PLAN_MAX_OPS 16
 
 struct pipeline_plan {
-        struct plan_stage prologue[PLAN_MAX_OPS]; /* single-shot MATH before the loop */
-        int n_prologue;              /* entries */
+        struct plan_stage stage[PLAN_MAX_OPS]; /* MATH stages: prologue, k_tile, out_tile, post */
+        int n_prologue;              /* single-shot MATH before the loop (first in stage) */
+        int n_k_tile;                /* MATH after each K tile's GEMM (next) */
+        int n_out_tile;              /* MATH per output tile (next) */
+        int n_post;                  /* single-shot MATH after the loop (last) */
         bool has_gemm;               /* there is a tile loop */
         struct plan_gemm gemm;       /* its shape */
         int64_t tiles_m, tiles_n, tiles_k; /* tile counts */
-        struct plan_stage k_tile[PLAN_MAX_OPS]; /* MATH after each K tile's GEMM */
-        int n_k_tile;                /* entries */
-        struct plan_stage out_tile[PLAN_MAX_OPS]; /* MATH per output tile */
-        int n_out_tile;              /* entries */
-        struct plan_stage post[PLAN_MAX_OPS]; /* single-shot MATH after the loop */
-        int n_post;                  /* entries */
 };
+
+/* The sections of p->stage (one array keeps the plan small to copy). */
+static inline const struct plan_stage *plan_prologue(const struct pipeline_plan *p)
+{
+        return p->stage;
+}
+static inline const struct plan_stage *plan_k_tile(const struct pipeline_plan *p)
+{
+        return p->stage + p->n_prologue;
+}
+static inline const struct plan_stage *plan_out_tile(const struct pipeline_plan *p)
+{
+        return plan_k_tile(p) + p->n_k_tile;
+}
+static inline const struct plan_stage *plan_post(const struct pipeline_plan *p)
+{
+        return plan_out_tile(p) + p->n_out_tile;
+}
 
 /* Plan ops[n] (gemm describes the GEMM if one of the ops is). On a plan
  * error, a message naming the ops goes to err and -1 is returned. */

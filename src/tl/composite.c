@@ -49,8 +49,7 @@ static tl_handle finish(tl_ctx *tl, struct pipeline_plan *plan, sim_ps math_read
         struct composite_rec *rec = tl__arena_alloc(tl, sizeof *rec);
         if (!rec)
                 tl__fail(tl, file, line, "tl_composite", "host out of memory");
-        memset(rec, 0, sizeof *rec);
-        rec->tl = tl;
+        rec->tl = tl;      /* run and fl are set by plan_feed and tl__inflight_begin */
         rec->file = file;
         rec->line = line;
         tl__inflight_begin(tl, &rec->fl, outs);

@@ -35,17 +35,37 @@ Test(plan, stages_by_scope)
         char err[256];
         cr_assert_eq(plan_generate_from_ops(ops, 6, &shape, &p, err, sizeof err), 0, "%s", err);
         cr_assert_eq(p.n_prologue, 1);
-        cr_assert_str_eq(p.prologue[0].op, "pre");
+        cr_assert_str_eq(plan_prologue(&p)[0].op, "pre");
         cr_assert(p.has_gemm);
         cr_assert_eq(p.tiles_m, 2);
         cr_assert_eq(p.tiles_n, 2);
         cr_assert_eq(p.tiles_k, 4);
         cr_assert_eq(p.n_k_tile, 1);
-        cr_assert_str_eq(p.k_tile[0].op, "dequant");
+        cr_assert_str_eq(plan_k_tile(&p)[0].op, "dequant");
         cr_assert_eq(p.n_out_tile, 2);
-        cr_assert_str_eq(p.out_tile[1].op, "relu");
+        cr_assert_str_eq(plan_out_tile(&p)[1].op, "relu");
         cr_assert_eq(p.n_post, 1);
+        cr_assert_str_eq(plan_post(&p)[0].op, "post");
         cr_assert_eq(plan_n_completions(&p), 1 + 2 * 2 * 4 + 1);
+}
+
+Test(plan, ops_after_the_gemm_go_to_their_sections_in_op_order)
+{
+        struct plan_op ops[] = { gemm_op(), math_op("post1", TL_SCOPE_KERNEL),
+                                 math_op("bias", TL_SCOPE_OUTPUT_TILE), math_op("dq", TL_SCOPE_K_TILE),
+                                 math_op("relu", TL_SCOPE_OUTPUT_TILE), math_op("post2", TL_SCOPE_KERNEL) };
+        struct pipeline_plan p;
+        char err[256];
+        cr_assert_eq(plan_generate_from_ops(ops, 6, &shape, &p, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(p.n_prologue, 0);
+        cr_assert_eq(p.n_k_tile, 1);
+        cr_assert_str_eq(plan_k_tile(&p)[0].op, "dq");
+        cr_assert_eq(p.n_out_tile, 2);
+        cr_assert_str_eq(plan_out_tile(&p)[0].op, "bias");
+        cr_assert_str_eq(plan_out_tile(&p)[1].op, "relu");
+        cr_assert_eq(p.n_post, 2);
+        cr_assert_str_eq(plan_post(&p)[0].op, "post1");
+        cr_assert_str_eq(plan_post(&p)[1].op, "post2");
 }
 
 Test(plan, math_only_is_the_plain_plan)
