@@ -13,6 +13,7 @@
  * the same ops one by one in that order gives the same numbers. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plan/plan.h"
@@ -20,8 +21,17 @@
 
 #define COMPOSITE_OUTS TL_INFLIGHT_OUTS
 
+/* A composite's feed, reused once its stages are placed (most of a
+ * composite's bytes: fresh ones per composite cost cache misses). */
+struct tl_feed {
+        struct plan_run run;         /* the feed */
+        struct tl_feed *next_free;   /* in tl_ctx.feed_free */
+        struct tl_feed *next_all;    /* in tl_ctx.feed_all */
+};
+
+/* What a composite's handle refers to: lives with the handle's scope. */
 struct composite_rec {
-        struct plan_run run;         /* its feed */
+        struct tl_feed *feed;        /* its feed while stages are being placed, then NULL */
         struct tl_inflight fl;       /* in flight until every stage is placed */
         tl_ctx *tl;                  /* the PE that issued it */
         const char *file;            /* the tl_composite call, its stages are charged to */
@@ -36,20 +46,42 @@ static void log_sink(void *ctx, const struct rep_op *op)
         tl__log_stage(rec->tl, op, rec->file, rec->line);
 }
 
-/* The feed placed the last stage. */
+/* The feed placed the last stage: it is not touched again. */
 static void placed(void *ctx, sim_ps end)
 {
         struct composite_rec *rec = ctx;
+        tl_ctx *tl = rec->tl;
         tl__inflight_placed(&rec->fl, end);
+        rec->feed->next_free = tl->feed_free;
+        tl->feed_free = rec->feed;
+        rec->feed = NULL;
+}
+
+void tl__feeds_fini(tl_ctx *tl)
+{
+        while (tl->feed_all) {
+                struct tl_feed *f = tl->feed_all;
+                tl->feed_all = f->next_all;
+                free(f);
+        }
+        tl->feed_free = NULL;
 }
 
 static tl_handle finish(tl_ctx *tl, struct pipeline_plan *plan, sim_ps math_ready,
                         tl_tensor *const outs[COMPOSITE_OUTS], const char *file, int line)
 {
         struct composite_rec *rec = tl__arena_alloc(tl, sizeof *rec);
-        if (!rec)
+        struct tl_feed *feed = tl->feed_free;
+        if (feed) {
+                tl->feed_free = feed->next_free;
+        } else if (rec && (feed = malloc(sizeof *feed))) {
+                feed->next_all = tl->feed_all;
+                tl->feed_all = feed;
+        }
+        if (!rec || !feed)
                 tl__fail(tl, file, line, "tl_composite", "host out of memory");
-        rec->tl = tl;      /* run and fl are set by plan_feed and tl__inflight_begin */
+        rec->feed = feed;  /* its run is set by plan_feed, fl by tl__inflight_begin */
+        rec->tl = tl;
         rec->file = file;
         rec->line = line;
         tl__inflight_begin(tl, &rec->fl, outs);
@@ -57,7 +89,7 @@ static tl_handle finish(tl_ctx *tl, struct pipeline_plan *plan, sim_ps math_read
         struct plan_ctx pc = { .pe = tl->pe, .start = ev_now(&tl->sim->ev),
                                .math_ready = math_ready, .done = placed, .done_ctx = rec,
                                .log = log_sink, .log_ctx = rec };
-        plan_feed(&rec->run, plan, &pc);
+        plan_feed(&feed->run, plan, &pc);
         tl_tensor *h = tl__new_handle(tl, rec);
         if (!h)
                 tl__fail(tl, file, line, "tl_composite", "host out of memory");

@@ -521,6 +521,7 @@ void tl__scratch_scope_end(tl_ctx *tl, const char *file, int line)
 void tl__ctx_fini(tl_ctx *tl)
 {
         tl__dma_ops_fini(tl);
+        tl__feeds_fini(tl);
         arena_free(&tl->arena);
         struct tl_tensors *p = &tl->structs;
         for (size_t i = 0; i < p->n_blocks; i++)

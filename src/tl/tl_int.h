@@ -172,6 +172,8 @@ struct tl_ctx {
         struct tl_inflight *inflight; /* ops issued but not yet placed on the engines */
         struct tl_dma_op *dma_free;  /* HBM copy records to reuse */
         struct tl_dma_op *dma_all;   /* every HBM copy record, for freeing */
+        struct tl_feed *feed_free;   /* composite feeds to reuse */
+        struct tl_feed *feed_all;    /* every composite feed, for freeing */
         struct ev_future recv_ready; /* a blocked tl_recv's wake-up */
         int recv_src;                /* blocked tl_recv's source rank, or -1 */
         int recv_tag;                /* and tag */
@@ -316,6 +318,8 @@ void tl__inflight_begin(tl_ctx *, struct tl_inflight *f, tl_tensor *const outs[T
 void tl__inflight_placed(struct tl_inflight *f, sim_ps end);
 /* Free the PE's HBM copy records (at the run's end). */
 void tl__dma_ops_fini(tl_ctx *);
+/* Free the PE's composite feeds (at the run's end). */
+void tl__feeds_fini(tl_ctx *);
 /* When t will be ready (now if it is); waits if an op in flight makes it
  * and its end is not known yet. */
 sim_ps tl__ready_at(tl_ctx *, tl_tensor *t, const char *file, int line, const char *op);
