@@ -57,6 +57,7 @@
 #include <stdint.h>
 
 #include "base/diag.h"
+#include "base/muldiv.h"
 #include "engine/ev.h"
 #include "topo/topo.h"
 
@@ -101,6 +102,7 @@ struct hw_dma_req {
 
 struct hw_link {
         struct ev_resource res;      /* serialises transfers over this edge */
+        struct muldiv_by drain;      /* its wire bytes to ps at its bandwidth */
         uint64_t n_bytes;            /* stat: bytes carried */
 };
 
@@ -178,6 +180,8 @@ struct hw_sim {
         struct topo_graph graph;     /* the machine's graph, owned */
         const struct topo *topo;     /* = &graph.topo */
         struct hw_link *links;       /* one per graph edge */
+        struct muldiv_by channel_ps; /* bytes to ps at an HBM channel's bandwidth */
+        struct muldiv_by dma_ps;     /* bytes to ps at a DMA engine's bandwidth */
         struct hw_sip *sips;         /* n_sips */
         struct hw_cube *cubes;       /* n_cubes, sip-major */
         struct hw_pe *pes;           /* n_pes, cube-major */

@@ -23,7 +23,8 @@ void hw__link_pass(struct hw_sim *s, uint32_t edge, uint64_t bytes, struct hw_fr
 {
         const struct topo_edge *e = &s->graph.edges[edge];
         struct hw_link *l = &s->links[edge];
-        sim_ps drain = hw_bytes_ps(hw_wire_bytes(s->topo, e->cls, bytes), e->bw_bytes_per_s);
+        CS_ASSERT(e->bw_bytes_per_s > 0);
+        sim_ps drain = muldiv_by_ceil(&l->drain, hw_wire_bytes(s->topo, e->cls, bytes));
         sim_ps begin, end = ev_resource_reserve(&l->res, f->head, drain, &begin);
         l->n_bytes += bytes;
         s->class_bytes[e->cls] += bytes;
@@ -95,11 +96,16 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
         uint64_t rate = share < dma_bw ? share : dma_bw;
         uint32_t ch = c->next_channel;
         c->next_channel = (ch + 1) % h->channels;
+        /* Every piece but maybe the last is whole: its times once. */
+        sim_ps whole_paced = pace ? hw_bytes_ps(size, rate) : 0;
+        sim_ps whole_service = muldiv_by_ceil(&s->channel_ps, size);
         for (uint64_t off = 0; off < bytes; off += size, ch = (ch + 1) % h->channels) {
                 uint64_t b = bytes - off < size ? bytes - off : size;
                 uint32_t ch_node = c->first_channel_node + ch;
                 if (pace) {
-                        sim_ps e = ev_resource_reserve(pace, at, hw_bytes_ps(b, rate), &at);
+                        sim_ps e = ev_resource_reserve(pace, at,
+                                                       b == size ? whole_paced
+                                                                 : hw_bytes_ps(b, rate), &at);
                         if (e > done)
                                 done = e;
                         if (e > paced)
@@ -107,7 +113,7 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
                 } else {
                         at = start + hw_bytes_ps(off, rate);
                 }
-                sim_ps service = hw_bytes_ps(b, h->channel_bw_bytes_per_s);
+                sim_ps service = b == size ? whole_service : muldiv_by_ceil(&s->channel_ps, b);
                 sim_ps t, begin;
                 if (write) {
                         t = hw_xfer(s, node, ch_node, b, at);
@@ -164,7 +170,7 @@ static sim_ps dma_slot(struct hw_pe *pe, sim_ps at, uint64_t bytes)
         const struct topo_pe_dma *dma = &pe->sim->topo->pe.dma;
         sim_ps begin;
         ev_resource_reserve(&pe->dma_slots, at,
-                            dma->setup_ps + hw_bytes_ps(bytes, dma->bw_bytes_per_s), &begin);
+                            dma->setup_ps + muldiv_by_ceil(&pe->sim->dma_ps, bytes), &begin);
         return begin;
 }
 
@@ -176,7 +182,7 @@ sim_ps hw_dma_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes, bool setup, s
                 begin = dma_slot(pe, at, bytes);
                 from = begin + dma->setup_ps;
         }
-        sim_ps end = ev_resource_reserve(&pe->dma, from, hw_bytes_ps(bytes, dma->bw_bytes_per_s),
+        sim_ps end = ev_resource_reserve(&pe->dma, from, muldiv_by_ceil(&pe->sim->dma_ps, bytes),
                                          NULL);
         if (start)
                 *start = begin;
@@ -236,7 +242,7 @@ sim_ps hw_dma_copy(struct hw_pe *pe, const struct hw_hbm_span *from, const struc
                                        from ? NULL : &pe->dma);
         if (!from && !to) {
                 sim_ps e = ev_resource_reserve(&pe->dma, t,
-                                               hw_bytes_ps(bytes, s->topo->pe.dma.bw_bytes_per_s),
+                                               muldiv_by_ceil(&s->dma_ps, bytes),
                                                NULL);
                 t = e > t ? e : t;
         }

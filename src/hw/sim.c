@@ -54,8 +54,13 @@ int hw_sim_init(struct hw_sim *s, const struct topo *t, const struct ev_config *
         s->pes = calloc(s->n_pes, sizeof *s->pes);
         if (!s->links || !s->sips || !s->cubes || !s->pes)
                 goto nomem;
-        for (uint32_t e = 0; e < s->graph.n_edges; e++)
+        for (uint32_t e = 0; e < s->graph.n_edges; e++) {
                 ev_resource_init(&s->links[e].res, &s->ev, "link", 1, EV_SPLIT);
+                s->links[e].drain = muldiv_by_make(1000000000000ull,
+                                                   s->graph.edges[e].bw_bytes_per_s);
+        }
+        s->channel_ps = muldiv_by_make(1000000000000ull, tp->cube.hbm.channel_bw_bytes_per_s);
+        s->dma_ps = muldiv_by_make(1000000000000ull, tp->pe.dma.bw_bytes_per_s);
         uint32_t n_ch = tp->cube.hbm.channels;
         for (uint32_t si = 0; si < s->n_sips; si++) {
                 struct hw_sip *sp = &s->sips[si];

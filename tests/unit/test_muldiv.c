@@ -55,3 +55,29 @@ Test(muldiv, matches_128_bit_reference)
                              (unsigned long long)d);
         }
 }
+
+Test(muldiv, by_a_fixed_ratio_matches_the_reference)
+{
+        const uint64_t ps = 1000000000000ull;
+        /* Bandwidths of the machines (power-of-two and other reduced
+         * divisors), then random ones. */
+        const uint64_t bws[] = { 128000000000ull, 51200000000ull, 64000000000ull,
+                                 100000000000ull, 1536000000000ull, 273066666666ull,
+                                 1500000000ull, 3, 1, ps, ps + 1, UINT64_MAX };
+        uint64_t s = 0x2545f4914f6cdd1dull;
+        for (int i = 0; i < 100000; i++) {
+                uint64_t b = i % 3 ? ps : next(&s) >> (next(&s) % 64);
+                uint64_t d = i < 12 * 64 ? bws[i % 12] : next(&s) >> (next(&s) % 64);
+                if (d == 0)
+                        d = 1;
+                struct muldiv_by m = muldiv_by_make(b, d);
+                uint64_t a = next(&s) >> (next(&s) % 64);
+                cr_assert_eq(muldiv_by_ceil(&m, a), reference(a, b, d), "a=%llu b=%llu d=%llu",
+                             (unsigned long long)a, (unsigned long long)b,
+                             (unsigned long long)d);
+        }
+        struct muldiv_by m = muldiv_by_make(ps, 128000000000ull);
+        cr_assert(m.pow2);
+        cr_assert_eq(m.mul, 125);
+        cr_assert_eq(m.div, 16);
+}
