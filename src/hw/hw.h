@@ -202,6 +202,12 @@ struct hw_sim {
         void *on_busy_ctx;           /* its context */
 };
 
+/* Requests placed on the machine's shared resources so far (links, HBM
+ * channels, each PE's engines, DMA slots and TCM): the work the engine
+ * does beside its events (a request is served at its arrival, with no
+ * event of its own; docs/adr/0010). */
+uint64_t hw_sim_bookings(const struct hw_sim *);
+
 /* Build the machine of t (copied). 0, or -EINVAL/-ENOMEM with d filled. */
 int hw_sim_init(struct hw_sim *, const struct topo *t, const struct ev_config *cfg, struct diag *d);
 void hw_sim_fini(struct hw_sim *);

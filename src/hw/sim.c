@@ -249,3 +249,19 @@ sim_ps hw_math_run(struct hw_pe *pe, enum topo_op op, uint64_t elements, bool ac
         sim_ps lone = hw_math_ps(pe->sim->topo, op, elements, across_lanes);
         return engine_run(pe, &pe->math, work, lone - work, tcm_bytes, at, start);
 }
+
+uint64_t hw_sim_bookings(const struct hw_sim *s)
+{
+        uint64_t n = 0;
+        for (uint32_t e = 0; e < s->graph.n_edges; e++)
+                n += s->links[e].res.n_requests;
+        for (uint32_t c = 0; c < s->n_cubes; c++)
+                for (uint32_t ch = 0; ch < s->topo->cube.hbm.channels; ch++)
+                        n += s->cubes[c].channels[ch].n_requests;
+        for (uint32_t i = 0; i < s->n_pes; i++) {
+                const struct hw_pe *pe = &s->pes[i];
+                n += pe->dma.n_requests + pe->dma_slots.n_requests + pe->gemm.n_requests +
+                     pe->math.n_requests + pe->tcm.n_requests;
+        }
+        return n;
+}

@@ -146,6 +146,7 @@ json_t *rep_run_summary(const struct hw_sim *s, const struct rep_run_stats *st,
         json_object_set_new(o, "target_start_ps", json_integer((json_int_t)s->target_start_ps));
         json_object_set_new(o, "kernel_ps", json_integer((json_int_t)kernel_span(s)));
         json_object_set_new(o, "events", json_integer((json_int_t)s->ev.n_events));
+        json_object_set_new(o, "bookings", json_integer((json_int_t)hw_sim_bookings(s)));
 
         const sim_ps *issue = st->issue_ps;
         const uint64_t *ops = st->n_ops;
@@ -283,7 +284,8 @@ void rep_run_summary_text(const struct hw_sim *s, const struct rep_run_stats *st
         fprintf(out, "  launch to completion: %" PRIu64 " ns\n", s->done_ps / SIM_PS_PER_NS);
         fprintf(out, "  kernel start (all PEs): %.3f ns\n", (double)s->target_start_ps / 1e3);
         fprintf(out, "  kernel time (first start to last end): %.3f ns\n", (double)span / 1e3);
-        fprintf(out, "  events: %" PRIu64 "\n", s->ev.n_events);
+        fprintf(out, "  events: %" PRIu64 " (and %" PRIu64 " requests served at arrival)\n",
+                s->ev.n_events, hw_sim_bookings(s));
 
         struct busy cls[N_CLASSES];
         busy_classes(s, st, cls);
