@@ -15,7 +15,10 @@ uint64_t hw_wire_bytes(const struct topo *t, enum topo_edge_class cls, uint64_t 
 {
         if (cls != TOPO_EDGE_NOC)
                 return bytes;
-        uint64_t packets = (bytes + t->cube.noc.packet_bytes - 1) / t->cube.noc.packet_bytes;
+        uint64_t pb = t->cube.noc.packet_bytes;
+        /* A power-of-two packet (the usual) divides by a shift. */
+        uint64_t packets = pb & (pb - 1) ? (bytes + pb - 1) / pb
+                                         : (bytes + pb - 1) >> __builtin_ctzll(pb);
         return bytes + packets * t->cube.noc.header_bytes;
 }
 

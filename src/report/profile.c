@@ -6,14 +6,16 @@
 
 enum rep_engine rep_engine_of(const char *c)
 {
-        if (c && c[0] == 'p' && c[1] == 'e' && c[2] == '_') {
-                if (strcmp(c + 3, "dma") == 0)
-                        return REP_ENG_DMA;
-                if (strcmp(c + 3, "gemm") == 0)
-                        return REP_ENG_GEMM;
-                if (strcmp(c + 3, "math") == 0)
-                        return REP_ENG_MATH;
-        }
+        /* Compared in place: it is asked for every engine record. */
+        if (!c || c[0] != 'p' || c[1] != 'e' || c[2] != '_')
+                return REP_ENG_CPU;
+        c += 3;
+        if (c[0] == 'd' && c[1] == 'm' && c[2] == 'a' && !c[3])
+                return REP_ENG_DMA;
+        if (c[0] == 'g' && c[1] == 'e' && c[2] == 'm' && c[3] == 'm' && !c[4])
+                return REP_ENG_GEMM;
+        if (c[0] == 'm' && c[1] == 'a' && c[2] == 't' && c[3] == 'h' && !c[4])
+                return REP_ENG_MATH;
         return REP_ENG_CPU;
 }
 

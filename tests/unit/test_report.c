@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "report/profile.h"
+
 #include "base/fsutil.h"
 #include "report/oplog.h"
 #include "report/trace.h"
@@ -591,4 +593,16 @@ Test(trace, lanes_and_counters)
         cr_assert(strstr(text, "\"name\":\"pe_dma ch1\""));
         cr_assert(strstr(text, "\"name\":\"pe_dma ch2\""));
         free(text);
+}
+
+Test(profile, engine_of_a_component_name)
+{
+        cr_assert_eq(rep_engine_of("pe_dma"), REP_ENG_DMA);
+        cr_assert_eq(rep_engine_of("pe_gemm"), REP_ENG_GEMM);
+        cr_assert_eq(rep_engine_of("pe_math"), REP_ENG_MATH);
+        const char *cpu[] = { "pe_cpu", "pe_dmax", "pe_gem", "pe_mat", "pe_", "pe", "", "io_cpu",
+                              "xe_dma", NULL };
+        for (int i = 0; cpu[i]; i++)
+                cr_assert_eq(rep_engine_of(cpu[i]), REP_ENG_CPU, "%s", cpu[i]);
+        cr_assert_eq(rep_engine_of(NULL), REP_ENG_CPU);
 }
