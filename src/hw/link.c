@@ -43,6 +43,16 @@ sim_ps hw__front_arrival(const struct hw_front *f)
         return f->tail > f->head ? f->tail : f->head;
 }
 
+/* bytes over route[n] from start: their arrival. */
+static sim_ps walk(struct hw_sim *s, const uint32_t *route, uint32_t n, uint64_t bytes,
+                   sim_ps start)
+{
+        struct hw_front f = { .head = start, .tail = start };
+        for (uint32_t i = 0; i < n; i++)
+                hw__link_pass(s, route[i], bytes, &f);
+        return hw__front_arrival(&f);
+}
+
 sim_ps hw_xfer(struct hw_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, sim_ps start)
 {
         const uint32_t *route;
@@ -51,10 +61,33 @@ sim_ps hw_xfer(struct hw_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, sim
                 ev_set_nomem(&s->ev);
                 return TOPO_PS_NONE;
         }
-        struct hw_front f = { .head = start, .tail = start };
-        for (uint32_t i = 0; i < n; i++)
-                hw__link_pass(s, route[i], bytes, &f);
-        return hw__front_arrival(&f);
+        return walk(s, route, n, bytes, start);
+}
+
+/* The routes between one node and a cube's channels, each looked up once
+ * per HBM request (its pieces visit each channel up to
+ * HBM_PIECES_PER_CHANNEL times). */
+#define HBM_ROUTE_MEMO 64
+struct route_memo {
+        uint64_t have;               /* bit ch: route[ch], n[ch] are set */
+        const uint32_t *route[HBM_ROUTE_MEMO]; /* edges */
+        uint32_t n[HBM_ROUTE_MEMO];  /* and their count */
+};
+
+/* hw_xfer from src to dst, the route memoised under ch. */
+static sim_ps xfer_memo(struct hw_sim *s, struct route_memo *m, uint32_t ch, uint32_t src,
+                        uint32_t dst, uint64_t bytes, sim_ps start)
+{
+        if (ch >= HBM_ROUTE_MEMO)
+                return hw_xfer(s, src, dst, bytes, start);
+        if (!(m->have >> ch & 1)) {
+                if (topo_route(&s->graph, src, dst, &m->route[ch], &m->n[ch]) < 0) {
+                        ev_set_nomem(&s->ev);
+                        return TOPO_PS_NONE;
+                }
+                m->have |= UINT64_C(1) << ch;
+        }
+        return walk(s, m->route[ch], m->n[ch], bytes, start);
 }
 
 /* The size of the pieces an HBM request of bytes is cut into: NoC
@@ -99,6 +132,8 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
         uint64_t rate = share < dma_bw ? share : dma_bw;
         uint32_t ch = c->next_channel;
         c->next_channel = (ch + 1) % h->channels;
+        struct route_memo routes;
+        routes.have = 0;
         /* Every piece but maybe the last is whole: its times once. */
         sim_ps whole_paced = pace ? hw_bytes_ps(size, rate) : 0;
         sim_ps whole_service = muldiv_by_ceil(&s->channel_ps, size);
@@ -119,13 +154,13 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
                 sim_ps service = b == size ? whole_service : muldiv_by_ceil(&s->channel_ps, b);
                 sim_ps t, begin;
                 if (write) {
-                        t = hw_xfer(s, node, ch_node, b, at);
+                        t = xfer_memo(s, &routes, ch, node, ch_node, b, at);
                         t = ev_resource_reserve(&c->channels[ch], t == TOPO_PS_NONE ? at : t,
                                                 service, &begin);
                 } else {
                         sim_ps served = ev_resource_reserve(&c->channels[ch], at, service,
                                                             &begin);
-                        t = hw_xfer(s, ch_node, node, b, served);
+                        t = xfer_memo(s, &routes, ch, ch_node, node, b, served);
                         if (t == TOPO_PS_NONE)
                                 t = served;
                 }
