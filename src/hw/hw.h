@@ -138,6 +138,13 @@ struct hw_pe {
         void *user;                  /* the kernel layer's per-PE state */
 };
 
+/* A route of the graph (its edges live in the graph's route cache). */
+struct hw_route {
+        const uint32_t *edges;       /* edge indices, in order */
+        uint32_t n;                  /* entries */
+        bool known;                  /* looked up */
+};
+
 struct hw_cube {
         struct hw_sim *sim;          /* the machine */
         uint32_t sip;                /* SIP index */
@@ -151,6 +158,8 @@ struct hw_cube {
         struct ev_event done_ev;     /* its completion notice reaches the IO_CPU */
         uint32_t n_done;             /* its PEs finished so far */
         uint32_t next_channel;       /* the HBM channel the next request starts on (rotates) */
+        struct hw_route *routes;     /* [PE of the cube][channel][from, to the channel]: the
+                                      * routes of its PEs' DMA nodes, allocated at first use */
         struct hw_dma_req *batch;    /* HBM copies issued at this instant, in order */
         struct hw_dma_req *batch_tail; /* last of them */
         struct ev_event batch_ev;    /* places the batch at the end of the instant */
@@ -185,6 +194,8 @@ struct hw_sim {
         struct hw_sip *sips;         /* n_sips */
         struct hw_cube *cubes;       /* n_cubes, sip-major */
         struct hw_pe *pes;           /* n_pes, cube-major */
+        uint32_t *dma_node_pe;       /* per graph node: the global index + 1 of the PE whose
+                                      * DMA node it is, else 0 */
         uint32_t n_sips, n_cubes, n_pes; /* counts */
         uint32_t pes_per_cube;       /* rows * cols */
         hw_pe_body body;             /* the launched kernel body */

@@ -64,30 +64,35 @@ sim_ps hw_xfer(struct hw_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, sim
         return walk(s, route, n, bytes, start);
 }
 
-/* The routes between one node and a cube's channels, each looked up once
- * per HBM request (its pieces visit each channel up to
- * HBM_PIECES_PER_CHANNEL times). */
-#define HBM_ROUTE_MEMO 64
-struct route_memo {
-        uint64_t have;               /* bit ch: route[ch], n[ch] are set */
-        const uint32_t *route[HBM_ROUTE_MEMO]; /* edges */
-        uint32_t n[HBM_ROUTE_MEMO];  /* and their count */
-};
-
-/* hw_xfer from src to dst, the route memoised under ch. */
-static sim_ps xfer_memo(struct hw_sim *s, struct route_memo *m, uint32_t ch, uint32_t src,
-                        uint32_t dst, uint64_t bytes, sim_ps start)
+/* bytes between a cube's channel ch and node (to the channel when
+ * to_channel), from start: their arrival, or TOPO_PS_NONE (no memory).
+ * The route of a PE of the cube is kept in the cube's table (looked up
+ * once, not once a piece: the table of the graph's routes is large and
+ * every probe of it missed the cache); any other node's is looked up. */
+static sim_ps channel_xfer(struct hw_sim *s, struct hw_cube *c, uint32_t ch, uint32_t node,
+                           bool to_channel, uint64_t bytes, sim_ps start)
 {
-        if (ch >= HBM_ROUTE_MEMO)
+        uint32_t ch_node = c->first_channel_node + ch;
+        uint32_t src = to_channel ? node : ch_node, dst = to_channel ? ch_node : node;
+        uint32_t pe = s->dma_node_pe[node]; /* global PE + 1, or 0 */
+        uint32_t channels = s->topo->cube.hbm.channels;
+        if (!pe || (pe - 1) / s->pes_per_cube != (uint32_t)(c - s->cubes))
                 return hw_xfer(s, src, dst, bytes, start);
-        if (!(m->have >> ch & 1)) {
-                if (topo_route(&s->graph, src, dst, &m->route[ch], &m->n[ch]) < 0) {
+        if (!c->routes && !(c->routes = calloc((size_t)s->pes_per_cube * channels * 2,
+                                               sizeof *c->routes))) {
+                ev_set_nomem(&s->ev);
+                return TOPO_PS_NONE;
+        }
+        struct hw_route *r = &c->routes[(((pe - 1) % s->pes_per_cube) * channels + ch) * 2 +
+                                        to_channel];
+        if (!r->known) {
+                if (topo_route(&s->graph, src, dst, &r->edges, &r->n) < 0) {
                         ev_set_nomem(&s->ev);
                         return TOPO_PS_NONE;
                 }
-                m->have |= UINT64_C(1) << ch;
+                r->known = true;
         }
-        return walk(s, m->route[ch], m->n[ch], bytes, start);
+        return walk(s, r->edges, r->n, bytes, start);
 }
 
 /* The size of the pieces an HBM request of bytes is cut into: NoC
@@ -132,14 +137,12 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
         uint64_t rate = share < dma_bw ? share : dma_bw;
         uint32_t ch = c->next_channel;
         c->next_channel = (ch + 1) % h->channels;
-        struct route_memo routes;
-        routes.have = 0;
+
         /* Every piece but maybe the last is whole: its times once. */
         sim_ps whole_paced = pace ? hw_bytes_ps(size, rate) : 0;
         sim_ps whole_service = muldiv_by_ceil(&s->channel_ps, size);
         for (uint64_t off = 0; off < bytes; off += size, ch = (ch + 1) % h->channels) {
                 uint64_t b = bytes - off < size ? bytes - off : size;
-                uint32_t ch_node = c->first_channel_node + ch;
                 if (pace) {
                         sim_ps e = ev_resource_reserve(pace, at,
                                                        b == size ? whole_paced
@@ -154,13 +157,13 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
                 sim_ps service = b == size ? whole_service : muldiv_by_ceil(&s->channel_ps, b);
                 sim_ps t, begin;
                 if (write) {
-                        t = xfer_memo(s, &routes, ch, node, ch_node, b, at);
+                        t = channel_xfer(s, c, ch, node, true, b, at);
                         t = ev_resource_reserve(&c->channels[ch], t == TOPO_PS_NONE ? at : t,
                                                 service, &begin);
                 } else {
                         sim_ps served = ev_resource_reserve(&c->channels[ch], at, service,
                                                             &begin);
-                        t = xfer_memo(s, &routes, ch, ch_node, node, b, served);
+                        t = channel_xfer(s, c, ch, node, false, b, served);
                         if (t == TOPO_PS_NONE)
                                 t = served;
                 }

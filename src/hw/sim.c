@@ -87,6 +87,12 @@ int hw_sim_init(struct hw_sim *s, const struct topo *t, const struct ev_config *
                                         goto nomem;
                 }
         }
+        s->dma_node_pe = calloc(s->graph.n_nodes, sizeof *s->dma_node_pe);
+        if (!s->dma_node_pe)
+                goto nomem;
+        for (uint32_t i = 0; i < s->n_pes; i++)
+                if (s->pes[i].node_dma < s->graph.n_nodes)
+                        s->dma_node_pe[s->pes[i].node_dma] = i + 1;
         return 0;
 nomem:
         hw_sim_fini(s);
@@ -109,6 +115,7 @@ void hw_sim_fini(struct hw_sim *s)
                                               ch < s->topo->cube.hbm.channels; ch++)
                                 ev_resource_fini(&s->cubes[c].channels[ch]);
                         free(s->cubes[c].channels);
+                        free(s->cubes[c].routes);
                 }
         if (s->pes)
                 for (uint32_t i = 0; i < s->n_pes; i++) {
@@ -124,6 +131,7 @@ void hw_sim_fini(struct hw_sim *s)
         free(s->cubes);
         free(s->sips);
         free(s->pes);
+        free(s->dma_node_pe);
         free(s->links);
         hw__mcast_free(s->mcast);
         topo_graph_fini(&s->graph);
