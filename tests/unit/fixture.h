@@ -92,6 +92,18 @@ static inline int fixture_run(const struct tl_kernel *k, const struct tl_run_opt
         return tl_job_run(&job, &d);
 }
 
+/* fixture_run that must succeed: otherwise print the run's problems and
+ * fail the test, naming what. */
+static inline void fixture_run_ok(const char *what, const struct tl_kernel *k,
+                                  const struct tl_run_opts *opts, const char *const *sets,
+                                  size_t n_sets)
+{
+        int rc = fixture_run(k, opts, sets, n_sets);
+        if (rc)
+                diag_print(&d, stderr);
+        cr_assert_eq(rc, 0, "%s: the run failed (%d)", what, rc);
+}
+
 /* Some message of d contains needle. */
 static inline bool diag_has(const char *needle)
 {

@@ -303,10 +303,7 @@ Test(feed, gemm_epilogue_composite_equals_ops_one_by_one)
 {
         static struct tl_kernel k = { .name = "both", .fn = k_epilogue_both_ways };
         static struct tl_run_opts o = { .mode = TL_MODE_DATA, .seed = 1 };
-        int rc = fixture_run(&k, &o, NULL, 0);
-        if (rc)
-                diag_print(&d, stderr);
-        cr_assert_eq(rc, 0);
+        fixture_run_ok(k.name, &k, &o, NULL, 0);
         for (int i = 0; i < 64 * 48; i++)
                 cr_assert_eq(out_composite[i], out_ops[i], "element %d: %.9g vs %.9g", i,
                              out_composite[i], out_ops[i]);
@@ -359,10 +356,7 @@ Test(feed, softmax_merge_equals_ops_one_by_one)
 {
         static struct tl_kernel k = { .name = "merge", .fn = k_merge_both_ways };
         static struct tl_run_opts o = { .mode = TL_MODE_DATA, .seed = 1 };
-        int rc = fixture_run(&k, &o, NULL, 0);
-        if (rc)
-                diag_print(&d, stderr);
-        cr_assert_eq(rc, 0);
+        fixture_run_ok(k.name, &k, &o, NULL, 0);
         const int n[3] = { 64, 64, 64 * 32 };
         const char *name[3] = { "m", "l", "o" };
         for (int w = 0; w < 3; w++)

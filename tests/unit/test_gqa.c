@@ -229,10 +229,8 @@ static const struct ref_case ref_cases[] = {
 
 static void run_ok(const char *name, const char *what, const char *const *sets, int n)
 {
-        int rc = run_sets(name, TL_MODE_DATA, sets, n);
-        if (rc)
-                diag_print(&d, stderr);
-        cr_assert_eq(rc, 0, "%s: %s failed", what, name);
+        fixture_run_ok(what, tl_kernel_find(name), &(struct tl_run_opts){ .mode = TL_MODE_DATA, .seed = 11 },
+                       sets, (size_t)n);
 }
 
 FIXTURE_TABLE_TEST(gqa, matches_reference, struct ref_case, ref_cases)

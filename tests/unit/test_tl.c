@@ -22,6 +22,15 @@ static int run_kernel(tl_kernel_fn fn, enum tl_mode mode)
 }
 
 static sim_ps now_of(tl_ctx *tl) { return ev_now(&tl->sim->ev); }
+
+/* Wait for x; return the simulated time since *t0, and move *t0 to now. */
+static sim_ps waited(tl_ctx *tl, tl_tensor *x, sim_ps *t0)
+{
+        tl_wait_tensor(tl, x);
+        sim_ps now = now_of(tl), dt = now - *t0;
+        *t0 = now;
+        return dt;
+}
 static sim_ps cost(enum topo_op op) { return topo_issue_cost_ps(&t.pe.cpu, op); }
 
 /* ---- timing of each primitive -------------------------------------------- */
@@ -68,8 +77,7 @@ static void k_tcm_load_bfp(tl_ctx *tl, const void *a)
                 return;
         tl_tensor *src = tl_alloc(tl, TL_TCM, load_dtype, 2, ((int64_t[]){ 64, 64 }));
         sim_ps t0 = now_of(tl);
-        tl_wait_tensor(tl, tl_load(tl, src));
-        measured[0] = now_of(tl) - t0;
+        measured[0] = waited(tl, tl_load(tl, src), &t0);
 }
 
 static void check_packed_load(tl_dtype dt, uint64_t bytes)
@@ -93,16 +101,10 @@ static void k_dot(tl_ctx *tl, const void *a)
         tl_tensor *y = tl_alloc(tl, TL_SCRATCH, TL_BF16, 2, ((int64_t[]){ 200, 72 }));
         sim_ps t0 = now_of(tl);
         tl_tensor *p = tl_dot(tl, x, y, false);
-        tl_wait_tensor(tl, p);
-        measured[0] = now_of(tl) - t0;
-        t0 = now_of(tl);
+        measured[0] = waited(tl, p, &t0);
         tl_tensor *e = tl_exp(tl, p);
-        tl_wait_tensor(tl, e);
-        measured[1] = now_of(tl) - t0;
-        t0 = now_of(tl);
-        tl_tensor *r = tl_rowsum(tl, e);
-        tl_wait_tensor(tl, r);
-        measured[2] = now_of(tl) - t0;
+        measured[1] = waited(tl, e, &t0);
+        measured[2] = waited(tl, tl_rowsum(tl, e), &t0);
 }
 
 Test(tl, dot_and_math_closed_form)
@@ -402,12 +404,8 @@ Test(tl, shape_mismatch_is_a_kernel_error)
 
 static void run_builtin(const char *name, const char *const *sets, int n)
 {
-        int rc = fixture_run(tl_kernel_find(name),
-                             &(struct tl_run_opts){ .mode = TL_MODE_DATA, .seed = 3 }, sets,
-                             (size_t)n);
-        if (rc)
-                diag_print(&d, stderr);
-        cr_assert_eq(rc, 0);
+        fixture_run_ok(name, tl_kernel_find(name), &(struct tl_run_opts){ .mode = TL_MODE_DATA, .seed = 3 },
+                       sets, (size_t)n);
 }
 
 Test(tl, gemm_matches_float64_reference)
@@ -840,12 +838,9 @@ static void k_sharded(tl_ctx *tl, const void *argp)
         tl_tensor *mine = tl_view(tl, g->x, ((int64_t[]){ r0, 0 }), ((int64_t[]){ 32, 64 }));
         sim_ps t0 = now_of(tl);
         tl_tensor *v = tl_load(tl, mine);
-        tl_wait_tensor(tl, v);
-        measured[tl->rank] = now_of(tl) - t0;
-        t0 = now_of(tl);
+        measured[tl->rank] = waited(tl, v, &t0);
         tl_store(tl, tl_view(tl, g->y, ((int64_t[]){ r0, 0 }), ((int64_t[]){ 32, 64 })), v);
-        tl_wait_tensor(tl, v);
-        measured[2 + tl->rank] = now_of(tl) - t0;
+        measured[2 + tl->rank] = waited(tl, v, &t0);
 }
 
 /* A sharded tensor is local: a load costs a TCM copy (no HBM), and two PEs
