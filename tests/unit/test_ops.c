@@ -22,6 +22,16 @@ static int run_kernel(tl_kernel_fn fn, enum tl_mode mode, const char *oplog)
         return rc;
 }
 
+/* Run fn, which must succeed, with its op_log in a new file named by the
+ * template path (its XXXXXX replaced); the caller removes the file. */
+static void run_logged(tl_kernel_fn fn, enum tl_mode mode, char *path)
+{
+        int fd = mkstemp(path);
+        cr_assert_geq(fd, 0, "cannot make %s", path);
+        close(fd);
+        cr_assert_eq(run_kernel(fn, mode, path), 0);
+}
+
 /* fn, run in op_log mode, is a kernel error with a message containing want. */
 static void assert_kernel_error(tl_kernel_fn fn, const char *want)
 {
@@ -129,10 +139,7 @@ static void k_gelu_time(tl_ctx *tl, const void *args)
 Test(ops, gelu_costs_its_table_entries_and_is_logged_by_name)
 {
         char path[] = "/tmp/cubesim_test_ops_XXXXXX";
-        int fd = mkstemp(path);
-        cr_assert_geq(fd, 0);
-        close(fd);
-        cr_assert_eq(run_kernel(k_gelu_time, TL_MODE_OPLOG, path), 0);
+        run_logged(k_gelu_time, TL_MODE_OPLOG, path);
         sim_ps issue = topo_issue_cost_ps(&t.pe.cpu, TOPO_OP_GELU);
         cr_assert_eq(measured, issue + hw_math_ps(&t, TOPO_OP_GELU, 96 * 72, false));
         cr_assert_gt(hw_math_ps(&t, TOPO_OP_GELU, 96 * 72, false),
@@ -287,10 +294,7 @@ static void k_epilogues(tl_ctx *tl, const void *args)
 Test(ops, gelu_residual_silu_rmsnorm_epilogues_match_float64)
 {
         char path[] = "/tmp/cubesim_test_ops_XXXXXX";
-        int fd = mkstemp(path);
-        cr_assert_geq(fd, 0);
-        close(fd);
-        cr_assert_eq(run_kernel(k_epilogues, TL_MODE_DATA, path), 0);
+        run_logged(k_epilogues, TL_MODE_DATA, path);
         static double y[EM * EN];
         for (int i = 0; i < EM; i++) {
                 double ss = 0;
