@@ -148,12 +148,20 @@ static const struct rec *find(const char *unit, int64_t tile)
 
 TestSuite(feed, .init = fixture_small, .fini = fixture_fini);
 
-/* Feed p from pc and run the loop until every stage is placed: the feed's
- * results. */
-static struct plan_run feed_run;
-static const struct plan_ctx *feed(const struct pipeline_plan *p, const struct plan_ctx *pc)
+static struct pipeline_plan feed_plan; /* the plan feed made */
+static struct plan_run feed_run;       /* its feed */
+
+/* Plan the n ops over g, feed the plan to PE 0 from time start with its
+ * stages logged into recs, and run the loop until every stage is placed:
+ * the feed's results. */
+static const struct plan_ctx *feed(const struct plan_op *ops, int n, const struct plan_gemm *g,
+                                   sim_ps start)
 {
-        plan_feed(&feed_run, p, pc);
+        char err[256];
+        cr_assert_eq(plan_generate_from_ops(ops, n, g, &feed_plan, err, sizeof err), 0, "%s", err);
+        n_recs = 0;
+        plan_feed(&feed_run, &feed_plan,
+                  &(struct plan_ctx){ .pe = &sim.pes[0], .start = start, .log = capture });
         cr_assert_eq(ev_run(&sim.ev, &d), EV_DONE);
         return &feed_run.pc;
 }
@@ -165,12 +173,7 @@ Test(feed, double_buffering_overlaps_dma_and_gemm)
         g.m = 64;
         g.n = 64;
         g.k = 512;                   /* 8 K tiles of one output tile */
-        struct pipeline_plan p;
-        char err[256];
-        cr_assert_eq(plan_generate_from_ops(ops, 2, &g, &p, err, sizeof err), 0);
-        n_recs = 0;
-        const struct plan_ctx *pc = feed(&p, &(struct plan_ctx){ .pe = &sim.pes[0], .start = 0,
-                                                                .log = capture });
+        const struct plan_ctx *pc = feed(ops, 2, &g, 0);
         cr_assert_eq(pc->completions, 8);
         /* Tile 1's read is in flight while tile 0's GEMM runs. */
         cr_assert_lt(find("dma_read", 1)->start, find("gemm", 0)->end);
@@ -190,13 +193,8 @@ Test(feed, prologue_and_post_are_standalone_tiles)
                                  gemm_op(), math_op("post", TL_SCOPE_KERNEL) };
         struct plan_gemm g = shape;
         g.a_pinned = true;           /* produced by the prologue, used in place */
-        struct pipeline_plan p;
-        char err[256];
-        cr_assert_eq(plan_generate_from_ops(ops, 4, &g, &p, err, sizeof err), 0);
-        n_recs = 0;
-        const struct plan_ctx *pc = feed(&p, &(struct plan_ctx){ .pe = &sim.pes[0], .start = 1000,
-                                                                .log = capture });
-        cr_assert_eq(pc->completions, plan_n_completions(&p));
+        const struct plan_ctx *pc = feed(ops, 4, &g, 1000);
+        cr_assert_eq(pc->completions, plan_n_completions(&feed_plan));
         cr_assert_eq(pc->completions, 2 + 2 * 2 * 4 + 1);
         /* Tile 0 and 1 are the prologue, each on PE_MATH, in order. */
         cr_assert_str_eq(find("math", 0)->op, "pre1");
@@ -223,11 +221,7 @@ Test(feed, stages_hand_over_through_tcm)
                                  math_op("bias", TL_SCOPE_OUTPUT_TILE),
                                  math_op("relu", TL_SCOPE_OUTPUT_TILE),
                                  math_op("scale", TL_SCOPE_OUTPUT_TILE) };
-        struct pipeline_plan p;
-        char err[256];
-        cr_assert_eq(plan_generate_from_ops(ops, 5, &shape, &p, err, sizeof err), 0);
-        n_recs = 0;
-        feed(&p, &(struct plan_ctx){ .pe = &sim.pes[0], .start = 0, .log = capture });
+        feed(ops, 5, &shape, 0);
         /* As primitives do: no link hop between the stages of a tile, only
          * their TCM traffic ... */
         cr_assert_gt(sim.pes[0].tcm_bytes, 0);
