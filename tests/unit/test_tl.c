@@ -37,6 +37,7 @@ static int run_on_pe0(tl_kernel_fn fn, enum tl_mode mode)
 }
 
 static sim_ps now_of(tl_ctx *tl) { return ev_now(&tl->sim->ev); }
+static sim_ps cost(enum topo_op op) { return topo_issue_cost_ps(&t.pe.cpu, op); }
 
 /* Wait for x; return the simulated time since *t0, and move *t0 to now. */
 static sim_ps waited(tl_ctx *tl, tl_tensor *x, sim_ps *t0)
@@ -46,7 +47,6 @@ static sim_ps waited(tl_ctx *tl, tl_tensor *x, sim_ps *t0)
         *t0 = now;
         return dt;
 }
-static sim_ps cost(enum topo_op op) { return topo_issue_cost_ps(&t.pe.cpu, op); }
 
 /* ---- timing of each primitive -------------------------------------------- */
 
