@@ -26,14 +26,21 @@ static const struct plan_gemm shape = { .m = 128, .n = 96, .k = 200, .tile_m = 6
                                         .out_elem_bytes = 2, .a_hbm = true, .b_hbm = true,
                                         .out_hbm = true };
 
+/* Plan the n ops over g into p; the planner must accept them. */
+static void plan_ok(const struct plan_op *ops, int n, const struct plan_gemm *g,
+                    struct pipeline_plan *p)
+{
+        char err[256];
+        cr_assert_eq(plan_generate_from_ops(ops, n, g, p, err, sizeof err), 0, "%s", err);
+}
+
 Test(plan, stages_by_scope)
 {
         struct plan_op ops[] = { math_op("pre", TL_SCOPE_KERNEL), gemm_op(),
                                  math_op("dequant", TL_SCOPE_K_TILE), math_op("bias", TL_SCOPE_OUTPUT_TILE),
                                  math_op("relu", TL_SCOPE_OUTPUT_TILE), math_op("post", TL_SCOPE_KERNEL) };
         struct pipeline_plan p;
-        char err[256];
-        cr_assert_eq(plan_generate_from_ops(ops, 6, &shape, &p, err, sizeof err), 0, "%s", err);
+        plan_ok(ops, 6, &shape, &p);
         cr_assert_eq(p.n_prologue, 1);
         cr_assert_str_eq(plan_prologue(&p)[0].op, "pre");
         cr_assert(p.has_gemm);
@@ -55,8 +62,7 @@ Test(plan, ops_after_the_gemm_go_to_their_sections_in_op_order)
                                  math_op("bias", TL_SCOPE_OUTPUT_TILE), math_op("dq", TL_SCOPE_K_TILE),
                                  math_op("relu", TL_SCOPE_OUTPUT_TILE), math_op("post2", TL_SCOPE_KERNEL) };
         struct pipeline_plan p;
-        char err[256];
-        cr_assert_eq(plan_generate_from_ops(ops, 6, &shape, &p, err, sizeof err), 0, "%s", err);
+        plan_ok(ops, 6, &shape, &p);
         cr_assert_eq(p.n_prologue, 0);
         cr_assert_eq(p.n_k_tile, 1);
         cr_assert_str_eq(plan_k_tile(&p)[0].op, "dq");
@@ -72,8 +78,7 @@ Test(plan, math_only_is_the_plain_plan)
 {
         struct plan_op ops[] = { math_op("a", TL_SCOPE_OUTPUT_TILE), math_op("b", TL_SCOPE_KERNEL) };
         struct pipeline_plan p;
-        char err[256];
-        cr_assert_eq(plan_generate_from_ops(ops, 2, &shape, &p, err, sizeof err), 0);
+        plan_ok(ops, 2, &shape, &p);
         cr_assert(!p.has_gemm);
         cr_assert_eq(p.n_prologue, 2);
         cr_assert_eq(plan_n_completions(&p), 2);
@@ -96,7 +101,7 @@ Test(plan, prologue_must_read_tcm)
         ops[0].hbm_name = "x";
         struct pipeline_plan p;
         char err[256];
-        cr_assert_eq(plan_generate_from_ops(ops, 3, &shape, &p, err, sizeof err), 0);
+        plan_ok(ops, 3, &shape, &p);
         ops[1].reads_hbm = true;
         ops[1].hbm_name = "y";
         cr_assert_eq(plan_generate_from_ops(ops, 3, &shape, &p, err, sizeof err), -1);
@@ -157,8 +162,7 @@ static struct plan_run feed_run;       /* its feed */
 static const struct plan_ctx *feed(const struct plan_op *ops, int n, const struct plan_gemm *g,
                                    sim_ps start)
 {
-        char err[256];
-        cr_assert_eq(plan_generate_from_ops(ops, n, g, &feed_plan, err, sizeof err), 0, "%s", err);
+        plan_ok(ops, n, g, &feed_plan);
         n_recs = 0;
         plan_feed(&feed_run, &feed_plan,
                   &(struct plan_ctx){ .pe = &sim.pes[0], .start = start, .log = capture });
