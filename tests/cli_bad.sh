@@ -39,36 +39,11 @@ fi
 
 n_cases=0 n_failed=0 n_xfail=0 n_skipped=0
 
-# parse FILE: the case's directives into args_line, expects[], count,
-# status, copies[], limit, why (bash only: a fork costs more than a run).
-parse() {
-        args_line= count= status=2 limit= why=
-        expects=() copies=() envs=()
-        local line
-        while IFS= read -r line || [ -n "$line" ]; do
-                case $line in
-                "# args: "*) args_line=${line#"# args: "} ;;
-                "# expect: "*) expects+=("${line#"# expect: "}") ;;
-                "# expect-count: "*) count=${line#"# expect-count: "} ;;
-                "# status: "*) status=${line#"# status: "} ;;
-                "# copy: "*) copies+=("${line#"# copy: "}") ;;
-                "# env: "*) envs+=("${line#"# env: "}") ;;
-                "# ulimit-v: "*) limit=${line#"# ulimit-v: "} ;;
-                "# xfail: "*) why=${line#"# xfail: "} ;;
-                esac
-        done <"$1"
-}
-
-# check TMP RC: the problems of one run, one per line, into problems.
-check() {
-        check_run "$1" "$2" @TMP@ "$1" '#'
-}
-
 for spec in "$dir"/*.case; do
         name=${spec##*/}
         name=${name%.case}
         n_cases=$((n_cases + 1))
-        parse "$spec"
+        parse_case "$spec" "#" 2
         tmp=$scratch/$name
         mkdir -p "$tmp"
         eval "args=(${args_line//@TMP@/$tmp})"
@@ -89,21 +64,8 @@ for spec in "$dir"/*.case; do
                 env "${envs[@]}" timeout 20 "$bin" "${args[@]}" >"$tmp/out" 2>"$tmp/err" \
                         </dev/null
         fi
-        check "$tmp" $?
-        if [ -n "$why" ]; then
-                if [ -n "$problems" ]; then
-                        echo "XFAIL $name: $why"
-                        n_xfail=$((n_xfail + 1))
-                else
-                        echo "FAIL $name: passes now; remove its '# xfail:' line"
-                        n_failed=$((n_failed + 1))
-                fi
-        elif [ -n "$problems" ]; then
-                echo "FAIL $name (cubesim ${args[*]}):"
-                printf '%s' "$problems" | sed 's/^/    /'
-                sed 's/^/    got: /' "$tmp/out" "$tmp/err" | head -12
-                n_failed=$((n_failed + 1))
-        fi
+        check_run "$tmp" $? @TMP@ "$tmp"
+        verdict "$name" "cubesim ${args[*]}" "$tmp"
 done
 
 echo "cli_bad: $n_cases cases, $n_failed failures, $n_xfail known gaps (xfail), $n_skipped skipped"

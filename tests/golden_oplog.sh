@@ -4,10 +4,7 @@
 # A change in timing or op order shows here; if it is intended, regenerate
 # with CUBESIM_UPDATE_GOLDEN=1 and say why in the commit.
 set -euo pipefail
-bin=${CUBESIM_BIN:?}
-src=${CUBESIM_SOURCE_DIR:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 golden="$src/tests/golden/oplog.sha256"
 runs=(
         "gemm_epilogue small.yaml --set m=128 --set n=96 --set k=200 --set tile_k=64"

@@ -21,48 +21,20 @@
 # Environment: CUBESIM_BIN, CUBESIM_SOURCE_DIR; CC (default cc).
 set -u
 
-bin=${CUBESIM_BIN:?CUBESIM_BIN must name the cubesim binary}
-src=${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}
+. "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 cd "$src" || exit 1
 . "$src/tests/lib/check_run.sh"
 dir=tests/bad/kernels
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 cc=${CC:-cc}
 
 n_cases=0 n_failed=0 n_xfail=0
-
-# parse FILE: the case's directives into args_line, expects[], count,
-# status, why, and at (the FAULT marker's line); bash only, no forks.
-parse() {
-        args_line= count= status=1 why= at=? cflags_line=
-        expects=()
-        local line n=0
-        while IFS= read -r line || [ -n "$line" ]; do
-                n=$((n + 1))
-                case $line in
-                "// args: "*) args_line=${line#"// args: "} ;;
-                "// expect: "*) expects+=("${line#"// expect: "}") ;;
-                "// expect-count: "*) count=${line#"// expect-count: "} ;;
-                "// status: "*) status=${line#"// status: "} ;;
-                "// cflags: "*) cflags_line=${line#"// cflags: "} ;;
-                "// xfail: "*) why=${line#"// xfail: "} ;;
-                *"/* FAULT */"*) [ "$at" = "?" ] && at=$n ;;
-                esac
-        done <"$1"
-}
-
-# check RC: the problems of the run, one per line, into problems.
-check() {
-        check_run "$tmp" "$1" @LINE@ "$at" '//'
-}
 
 for spec in "$dir"/*.c; do
         name=${spec##*/}
         name=${name%.c}
         n_cases=$((n_cases + 1))
         lib=$tmp/lib$name.so
-        parse "$spec"
+        parse_case "$spec" // 1
         eval "cflags=($cflags_line)"
         # The README's compile line for user kernels, plus the -Werror family.
         if ! $cc -std=c11 -O1 -Wall -Wextra -Wno-unused-parameter -Werror -shared -fPIC \
@@ -76,21 +48,8 @@ for spec in "$dir"/*.c; do
         eval "args=($args_line)"
         timeout 60 "$bin" run "$name" --kernels "$lib" "${args[@]}" \
                 >"$tmp/out" 2>"$tmp/err" </dev/null
-        check $?
-        if [ -n "$why" ]; then
-                if [ -n "$problems" ]; then
-                        echo "XFAIL $name: $why"
-                        n_xfail=$((n_xfail + 1))
-                else
-                        echo "FAIL $name: passes now; remove its '// xfail:' line"
-                        n_failed=$((n_failed + 1))
-                fi
-        elif [ -n "$problems" ]; then
-                echo "FAIL $name (cubesim run $name --kernels lib$name.so ${args[*]}):"
-                printf '%s' "$problems" | sed 's/^/    /'
-                sed 's/^/    got: /' "$tmp/out" "$tmp/err" | head -12
-                n_failed=$((n_failed + 1))
-        fi
+        check_run "$tmp" $? @LINE@ "$at"
+        verdict "$name" "cubesim run $name --kernels lib$name.so ${args[*]}" "$tmp"
 done
 
 # A sweep goes on past its faulty points: each is recorded with its status

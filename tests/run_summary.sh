@@ -4,11 +4,8 @@
 # binding resource and how close the run came, and the per-line profile
 # in text and JSON.
 set -euo pipefail
-bin=${CUBESIM_BIN:?}
-src=${CUBESIM_SOURCE_DIR:?}
+. "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 check="python3 $src/tests/lib/bounds_check.py"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 run_check() {  # NAME FLOPS ARGS...: run, then check against the machine and the op_log
         local name=$1 flops=$2; shift 2

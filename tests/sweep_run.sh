@@ -9,10 +9,7 @@
 # with a warning; the headline bench names its kernels.
 # Environment: CUBESIM_BIN, CUBESIM_SOURCE_DIR (ctest sets them).
 set -u
-bin=${CUBESIM_BIN:?}
-src=${CUBESIM_SOURCE_DIR:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 fail=0
 n=0
 check() {  # check DESCRIPTION COMMAND...: the command must succeed

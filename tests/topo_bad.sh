@@ -12,12 +12,9 @@
 # Environment: CUBESIM_BIN (the binary), CUBESIM_SOURCE_DIR (the tree).
 set -u
 
-bin=${CUBESIM_BIN:?CUBESIM_BIN must name the cubesim binary}
-src=${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}
+. "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 cd "$src" || exit 1
 dir=tests/bad/topo
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 . "$src/tests/lib/bad_corpus.sh"
 

@@ -4,11 +4,8 @@
 # decode and a prefill run, with --trace-pes and --trace-window filters,
 # and gzip output that decompresses to the same bytes.
 set -euo pipefail
-bin=${CUBESIM_BIN:?}
-src=${CUBESIM_SOURCE_DIR:?}
+. "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 check="python3 $src/tests/lib/trace_check.py"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 "$bin" run gqa_decode --trace "$tmp/d.json" >/dev/null
 $check "$tmp/d.json" --expect blocked,dep,ipcq,counter,hbm,link,dma_lanes

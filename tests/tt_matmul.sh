@@ -6,10 +6,7 @@
 # op_log mode, the multicasts are counted against their closed form, and a
 # bad grid is a located parameter error (exit 2).
 set -euo pipefail
-bin=${CUBESIM_BIN:?set by ctest}
-src=${CUBESIM_SOURCE_DIR:?set by ctest}
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 wh=$src/topologies/tt_wormhole_n150.yaml
 bh=$src/topologies/tt_blackhole_p150.yaml
 
@@ -19,11 +16,11 @@ py=$(numpy_python)
 check() {  # check TOPO M K N DTYPE ARGS...
         local topo=$1 m=$2 k=$3 n=$4 dt=$5
         shift 5
-        rm -rf "$dir/out"
-        "$py" "$src/tests/lib/tt_matmul_check.py" write "$dir" "$m" "$k" "$n" 3
-        "$bin" run tt_matmul --topo "$topo" --mode data --inputs "$dir" --outputs "$dir/out" \
+        rm -rf "$tmp/out"
+        "$py" "$src/tests/lib/tt_matmul_check.py" write "$tmp" "$m" "$k" "$n" 3
+        "$bin" run tt_matmul --topo "$topo" --mode data --inputs "$tmp" --outputs "$tmp/out" \
                 --set dtype="$dt" "$@" >/dev/null
-        "$py" "$src/tests/lib/tt_matmul_check.py" check "$dir" "$dt"
+        "$py" "$src/tests/lib/tt_matmul_check.py" check "$tmp" "$dt"
 }
 
 check "$wh" 256 256 256 bf16
@@ -38,13 +35,13 @@ check "$bh" 416 320 448 bfp8_b --set in1=l1 --set out=dram
 # --expect with the block floats' default tolerance: the reference passes,
 # the reference scaled by 1.5 does not (exit 1).
 for dt in bfp8_b bfp4_b; do
-        "$py" "$src/tests/lib/tt_matmul_check.py" expect "$dir" $dt 1
-        "$bin" run tt_matmul --topo "$wh" --mode data --inputs "$dir" --expect "$dir/expect" \
-                --set m=416 --set k=320 --set n=448 --set dtype=$dt >/dev/null 2>"$dir/err" \
-                || { cat "$dir/err" >&2; exit 1; }
-        "$py" "$src/tests/lib/tt_matmul_check.py" expect "$dir" $dt 1.5
+        "$py" "$src/tests/lib/tt_matmul_check.py" expect "$tmp" $dt 1
+        "$bin" run tt_matmul --topo "$wh" --mode data --inputs "$tmp" --expect "$tmp/expect" \
+                --set m=416 --set k=320 --set n=448 --set dtype=$dt >/dev/null 2>"$tmp/err" \
+                || { cat "$tmp/err" >&2; exit 1; }
+        "$py" "$src/tests/lib/tt_matmul_check.py" expect "$tmp" $dt 1.5
         rc=0
-        "$bin" run tt_matmul --topo "$wh" --mode data --inputs "$dir" --expect "$dir/expect" \
+        "$bin" run tt_matmul --topo "$wh" --mode data --inputs "$tmp" --expect "$tmp/expect" \
                 --set m=416 --set k=320 --set n=448 --set dtype=$dt >/dev/null 2>&1 || rc=$?
         [ "$rc" -eq 1 ] || { echo "FAIL: $dt --expect of a wrong reference: exit $rc" >&2; exit 1; }
 done
@@ -53,15 +50,15 @@ done
 # (8 of them) each of the 8 row senders and 8 column senders multicasts
 # once: 128 records.
 "$bin" run tt_matmul --topo "$wh" --set m=1024 --set k=1024 --set n=1024 --set in0_block_w=4 \
-        --oplog "$dir/ops.jsonl" >/dev/null
-n=$(grep -c '"op": *"mcast"' "$dir/ops.jsonl" || true)
+        --oplog "$tmp/ops.jsonl" >/dev/null
+n=$(grep -c '"op": *"mcast"' "$tmp/ops.jsonl" || true)
 [ "$n" -eq 128 ] || { echo "FAIL: $n mcast records, expected 128" >&2; exit 1; }
 
 # A grid larger than the NoC is bad input.
-if "$bin" run tt_matmul --topo "$wh" --set grid_x=9 >/dev/null 2>"$dir/err"; then
+if "$bin" run tt_matmul --topo "$wh" --set grid_x=9 >/dev/null 2>"$tmp/err"; then
         echo "FAIL: grid_x=9 on an 8-column NoC accepted" >&2
         exit 1
 fi
-grep -q "grid_x 9 x grid_y 8 does not fit in the 8 x 10 NoC" "$dir/err" \
-        || { cat "$dir/err" >&2; echo "FAIL: message" >&2; exit 1; }
+grep -q "grid_x 9 x grid_y 8 does not fit in the 8 x 10 NoC" "$tmp/err" \
+        || { cat "$tmp/err" >&2; echo "FAIL: message" >&2; exit 1; }
 echo "ok"

@@ -2,10 +2,7 @@
 # The example user kernel builds against tl.h alone, loads with --kernels,
 # runs in both modes and computes alpha * x + y.
 set -euo pipefail
-bin=${CUBESIM_BIN:?}
-src=${CUBESIM_SOURCE_DIR:?}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 cc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -fstack-clash-protection -I "$src/include" \
         "$src/examples/user_kernel/axpy.c" -o "$tmp/libaxpy.so"
 "$bin" kernels --kernels "$tmp/libaxpy.so" | grep -q "^axpy$"

@@ -5,28 +5,25 @@
 # figure's script are written, and a table without a needed column is a
 # located error (exit 2).
 set -euo pipefail
-bin=${CUBESIM_BIN:?set by ctest}
-src=${CUBESIM_SOURCE_DIR:?set by ctest}
+. "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 cd "$src"
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
 . "$src/tests/lib/numpy.sh"
 py=$(numpy_python)
 
-cat >"$dir/rows.csv" <<'CSV'
+cat >"$tmp/rows.csv" <<'CSV'
 m,k,n,dtype,fidelity,in0,in1,out,grid_x,grid_y,device_util_pct,ideal_cycles,device_ns
 256,256,256,bf16,lofi,l1,dram,l1,8,8,50,128,5000.0
 512,256,384,bf16,lofi,dram,dram,dram,4,2,50,384,20000.0
 CSV
-"$bin" bench run validate-tt-gemm --set csv="$dir/rows.csv" --set figures=0 --out "$dir/out" \
-        --json >"$dir/out.json"
+"$bin" bench run validate-tt-gemm --set csv="$tmp/rows.csv" --set figures=0 --out "$tmp/out" \
+        --json >"$tmp/out.json"
 "$bin" run tt_matmul --topo topologies/tt_wormhole_n150.yaml --set m=256 --set k=256 --set n=256 \
         --set in0=l1 --set in1=dram --set out=l1 --set grid_x=8 --set grid_y=8 --set fidelity=lofi \
-        --json >"$dir/r0.json"
+        --json >"$tmp/r0.json"
 "$bin" run tt_matmul --topo topologies/tt_wormhole_n150.yaml --set m=512 --set k=256 --set n=384 \
         --set in0=dram --set in1=dram --set out=dram --set grid_x=4 --set grid_y=2 --set fidelity=lofi \
-        --json >"$dir/r1.json"
-"$py" - "$dir" <<'PY'
+        --json >"$tmp/r1.json"
+"$py" - "$tmp" <<'PY'
 import json, sys
 d = sys.argv[1]
 out = json.load(open(f"{d}/out.json"))
@@ -42,18 +39,18 @@ mape = sum(abs(r["error_pct"]) for r in rows) / 2
 assert abs(out["mape_pct"] - mape) < 0.01, (out["mape_pct"], mape)
 print("ok rows", [round(r["error_pct"], 1) for r in rows], "mape", out["mape_pct"])
 PY
-grep -q "| 512 | 256 | 384 | bf16 | lofi | dram | dram | dram | 4x2 |" "$dir/out/table.md" \
+grep -q "| 512 | 256 | 384 | bf16 | lofi | dram | dram | dram | 4x2 |" "$tmp/out/table.md" \
         || { echo "FAIL: table.md" >&2; exit 1; }
-[ -s "$dir/out/figures/pred_vs_meas.gp" ] && [ -s "$dir/out/figures/pred_vs_meas.dat" ] \
+[ -s "$tmp/out/figures/pred_vs_meas.gp" ] && [ -s "$tmp/out/figures/pred_vs_meas.dat" ] \
         || { echo "FAIL: figure script or data missing" >&2; exit 1; }
 
 # A table without device_ns.
 printf 'm,k,n,dtype,fidelity,in0,in1,out,grid_x,grid_y\n64,64,64,bf16,lofi,l1,l1,l1,1,1\n' \
-        >"$dir/bad.csv"
+        >"$tmp/bad.csv"
 rc=0
-"$bin" bench run validate-tt-gemm --set csv="$dir/bad.csv" --out "$dir/bad" >/dev/null \
-        2>"$dir/err" || rc=$?
+"$bin" bench run validate-tt-gemm --set csv="$tmp/bad.csv" --out "$tmp/bad" >/dev/null \
+        2>"$tmp/err" || rc=$?
 [ "$rc" -eq 2 ] || { echo "FAIL: bad table: exit $rc, want 2" >&2; exit 1; }
-grep -q "bad.csv:1:1: error: missing column 'device_ns'" "$dir/err" \
-        || { cat "$dir/err" >&2; echo "FAIL: message" >&2; exit 1; }
+grep -q "bad.csv:1:1: error: missing column 'device_ns'" "$tmp/err" \
+        || { cat "$tmp/err" >&2; echo "FAIL: message" >&2; exit 1; }
 echo "ok"

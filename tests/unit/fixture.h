@@ -8,6 +8,7 @@
 #define CUBESIM_TESTS_UNIT_FIXTURE_H
 
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,28 @@
 #include "tl/tl_int.h"
 
 #define FIXTURE_UNUSED __attribute__((unused))
+
+/* The number of elements of array a. */
+#define FIXTURE_N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* FIXTURE_TABLE_TEST(suite, name, type, table) { ... }: a test run once per
+ * row of table (a static array of type), each row in its own process as
+ * any test; the body sees its row as `row` (const type *). Criterion
+ * copies a parameter into the test's process byte for byte, where a
+ * pointer of the parent's (a string) would dangle, so the parameter is the
+ * row's index and the table stays in the binary. A row names itself in
+ * its failures: the report names only suite::name. */
+#define FIXTURE_TABLE_TEST(suite, name, type, table)                                          \
+        ParameterizedTestParameters(suite, name)                                              \
+        {                                                                                     \
+                static size_t rows[FIXTURE_N(table)];                                         \
+                for (size_t i = 0; i < FIXTURE_N(table); i++)                                 \
+                        rows[i] = i;                                                          \
+                return cr_make_param_array(size_t, rows, FIXTURE_N(table));                   \
+        }                                                                                     \
+        static void suite##_##name##_row(const type *row);                                    \
+        ParameterizedTest(size_t *i, suite, name) { suite##_##name##_row(&(table)[*i]); }     \
+        static void suite##_##name##_row(const type *row)
 
 static struct topo t FIXTURE_UNUSED;    /* the test's machine description */
 static struct hw_sim sim FIXTURE_UNUSED; /* built from t */
@@ -67,6 +90,18 @@ static inline int fixture_run(const struct tl_kernel *k, const struct tl_run_opt
                 job.opts = *opts;
         fixture_have_job = true;
         return tl_job_run(&job, &d);
+}
+
+/* fixture_run that must succeed: otherwise print the run's problems and
+ * fail the test, naming what. */
+static inline void fixture_run_ok(const char *what, const struct tl_kernel *k,
+                                  const struct tl_run_opts *opts, const char *const *sets,
+                                  size_t n_sets)
+{
+        int rc = fixture_run(k, opts, sets, n_sets);
+        if (rc)
+                diag_print(&d, stderr);
+        cr_assert_eq(rc, 0, "%s: the run failed (%d)", what, rc);
 }
 
 /* Some message of d contains needle. */

@@ -33,18 +33,18 @@
 #include "tl/tl_int.h"
 #include "topo/topo.h"
 
-void *__real_malloc(size_t);
-void *__real_calloc(size_t, size_t);
-void *__real_realloc(void *, size_t);
-void __real_free(void *);
-void *__real_mmap(void *, size_t, int, int, int, off_t);
-int __real_munmap(void *, size_t);
-void *__wrap_malloc(size_t);
-void *__wrap_calloc(size_t, size_t);
-void *__wrap_realloc(void *, size_t);
-void __wrap_free(void *);
-void *__wrap_mmap(void *, size_t, int, int, int, off_t);
-int __wrap_munmap(void *, size_t);
+/* The functions wrapped at link time (-Wl,--wrap=NAME): type, name and
+ * parameters; each has a __real_NAME (the libc one) and a __wrap_NAME
+ * (below). */
+#define WRAPPED(X)                                                              \
+        X(void *, malloc, (size_t))                                             \
+        X(void *, calloc, (size_t, size_t))                                     \
+        X(void *, realloc, (void *, size_t))                                    \
+        X(void, free, (void *))                                                 \
+        X(void *, mmap, (void *, size_t, int, int, int, off_t))                 \
+        X(int, munmap, (void *, size_t))
+#define DECLARE_WRAPPED(type, name, params) type __real_##name params; type __wrap_##name params;
+WRAPPED(DECLARE_WRAPPED)
 
 /* ---- the live-allocation table: open addressing on the address ---- */
 

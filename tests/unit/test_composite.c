@@ -26,14 +26,21 @@ static const struct plan_gemm shape = { .m = 128, .n = 96, .k = 200, .tile_m = 6
                                         .out_elem_bytes = 2, .a_hbm = true, .b_hbm = true,
                                         .out_hbm = true };
 
+/* Plan the n ops over g into p; the planner must accept them. */
+static void plan_ok(const struct plan_op *ops, int n, const struct plan_gemm *g,
+                    struct pipeline_plan *p)
+{
+        char err[256];
+        cr_assert_eq(plan_generate_from_ops(ops, n, g, p, err, sizeof err), 0, "%s", err);
+}
+
 Test(plan, stages_by_scope)
 {
         struct plan_op ops[] = { math_op("pre", TL_SCOPE_KERNEL), gemm_op(),
                                  math_op("dequant", TL_SCOPE_K_TILE), math_op("bias", TL_SCOPE_OUTPUT_TILE),
                                  math_op("relu", TL_SCOPE_OUTPUT_TILE), math_op("post", TL_SCOPE_KERNEL) };
         struct pipeline_plan p;
-        char err[256];
-        cr_assert_eq(plan_generate_from_ops(ops, 6, &shape, &p, err, sizeof err), 0, "%s", err);
+        plan_ok(ops, 6, &shape, &p);
         cr_assert_eq(p.n_prologue, 1);
         cr_assert_str_eq(plan_prologue(&p)[0].op, "pre");
         cr_assert(p.has_gemm);
@@ -55,8 +62,7 @@ Test(plan, ops_after_the_gemm_go_to_their_sections_in_op_order)
                                  math_op("bias", TL_SCOPE_OUTPUT_TILE), math_op("dq", TL_SCOPE_K_TILE),
                                  math_op("relu", TL_SCOPE_OUTPUT_TILE), math_op("post2", TL_SCOPE_KERNEL) };
         struct pipeline_plan p;
-        char err[256];
-        cr_assert_eq(plan_generate_from_ops(ops, 6, &shape, &p, err, sizeof err), 0, "%s", err);
+        plan_ok(ops, 6, &shape, &p);
         cr_assert_eq(p.n_prologue, 0);
         cr_assert_eq(p.n_k_tile, 1);
         cr_assert_str_eq(plan_k_tile(&p)[0].op, "dq");
@@ -72,8 +78,7 @@ Test(plan, math_only_is_the_plain_plan)
 {
         struct plan_op ops[] = { math_op("a", TL_SCOPE_OUTPUT_TILE), math_op("b", TL_SCOPE_KERNEL) };
         struct pipeline_plan p;
-        char err[256];
-        cr_assert_eq(plan_generate_from_ops(ops, 2, &shape, &p, err, sizeof err), 0);
+        plan_ok(ops, 2, &shape, &p);
         cr_assert(!p.has_gemm);
         cr_assert_eq(p.n_prologue, 2);
         cr_assert_eq(plan_n_completions(&p), 2);
@@ -96,7 +101,7 @@ Test(plan, prologue_must_read_tcm)
         ops[0].hbm_name = "x";
         struct pipeline_plan p;
         char err[256];
-        cr_assert_eq(plan_generate_from_ops(ops, 3, &shape, &p, err, sizeof err), 0);
+        plan_ok(ops, 3, &shape, &p);
         ops[1].reads_hbm = true;
         ops[1].hbm_name = "y";
         cr_assert_eq(plan_generate_from_ops(ops, 3, &shape, &p, err, sizeof err), -1);
@@ -148,12 +153,19 @@ static const struct rec *find(const char *unit, int64_t tile)
 
 TestSuite(feed, .init = fixture_small, .fini = fixture_fini);
 
-/* Feed p from pc and run the loop until every stage is placed: the feed's
- * results. */
-static struct plan_run feed_run;
-static const struct plan_ctx *feed(const struct pipeline_plan *p, const struct plan_ctx *pc)
+static struct pipeline_plan feed_plan; /* the plan feed made */
+static struct plan_run feed_run;       /* its feed */
+
+/* Plan the n ops over g, feed the plan to PE 0 from time start with its
+ * stages logged into recs, and run the loop until every stage is placed:
+ * the feed's results. */
+static const struct plan_ctx *feed(const struct plan_op *ops, int n, const struct plan_gemm *g,
+                                   sim_ps start)
 {
-        plan_feed(&feed_run, p, pc);
+        plan_ok(ops, n, g, &feed_plan);
+        n_recs = 0;
+        plan_feed(&feed_run, &feed_plan,
+                  &(struct plan_ctx){ .pe = &sim.pes[0], .start = start, .log = capture });
         cr_assert_eq(ev_run(&sim.ev, &d), EV_DONE);
         return &feed_run.pc;
 }
@@ -165,12 +177,7 @@ Test(feed, double_buffering_overlaps_dma_and_gemm)
         g.m = 64;
         g.n = 64;
         g.k = 512;                   /* 8 K tiles of one output tile */
-        struct pipeline_plan p;
-        char err[256];
-        cr_assert_eq(plan_generate_from_ops(ops, 2, &g, &p, err, sizeof err), 0);
-        n_recs = 0;
-        const struct plan_ctx *pc = feed(&p, &(struct plan_ctx){ .pe = &sim.pes[0], .start = 0,
-                                                                .log = capture });
+        const struct plan_ctx *pc = feed(ops, 2, &g, 0);
         cr_assert_eq(pc->completions, 8);
         /* Tile 1's read is in flight while tile 0's GEMM runs. */
         cr_assert_lt(find("dma_read", 1)->start, find("gemm", 0)->end);
@@ -190,13 +197,8 @@ Test(feed, prologue_and_post_are_standalone_tiles)
                                  gemm_op(), math_op("post", TL_SCOPE_KERNEL) };
         struct plan_gemm g = shape;
         g.a_pinned = true;           /* produced by the prologue, used in place */
-        struct pipeline_plan p;
-        char err[256];
-        cr_assert_eq(plan_generate_from_ops(ops, 4, &g, &p, err, sizeof err), 0);
-        n_recs = 0;
-        const struct plan_ctx *pc = feed(&p, &(struct plan_ctx){ .pe = &sim.pes[0], .start = 1000,
-                                                                .log = capture });
-        cr_assert_eq(pc->completions, plan_n_completions(&p));
+        const struct plan_ctx *pc = feed(ops, 4, &g, 1000);
+        cr_assert_eq(pc->completions, plan_n_completions(&feed_plan));
         cr_assert_eq(pc->completions, 2 + 2 * 2 * 4 + 1);
         /* Tile 0 and 1 are the prologue, each on PE_MATH, in order. */
         cr_assert_str_eq(find("math", 0)->op, "pre1");
@@ -223,11 +225,7 @@ Test(feed, stages_hand_over_through_tcm)
                                  math_op("bias", TL_SCOPE_OUTPUT_TILE),
                                  math_op("relu", TL_SCOPE_OUTPUT_TILE),
                                  math_op("scale", TL_SCOPE_OUTPUT_TILE) };
-        struct pipeline_plan p;
-        char err[256];
-        cr_assert_eq(plan_generate_from_ops(ops, 5, &shape, &p, err, sizeof err), 0);
-        n_recs = 0;
-        feed(&p, &(struct plan_ctx){ .pe = &sim.pes[0], .start = 0, .log = capture });
+        feed(ops, 5, &shape, 0);
         /* As primitives do: no link hop between the stages of a tile, only
          * their TCM traffic ... */
         cr_assert_gt(sim.pes[0].tcm_bytes, 0);
@@ -303,10 +301,7 @@ Test(feed, gemm_epilogue_composite_equals_ops_one_by_one)
 {
         static struct tl_kernel k = { .name = "both", .fn = k_epilogue_both_ways };
         static struct tl_run_opts o = { .mode = TL_MODE_DATA, .seed = 1 };
-        int rc = fixture_run(&k, &o, NULL, 0);
-        if (rc)
-                diag_print(&d, stderr);
-        cr_assert_eq(rc, 0);
+        fixture_run_ok(k.name, &k, &o, NULL, 0);
         for (int i = 0; i < 64 * 48; i++)
                 cr_assert_eq(out_composite[i], out_ops[i], "element %d: %.9g vs %.9g", i,
                              out_composite[i], out_ops[i]);
@@ -359,10 +354,7 @@ Test(feed, softmax_merge_equals_ops_one_by_one)
 {
         static struct tl_kernel k = { .name = "merge", .fn = k_merge_both_ways };
         static struct tl_run_opts o = { .mode = TL_MODE_DATA, .seed = 1 };
-        int rc = fixture_run(&k, &o, NULL, 0);
-        if (rc)
-                diag_print(&d, stderr);
-        cr_assert_eq(rc, 0);
+        fixture_run_ok(k.name, &k, &o, NULL, 0);
         const int n[3] = { 64, 64, 64 * 32 };
         const char *name[3] = { "m", "l", "o" };
         for (int w = 0; w < 3; w++)

@@ -441,10 +441,7 @@ static void gqa_reads_only_its_cube_as(const char *kernel, const char *const *se
         size_t n = 0;
         while (sets[n])
                 n++;
-        int rc = fixture_run(tl_kernel_find(kernel), NULL, sets, n);
-        if (rc < 0)
-                diag_print(&d, stderr);
-        cr_assert_eq(rc, 0, "%s", kernel);
+        fixture_run_ok(kernel, tl_kernel_find(kernel), NULL, sets, n);
         static const char *const kv[] = { "k", "v" };
         for (int i = 0; i < 2; i++) {
                 const struct tl_global *g = fixture_global(kv[i]);

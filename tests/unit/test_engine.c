@@ -527,17 +527,25 @@ static void consumer(struct ev_proc *p, void *arg)
         }
 }
 
-Test(engine, bounded_queue_blocks_and_keeps_order)
+/* Run first, then second (a producer and a consumer, in either order) over
+ * q of capacity cap: the consumer must get items 1..5 in order, item i at
+ * step * i. */
+static void run_queue(size_t cap, ev_proc_fn first, ev_proc_fn second, sim_ps step)
 {
-        cr_assert_eq(ev_queue_init(&q, 2, "q"), 0);
-        struct ev_proc pp, pc;
-        ev_proc_start(&ev, &pp, "producer", producer, NULL);
-        ev_proc_start(&ev, &pc, "consumer", consumer, NULL);
+        cr_assert_eq(ev_queue_init(&q, cap, "q"), 0);
+        struct ev_proc p1, p2;
+        ev_proc_start(&ev, &p1, "first", first, NULL);
+        ev_proc_start(&ev, &p2, "second", second, NULL);
         cr_assert_eq(ev_run(&ev, &d), EV_DONE);
         for (int i = 0; i < 5; i++) {
                 cr_assert_eq(got_items[i], i + 1);
-                cr_assert_eq(got_at[i], 10 * (sim_ps)(i + 1));
+                cr_assert_eq(got_at[i], step * (sim_ps)(i + 1));
         }
+}
+
+Test(engine, bounded_queue_blocks_and_keeps_order)
+{
+        run_queue(2, producer, consumer, 10);
         /* Two fit at once; the third waits for the first get at t=10. */
         cr_assert_eq(put_done_at[0], 0);
         cr_assert_eq(put_done_at[1], 0);
@@ -564,15 +572,7 @@ static void slow_producer(struct ev_proc *p, void *arg)
 
 Test(engine, queue_get_blocks_until_put)
 {
-        cr_assert_eq(ev_queue_init(&q, 1, "q"), 0);
-        struct ev_proc pp, pc;
-        ev_proc_start(&ev, &pc, "consumer", eager_consumer, NULL);
-        ev_proc_start(&ev, &pp, "producer", slow_producer, NULL);
-        cr_assert_eq(ev_run(&ev, &d), EV_DONE);
-        for (int i = 0; i < 5; i++) {
-                cr_assert_eq(got_items[i], i + 1);
-                cr_assert_eq(got_at[i], 7 * (sim_ps)(i + 1));
-        }
+        run_queue(1, eager_consumer, slow_producer, 7);
         ev_queue_fini(&q);
 }
 

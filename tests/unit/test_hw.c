@@ -138,10 +138,9 @@ static void check_launch(const char *file, const char *kernel)
 {
         const struct tl_kernel *k = tl_kernel_find(kernel);
         cr_assert_not_null(k);
-        int rc = fixture_run(k, NULL, NULL, 0);
-        if (rc)
-                diag_print(&d, stderr);
-        cr_assert_eq(rc, 0, "%s on %s", kernel, file);
+        char what[300];
+        snprintf(what, sizeof what, "%s on %s", kernel, file);
+        fixture_run_ok(what, k, NULL, NULL, 0);
         const struct hw_sim *s = &job.sim;
         sim_ps start = s->pes[0].exec_start_ps;
         sim_ps dur = s->pes[0].exec_end_ps - start;

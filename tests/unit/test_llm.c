@@ -180,8 +180,9 @@ static double key_or_value(const float *cache, const double *fresh, int64_t b, i
         return fresh[((b * s->hkv + kv) * s->sq + j - s->p) * s->d + c];
 }
 
-/* Compare out, k_new and v_new with the reference of the last run. */
-static void check_layer(const struct shape *s)
+/* Compare out, k_new and v_new with the reference of the last run, the
+ * case called name. */
+static void check_layer(const char *name, const struct shape *s)
 {
         int64_t b_ = s->b, sq = s->sq, p = s->p, hd = s->hd, hq = s->hq, hkv = s->hkv, dd = s->d;
         int64_t f = s->f, tt = b_ * sq, qd = hq * dd, kd = hkv * dd, g = hq / hkv;
@@ -247,83 +248,75 @@ static void check_layer(const struct shape *s)
         matmul(gt, in("w_down"), tt, f, hd, out);
         for (int64_t i = 0; i < tt * hd; i++)
                 out[i] += h[i];
-        check("out", in("out"), out, tt * hd, tol);
-        check("k_new", in("k_new"), kn, tt * kd, tol);
-        check("v_new", in("v_new"), vn, tt * kd, tol);
+        const char *names[] = { "out", "k_new", "v_new" };
+        const double *refs[] = { out, kn, vn };
+        int64_t sizes[] = { tt * hd, tt * kd, tt * kd };
+        for (int i = 0; i < 3; i++) {
+                char what[128];
+                snprintf(what, sizeof what, "%s: %s", name, names[i]);
+                check(what, in(names[i]), refs[i], sizes[i], tol);
+        }
         double *all[] = { xd, n1, q, k, v, att, h, n2, gt, up, out, w, kn, vn };
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
                 free(all[i]);
 }
 
-static void layer_matches(const struct shape *s)
+static void layer_matches(const char *name, const struct shape *s)
 {
-        cr_assert_eq(run_layer(s), 0, "llm_layer failed");
-        check_layer(s);
+        cr_assert_eq(run_layer(s), 0, "%s: llm_layer failed", name);
+        check_layer(name, s);
 }
 
 /* ---- numerics ------------------------------------------------------------------------ */
 
-Test(llm, decode_with_cache_fp32)
-{
+/* A layer run checked against the float64 reference. */
+struct layer_case {
+        const char *name;               /* what it covers, named in a failure */
+        struct shape s;                 /* the layer's shape */
+};
+
+static const struct layer_case layer_cases[] = {
         /* 200 past keys: two tiles and a tail; hidden 70 and ffn 90 split unevenly. */
-        layer_matches(&(struct shape){ 2, 1, 200, 70, 4, 2, 16, 90, 1, "fp32" });
-}
-
-Test(llm, prefill_after_cache_fp32)
-{
+        { "decode_with_cache_fp32", { 2, 1, 200, 70, 4, 2, 16, 90, 1, "fp32" } },
         /* Sq > 1 with P > 0: the causal mask over the new keys, after the cache. */
-        layer_matches(&(struct shape){ 2, 5, 7, 64, 4, 2, 16, 96, 1, "fp32" });
-}
-
-Test(llm, prefill_no_cache_query_tail_fp32)
-{
+        { "prefill_after_cache_fp32", { 2, 5, 7, 64, 4, 2, 16, 96, 1, "fp32" } },
         /* 70 query rows: a block of 64 and a tail of 6; no cache. */
-        layer_matches(&(struct shape){ 1, 70, 0, 32, 2, 1, 16, 48, 1, "fp32" });
-}
+        { "prefill_no_cache_query_tail_fp32", { 1, 70, 0, 32, 2, 1, 16, 48, 1, "fp32" } },
+        { "tp2_decode_fp32", { 1, 1, 130, 64, 4, 2, 16, 96, 2, "fp32" } },
+        { "tp2_prefill_fp32", { 2, 3, 9, 48, 8, 2, 8, 40, 2, "fp32" } },
+        { "decode_bf16", { 2, 1, 150, 64, 8, 2, 16, 96, 1, "bf16" } },
+        { "tp2_prefill_bf16", { 1, 4, 20, 64, 4, 2, 16, 64, 2, "bf16" } },
+        /* 8 PEs in 3 ranks of 2: PEs 6 and 7 take no part. */
+        { "tp3_leaves_pes_idle_fp32", { 1, 2, 6, 48, 6, 3, 8, 48, 3, "fp32" } },
+};
 
-Test(llm, tp2_decode_fp32)
+FIXTURE_TABLE_TEST(llm, layer_matches_reference, struct layer_case, layer_cases)
 {
-        layer_matches(&(struct shape){ 1, 1, 130, 64, 4, 2, 16, 96, 2, "fp32" });
-}
-
-Test(llm, tp2_prefill_fp32)
-{
-        layer_matches(&(struct shape){ 2, 3, 9, 48, 8, 2, 8, 40, 2, "fp32" });
-}
-
-Test(llm, decode_bf16)
-{
-        layer_matches(&(struct shape){ 2, 1, 150, 64, 8, 2, 16, 96, 1, "bf16" });
-}
-
-Test(llm, tp2_prefill_bf16)
-{
-        layer_matches(&(struct shape){ 1, 4, 20, 64, 4, 2, 16, 64, 2, "bf16" });
+        layer_matches(row->name, &row->s);
 }
 
 /* ---- bad shapes ----------------------------------------------------------------------- */
 
-static void rejects(const char *const *sets, size_t n, const char *needle)
-{
-        cr_assert_eq(fixture_run(tl_kernel_find("llm_layer"), NULL, sets, n), -EINVAL);
-        cr_assert(diag_has(needle), "no message containing '%s'", needle);
-}
+/* --set values llm_layer refuses, and a message it must give. */
+struct reject_case {
+        const char *sets[3];            /* --set values, NULL-terminated */
+        const char *needle;             /* some message contains it */
+};
 
-Test(llm, rejects_tp_not_dividing_kv_heads)
-{
-        rejects((const char *[]){ "kv_heads=2", "q_heads=4", "tp=4" }, 3,
-                "tp (4) must divide kv_heads (2)");
-}
+static const struct reject_case reject_cases[] = {
+        { { "kv_heads=2", "q_heads=4", "tp=4" }, "tp (4) must divide kv_heads (2)" },
+        { { "head_dim=15" }, "head_dim (15) must be even" },
+        { { "q_heads=5", "kv_heads=2" }, "kv_heads (2) must divide q_heads (5)" },
+};
 
-Test(llm, rejects_odd_head_dim)
+FIXTURE_TABLE_TEST(llm, rejects, struct reject_case, reject_cases)
 {
-        rejects((const char *[]){ "head_dim=15" }, 1, "head_dim (15) must be even");
-}
-
-Test(llm, rejects_q_heads_not_multiple)
-{
-        rejects((const char *[]){ "q_heads=5", "kv_heads=2" }, 2,
-                "kv_heads (2) must divide q_heads (5)");
+        size_t n = 0;
+        while (n < FIXTURE_N(row->sets) && row->sets[n])
+                n++;
+        cr_assert_eq(fixture_run(tl_kernel_find("llm_layer"), NULL, row->sets, n), -EINVAL,
+                     "not refused: %s", row->needle);
+        cr_assert(diag_has(row->needle), "no message containing '%s'", row->needle);
 }
 
 /* ---- one class of ops alone (part=) ----------------------------------------------- */
@@ -402,12 +395,6 @@ Test(llm, lm_head_matches_float64)
         free(xd);
 }
 
-Test(llm, tp3_leaves_pes_idle_fp32)
-{
-        /* 8 PEs in 3 ranks of 2: PEs 6 and 7 take no part. */
-        layer_matches(&(struct shape){ 1, 2, 6, 48, 6, 3, 8, 48, 3, "fp32" });
-}
-
 Test(llm, tp4_over_sips_fp32)
 {
         /* topologies/multi_sip.yaml: tp 4, one rank per SIP (64 PEs each,
@@ -415,6 +402,6 @@ Test(llm, tp4_over_sips_fp32)
          * crosses the inter-SIP links. */
         fixture_fini();
         fixture_load("multi_sip.yaml");
-        layer_matches(&(struct shape){ 1, 2, 5, 40, 8, 4, 8, 48, 4, "fp32" });
+        layer_matches("tp4_over_sips_fp32", &(struct shape){ 1, 2, 5, 40, 8, 4, 8, 48, 4, "fp32" });
         cr_expect_gt(job.sim.class_bytes[TOPO_EDGE_INTER_SIP], 0, "no bytes crossed SIPs");
 }

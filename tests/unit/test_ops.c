@@ -22,6 +22,23 @@ static int run_kernel(tl_kernel_fn fn, enum tl_mode mode, const char *oplog)
         return rc;
 }
 
+/* Run fn, which must succeed, with its op_log in a new file named by the
+ * template path (its XXXXXX replaced); the caller removes the file. */
+static void run_logged(tl_kernel_fn fn, enum tl_mode mode, char *path)
+{
+        int fd = mkstemp(path);
+        cr_assert_geq(fd, 0, "cannot make %s", path);
+        close(fd);
+        cr_assert_eq(run_kernel(fn, mode, path), 0);
+}
+
+/* fn, run in op_log mode, is a kernel error with a message containing want. */
+static void assert_kernel_error(tl_kernel_fn fn, const char *want)
+{
+        cr_assert_neq(run_kernel(fn, TL_MODE_OPLOG, NULL), 0, "no error: %s", want);
+        cr_assert(diag_has(want), "no message containing '%s'", want);
+}
+
 /* A TCM tensor [r, c] holding lo + (hi - lo) * i / (r c - 1), element i. */
 static tl_tensor *ramp(tl_ctx *tl, int64_t r, int64_t c, float lo, float hi)
 {
@@ -122,10 +139,7 @@ static void k_gelu_time(tl_ctx *tl, const void *args)
 Test(ops, gelu_costs_its_table_entries_and_is_logged_by_name)
 {
         char path[] = "/tmp/cubesim_test_ops_XXXXXX";
-        int fd = mkstemp(path);
-        cr_assert_geq(fd, 0);
-        close(fd);
-        cr_assert_eq(run_kernel(k_gelu_time, TL_MODE_OPLOG, path), 0);
+        run_logged(k_gelu_time, TL_MODE_OPLOG, path);
         sim_ps issue = topo_issue_cost_ps(&t.pe.cpu, TOPO_OP_GELU);
         cr_assert_eq(measured, issue + hw_math_ps(&t, TOPO_OP_GELU, 96 * 72, false));
         cr_assert_gt(hw_math_ps(&t, TOPO_OP_GELU, 96 * 72, false),
@@ -234,8 +248,7 @@ static void k_bad_axis(tl_ctx *tl, const void *args)
 
 Test(ops, a_reduction_axis_out_of_range_is_a_kernel_error)
 {
-        cr_assert_neq(run_kernel(k_bad_axis, TL_MODE_OPLOG, NULL), 0);
-        cr_assert(diag_has("sum: axis 2 of a 2D tensor: expected -2..1"));
+        assert_kernel_error(k_bad_axis, "sum: axis 2 of a 2D tensor: expected -2..1");
 }
 
 /* ---- composite epilogues ------------------------------------------------------------- */
@@ -281,10 +294,7 @@ static void k_epilogues(tl_ctx *tl, const void *args)
 Test(ops, gelu_residual_silu_rmsnorm_epilogues_match_float64)
 {
         char path[] = "/tmp/cubesim_test_ops_XXXXXX";
-        int fd = mkstemp(path);
-        cr_assert_geq(fd, 0);
-        close(fd);
-        cr_assert_eq(run_kernel(k_epilogues, TL_MODE_DATA, path), 0);
+        run_logged(k_epilogues, TL_MODE_DATA, path);
         static double y[EM * EN];
         for (int i = 0; i < EM; i++) {
                 double ss = 0;
@@ -325,31 +335,32 @@ Test(ops, gelu_residual_silu_rmsnorm_epilogues_match_float64)
         cr_assert_eq(n_rms, 1);
 }
 
-static void k_rmsnorm_tile(tl_ctx *tl, const void *args)
+/* A composite with no operation and the one epilogue e, into a TCM [8, 8]. */
+static void epilogue_alone(tl_ctx *tl, tl_epilogue e)
 {
         tl_tensor *x = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 8, 8 }));
-        tl_composite(tl, &(tl_composite_desc){
-                .out = x, .n_epilogue = 1,
-                .epilogue = (tl_epilogue[]){ { .op = TL_RMSNORM, .scope = TL_SCOPE_OUTPUT_TILE } } });
+        tl_composite(tl, &(tl_composite_desc){ .out = x, .n_epilogue = 1, .epilogue = &e });
+}
+
+static void k_rmsnorm_tile(tl_ctx *tl, const void *args)
+{
+        epilogue_alone(tl, (tl_epilogue){ .op = TL_RMSNORM, .scope = TL_SCOPE_OUTPUT_TILE });
 }
 
 Test(ops, rmsnorm_needs_kernel_scope)
 {
-        cr_assert_neq(run_kernel(k_rmsnorm_tile, TL_MODE_OPLOG, NULL), 0);
-        cr_assert(diag_has("epilogue #0 (TL_RMSNORM) needs whole rows: give it scope TL_SCOPE_KERNEL"));
+        assert_kernel_error(k_rmsnorm_tile,
+                            "epilogue #0 (TL_RMSNORM) needs whole rows: give it scope TL_SCOPE_KERNEL");
 }
 
 static void k_residual_shape(tl_ctx *tl, const void *args)
 {
-        tl_tensor *x = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 8, 8 }));
         tl_tensor *r = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 8, 4 }));
-        tl_composite(tl, &(tl_composite_desc){
-                .out = x, .n_epilogue = 1,
-                .epilogue = (tl_epilogue[]){ { .op = TL_ADD, .tensor = r } } });
+        epilogue_alone(tl, (tl_epilogue){ .op = TL_ADD, .tensor = r });
 }
 
 Test(ops, a_residual_that_does_not_broadcast_is_a_kernel_error)
 {
-        cr_assert_neq(run_kernel(k_residual_shape, TL_MODE_OPLOG, NULL), 0);
-        cr_assert(diag_has("epilogue #0 (TL_ADD): its 2D tensor does not broadcast to the output [8, 8]"));
+        assert_kernel_error(k_residual_shape,
+                            "epilogue #0 (TL_ADD): its 2D tensor does not broadcast to the output [8, 8]");
 }

@@ -46,22 +46,28 @@ static void dump(const struct diag *d)
                 fprintf(stderr, "  got: %s\n", m->text);
 }
 
+/* load that must succeed: otherwise print its messages and fail. */
+static void load_ok(const char *text, struct sweep_spec *s, struct diag *d)
+{
+        int rc = load(text, s, d);
+        if (rc)
+                dump(d);
+        cr_assert_eq(rc, 0, "the spec does not load:\n%s", text);
+}
+
 Test(sweep_spec, grid_is_row_major_with_linked_axes_then_points)
 {
         struct sweep_spec s;
         struct diag d;
-        int rc = load("version: 1\n"
-                      "kernel: gemm\n"
-                      "params: {tile_m: 32, dtype: bf16}\n"
-                      "grid:\n"
-                      "  dtype: [fp32, fp16]\n"
-                      "  size: {m: [64, 128], n: [64, 128]}\n"
-                      "points:\n"
-                      "  - {m: 8, k: 16}\n",
-                      &s, &d);
-        if (rc)
-                dump(&d);
-        cr_assert_eq(rc, 0);
+        load_ok("version: 1\n"
+                "kernel: gemm\n"
+                "params: {tile_m: 32, dtype: bf16}\n"
+                "grid:\n"
+                "  dtype: [fp32, fp16]\n"
+                "  size: {m: [64, 128], n: [64, 128]}\n"
+                "points:\n"
+                "  - {m: 8, k: 16}\n",
+                &s, &d);
         cr_assert_str_eq(s.name, "spec");
         cr_assert_eq(s.n_panels, 1);
         cr_assert_eq(s.n_points, 5);
@@ -85,24 +91,21 @@ Test(sweep_spec, panels_inherit_and_override)
 {
         struct sweep_spec s;
         struct diag d;
-        int rc = load("version: 1\n"
-                      "name: two\n"
-                      "kernel: gemm\n"
-                      "params: {pe.dma.bw_gbps: 64}\n"
-                      "grid: {k: [16, 32]}\n"
-                      "figure: {x: k, x_label: \"K (elements)\", roofline_bytes_per_x: 8}\n"
-                      "panels:\n"
-                      "  - name: first\n"
-                      "    params: {m: 64, n: 128}\n"
-                      "  - name: second\n"
-                      "    kernel: softmax\n"
-                      "    params: {rows: 32}\n"
-                      "    grid: {cols: [64, 128, 256]}\n"
-                      "    figure: {x: cols, log: false}\n",
-                      &s, &d);
-        if (rc)
-                dump(&d);
-        cr_assert_eq(rc, 0);
+        load_ok("version: 1\n"
+                "name: two\n"
+                "kernel: gemm\n"
+                "params: {pe.dma.bw_gbps: 64}\n"
+                "grid: {k: [16, 32]}\n"
+                "figure: {x: k, x_label: \"K (elements)\", roofline_bytes_per_x: 8}\n"
+                "panels:\n"
+                "  - name: first\n"
+                "    params: {m: 64, n: 128}\n"
+                "  - name: second\n"
+                "    kernel: softmax\n"
+                "    params: {rows: 32}\n"
+                "    grid: {cols: [64, 128, 256]}\n"
+                "    figure: {x: cols, log: false}\n",
+                &s, &d);
         cr_assert_str_eq(s.name, "two");
         cr_assert_eq(s.n_panels, 2);
         cr_assert_eq(s.n_points, 5);
@@ -134,12 +137,9 @@ Test(sweep_spec, topology_parameters_and_issue_cost_alias)
 {
         struct sweep_spec s;
         struct diag d;
-        int rc = load("version: 1\nkernel: noop\n"
-                      "grid:\n  pe.dma.bw_gbps: [64, 128]\n  issue_cost.composite_ns: [40, 60]\n",
-                      &s, &d);
-        if (rc)
-                dump(&d);
-        cr_assert_eq(rc, 0);
+        load_ok("version: 1\nkernel: noop\n"
+                "grid:\n  pe.dma.bw_gbps: [64, 128]\n  issue_cost.composite_ns: [40, 60]\n",
+                &s, &d);
         cr_assert_eq(s.n_points, 4);
         char buf[128];
         cr_assert_str_eq(tl_set_topo_path("issue_cost.composite_ns", 23, buf, sizeof buf),

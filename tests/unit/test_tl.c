@@ -21,8 +21,32 @@ static int run_kernel(tl_kernel_fn fn, enum tl_mode mode)
         return fixture_run(&k, &(struct tl_run_opts){ .mode = mode, .seed = 1 }, NULL, 0);
 }
 
+static tl_kernel_fn pe0_fn;          /* the body on_pe0 runs */
+
+static void on_pe0(tl_ctx *tl, const void *a)
+{
+        if (tl->rank == 0)
+                pe0_fn(tl, a);
+}
+
+/* run_kernel of a body that PE 0 alone runs (the others do nothing). */
+static int run_on_pe0(tl_kernel_fn fn, enum tl_mode mode)
+{
+        pe0_fn = fn;
+        return run_kernel(on_pe0, mode);
+}
+
 static sim_ps now_of(tl_ctx *tl) { return ev_now(&tl->sim->ev); }
 static sim_ps cost(enum topo_op op) { return topo_issue_cost_ps(&t.pe.cpu, op); }
+
+/* Wait for x; return the simulated time since *t0, and move *t0 to now. */
+static sim_ps waited(tl_ctx *tl, tl_tensor *x, sim_ps *t0)
+{
+        tl_wait_tensor(tl, x);
+        sim_ps now = now_of(tl), dt = now - *t0;
+        *t0 = now;
+        return dt;
+}
 
 /* ---- timing of each primitive -------------------------------------------- */
 
@@ -30,8 +54,6 @@ static sim_ps measured[8];
 
 static void k_tcm_load(tl_ctx *tl, const void *a)
 {
-        if (tl->rank != 0)
-                return;
         tl_tensor *src = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 64, 64 }));
         sim_ps t0 = now_of(tl);
         tl_tensor *x = tl_load(tl, src);
@@ -42,7 +64,7 @@ static void k_tcm_load(tl_ctx *tl, const void *a)
 
 Test(tl, load_from_tcm_closed_form)
 {
-        cr_assert_eq(run_kernel(k_tcm_load, TL_MODE_OPLOG), 0);
+        cr_assert_eq(run_on_pe0(k_tcm_load, TL_MODE_OPLOG), 0);
         cr_assert_eq(measured[0], cost(TOPO_OP_LOAD), "a load is lazy: it returns at once");
         /* DMA: one descriptor: its setup, then its bytes at the engine's
          * bandwidth. */
@@ -64,18 +86,15 @@ static tl_dtype load_dtype;
 
 static void k_tcm_load_bfp(tl_ctx *tl, const void *a)
 {
-        if (tl->rank != 0)
-                return;
         tl_tensor *src = tl_alloc(tl, TL_TCM, load_dtype, 2, ((int64_t[]){ 64, 64 }));
         sim_ps t0 = now_of(tl);
-        tl_wait_tensor(tl, tl_load(tl, src));
-        measured[0] = now_of(tl) - t0;
+        measured[0] = waited(tl, tl_load(tl, src), &t0);
 }
 
 static void check_packed_load(tl_dtype dt, uint64_t bytes)
 {
         load_dtype = dt;
-        cr_assert_eq(run_kernel(k_tcm_load_bfp, TL_MODE_OPLOG), 0);
+        cr_assert_eq(run_on_pe0(k_tcm_load_bfp, TL_MODE_OPLOG), 0);
         sim_ps dma = t.pe.dma.setup_ps + hw_bytes_ps(bytes / t.pe.dma.channels,
                                                      t.pe.dma.bw_bytes_per_s / t.pe.dma.channels);
         cr_assert_eq(measured[0], cost(TOPO_OP_LOAD) + dma, "dtype %d", dt);
@@ -87,27 +106,19 @@ Test(tl, bfp4_load_moves_packed_bytes) { check_packed_load(TL_BFP4_B, 4 * 576); 
 
 static void k_dot(tl_ctx *tl, const void *a)
 {
-        if (tl->rank != 0)
-                return;
         tl_tensor *x = tl_alloc(tl, TL_SCRATCH, TL_BF16, 2, ((int64_t[]){ 96, 200 }));
         tl_tensor *y = tl_alloc(tl, TL_SCRATCH, TL_BF16, 2, ((int64_t[]){ 200, 72 }));
         sim_ps t0 = now_of(tl);
         tl_tensor *p = tl_dot(tl, x, y, false);
-        tl_wait_tensor(tl, p);
-        measured[0] = now_of(tl) - t0;
-        t0 = now_of(tl);
+        measured[0] = waited(tl, p, &t0);
         tl_tensor *e = tl_exp(tl, p);
-        tl_wait_tensor(tl, e);
-        measured[1] = now_of(tl) - t0;
-        t0 = now_of(tl);
-        tl_tensor *r = tl_rowsum(tl, e);
-        tl_wait_tensor(tl, r);
-        measured[2] = now_of(tl) - t0;
+        measured[1] = waited(tl, e, &t0);
+        measured[2] = waited(tl, tl_rowsum(tl, e), &t0);
 }
 
 Test(tl, dot_and_math_closed_form)
 {
-        cr_assert_eq(run_kernel(k_dot, TL_MODE_OPLOG), 0);
+        cr_assert_eq(run_on_pe0(k_dot, TL_MODE_OPLOG), 0);
         /* The wait's own issue cost hides under the engine time. */
         sim_ps gemm = hw_gemm_ps(&t, 96, 72, 200);
         cr_assert_gt(gemm, cost(TOPO_OP_WAIT));
@@ -127,8 +138,6 @@ Test(tl, dot_and_math_closed_form)
  * the longer of the two, not their sum. */
 static void k_overlap(tl_ctx *tl, const void *a)
 {
-        if (tl->rank != 0)
-                return;
         tl_tensor *src = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 128, 128 }));
         tl_tensor *w = tl_alloc(tl, TL_SCRATCH, TL_FP32, 2, ((int64_t[]){ 64, 64 }));
         sim_ps t0 = now_of(tl);
@@ -142,7 +151,7 @@ static void k_overlap(tl_ctx *tl, const void *a)
 
 Test(tl, lazy_load_overlaps_unrelated_work)
 {
-        cr_assert_eq(run_kernel(k_overlap, TL_MODE_OPLOG), 0);
+        cr_assert_eq(run_on_pe0(k_overlap, TL_MODE_OPLOG), 0);
         sim_ps load = cost(TOPO_OP_LOAD) + t.pe.dma.setup_ps +
                       hw_bytes_ps(128 * 128 * 4 / t.pe.dma.channels,
                                   t.pe.dma.bw_bytes_per_s / t.pe.dma.channels);
@@ -338,8 +347,6 @@ Test(tl, a_pe_without_a_stack_stops_the_run_with_a_message)
 
 static void k_scoped_loop(tl_ctx *tl, const void *a)
 {
-        if (tl->rank != 0)
-                return;
         for (int i = 0; i < 200; i++) {
                 tl_scratch_scope_begin(tl);
                 tl_tensor *x = tl_alloc(tl, TL_SCRATCH, TL_FP32, 2, ((int64_t[]){ 128, 128 }));
@@ -350,22 +357,20 @@ static void k_scoped_loop(tl_ctx *tl, const void *a)
 
 Test(tl, scratch_scope_reuses_memory)
 {
-        cr_assert_eq(run_kernel(k_scoped_loop, TL_MODE_DATA), 0);
+        cr_assert_eq(run_on_pe0(k_scoped_loop, TL_MODE_DATA), 0);
         cr_assert_eq(job.run->ctx[0].scratch_peak, 2 * 128 * 128 * 4);
         cr_assert_eq(job.run->ctx[0].scratch_bytes, 0);
 }
 
 static void k_unscoped_loop(tl_ctx *tl, const void *a)
 {
-        if (tl->rank != 0)
-                return;
         for (int i = 0; i < 200; i++)
                 tl_alloc(tl, TL_SCRATCH, TL_FP32, 2, ((int64_t[]){ 128, 128 }));
 }
 
 Test(tl, scratch_ceiling_is_a_kernel_error)
 {
-        cr_assert_eq(run_kernel(k_unscoped_loop, TL_MODE_OPLOG), -1);
+        cr_assert_eq(run_on_pe0(k_unscoped_loop, TL_MODE_OPLOG), -1);
         cr_assert(diag_has("test_tl.c:"), "names the kernel line");
         cr_assert(diag_has("PE sip0.cube0.pe0: tl_alloc: scratch: 1.06 MiB requested, 1.00 MiB ceiling"),
                   "got: %s", d.head ? d.head->text : "(none)");
@@ -402,12 +407,8 @@ Test(tl, shape_mismatch_is_a_kernel_error)
 
 static void run_builtin(const char *name, const char *const *sets, int n)
 {
-        int rc = fixture_run(tl_kernel_find(name),
-                             &(struct tl_run_opts){ .mode = TL_MODE_DATA, .seed = 3 }, sets,
-                             (size_t)n);
-        if (rc)
-                diag_print(&d, stderr);
-        cr_assert_eq(rc, 0);
+        fixture_run_ok(name, tl_kernel_find(name), &(struct tl_run_opts){ .mode = TL_MODE_DATA, .seed = 3 },
+                       sets, (size_t)n);
 }
 
 Test(tl, gemm_matches_float64_reference)
@@ -679,8 +680,6 @@ static float masked[2][4][4];        /* rows of tl_mask_causal at INT64_MAX, INT
 
 static void k_mask_extremes(tl_ctx *tl, const void *a)
 {
-        if (tl->rank != 0)
-                return;
         tl_tensor *x = tl_fill(tl, TL_FP32, 2, ((int64_t[]){ 4, 4 }), 2.0f);
         const int64_t offsets[2] = { INT64_MAX, INT64_MIN };
         for (int k = 0; k < 2; k++) {
@@ -693,7 +692,7 @@ static void k_mask_extremes(tl_ctx *tl, const void *a)
 Test(tl, mask_causal_at_the_extremes_of_the_offset)
 {
         /* i + offset used to overflow (UBSan; wrong masks in release). */
-        cr_assert_eq(run_kernel(k_mask_extremes, TL_MODE_DATA), 0);
+        cr_assert_eq(run_on_pe0(k_mask_extremes, TL_MODE_DATA), 0);
         for (int i = 0; i < 4; i++)
                 for (int j = 0; j < 4; j++) {
                         cr_assert_eq(masked[0][i][j], 2.0f, "INT64_MAX masks nothing (%d, %d)", i, j);
@@ -711,8 +710,6 @@ Test(tl, every_builtin_kernel_has_valid_parameters)
 
 static void k_wait_after_scope(tl_ctx *tl, const void *a)
 {
-        if (tl->rank != 0)
-                return;
         tl_tensor *o = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 8, 8 }));
         tl_scratch_scope_begin(tl);
         tl_tensor *x = tl_fill(tl, TL_FP32, 2, ((int64_t[]){ 8, 8 }), 1.0f);
@@ -727,7 +724,7 @@ Test(tl, waiting_on_a_composite_whose_scope_ended_returns)
 {
         /* The scope's end waited for it; its record (freed with the scope,
          * poisoned under ASan) must not be read as live. */
-        cr_assert_eq(run_kernel(k_wait_after_scope, TL_MODE_DATA), 0, "got: %s",
+        cr_assert_eq(run_on_pe0(k_wait_after_scope, TL_MODE_DATA), 0, "got: %s",
                      d.head ? d.head->text : "(none)");
 }
 
@@ -840,12 +837,9 @@ static void k_sharded(tl_ctx *tl, const void *argp)
         tl_tensor *mine = tl_view(tl, g->x, ((int64_t[]){ r0, 0 }), ((int64_t[]){ 32, 64 }));
         sim_ps t0 = now_of(tl);
         tl_tensor *v = tl_load(tl, mine);
-        tl_wait_tensor(tl, v);
-        measured[tl->rank] = now_of(tl) - t0;
-        t0 = now_of(tl);
+        measured[tl->rank] = waited(tl, v, &t0);
         tl_store(tl, tl_view(tl, g->y, ((int64_t[]){ r0, 0 }), ((int64_t[]){ 32, 64 })), v);
-        tl_wait_tensor(tl, v);
-        measured[2 + tl->rank] = now_of(tl) - t0;
+        measured[2 + tl->rank] = waited(tl, v, &t0);
 }
 
 /* A sharded tensor is local: a load costs a TCM copy (no HBM), and two PEs

@@ -22,6 +22,13 @@
 #define NS 1000ull                   /* ps per ns */
 #define GBPS 1000000000ull           /* bytes/s per GB/s */
 
+static struct diag d;                /* the test's problems, empty when it starts */
+
+static void diag_open(void) { diag_init(&d); }
+static void diag_close(void) { diag_fini(&d); }
+
+TestSuite(topo, .init = diag_open, .fini = diag_close);
+
 static const char *source_dir(void)
 {
         const char *s = getenv("CUBESIM_SOURCE_DIR");
@@ -39,53 +46,37 @@ static char *read_all(const char *path, size_t *len)
         return buf;
 }
 
+/* Load the file rel of the source tree (NULL: the built-in default) into
+ * t; it must load without a problem. */
 static void load_named(const char *rel, struct topo *t)
 {
         char path[4096];
-        struct diag d;
-        snprintf(path, sizeof path, "%s/%s", source_dir(), rel);
-        diag_init(&d);
-        int rc = topo_load_file(path, t, &d);
+        struct diag ld;
+        diag_init(&ld);
+        int rc;
+        if (rel) {
+                snprintf(path, sizeof path, "%s/%s", source_dir(), rel);
+                rc = topo_load_file(path, t, &ld);
+        } else {
+                rc = topo_load_default(t, &ld);
+        }
         if (rc)
-                diag_print(&d, stderr);
-        cr_assert_eq(rc, 0, "%s does not load", rel);
-        cr_assert_eq(d.n_errors, 0);
-        diag_fini(&d);
+                diag_print(&ld, stderr);
+        cr_assert_eq(rc, 0, "%s does not load", rel ? rel : "the default");
+        cr_assert_eq(ld.n_errors, 0);
+        diag_fini(&ld);
 }
 
 static void build(const struct topo *t, struct topo_graph *g)
 {
-        struct diag d;
-        diag_init(&d);
         cr_assert_eq(topo_build_graph(t, g, &d), 0);
-        diag_fini(&d);
 }
 
-/* Load text; return the diag's messages joined by newlines (caller frees). */
-static char *load_errors(const char *text, int *rc_out)
+/* load_named, then build its graph into g. */
+static void load_graph(const char *rel, struct topo *t, struct topo_graph *g)
 {
-        struct diag d;
-        struct topo t;
-        diag_init(&d);
-        int rc = topo_load_text("x.yaml", text, strlen(text), &t, &d);
-        if (rc_out)
-                *rc_out = rc;
-        char *buf = NULL;
-        size_t n = 0;
-        FILE *m = open_memstream(&buf, &n);
-        diag_print(&d, m);
-        fclose(m);
-        cr_assert_eq(rc == 0, d.n_errors == 0, "rc and error count disagree");
-        diag_fini(&d);
-        return buf;
-}
-
-static unsigned count_lines(const char *s)
-{
-        unsigned n = 0;
-        for (; *s; s++)
-                n += *s == '\n';
-        return n;
+        load_named(rel, t);
+        build(t, g);
 }
 
 static void assert_has(const char *all, const char *want)
@@ -93,13 +84,36 @@ static void assert_has(const char *all, const char *want)
         cr_assert(strstr(all, want), "expected message\n  %s\nin\n%s", want, all);
 }
 
+/* Loading text as x.yaml must fail with -EINVAL and messages containing
+ * each of want (NULL-terminated), in exactly n_lines lines if n_lines > 0. */
+static void assert_load_fails(const char *text, unsigned n_lines, const char *const *want)
+{
+        struct diag ld;
+        struct topo t;
+        diag_init(&ld);
+        int rc = topo_load_text("x.yaml", text, strlen(text), &t, &ld);
+        char *all = NULL;
+        size_t n = 0;
+        FILE *m = open_memstream(&all, &n);
+        diag_print(&ld, m);
+        fclose(m);
+        cr_assert_eq(rc == 0, ld.n_errors == 0, "rc and error count disagree");
+        cr_assert_eq(rc, -EINVAL, "loaded: %s", text);
+        for (; *want; want++)
+                assert_has(all, *want);
+        unsigned lines = 0;
+        for (const char *p = all; *p; p++)
+                lines += *p == '\n';
+        cr_assert(n_lines == 0 || lines == n_lines, "%u messages, not %u:\n%s", lines, n_lines, all);
+        free(all);
+        diag_fini(&ld);
+}
+
 /* ---- loading ---- */
 
 Test(topo, default_loads_without_errors)
 {
         struct topo t;
-        struct diag d;
-        diag_init(&d);
         cr_assert_eq(topo_load_default(&t, &d), 0);
         cr_assert_eq(d.n_errors + d.n_warnings, 0);
         cr_assert_str_eq(t.name, "default");
@@ -117,7 +131,6 @@ Test(topo, default_loads_without_errors)
                 cr_assert_eq(t.pe.cpu.issue_cost_ps[op], op == TOPO_OP_COMPOSITE ? 40 * NS : 5 * NS,
                              "issue cost of %s", topo_op_name((enum topo_op)op));
         cr_assert_eq(t.pe.links.math_math.latency_ps, 0);
-        diag_fini(&d);
 }
 
 Test(topo, embedded_default_is_the_file)
@@ -149,9 +162,7 @@ Test(topo, shipped_topologies_load)
 Test(topo, overlay_keeps_the_default_elsewhere)
 {
         struct topo def, small;
-        struct diag d;
-        diag_init(&d);
-        cr_assert_eq(topo_load_default(&def, &d), 0);
+        load_named(NULL, &def);
         load_named("topologies/small.yaml", &small);
         cr_assert_eq(small.sip.cubes, 2);
         cr_assert_eq(small.cube.noc.rows, 2);
@@ -163,50 +174,48 @@ Test(topo, overlay_keeps_the_default_elsewhere)
         small.cube.hbm.channels = def.cube.hbm.channels;
         memcpy(small.name, def.name, sizeof small.name);
         cr_assert(memcmp(&small, &def, sizeof def) == 0);
-        diag_fini(&d);
 }
 
 /* ---- totals ---- */
 
-Test(topo, totals_of_default_by_hand)
+Test(topo, totals_by_hand)
 {
-        struct topo t;
-        struct topo_totals tt;
-        struct diag d;
-        diag_init(&d);
-        cr_assert_eq(topo_load_default(&t, &d), 0);
-        topo_totals(&t, &tt);
-        cr_assert_eq(tt.sips, 1);
-        cr_assert_eq(tt.cubes, 4);
-        cr_assert_eq(tt.pes, 64);                               /* 1 x 4 x 4 x 4 */
-        cr_assert_eq(tt.peak_gemm_flops_per_s, 786432000000000ull); /* 2 x 4096 x 1.5e9 x 64 */
-        cr_assert_eq(tt.hbm_bw_bytes_per_s, 3276800000000ull);  /* 4 cubes x 16 x 51.2e9 */
-        cr_assert_eq(tt.tcm_bytes, 134217728ull);               /* 64 x 2 MiB */
-        diag_fini(&d);
-}
-
-Test(topo, totals_of_small_by_hand)
-{
-        struct topo t;
-        struct topo_totals tt;
-        load_named("topologies/small.yaml", &t);
-        topo_totals(&t, &tt);
-        cr_assert_eq(tt.sips, 1);
-        cr_assert_eq(tt.cubes, 2);
-        cr_assert_eq(tt.pes, 8);                                /* 1 x 2 x 2 x 2 */
-        cr_assert_eq(tt.peak_gemm_flops_per_s, 98304000000000ull); /* 2 x 4096 x 1.5e9 x 8 */
-        cr_assert_eq(tt.hbm_bw_bytes_per_s, 409600000000ull);   /* 2 cubes x 4 x 51.2e9 */
-        cr_assert_eq(tt.tcm_bytes, 16777216ull);                /* 8 x 2 MiB */
+        static const struct {
+                const char *file;            /* the machine (NULL: the default) */
+                struct topo_totals want;     /* its totals, worked out by hand */
+        } cases[] = {
+                { NULL, { .sips = 1, .cubes = 4,
+                          .pes = 64,                                    /* 1 x 4 x 4 x 4 */
+                          .peak_gemm_flops_per_s = 786432000000000ull,  /* 2 x 4096 x 1.5e9 x 64 */
+                          .hbm_bw_bytes_per_s = 3276800000000ull,       /* 4 cubes x 16 x 51.2e9 */
+                          .tcm_bytes = 134217728ull } },                /* 64 x 2 MiB */
+                { "topologies/small.yaml", { .sips = 1, .cubes = 2,
+                          .pes = 8,                                     /* 1 x 2 x 2 x 2 */
+                          .peak_gemm_flops_per_s = 98304000000000ull,   /* 2 x 4096 x 1.5e9 x 8 */
+                          .hbm_bw_bytes_per_s = 409600000000ull,        /* 2 cubes x 4 x 51.2e9 */
+                          .tcm_bytes = 16777216ull } },                 /* 8 x 2 MiB */
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                const struct topo_totals *w = &cases[i].want;
+                const char *what = cases[i].file ? cases[i].file : "the default";
+                struct topo t;
+                struct topo_totals tt;
+                load_named(cases[i].file, &t);
+                topo_totals(&t, &tt);
+                cr_assert_eq(tt.sips, w->sips, "%s", what);
+                cr_assert_eq(tt.cubes, w->cubes, "%s", what);
+                cr_assert_eq(tt.pes, w->pes, "%s", what);
+                cr_assert_eq(tt.peak_gemm_flops_per_s, w->peak_gemm_flops_per_s, "%s", what);
+                cr_assert_eq(tt.hbm_bw_bytes_per_s, w->hbm_bw_bytes_per_s, "%s", what);
+                cr_assert_eq(tt.tcm_bytes, w->tcm_bytes, "%s", what);
+        }
 }
 
 Test(topo, graph_counts)
 {
         struct topo t;
         struct topo_graph g;
-        struct diag d;
-        diag_init(&d);
-        cr_assert_eq(topo_load_default(&t, &d), 0);
-        build(&t, &g);
+        load_graph(NULL, &t, &g);
         /* per cube: m_cpu + 16 channels + 16 routers + 16 x 5 PE nodes = 113 */
         cr_assert_eq(g.n_nodes, 1 + 4 * 113);
         /* per cube: 16 x 12 PE + 48 mesh + 32 hbm + 2 m_cpu + 2 host; ring of 4: 8 */
@@ -217,15 +226,13 @@ Test(topo, graph_counts)
         cr_assert_eq(ne, g.n_edges);
         topo_graph_fini(&g);
 
-        load_named("topologies/multi_sip.yaml", &t);
-        build(&t, &g);
+        load_graph("topologies/multi_sip.yaml", &t, &g);
         unsigned inter_sip = 0;
         for (uint32_t e = 0; e < g.n_edges; e++)
                 inter_sip += g.edges[e].cls == TOPO_EDGE_INTER_SIP;
         cr_assert_eq(inter_sip, 8, "a ring of 4 SIPs is 4 links, 8 edges");
         cr_assert_eq(g.totals.pes, 256);
         topo_graph_fini(&g);
-        diag_fini(&d);
 }
 
 /* ---- the snapshot ---- */
@@ -234,17 +241,13 @@ static char *default_json(void)
 {
         struct topo t;
         struct topo_graph g;
-        struct diag d;
-        diag_init(&d);
-        cr_assert_eq(topo_load_default(&t, &d), 0);
-        build(&t, &g);
+        load_graph(NULL, &t, &g);
         char *buf = NULL;
         size_t n = 0;
         FILE *m = open_memstream(&buf, &n);
         cr_assert_eq(topo_graph_write_json(&g, m), 0);
         fclose(m);
         topo_graph_fini(&g);
-        diag_fini(&d);
         return buf;
 }
 
@@ -345,10 +348,7 @@ Test(topo, mesh_routes_are_x_then_y)
 {
         struct topo t;
         struct topo_graph g;
-        struct diag d;
-        diag_init(&d);
-        cr_assert_eq(topo_load_default(&t, &d), 0);
-        build(&t, &g);
+        load_graph(NULL, &t, &g);
         uint32_t r[64], n;
         /* pe0 (0,0) -> pe15 (3,3): east along row 0, then south along col 3. */
         routers_on(&g, topo_node_index(&g, TOPO_NODE_PE_DMA, 0, 1, 0),
@@ -373,7 +373,6 @@ Test(topo, mesh_routes_are_x_then_y)
         cr_assert_eq(g.edges[e[0]].dst, topo_router_at(&g, 0, 1, 0, 0));
         cr_assert_eq(g.edges[e[4]].dst, topo_router_at(&g, 0, 1, 1, 3));
         topo_graph_fini(&g);
-        diag_fini(&d);
 }
 
 static sim_ps lat(struct topo_graph *g, const char *a, const char *b)
@@ -388,10 +387,7 @@ Test(topo, path_latency_closed_form)
 {
         struct topo t;
         struct topo_graph g;
-        struct diag d;
-        diag_init(&d);
-        cr_assert_eq(topo_load_default(&t, &d), 0);
-        build(&t, &g);
+        load_graph(NULL, &t, &g);
         /* Default: hop 1 ns, router 1 ns, PE port 1 ns, DMA overhead 2 ns,
          * CPU overhead 2 ns, cpu_dma 1 ns, host link 50 ns, M_CPU 50 ns,
          * HBM 100 ns, inter-cube 20 ns. Overheads of src are not counted. */
@@ -412,7 +408,6 @@ Test(topo, path_latency_closed_form)
         /* GEMM -> MATH -> DMA -> TCM inside a PE: edges 1 + 1 + 1, MATH 1 + DMA 2 + TCM 1 */
         cr_assert_eq(lat(&g, "sip0.cube0.pe3.gemm", "sip0.cube0.pe3.tcm"), 7 * NS);
         topo_graph_fini(&g);
-        diag_fini(&d);
 }
 
 /* Plain Dijkstra over every edge (mesh links one by one): the reference. */
@@ -478,14 +473,12 @@ Test(topo, routes_are_shortest_and_consistent)
 {
         struct topo t;
         struct topo_graph g;
-        load_named("topologies/small.yaml", &t);
-        build(&t, &g);
+        load_graph("topologies/small.yaml", &t, &g);
         for (uint32_t s = 0; s < g.n_nodes; s++)
                 check_routes_from(&g, s);
         topo_graph_fini(&g);
 
-        load_named("topologies/multi_sip.yaml", &t);
-        build(&t, &g);
+        load_graph("topologies/multi_sip.yaml", &t, &g);
         static const char *const srcs[] = { "sip0.io_cpu", "sip1.cube2.pe7.gemm",
                                             "sip3.cube0.hbm.ch5", "sip2.cube3.m_cpu",
                                             "sip0.cube1.router10" };
@@ -511,16 +504,13 @@ Test(topo, routes_on_odd_shapes)
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
                 struct topo t;
                 struct topo_graph g;
-                struct diag d;
-                diag_init(&d);
-                cr_assert_eq(topo_load_default(&t, &d), 0);
+                load_named(NULL, &t);
                 for (int k = 0; shapes[i][k]; k++)
                         cr_assert_eq(topo_set_kv(&t, shapes[i][k], &d), 0, "%s", shapes[i][k]);
                 build(&t, &g);
                 for (uint32_t s = 0; s < g.n_nodes; s++)
                         check_routes_from(&g, s);
                 topo_graph_fini(&g);
-                diag_fini(&d);
         }
 }
 
@@ -528,8 +518,7 @@ Test(topo, batch_latencies_for_a_launch)
 {
         struct topo t;
         struct topo_graph g;
-        load_named("topologies/multi_sip.yaml", &t);
-        build(&t, &g);
+        load_graph("topologies/multi_sip.yaml", &t, &g);
         uint32_t io = topo_node_index(&g, TOPO_NODE_IO_CPU, 1, 0, 0);
         uint32_t cpus[64 + 2];
         sim_ps lats[64 + 2];
@@ -557,8 +546,7 @@ Test(topo, bad_route_arguments)
 {
         struct topo t;
         struct topo_graph g;
-        load_named("topologies/small.yaml", &t);
-        build(&t, &g);
+        load_graph("topologies/small.yaml", &t, &g);
         const uint32_t *e;
         uint32_t n;
         cr_assert_eq(topo_route(&g, g.n_nodes, 0, &e, &n), -EINVAL);
@@ -574,8 +562,7 @@ Test(topo, node_names_round_trip)
 {
         struct topo t;
         struct topo_graph g;
-        load_named("topologies/multi_sip.yaml", &t);
-        build(&t, &g);
+        load_graph("topologies/multi_sip.yaml", &t, &g);
         for (uint32_t i = 0; i < g.n_nodes; i++) {
                 char name[96];
                 topo_node_name(&g, i, name, sizeof name);
@@ -592,10 +579,7 @@ Test(topo, default_machine_is_balanced)
 {
         struct topo t;
         struct topo_graph g;
-        struct diag d;
-        diag_init(&d);
-        cr_assert_eq(topo_load_default(&t, &d), 0);
-        build(&t, &g);
+        load_graph(NULL, &t, &g);
         uint32_t ch = t.cube.hbm.channels, pes = t.cube.noc.rows * t.cube.noc.cols;
         cr_assert_geq((uint64_t)pes * t.pe.dma.bw_bytes_per_s,
                       (uint64_t)ch * t.cube.hbm.channel_bw_bytes_per_s,
@@ -637,7 +621,6 @@ Test(topo, default_machine_is_balanced)
         cr_assert_gt(worst, 0.5, "the test should load some link substantially");
         free(load);
         topo_graph_fini(&g);
-        diag_fini(&d);
 }
 
 /* ---- costs ---- */
@@ -645,9 +628,7 @@ Test(topo, default_machine_is_balanced)
 Test(topo, issue_cost_fallback_and_cycles)
 {
         struct topo t;
-        struct diag d;
-        diag_init(&d);
-        cr_assert_eq(topo_load_default(&t, &d), 0);
+        load_named(NULL, &t);
         cr_assert_eq(topo_issue_cost_ps(&t.pe.cpu, TOPO_OP_COMPOSITE), 40 * NS);
         cr_assert_eq(topo_set(&t, "pe.cpu.issue_cost_ns.load", "~", &d), 0);
         cr_assert_eq(t.pe.cpu.issue_cost_ps[TOPO_OP_LOAD], TOPO_COST_NONE);
@@ -660,32 +641,29 @@ Test(topo, issue_cost_fallback_and_cycles)
         cr_assert(topo_op_is_math(TOPO_OP_ROWSUM));
         cr_assert(!topo_op_is_math(TOPO_OP_WAIT));
         cr_assert_eq(d.n_errors, 0);
-        diag_fini(&d);
 }
 
 /* ---- bad input, in process ---- */
 
 Test(topo, three_problems_three_messages)
 {
-        int rc;
-        char *msgs = load_errors("version: 1\n"
-                                 "pe:\n"
-                                 "  dma:\n"
-                                 "    bw_gbps: -3\n"
-                                 "  links:\n"
-                                 "    cpu_dma:\n"
-                                 "      latncy_ns: 2\n"
-                                 "cube:\n"
-                                 "  noc:\n"
-                                 "    rows: many\n",
-                                 &rc);
-        cr_assert_eq(rc, -EINVAL);
-        cr_assert_eq(count_lines(msgs), 3, "%s", msgs);
-        assert_has(msgs, "x.yaml:4:14: error: pe.dma.bw_gbps must be > 0 (got -3)");
-        assert_has(msgs, "x.yaml:7:7: error: unknown key 'latncy_ns' in pe.links.cpu_dma; "
-                         "did you mean 'latency_ns'?");
-        assert_has(msgs, "x.yaml:10:11: error: cube.noc.rows: expected an integer, got 'many'");
-        free(msgs);
+        assert_load_fails("version: 1\n"
+                          "pe:\n"
+                          "  dma:\n"
+                          "    bw_gbps: -3\n"
+                          "  links:\n"
+                          "    cpu_dma:\n"
+                          "      latncy_ns: 2\n"
+                          "cube:\n"
+                          "  noc:\n"
+                          "    rows: many\n",
+                          3,
+                          (const char *const[]){
+                                  "x.yaml:4:14: error: pe.dma.bw_gbps must be > 0 (got -3)",
+                                  "x.yaml:7:7: error: unknown key 'latncy_ns' in pe.links.cpu_dma; "
+                                  "did you mean 'latency_ns'?",
+                                  "x.yaml:10:11: error: cube.noc.rows: expected an integer, got 'many'",
+                                  NULL });
 }
 
 Test(topo, many_kinds_of_bad_input)
@@ -728,20 +706,13 @@ Test(topo, many_kinds_of_bad_input)
                 { "version: 1\npe:\n  cpu:\n    issue_cost_ns:\n      lod: 3\n",
                   "x.yaml:5:7: error: unknown key 'lod' in pe.cpu.issue_cost_ns; did you mean 'load'?" },
         };
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-                int rc;
-                char *msgs = load_errors(cases[i].text, &rc);
-                cr_assert_eq(rc, -EINVAL, "case %zu loaded: %s", i, cases[i].text);
-                assert_has(msgs, cases[i].want);
-                free(msgs);
-        }
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+                assert_load_fails(cases[i].text, 0, (const char *const[]){ cases[i].want, NULL });
 }
 
 Test(topo, hostile_sizes_and_nesting)
 {
         struct topo t;
-        struct diag d;
-        diag_init(&d);
         /* Over the size cap: rejected before parsing. */
         size_t big = TOPO_MAX_FILE_BYTES + 1;
         char *text = malloc(big);
@@ -782,18 +753,14 @@ Test(topo, hostile_sizes_and_nesting)
         assert_has(all, "too many YAML nodes");
         assert_has(all, "junk.yaml:");
         free(all);
-        diag_fini(&d);
 }
 
 Test(topo, missing_file)
 {
         struct topo t;
-        struct diag d;
-        diag_init(&d);
         cr_assert_eq(topo_load_file("/nonexistent/x.yaml", &t, &d), -EINVAL);
         cr_assert_eq(d.n_errors, 1);
         cr_assert(strstr(d.head->text, "/nonexistent/x.yaml: error: cannot open"));
-        diag_fini(&d);
 }
 
 /* ---- --set ---- */
@@ -801,9 +768,7 @@ Test(topo, missing_file)
 Test(topo, set_overrides)
 {
         struct topo t;
-        struct diag d;
-        diag_init(&d);
-        cr_assert_eq(topo_load_default(&t, &d), 0);
+        load_named(NULL, &t);
         cr_assert_eq(topo_set(&t, "pe.dma.bw_gbps", "128", &d), 0);
         cr_assert_eq(t.pe.dma.bw_bytes_per_s, 128 * GBPS);
         cr_assert_eq(topo_set_kv(&t, "cube.noc.hop_latency_ns=0.25", &d), 0);
@@ -815,7 +780,6 @@ Test(topo, set_overrides)
         cr_assert_eq(topo_set_kv(&t, "pe.math.cycles_per_element.exp=8", &d), 0);
         cr_assert_eq(t.pe.math.cycles_per_element[TOPO_OP_EXP], 8);
         cr_assert_eq(d.n_errors, 0);
-        diag_fini(&d);
 }
 
 Test(topo, bad_set_fails_and_leaves_machine_unchanged)
@@ -835,9 +799,7 @@ Test(topo, bad_set_fails_and_leaves_machine_unchanged)
                 { "pe.dma.bw_gbps=", "pe.dma.bw_gbps: expected a number, got null" },
         };
         struct topo t, before;
-        struct diag d;
-        diag_init(&d);
-        cr_assert_eq(topo_load_default(&t, &d), 0);
+        load_named(NULL, &t);
         before = t;
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
                 struct diag e;
@@ -860,7 +822,6 @@ Test(topo, bad_set_fails_and_leaves_machine_unchanged)
         cr_assert_eq(topo_set_kv(&t, "cube.noc.rows=1024", &d), -EINVAL);
         assert_has(d.head->text, "--set cube.noc.rows=1024: error: the machine has 16777216 PEs");
         cr_assert_eq(t.cube.noc.rows, 4);
-        diag_fini(&d);
 }
 
 /* ---- text output is a complete topology ---- */
@@ -869,8 +830,6 @@ Test(topo, text_output_reloads_to_the_same_machine)
 {
         struct topo t, back;
         struct topo_graph g, g2;
-        struct diag d;
-        diag_init(&d);
         load_named("topologies/multi_sip.yaml", &t);
         cr_assert_eq(topo_set(&t, "pe.cpu.issue_cost_ns.wait", "~", &d), 0);
         cr_assert_eq(topo_set(&t, "cube.noc.hop_latency_ns", "0.123", &d), 0);
@@ -900,15 +859,13 @@ Test(topo, text_output_reloads_to_the_same_machine)
         free(j2);
         topo_graph_fini(&g);
         topo_graph_fini(&g2);
-        diag_fini(&d);
 }
 
 Test(topo, dot_output)
 {
         struct topo t;
         struct topo_graph g;
-        load_named("topologies/small.yaml", &t);
-        build(&t, &g);
+        load_graph("topologies/small.yaml", &t, &g);
         char *text = NULL;
         size_t n;
         FILE *m = open_memstream(&text, &n);
@@ -928,17 +885,14 @@ Test(topo, dot_output)
 /* Default machine with one cube of rows x cols routers of the given shape. */
 static void noc_machine(struct topo *t, const char *shape, unsigned rows, unsigned cols)
 {
-        struct diag d;
         char kv[64];
-        diag_init(&d);
-        cr_assert_eq(topo_load_default(t, &d), 0);
+        load_named(NULL, t);
         cr_assert_eq(topo_set(t, "sip.cubes", "1", &d), 0);
         cr_assert_eq(topo_set(t, "cube.noc.shape", shape, &d), 0);
         snprintf(kv, sizeof kv, "cube.noc.rows=%u", rows);
         cr_assert_eq(topo_set_kv(t, kv, &d), 0);
         snprintf(kv, sizeof kv, "cube.noc.cols=%u", cols);
         cr_assert_eq(topo_set_kv(t, kv, &d), 0);
-        diag_fini(&d);
 }
 
 /* Router hops of the route between the DMAs of PEs a and b. */
@@ -1034,8 +988,6 @@ Test(topo, dram_channels_attach_where_the_file_says)
                                    "    attach: [[0, 0], [3, 2], [1, 3]]\n";
         struct topo t;
         struct topo_graph g;
-        struct diag d;
-        diag_init(&d);
         cr_assert_eq(topo_load_text("attach.yaml", text, strlen(text), &t, &d), 0);
         cr_assert_eq(t.cube.hbm.attach.n, 3);
         static const uint32_t want[5] = { 0, 14, 7, 0, 14 };    /* row * 4 + col, ch % 3 */
@@ -1065,60 +1017,55 @@ Test(topo, dram_channels_attach_where_the_file_says)
         cr_assert(memcmp(&t, &back, sizeof t) == 0);
         free(out);
         topo_graph_fini(&g);
-        diag_fini(&d);
 }
 
 Test(topo, bad_attach_and_shape_are_located)
 {
-        int rc;
-        char *e = load_errors("version: 1\n"
-                              "cube:\n"
-                              "  noc: {rows: 4, cols: 4, shape: toroid}\n"
-                              "  hbm:\n"
-                              "    attach: [[0, 0], [1], [2, x], 7, [4, 0]]\n",
-                              &rc);
-        cr_assert_eq(rc, -EINVAL);
-        assert_has(e, "x.yaml:3:34: error: cube.noc.shape must be one of mesh, torus, dual_torus "
-                      "(got 'toroid')");
-        assert_has(e, "x.yaml:5:22: error: cube.hbm.attach[1]: expected [row, col] with integers");
-        assert_has(e, "x.yaml:5:27: error: cube.hbm.attach[2]: expected [row, col]");
-        assert_has(e, "x.yaml:5:35: error: cube.hbm.attach[3]: expected [row, col]");
-        cr_assert_eq(count_lines(e), 4);
-        free(e);
-        e = load_errors("version: 1\n"
-                        "cube:\n"
-                        "  noc: {rows: 4, cols: 4}\n"
-                        "  hbm: {attach: [[0, 0], [4, 1]]}\n",
-                        &rc);
-        cr_assert_eq(rc, -EINVAL);
-        assert_has(e, "x.yaml:4:17: error: cube.hbm.attach[1] = [4, 1] is outside the 4 x 4 NoC");
-        free(e);
-        e = load_errors("version: 1\ncube: {hbm: {attach: 3}}\n", &rc);
-        cr_assert_eq(rc, -EINVAL);
-        assert_has(e, "cube.hbm.attach: expected a list of [row, col] pairs, got '3'");
-        free(e);
+        assert_load_fails("version: 1\n"
+                          "cube:\n"
+                          "  noc: {rows: 4, cols: 4, shape: toroid}\n"
+                          "  hbm:\n"
+                          "    attach: [[0, 0], [1], [2, x], 7, [4, 0]]\n",
+                          4,
+                          (const char *const[]){
+                                  "x.yaml:3:34: error: cube.noc.shape must be one of mesh, torus, "
+                                  "dual_torus (got 'toroid')",
+                                  "x.yaml:5:22: error: cube.hbm.attach[1]: expected [row, col] with "
+                                  "integers",
+                                  "x.yaml:5:27: error: cube.hbm.attach[2]: expected [row, col]",
+                                  "x.yaml:5:35: error: cube.hbm.attach[3]: expected [row, col]",
+                                  NULL });
+        assert_load_fails("version: 1\n"
+                          "cube:\n"
+                          "  noc: {rows: 4, cols: 4}\n"
+                          "  hbm: {attach: [[0, 0], [4, 1]]}\n",
+                          0,
+                          (const char *const[]){
+                                  "x.yaml:4:17: error: cube.hbm.attach[1] = [4, 1] is outside the "
+                                  "4 x 4 NoC",
+                                  NULL });
+        assert_load_fails("version: 1\ncube: {hbm: {attach: 3}}\n", 0,
+                          (const char *const[]){
+                                  "cube.hbm.attach: expected a list of [row, col] pairs, got '3'",
+                                  NULL });
         /* A list is not a --set value. */
         struct topo t;
-        struct diag d;
-        diag_init(&d);
-        cr_assert_eq(topo_load_default(&t, &d), 0);
+        load_named(NULL, &t);
         cr_assert_eq(topo_set(&t, "cube.hbm.attach", "[[0, 0]]", &d), -EINVAL);
         cr_assert_eq(d.n_errors, 1);
-        diag_fini(&d);
 }
 
 Test(topo, compute_grid_fits_in_the_noc)
 {
-        int rc;
-        char *e = load_errors("version: 1\n"
-                              "cube:\n"
-                              "  compute_cols: 5\n"
-                              "  noc: {rows: 4, cols: 4}\n",
-                              &rc);
-        cr_assert_eq(rc, -EINVAL);
-        assert_has(e, "x.yaml:4:24: error: the compute grid (cube.compute_cols 5 x "
-                      "cube.compute_rows 0) must fit in the 4 x 4 NoC");
-        free(e);
+        assert_load_fails("version: 1\n"
+                          "cube:\n"
+                          "  compute_cols: 5\n"
+                          "  noc: {rows: 4, cols: 4}\n",
+                          0,
+                          (const char *const[]){
+                                  "x.yaml:4:24: error: the compute grid (cube.compute_cols 5 x "
+                                  "cube.compute_rows 0) must fit in the 4 x 4 NoC",
+                                  NULL });
         struct topo t;
         load_named("topologies/tt_wormhole_n150.yaml", &t);
         cr_assert_eq(t.cube.compute_cols, 8);

@@ -4,10 +4,11 @@
  */
 #include <cubesim/tl.h>
 
+#include "case.h"
+
 static void body(tl_ctx *tl, const void *argp)
 {
         tl_program_id(tl, 3); /* FAULT */
 }
 
-static const struct tl_kernel kernel = { .name = "bad_axis", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "bad_axis");

@@ -5,13 +5,12 @@
  */
 #include <cubesim/tl.h>
 
-static void body(tl_ctx *tl, const void *argp)
+#include "pe0.h"
+
+static void fault(tl_ctx *tl, const void *argp)
 {
-        if (tl_rank(tl, -1, -1, -1) != 0)
-                return;
         tl_tensor *t = tl_fill(tl, TL_FP32, 2, ((int64_t[]){ 8, 8 }), 1.0f);
         tl_cast(tl, t, (tl_dtype)-1); /* FAULT */
 }
 
-static const struct tl_kernel kernel = { .name = "bad_cast", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "bad_cast");

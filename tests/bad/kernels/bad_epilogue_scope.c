@@ -5,14 +5,13 @@
  */
 #include <cubesim/tl.h>
 
-static void body(tl_ctx *tl, const void *argp)
+#include "pe0.h"
+
+static void fault(tl_ctx *tl, const void *argp)
 {
-        if (tl_rank(tl, -1, -1, -1) != 0)
-                return;
         tl_tensor *o = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 8, 8 }));
         tl_epilogue e = { .op = TL_RELU, .scope = (tl_cscope)7 };
         tl_composite(tl, &(tl_composite_desc){ .out = o, .epilogue = &e, .n_epilogue = 1 }); /* FAULT */
 }
 
-static const struct tl_kernel kernel = { .name = "bad_epilogue_scope", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "bad_epilogue_scope");

@@ -5,11 +5,12 @@
  */
 #include <cubesim/tl.h>
 
+#include "case.h"
+
 static void body(tl_ctx *tl, const void *argp)
 {
         tl_handle h = { 0 };
         tl_wait(tl, h); /* FAULT */
 }
 
-static const struct tl_kernel kernel = { .name = "bad_handle", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "bad_handle");

@@ -5,9 +5,9 @@
 // expect-count: 1
 // status: 2
  */
-#include <stddef.h>
-
 #include <cubesim/tl.h>
+
+#include "case.h"
 
 static const char *const modes[] = { "fast", "slow", NULL };
 
@@ -20,5 +20,4 @@ static void body(tl_ctx *tl, const void *argp)
 {
 }
 
-static const struct tl_kernel kernel = { .name = "choice_default", .fn = body, .params = params };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "choice_default", .params = params);

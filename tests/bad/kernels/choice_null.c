@@ -6,9 +6,9 @@
 // expect-count: 1
 // status: 2
  */
-#include <stddef.h>
-
 #include <cubesim/tl.h>
+
+#include "case.h"
 
 static const struct tl_param params[] = {
         { "mode", TL_PARAM_CHOICE, 0, 0, 0, NULL, "which mode" },
@@ -19,5 +19,4 @@ static void body(tl_ctx *tl, const void *argp)
 {
 }
 
-static const struct tl_kernel kernel = { .name = "choice_null", .fn = body, .params = params };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "choice_null", .params = params);

@@ -8,15 +8,14 @@
  */
 #include <cubesim/tl.h>
 
-static void body(tl_ctx *tl, const void *argp)
+#include "pe0.h"
+
+static void fault(tl_ctx *tl, const void *argp)
 {
-        if (tl_rank(tl, -1, -1, -1) != 0)
-                return;
         tl_tensor *s = tl_fill(tl, TL_FP32, 1, ((int64_t[]){ 3 }), 0.5f);
         tl_tensor *out = tl_fill(tl, TL_FP32, 2, ((int64_t[]){ 8, 8 }), 1.0f);
         tl_epilogue e = { .op = TL_DEQUANT, .tensor = s, .scope = TL_SCOPE_K_TILE };
         tl_composite(tl, &(tl_composite_desc){ .out = out, .epilogue = &e, .n_epilogue = 1 }); /* FAULT */
 }
 
-static const struct tl_kernel kernel = { .name = "dequant_no_gemm", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "dequant_no_gemm");

@@ -4,6 +4,8 @@
  */
 #include <cubesim/tl.h>
 
+#include "case.h"
+
 static void body(tl_ctx *tl, const void *argp)
 {
         int64_t sa[2] = { 8, 16 }, sb[2] = { 8, 8 };
@@ -12,5 +14,4 @@ static void body(tl_ctx *tl, const void *argp)
         tl_dot(tl, a, b, false); /* FAULT */
 }
 
-static const struct tl_kernel kernel = { .name = "dot_shapes", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "dot_shapes");

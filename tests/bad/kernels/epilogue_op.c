@@ -5,6 +5,8 @@
  */
 #include <cubesim/tl.h>
 
+#include "case.h"
+
 static void body(tl_ctx *tl, const void *argp)
 {
         int64_t shape[2] = { 8, 8 };
@@ -13,5 +15,4 @@ static void body(tl_ctx *tl, const void *argp)
                                                .epilogue = (tl_epilogue[]){ { .op = TL_ROWMAX } } });
 }
 
-static const struct tl_kernel kernel = { .name = "epilogue_op", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "epilogue_op");

@@ -5,6 +5,8 @@
  */
 #include <cubesim/tl.h>
 
+#include "case.h"
+
 static void body(tl_ctx *tl, const void *argp)
 {
         int64_t shape[2] = { 8, 8 };
@@ -12,5 +14,4 @@ static void body(tl_ctx *tl, const void *argp)
         tl__math1(tl, TL_ADD, x, __FILE__, __LINE__); /* FAULT */
 }
 
-static const struct tl_kernel kernel = { .name = "math_op_form", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "math_op_form");

@@ -5,6 +5,8 @@
  */
 #include <cubesim/tl.h>
 
+#include "case.h"
+
 static void body(tl_ctx *tl, const void *argp)
 {
         if (tl_rank(tl, -1, -1, -1) != 3)
@@ -13,5 +15,4 @@ static void body(tl_ctx *tl, const void *argp)
         tl_mcast(tl, 1, 0, 2, 2, tl_fill(tl, TL_FP32, 1, shape, 1.0f), 7); /* FAULT */
 }
 
-static const struct tl_kernel kernel = { .name = "mcast_rect", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "mcast_rect");

@@ -8,11 +8,12 @@
  */
 #include <cubesim/tl.h>
 
+#include "case.h"
+
 static void body(tl_ctx *tl, const void *argp)
 {
         for (;;)
                 tl_program_id(tl, 0); /* FAULT */
 }
 
-static const struct tl_kernel kernel = { .name = "never_ends_events", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "never_ends_events");

@@ -8,6 +8,8 @@
  */
 #include <cubesim/tl.h>
 
+#include "case.h"
+
 static void body(tl_ctx *tl, const void *argp)
 {
         for (;;) {
@@ -16,5 +18,4 @@ static void body(tl_ctx *tl, const void *argp)
         }
 }
 
-static const struct tl_kernel kernel = { .name = "never_ends_time", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "never_ends_time");

@@ -8,6 +8,8 @@
  */
 #include <cubesim/tl.h>
 
+#include "case.h"
+
 static void body(tl_ctx *tl, const void *argp)
 {
         int64_t shape[2] = { 8, 8 };
@@ -19,5 +21,4 @@ static void body(tl_ctx *tl, const void *argp)
         }
 }
 
-static const struct tl_kernel kernel = { .name = "never_ends_where", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "never_ends_where");

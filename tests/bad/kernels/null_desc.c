@@ -5,12 +5,11 @@
  */
 #include <cubesim/tl.h>
 
-static void body(tl_ctx *tl, const void *argp)
+#include "pe0.h"
+
+static void fault(tl_ctx *tl, const void *argp)
 {
-        if (tl_rank(tl, -1, -1, -1) != 0)
-                return;
         tl_composite(tl, NULL); /* FAULT */
 }
 
-static const struct tl_kernel kernel = { .name = "null_desc", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "null_desc");

@@ -5,13 +5,12 @@
  */
 #include <cubesim/tl.h>
 
-static void body(tl_ctx *tl, const void *argp)
+#include "pe0.h"
+
+static void fault(tl_ctx *tl, const void *argp)
 {
-        if (tl_rank(tl, -1, -1, -1) != 0)
-                return;
         tl_tensor *o = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 8, 8 }));
         tl_composite(tl, &(tl_composite_desc){ .out = o, .n_epilogue = 2 }); /* FAULT */
 }
 
-static const struct tl_kernel kernel = { .name = "null_epilogue", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "null_epilogue");

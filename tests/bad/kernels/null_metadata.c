@@ -5,13 +5,12 @@
  */
 #include <cubesim/tl.h>
 
-static void body(tl_ctx *tl, const void *argp)
+#include "pe0.h"
+
+static void fault(tl_ctx *tl, const void *argp)
 {
-        if (tl_rank(tl, -1, -1, -1) != 0)
-                return;
         if (tl_dim(NULL, 0) == 0) /* FAULT */
                 tl_load(tl, NULL);
 }
 
-static const struct tl_kernel kernel = { .name = "null_metadata", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "null_metadata");

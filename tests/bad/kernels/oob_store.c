@@ -5,16 +5,9 @@
  */
 #include <cubesim/tl.h>
 
-struct args {
-        tl_tensor *y;                /* HBM output [64, 64] */
-};
-
-static void setup(tl_setup *s, void *argp)
-{
-        struct args *a = argp;
-        int64_t shape[2] = { 64, 64 };
-        a->y = tl_setup_tensor(s, "y", TL_OUTPUT, TL_FP32, 2, shape);
-}
+#define HBM_X_ROLE TL_OUTPUT
+#define HBM_X_SHAPE 64, 64
+#include "hbm_x.h"
 
 static void body(tl_ctx *tl, const void *argp)
 {
@@ -22,10 +15,7 @@ static void body(tl_ctx *tl, const void *argp)
         int64_t start[2] = { 8 * tl_rank(tl, -1, -1, -1), 0 }, shape[2] = { 8, 64 };
         int64_t tall[2] = { 9, 64 };
         tl_tensor *t = tl_fill(tl, TL_FP32, 2, tall, 1.0f);
-        tl_store(tl, tl_view(tl, a->y, start, shape), t); /* FAULT */
+        tl_store(tl, tl_view(tl, a->x, start, shape), t); /* FAULT */
 }
 
-static const struct tl_kernel kernel = {
-        .name = "oob_store", .fn = body, .args_size = sizeof(struct args), .setup = setup,
-};
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_KERNEL("oob_store");

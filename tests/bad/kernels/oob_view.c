@@ -6,16 +6,8 @@
  */
 #include <cubesim/tl.h>
 
-struct args {
-        tl_tensor *x;                /* HBM input [64, 64] */
-};
-
-static void setup(tl_setup *s, void *argp)
-{
-        struct args *a = argp;
-        int64_t shape[2] = { 64, 64 };
-        a->x = tl_setup_tensor(s, "x", TL_INPUT, TL_FP32, 2, shape);
-}
+#define HBM_X_SHAPE 64, 64
+#include "hbm_x.h"
 
 static void body(tl_ctx *tl, const void *argp)
 {
@@ -25,7 +17,4 @@ static void body(tl_ctx *tl, const void *argp)
                 tl_load(tl, tl_view(tl, a->x, start, shape)); /* FAULT */
 }
 
-static const struct tl_kernel kernel = {
-        .name = "oob_view", .fn = body, .args_size = sizeof(struct args), .setup = setup,
-};
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_KERNEL("oob_view");

@@ -8,6 +8,8 @@
  */
 #include <cubesim/tl.h>
 
+#include "case.h"
+
 static void body(tl_ctx *tl, const void *argp)
 {
         int64_t shape[2] = { 4, 4 };
@@ -17,5 +19,4 @@ static void body(tl_ctx *tl, const void *argp)
         (void)shape;
 }
 
-static const struct tl_kernel kernel = { .name = "recv_cycle", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "recv_cycle");

@@ -5,10 +5,11 @@
  */
 #include <cubesim/tl.h>
 
+#include "case.h"
+
 static void body(tl_ctx *tl, const void *argp)
 {
         tl_scratch_scope_begin(tl); /* FAULT */
 }
 
-static const struct tl_kernel kernel = { .name = "scope_left_open", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "scope_left_open");

@@ -7,6 +7,8 @@
  */
 #include <cubesim/tl.h>
 
+#include "case.h"
+
 static void body(tl_ctx *tl, const void *argp)
 {
         tl_scratch_scope_begin(tl);
@@ -14,5 +16,4 @@ static void body(tl_ctx *tl, const void *argp)
         tl_scratch_scope_begin(tl); /* FAULT */
 }
 
-static const struct tl_kernel kernel = { .name = "scope_left_open_where", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "scope_left_open_where");

@@ -5,10 +5,11 @@
  */
 #include <cubesim/tl.h>
 
+#include "case.h"
+
 static void body(tl_ctx *tl, const void *argp)
 {
         tl_scratch_scope_end(tl); /* FAULT */
 }
 
-static const struct tl_kernel kernel = { .name = "scope_unbalanced", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "scope_unbalanced");

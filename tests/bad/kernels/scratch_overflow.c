@@ -5,6 +5,8 @@
  */
 #include <cubesim/tl.h>
 
+#include "case.h"
+
 static void body(tl_ctx *tl, const void *argp)
 {
         int64_t shape[2] = { 256, 256 };   /* 256 KiB of fp32 each */
@@ -12,5 +14,4 @@ static void body(tl_ctx *tl, const void *argp)
                 tl_alloc(tl, TL_SCRATCH, TL_FP32, 2, shape); /* FAULT */
 }
 
-static const struct tl_kernel kernel = { .name = "scratch_overflow", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "scratch_overflow");

@@ -5,6 +5,8 @@
  */
 #include <cubesim/tl.h>
 
+#include "case.h"
+
 static void body(tl_ctx *tl, const void *argp)
 {
         int64_t shape[2] = { 4, 4 };
@@ -13,5 +15,4 @@ static void body(tl_ctx *tl, const void *argp)
                 tl_send(tl, 8, t, 0); /* FAULT */
 }
 
-static const struct tl_kernel kernel = { .name = "send_bad_rank", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "send_bad_rank");

@@ -12,6 +12,8 @@
  */
 #include <cubesim/tl.h>
 
+#include "case.h"
+
 static void setup(tl_setup *s, void *argp)
 {
         int64_t shape[1] = { 4 };
@@ -25,5 +27,4 @@ static void body(tl_ctx *tl, const void *argp)
 {
 }
 
-static const struct tl_kernel kernel = { .name = "setup_bad_args", .fn = body, .setup = setup };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "setup_bad_args", .setup = setup);

@@ -7,13 +7,12 @@
  */
 #include <cubesim/tl.h>
 
-static void body(tl_ctx *tl, const void *argp)
+#include "pe0.h"
+
+static void fault(tl_ctx *tl, const void *argp)
 {
-        if (tl_rank(tl, -1, -1, -1) != 0)
-                return;
         int64_t shape[2] = { INT64_C(1) << 40, INT64_C(1) << 24 };
         tl_fill(tl, TL_FP32, 2, shape, 1.0f); /* FAULT */
 }
 
-static const struct tl_kernel kernel = { .name = "shape_wraps", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "shape_wraps");

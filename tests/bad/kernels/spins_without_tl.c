@@ -9,6 +9,8 @@
  */
 #include <cubesim/tl.h>
 
+#include "case.h"
+
 static void body(tl_ctx *tl, const void *argp)
 {
         volatile unsigned long spins = (unsigned long)tl_program_id(tl, 0); /* FAULT */
@@ -16,5 +18,4 @@ static void body(tl_ctx *tl, const void *argp)
                 spins = spins + 1;
 }
 
-static const struct tl_kernel kernel = { .name = "spins_without_tl", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "spins_without_tl");

@@ -8,14 +8,13 @@
  */
 #include <cubesim/tl.h>
 
-static void body(tl_ctx *tl, const void *argp)
+#include "pe0.h"
+
+static void fault(tl_ctx *tl, const void *argp)
 {
         volatile char big[300 * 1024];
-        if (tl_rank(tl, -1, -1, -1) != 0)
-                return;
         big[0] = 1; /* FAULT */
         big[sizeof big - 1] = big[0];
 }
 
-static const struct tl_kernel kernel = { .name = "stack_big_frame", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "stack_big_frame");

@@ -8,14 +8,13 @@
  */
 #include <cubesim/tl.h>
 
-static void body(tl_ctx *tl, const void *argp)
+#include "pe0.h"
+
+static void fault(tl_ctx *tl, const void *argp)
 {
         volatile char huge[4 << 20];
-        if (tl_rank(tl, -1, -1, -1) != 0)
-                return;
         huge[0] = 1; /* FAULT */
         huge[sizeof huge - 1] = huge[0];
 }
 
-static const struct tl_kernel kernel = { .name = "stack_huge_frame", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "stack_huge_frame");

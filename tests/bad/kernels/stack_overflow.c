@@ -6,6 +6,8 @@
  */
 #include <cubesim/tl.h>
 
+#include "case.h"
+
 static int deep(tl_ctx *tl, volatile char *prev, int n)
 {
         volatile char frame[512];
@@ -21,5 +23,4 @@ static void body(tl_ctx *tl, const void *argp)
         deep(tl, NULL, 0);
 }
 
-static const struct tl_kernel kernel = { .name = "stack_overflow", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "stack_overflow");

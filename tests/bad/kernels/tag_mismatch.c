@@ -9,6 +9,8 @@
  */
 #include <cubesim/tl.h>
 
+#include "case.h"
+
 static void body(tl_ctx *tl, const void *argp)
 {
         int64_t shape[2] = { 4, 4 };
@@ -19,5 +21,4 @@ static void body(tl_ctx *tl, const void *argp)
                 tl_recv(tl, 0, 6); /* FAULT */
 }
 
-static const struct tl_kernel kernel = { .name = "tag_mismatch", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "tag_mismatch");

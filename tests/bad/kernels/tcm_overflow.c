@@ -5,6 +5,8 @@
  */
 #include <cubesim/tl.h>
 
+#include "case.h"
+
 static void body(tl_ctx *tl, const void *argp)
 {
         int64_t shape[2] = { 512, 512 };   /* 1 MiB of fp32 each */
@@ -12,5 +14,4 @@ static void body(tl_ctx *tl, const void *argp)
                 tl_alloc(tl, TL_TCM, TL_FP32, 2, shape); /* FAULT */
 }
 
-static const struct tl_kernel kernel = { .name = "tcm_overflow", .fn = body };
-const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+CASE_TABLE(.name = "tcm_overflow");

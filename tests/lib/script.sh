@@ -1,0 +1,9 @@
+# tests/lib/script.sh: the start the script tests share. Sourced first,
+#     . "${CUBESIM_SOURCE_DIR:?set by ctest}/tests/lib/script.sh"
+# it sets bin (CUBESIM_BIN, the cubesim binary under test) and src
+# (CUBESIM_SOURCE_DIR, the source tree), both required (ctest sets them),
+# and tmp, a scratch directory removed when the script exits.
+bin=${CUBESIM_BIN:?CUBESIM_BIN must name the cubesim binary}
+src=${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
