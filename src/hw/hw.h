@@ -103,6 +103,8 @@ struct hw_dma_req {
 struct hw_link {
         struct ev_resource res;      /* serialises transfers over this edge */
         struct muldiv_by drain;      /* its wire bytes to ps at its bandwidth */
+        sim_ps hop_ps;               /* its latency plus its far node's overhead */
+        enum topo_edge_class cls;    /* its edge's class */
         uint64_t n_bytes;            /* stat: bytes carried */
 };
 

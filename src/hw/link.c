@@ -24,16 +24,16 @@ uint64_t hw_wire_bytes(const struct topo *t, enum topo_edge_class cls, uint64_t 
 
 void hw__link_pass(struct hw_sim *s, uint32_t edge, uint64_t bytes, struct hw_front *f)
 {
-        const struct topo_edge *e = &s->graph.edges[edge];
+        /* Everything of the edge it needs is in its link (one place in
+         * memory: a pass touched three). */
         struct hw_link *l = &s->links[edge];
-        CS_ASSERT(e->bw_bytes_per_s > 0);
-        sim_ps drain = muldiv_by_ceil(&l->drain, hw_wire_bytes(s->topo, e->cls, bytes));
+        sim_ps drain = muldiv_by_ceil(&l->drain, hw_wire_bytes(s->topo, l->cls, bytes));
         sim_ps begin, end = ev_resource_reserve(&l->res, f->head, drain, &begin);
         l->n_bytes += bytes;
-        s->class_bytes[e->cls] += bytes;
+        s->class_bytes[l->cls] += bytes;
         if (unlikely(s->on_busy))
                 s->on_busy(s->on_busy_ctx, HW_BUSY_LINK, 0, edge, begin, end, bytes);
-        sim_ps hop = e->latency_ps + s->graph.nodes[e->dst].node_overhead_ps;
+        sim_ps hop = l->hop_ps;
         f->head = begin + hop;
         f->tail = (end > f->tail ? end : f->tail) + hop;
 }

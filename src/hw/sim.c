@@ -56,8 +56,11 @@ int hw_sim_init(struct hw_sim *s, const struct topo *t, const struct ev_config *
                 goto nomem;
         for (uint32_t e = 0; e < s->graph.n_edges; e++) {
                 ev_resource_init(&s->links[e].res, &s->ev, "link", 1, EV_SPLIT);
-                s->links[e].drain = muldiv_by_make(1000000000000ull,
-                                                   s->graph.edges[e].bw_bytes_per_s);
+                const struct topo_edge *te = &s->graph.edges[e];
+                CS_ASSERT(te->bw_bytes_per_s > 0);
+                s->links[e].drain = muldiv_by_make(1000000000000ull, te->bw_bytes_per_s);
+                s->links[e].hop_ps = te->latency_ps + s->graph.nodes[te->dst].node_overhead_ps;
+                s->links[e].cls = te->cls;
         }
         s->channel_ps = muldiv_by_make(1000000000000ull, tp->cube.hbm.channel_bw_bytes_per_s);
         s->dma_ps = muldiv_by_make(1000000000000ull, tp->pe.dma.bw_bytes_per_s);
