@@ -133,8 +133,6 @@ struct hw_pe {
         sim_ps exec_start_ps;        /* when the kernel started (target_start) */
         sim_ps exec_end_ps;          /* when the kernel returned */
         bool started;                /* the kernel has started */
-        bool in_batch;               /* has an HBM copy in its cube's batch being placed */
-        sim_ps hbm_until;            /* its HBM copies hold its data path until then */
         bool finished;               /* the kernel has returned */
         struct ev_event done_ev;     /* the body returned; then its notice reaches the M_CPU */
         void *user;                  /* the kernel layer's per-PE state */
@@ -196,6 +194,9 @@ struct hw_sim {
         struct hw_sip *sips;         /* n_sips */
         struct hw_cube *cubes;       /* n_cubes, sip-major */
         struct hw_pe *pes;           /* n_pes, cube-major */
+        /* Per PE (global index), side by side: a request reads its cube's. */
+        bool *pe_in_batch;           /* has an HBM copy in its cube's batch being placed */
+        sim_ps *pe_hbm_until;        /* its HBM copies hold its data path until then */
         uint32_t *dma_node_pe;       /* per graph node: the global index + 1 of the PE whose
                                       * DMA node it is, else 0 */
         uint32_t n_sips, n_cubes, n_pes; /* counts */

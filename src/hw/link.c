@@ -128,10 +128,11 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
         /* Streaming: PEs whose HBM copies hold their data paths past start,
          * or in this instant's batch (a data path busy with TCM copies or
          * receive drains takes no share of the HBM). */
-        struct hw_pe *pes = &s->pes[(size_t)(c - s->cubes) * s->pes_per_cube];
+        size_t first = (size_t)(c - s->cubes) * s->pes_per_cube;
+        size_t self = pace ? container_of(pace, struct hw_pe, dma)->global : SIZE_MAX;
         uint64_t streaming = 1;
-        for (uint32_t i = 0; pace && i < s->pes_per_cube; i++)
-                if (&pes[i].dma != pace && (pes[i].in_batch || pes[i].hbm_until > start))
+        for (size_t i = first; pace && i < first + s->pes_per_cube; i++)
+                if (i != self && (s->pe_in_batch[i] || s->pe_hbm_until[i] > start))
                         streaming++;
         uint64_t share = h->channel_bw_bytes_per_s * h->channels / streaming;
         uint64_t rate = share < dma_bw ? share : dma_bw;
@@ -175,9 +176,8 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
                         done = t;
         }
         if (pace) {
-                struct hw_pe *pe = container_of(pace, struct hw_pe, dma);
-                if (paced > pe->hbm_until)
-                        pe->hbm_until = paced;
+                if (paced > s->pe_hbm_until[self])
+                        s->pe_hbm_until[self] = paced;
         }
         if (write)
                 c->hbm_write_bytes += bytes;
@@ -300,17 +300,18 @@ static void place_batch(struct ev_loop *ev, struct ev_event *e)
 {
         (void)ev;
         struct hw_cube *c = container_of(e, struct hw_cube, batch_ev);
+        struct hw_sim *s = c->sim;
         struct hw_dma_req *list = c->batch;
         c->batch = c->batch_tail = NULL;
         for (struct hw_dma_req *r = list; r; r = r->next)
-                r->pe->in_batch = true;
+                s->pe_in_batch[r->pe->global] = true;
         while (list) {
                 struct hw_dma_req *r = list;
                 list = r->next;
                 sim_ps start, end = hw_dma_copy(r->pe, r->from_hbm ? &r->from_home : NULL,
                                                 r->to_hbm ? &r->to_home : NULL, r->bytes, r->at,
                                                 &start);
-                r->pe->in_batch = false;
+                s->pe_in_batch[r->pe->global] = false;
                 r->done(r, start, end);
         }
 }

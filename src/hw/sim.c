@@ -91,7 +91,9 @@ int hw_sim_init(struct hw_sim *s, const struct topo *t, const struct ev_config *
                 }
         }
         s->dma_node_pe = calloc(s->graph.n_nodes, sizeof *s->dma_node_pe);
-        if (!s->dma_node_pe)
+        s->pe_in_batch = calloc(s->n_pes, sizeof *s->pe_in_batch);
+        s->pe_hbm_until = calloc(s->n_pes, sizeof *s->pe_hbm_until);
+        if (!s->dma_node_pe || !s->pe_in_batch || !s->pe_hbm_until)
                 goto nomem;
         for (uint32_t i = 0; i < s->n_pes; i++)
                 if (s->pes[i].node_dma < s->graph.n_nodes)
@@ -135,6 +137,8 @@ void hw_sim_fini(struct hw_sim *s)
         free(s->sips);
         free(s->pes);
         free(s->dma_node_pe);
+        free(s->pe_in_batch);
+        free(s->pe_hbm_until);
         free(s->links);
         hw__mcast_free(s->mcast);
         topo_graph_fini(&s->graph);
