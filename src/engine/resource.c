@@ -305,6 +305,11 @@ sim_ps ev_resource_reserve(struct ev_resource *r, sim_ps arrive, sim_ps service,
         sim_ps floor = r->ev ? r->ev->now : 0;
         sim_ps t = arrive > floor ? arrive : floor;
         struct ev_server *s = r->servers;
+        /* Arriving while the last booking is being served: served after
+         * it (what the search would find, found here). */
+        if (r->share == EV_SPLIT && service > 0 && t < s->last_end && s->n > s->head &&
+            s->iv[s->n - 1].start <= t)
+                t = s->last_end;
         if (r->share == EV_SPLIT && t >= s->last_end && service > 0 &&
             (s->n < s->cap || (s->n > s->head && s->iv[s->n - 1].end == t))) {
                 /* After every booking: extend the last or append. */

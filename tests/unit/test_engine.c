@@ -418,6 +418,18 @@ Test(engine, resource_split_fills_gaps)
         cr_assert_eq(s, 450);
         /* A zero request finishes at its arrival. */
         cr_assert_eq(ev_resource_reserve(&r, 5, 0, &s), 5);
+        /* Arriving while the last booking is served, with a gap before
+         * it: after it, extending it; a zero request there stays put. */
+        ev_resource_reserve(&r, 600, 100, NULL); /* [600, 700) */
+        cr_assert_eq(ev_resource_reserve(&r, 650, 20, &s), 720);
+        cr_assert_eq(s, 700);
+        cr_assert_eq(ev_resource_reserve(&r, 650, 0, &s), 650);
+        cr_assert_eq(s, 650);
+        cr_assert_eq(r.servers[0].iv[r.servers[0].n - 1].start, 600);
+        cr_assert_eq(r.servers[0].last_end, 720);
+        /* The gap [460, 600) is still there for an earlier arrival. */
+        cr_assert_eq(ev_resource_reserve(&r, 470, 50, &s), 520);
+        cr_assert_eq(s, 470);
         ev_resource_fini(&r);
 }
 
