@@ -14,6 +14,7 @@
  * key. `version: 1` is required in every file. */
 #include "base/fsutil.h"
 #include "base/muldiv.h"
+#include "base/params.h"
 #include "topo/topo_int.h"
 
 #include <errno.h>
@@ -294,37 +295,6 @@ static bool looks_int(const char *s)
         return true;
 }
 
-/* [+-]? (digits [. digits?] | . digits) ([eE] [+-]? digits)? */
-static bool looks_num(const char *s)
-{
-        bool digits = false;
-        if (*s == '+' || *s == '-')
-                s++;
-        while (*s >= '0' && *s <= '9') {
-                s++;
-                digits = true;
-        }
-        if (*s == '.') {
-                s++;
-                while (*s >= '0' && *s <= '9') {
-                        s++;
-                        digits = true;
-                }
-        }
-        if (!digits)
-                return false;
-        if (*s == 'e' || *s == 'E') {
-                s++;
-                if (*s == '+' || *s == '-')
-                        s++;
-                if (*s < '0' || *s > '9')
-                        return false;
-                while (*s >= '0' && *s <= '9')
-                        s++;
-        }
-        return *s == '\0';
-}
-
 /* A bound for messages: integral values without exponent. */
 static void fmt_bound(double x, char *buf, size_t len)
 {
@@ -495,7 +465,7 @@ static void set_leaf(struct loader *L, int fi, const struct ynode *v)
         if (f->type == FT_INT) {
                 if (!v->plain || !looks_int(s)) {
                         describe(v, got, sizeof got);
-                        if (v->plain && looks_num(s))
+                        if (v->plain && params_number_syntax(s, true))
                                 snprintf(got, sizeof got, "%s", s);
                         error_at(L, v->line, v->col, "%s: expected an integer, got %s", f->path,
                                  got);
@@ -505,7 +475,7 @@ static void set_leaf(struct loader *L, int fi, const struct ynode *v)
                 long long i = strtoll(s, NULL, 10);
                 x = errno == ERANGE ? (i < 0 ? -INFINITY : INFINITY) : (double)i;
         } else {
-                if (!v->plain || !looks_num(s)) {
+                if (!v->plain || !params_number_syntax(s, true)) {
                         describe(v, got, sizeof got);
                         error_at(L, v->line, v->col, "%s: expected %s, got %s", f->path,
                                  expected(f, exp, sizeof exp), got);
