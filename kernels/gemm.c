@@ -68,12 +68,6 @@ static void gemm(tl_ctx *tl, const void *argp)
         }
 }
 
-const struct tl_kernel tl_kernel_gemm = {
-        .name = "gemm",
-        .summary = "C = A . B, output tiles spread over every PE, double-buffered loads",
-        .fn = gemm,
-        .params = gemm_params,
-        .args_size = sizeof(struct gemm_args),
-        .setup = gemm_setup,
-        .io_help = "inputs a.npy [m, k], b.npy [k, n]; output c.npy [m, n]",
-};
+TL_KERNEL(gemm, gemm,
+          "C = A . B, output tiles spread over every PE, double-buffered loads",
+          "inputs a.npy [m, k], b.npy [k, n]; output c.npy [m, n]");

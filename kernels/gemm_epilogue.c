@@ -98,14 +98,8 @@ static void gemm_epilogue(tl_ctx *tl, const void *argp)
 }
 
 /* gemm_epilogue and gemm_epilogue_prims share their parameters and files. */
-#define GE_KERNEL(nm, summ) {                                                   \
-                .name = #nm, .summary = summ, .fn = nm, .params = ge_params,    \
-                .args_size = sizeof(struct ge_args), .setup = ge_setup,         \
-                .io_help = ge_io_help,                                          \
-        }
-
-const struct tl_kernel tl_kernel_gemm_epilogue = GE_KERNEL(
-        gemm_epilogue, "composite GEMM + dequant (K tile) + bias + relu + scale 0.5 per output tile");
+TL_KERNEL(gemm_epilogue, ge,
+          "composite GEMM + dequant (K tile) + bias + relu + scale 0.5 per output tile", ge_io_help);
 
 static void gemm_epilogue_prims(tl_ctx *tl, const void *argp)
 {
@@ -140,6 +134,6 @@ static void gemm_epilogue_prims(tl_ctx *tl, const void *argp)
         }
 }
 
-const struct tl_kernel tl_kernel_gemm_epilogue_prims = GE_KERNEL(
-        gemm_epilogue_prims,
-        "gemm_epilogue's work as primitives with the same overlap (double-buffered loads)");
+TL_KERNEL(gemm_epilogue_prims, ge,
+          "gemm_epilogue's work as primitives with the same overlap (double-buffered loads)",
+          ge_io_help);
