@@ -319,6 +319,20 @@ static void expected(struct lex *l, const char *what)
         err_at(l, l->pos, "expected %s, got %s", what, got);
 }
 
+/* Past the spaces, the character c and the spaces after it; else
+ * "expected what" and false. */
+static bool punct(struct lex *l, int c, const char *what)
+{
+        skip_space(l);
+        if (peek(l) != c) {
+                expected(l, what);
+                return false;
+        }
+        l->pos++;
+        skip_space(l);
+        return true;
+}
+
 /* A user string made safe and short for a message. */
 static void show(const uint8_t *s, size_t n, char *buf, size_t size)
 {
@@ -487,14 +501,10 @@ static int shape_value(struct lex *l, struct header *h)
                 err_at(l, open, "the shape must be a tuple such as (2, 3), not a list");
                 return -1;
         }
-        if (peek(l) != '(') {
-                expected(l, "a tuple such as (2, 3) for 'shape'");
+        if (!punct(l, '(', "a tuple such as (2, 3) for 'shape'"))
                 return -1;
-        }
-        l->pos++;
         h->ndim = 0;
         bool comma = false;          /* a comma followed the last extent */
-        skip_space(l);
         while (peek(l) != ')') {
                 if (extent(l, h) < 0)
                         return -1;
@@ -552,13 +562,8 @@ static int entry(struct lex *l, struct header *h)
                 return -1;
         }
         h->seen[key] = true;
-        skip_space(l);
-        if (peek(l) != ':') {
-                expected(l, "':' after the key");
+        if (!punct(l, ':', "':' after the key"))
                 return -1;
-        }
-        l->pos++;
-        skip_space(l);
         switch (key) {
         case KEY_DESCR: return descr_value(l, h);
         case KEY_FORTRAN: return fortran_value(l);
@@ -569,13 +574,8 @@ static int entry(struct lex *l, struct header *h)
 /* Parse the dict; 0 if it is well formed and every value supported. */
 static int parse_dict(struct lex *l, struct header *h)
 {
-        skip_space(l);
-        if (peek(l) != '{') {
-                expected(l, "'{' opening the header dict");
+        if (!punct(l, '{', "'{' opening the header dict"))
                 return -1;
-        }
-        l->pos++;
-        skip_space(l);
         while (peek(l) != '}') {
                 if (entry(l, h) < 0)
                         return -1;
