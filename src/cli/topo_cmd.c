@@ -47,7 +47,8 @@ struct opts {
         bool help;                   /* --help given */
 };
 
-/* Parse argv[1..]; returns CLI_OK or CLI_BAD_INPUT (message printed). */
+/* Parse argv[1..]; returns CLI_OK or CLI_BAD_INPUT (message printed). With
+ * --help, prints the usage and sets o->help: the command is done. */
 static int parse(const char *cmd, int argc, char **argv, bool is_show, struct opts *o)
 {
         static const char *const show_opts[] = { "--set", "--format", "--help", NULL };
@@ -100,6 +101,8 @@ static int parse(const char *cmd, int argc, char **argv, bool is_show, struct op
                         return cli_unknown_option(cmd, a, is_show ? show_opts : check_opts);
                 }
         }
+        if (o->help)
+                fputs(usage, stdout);
         return CLI_OK;
 }
 
@@ -116,12 +119,8 @@ static int check(int argc, char **argv)
 {
         struct opts o;
         int rc = parse("topo check", argc, argv, false, &o);
-        if (rc != CLI_OK)
+        if (rc != CLI_OK || o.help)
                 return rc;
-        if (o.help) {
-                fputs(usage, stdout);
-                return CLI_OK;
-        }
         if (o.n_files == 0) {
                 fputs("cubesim topo check: error: no FILE given\n"
                       "Try 'cubesim topo --help'.\n", stderr);
@@ -156,12 +155,8 @@ static int show(int argc, char **argv)
 {
         struct opts o;
         int rc = parse("topo show", argc, argv, true, &o);
-        if (rc != CLI_OK)
+        if (rc != CLI_OK || o.help)
                 return rc;
-        if (o.help) {
-                fputs(usage, stdout);
-                return CLI_OK;
-        }
         if (o.n_files > 1) {
                 fprintf(stderr, "cubesim topo show: error: one FILE at most (got %zu)\n",
                         o.n_files);
