@@ -968,7 +968,7 @@ void gqa_decode_long_plan(tl_ctx *tl, const struct gqa_args *a, struct gqa_decod
         gqa_tree(tl, p, idx - member, member, pg);
 }
 
-void gqa_short_map(tl_ctx *tl, const struct gqa_args *a, struct gqa_short *m)
+bool gqa_short_map(tl_ctx *tl, const struct gqa_args *a, struct gqa_short *m)
 {
         int pes = tl_num_programs(tl, 0), cubes = gqa_cube_count(tl);
         int gc = gqa_cube_index(tl), e = tl_program_id(tl, 0);
@@ -980,7 +980,7 @@ void gqa_short_map(tl_ctx *tl, const struct gqa_args *a, struct gqa_short *m)
         m->cube = gc;
         m->first_pe = (int)(m->slot * m->pg);
         if (m->slot >= slots)
-                return;                            /* PEs left over by the division */
+                return false;                      /* PEs left over by the division */
         m->pair0 = gc * kpc;
         m->round_stride = kpc * cubes;
         m->group0 = m->slot;
@@ -991,6 +991,7 @@ void gqa_short_map(tl_ctx *tl, const struct gqa_args *a, struct gqa_short *m)
                                          .groups = m->groups };
         while (pair_at(&probe, m->n_pairs) < a->batch * a->hkv)
                 m->n_pairs++;
+        return m->n_pairs > 0;
 }
 
 int64_t gqa_short_pair(const struct gqa_short *m, int64_t i)
