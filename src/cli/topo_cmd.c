@@ -115,30 +115,26 @@ static int load(const char *file, const struct opts *o, struct topo *t, struct d
         return rc;
 }
 
-static int check(int argc, char **argv)
+static int check(const struct opts *o)
 {
-        struct opts o;
-        int rc = parse("topo check", argc, argv, false, &o);
-        if (rc != CLI_OK || o.help)
-                return rc;
-        if (o.n_files == 0) {
+        if (o->n_files == 0) {
                 fputs("cubesim topo check: error: no FILE given\n"
                       "Try 'cubesim topo --help'.\n", stderr);
                 return CLI_BAD_INPUT;
         }
         int status = CLI_OK;
-        for (size_t i = 0; i < o.n_files; i++) {
+        for (size_t i = 0; i < o->n_files; i++) {
                 struct diag d;
                 struct topo t;
                 diag_init(&d);
-                if (load(o.files[i], &o, &t, &d) == 0) {
+                if (load(o->files[i], o, &t, &d) == 0) {
                         struct topo_totals tt;
                         uint64_t nodes, edges, bytes;
                         topo_totals(&t, &tt);
                         topo_graph_size(&t, &nodes, &edges, &bytes);
                         printf("%s: ok ('%s': %" PRIu64 " PE%s, %" PRIu64 " cube%s, %" PRIu64
                                " SIP%s; %" PRIu64 " nodes, %" PRIu64 " edges)\n",
-                               o.files[i], t.name, tt.pes, tt.pes == 1 ? "" : "s", tt.cubes,
+                               o->files[i], t.name, tt.pes, tt.pes == 1 ? "" : "s", tt.cubes,
                                tt.cubes == 1 ? "" : "s", tt.sips, tt.sips == 1 ? "" : "s", nodes,
                                edges);
                 } else {
@@ -151,22 +147,18 @@ static int check(int argc, char **argv)
         return status;
 }
 
-static int show(int argc, char **argv)
+static int show(const struct opts *o)
 {
-        struct opts o;
-        int rc = parse("topo show", argc, argv, true, &o);
-        if (rc != CLI_OK || o.help)
-                return rc;
-        if (o.n_files > 1) {
+        if (o->n_files > 1) {
                 fprintf(stderr, "cubesim topo show: error: one FILE at most (got %zu)\n",
-                        o.n_files);
+                        o->n_files);
                 return CLI_BAD_INPUT;
         }
         struct diag d;
         struct topo t;
         struct topo_graph g;
         diag_init(&d);
-        rc = load(o.n_files ? o.files[0] : NULL, &o, &t, &d);
+        int rc = load(o->n_files ? o->files[0] : NULL, o, &t, &d);
         if (rc == 0)
                 rc = topo_build_graph(&t, &g, &d);
         if (rc) {
@@ -174,7 +166,7 @@ static int show(int argc, char **argv)
                 diag_fini(&d);
                 return CLI_BAD_INPUT;
         }
-        switch (o.format) {
+        switch (o->format) {
         case FMT_TEXT: rc = topo_graph_write_text(&g, stdout); break;
         case FMT_JSON: rc = topo_graph_write_json(&g, stdout); break;
         case FMT_DOT: rc = topo_graph_write_dot(&g, stdout); break;
@@ -196,10 +188,15 @@ int cli_topo(int argc, char **argv)
                 return CLI_BAD_INPUT;
         }
         const char *sub = argv[1];
-        if (strcmp(sub, "check") == 0)
-                return check(argc - 1, argv + 1);
-        if (strcmp(sub, "show") == 0)
-                return show(argc - 1, argv + 1);
+        bool is_show = strcmp(sub, "show") == 0;
+        if (is_show || strcmp(sub, "check") == 0) {
+                struct opts o;
+                int rc = parse(is_show ? "topo show" : "topo check", argc - 1, argv + 1, is_show,
+                               &o);
+                if (rc != CLI_OK || o.help)
+                        return rc;
+                return is_show ? show(&o) : check(&o);
+        }
         if (strcmp(sub, "-h") == 0 || strcmp(sub, "--help") == 0 || strcmp(sub, "help") == 0) {
                 fputs(usage, stdout);
                 return CLI_OK;
