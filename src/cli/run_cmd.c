@@ -173,8 +173,7 @@ int cli_run(int argc, char **argv)
                                 goto out_diag;
                         }
                         if (i + 1 >= argc) {
-                                fprintf(stderr, "cubesim run: error: %s needs a value\n", a);
-                                rc = CLI_BAD_INPUT;
+                                rc = cli_error("run", "%s needs a value", a);
                                 goto out_diag;
                         }
                         char *v = argv[++i];
@@ -242,8 +241,7 @@ int cli_run(int argc, char **argv)
                         goto out_diag;
                 }
                 if (kernel) {
-                        fprintf(stderr, "cubesim run: error: unexpected argument '%s'\n", a);
-                        rc = CLI_BAD_INPUT;
+                        rc = cli_error("run", "unexpected argument '%s'", a);
                         goto out_diag;
                 }
                 kernel = a;
@@ -253,8 +251,7 @@ int cli_run(int argc, char **argv)
                 goto out_diag;
         }
         if (!kernel) {
-                fprintf(stderr, "cubesim run: error: which kernel? (see 'cubesim kernels')\n");
-                rc = CLI_BAD_INPUT;
+                rc = cli_error("run", "which kernel? (see 'cubesim kernels')");
                 goto out_diag;
         }
         if (ro.inputs_dir) {
@@ -268,9 +265,8 @@ int cli_run(int argc, char **argv)
                 }
         }
         if ((ro.trace_pes || ro.trace_t0 || ro.trace_t1) && !ro.trace_path) {
-                fprintf(stderr, "cubesim run: error: --trace-pes and --trace-window filter a "
-                        "trace: add --trace FILE\n");
-                rc = CLI_BAD_INPUT;
+                rc = cli_error("run", "--trace-pes and --trace-window filter a trace: add "
+                               "--trace FILE");
                 goto out_diag;
         }
         const char *data_only = ro.outputs_dir ? "--outputs" : ro.save_inputs_dir ? "--save-inputs"
@@ -278,15 +274,12 @@ int cli_run(int argc, char **argv)
                                 : ro.atol >= 0 ? "--atol" : ro.fail_on_nonfinite ?
                                 "--fail-on-nonfinite" : NULL;
         if (data_only && ro.mode != TL_MODE_DATA) {
-                fprintf(stderr, "cubesim run: error: %s needs --mode data (op_log mode "
-                        "computes no numbers)\n", data_only);
-                rc = CLI_BAD_INPUT;
+                rc = cli_error("run", "%s needs --mode data (op_log mode computes no numbers)",
+                               data_only);
                 goto out_diag;
         }
         if ((ro.rtol >= 0 || ro.atol >= 0) && !ro.expect_dir) {
-                fprintf(stderr, "cubesim run: error: --rtol and --atol are the tolerances of "
-                        "--expect DIR\n");
-                rc = CLI_BAD_INPUT;
+                rc = cli_error("run", "--rtol and --atol are the tolerances of --expect DIR");
                 goto out_diag;
         }
         const struct tl_kernel *k = find_kernel(kernel);

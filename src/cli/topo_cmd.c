@@ -59,8 +59,7 @@ static int parse(const char *cmd, int argc, char **argv, bool is_show, struct op
                 const char *a = argv[i];
                 if (only_files || a[0] != '-' || strcmp(a, "-") == 0) {
                         if (o->n_files == sizeof o->files / sizeof o->files[0]) {
-                                fprintf(stderr, "cubesim %s: error: too many files\n", cmd);
-                                return CLI_BAD_INPUT;
+                                return cli_error(cmd, "too many files");
                         }
                         o->files[o->n_files++] = a;
                 } else if (strcmp(a, "--") == 0) {
@@ -70,12 +69,10 @@ static int parse(const char *cmd, int argc, char **argv, bool is_show, struct op
                 } else if (strcmp(a, "--set") == 0 || strncmp(a, "--set=", 6) == 0) {
                         const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
                         if (!v) {
-                                fprintf(stderr, "cubesim %s: error: --set needs key=value\n", cmd);
-                                return CLI_BAD_INPUT;
+                                return cli_error(cmd, "--set needs key=value");
                         }
                         if (o->n_sets == sizeof o->sets / sizeof o->sets[0]) {
-                                fprintf(stderr, "cubesim %s: error: too many --set\n", cmd);
-                                return CLI_BAD_INPUT;
+                                return cli_error(cmd, "too many --set");
                         }
                         o->sets[o->n_sets++] = v;
                 } else if (is_show &&
@@ -150,9 +147,7 @@ static int check(const struct opts *o)
 static int show(const struct opts *o)
 {
         if (o->n_files > 1) {
-                fprintf(stderr, "cubesim topo show: error: one FILE at most (got %zu)\n",
-                        o->n_files);
-                return CLI_BAD_INPUT;
+                return cli_error("topo show", "one FILE at most (got %zu)", o->n_files);
         }
         struct diag d;
         struct topo t;
