@@ -30,17 +30,17 @@ static int list(void)
         return CLI_OK;
 }
 
+static const char *bench_name_at(size_t i)
+{
+        return bench_registry[i] ? bench_registry[i]->name : NULL;
+}
+
 static const struct bench *lookup(const char *name)
 {
         const struct bench *b = bench_find(name);
-        if (b)
-                return b;
-        const char *names[64];
-        size_t n = 0;
-        for (const struct bench *const *it = bench_registry; *it && n < 64; it++)
-                names[n++] = (*it)->name;
-        cli_not_found("bench", "bench", name, names, n, "cubesim bench list");
-        return NULL;
+        if (!b)
+                cli_not_found("bench", "bench", name, bench_name_at, "cubesim bench list");
+        return b;
 }
 
 static int run(int argc, char **argv)

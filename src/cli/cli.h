@@ -29,10 +29,11 @@ struct diag;
  * CMD: error: ..." (or warning, note). */
 void cli_print_diag(const char *cmd, const struct diag *d);
 
-/* Report "no WHAT 'NAME'" with a did-you-mean hint from names[n], or a
- * pointer to the listing command see; returns CLI_BAD_INPUT. */
-int cli_not_found(const char *cmd, const char *what, const char *name, const char *const *names,
-                  size_t n, const char *see);
+/* Report "no WHAT 'NAME'" with a did-you-mean hint from the names
+ * name_at(0), name_at(1), ... (NULL after the last), or a pointer to the
+ * listing command see; returns CLI_BAD_INPUT. */
+int cli_not_found(const char *cmd, const char *what, const char *name,
+                  const char *(*name_at)(size_t i), const char *see);
 
 /* --timeout-s VALUE: seconds of wall time, a number in (0, 1e7]; else a
  * located error to d ("--timeout-s VALUE: expected ...") and -1. */

@@ -50,9 +50,13 @@ void cli_print_diag(const char *cmd, const struct diag *d)
                 fprintf(stderr, "cubesim %s: %u more messages not shown\n", cmd, d->n_dropped);
 }
 
-int cli_not_found(const char *cmd, const char *what, const char *name, const char *const *names,
-                  size_t n, const char *see)
+int cli_not_found(const char *cmd, const char *what, const char *name,
+                  const char *(*name_at)(size_t i), const char *see)
 {
+        const char *names[512];
+        size_t n = 0;
+        while (n < 512 && (names[n] = name_at(n)))
+                n++;
         const char *hint = diag_suggest(name, names, n);
         if (hint)
                 fprintf(stderr, "cubesim %s: error: no %s '%s'; did you mean '%s'?\n", cmd, what,

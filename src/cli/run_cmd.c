@@ -109,17 +109,18 @@ static int parse_window(const char *v, sim_ps *t0, sim_ps *t1)
         return 0;
 }
 
+static const char *kernel_name_at(size_t i)
+{
+        const struct tl_kernel *k = tl_kernel_at(i);
+        return k ? k->name : NULL;
+}
+
 static const struct tl_kernel *find_kernel(const char *name)
 {
         const struct tl_kernel *k = tl_kernel_find(name);
-        if (k)
-                return k;
-        const char *names[512];
-        size_t n = 0;
-        for (const struct tl_kernel *it; n < 512 && (it = tl_kernel_at(n));)
-                names[n++] = it->name;
-        cli_not_found("run", "kernel", name, names, n, "cubesim kernels");
-        return NULL;
+        if (!k)
+                cli_not_found("run", "kernel", name, kernel_name_at, "cubesim kernels");
+        return k;
 }
 
 int cli_run(int argc, char **argv)

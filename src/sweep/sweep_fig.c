@@ -538,11 +538,12 @@ static void bar_style(FILE *f, const struct rows *r, bool stacked)
                 fputs("set xtics rotate by -35 left\n", f);
 }
 
-/* A bar figure over the rows: its files' stem, what it shows (the
- * script's header), its title (then "(sweep S on M)"), its y axis and
+/* A bar figure over the rows: its files' stem, what its data are, what
+ * it shows (the script's header), its title (then "(sweep S on M)"), its y axis and
  * whether its bars stack. */
 struct bar_fig {
         const char *stem;            /* STEM.dat and STEM.gp */
+        const char *data;            /* what STEM.dat holds, for its first line */
         const char *what;            /* one sentence for the script's header */
         const char *title;           /* the picture's title, before the sweep's name */
         const char *ylabel;          /* the y axis */
@@ -551,6 +552,8 @@ struct bar_fig {
 
 static const struct bar_fig util_fig = {
         "utilisation",
+        "utilisation per component class, % of the kernel time (kernel-time-weighted over a "
+        "panel's points)",
         "Utilisation per component class: busy time over the kernel time and the number of "
         "such components.",
         "Utilisation per component class", "busy share of the kernel time (%)", false,
@@ -558,10 +561,20 @@ static const struct bar_fig util_fig = {
 
 static const struct bar_fig dispatch_fig = {
         "dispatch",
+        "PE_CPU dispatch (issue) time as % of the PEs' kernel time, by op type",
         "PE_CPU dispatch share: the time the PEs' control CPUs spend issuing ops, as a share "
         "of the kernel time, stacked by op type.",
         "PE_CPU dispatch share by op type", "PE_CPU issue time (% of the kernel time)", true,
 };
+
+/* Open dat, STEM.dat to be, with its first line. */
+static bool bar_data(const struct sweep__ctx *x, const struct bar_fig *fig, struct text *dat)
+{
+        if (!text_open(dat))
+                return false;
+        fprintf(dat->f, "# cubesim sweep %s: %s\n", x->spec->name, fig->data);
+        return true;
+}
 
 /* Save dat as STEM.dat, then open gp and write fig's script up to its plot
  * command: header, title, axes, bar style, PNG terminal. */
@@ -586,10 +599,8 @@ static bool util_figure(const struct sweep__ctx *x, json_t *sw, const struct row
                         const char *dir)
 {
         struct text dat, gp;
-        if (!text_open(&dat))
+        if (!bar_data(x, &util_fig, &dat))
                 return false;
-        fprintf(dat.f, "# cubesim sweep %s: utilisation per component class, %% of the kernel "
-                "time (kernel-time-weighted over a panel's points)\n", x->spec->name);
         fputs("# row", dat.f);
         for (int c = 0; class_names[c]; c++)
                 fprintf(dat.f, " %s", class_names[c]);
@@ -690,10 +701,8 @@ static bool dispatch_figure(const struct sweep__ctx *x, json_t *sw, const struct
         size_t n_top = dispatch_n_top(n_ops);
         bool other = n_ops > n_top;
         struct text dat, gp;
-        if (!text_open(&dat))
+        if (!bar_data(x, &dispatch_fig, &dat))
                 return false;
-        fprintf(dat.f, "# cubesim sweep %s: PE_CPU dispatch (issue) time as %% of the PEs' "
-                "kernel time, by op type\n", x->spec->name);
         fputs("row", dat.f);
         for (size_t j = 0; j < n_top; j++)
                 fprintf(dat.f, " %s", ops[j]);
