@@ -1016,21 +1016,22 @@ int sweep_spec_load_text(const char *label, const char *text, size_t len, const 
         return d->n_errors > before ? -EINVAL : 0;
 }
 
-int sweep_spec_load_file(const char *path, struct sweep_spec *out, struct diag *d)
+/* A spec file's text: the paths in it are relative to its folder. */
+static int parse_file(const char *path, const char *text, size_t len, void *out,
+                      struct diag *d)
 {
-        memset(out, 0, sizeof *out);
-        char *buf;
-        size_t len;
-        if (fs_read_capped(path, SWEEP_MAX_SPEC_BYTES, &buf, &len, d) < 0)
-                return -EINVAL;
         char dir[4096];
         snprintf(dir, sizeof dir, "%s", path);
         char *slash = strrchr(dir, '/');
         if (slash)
                 *slash = '\0';
-        int rc = sweep_spec_load_text(path, buf, len, slash ? dir : NULL, out, d);
-        free(buf);
-        return rc;
+        return sweep_spec_load_text(path, text, len, slash ? dir : NULL, out, d);
+}
+
+int sweep_spec_load_file(const char *path, struct sweep_spec *out, struct diag *d)
+{
+        memset(out, 0, sizeof *out);
+        return fs_parse_file(path, SWEEP_MAX_SPEC_BYTES, parse_file, out, d);
 }
 
 void sweep_spec_fini(struct sweep_spec *s)

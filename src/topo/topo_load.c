@@ -806,16 +806,16 @@ int topo_load_default(struct topo *out, struct diag *d)
         return load_text(DEFAULT_LABEL, text, len, out, d, true);
 }
 
+static int parse_file(const char *path, const char *text, size_t len, void *out,
+                      struct diag *d)
+{
+        return topo_load_text(path, text, len, out, d);
+}
+
 int topo_load_file(const char *path, struct topo *out, struct diag *d)
 {
         memset(out, 0, sizeof *out);
-        char *text;
-        size_t len;
-        if (fs_read_capped(path, TOPO_MAX_FILE_BYTES, &text, &len, d) < 0)
-                return -EINVAL;
-        int rc = topo_load_text(path, text, len, out, d);
-        free(text);
-        return rc;
+        return fs_parse_file(path, TOPO_MAX_FILE_BYTES, parse_file, out, d);
 }
 
 int topo_set(struct topo *t, const char *key, const char *value, struct diag *d)
