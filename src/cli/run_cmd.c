@@ -7,6 +7,7 @@
 
 #include "base/diag.h"
 #include "base/params.h"
+#include "base/util.h"
 #include "cli/cli.h"
 #include "tl/tl_run.h"
 
@@ -109,6 +110,21 @@ static int parse_window(const char *v, sim_ps *t0, sim_ps *t1)
         return 0;
 }
 
+/* Where an option whose value is kept as given (a file, a folder, a PE
+ * list) goes in ro; NULL if opt is not one. */
+static const char **text_opt(struct tl_run_opts *ro, const char *opt)
+{
+        static const char *const names[] = { "--inputs", "--outputs", "--save-inputs",
+                                               "--expect", "--oplog", "--trace", "--trace-pes" };
+        const char **fields[] = { &ro->inputs_dir, &ro->outputs_dir, &ro->save_inputs_dir,
+                                  &ro->expect_dir, &ro->oplog_path, &ro->trace_path,
+                                  &ro->trace_pes };
+        for (size_t i = 0; i < ARRAY_LEN(names); i++)
+                if (strcmp(opt, names[i]) == 0)
+                        return fields[i];
+        return NULL;
+}
+
 static const char *kernel_name_at(size_t i)
 {
         const struct tl_kernel *k = tl_kernel_at(i);
@@ -178,7 +194,10 @@ int cli_run(int argc, char **argv)
                                 goto out_diag;
                         }
                         char *v = argv[++i];
-                        if (strcmp(a, "--topo") == 0) {
+                        const char **text = text_opt(&ro, a);
+                        if (text) {
+                                *text = v;
+                        } else if (strcmp(a, "--topo") == 0) {
                                 topo_path = v;
                         } else if (strcmp(a, "--set") == 0) {
                                 if (n_sets == 256) {
@@ -189,14 +208,6 @@ int cli_run(int argc, char **argv)
                         } else if (strcmp(a, "--mode") == 0) {
                                 if (parse_mode(v, &ro.mode) < 0)
                                         diag_error(&d, "--mode %s: expected oplog or data", v);
-                        } else if (strcmp(a, "--inputs") == 0) {
-                                ro.inputs_dir = v;
-                        } else if (strcmp(a, "--outputs") == 0) {
-                                ro.outputs_dir = v;
-                        } else if (strcmp(a, "--save-inputs") == 0) {
-                                ro.save_inputs_dir = v;
-                        } else if (strcmp(a, "--expect") == 0) {
-                                ro.expect_dir = v;
                         } else if (strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0) {
                                 double x = 0;
                                 if (!params_parse_double(v, &x) || x < 0)
@@ -222,12 +233,6 @@ int cli_run(int argc, char **argv)
                                         ro.max_time_ps = x * SIM_PS_PER_NS;
                         } else if (strcmp(a, "--timeout-s") == 0) {
                                 cli_parse_timeout(v, &ro.timeout_s, &d);
-                        } else if (strcmp(a, "--oplog") == 0) {
-                                ro.oplog_path = v;
-                        } else if (strcmp(a, "--trace") == 0) {
-                                ro.trace_path = v;
-                        } else if (strcmp(a, "--trace-pes") == 0) {
-                                ro.trace_pes = v;
                         } else if (strcmp(a, "--trace-window") == 0) {
                                 if (parse_window(v, &ro.trace_t0, &ro.trace_t1) < 0)
                                         diag_error(&d, "--trace-window %s: expected T0:T1 in ns "
