@@ -68,8 +68,8 @@ static void gemm_epilogue(tl_ctx *tl, const void *argp)
         struct ge_pe pe;
         if (!ge_begin(tl, g, &pe))
                 return;
-        const struct gemm_deal *d = &pe.tiles;
-        while (gemm_deal_next(&pe.tiles)) {
+        struct gemm_deal *d = &pe.tiles;
+        while (gemm_deal_next(d)) {
                 int64_t i0 = d->i0, j0 = d->j0, mm = d->mm, nn = d->nn;
                 tl_tensor *a = tl_view(tl, g->a, ((int64_t[]){ i0, 0 }), ((int64_t[]){ mm, g->sh.k }));
                 tl_tensor *b = tl_view(tl, g->b, ((int64_t[]){ 0, j0 }), ((int64_t[]){ g->sh.k, nn }));
@@ -103,8 +103,8 @@ static void gemm_epilogue_prims(tl_ctx *tl, const void *argp)
         struct gemm_kwalk w;
         GEMM_KWALK_INIT(tl, &w, g->a, g->b, &g->sh, tl_dtype_of(g->a));
         int64_t steps = gemm_kwalk_steps(&w);
-        const struct gemm_deal *d = &pe.tiles;
-        while (gemm_deal_next(&pe.tiles)) {
+        struct gemm_deal *d = &pe.tiles;
+        while (gemm_deal_next(d)) {
                 gemm_kwalk_begin(tl, &w, d);
                 tl_scratch_scope_begin(tl);
                 tl_tensor *acc = NULL;
