@@ -116,9 +116,8 @@ int cli_bench(int argc, char **argv)
         if (strcmp(argv[1], "run") == 0)
                 return run(argc - 1, argv + 1);
         if (strcmp(argv[1], "help") == 0) {
-                if (argc < 3) {
+                if (argc < 3)
                         return cli_error("bench help", "which bench?");
-                }
                 const struct bench *b = lookup(argv[2]);
                 if (!b)
                         return CLI_BAD_INPUT;

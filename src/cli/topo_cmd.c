@@ -58,9 +58,8 @@ static int parse(const char *cmd, int argc, char **argv, bool is_show, struct op
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i];
                 if (only_files || a[0] != '-' || strcmp(a, "-") == 0) {
-                        if (o->n_files == sizeof o->files / sizeof o->files[0]) {
+                        if (o->n_files == sizeof o->files / sizeof o->files[0])
                                 return cli_error(cmd, "too many files");
-                        }
                         o->files[o->n_files++] = a;
                 } else if (strcmp(a, "--") == 0) {
                         only_files = true;
@@ -68,12 +67,10 @@ static int parse(const char *cmd, int argc, char **argv, bool is_show, struct op
                         o->help = true;
                 } else if (strcmp(a, "--set") == 0 || strncmp(a, "--set=", 6) == 0) {
                         const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
-                        if (!v) {
+                        if (!v)
                                 return cli_error(cmd, "--set needs key=value");
-                        }
-                        if (o->n_sets == sizeof o->sets / sizeof o->sets[0]) {
+                        if (o->n_sets == sizeof o->sets / sizeof o->sets[0])
                                 return cli_error(cmd, "too many --set");
-                        }
                         o->sets[o->n_sets++] = v;
                 } else if (is_show &&
                            (strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0)) {
@@ -146,9 +143,8 @@ static int check(const struct opts *o)
 
 static int show(const struct opts *o)
 {
-        if (o->n_files > 1) {
+        if (o->n_files > 1)
                 return cli_error("topo show", "one FILE at most (got %zu)", o->n_files);
-        }
         struct diag d;
         struct topo t;
         struct topo_graph g;
