@@ -46,14 +46,14 @@ static const char SUPPORTED[] =
 
 /* ---- conversions ---- */
 
-static uint32_t f32_bits(float x)
+uint32_t npy_f32_bits(float x)
 {
         uint32_t u;
         memcpy(&u, &x, sizeof u);
         return u;
 }
 
-static float bits_f32(uint32_t u)
+float npy_bits_f32(uint32_t u)
 {
         float x;
         memcpy(&x, &u, sizeof x);
@@ -62,7 +62,7 @@ static float bits_f32(uint32_t u)
 
 uint16_t npy_f32_to_bf16(float x)
 {
-        uint32_t u = f32_bits(x);
+        uint32_t u = npy_f32_bits(x);
         if ((u & 0x7fffffffu) > 0x7f800000u) {
                 /* NaN: keep sign and the payload's top bits; if those are all
                  * zero the result would read as infinity, so set the quiet bit. */
@@ -80,12 +80,12 @@ uint16_t npy_f32_to_bf16(float x)
 
 float npy_bf16_to_f32(uint16_t b)
 {
-        return bits_f32((uint32_t)b << 16);
+        return npy_bits_f32((uint32_t)b << 16);
 }
 
 uint16_t npy_f32_to_f16(float x)
 {
-        uint32_t u = f32_bits(x);
+        uint32_t u = npy_f32_bits(x);
         uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
         u &= 0x7fffffffu;
         if (u > 0x7f800000u) {
@@ -124,18 +124,18 @@ float npy_f16_to_f32(uint16_t h)
         uint32_t exp = (h >> 10) & 0x1f;
         uint32_t mant = h & 0x3ff;
         if (exp == 0x1f)
-                return bits_f32(sign | 0x7f800000u | (mant << 13));
+                return npy_bits_f32(sign | 0x7f800000u | (mant << 13));
         if (exp != 0)
-                return bits_f32(sign | ((exp + 127 - 15) << 23) | (mant << 13));
+                return npy_bits_f32(sign | ((exp + 127 - 15) << 23) | (mant << 13));
         if (mant == 0)
-                return bits_f32(sign);
+                return npy_bits_f32(sign);
         /* Subnormal half: normalise mant * 2^-24 into an f32 normal. */
         uint32_t e = 127 - 15 + 1;
         while (!(mant & 0x400)) {
                 mant <<= 1;
                 e--;
         }
-        return bits_f32(sign | (e << 23) | ((mant & 0x3ff) << 13));
+        return npy_bits_f32(sign | (e << 23) | ((mant & 0x3ff) << 13));
 }
 
 /* Round a double to float32, to nearest even; out of range gives infinity
@@ -208,7 +208,7 @@ static void decode(enum npy_dtype t, const uint8_t *src, size_t n, float *dst)
         switch (t) {
         case NPY_F32:
                 for (size_t i = 0; i < n; i++)
-                        dst[i] = bits_f32(load_le32(src + 4 * i));
+                        dst[i] = npy_bits_f32(load_le32(src + 4 * i));
                 break;
         case NPY_F16:
                 for (size_t i = 0; i < n; i++)
@@ -234,7 +234,7 @@ static void encode(enum npy_dtype t, const float *src, size_t n, uint8_t *dst)
 {
         for (size_t i = 0; i < n; i++) {
                 if (t == NPY_F32)
-                        store_le32(dst + 4 * i, f32_bits(src[i]));
+                        store_le32(dst + 4 * i, npy_f32_bits(src[i]));
                 else if (t == NPY_F16)
                         store_le16(dst + 2 * i, npy_f32_to_f16(src[i]));
                 else
