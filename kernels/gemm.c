@@ -15,18 +15,10 @@ struct gemm_args {
 };
 
 static const char *const dtypes[] = { "fp32", "bf16", "fp16", "bfp8_b", "bfp4_b", NULL };
-/* The GEMM engine's fidelity, passes 1..4; "topology": pe.gemm.fidelity_passes. */
-static const char *const fidelities[] = { "topology", "lofi", "hifi2", "hifi3", "hifi4", NULL };
-
 static const struct tl_param gemm_params[] = {
-        { "m", TL_PARAM_INT, 256, 1, 1 << 20, NULL, "rows of A and C" },
-        { "n", TL_PARAM_INT, 256, 1, 1 << 20, NULL, "columns of B and C" },
-        { "k", TL_PARAM_INT, 256, 1, 1 << 20, NULL, "columns of A, rows of B" },
-        { "tile_m", TL_PARAM_INT, 64, 1, 4096, NULL, "output tile rows" },
-        { "tile_n", TL_PARAM_INT, 64, 1, 4096, NULL, "output tile columns" },
-        { "tile_k", TL_PARAM_INT, 64, 1, 4096, NULL, "K step" },
+        GEMM_PARAMS_SHAPE("C", "K step"),
         { "dtype", TL_PARAM_CHOICE, 1, 0, 0, dtypes, "element type of A, B and C" },
-        { "fidelity", TL_PARAM_CHOICE, 0, 0, 0, fidelities, "GEMM math fidelity (passes per op)" },
+        GEMM_PARAM_FIDELITY,
         { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
@@ -41,21 +33,17 @@ static void gemm(tl_ctx *tl, const void *argp)
 {
         const struct gemm_args *g = argp;
         const struct gemm_shape *sh = &g->sh;
-        int rank = tl_rank(tl, -1, -1, -1);
-        int n_ranks = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
-        int64_t n_tiles = gemm_n_tiles(sh);
-        if (rank >= n_tiles)
+        struct gemm_deal d;
+        if (!gemm_deal_begin(tl, sh, &d))
                 return;
         /* Persistent TCM: two A and two B buffers (ping-pong) and the accumulator. */
         struct gemm_kwalk w;
         GEMM_KWALK_INIT(tl, &w, g->a, g->b, sh, tl_dtype_of(g->a));
         int64_t steps = gemm_kwalk_steps(&w);
         tl_tensor *acc = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ sh->tm, sh->tn }));
-        for (int64_t t = rank; t < n_tiles; t += n_ranks) {
-                int64_t i0, j0, mm, nn;
-                gemm_tile_at(sh, t, &i0, &j0, &mm, &nn);
-                tl_tensor *acc_v = gemm_block(tl, acc, 0, 0, mm, nn);
-                gemm_kwalk_begin(tl, &w, i0, j0, mm, nn);
+        while (gemm_deal_next(&d)) {
+                tl_tensor *acc_v = gemm_block(tl, acc, 0, 0, d.mm, d.nn);
+                gemm_kwalk_begin(tl, &w, &d);
                 for (int64_t s = 0; s < steps; s++) {
                         tl_tensor *a, *b;
                         gemm_kwalk_step(tl, &w, s, &a, &b);
@@ -64,16 +52,10 @@ static void gemm(tl_ctx *tl, const void *argp)
                         tl_copy_to(tl, acc_v, s == 0 ? p : tl_add(tl, acc_v, p));
                         tl_scratch_scope_end(tl);
                 }
-                tl_store(tl, gemm_block(tl, g->c, i0, j0, mm, nn), acc_v);
+                tl_store(tl, gemm_block(tl, g->c, d.i0, d.j0, d.mm, d.nn), acc_v);
         }
 }
 
-const struct tl_kernel tl_kernel_gemm = {
-        .name = "gemm",
-        .summary = "C = A . B, output tiles spread over every PE, double-buffered loads",
-        .fn = gemm,
-        .params = gemm_params,
-        .args_size = sizeof(struct gemm_args),
-        .setup = gemm_setup,
-        .io_help = "inputs a.npy [m, k], b.npy [k, n]; output c.npy [m, n]",
-};
+TL_KERNEL(gemm, gemm,
+          "C = A . B, output tiles spread over every PE, double-buffered loads",
+          "inputs a.npy [m, k], b.npy [k, n]; output c.npy [m, n]");

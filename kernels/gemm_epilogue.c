@@ -21,18 +21,10 @@ struct ge_args {
 };
 
 static const char *const dtypes[] = { "fp32", "bf16", "fp16", NULL };
-/* The GEMM engine's fidelity, passes 1..4; "topology": pe.gemm.fidelity_passes. */
-static const char *const fidelities[] = { "topology", "lofi", "hifi2", "hifi3", "hifi4", NULL };
-
 static const struct tl_param ge_params[] = {
-        { "m", TL_PARAM_INT, 256, 1, 1 << 20, NULL, "rows of A and out" },
-        { "n", TL_PARAM_INT, 256, 1, 1 << 20, NULL, "columns of B and out" },
-        { "k", TL_PARAM_INT, 256, 1, 1 << 20, NULL, "columns of A, rows of B" },
-        { "tile_m", TL_PARAM_INT, 64, 1, 4096, NULL, "output tile rows (one composite each)" },
-        { "tile_n", TL_PARAM_INT, 64, 1, 4096, NULL, "output tile columns" },
-        { "tile_k", TL_PARAM_INT, 64, 1, 4096, NULL, "K tile of the pipeline (dequant scope)" },
+        GEMM_PARAMS_SHAPE("out", "K tile of the pipeline (dequant scope)"),
         { "dtype", TL_PARAM_CHOICE, 1, 0, 0, dtypes, "element type of A, B and out" },
-        { "fidelity", TL_PARAM_CHOICE, 0, 0, 0, fidelities, "GEMM math fidelity (passes per op)" },
+        GEMM_PARAM_FIDELITY,
         { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
@@ -49,44 +41,45 @@ static void ge_setup(tl_setup *s, void *argp)
         g->out = tl_setup_tensor(s, "out", TL_OUTPUT, dt, 2, (int64_t[]){ g->sh.m, g->sh.n });
 }
 
-/* This PE's rank and the number of ranks; if the PE has an output tile,
- * the per-K scales and the bias, once, in TCM, and true. */
-static bool ge_begin(tl_ctx *tl, const struct ge_args *g, int *rank, int *ranks, tl_tensor **s,
-                     tl_tensor **bias)
+/* What each PE of gemm_epilogue and gemm_epilogue_prims starts with. */
+struct ge_pe {
+        struct gemm_deal tiles;      /* its output tiles */
+        tl_tensor *s;                /* the per-K scales, TCM */
+        tl_tensor *bias;             /* the bias [1, n], TCM */
+};
+
+/* If this PE has an output tile: its tiles, the per-K scales and the bias,
+ * once, in TCM, and true. */
+static bool ge_begin(tl_ctx *tl, const struct ge_args *g, struct ge_pe *pe)
 {
-        *rank = tl_rank(tl, -1, -1, -1);
-        *ranks = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
-        if (*rank >= gemm_n_tiles(&g->sh))
+        if (!gemm_deal_begin(tl, &g->sh, &pe->tiles))
                 return false;
         int64_t nk = tl_dim(g->s, 0);
-        *s = tl_alloc(tl, TL_TCM, TL_FP32, 1, &nk);
-        tl_copy_to(tl, *s, g->s);
-        *bias = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 1, g->sh.n }));
-        tl_copy_to(tl, *bias, g->bias);
+        pe->s = tl_alloc(tl, TL_TCM, TL_FP32, 1, &nk);
+        tl_copy_to(tl, pe->s, g->s);
+        pe->bias = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 1, g->sh.n }));
+        tl_copy_to(tl, pe->bias, g->bias);
         return true;
 }
 
 static void gemm_epilogue(tl_ctx *tl, const void *argp)
 {
         const struct ge_args *g = argp;
-        const struct gemm_shape *sh = &g->sh;
-        int rank, ranks;
-        tl_tensor *s, *bias_all;
-        if (!ge_begin(tl, g, &rank, &ranks, &s, &bias_all))
+        struct ge_pe pe;
+        if (!ge_begin(tl, g, &pe))
                 return;
-        int64_t n_tiles = gemm_n_tiles(sh);
-        for (int64_t t = rank; t < n_tiles; t += ranks) {
-                int64_t i0, j0, mm, nn;
-                gemm_tile_at(sh, t, &i0, &j0, &mm, &nn);
-                tl_tensor *a = tl_view(tl, g->a, ((int64_t[]){ i0, 0 }), ((int64_t[]){ mm, sh->k }));
-                tl_tensor *b = tl_view(tl, g->b, ((int64_t[]){ 0, j0 }), ((int64_t[]){ sh->k, nn }));
+        struct gemm_deal *d = &pe.tiles;
+        while (gemm_deal_next(d)) {
+                int64_t i0 = d->i0, j0 = d->j0, mm = d->mm, nn = d->nn;
+                tl_tensor *a = tl_view(tl, g->a, ((int64_t[]){ i0, 0 }), ((int64_t[]){ mm, g->sh.k }));
+                tl_tensor *b = tl_view(tl, g->b, ((int64_t[]){ 0, j0 }), ((int64_t[]){ g->sh.k, nn }));
                 tl_tensor *out = tl_view(tl, g->out, ((int64_t[]){ i0, j0 }), ((int64_t[]){ mm, nn }));
-                tl_tensor *bias = tl_view(tl, bias_all, ((int64_t[]){ 0, j0 }), ((int64_t[]){ 1, nn }));
+                tl_tensor *bias = tl_view(tl, pe.bias, ((int64_t[]){ 0, j0 }), ((int64_t[]){ 1, nn }));
                 tl_handle h = tl_composite(tl, &(tl_composite_desc){
                         .op = TL_GEMM, .a = a, .b = b, .out = out,
-                        .tile_m = mm, .tile_n = nn, .tile_k = sh->tk,
+                        .tile_m = mm, .tile_n = nn, .tile_k = g->sh.tk,
                         .epilogue = (tl_epilogue[]){
-                                { .op = TL_DEQUANT, .tensor = s, .scope = TL_SCOPE_K_TILE },
+                                { .op = TL_DEQUANT, .tensor = pe.s, .scope = TL_SCOPE_K_TILE },
                                 { .op = TL_BIAS, .tensor = bias },
                                 { .op = TL_RELU },
                                 { .op = TL_SCALE, .factor = 0.5f },
@@ -98,48 +91,38 @@ static void gemm_epilogue(tl_ctx *tl, const void *argp)
 }
 
 /* gemm_epilogue and gemm_epilogue_prims share their parameters and files. */
-#define GE_KERNEL(nm, summ) {                                                   \
-                .name = #nm, .summary = summ, .fn = nm, .params = ge_params,    \
-                .args_size = sizeof(struct ge_args), .setup = ge_setup,         \
-                .io_help = ge_io_help,                                          \
-        }
-
-const struct tl_kernel tl_kernel_gemm_epilogue = GE_KERNEL(
-        gemm_epilogue, "composite GEMM + dequant (K tile) + bias + relu + scale 0.5 per output tile");
+TL_KERNEL(gemm_epilogue, ge,
+          "composite GEMM + dequant (K tile) + bias + relu + scale 0.5 per output tile", ge_io_help);
 
 static void gemm_epilogue_prims(tl_ctx *tl, const void *argp)
 {
         const struct ge_args *g = argp;
-        const struct gemm_shape *sh = &g->sh;
-        int rank, ranks;
-        tl_tensor *s, *bias_all;
-        if (!ge_begin(tl, g, &rank, &ranks, &s, &bias_all))
+        struct ge_pe pe;
+        if (!ge_begin(tl, g, &pe))
                 return;
-        int64_t n_tiles = gemm_n_tiles(sh);
         struct gemm_kwalk w;
-        GEMM_KWALK_INIT(tl, &w, g->a, g->b, sh, tl_dtype_of(g->a));
+        GEMM_KWALK_INIT(tl, &w, g->a, g->b, &g->sh, tl_dtype_of(g->a));
         int64_t steps = gemm_kwalk_steps(&w);
-        for (int64_t t = rank; t < n_tiles; t += ranks) {
-                int64_t i0, j0, mm, nn;
-                gemm_tile_at(sh, t, &i0, &j0, &mm, &nn);
-                gemm_kwalk_begin(tl, &w, i0, j0, mm, nn);
+        struct gemm_deal *d = &pe.tiles;
+        while (gemm_deal_next(d)) {
+                gemm_kwalk_begin(tl, &w, d);
                 tl_scratch_scope_begin(tl);
                 tl_tensor *acc = NULL;
                 for (int64_t st = 0; st < steps; st++) {
                         tl_tensor *a, *b;
                         gemm_kwalk_step(tl, &w, st, &a, &b);
                         tl_tensor *p = tl_dot(tl, a, b, false);
-                        tl_tensor *sk = tl_view(tl, s, ((int64_t[]){ st }), ((int64_t[]){ 1 }));
+                        tl_tensor *sk = tl_view(tl, pe.s, ((int64_t[]){ st }), ((int64_t[]){ 1 }));
                         p = tl_mul(tl, p, sk); /* dequant, this K tile's scale */
                         acc = acc ? tl_add(tl, acc, p) : p;
                 }
-                tl_tensor *bias = gemm_block(tl, bias_all, 0, j0, 1, nn);
+                tl_tensor *bias = gemm_block(tl, pe.bias, 0, d->j0, 1, d->nn);
                 tl_tensor *y = tl_scale(tl, tl_relu(tl, tl_add(tl, acc, bias)), 0.5f);
-                tl_store(tl, gemm_block(tl, g->out, i0, j0, mm, nn), y);
+                tl_store(tl, gemm_block(tl, g->out, d->i0, d->j0, d->mm, d->nn), y);
                 tl_scratch_scope_end(tl);
         }
 }
 
-const struct tl_kernel tl_kernel_gemm_epilogue_prims = GE_KERNEL(
-        gemm_epilogue_prims,
-        "gemm_epilogue's work as primitives with the same overlap (double-buffered loads)");
+TL_KERNEL(gemm_epilogue_prims, ge,
+          "gemm_epilogue's work as primitives with the same overlap (double-buffered loads)",
+          ge_io_help);

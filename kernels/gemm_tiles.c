@@ -17,19 +17,32 @@ tl_dtype gemm_setup_ab(tl_setup *s, struct gemm_shape *sh, tl_tensor **a, tl_ten
         return dt;
 }
 
-int64_t gemm_n_tiles(const struct gemm_shape *sh)
+/* The GEMM engine's fidelity, passes 1..4; "topology": pe.gemm.fidelity_passes. */
+const char *const gemm_fidelities[] = { "topology", "lofi", "hifi2", "hifi3", "hifi4", NULL };
+
+bool gemm_deal_begin(tl_ctx *tl, const struct gemm_shape *sh, struct gemm_deal *d)
 {
-        return ((sh->m + sh->tm - 1) / sh->tm) * ((sh->n + sh->tn - 1) / sh->tn);
+        *d = (struct gemm_deal){
+                .sh = sh,
+                .next = tl_rank(tl, -1, -1, -1),
+                .stride = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2),
+                .n_tiles = ((sh->m + sh->tm - 1) / sh->tm) * ((sh->n + sh->tn - 1) / sh->tn),
+        };
+        return d->next < d->n_tiles;
 }
 
-void gemm_tile_at(const struct gemm_shape *sh, int64_t t, int64_t *i0, int64_t *j0, int64_t *mm,
-                  int64_t *nn)
+bool gemm_deal_next(struct gemm_deal *d)
 {
+        if (d->next >= d->n_tiles)
+                return false;
+        const struct gemm_shape *sh = d->sh;
         int64_t tiles_n = (sh->n + sh->tn - 1) / sh->tn;
-        *i0 = (t / tiles_n) * sh->tm;
-        *j0 = (t % tiles_n) * sh->tn;
-        *mm = min64(sh->tm, sh->m - *i0);
-        *nn = min64(sh->tn, sh->n - *j0);
+        d->i0 = (d->next / tiles_n) * sh->tm;
+        d->j0 = (d->next % tiles_n) * sh->tn;
+        d->mm = min64(sh->tm, sh->m - d->i0);
+        d->nn = min64(sh->tn, sh->n - d->j0);
+        d->next += d->stride;
+        return true;
 }
 
 tl_tensor *gemm_block(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc)
@@ -52,13 +65,12 @@ static void load(tl_ctx *tl, struct gemm_kwalk *w, int64_t s, int i)
                    gemm_block(tl, w->b, k0, w->j0, kn, w->nn));
 }
 
-void gemm_kwalk_begin(tl_ctx *tl, struct gemm_kwalk *w, int64_t i0, int64_t j0, int64_t mm,
-                      int64_t nn)
+void gemm_kwalk_begin(tl_ctx *tl, struct gemm_kwalk *w, const struct gemm_deal *d)
 {
-        w->i0 = i0;
-        w->j0 = j0;
-        w->mm = mm;
-        w->nn = nn;
+        w->i0 = d->i0;
+        w->j0 = d->j0;
+        w->mm = d->mm;
+        w->nn = d->nn;
         load(tl, w, 0, 0);
 }
 

@@ -1,6 +1,6 @@
 /* kernels/gemm_tiles.h: what gemm, gemm_epilogue and gemm_epilogue_prims
  * share: the setup of A [m, k], B [k, n] and the tiles, the output tiles
- * (dealt round-robin to the PEs by the kernels), and one output tile's walk
+ * (dealt round-robin to the PEs by gemm_deal), and one output tile's walk
  * over K in tile_k steps with double-buffered loads (the loads of step s+1
  * are issued before the caller's dot of step s, so DMA and GEMM overlap).
  * The buffers live in persistent TCM. */
@@ -19,12 +19,38 @@ struct gemm_shape {
  * which it returns. */
 tl_dtype gemm_setup_ab(tl_setup *s, struct gemm_shape *sh, tl_tensor **a, tl_tensor **b);
 
-/* How many output tiles sh has (tm x tn each, the last ones clipped). */
-int64_t gemm_n_tiles(const struct gemm_shape *sh);
-/* Output tile t (row-major over the tiles): its first row and column and
- * its rows and columns. */
-void gemm_tile_at(const struct gemm_shape *sh, int64_t t, int64_t *i0, int64_t *j0, int64_t *mm,
-                  int64_t *nn);
+/* The output tiles dealt to this PE, round-robin by rank: tiles rank,
+ * rank + ranks, ... (row-major over the tiles, the last ones clipped),
+ * and the one at hand. */
+struct gemm_deal {
+        const struct gemm_shape *sh; /* the problem and its tiles */
+        int64_t next;                /* the tile gemm_deal_next hands out next */
+        int64_t stride;              /* ranks: the PEs of the launch */
+        int64_t n_tiles;             /* output tiles of the problem */
+        int64_t i0, j0;              /* the tile at hand: its first row and column */
+        int64_t mm, nn;              /* its rows and columns */
+};
+
+/* Start dealing sh's output tiles to this PE; false if it gets none. */
+bool gemm_deal_begin(tl_ctx *tl, const struct gemm_shape *sh, struct gemm_deal *d);
+/* Step to this PE's next tile; false after its last. */
+bool gemm_deal_next(struct gemm_deal *d);
+
+/* The parameters gemm_setup_ab reads, in two parts around dtype (whose
+ * choices are the kernel's): the problem and its tiles, `out` naming the
+ * output and tile_k_help saying what the K step is to the kernel; then
+ * the GEMM engine's fidelity. */
+#define GEMM_PARAMS_SHAPE(out, tile_k_help)                                                     \
+        { "m", TL_PARAM_INT, 256, 1, 1 << 20, NULL, "rows of A and " out },                     \
+        { "n", TL_PARAM_INT, 256, 1, 1 << 20, NULL, "columns of B and " out },                  \
+        { "k", TL_PARAM_INT, 256, 1, 1 << 20, NULL, "columns of A, rows of B" },                \
+        { "tile_m", TL_PARAM_INT, 64, 1, 4096, NULL, "output tile rows" },                      \
+        { "tile_n", TL_PARAM_INT, 64, 1, 4096, NULL, "output tile columns" },                   \
+        { "tile_k", TL_PARAM_INT, 64, 1, 4096, NULL, tile_k_help }
+extern const char *const gemm_fidelities[];
+#define GEMM_PARAM_FIDELITY                                                                     \
+        { "fidelity", TL_PARAM_CHOICE, 0, 0, 0, gemm_fidelities,                                \
+          "GEMM math fidelity (passes per op)" }
 
 struct gemm_kwalk {
         tl_tensor *a, *b;               /* HBM operands A [m, k], B [k, n] */
@@ -55,9 +81,8 @@ tl_tensor *gemm_block(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr
         } while (0)
 /* How many K steps each output tile takes. */
 int64_t gemm_kwalk_steps(const struct gemm_kwalk *w);
-/* Start the tile at (i0, j0) of extent mm x nn: load its step 0. */
-void gemm_kwalk_begin(tl_ctx *tl, struct gemm_kwalk *w, int64_t i0, int64_t j0, int64_t mm,
-                      int64_t nn);
+/* Start the tile at hand of d: load its step 0. */
+void gemm_kwalk_begin(tl_ctx *tl, struct gemm_kwalk *w, const struct gemm_deal *d);
 /* Step s: issue the loads of step s+1 (if any), then give the TCM blocks
  * of A (mm x kn) and B (kn x nn) that hold step s. */
 void gemm_kwalk_step(tl_ctx *tl, struct gemm_kwalk *w, int64_t s, tl_tensor **a,

@@ -109,6 +109,21 @@ static int64_t n_chunks(int64_t n, int64_t *chunk)
         return nc;
 }
 
+/* The keys one lazy (opt2, opt3) tile step attends to: [j0, j0 + n) of
+ * KV head (b, h), in nc chunks of `chunk` keys. */
+struct lazy_keys {
+        int64_t b, h;                /* batch and KV head */
+        int64_t j0, n;               /* first key and how many */
+        int64_t chunk, nc;           /* keys per chunk (n_chunks) and chunks */
+};
+
+/* K or V (x) of chunk c of kk, loaded. */
+static tl_tensor *load_chunk(tl_ctx *tl, const struct lazy_keys *kk, tl_tensor *x, int64_t c)
+{
+        int64_t c0 = kk->j0 + c * kk->chunk, cn = min64(kk->chunk, kk->j0 + kk->n - c0);
+        return tl_load(tl, kv_rows(tl, x, kk->b, kk->h, c0, cn));
+}
+
 /* Merge the scores of q against k, then p . v, into the running state st
  * (rows of it): m' = max(m, rowmax(s)); p = e^(s - m'); alpha = e^(m - m');
  * l' = alpha l + rowsum(p); O' = alpha O + p . v. With first, st holds
@@ -133,20 +148,18 @@ static void attend(tl_ctx *tl, const struct gqa_state *st, tl_tensor *q, tl_tens
 
 /* attend() issued the way a kernel without composites must issue what the
  * Q.K^T GEMM composite and the softmax_merge recipe do per hardware tile:
- * K and V of keys [j0, j0 + n) of head (b, h) loaded lazily in chunks of
- * `chunk` keys (the composites' tile loop), one dot, scale, rowmax and max
+ * K and V of the keys kk loaded lazily chunk by chunk (the composites'
+ * tile loop), one dot, scale, rowmax and max
  * per chunk, then the merge's MATH per chunk and a P.V dot and add per
  * chunk. The numbers are attend()'s; only the command count differs. */
 static void attend_chunked(tl_ctx *tl, const struct gqa_args *a, const struct gqa_state *st,
-                           tl_tensor *q, int64_t b, int64_t h, int64_t j0, int64_t n,
-                           int64_t chunk, bool first)
+                           tl_tensor *q, const struct lazy_keys *kk, bool first)
 {
-        int64_t rows = tl_dim(q, 0), nc = n_chunks(n, &chunk);
+        int64_t rows = tl_dim(q, 0), nc = kk->nc;
         tl_tensor *s[MAX_CHUNKS], *p[MAX_CHUNKS];
         tl_tensor *mt = NULL;
         for (int64_t c = 0; c < nc; c++) {           /* the Q.K^T composite */
-                int64_t c0 = j0 + c * chunk, cn = min64(chunk, j0 + n - c0);
-                tl_tensor *k = tl_load(tl, kv_rows(tl, a->k, b, h, c0, cn));
+                tl_tensor *k = load_chunk(tl, kk, a->k, c);
                 s[c] = tl_scale(tl, tl_dot(tl, q, k, true), a->scale);
                 tl_tensor *r = tl_rowmax(tl, s[c]);
                 mt = c ? tl_max(tl, mt, r) : r;
@@ -161,8 +174,7 @@ static void attend_chunked(tl_ctx *tl, const struct gqa_args *a, const struct gq
                 ls = c ? tl_add(tl, ls, r) : r;
         }
         for (int64_t c = 0; c < nc; c++) {           /* softmax_merge: P.V tile loop */
-                int64_t c0 = j0 + c * chunk, cn = min64(chunk, j0 + n - c0);
-                tl_tensor *v = tl_load(tl, kv_rows(tl, a->v, b, h, c0, cn));
+                tl_tensor *v = load_chunk(tl, kk, a->v, c);
                 tl_tensor *d = tl_dot(tl, p[c], v, false);
                 pv = c ? tl_add(tl, pv, d) : d;
         }
@@ -173,15 +185,13 @@ static void attend_chunked(tl_ctx *tl, const struct gqa_args *a, const struct gq
  * step issued as primitives for each query head of the group in turn (the
  * primitive path has no fused GEMM to fold the heads into). */
 static void attend_per_head(tl_ctx *tl, const struct gqa_args *a, const struct gqa_state *st,
-                            tl_tensor *q, int64_t b, int64_t h, int64_t j0, int64_t n,
-                            int64_t chunk, bool first)
+                            tl_tensor *q, const struct lazy_keys *kk, bool first)
 {
-        int64_t rows = tl_dim(q, 0), nc = n_chunks(n, &chunk);
+        int64_t rows = tl_dim(q, 0), nc = kk->nc;
         tl_tensor *k[MAX_CHUNKS], *v[MAX_CHUNKS];
         for (int64_t c = 0; c < nc; c++) {
-                int64_t c0 = j0 + c * chunk, cn = min64(chunk, j0 + n - c0);
-                k[c] = tl_load(tl, kv_rows(tl, a->k, b, h, c0, cn));
-                v[c] = tl_load(tl, kv_rows(tl, a->v, b, h, c0, cn));
+                k[c] = load_chunk(tl, kk, a->k, c);
+                v[c] = load_chunk(tl, kk, a->v, c);
         }
         for (int64_t r = 0; r < rows; r++) {
                 tl_tensor *q1 = tl_view(tl, q, ((int64_t[]){ r, 0 }), ((int64_t[]){ 1, a->d }));
@@ -213,8 +223,9 @@ static void attend_per_head(tl_ctx *tl, const struct gqa_args *a, const struct g
  * in the GEMM's tile loop) and the softmax_merge recipe (V streamed in
  * its P . V loop), which updates the running state in place. */
 static void attend_composite(tl_ctx *tl, const struct gqa_args *a, const struct gqa_state *st,
-                             tl_tensor *q, int64_t b, int64_t h, int64_t j0, int64_t n, bool first)
+                             tl_tensor *q, const struct lazy_keys *kk, bool first)
 {
+        int64_t b = kk->b, h = kk->h, j0 = kk->j0, n = kk->n;
         int64_t rows = tl_dim(q, 0);
         if (first) {
                 tl_copy_to(tl, st->m, tl_fill(tl, TL_FP32, 2, ((int64_t[]){ rows, 1 }), GQA_NEG_BIG));
@@ -489,18 +500,18 @@ void gqa_decode_run(tl_ctx *tl, const struct gqa_args *a, const struct gqa_decod
                                 if (p->lazy) {
                                         /* opt3: K and V loaded lazily inside the tile,
                                          * in chunks of prim_tile keys. */
-                                        int64_t j0 = p->s0 + ti * t, n = min64(t, p->s1 - j0);
-                                        int64_t pt = a->prim_tile ? a->prim_tile : n;
+                                        struct lazy_keys kk = { .b = b, .h = h,
+                                                                .j0 = p->s0 + ti * t };
+                                        kk.n = min64(t, p->s1 - kk.j0);
+                                        kk.chunk = a->prim_tile ? a->prim_tile : kk.n;
+                                        kk.nc = n_chunks(kk.n, &kk.chunk);
                                         tl_scratch_scope_begin(tl);
                                         if (p->composite)
-                                                attend_composite(tl, a, s, qbuf[0], b, h, j0, n,
-                                                                 ti == 0);
+                                                attend_composite(tl, a, s, qbuf[0], &kk, ti == 0);
                                         else if (a->fold)
-                                                attend_chunked(tl, a, s, qbuf[0], b, h, j0, n, pt,
-                                                               ti == 0);
+                                                attend_chunked(tl, a, s, qbuf[0], &kk, ti == 0);
                                         else
-                                                attend_per_head(tl, a, s, qbuf[0], b, h, j0, n,
-                                                                pt, ti == 0);
+                                                attend_per_head(tl, a, s, qbuf[0], &kk, ti == 0);
                                         tl_scratch_scope_end(tl);
                                 } else {
                                         struct gqa_kv_src src = { 0 };
@@ -968,7 +979,7 @@ void gqa_decode_long_plan(tl_ctx *tl, const struct gqa_args *a, struct gqa_decod
         gqa_tree(tl, p, idx - member, member, pg);
 }
 
-void gqa_short_map(tl_ctx *tl, const struct gqa_args *a, struct gqa_short *m)
+bool gqa_short_map(tl_ctx *tl, const struct gqa_args *a, struct gqa_short *m)
 {
         int pes = tl_num_programs(tl, 0), cubes = gqa_cube_count(tl);
         int gc = gqa_cube_index(tl), e = tl_program_id(tl, 0);
@@ -980,7 +991,7 @@ void gqa_short_map(tl_ctx *tl, const struct gqa_args *a, struct gqa_short *m)
         m->cube = gc;
         m->first_pe = (int)(m->slot * m->pg);
         if (m->slot >= slots)
-                return;                            /* PEs left over by the division */
+                return false;                      /* PEs left over by the division */
         m->pair0 = gc * kpc;
         m->round_stride = kpc * cubes;
         m->group0 = m->slot;
@@ -991,6 +1002,7 @@ void gqa_short_map(tl_ctx *tl, const struct gqa_args *a, struct gqa_short *m)
                                          .groups = m->groups };
         while (pair_at(&probe, m->n_pairs) < a->batch * a->hkv)
                 m->n_pairs++;
+        return m->n_pairs > 0;
 }
 
 int64_t gqa_short_pair(const struct gqa_short *m, int64_t i)

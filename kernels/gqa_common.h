@@ -104,15 +104,17 @@ int gqa_model_shape(const char *name, int64_t *q_heads, int64_t *kv_heads, int64
 /* Read the parameters and declare q, k, v, o; reject what cannot run. */
 void gqa_setup(tl_setup *s, struct gqa_args *a, enum gqa_kind kind);
 
-/* Define GQA kernel tl_kernel_<name>: body fn, parameters params, its
- * setup gqa_setup(kind), files io_help. */
-#define GQA_KERNEL(name_, summary_, fn_, params_, kind_, io_help_)                         \
+/* Define GQA kernel tl_kernel_<name>: body fn, its setup gqa_setup(kind),
+ * files io_help, and the parameters listed after io_help (the entries
+ * above, and the kernel's own). */
+#define GQA_KERNEL(name_, summary_, fn_, kind_, io_help_, ...)                             \
+        static const struct tl_param name_##_params[] = { __VA_ARGS__, GQA_PARAMS_END };   \
         static void name_##_setup(tl_setup *s, void *args) { gqa_setup(s, args, kind_); }  \
         const struct tl_kernel tl_kernel_##name_ = {                                       \
                 .name = #name_,                                                            \
                 .summary = summary_,                                                       \
                 .fn = fn_,                                                                 \
-                .params = params_,                                                         \
+                .params = name_##_params,                                                  \
                 .args_size = sizeof(struct gqa_args),                                      \
                 .setup = name_##_setup,                                                    \
                 .io_help = io_help_,                                                       \
@@ -181,7 +183,8 @@ struct gqa_short {
         int64_t n_pairs;             /* its pairs over all rounds; 0: idle */
 };
 
-void gqa_short_map(tl_ctx *tl, const struct gqa_args *a, struct gqa_short *m);
+/* This PE's share; false if it has no pair (m->n_pairs is 0). */
+bool gqa_short_map(tl_ctx *tl, const struct gqa_args *a, struct gqa_short *m);
 /* The i-th pair (b * kv_heads + kv head) of m, i < m->n_pairs. */
 int64_t gqa_short_pair(const struct gqa_short *m, int64_t i);
 

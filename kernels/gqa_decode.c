@@ -37,26 +37,11 @@
         { "tile_frac", TL_PARAM_FLOAT, 0, 0, 1, NULL,                                      \
           "kv_tile as a fraction R of a PE's key span; 0: use kv_tile" }
 
-static const struct tl_param params_decode[] = {
-        GQA_PARAMS_SHAPE(4096),
-        GQA_PARAMS_END,
-};
-
-static const struct tl_param params_opt2[] = {
-        GQA_PARAMS_SHAPE(4096),
-        TILE_FRAC_PARAM,
-        GQA_PARAMS_END,
-};
-
-static const struct tl_param params_opt3[] = {
-        GQA_PARAMS_SHAPE(4096),
-        TILE_FRAC_PARAM,
-        { "prim_tile", TL_PARAM_INT, 64, 0, 1 << 20, NULL,
-          "keys per primitive load and dot (the composites' tile); 0: the whole KV tile" },
-        { "fold", TL_PARAM_INT, 0, 0, 1, NULL,
-          "1: M-fold the group's heads into each primitive; 0: one head at a time" },
-        GQA_PARAMS_END,
-};
+#define OPT3_PARAMS                                                                        \
+        { "prim_tile", TL_PARAM_INT, 64, 0, 1 << 20, NULL,                                 \
+          "keys per primitive load and dot (the composites' tile); 0: the whole KV tile" }, \
+        { "fold", TL_PARAM_INT, 0, 0, 1, NULL,                                             \
+          "1: M-fold the group's heads into each primitive; 0: one head at a time" }
 
 /* One long-context decode kernel: how it issues a tile. */
 struct variant {
@@ -72,21 +57,24 @@ static void decode(tl_ctx *tl, const void *args, const struct variant *v)
         gqa_decode_run(tl, args, &p);
 }
 
-/* X(name, setup kind, lazy, composite, parameters, summary) */
+/* X(name, setup kind, lazy, composite, summary, parameters...) */
 #define GQA_DECODE_KERNELS(X)                                                              \
-        X(gqa_decode, GQA_DECODE, false, false, params_decode,                             \
-          "GQA decode, long context: M-fold, keys over every PE, chain reduce to one root") \
-        X(gqa_decode_opt3, GQA_DECODE_OPT3, true, false, params_opt3,                      \
-          "GQA decode, each per-tile attention step issued as primitives (lazy K/V loads)") \
-        X(gqa_decode_opt2, GQA_DECODE_OPT2, true, true, params_opt2,                       \
-          "GQA decode, per tile one Q.K^T GEMM composite + one softmax_merge recipe")
+        X(gqa_decode, GQA_DECODE, false, false,                                            \
+          "GQA decode, long context: M-fold, keys over every PE, chain reduce to one root", \
+          GQA_PARAMS_SHAPE(4096))                                                          \
+        X(gqa_decode_opt3, GQA_DECODE_OPT3, true, false,                                   \
+          "GQA decode, each per-tile attention step issued as primitives (lazy K/V loads)", \
+          GQA_PARAMS_SHAPE(4096), TILE_FRAC_PARAM, OPT3_PARAMS)                            \
+        X(gqa_decode_opt2, GQA_DECODE_OPT2, true, true,                                    \
+          "GQA decode, per tile one Q.K^T GEMM composite + one softmax_merge recipe",      \
+          GQA_PARAMS_SHAPE(4096), TILE_FRAC_PARAM)
 
-#define DEFINE_KERNEL(name_, kind_, lazy_, composite_, params_, summary_)                  \
+#define DEFINE_KERNEL(name_, kind_, lazy_, composite_, summary_, ...)                      \
         static void name_##_body(tl_ctx *tl, const void *args)                             \
         {                                                                                  \
                 static const struct variant v = { lazy_, composite_ };                     \
                 decode(tl, args, &v);                                                      \
         }                                                                                  \
-        GQA_KERNEL(name_, summary_, name_##_body, params_, kind_, GQA_DECODE_IO_HELP);
+        GQA_KERNEL(name_, summary_, name_##_body, kind_, GQA_DECODE_IO_HELP, __VA_ARGS__);
 
 GQA_DECODE_KERNELS(DEFINE_KERNEL)

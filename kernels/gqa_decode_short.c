@@ -9,18 +9,11 @@
  * group's first PE, which writes o. */
 #include "gqa_common.h"
 
-static const struct tl_param params[] = {
-        GQA_PARAMS_SHAPE(4096),
-        GQA_PARAMS_SHORT,
-        GQA_PARAMS_END,
-};
-
 static void decode_short(tl_ctx *tl, const void *argp)
 {
         const struct gqa_args *a = argp;
         struct gqa_short m;
-        gqa_short_map(tl, a, &m);
-        if (m.n_pairs == 0)
+        if (!gqa_short_map(tl, a, &m))
                 return;
         struct gqa_decode_plan p = {
                 .n_pairs = m.n_pairs, .pair0 = m.pair0, .round_stride = m.round_stride,
@@ -34,4 +27,5 @@ static void decode_short(tl_ctx *tl, const void *argp)
 
 GQA_KERNEL(gqa_decode_short,
            "GQA decode, short context: cubes own whole KV heads, tree reduce per group",
-           decode_short, params, GQA_DECODE_SHORT, GQA_DECODE_IO_HELP);
+           decode_short, GQA_DECODE_SHORT, GQA_DECODE_IO_HELP,
+           GQA_PARAMS_SHAPE(4096), GQA_PARAMS_SHORT);

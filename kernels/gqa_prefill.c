@@ -12,12 +12,6 @@
  * writes its own rows of o. See gqa_prefill_run for the block pipeline. */
 #include "gqa_common.h"
 
-static const struct tl_param params[] = {
-        GQA_PARAMS_SHAPE(2048),
-        GQA_PARAMS_PREFILL,
-        GQA_PARAMS_END,
-};
-
 static void prefill(tl_ctx *tl, const void *argp)
 {
         const struct gqa_args *a = argp;
@@ -33,4 +27,5 @@ static void prefill(tl_ctx *tl, const void *argp)
 
 GQA_KERNEL(gqa_prefill,
            "GQA prefill, long context: query rows over cubes (zigzag), blocks over a cube's PEs",
-           prefill, params, GQA_PREFILL, GQA_PREFILL_IO_HELP);
+           prefill, GQA_PREFILL, GQA_PREFILL_IO_HELP,
+           GQA_PARAMS_SHAPE(2048), GQA_PARAMS_PREFILL);

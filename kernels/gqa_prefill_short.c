@@ -7,19 +7,11 @@
  * hides are not fetched). See gqa_prefill_run for the block pipeline. */
 #include "gqa_common.h"
 
-static const struct tl_param params[] = {
-        GQA_PARAMS_SHAPE(2048),
-        GQA_PARAMS_PREFILL,
-        GQA_PARAMS_SHORT,
-        GQA_PARAMS_END,
-};
-
 static void prefill_short(tl_ctx *tl, const void *argp)
 {
         const struct gqa_args *a = argp;
         struct gqa_short m;
-        gqa_short_map(tl, a, &m);
-        if (m.n_pairs == 0)
+        if (!gqa_short_map(tl, a, &m))
                 return;
         struct gqa_prefill_work w;
         gqa_prefill_work_init(tl, a, &w, (int64_t[]){ 0, a->sq }, (int64_t[]){ a->sq, a->sq }, &m,
@@ -29,4 +21,5 @@ static void prefill_short(tl_ctx *tl, const void *argp)
 
 GQA_KERNEL(gqa_prefill_short,
            "GQA prefill, short context: cubes own whole KV heads, fully resident, no ring",
-           prefill_short, params, GQA_PREFILL_SHORT, GQA_PREFILL_IO_HELP);
+           prefill_short, GQA_PREFILL_SHORT, GQA_PREFILL_IO_HELP,
+           GQA_PARAMS_SHAPE(2048), GQA_PARAMS_PREFILL, GQA_PARAMS_SHORT);

@@ -557,22 +557,16 @@ static void llm_layer(tl_ctx *tl, const void *argp)
         row_parallel(tl, a, &pe, a->act, pe.rank * fl, fl, a->wd, a->h, out);
 }
 
-const struct tl_kernel tl_kernel_llm_layer = {
-        .name = "llm_layer",
-        .summary = "one Llama-3 decoder layer (RMSNorm, QKV, RoPE, causal GQA, wo, SwiGLU MLP) "
-                   "with Megatron tensor parallelism over tp blocks of PEs",
-        .fn = llm_layer,
-        .params = llm_params,
-        .args_size = sizeof(struct llm_args),
-        .setup = llm_setup,
-        .io_help = "inputs x.npy [batch, q_len, hidden], wq.npy [hidden, q_heads*head_dim], "
-                   "wk.npy and wv.npy [hidden, kv_heads*head_dim], wo.npy [q_heads*head_dim, "
-                   "hidden], w_gate.npy and w_up.npy [hidden, ffn], w_down.npy [ffn, hidden], "
-                   "attn_norm.npy and mlp_norm.npy [hidden], k_cache.npy and v_cache.npy "
-                   "[batch, kv_heads, past_len, head_dim] (none when past_len is 0); outputs "
-                   "out.npy [batch, q_len, hidden], k_new.npy and v_new.npy [batch, kv_heads, "
-                   "q_len, head_dim]",
-};
+TL_KERNEL(llm_layer, llm,
+          "one Llama-3 decoder layer (RMSNorm, QKV, RoPE, causal GQA, wo, SwiGLU MLP) "
+          "with Megatron tensor parallelism over tp blocks of PEs",
+          "inputs x.npy [batch, q_len, hidden], wq.npy [hidden, q_heads*head_dim], "
+          "wk.npy and wv.npy [hidden, kv_heads*head_dim], wo.npy [q_heads*head_dim, "
+          "hidden], w_gate.npy and w_up.npy [hidden, ffn], w_down.npy [ffn, hidden], "
+          "attn_norm.npy and mlp_norm.npy [hidden], k_cache.npy and v_cache.npy "
+          "[batch, kv_heads, past_len, head_dim] (none when past_len is 0); outputs "
+          "out.npy [batch, q_len, hidden], k_new.npy and v_new.npy [batch, kv_heads, "
+          "q_len, head_dim]");
 
 /* ---- the LM head ---------------------------------------------------------------------- */
 
@@ -594,13 +588,7 @@ static void llm_lm_head(tl_ctx *tl, const void *argp)
         }
 }
 
-const struct tl_kernel tl_kernel_llm_lm_head = {
-        .name = "llm_lm_head",
-        .summary = "a model's LM head GEMM, logits = x . w_lm, vocabulary split over every PE",
-        .fn = llm_lm_head,
-        .params = llm_head_params,
-        .args_size = sizeof(struct llm_head_args),
-        .setup = llm_head_setup,
-        .io_help = "inputs x.npy [batch, hidden], w_lm.npy [hidden, vocab]; output logits.npy "
-                   "[batch, vocab]",
-};
+TL_KERNEL(llm_lm_head, llm_head,
+          "a model's LM head GEMM, logits = x . w_lm, vocabulary split over every PE",
+          "inputs x.npy [batch, hidden], w_lm.npy [hidden, vocab]; output logits.npy "
+          "[batch, vocab]");

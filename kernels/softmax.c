@@ -48,12 +48,6 @@ static void softmax(tl_ctx *tl, const void *argp)
         }
 }
 
-const struct tl_kernel tl_kernel_softmax = {
-        .name = "softmax",
-        .summary = "row softmax, row blocks spread over every PE",
-        .fn = softmax,
-        .params = softmax_params,
-        .args_size = sizeof(struct softmax_args),
-        .setup = softmax_setup,
-        .io_help = "input x.npy [rows, cols]; output y.npy [rows, cols]",
-};
+TL_KERNEL(softmax, softmax,
+          "row softmax, row blocks spread over every PE",
+          "input x.npy [rows, cols]; output y.npy [rows, cols]");

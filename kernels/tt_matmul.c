@@ -262,12 +262,6 @@ static void tt_matmul(tl_ctx *tl, const void *argp)
         }
 }
 
-const struct tl_kernel tl_kernel_tt_matmul = {
-        .name = "tt_matmul",
-        .summary = "C = A . B as tt-metal's 2D-multicast blocked matmul on a grid of PEs",
-        .fn = tt_matmul,
-        .params = mm_params,
-        .args_size = sizeof(struct mm_args),
-        .setup = mm_setup,
-        .io_help = "inputs a.npy [m, k], b.npy [k, n]; output c.npy [m, n]",
-};
+TL_KERNEL(tt_matmul, mm,
+          "C = A . B as tt-metal's 2D-multicast blocked matmul on a grid of PEs",
+          "inputs a.npy [m, k], b.npy [k, n]; output c.npy [m, n]");

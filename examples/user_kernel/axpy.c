@@ -54,14 +54,8 @@ static void axpy(tl_ctx *tl, const void *argp)
         }
 }
 
-static const struct tl_kernel axpy_kernel = {
-        .name = "axpy",
-        .summary = "out = alpha * x + y (an example user kernel)",
-        .fn = axpy,
-        .params = axpy_params,
-        .args_size = sizeof(struct axpy_args),
-        .setup = axpy_setup,
-        .io_help = "inputs x.npy, y.npy [1, n]; output out.npy [1, n]",
-};
+static TL_KERNEL(axpy, axpy,
+                 "out = alpha * x + y (an example user kernel)",
+                 "inputs x.npy, y.npy [1, n]; output out.npy [1, n]");
 
-TL_API const struct tl_kernel *const cubesim_kernels[] = { &axpy_kernel, NULL };
+TL_API const struct tl_kernel *const cubesim_kernels[] = { &tl_kernel_axpy, NULL };

@@ -536,6 +536,25 @@ struct tl_kernel {
         const char *io_help;         /* its .npy inputs and outputs, for `cubesim kernels` */
 };
 
+/* Define `const struct tl_kernel tl_kernel_<name>` the usual way: the body
+ * is the function <name>; its parameters are <pfx>_params, its argument
+ * block struct <pfx>_args, filled by <pfx>_setup. Several kernels may
+ * share one pfx (one argument block, parameters and setup, two bodies).
+ * A kernel whose pieces are named otherwise, or that has none, fills a
+ * struct tl_kernel itself. For example:
+ *     TL_KERNEL(axpy, axpy, "out = alpha * x + y",
+ *               "inputs x.npy, y.npy [1, n]; output out.npy [1, n]");  */
+#define TL_KERNEL(name_, pfx, summary_, io_help_)                                        \
+        const struct tl_kernel tl_kernel_##name_ = {                                     \
+                .name = #name_,                                                         \
+                .summary = (summary_),                                                  \
+                .fn = name_,                                                            \
+                .params = pfx##_params,                                                 \
+                .args_size = sizeof(struct pfx##_args),                                 \
+                .setup = pfx##_setup,                                                   \
+                .io_help = (io_help_),                                                  \
+        }
+
 /* A shared object given with --kernels exports this symbol (TL_API keeps
  * it visible when the library is built with -fvisibility=hidden):
  *     TL_API const struct tl_kernel *const cubesim_kernels[] = { &mine, NULL };  */

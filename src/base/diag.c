@@ -31,14 +31,14 @@ static const char *level_name(enum diag_level level)
         return "error";
 }
 
-static void append(struct diag *d, struct diag_msg *m)
+/* Append the messages first..last (last->next is NULL) to d's list. */
+static void append(struct diag *d, struct diag_msg *first, struct diag_msg *last)
 {
-        m->next = NULL;
         if (d->tail)
-                d->tail->next = m;
+                d->tail->next = first;
         else
-                d->head = m;
-        d->tail = m;
+                d->head = first;
+        d->tail = last;
 }
 
 void diag_report(struct diag *d, enum diag_level level, const char *file,
@@ -76,7 +76,8 @@ void diag_report(struct diag *d, enum diag_level level, const char *file,
         }
         m->level = level;
         snprintf(m->text, len, "%s%s: %s", loc, level_name(level), body);
-        append(d, m);
+        m->next = NULL;
+        append(d, m, m);
         d->n_kept++;
 }
 
@@ -90,13 +91,8 @@ void diag_print(const struct diag *d, FILE *out)
 
 void diag_move(struct diag *dst, struct diag *src)
 {
-        if (src->head) {
-                if (dst->tail)
-                        dst->tail->next = src->head;
-                else
-                        dst->head = src->head;
-                dst->tail = src->tail;
-        }
+        if (src->head)
+                append(dst, src->head, src->tail);
         dst->n_errors += src->n_errors;
         dst->n_warnings += src->n_warnings;
         dst->n_dropped += src->n_dropped;

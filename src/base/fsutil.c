@@ -89,6 +89,20 @@ int fs_read_capped(const char *path, size_t max_bytes, char **out, size_t *len,
         return 0;
 }
 
+int fs_parse_file(const char *path, size_t max_bytes,
+                  int (*parse)(const char *path, const char *text, size_t len, void *ctx,
+                               struct diag *d),
+                  void *ctx, struct diag *d)
+{
+        char *text;
+        size_t len;
+        if (fs_read_capped(path, max_bytes, &text, &len, d) < 0)
+                return -EINVAL;
+        int rc = parse(path, text, len, ctx, d);
+        free(text);
+        return rc;
+}
+
 static int fail(struct fs_atomic *a, const char *what)
 {
         if (!a->err) {

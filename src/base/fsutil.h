@@ -1,5 +1,5 @@
 /* base/fsutil.h: the two ways cubesim touches whole files: reading one
- * with a size cap, and replacing one atomically.
+ * with a size cap (and parsing it), and replacing one atomically.
  *
  * An atomic write goes to a temporary file made with mkstemp beside the
  * target (DIR/.NAME.tmp.XXXXXX: same file system, so the rename is
@@ -26,6 +26,15 @@
  * "out of memory". 0 or a negative errno. */
 int fs_read_capped(const char *path, size_t max_bytes, char **out, size_t *len,
                    struct diag *d);
+
+/* Read path as fs_read_capped does, then hand its text to parse (with
+ * ctx, and path to locate messages) and free it: parse's result, or
+ * -EINVAL if the file could not be read (the problem is in d). For the
+ * loaders of whole files: a topology, a sweep spec. */
+int fs_parse_file(const char *path, size_t max_bytes,
+                  int (*parse)(const char *path, const char *text, size_t len, void *ctx,
+                               struct diag *d),
+                  void *ctx, struct diag *d);
 
 /* An atomic write in progress. */
 struct fs_atomic {

@@ -46,14 +46,14 @@ static const char SUPPORTED[] =
 
 /* ---- conversions ---- */
 
-static uint32_t f32_bits(float x)
+uint32_t npy_f32_bits(float x)
 {
         uint32_t u;
         memcpy(&u, &x, sizeof u);
         return u;
 }
 
-static float bits_f32(uint32_t u)
+float npy_bits_f32(uint32_t u)
 {
         float x;
         memcpy(&x, &u, sizeof x);
@@ -62,7 +62,7 @@ static float bits_f32(uint32_t u)
 
 uint16_t npy_f32_to_bf16(float x)
 {
-        uint32_t u = f32_bits(x);
+        uint32_t u = npy_f32_bits(x);
         if ((u & 0x7fffffffu) > 0x7f800000u) {
                 /* NaN: keep sign and the payload's top bits; if those are all
                  * zero the result would read as infinity, so set the quiet bit. */
@@ -80,12 +80,12 @@ uint16_t npy_f32_to_bf16(float x)
 
 float npy_bf16_to_f32(uint16_t b)
 {
-        return bits_f32((uint32_t)b << 16);
+        return npy_bits_f32((uint32_t)b << 16);
 }
 
 uint16_t npy_f32_to_f16(float x)
 {
-        uint32_t u = f32_bits(x);
+        uint32_t u = npy_f32_bits(x);
         uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
         u &= 0x7fffffffu;
         if (u > 0x7f800000u) {
@@ -124,18 +124,18 @@ float npy_f16_to_f32(uint16_t h)
         uint32_t exp = (h >> 10) & 0x1f;
         uint32_t mant = h & 0x3ff;
         if (exp == 0x1f)
-                return bits_f32(sign | 0x7f800000u | (mant << 13));
+                return npy_bits_f32(sign | 0x7f800000u | (mant << 13));
         if (exp != 0)
-                return bits_f32(sign | ((exp + 127 - 15) << 23) | (mant << 13));
+                return npy_bits_f32(sign | ((exp + 127 - 15) << 23) | (mant << 13));
         if (mant == 0)
-                return bits_f32(sign);
+                return npy_bits_f32(sign);
         /* Subnormal half: normalise mant * 2^-24 into an f32 normal. */
         uint32_t e = 127 - 15 + 1;
         while (!(mant & 0x400)) {
                 mant <<= 1;
                 e--;
         }
-        return bits_f32(sign | (e << 23) | ((mant & 0x3ff) << 13));
+        return npy_bits_f32(sign | (e << 23) | ((mant & 0x3ff) << 13));
 }
 
 /* Round a double to float32, to nearest even; out of range gives infinity
@@ -208,7 +208,7 @@ static void decode(enum npy_dtype t, const uint8_t *src, size_t n, float *dst)
         switch (t) {
         case NPY_F32:
                 for (size_t i = 0; i < n; i++)
-                        dst[i] = bits_f32(load_le32(src + 4 * i));
+                        dst[i] = npy_bits_f32(load_le32(src + 4 * i));
                 break;
         case NPY_F16:
                 for (size_t i = 0; i < n; i++)
@@ -234,7 +234,7 @@ static void encode(enum npy_dtype t, const float *src, size_t n, uint8_t *dst)
 {
         for (size_t i = 0; i < n; i++) {
                 if (t == NPY_F32)
-                        store_le32(dst + 4 * i, f32_bits(src[i]));
+                        store_le32(dst + 4 * i, npy_f32_bits(src[i]));
                 else if (t == NPY_F16)
                         store_le16(dst + 2 * i, npy_f32_to_f16(src[i]));
                 else
@@ -317,6 +317,20 @@ static void expected(struct lex *l, const char *what)
         char got[32];
         describe(l, l->pos, got, sizeof got);
         err_at(l, l->pos, "expected %s, got %s", what, got);
+}
+
+/* Past the spaces, the character c and the spaces after it; else
+ * "expected what" and false. */
+static bool punct(struct lex *l, int c, const char *what)
+{
+        skip_space(l);
+        if (peek(l) != c) {
+                expected(l, what);
+                return false;
+        }
+        l->pos++;
+        skip_space(l);
+        return true;
 }
 
 /* A user string made safe and short for a message. */
@@ -487,14 +501,10 @@ static int shape_value(struct lex *l, struct header *h)
                 err_at(l, open, "the shape must be a tuple such as (2, 3), not a list");
                 return -1;
         }
-        if (peek(l) != '(') {
-                expected(l, "a tuple such as (2, 3) for 'shape'");
+        if (!punct(l, '(', "a tuple such as (2, 3) for 'shape'"))
                 return -1;
-        }
-        l->pos++;
         h->ndim = 0;
         bool comma = false;          /* a comma followed the last extent */
-        skip_space(l);
         while (peek(l) != ')') {
                 if (extent(l, h) < 0)
                         return -1;
@@ -552,13 +562,8 @@ static int entry(struct lex *l, struct header *h)
                 return -1;
         }
         h->seen[key] = true;
-        skip_space(l);
-        if (peek(l) != ':') {
-                expected(l, "':' after the key");
+        if (!punct(l, ':', "':' after the key"))
                 return -1;
-        }
-        l->pos++;
-        skip_space(l);
         switch (key) {
         case KEY_DESCR: return descr_value(l, h);
         case KEY_FORTRAN: return fortran_value(l);
@@ -569,13 +574,8 @@ static int entry(struct lex *l, struct header *h)
 /* Parse the dict; 0 if it is well formed and every value supported. */
 static int parse_dict(struct lex *l, struct header *h)
 {
-        skip_space(l);
-        if (peek(l) != '{') {
-                expected(l, "'{' opening the header dict");
+        if (!punct(l, '{', "'{' opening the header dict"))
                 return -1;
-        }
-        l->pos++;
-        skip_space(l);
         while (peek(l) != '}') {
                 if (entry(l, h) < 0)
                         return -1;

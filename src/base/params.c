@@ -65,29 +65,32 @@ bool params_parse_i64(const char *s, int64_t *out)
         return true;
 }
 
-bool params_parse_double(const char *s, double *out)
+bool params_number_syntax(const char *s, bool plus)
 {
-        /* [-] (digits [. digits*] | . digits) ([eE] [+-] digits)? */
-        const char *p = s;
+        /* [sign] (digits [. digits*] | . digits) ([eE] [+-] digits)? */
         bool digits = false;
-        if (*p == '-')
-                p++;
-        for (; *p >= '0' && *p <= '9'; p++)
+        if (*s == '-' || (plus && *s == '+'))
+                s++;
+        for (; *s >= '0' && *s <= '9'; s++)
                 digits = true;
-        if (*p == '.')
-                for (p++; *p >= '0' && *p <= '9'; p++)
+        if (*s == '.')
+                for (s++; *s >= '0' && *s <= '9'; s++)
                         digits = true;
         if (!digits)
                 return false;
-        if (*p == 'e' || *p == 'E') {
-                p++;
-                if (*p == '+' || *p == '-')
-                        p++;
-                if (!all_digits(p))
-                        return false;
-        } else if (*p != '\0') {
-                return false;
+        if (*s == 'e' || *s == 'E') {
+                s++;
+                if (*s == '+' || *s == '-')
+                        s++;
+                return all_digits(s);
         }
+        return *s == '\0';
+}
+
+bool params_parse_double(const char *s, double *out)
+{
+        if (!params_number_syntax(s, false))
+                return false;
         errno = 0;
         double v = strtod(s, NULL);
         if (errno == ERANGE || !isfinite(v))
@@ -122,23 +125,6 @@ int params_u64(struct params *ps, const char *key, uint64_t def, uint64_t min, u
         if (!params_parse_u64(s, &v) || v < min || v > max) {
                 diag_error(d, "--set %s=%s: expected an integer in [%" PRIu64 ", %" PRIu64 "]",
                            key, s, min, max);
-                return -EINVAL;
-        }
-        *out = v;
-        return 0;
-}
-
-int params_double(struct params *ps, const char *key, double def, double min, double max,
-                  double *out, struct diag *d)
-{
-        struct param *p = find(ps, key);
-        *out = def;
-        if (!p)
-                return 0;
-        const char *s = p->value;
-        double v;
-        if (!params_parse_double(s, &v) || v < min || v > max) {
-                diag_error(d, "--set %s=%s: expected a number in [%g, %g]", key, s, min, max);
                 return -EINVAL;
         }
         *out = v;

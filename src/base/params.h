@@ -39,14 +39,15 @@ int params_add(struct params *, const char *kv, struct diag *d);
 bool params_parse_u64(const char *s, uint64_t *out);
 bool params_parse_i64(const char *s, int64_t *out);
 bool params_parse_double(const char *s, double *out);
+/* Whether s is spelled as such a number (an integer is one too), with a
+ * leading '+' allowed as well if plus (the topology files' spelling). */
+bool params_number_syntax(const char *s, bool plus);
 
 /* Typed lookups: if the key is absent *out = def and 0 is returned; if
  * present but invalid, an error goes to d and -EINVAL is returned. The last
  * occurrence of a key wins. */
 int params_u64(struct params *, const char *key, uint64_t def, uint64_t min, uint64_t max,
                uint64_t *out, struct diag *d);
-int params_double(struct params *, const char *key, double def, double min, double max,
-                  double *out, struct diag *d);
 int params_str(struct params *, const char *key, const char *def, const char **out);
 
 /* Report each unused key as an error (with a hint from known, a NULL-

@@ -30,17 +30,17 @@ static int list(void)
         return CLI_OK;
 }
 
+static const char *bench_name_at(size_t i)
+{
+        return bench_registry[i] ? bench_registry[i]->name : NULL;
+}
+
 static const struct bench *lookup(const char *name)
 {
         const struct bench *b = bench_find(name);
-        if (b)
-                return b;
-        const char *names[64];
-        size_t n = 0;
-        for (const struct bench *const *it = bench_registry; *it && n < 64; it++)
-                names[n++] = (*it)->name;
-        cli_not_found("bench", "bench", name, names, n, "cubesim bench list");
-        return NULL;
+        if (!b)
+                cli_not_found("bench", "bench", name, bench_name_at, "cubesim bench list");
+        return b;
 }
 
 static int run(int argc, char **argv)
@@ -63,8 +63,7 @@ static int run(int argc, char **argv)
                 } else if (strcmp(a, "--set") == 0 || strcmp(a, "--out") == 0 ||
                            strcmp(a, "--jobs") == 0) {
                         if (i + 1 >= argc) {
-                                fprintf(stderr, "cubesim bench run: error: %s needs a value\n", a);
-                                rc = CLI_BAD_INPUT;
+                                rc = cli_error("bench run", "%s needs a value", a);
                                 goto out;
                         }
                         const char *v = argv[++i];
@@ -73,12 +72,7 @@ static int run(int argc, char **argv)
                         } else if (a[2] == 'o') {
                                 ctx.out_dir = v;
                         } else {
-                                int64_t j = 0;
-                                if (!params_parse_i64(v, &j) || j < 1 || j > 1024) {
-                                        diag_error(&d, "--jobs %s: expected an integer in [1, 1024]", v);
-                                } else {
-                                        ctx.jobs = (unsigned)j;
-                                }
+                                cli_parse_jobs(v, &ctx.jobs, &d);
                         }
                 } else if (a[0] == '-') {
                         rc = cli_unknown_option("bench run", a, opts);
@@ -86,14 +80,12 @@ static int run(int argc, char **argv)
                 } else if (!name) {
                         name = a;
                 } else {
-                        fprintf(stderr, "cubesim bench run: error: unexpected argument '%s'\n", a);
-                        rc = CLI_BAD_INPUT;
+                        rc = cli_error("bench run", "unexpected argument '%s'", a);
                         goto out;
                 }
         }
         if (!name) {
-                fprintf(stderr, "cubesim bench run: error: which bench? (see 'cubesim bench list')\n");
-                rc = CLI_BAD_INPUT;
+                rc = cli_error("bench run", "which bench? (see 'cubesim bench list')");
                 goto out;
         }
         const struct bench *b = lookup(name);
@@ -124,10 +116,8 @@ int cli_bench(int argc, char **argv)
         if (strcmp(argv[1], "run") == 0)
                 return run(argc - 1, argv + 1);
         if (strcmp(argv[1], "help") == 0) {
-                if (argc < 3) {
-                        fprintf(stderr, "cubesim bench help: error: which bench?\n");
-                        return CLI_BAD_INPUT;
-                }
+                if (argc < 3)
+                        return cli_error("bench help", "which bench?");
                 const struct bench *b = lookup(argv[2]);
                 if (!b)
                         return CLI_BAD_INPUT;

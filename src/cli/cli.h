@@ -15,6 +15,10 @@ int cli_kernels(int argc, char **argv);
 /* Shared option helpers. */
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_BAD_INPUT = 2 };
 
+/* Report "cubesim CMD: error: MESSAGE" (MESSAGE from fmt); returns
+ * CLI_BAD_INPUT. */
+int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Report "cubesim CMD: unknown option 'X'" with a did-you-mean hint from
  * the NULL-terminated list of known options; returns CLI_BAD_INPUT. */
 int cli_unknown_option(const char *cmd, const char *opt, const char *const *known);
@@ -25,14 +29,18 @@ struct diag;
  * CMD: error: ..." (or warning, note). */
 void cli_print_diag(const char *cmd, const struct diag *d);
 
-/* Report "no WHAT 'NAME'" with a did-you-mean hint from names[n], or a
- * pointer to the listing command see; returns CLI_BAD_INPUT. */
-int cli_not_found(const char *cmd, const char *what, const char *name, const char *const *names,
-                  size_t n, const char *see);
+/* Report "no WHAT 'NAME'" with a did-you-mean hint from the names
+ * name_at(0), name_at(1), ... (NULL after the last), or a pointer to the
+ * listing command see; returns CLI_BAD_INPUT. */
+int cli_not_found(const char *cmd, const char *what, const char *name,
+                  const char *(*name_at)(size_t i), const char *see);
 
 /* --timeout-s VALUE: seconds of wall time, a number in (0, 1e7]; else a
  * located error to d ("--timeout-s VALUE: expected ...") and -1. */
 struct diag;
 int cli_parse_timeout(const char *v, double *seconds, struct diag *d);
+/* --jobs VALUE: worker processes, an integer in [1, 1024]; else a located
+ * error to d ("--jobs VALUE: expected ...") and -1. */
+int cli_parse_jobs(const char *v, unsigned *jobs, struct diag *d);
 
 #endif

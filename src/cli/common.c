@@ -1,4 +1,5 @@
 /* cli/common.c: helpers shared by the subcommands. */
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,17 @@
 #include "base/diag.h"
 #include "base/params.h"
 #include "cli/cli.h"
+
+int cli_error(const char *cmd, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "cubesim %s: error: ", cmd);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+        return CLI_BAD_INPUT;
+}
 
 int cli_unknown_option(const char *cmd, const char *opt, const char *const *known)
 {
@@ -38,9 +50,13 @@ void cli_print_diag(const char *cmd, const struct diag *d)
                 fprintf(stderr, "cubesim %s: %u more messages not shown\n", cmd, d->n_dropped);
 }
 
-int cli_not_found(const char *cmd, const char *what, const char *name, const char *const *names,
-                  size_t n, const char *see)
+int cli_not_found(const char *cmd, const char *what, const char *name,
+                  const char *(*name_at)(size_t i), const char *see)
 {
+        const char *names[512];
+        size_t n = 0;
+        while (n < 512 && (names[n] = name_at(n)))
+                n++;
         const char *hint = diag_suggest(name, names, n);
         if (hint)
                 fprintf(stderr, "cubesim %s: error: no %s '%s'; did you mean '%s'?\n", cmd, what,
@@ -58,5 +74,16 @@ int cli_parse_timeout(const char *v, double *seconds, struct diag *d)
                 return -1;
         }
         *seconds = s;
+        return 0;
+}
+
+int cli_parse_jobs(const char *v, unsigned *jobs, struct diag *d)
+{
+        int64_t j = 0;
+        if (!params_parse_i64(v, &j) || j < 1 || j > 1024) {
+                diag_error(d, "--jobs %s: expected an integer in [1, 1024]", v);
+                return -1;
+        }
+        *jobs = (unsigned)j;
         return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "base/diag.h"
 #include "base/params.h"
+#include "base/util.h"
 #include "cli/cli.h"
 #include "tl/tl_run.h"
 
@@ -109,17 +110,33 @@ static int parse_window(const char *v, sim_ps *t0, sim_ps *t1)
         return 0;
 }
 
+/* Where an option whose value is kept as given (a file, a folder, a PE
+ * list) goes in ro; NULL if opt is not one. */
+static const char **text_opt(struct tl_run_opts *ro, const char *opt)
+{
+        static const char *const names[] = { "--inputs", "--outputs", "--save-inputs",
+                                               "--expect", "--oplog", "--trace", "--trace-pes" };
+        const char **fields[] = { &ro->inputs_dir, &ro->outputs_dir, &ro->save_inputs_dir,
+                                  &ro->expect_dir, &ro->oplog_path, &ro->trace_path,
+                                  &ro->trace_pes };
+        for (size_t i = 0; i < ARRAY_LEN(names); i++)
+                if (strcmp(opt, names[i]) == 0)
+                        return fields[i];
+        return NULL;
+}
+
+static const char *kernel_name_at(size_t i)
+{
+        const struct tl_kernel *k = tl_kernel_at(i);
+        return k ? k->name : NULL;
+}
+
 static const struct tl_kernel *find_kernel(const char *name)
 {
         const struct tl_kernel *k = tl_kernel_find(name);
-        if (k)
-                return k;
-        const char *names[512];
-        size_t n = 0;
-        for (const struct tl_kernel *it; n < 512 && (it = tl_kernel_at(n));)
-                names[n++] = it->name;
-        cli_not_found("run", "kernel", name, names, n, "cubesim kernels");
-        return NULL;
+        if (!k)
+                cli_not_found("run", "kernel", name, kernel_name_at, "cubesim kernels");
+        return k;
 }
 
 int cli_run(int argc, char **argv)
@@ -173,12 +190,14 @@ int cli_run(int argc, char **argv)
                                 goto out_diag;
                         }
                         if (i + 1 >= argc) {
-                                fprintf(stderr, "cubesim run: error: %s needs a value\n", a);
-                                rc = CLI_BAD_INPUT;
+                                rc = cli_error("run", "%s needs a value", a);
                                 goto out_diag;
                         }
                         char *v = argv[++i];
-                        if (strcmp(a, "--topo") == 0) {
+                        const char **text = text_opt(&ro, a);
+                        if (text) {
+                                *text = v;
+                        } else if (strcmp(a, "--topo") == 0) {
                                 topo_path = v;
                         } else if (strcmp(a, "--set") == 0) {
                                 if (n_sets == 256) {
@@ -189,14 +208,6 @@ int cli_run(int argc, char **argv)
                         } else if (strcmp(a, "--mode") == 0) {
                                 if (parse_mode(v, &ro.mode) < 0)
                                         diag_error(&d, "--mode %s: expected oplog or data", v);
-                        } else if (strcmp(a, "--inputs") == 0) {
-                                ro.inputs_dir = v;
-                        } else if (strcmp(a, "--outputs") == 0) {
-                                ro.outputs_dir = v;
-                        } else if (strcmp(a, "--save-inputs") == 0) {
-                                ro.save_inputs_dir = v;
-                        } else if (strcmp(a, "--expect") == 0) {
-                                ro.expect_dir = v;
                         } else if (strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0) {
                                 double x = 0;
                                 if (!params_parse_double(v, &x) || x < 0)
@@ -222,12 +233,6 @@ int cli_run(int argc, char **argv)
                                         ro.max_time_ps = x * SIM_PS_PER_NS;
                         } else if (strcmp(a, "--timeout-s") == 0) {
                                 cli_parse_timeout(v, &ro.timeout_s, &d);
-                        } else if (strcmp(a, "--oplog") == 0) {
-                                ro.oplog_path = v;
-                        } else if (strcmp(a, "--trace") == 0) {
-                                ro.trace_path = v;
-                        } else if (strcmp(a, "--trace-pes") == 0) {
-                                ro.trace_pes = v;
                         } else if (strcmp(a, "--trace-window") == 0) {
                                 if (parse_window(v, &ro.trace_t0, &ro.trace_t1) < 0)
                                         diag_error(&d, "--trace-window %s: expected T0:T1 in ns "
@@ -242,8 +247,7 @@ int cli_run(int argc, char **argv)
                         goto out_diag;
                 }
                 if (kernel) {
-                        fprintf(stderr, "cubesim run: error: unexpected argument '%s'\n", a);
-                        rc = CLI_BAD_INPUT;
+                        rc = cli_error("run", "unexpected argument '%s'", a);
                         goto out_diag;
                 }
                 kernel = a;
@@ -253,8 +257,7 @@ int cli_run(int argc, char **argv)
                 goto out_diag;
         }
         if (!kernel) {
-                fprintf(stderr, "cubesim run: error: which kernel? (see 'cubesim kernels')\n");
-                rc = CLI_BAD_INPUT;
+                rc = cli_error("run", "which kernel? (see 'cubesim kernels')");
                 goto out_diag;
         }
         if (ro.inputs_dir) {
@@ -268,9 +271,8 @@ int cli_run(int argc, char **argv)
                 }
         }
         if ((ro.trace_pes || ro.trace_t0 || ro.trace_t1) && !ro.trace_path) {
-                fprintf(stderr, "cubesim run: error: --trace-pes and --trace-window filter a "
-                        "trace: add --trace FILE\n");
-                rc = CLI_BAD_INPUT;
+                rc = cli_error("run", "--trace-pes and --trace-window filter a trace: add "
+                               "--trace FILE");
                 goto out_diag;
         }
         const char *data_only = ro.outputs_dir ? "--outputs" : ro.save_inputs_dir ? "--save-inputs"
@@ -278,15 +280,12 @@ int cli_run(int argc, char **argv)
                                 : ro.atol >= 0 ? "--atol" : ro.fail_on_nonfinite ?
                                 "--fail-on-nonfinite" : NULL;
         if (data_only && ro.mode != TL_MODE_DATA) {
-                fprintf(stderr, "cubesim run: error: %s needs --mode data (op_log mode "
-                        "computes no numbers)\n", data_only);
-                rc = CLI_BAD_INPUT;
+                rc = cli_error("run", "%s needs --mode data (op_log mode computes no numbers)",
+                               data_only);
                 goto out_diag;
         }
         if ((ro.rtol >= 0 || ro.atol >= 0) && !ro.expect_dir) {
-                fprintf(stderr, "cubesim run: error: --rtol and --atol are the tolerances of "
-                        "--expect DIR\n");
-                rc = CLI_BAD_INPUT;
+                rc = cli_error("run", "--rtol and --atol are the tolerances of --expect DIR");
                 goto out_diag;
         }
         const struct tl_kernel *k = find_kernel(kernel);

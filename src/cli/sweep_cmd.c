@@ -106,12 +106,7 @@ int cli_sweep(int argc, char **argv)
                         } else if (a[2] == 'k') {
                                 tl_kernels_load(v, &d);
                         } else {
-                                int64_t j = 0;
-                                if (!params_parse_i64(v, &j) || j < 1 || j > 1024)
-                                        diag_error(&d, "--jobs %s: expected an integer in "
-                                                   "[1, 1024]", v);
-                                else
-                                        so.jobs = (unsigned)j;
+                                cli_parse_jobs(v, &so.jobs, &d);
                         }
                 } else if (a[0] == '-' && a[1] != '\0') {
                         rc = speak ? cli_unknown_option("sweep", a, opts) : CLI_BAD_INPUT;

@@ -47,7 +47,8 @@ struct opts {
         bool help;                   /* --help given */
 };
 
-/* Parse argv[1..]; returns CLI_OK or CLI_BAD_INPUT (message printed). */
+/* Parse argv[1..]; returns CLI_OK or CLI_BAD_INPUT (message printed). With
+ * --help, prints the usage and sets o->help: the command is done. */
 static int parse(const char *cmd, int argc, char **argv, bool is_show, struct opts *o)
 {
         static const char *const show_opts[] = { "--set", "--format", "--help", NULL };
@@ -57,10 +58,8 @@ static int parse(const char *cmd, int argc, char **argv, bool is_show, struct op
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i];
                 if (only_files || a[0] != '-' || strcmp(a, "-") == 0) {
-                        if (o->n_files == sizeof o->files / sizeof o->files[0]) {
-                                fprintf(stderr, "cubesim %s: error: too many files\n", cmd);
-                                return CLI_BAD_INPUT;
-                        }
+                        if (o->n_files == sizeof o->files / sizeof o->files[0])
+                                return cli_error(cmd, "too many files");
                         o->files[o->n_files++] = a;
                 } else if (strcmp(a, "--") == 0) {
                         only_files = true;
@@ -68,14 +67,10 @@ static int parse(const char *cmd, int argc, char **argv, bool is_show, struct op
                         o->help = true;
                 } else if (strcmp(a, "--set") == 0 || strncmp(a, "--set=", 6) == 0) {
                         const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
-                        if (!v) {
-                                fprintf(stderr, "cubesim %s: error: --set needs key=value\n", cmd);
-                                return CLI_BAD_INPUT;
-                        }
-                        if (o->n_sets == sizeof o->sets / sizeof o->sets[0]) {
-                                fprintf(stderr, "cubesim %s: error: too many --set\n", cmd);
-                                return CLI_BAD_INPUT;
-                        }
+                        if (!v)
+                                return cli_error(cmd, "--set needs key=value");
+                        if (o->n_sets == sizeof o->sets / sizeof o->sets[0])
+                                return cli_error(cmd, "too many --set");
                         o->sets[o->n_sets++] = v;
                 } else if (is_show &&
                            (strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0)) {
@@ -100,6 +95,8 @@ static int parse(const char *cmd, int argc, char **argv, bool is_show, struct op
                         return cli_unknown_option(cmd, a, is_show ? show_opts : check_opts);
                 }
         }
+        if (o->help)
+                fputs(usage, stdout);
         return CLI_OK;
 }
 
@@ -112,34 +109,26 @@ static int load(const char *file, const struct opts *o, struct topo *t, struct d
         return rc;
 }
 
-static int check(int argc, char **argv)
+static int check(const struct opts *o)
 {
-        struct opts o;
-        int rc = parse("topo check", argc, argv, false, &o);
-        if (rc != CLI_OK)
-                return rc;
-        if (o.help) {
-                fputs(usage, stdout);
-                return CLI_OK;
-        }
-        if (o.n_files == 0) {
+        if (o->n_files == 0) {
                 fputs("cubesim topo check: error: no FILE given\n"
                       "Try 'cubesim topo --help'.\n", stderr);
                 return CLI_BAD_INPUT;
         }
         int status = CLI_OK;
-        for (size_t i = 0; i < o.n_files; i++) {
+        for (size_t i = 0; i < o->n_files; i++) {
                 struct diag d;
                 struct topo t;
                 diag_init(&d);
-                if (load(o.files[i], &o, &t, &d) == 0) {
+                if (load(o->files[i], o, &t, &d) == 0) {
                         struct topo_totals tt;
                         uint64_t nodes, edges, bytes;
                         topo_totals(&t, &tt);
                         topo_graph_size(&t, &nodes, &edges, &bytes);
                         printf("%s: ok ('%s': %" PRIu64 " PE%s, %" PRIu64 " cube%s, %" PRIu64
                                " SIP%s; %" PRIu64 " nodes, %" PRIu64 " edges)\n",
-                               o.files[i], t.name, tt.pes, tt.pes == 1 ? "" : "s", tt.cubes,
+                               o->files[i], t.name, tt.pes, tt.pes == 1 ? "" : "s", tt.cubes,
                                tt.cubes == 1 ? "" : "s", tt.sips, tt.sips == 1 ? "" : "s", nodes,
                                edges);
                 } else {
@@ -152,26 +141,15 @@ static int check(int argc, char **argv)
         return status;
 }
 
-static int show(int argc, char **argv)
+static int show(const struct opts *o)
 {
-        struct opts o;
-        int rc = parse("topo show", argc, argv, true, &o);
-        if (rc != CLI_OK)
-                return rc;
-        if (o.help) {
-                fputs(usage, stdout);
-                return CLI_OK;
-        }
-        if (o.n_files > 1) {
-                fprintf(stderr, "cubesim topo show: error: one FILE at most (got %zu)\n",
-                        o.n_files);
-                return CLI_BAD_INPUT;
-        }
+        if (o->n_files > 1)
+                return cli_error("topo show", "one FILE at most (got %zu)", o->n_files);
         struct diag d;
         struct topo t;
         struct topo_graph g;
         diag_init(&d);
-        rc = load(o.n_files ? o.files[0] : NULL, &o, &t, &d);
+        int rc = load(o->n_files ? o->files[0] : NULL, o, &t, &d);
         if (rc == 0)
                 rc = topo_build_graph(&t, &g, &d);
         if (rc) {
@@ -179,7 +157,7 @@ static int show(int argc, char **argv)
                 diag_fini(&d);
                 return CLI_BAD_INPUT;
         }
-        switch (o.format) {
+        switch (o->format) {
         case FMT_TEXT: rc = topo_graph_write_text(&g, stdout); break;
         case FMT_JSON: rc = topo_graph_write_json(&g, stdout); break;
         case FMT_DOT: rc = topo_graph_write_dot(&g, stdout); break;
@@ -201,10 +179,15 @@ int cli_topo(int argc, char **argv)
                 return CLI_BAD_INPUT;
         }
         const char *sub = argv[1];
-        if (strcmp(sub, "check") == 0)
-                return check(argc - 1, argv + 1);
-        if (strcmp(sub, "show") == 0)
-                return show(argc - 1, argv + 1);
+        bool is_show = strcmp(sub, "show") == 0;
+        if (is_show || strcmp(sub, "check") == 0) {
+                struct opts o;
+                int rc = parse(is_show ? "topo show" : "topo check", argc - 1, argv + 1, is_show,
+                               &o);
+                if (rc != CLI_OK || o.help)
+                        return rc;
+                return is_show ? show(&o) : check(&o);
+        }
         if (strcmp(sub, "-h") == 0 || strcmp(sub, "--help") == 0 || strcmp(sub, "help") == 0) {
                 fputs(usage, stdout);
                 return CLI_OK;

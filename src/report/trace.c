@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/heap.h"
 #include "base/util.h"
 
 enum {
@@ -314,44 +315,12 @@ static bool change_before(const struct rep_counter_change *a, const struct rep_c
         return a->t < b->t;
 }
 
+HEAP_DEFINE(changes, struct rep_counter_change, change_before, 16)
+
 int rep_counter_add(struct rep_counter *c, sim_ps t, int64_t delta)
 {
-        if (c->n == c->cap) {
-                size_t cap = c->cap ? c->cap * 2 : 16;
-                struct rep_counter_change *h = realloc(c->heap, cap * sizeof *h);
-                if (!h)
-                        return -ENOMEM;
-                c->heap = h;
-                c->cap = cap;
-        }
-        size_t i = c->n++;
-        struct rep_counter_change x = { .t = t, .delta = delta };
-        while (i > 0 && change_before(&x, &c->heap[(i - 1) / 2])) {
-                c->heap[i] = c->heap[(i - 1) / 2];
-                i = (i - 1) / 2;
-        }
-        c->heap[i] = x;
-        return 0;
-}
-
-static struct rep_counter_change pop(struct rep_counter *c)
-{
-        struct rep_counter_change top = c->heap[0], x = c->heap[--c->n];
-        size_t i = 0;
-        for (;;) {
-                size_t l = 2 * i + 1, m = i;
-                if (l < c->n && change_before(&c->heap[l], &x))
-                        m = l;
-                if (l + 1 < c->n && change_before(&c->heap[l + 1], m == i ? &x : &c->heap[l]))
-                        m = l + 1;
-                if (m == i)
-                        break;
-                c->heap[i] = c->heap[m];
-                i = m;
-        }
-        if (c->n)
-                c->heap[i] = x;
-        return top;
+        return changes_push(&c->heap, &c->n, &c->cap,
+                            (struct rep_counter_change){ .t = t, .delta = delta });
 }
 
 void rep_counter_flush(struct rep_trace *t, struct rep_counter *c, sim_ps now)
@@ -359,7 +328,7 @@ void rep_counter_flush(struct rep_trace *t, struct rep_counter *c, sim_ps now)
         while (c->n && c->heap[0].t < now) {
                 sim_ps at = c->heap[0].t;
                 while (c->n && c->heap[0].t == at)
-                        c->value += pop(c).delta;
+                        c->value += changes_pop(c->heap, &c->n).delta;
                 if (unlikely(t->err != 0) || at < t->t0 || at > t->t1)
                         continue;
                 FILE *f = t->f;

@@ -538,14 +538,69 @@ static void bar_style(FILE *f, const struct rows *r, bool stacked)
                 fputs("set xtics rotate by -35 left\n", f);
 }
 
+/* A bar figure over the rows: its files' stem, what its data are, what
+ * it shows (the script's header), its title (then "(sweep S on M)"), its y axis and
+ * whether its bars stack. */
+struct bar_fig {
+        const char *stem;            /* STEM.dat and STEM.gp */
+        const char *data;            /* what STEM.dat holds, for its first line */
+        const char *what;            /* one sentence for the script's header */
+        const char *title;           /* the picture's title, before the sweep's name */
+        const char *ylabel;          /* the y axis */
+        bool stacked;                /* rowstacked bars; else clustered */
+};
+
+static const struct bar_fig util_fig = {
+        "utilisation",
+        "utilisation per component class, % of the kernel time (kernel-time-weighted over a "
+        "panel's points)",
+        "Utilisation per component class: busy time over the kernel time and the number of "
+        "such components.",
+        "Utilisation per component class", "busy share of the kernel time (%)", false,
+};
+
+static const struct bar_fig dispatch_fig = {
+        "dispatch",
+        "PE_CPU dispatch (issue) time as % of the PEs' kernel time, by op type",
+        "PE_CPU dispatch share: the time the PEs' control CPUs spend issuing ops, as a share "
+        "of the kernel time, stacked by op type.",
+        "PE_CPU dispatch share by op type", "PE_CPU issue time (% of the kernel time)", true,
+};
+
+/* Open dat, STEM.dat to be, with its first line. */
+static bool bar_data(const struct sweep__ctx *x, const struct bar_fig *fig, struct text *dat)
+{
+        if (!text_open(dat))
+                return false;
+        fprintf(dat->f, "# cubesim sweep %s: %s\n", x->spec->name, fig->data);
+        return true;
+}
+
+/* Save dat as STEM.dat, then open gp and write fig's script up to its plot
+ * command: header, title, axes, bar style, PNG terminal. */
+static bool bar_begin(const struct sweep__ctx *x, const struct rows *r, const struct bar_fig *fig,
+                      struct text *dat, struct text *gp, const char *dir)
+{
+        char name[300];
+        snprintf(name, sizeof name, "%s.dat", fig->stem);
+        if (!text_save(dat, dir, name) || !text_open(gp))
+                return false;
+        gp_header(gp->f, fig->what, fig->stem);
+        fputs("set title ", gp->f);
+        gp_str(gp->f, "%s (sweep %s on %s)", fig->title, x->spec->name, x->topo.name);
+        fprintf(gp->f, "\nset ylabel \"%s\"\nset xlabel \"%s\"\n", fig->ylabel,
+                r->points ? "point" : "panel");
+        bar_style(gp->f, r, fig->stacked);
+        gp_png(gp->f, fig->stem);
+        return true;
+}
+
 static bool util_figure(const struct sweep__ctx *x, json_t *sw, const struct rows *r,
                         const char *dir)
 {
         struct text dat, gp;
-        if (!text_open(&dat))
+        if (!bar_data(x, &util_fig, &dat))
                 return false;
-        fprintf(dat.f, "# cubesim sweep %s: utilisation per component class, %% of the kernel "
-                "time (kernel-time-weighted over a panel's points)\n", x->spec->name);
         fputs("# row", dat.f);
         for (int c = 0; class_names[c]; c++)
                 fprintf(dat.f, " %s", class_names[c]);
@@ -562,18 +617,8 @@ static bool util_figure(const struct sweep__ctx *x, json_t *sw, const struct row
                 }
                 fputc('\n', dat.f);
         }
-        if (!text_save(&dat, dir, "utilisation.dat") || !text_open(&gp))
+        if (!bar_begin(x, r, &util_fig, &dat, &gp, dir))
                 return false;
-        gp_header(gp.f, "Utilisation per component class: busy time over the kernel time and "
-                        "the number of such components.", "utilisation");
-        fputs("set title ", gp.f);
-        gp_str(gp.f, "Utilisation per component class (sweep %s on %s)", x->spec->name,
-               x->topo.name);
-        fputc('\n', gp.f);
-        fprintf(gp.f, "set ylabel \"busy share of the kernel time (%%)\"\nset xlabel \"%s\"\n",
-                r->points ? "point" : "panel");
-        bar_style(gp.f, r, false);
-        gp_png(gp.f, "utilisation");
         fputs("plot \\\n", gp.f);
         for (int c = 0; class_names[c]; c++)
                 fprintf(gp.f, "    \"utilisation.dat\" using %d:xtic(1) title \"%s\"%s\n", c + 2,
@@ -656,10 +701,8 @@ static bool dispatch_figure(const struct sweep__ctx *x, json_t *sw, const struct
         size_t n_top = dispatch_n_top(n_ops);
         bool other = n_ops > n_top;
         struct text dat, gp;
-        if (!text_open(&dat))
+        if (!bar_data(x, &dispatch_fig, &dat))
                 return false;
-        fprintf(dat.f, "# cubesim sweep %s: PE_CPU dispatch (issue) time as %% of the PEs' "
-                "kernel time, by op type\n", x->spec->name);
         fputs("row", dat.f);
         for (size_t j = 0; j < n_top; j++)
                 fprintf(dat.f, " %s", ops[j]);
@@ -689,19 +732,9 @@ static bool dispatch_figure(const struct sweep__ctx *x, json_t *sw, const struct
                         fprintf(dat.f, " %.5f", all > 0 ? share * rest / all : 0.0);
                 fputc('\n', dat.f);
         }
-        if (!text_save(&dat, dir, "dispatch.dat") || !text_open(&gp))
+        if (!bar_begin(x, r, &dispatch_fig, &dat, &gp, dir))
                 return false;
-        gp_header(gp.f, "PE_CPU dispatch share: the time the PEs' control CPUs spend issuing "
-                        "ops, as a share of the kernel time, stacked by op type.", "dispatch");
-        fputs("set title ", gp.f);
-        gp_str(gp.f, "PE_CPU dispatch share by op type (sweep %s on %s)", x->spec->name,
-               x->topo.name);
-        fputc('\n', gp.f);
-        fprintf(gp.f, "set ylabel \"PE_CPU issue time (%% of the kernel time)\"\n"
-                "set xlabel \"%s\"\n", r->points ? "point" : "panel");
-        bar_style(gp.f, r, true);
         size_t cols = n_top + (other ? 1 : 0);
-        gp_png(gp.f, "dispatch");
         if (cols == 0) {
                 fputs("set label 1 \"no PE_CPU issue time recorded\" at graph 0.5, 0.5 center\n"
                       "plot 0 notitle\n", gp.f);

@@ -124,6 +124,32 @@ static bool is_text(const struct ynode *n)
         return n->kind == YN_SCALAR && n->len > 0 && !memchr(n->text, '\0', n->len);
 }
 
+/* Report that n is not what it must be: "<what it must be>, got <what n
+ * is>". An alias was reported where it stands, so it is passed over. */
+static void wrong(struct parser *p, const struct ynode *n, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static void wrong(struct parser *p, const struct ynode *n, const char *fmt, ...)
+{
+        if (n->kind == YN_ALIAS)
+                return;
+        char must[900];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(must, sizeof must, fmt, ap);
+        va_end(ap);
+        err(p, n, "%s, got %s", must, kind_name(n));
+}
+
+/* Whether key names a parameter (a plain word); if not, says so. */
+static bool param_name(struct parser *p, const struct ynode *key)
+{
+        if (is_text(key))
+                return true;
+        wrong(p, key, "a parameter name must be a plain word");
+        return false;
+}
+
 /* Match map's keys against known[] into slots[] (same order). Reports a
  * non-map, odd keys, duplicates and unknown keys (with a hint). */
 static bool read_map(struct parser *p, const struct ynode *map, const char *what,
@@ -133,8 +159,7 @@ static bool read_map(struct parser *p, const struct ynode *map, const char *what
         while (known[n_known])
                 slots[n_known++] = NULL;
         if (map->kind != YN_MAP) {
-                if (map->kind != YN_ALIAS)
-                        err(p, map, "%s must be a map of keys, got %s", what, kind_name(map));
+                wrong(p, map, "%s must be a map of keys", what);
                 return false;
         }
         for (size_t i = 0; i + 1 < map->n_kids; i += 2) {
@@ -231,9 +256,7 @@ static void check_param(struct parser *p, const struct tl_kernel *k, const struc
                         const struct ynode *val, const char *panel)
 {
         if (val->kind != YN_SCALAR) {
-                if (val->kind != YN_ALIAS)
-                        err(p, val, "parameter '%s' must be a single value, got %s", key->text,
-                            kind_name(val));
+                wrong(p, val, "parameter '%s' must be a single value", key->text);
                 return;
         }
         if (memchr(val->text, '\0', val->len) || memchr(val->text, '\n', val->len)) {
@@ -333,17 +356,12 @@ static void panel_params(struct parser *p, struct sweep_panel *pn, const struct 
                 if (!map)
                         continue;
                 if (map->kind != YN_MAP) {
-                        if (map->kind != YN_ALIAS)
-                                err(p, map, "params must be a map of parameter: value, got %s",
-                                    kind_name(map));
+                        wrong(p, map, "params must be a map of parameter: value");
                         continue;
                 }
                 for (size_t i = 0; i + 1 < map->n_kids; i += 2) {
                         const struct ynode *key = map->kids[i], *val = map->kids[i + 1];
-                        if (!is_text(key)) {
-                                if (key->kind != YN_ALIAS)
-                                        err(p, key, "a parameter name must be a plain word, "
-                                            "got %s", kind_name(key));
+                        if (!param_name(p, key)) {
                                 continue;
                         }
                         bool dup = false;
@@ -372,9 +390,7 @@ static size_t read_grid(struct parser *p, const struct ynode *grid, const struct
                         const char *panel, struct axis *axes, size_t max_axes)
 {
         if (grid->kind != YN_MAP) {
-                if (grid->kind != YN_ALIAS)
-                        err(p, grid, "grid must be a map of parameter: [values], got %s",
-                            kind_name(grid));
+                wrong(p, grid, "grid must be a map of parameter: [values]");
                 return 0;
         }
         size_t n_axes = 0;
@@ -382,9 +398,7 @@ static size_t read_grid(struct parser *p, const struct ynode *grid, const struct
         for (size_t i = 0; i + 1 < grid->n_kids; i += 2) {
                 const struct ynode *key = grid->kids[i], *val = grid->kids[i + 1];
                 if (!is_text(key)) {
-                        if (key->kind != YN_ALIAS)
-                                err(p, key, "a grid axis must be named by a plain word, got %s",
-                                    kind_name(key));
+                        wrong(p, key, "a grid axis must be named by a plain word");
                         bad = true;
                         continue;
                 }
@@ -418,10 +432,7 @@ static size_t read_grid(struct parser *p, const struct ynode *grid, const struct
                 }
                 for (size_t c = 0; c < ax->n_cols; c++) {
                         const struct ynode *ck = ax->keys[c], *cv = ax->vals[c];
-                        if (!is_text(ck)) {
-                                if (ck->kind != YN_ALIAS)
-                                        err(p, ck, "a parameter name must be a plain word, "
-                                            "got %s", kind_name(ck));
+                        if (!param_name(p, ck)) {
                                 bad = true;
                                 continue;
                         }
@@ -451,9 +462,8 @@ static size_t read_grid(struct parser *p, const struct ynode *grid, const struct
                                 n = 1;
                                 check_param(p, k, ck, cv, panel);
                         } else {
-                                if (cv->kind != YN_ALIAS)
-                                        err(p, cv, "grid parameter '%s' must be a list of "
-                                            "values, got %s", ck->text, kind_name(cv));
+                                wrong(p, cv, "grid parameter '%s' must be a list of values",
+                                      ck->text);
                                 bad = true;
                                 continue;
                         }
@@ -478,27 +488,20 @@ static size_t check_points(struct parser *p, const struct ynode *pts, const stru
                            const char *panel)
 {
         if (pts->kind != YN_SEQ) {
-                if (pts->kind != YN_ALIAS)
-                        err(p, pts, "points must be a list of maps (parameter: value), got %s",
-                            kind_name(pts));
+                wrong(p, pts, "points must be a list of maps (parameter: value)");
                 return 0;
         }
         bool bad = false;
         for (size_t i = 0; i < pts->n_kids; i++) {
                 const struct ynode *m = pts->kids[i];
                 if (m->kind != YN_MAP) {
-                        if (m->kind != YN_ALIAS)
-                                err(p, m, "a point must be a map of parameter: value, got %s",
-                                    kind_name(m));
+                        wrong(p, m, "a point must be a map of parameter: value");
                         bad = true;
                         continue;
                 }
                 for (size_t j = 0; j + 1 < m->n_kids; j += 2) {
                         const struct ynode *key = m->kids[j];
-                        if (!is_text(key)) {
-                                if (key->kind != YN_ALIAS)
-                                        err(p, key, "a parameter name must be a plain word, "
-                                            "got %s", kind_name(key));
+                        if (!param_name(p, key)) {
                                 bad = true;
                                 continue;
                         }
@@ -598,8 +601,7 @@ static const struct tl_kernel *scope_kernel(struct parser *p, const struct ynode
                 return NULL;
         }
         if (!is_text(kn)) {
-                if (kn->kind != YN_ALIAS)
-                        err(p, kn, "kernel must be a kernel's name, got %s", kind_name(kn));
+                wrong(p, kn, "kernel must be a kernel's name");
                 return NULL;
         }
         const struct tl_kernel *k = tl_kernel_find(kn->text);
@@ -810,9 +812,7 @@ static void load_topology(struct parser *p, const struct ynode *tn, const char *
                 return;
         }
         if (!is_text(tn)) {
-                if (tn->kind != YN_ALIAS)
-                        err(p, tn, "topology must be 'default' or a file name, got %s",
-                            kind_name(tn));
+                wrong(p, tn, "topology must be 'default' or a file name");
                 return;
         }
         char path[4096];
@@ -876,9 +876,7 @@ static void parse_root(struct parser *p, const struct ynode *root, const char *b
         size_t n_panels = 1;
         if (panels) {
                 if (panels->kind != YN_SEQ || panels->n_kids == 0) {
-                        if (panels->kind != YN_ALIAS)
-                                err(p, panels, "panels must be a non-empty list of panel maps, "
-                                    "got %s", kind_name(panels));
+                        wrong(p, panels, "panels must be a non-empty list of panel maps");
                         return;
                 }
                 n_panels = panels->n_kids;
@@ -1018,21 +1016,22 @@ int sweep_spec_load_text(const char *label, const char *text, size_t len, const 
         return d->n_errors > before ? -EINVAL : 0;
 }
 
-int sweep_spec_load_file(const char *path, struct sweep_spec *out, struct diag *d)
+/* A spec file's text: the paths in it are relative to its folder. */
+static int parse_file(const char *path, const char *text, size_t len, void *out,
+                      struct diag *d)
 {
-        memset(out, 0, sizeof *out);
-        char *buf;
-        size_t len;
-        if (fs_read_capped(path, SWEEP_MAX_SPEC_BYTES, &buf, &len, d) < 0)
-                return -EINVAL;
         char dir[4096];
         snprintf(dir, sizeof dir, "%s", path);
         char *slash = strrchr(dir, '/');
         if (slash)
                 *slash = '\0';
-        int rc = sweep_spec_load_text(path, buf, len, slash ? dir : NULL, out, d);
-        free(buf);
-        return rc;
+        return sweep_spec_load_text(path, text, len, slash ? dir : NULL, out, d);
+}
+
+int sweep_spec_load_file(const char *path, struct sweep_spec *out, struct diag *d)
+{
+        memset(out, 0, sizeof *out);
+        return fs_parse_file(path, SWEEP_MAX_SPEC_BYTES, parse_file, out, d);
 }
 
 void sweep_spec_fini(struct sweep_spec *s)

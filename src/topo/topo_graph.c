@@ -35,6 +35,27 @@
 
 enum { DIR_E, DIR_W, DIR_S, DIR_N };
 
+/* Each direction's step in rows and in columns. */
+static const struct {
+        int rows, cols;              /* -1, 0 or +1 */
+} dir_step[4] = {
+        [DIR_E] = { 0, 1 }, [DIR_W] = { 0, -1 }, [DIR_S] = { 1, 0 }, [DIR_N] = { -1, 0 },
+};
+
+/* The position one step (-1, 0, +1) from at on an axis of n routers:
+ * false past the axis's end on a mesh (a torus wraps) or for a step on an
+ * axis of one router. */
+static bool axis_step(uint32_t at, uint32_t n, int step, bool wrap, uint32_t *to)
+{
+        *to = at;
+        if (step == 0)
+                return true;
+        if (n < 2 || (!wrap && (step > 0 ? at + 1 == n : at == 0)))
+                return false;
+        *to = step > 0 ? (at + 1) % n : (at + n - 1) % n;
+        return true;
+}
+
 static const char *const kind_names[TOPO_NODE_KIND_COUNT] = {
         "io_cpu", "m_cpu", "hbm_channel", "router", "pe_cpu", "pe_dma", "pe_gemm", "pe_math", "tcm",
 };
@@ -213,20 +234,14 @@ static void make_cube_edges(struct build *b, uint32_t s, uint32_t c)
                 for (uint32_t col = 0; col < cols; col++) {
                         uint32_t here = topo_router_at(g, s, c, row, col);
                         uint32_t *out = &g->mesh_out[4 * router_ordinal(g, here)];
-                        uint32_t e = (col + 1) % cols, w = (col + cols - 1) % cols;
-                        uint32_t so = (row + 1) % rows, n = (row + rows - 1) % rows;
-                        if (cols > 1 && (wrap || col + 1 < cols))
-                                out[DIR_E] = add_edge(b, here, topo_router_at(g, s, c, row, e),
-                                                      TOPO_EDGE_NOC, &mesh);
-                        if (cols > 1 && (wrap || col > 0))
-                                out[DIR_W] = add_edge(b, here, topo_router_at(g, s, c, row, w),
-                                                      TOPO_EDGE_NOC, &mesh);
-                        if (rows > 1 && (wrap || row + 1 < rows))
-                                out[DIR_S] = add_edge(b, here, topo_router_at(g, s, c, so, col),
-                                                      TOPO_EDGE_NOC, &mesh);
-                        if (rows > 1 && (wrap || row > 0))
-                                out[DIR_N] = add_edge(b, here, topo_router_at(g, s, c, n, col),
-                                                      TOPO_EDGE_NOC, &mesh);
+                        for (int dir = DIR_E; dir <= DIR_N; dir++) {
+                                uint32_t r2, c2;
+                                if (axis_step(row, rows, dir_step[dir].rows, wrap, &r2) &&
+                                    axis_step(col, cols, dir_step[dir].cols, wrap, &c2))
+                                        out[dir] = add_edge(b, here,
+                                                            topo_router_at(g, s, c, r2, c2),
+                                                            TOPO_EDGE_NOC, &mesh);
+                        }
                 }
         }
         struct topo_link hbm = { t->cube.hbm.latency_ps, t->cube.hbm.channel_bw_bytes_per_s };

@@ -14,6 +14,7 @@
  * key. `version: 1` is required in every file. */
 #include "base/fsutil.h"
 #include "base/muldiv.h"
+#include "base/params.h"
 #include "topo/topo_int.h"
 
 #include <errno.h>
@@ -294,37 +295,6 @@ static bool looks_int(const char *s)
         return true;
 }
 
-/* [+-]? (digits [. digits?] | . digits) ([eE] [+-]? digits)? */
-static bool looks_num(const char *s)
-{
-        bool digits = false;
-        if (*s == '+' || *s == '-')
-                s++;
-        while (*s >= '0' && *s <= '9') {
-                s++;
-                digits = true;
-        }
-        if (*s == '.') {
-                s++;
-                while (*s >= '0' && *s <= '9') {
-                        s++;
-                        digits = true;
-                }
-        }
-        if (!digits)
-                return false;
-        if (*s == 'e' || *s == 'E') {
-                s++;
-                if (*s == '+' || *s == '-')
-                        s++;
-                if (*s < '0' || *s > '9')
-                        return false;
-                while (*s >= '0' && *s <= '9')
-                        s++;
-        }
-        return *s == '\0';
-}
-
 /* A bound for messages: integral values without exponent. */
 static void fmt_bound(double x, char *buf, size_t len)
 {
@@ -495,7 +465,7 @@ static void set_leaf(struct loader *L, int fi, const struct ynode *v)
         if (f->type == FT_INT) {
                 if (!v->plain || !looks_int(s)) {
                         describe(v, got, sizeof got);
-                        if (v->plain && looks_num(s))
+                        if (v->plain && params_number_syntax(s, true))
                                 snprintf(got, sizeof got, "%s", s);
                         error_at(L, v->line, v->col, "%s: expected an integer, got %s", f->path,
                                  got);
@@ -505,7 +475,7 @@ static void set_leaf(struct loader *L, int fi, const struct ynode *v)
                 long long i = strtoll(s, NULL, 10);
                 x = errno == ERANGE ? (i < 0 ? -INFINITY : INFINITY) : (double)i;
         } else {
-                if (!v->plain || !looks_num(s)) {
+                if (!v->plain || !params_number_syntax(s, true)) {
                         describe(v, got, sizeof got);
                         error_at(L, v->line, v->col, "%s: expected %s, got %s", f->path,
                                  expected(f, exp, sizeof exp), got);
@@ -836,16 +806,16 @@ int topo_load_default(struct topo *out, struct diag *d)
         return load_text(DEFAULT_LABEL, text, len, out, d, true);
 }
 
+static int parse_file(const char *path, const char *text, size_t len, void *out,
+                      struct diag *d)
+{
+        return topo_load_text(path, text, len, out, d);
+}
+
 int topo_load_file(const char *path, struct topo *out, struct diag *d)
 {
         memset(out, 0, sizeof *out);
-        char *text;
-        size_t len;
-        if (fs_read_capped(path, TOPO_MAX_FILE_BYTES, &text, &len, d) < 0)
-                return -EINVAL;
-        int rc = topo_load_text(path, text, len, out, d);
-        free(text);
-        return rc;
+        return fs_parse_file(path, TOPO_MAX_FILE_BYTES, parse_file, out, d);
 }
 
 int topo_set(struct topo *t, const char *key, const char *value, struct diag *d)

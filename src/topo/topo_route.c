@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/heap.h"
 #include "base/util.h"
 
 #define EMPTY_KEY UINT64_MAX
@@ -202,46 +203,7 @@ static bool heap_less(const struct heap_item *a, const struct heap_item *b)
         return a->node < b->node;
 }
 
-static int heap_push(struct topo_route_cache *c, struct heap_item it)
-{
-        struct heap_item *h = util_grow(c->heap, c->heap_n, &c->heap_cap, sizeof *h, 256);
-        if (!h)
-                return -ENOMEM;
-        c->heap = h;
-        size_t i = c->heap_n++;
-        while (i > 0) {
-                size_t parent = (i - 1) / 2;
-                if (!heap_less(&it, &c->heap[parent]))
-                        break;
-                c->heap[i] = c->heap[parent];
-                i = parent;
-        }
-        c->heap[i] = it;
-        return 0;
-}
-
-static struct heap_item heap_pop(struct topo_route_cache *c)
-{
-        struct heap_item top = c->heap[0], last = c->heap[--c->heap_n];
-        size_t i = 0;
-        for (;;) {
-                size_t l = 2 * i + 1, r = l + 1, m = i;
-                const struct heap_item *best = &last;
-                if (l < c->heap_n && heap_less(&c->heap[l], best)) {
-                        m = l;
-                        best = &c->heap[l];
-                }
-                if (r < c->heap_n && heap_less(&c->heap[r], best))
-                        m = r;
-                if (m == i)
-                        break;
-                c->heap[i] = c->heap[m];
-                i = m;
-        }
-        if (c->heap_n)
-                c->heap[i] = last;
-        return top;
-}
+HEAP_DEFINE(heap, struct heap_item, heap_less, 256)
 
 static uint32_t router_ordinal(const struct topo_graph *g, const struct topo_node *n)
 {
@@ -335,7 +297,7 @@ static int relax(struct topo_route_cache *c, uint32_t from, uint32_t v, uint64_t
         c->hops[v] = h;
         c->prev_node[v] = from;
         c->prev_edge[v] = edge;
-        return heap_push(c, (struct heap_item){ d, h, v });
+        return heap_push(&c->heap, &c->heap_n, &c->heap_cap, (struct heap_item){ d, h, v });
 }
 
 static int jump(struct topo_graph *g, uint32_t a, uint32_t b, uint64_t d, uint32_t h)
@@ -404,7 +366,7 @@ static int search(struct topo_graph *g, uint32_t src, struct goal *goal)
         goal->src_group = leaf_group(g, src);
         int rc = relax(c, TOPO_NONE, src, 0, 0, TOPO_NONE);
         while (!rc && c->heap_n) {
-                struct heap_item it = heap_pop(c);
+                struct heap_item it = heap_pop(c->heap, &c->heap_n);
                 uint32_t u = it.node;
                 if (c->done[u] == c->stamp || it.dist != c->dist[u] || it.hops != c->hops[u])
                         continue;

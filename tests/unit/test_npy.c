@@ -61,24 +61,10 @@ static char *messages(const struct diag *d)
         return buf;
 }
 
-static uint32_t bits(float x)
-{
-        uint32_t u;
-        memcpy(&u, &x, sizeof u);
-        return u;
-}
-
-static float from_bits(uint32_t u)
-{
-        float x;
-        memcpy(&x, &u, sizeof x);
-        return x;
-}
-
 /* Same float, or both NaN. */
 static bool same(float a, float b)
 {
-        return (isnan(a) && isnan(b)) || bits(a) == bits(b);
+        return (isnan(a) && isnan(b)) || npy_f32_bits(a) == npy_f32_bits(b);
 }
 
 /* The data of the plain float32 reference files (see make_reference.py). */
@@ -150,7 +136,7 @@ Test(conv, bf16_all_patterns_round_trip)
 {
         for (uint32_t b = 0; b < 65536; b++) {
                 float x = npy_bf16_to_f32((uint16_t)b);
-                cr_assert_eq(bits(x), b << 16, "widening 0x%04x", b);
+                cr_assert_eq(npy_f32_bits(x), b << 16, "widening 0x%04x", b);
                 uint16_t back = npy_f32_to_bf16(x);
                 if (isnan(x))
                         cr_assert(isnan(npy_bf16_to_f32(back)), "NaN 0x%04x lost", b);
@@ -195,7 +181,7 @@ Test(conv, f16_widening_values)
                 { 0x7e00, 0x7fc00000 },        /* quiet NaN */
         };
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-                cr_assert_eq(bits(npy_f16_to_f32(cases[i].h)), cases[i].f, "0x%04x",
+                cr_assert_eq(npy_f32_bits(npy_f16_to_f32(cases[i].h)), cases[i].f, "0x%04x",
                              cases[i].h);
 }
 
@@ -232,7 +218,7 @@ Test(conv, bf16_rounding_by_hand)
                 { 0xff800001, 0xffc0 },
         };
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-                uint16_t got = npy_f32_to_bf16(from_bits(cases[i].in));
+                uint16_t got = npy_f32_to_bf16(npy_bits_f32(cases[i].in));
                 cr_assert_eq(got, cases[i].out, "0x%08x -> 0x%04x, expected 0x%04x",
                              cases[i].in, got, cases[i].out);
         }
@@ -271,7 +257,7 @@ Test(conv, f16_rounding_by_hand)
                 { 0x7f800001, 0x7e00 },        /* payload below half: quiet bit set */
         };
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-                uint16_t got = npy_f32_to_f16(from_bits(cases[i].in));
+                uint16_t got = npy_f32_to_f16(npy_bits_f32(cases[i].in));
                 cr_assert_eq(got, cases[i].out, "0x%08x -> 0x%04x, expected 0x%04x",
                              cases[i].in, got, cases[i].out);
         }
@@ -299,15 +285,15 @@ Test(conv, sweep_against_float64_reference)
 {
         const double bf16_max = ldexp(255.0, 120);      /* 0x7f7f */
         for (uint64_t u = 0; u < ((uint64_t)1 << 32); u += 4099) {
-                float x = from_bits((uint32_t)u);
+                float x = npy_bits_f32((uint32_t)u);
                 float h = npy_f16_to_f32(npy_f32_to_f16(x));
                 float want = reference_round(x, 10, -14, 65504.0);
                 cr_assert(same(h, want), "f16: 0x%08x gave 0x%08x, expected 0x%08x",
-                          (uint32_t)u, bits(h), bits(want));
+                          (uint32_t)u, npy_f32_bits(h), npy_f32_bits(want));
                 float b = npy_bf16_to_f32(npy_f32_to_bf16(x));
                 want = reference_round(x, 7, -126, bf16_max);
                 cr_assert(same(b, want), "bf16: 0x%08x gave 0x%08x, expected 0x%08x",
-                          (uint32_t)u, bits(b), bits(want));
+                          (uint32_t)u, npy_f32_bits(b), npy_f32_bits(want));
         }
 }
 
@@ -323,8 +309,8 @@ Test(conv, f16_matches_numpy)
         for (uint64_t i = 0; i < in.count; i++) {
                 float got = npy_f16_to_f32(npy_f32_to_f16(in.data[i]));
                 cr_assert(same(got, out.data[i]), "element %llu: 0x%08x -> 0x%08x, NumPy 0x%08x",
-                          (unsigned long long)i, bits(in.data[i]), bits(got),
-                          bits(out.data[i]));
+                          (unsigned long long)i, npy_f32_bits(in.data[i]), npy_f32_bits(got),
+                          npy_f32_bits(out.data[i]));
         }
         npy_free(&in);
         npy_free(&out);
@@ -343,7 +329,7 @@ static void assert_ramp(const struct npy_array *a, int ndim, const int64_t *shap
         cr_assert_eq(a->count, count);
         cr_assert_not_null(a->data);
         for (uint64_t i = 0; i < count; i++)
-                cr_assert_eq(bits(a->data[i]), bits(ramp(i)), "element %llu",
+                cr_assert_eq(npy_f32_bits(a->data[i]), npy_f32_bits(ramp(i)), "element %llu",
                              (unsigned long long)i);
 }
 
@@ -416,7 +402,8 @@ static void assert_same_data(const char *name, const char *ref_name, enum npy_dt
                 cr_assert_eq(a.shape[i], ref.shape[i]);
         for (uint64_t i = 0; i < a.count; i++)
                 cr_assert(same(a.data[i], ref.data[i]), "%s element %llu: 0x%08x, NumPy 0x%08x",
-                          name, (unsigned long long)i, bits(a.data[i]), bits(ref.data[i]));
+                          name, (unsigned long long)i, npy_f32_bits(a.data[i]),
+                          npy_f32_bits(ref.data[i]));
         npy_free(&a);
         npy_free(&ref);
 }
@@ -432,8 +419,8 @@ Test(read, numpy_float64_narrowed_like_numpy)
         struct npy_array a;
         read_data_ok("f8_mixed.npy", &a);
         cr_assert(isinf(a.data[3]) && a.data[3] > 0, "1e300 must overflow to +inf");
-        cr_assert_eq(bits(a.data[10]), 0x7f800000u, "FLT_MAX + ulp/2 ties to infinity");
-        cr_assert_eq(bits(a.data[9]), 0x7f7fffffu, "just under the tie stays FLT_MAX");
+        cr_assert_eq(npy_f32_bits(a.data[10]), 0x7f800000u, "FLT_MAX + ulp/2 ties to infinity");
+        cr_assert_eq(npy_f32_bits(a.data[9]), 0x7f7fffffu, "just under the tie stays FLT_MAX");
         npy_free(&a);
 }
 
@@ -835,7 +822,8 @@ Test(write, round_trip_each_dtype_and_rank)
                                 cr_assert(same(a.data[i], narrowed(dt, data[i])),
                                           "%s ndim %d element %llu: 0x%08x, expected 0x%08x",
                                           npy_dtype_name(dt), ndim, (unsigned long long)i,
-                                          bits(a.data[i]), bits(narrowed(dt, data[i])));
+                                          npy_f32_bits(a.data[i]),
+                                          npy_f32_bits(narrowed(dt, data[i])));
                         npy_free(&a);
 
                         /* NumPy's layout: 1.0 header padded to 64 bytes, '\n' last. */
