@@ -310,25 +310,13 @@ sim_ps ev_resource_reserve(struct ev_resource *r, sim_ps arrive, sim_ps service,
         if (r->share == EV_SPLIT && service > 0 && t < s->last_end && s->n > s->head &&
             s->iv[s->n - 1].start <= t)
                 t = s->last_end;
-        if (r->share == EV_SPLIT && t >= s->last_end && service > 0 &&
-            (s->n < s->cap || (s->n > s->head && s->iv[s->n - 1].end == t))) {
-                /* After every booking: extend the last or append. */
-                if (s->n > s->head && s->iv[s->n - 1].end == t)
-                        s->iv[s->n - 1].end = t + service;
-                else
-                        s->iv[s->n++] = (struct ev_busy){ t, t + service };
-                s->last_end = t + service;
-                r->busy_ps += service;
-                r->n_requests++;
-                if (start)
-                        *start = t;
-                return t + service;
-        }
-        if (r->share == EV_WHOLE && r->n_servers == 1 && t >= s->last_end && service > 0) {
-                /* One server, after every booking: what reserve_whole does
-                 * (drop the dead, extend the last or append, widest gap
-                 * kept), without its search. */
-                prune(s, floor);
+        /* After every booking (of the one server of a whole bank, or of a
+         * divisible one): extend the last or append, what the search would
+         * do (a whole bank first drops its dead intervals, and the widest
+         * gap is kept), without it. */
+        if (t >= s->last_end && service > 0 && (r->share == EV_SPLIT || r->n_servers == 1)) {
+                if (r->share == EV_WHOLE)
+                        prune(s, floor);
                 bool extend = s->n > s->head && s->iv[s->n - 1].end == t;
                 if (extend || s->n < s->cap) {
                         if (extend) {
