@@ -51,10 +51,12 @@ static inline struct muldiv_by muldiv_by_make(uint64_t b, uint64_t d)
         return m;
 }
 
-/* ceil(a * m.b / m.d), saturating at UINT64_MAX; m.d > 0. */
+/* ceil(a * m.b / m.d), saturating at UINT64_MAX (also when m.d is 0). */
 static inline uint64_t muldiv_by_ceil(const struct muldiv_by *m, uint64_t a)
 {
         uint64_t p;
+        if (__builtin_expect(m->div == 0, 0))
+                return UINT64_MAX;
         if (__builtin_expect(__builtin_mul_overflow(a, m->mul, &p), 0))
                 return muldiv_ceil(a, m->b, m->d);
         if (m->pow2)

@@ -191,6 +191,9 @@ struct hw_sim {
         struct hw_link *links;       /* one per graph edge */
         struct muldiv_by channel_ps; /* bytes to ps at an HBM channel's bandwidth */
         struct muldiv_by dma_ps;     /* bytes to ps at a DMA engine's bandwidth */
+        struct muldiv_by gemm_cycle_ps; /* GEMM array cycles to ps */
+        struct muldiv_by math_cycle_ps; /* MATH lane cycles to ps */
+        struct muldiv_by tcm_bank_ps; /* bytes to ps at a TCM bank's bandwidth */
         struct hw_sip *sips;         /* n_sips */
         struct hw_cube *cubes;       /* n_cubes, sip-major */
         struct hw_pe *pes;           /* n_pes, cube-major */

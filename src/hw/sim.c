@@ -9,6 +9,13 @@
 #include "base/util.h"
 #include "hw/hw.h"
 
+/* A TCM bank's bandwidth. */
+static uint64_t tcm_bank_bw(const struct topo_tcm *tc)
+{
+        uint64_t bw = tc->bw_bytes_per_s / tc->banks;
+        return bw ? bw : 1;
+}
+
 static int init_pe(struct hw_sim *s, struct hw_pe *pe, uint32_t sip, uint32_t cube, uint32_t idx)
 {
         const struct topo_graph *g = &s->graph;
@@ -64,6 +71,9 @@ int hw_sim_init(struct hw_sim *s, const struct topo *t, const struct ev_config *
         }
         s->channel_ps = muldiv_by_make(1000000000000ull, tp->cube.hbm.channel_bw_bytes_per_s);
         s->dma_ps = muldiv_by_make(1000000000000ull, tp->pe.dma.bw_bytes_per_s);
+        s->gemm_cycle_ps = muldiv_by_make(1000000000000ull, tp->pe.gemm.clock_hz);
+        s->math_cycle_ps = muldiv_by_make(1000000000000ull, tp->pe.math.clock_hz);
+        s->tcm_bank_ps = muldiv_by_make(1000000000000ull, tcm_bank_bw(&tp->pe.tcm));
         uint32_t n_ch = tp->cube.hbm.channels;
         for (uint32_t si = 0; si < s->n_sips; si++) {
                 struct hw_sip *sp = &s->sips[si];
@@ -149,7 +159,10 @@ void hw_sim_fini(struct hw_sim *s)
 
 static uint64_t round_up(uint64_t x, uint64_t q)
 {
-        return q > 1 ? (x + q - 1) / q * q : x;
+        if (q <= 1)
+                return x;
+        /* A power of two (the usual array and tile sizes) by a mask. */
+        return q & (q - 1) ? (x + q - 1) / q * q : (x + q - 1) & ~(q - 1);
 }
 
 static uint64_t sat_u64(unsigned __int128 x)
@@ -165,6 +178,8 @@ static uint64_t gemm_work_cycles(const struct topo_pe_gemm *g, uint64_t m, uint6
         n = round_up(round_up(n, g->operand_tile), g->array_n);
         k = round_up(round_up(k, g->operand_tile), g->array_k);
         unsigned __int128 macs = (unsigned __int128)m * n * k * g->fidelity_passes;
+        if (macs <= UINT64_MAX - g->macs_per_cycle) /* a 64-bit division, not __udivti3 */
+                return ((uint64_t)macs + g->macs_per_cycle - 1) / g->macs_per_cycle;
         return sat_u64((macs + g->macs_per_cycle - 1) / g->macs_per_cycle);
 }
 
@@ -206,20 +221,21 @@ sim_ps hw_math_ps(const struct topo *t, enum topo_op op, uint64_t elements, bool
         return topo_cycles_to_ps(sat_u64(cycles), m->clock_hz);
 }
 
-/* The banks an access of bytes spreads over, and each bank's bandwidth. */
-static uint32_t tcm_banks_used(const struct topo_tcm *tc, uint64_t bytes, uint64_t *bank_bw)
+/* The time of an access of bytes: spread over the banks its lines use,
+ * each bank's share at the bank's bandwidth (bank_ps: bytes to ps). */
+static sim_ps tcm_ps(const struct topo_tcm *tc, const struct muldiv_by *bank_ps, uint64_t bytes)
 {
-        uint64_t bw = tc->bw_bytes_per_s / tc->banks;
-        *bank_bw = bw ? bw : 1;
-        uint64_t lines = (bytes + tc->line_bytes - 1) / tc->line_bytes;
-        return lines < tc->banks ? (uint32_t)lines : tc->banks;
+        uint64_t lb = tc->line_bytes;
+        uint64_t lines = lb & (lb - 1) ? (bytes + lb - 1) / lb
+                                       : (bytes + lb - 1) >> __builtin_ctzll(lb);
+        uint32_t n = lines < tc->banks ? (uint32_t)lines : tc->banks;
+        return n ? muldiv_by_ceil(bank_ps, (bytes + n - 1) / n) : 0;
 }
 
 sim_ps hw_tcm_ps(const struct topo *t, uint64_t bytes)
 {
-        uint64_t bank_bw;
-        uint32_t n = tcm_banks_used(&t->pe.tcm, bytes, &bank_bw);
-        return n ? hw_bytes_ps((bytes + n - 1) / n, bank_bw) : 0;
+        struct muldiv_by bank_ps = muldiv_by_make(1000000000000ull, tcm_bank_bw(&t->pe.tcm));
+        return tcm_ps(&t->pe.tcm, &bank_ps, bytes);
 }
 
 sim_ps hw_tcm_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes)
@@ -227,7 +243,8 @@ sim_ps hw_tcm_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes)
         struct hw_sim *s = pe->sim;
         if (!bytes)
                 return at;
-        sim_ps end = ev_resource_reserve(&pe->tcm, at, hw_tcm_ps(s->topo, bytes), NULL);
+        sim_ps end = ev_resource_reserve(&pe->tcm, at, tcm_ps(&s->topo->pe.tcm, &s->tcm_bank_ps,
+                                                              bytes), NULL);
         pe->tcm_bytes += bytes;
         s->class_bytes[TOPO_EDGE_INTRA_PE] += bytes;
         return end;
@@ -238,7 +255,7 @@ sim_ps hw_tcm_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes)
 static sim_ps engine_run(struct hw_pe *pe, struct ev_resource *e, sim_ps work, sim_ps latency,
                          uint64_t tcm_bytes, sim_ps at, sim_ps *start)
 {
-        sim_ps tcm_alone = hw_tcm_ps(pe->sim->topo, tcm_bytes);
+        sim_ps tcm_alone = tcm_ps(&pe->sim->topo->pe.tcm, &pe->sim->tcm_bank_ps, tcm_bytes);
         sim_ps begin, end = ev_resource_reserve(e, at, work > tcm_alone ? work : tcm_alone, &begin);
         sim_ps tcm_end = hw_tcm_reserve(pe, begin, tcm_bytes);
         if (start)
@@ -249,19 +266,25 @@ static sim_ps engine_run(struct hw_pe *pe, struct ev_resource *e, sim_ps work, s
 sim_ps hw_gemm_run(struct hw_pe *pe, uint64_t m, uint64_t n, uint64_t k, uint64_t tcm_bytes,
                    sim_ps at, sim_ps *start)
 {
+        /* hw_gemm_ps's figures, its cycles counted once. */
         const struct topo_pe_gemm *g = &pe->sim->topo->pe.gemm;
-        sim_ps work = topo_cycles_to_ps(gemm_work_cycles(g, m, n, k), g->clock_hz);
-        sim_ps lone = hw_gemm_ps(pe->sim->topo, m, n, k);
+        uint64_t cycles = gemm_work_cycles(g, m, n, k);
+        sim_ps work = muldiv_by_ceil(&pe->sim->gemm_cycle_ps, cycles);
+        sim_ps lone = muldiv_by_ceil(&pe->sim->gemm_cycle_ps,
+                                     sat_u64((unsigned __int128)g->fill_cycles + g->drain_cycles +
+                                             cycles));
         return engine_run(pe, &pe->gemm, work, lone - work, tcm_bytes, at, start);
 }
 
 sim_ps hw_math_run(struct hw_pe *pe, enum topo_op op, uint64_t elements, bool across_lanes,
                    uint64_t tcm_bytes, sim_ps at, sim_ps *start)
 {
+        /* hw_math_ps's figures, its cycles counted once. */
         const struct topo_pe_math *m = &pe->sim->topo->pe.math;
-        sim_ps work = topo_cycles_to_ps(math_work_cycles(m, op, elements, across_lanes),
-                                        m->clock_hz);
-        sim_ps lone = hw_math_ps(pe->sim->topo, op, elements, across_lanes);
+        uint64_t cycles = math_work_cycles(m, op, elements, across_lanes);
+        sim_ps work = muldiv_by_ceil(&pe->sim->math_cycle_ps, cycles);
+        sim_ps lone = muldiv_by_ceil(&pe->sim->math_cycle_ps,
+                                     sat_u64((unsigned __int128)m->latency_cycles[op] + cycles));
         return engine_run(pe, &pe->math, work, lone - work, tcm_bytes, at, start);
 }
 

@@ -76,6 +76,8 @@ Test(muldiv, by_a_fixed_ratio_matches_the_reference)
                              (unsigned long long)a, (unsigned long long)b,
                              (unsigned long long)d);
         }
+        struct muldiv_by z = muldiv_by_make(ps, 0);
+        cr_assert_eq(muldiv_by_ceil(&z, 5), UINT64_MAX, "no rate: never");
         struct muldiv_by m = muldiv_by_make(ps, 128000000000ull);
         cr_assert(m.pow2);
         cr_assert_eq(m.mul, 125);
