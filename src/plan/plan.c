@@ -1,6 +1,7 @@
 /* plan/plan.c: the pipeline planner and the feeder. See plan.h. */
 #include "plan/plan.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,7 +16,11 @@ static struct plan_stage math_stage(const struct plan_op *op)
 int plan_generate_from_ops(const struct plan_op *ops, int n, const struct plan_gemm *gemm,
                            struct pipeline_plan *out, char *err, size_t err_len)
 {
-        memset(out, 0, sizeof *out);
+        /* The header only: the stages past the counts, and the GEMM
+         * without one, are never read (a plan is generated per composite). */
+        out->n_prologue = out->n_k_tile = out->n_out_tile = out->n_post = 0;
+        out->has_gemm = false;
+        out->tiles_m = out->tiles_n = out->tiles_k = 0;
         if (n > PLAN_MAX_OPS) {
                 snprintf(err, err_len, "%d ops; a composite holds at most %d", n, PLAN_MAX_OPS);
                 return -1;
@@ -103,6 +108,16 @@ static void log_stage(struct plan_ctx *pc, const struct plan_stage *st, const ch
 {
         if (!pc->log)
                 return;
+        const struct topo *t = pc->pe->sim->topo;
+        struct rep_op rec = { .pe = pc->pe->name, .pe_index = pc->pe->global,
+                              .component = unit_component[st->unit], .op = op,
+                              .start_ps = start, .end_ps = end, .bytes = bytes, .flops = flops,
+                              .elem_cycles = st->unit != PLAN_MATH ? 0 :
+                                             flops * t->pe.math.cycles_per_element[st->cost_op] };
+        if (pc->work_only) {
+                pc->log(pc->log_ctx, &rec);
+                return;
+        }
         struct rep_param p[5] = {
                 { .name = "composite", .kind = REP_INT, .i = 1 },
                 { .name = "scope", .kind = REP_STR, .s = scope_name(st->scope) },
@@ -113,13 +128,8 @@ static void log_stage(struct plan_ctx *pc, const struct plan_stage *st, const ch
                        : st->unit == PLAN_DMA_WRITE ? "dma_write"
                        : st->unit == PLAN_GEMM ? "gemm" : "math" },
         };
-        const struct topo *t = pc->pe->sim->topo;
-        struct rep_op rec = { .pe = pc->pe->name, .pe_index = pc->pe->global,
-                              .component = unit_component[st->unit], .op = op,
-                              .start_ps = start, .end_ps = end, .bytes = bytes, .flops = flops,
-                              .params = p, .n_params = 5,
-                              .elem_cycles = st->unit != PLAN_MATH ? 0 :
-                                             flops * t->pe.math.cycles_per_element[st->cost_op] };
+        rec.params = p;
+        rec.n_params = 5;
         pc->log(pc->log_ctx, &rec);
 }
 
@@ -237,12 +247,11 @@ static bool issue_reads(struct plan_run *r, sim_ps at)
         r->rd_pending = (a > 0) + (b > 0);
         if (!r->rd_pending)
                 return true;
-        r->rd[0] = (struct hw_dma_req){ .pe = r->pc.pe, .from_hbm = g->a_hbm,
-                                        .from_home = g->a_home, .bytes = a, .at = at,
-                                        .done = read_a_placed };
-        r->rd[1] = (struct hw_dma_req){ .pe = r->pc.pe, .from_hbm = g->b_hbm,
-                                        .from_home = g->b_home, .bytes = b, .at = at,
-                                        .done = read_b_placed };
+        /* The rest of each request was set by plan_feed. */
+        r->rd[0].bytes = a;
+        r->rd[0].at = at;
+        r->rd[1].bytes = b;
+        r->rd[1].at = at;
         /* A read from TCM is placed (and counted) at once. */
         r->issuing = true;
         if (a > 0)
@@ -294,11 +303,32 @@ static void next_fire(struct ev_loop *ev, struct ev_event *e)
         feed_tiles(container_of(e, struct plan_run, next));
 }
 
+/* The operand read of a tile of p from home (from HBM if hbm): all but
+ * its bytes and time, which issue_reads sets per tile. */
+static void read_init(struct hw_dma_req *rq, const struct plan_ctx *pc, bool hbm,
+                      const struct hw_hbm_span *home,
+                      void (*done)(struct hw_dma_req *, sim_ps, sim_ps))
+{
+        rq->pe = pc->pe;
+        rq->from_hbm = hbm;
+        rq->to_hbm = false;
+        if (hbm)
+                rq->from_home = *home;
+        rq->done = done;
+}
+
 void plan_feed(struct plan_run *r, const struct pipeline_plan *p, const struct plan_ctx *pc)
 {
-        /* All but the plan (its first member), which is copied whole. */
-        memset((char *)r + sizeof r->plan, 0, sizeof *r - sizeof r->plan);
-        r->plan = *p;
+        /* The feed's state between the plan (its first member, copied
+         * unless it was generated in place) and the operand reads (set up
+         * once below; their spans are most of the feed's bytes). */
+        memset((char *)r + sizeof r->plan, 0, offsetof(struct plan_run, rd) - sizeof r->plan);
+        r->rd_pending = 0;
+        r->issuing = false;
+        r->rd_ready = 0;
+        r->rd_bytes = 0;
+        if (p != &r->plan)
+                r->plan = *p;
         r->pc = *pc;
         r->pc.completions = 0;
         r->pc.end = pc->start;
@@ -316,6 +346,8 @@ void plan_feed(struct plan_run *r, const struct pipeline_plan *p, const struct p
                 finish_feed(r);
                 return;
         }
+        read_init(&r->rd[0], pc, p->gemm.a_hbm, &p->gemm.a_home, read_a_placed);
+        read_init(&r->rd[1], pc, p->gemm.b_hbm, &p->gemm.b_home, read_b_placed);
         /* GEMM operands produced by the prologue wait for it. */
         r->operands = max_ps(p->n_prologue ? t : pc->start, pc->operands_ready);
         for (int i = 0; i < PLAN_DEPTH; i++)

@@ -126,6 +126,9 @@ struct plan_ctx {
                                         tensors); 0 = at start */
         void (*log)(void *ctx, const struct rep_op *op); /* op_log sink, or NULL */
         void *log_ctx;               /* its context */
+        bool work_only;              /* log reads only a record's component, times and
+                                        work (no op_log or trace is written): records
+                                        come without their parameters */
         void (*done)(void *ctx, sim_ps end); /* every stage placed; end the last, or NULL */
         void *done_ctx;              /* its context */
         uint64_t completions;        /* out: tiles completed */
@@ -149,7 +152,8 @@ struct plan_run {
         uint64_t rd_bytes;           /* the tile's operand bytes */
 };
 
-/* Start feeding p on pc->pe's engines from pc->start: places what can be
+/* Start feeding p (which may be r->plan, generated there) on pc->pe's
+ * engines from pc->start: places what can be
  * placed now, the rest from events as buffers free; calls pc->done (if
  * set) once every stage is placed, with pc->end its last end. Within a
  * run of the loop's processes only (it schedules events). */

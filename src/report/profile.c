@@ -57,6 +57,7 @@ static int grow(struct rep_profile *p)
         free(p->slots);
         p->slots = s;
         p->cap = cap;
+        p->last_file = NULL;
         return 0;
 }
 
@@ -64,11 +65,17 @@ struct rep_line *rep_profile_at(struct rep_profile *p, const char *file, int lin
 {
         if (!file)
                 file = "?";
+        if (file == p->last_file && line == p->last_line)
+                return &p->slots[p->last];
         if (p->cap) {
                 size_t i = slot_of(file, line, p->cap);
                 for (; p->slots[i].file; i = (i + 1) & (p->cap - 1))
-                        if (p->slots[i].file == file && p->slots[i].line == line)
+                        if (p->slots[i].file == file && p->slots[i].line == line) {
+                                p->last_file = file;
+                                p->last_line = line;
+                                p->last = i;
                                 return &p->slots[i];
+                        }
         }
         if ((p->n + 1) * 2 > p->cap && grow(p) < 0) {
                 p->oom = true;
@@ -79,6 +86,9 @@ struct rep_line *rep_profile_at(struct rep_profile *p, const char *file, int lin
                 i = (i + 1) & (p->cap - 1);
         p->slots[i] = (struct rep_line){ .file = file, .line = line };
         p->n++;
+        p->last_file = file;
+        p->last_line = line;
+        p->last = i;
         return &p->slots[i];
 }
 

@@ -48,6 +48,10 @@ struct rep_profile {
         size_t cap;                  /* slots, a power of two (0: none yet) */
         size_t n;                    /* slots used */
         bool oom;                    /* an entry could not be made: the profile is incomplete */
+        const char *last_file;       /* the place rep_profile_at found last (NULL: none) */
+        int last_line;               /* and its line */
+        size_t last;                 /* its slot: an op's issue and its records, and a
+                                        composite's stages, ask for one place in a row */
 };
 
 /* The entry of file:line, made on first use; NULL if the host is out of

@@ -67,18 +67,28 @@ void tl__feeds_fini(tl_ctx *tl)
         tl->feed_free = NULL;
 }
 
-static tl_handle finish(tl_ctx *tl, struct pipeline_plan *plan, sim_ps math_ready,
-                        tl_tensor *const outs[COMPOSITE_OUTS], const char *file, int line)
+/* A composite feed to plan into (its run.plan): reused or new. */
+static struct tl_feed *feed_get(tl_ctx *tl, const char *file, int line)
 {
-        struct composite_rec *rec = tl__arena_alloc(tl, sizeof *rec);
         struct tl_feed *feed = tl->feed_free;
         if (feed) {
                 tl->feed_free = feed->next_free;
-        } else if (rec && (feed = malloc(sizeof *feed))) {
-                feed->next_all = tl->feed_all;
-                tl->feed_all = feed;
+                return feed;
         }
-        if (!rec || !feed)
+        feed = malloc(sizeof *feed);
+        if (!feed)
+                tl__fail(tl, file, line, "tl_composite", "host out of memory");
+        feed->next_all = tl->feed_all;
+        tl->feed_all = feed;
+        return feed;
+}
+
+/* Feed the plan made in feed->run.plan from now; the handle. */
+static tl_handle finish(tl_ctx *tl, struct tl_feed *feed, sim_ps math_ready,
+                        tl_tensor *const outs[COMPOSITE_OUTS], const char *file, int line)
+{
+        struct composite_rec *rec = tl__arena_alloc(tl, sizeof *rec);
+        if (!rec)
                 tl__fail(tl, file, line, "tl_composite", "host out of memory");
         rec->feed = feed;  /* its run is set by plan_feed, fl by tl__inflight_begin */
         rec->tl = tl;
@@ -88,8 +98,9 @@ static tl_handle finish(tl_ctx *tl, struct pipeline_plan *plan, sim_ps math_read
         /* Every stage is accounted (profile, work), logged or not. */
         struct plan_ctx pc = { .pe = tl->pe, .start = ev_now(&tl->sim->ev),
                                .math_ready = math_ready, .done = placed, .done_ctx = rec,
-                               .log = log_sink, .log_ctx = rec };
-        plan_feed(&feed->run, plan, &pc);
+                               .log = log_sink, .log_ctx = rec,
+                               .work_only = !tl->run->have_oplog && !tl->run->have_trace };
+        plan_feed(&feed->run, &feed->run.plan, &pc);
         tl_tensor *h = tl__new_handle(tl, rec);
         if (!h)
                 tl__fail(tl, file, line, "tl_composite", "host out of memory");
@@ -366,22 +377,23 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
                                              .elements = (uint64_t)tl_numel(d->out) };
         }
         tl__wait_ready(tl, d->out, file, line, op);
-        struct pipeline_plan plan;
+        struct tl_feed *feed = feed_get(tl, file, line);
+        struct pipeline_plan *plan = &feed->run.plan;
         char err[256];
-        if (plan_generate_from_ops(ops, n, &g, &plan, err, sizeof err) < 0)
+        if (plan_generate_from_ops(ops, n, &g, plan, err, sizeof err) < 0)
                 tl__fail(tl, file, line, op, "plan: %s", err);
         for (int i = 0; i < d->n_epilogue; i++)
                 check_k_scales(tl, &d->epilogue[i], i, d->out,
-                               d->op == TL_GEMM ? plan.tiles_k : 0, file, line);
+                               d->op == TL_GEMM ? plan->tiles_k : 0, file, line);
         if (tl->run->opts->mode == TL_MODE_DATA) {
                 if (d->op == TL_GEMM) {
-                        compute_gemm(tl, d, &plan);
+                        compute_gemm(tl, d, plan);
                 } else {
                         for (int i = 0; i < d->n_epilogue; i++)
                                 apply_epilogue(&d->epilogue[i], d->out, -1);
                 }
         }
-        return finish(tl, &plan, math_ready, (tl_tensor *[COMPOSITE_OUTS]){ d->out, NULL, NULL },
+        return finish(tl, feed, math_ready, (tl_tensor *[COMPOSITE_OUTS]){ d->out, NULL, NULL },
                       file, line);
 }
 
@@ -504,12 +516,12 @@ tl_handle tl__softmax_merge(tl_ctx *tl, tl_tensor *s, tl_tensor *v, tl_tensor *m
                 .out_pinned = true, .a_elem_bytes = 4,
                 .b_elem_bytes = (uint32_t)tl_dtype_size(v->dtype), .out_elem_bytes = 4 };
         tl__hbm_span(tl->run, v, &g.b_home);
-        struct pipeline_plan plan;
+        struct tl_feed *feed = feed_get(tl, file, line);
         char err[256];
-        if (plan_generate_from_ops(ops, n, &g, &plan, err, sizeof err) < 0)
+        if (plan_generate_from_ops(ops, n, &g, &feed->run.plan, err, sizeof err) < 0)
                 tl__fail(tl, file, line, op, "plan: %s", err);
         if (tl->run->opts->mode == TL_MODE_DATA)
                 compute_softmax_merge(tl, s, v, m, l, o, tile_k);
         /* The state tensors are busy until the post-loop ends. */
-        return finish(tl, &plan, 0, (tl_tensor *[COMPOSITE_OUTS]){ m, l, o }, file, line);
+        return finish(tl, feed, 0, (tl_tensor *[COMPOSITE_OUTS]){ m, l, o }, file, line);
 }
