@@ -273,6 +273,17 @@ static void charge(tl_ctx *tl, const char *file, int line, const char *op, tl_sp
 
 /* ---- tensor structs ---------------------------------------------------------- */
 
+/* Cache line size the tensor structs are laid out for: a block's
+ * structs start on a line (its first LINE_BYTES - 1 bytes are slack), so
+ * the parts of struct tl_tensor (tl_int.h) sit on lines of their own. */
+#define LINE_BYTES 64
+
+/* The first struct of a pool block. */
+static tl_tensor *block_structs(char *block)
+{
+        return (tl_tensor *)(void *)(block + (-(uintptr_t)block & (LINE_BYTES - 1)));
+}
+
 /* A struct for a new tensor or view (contents undefined), or NULL. */
 static tl_tensor *struct_new(tl_ctx *tl)
 {
@@ -289,11 +300,11 @@ static tl_tensor *struct_new(tl_ctx *tl)
         }
         if (p->n_blocks == 0 || p->block_used == TL_STRUCTS_PER_BLOCK) {
                 if (!block_push(&p->blocks, &p->n_blocks, &p->cap_blocks,
-                                TL_STRUCTS_PER_BLOCK * sizeof(tl_tensor)))
+                                TL_STRUCTS_PER_BLOCK * sizeof(tl_tensor) + LINE_BYTES - 1))
                         return NULL;
                 p->block_used = 0;
         }
-        return (tl_tensor *)(void *)p->blocks[p->n_blocks - 1] + p->block_used++;
+        return block_structs(p->blocks[p->n_blocks - 1]) + p->block_used++;
 }
 
 /* t (its fields set) becomes a live tensor of tl, made in the innermost
@@ -412,8 +423,7 @@ static tl_tensor *clone_view(tl_ctx *tl, const tl_tensor *t, const char *file, i
         tl_tensor *v = struct_new(tl);
         if (!v)
                 tl__fail(tl, file, line, op, "host out of memory");
-        *v = *t;
-        v->owner = t->owner;
+        memcpy(v, t, TL_VIEW_BYTES);  /* its owner's state is read through owner */
         stamp(tl, v);
         return v;
 }

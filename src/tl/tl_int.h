@@ -5,6 +5,8 @@
 #ifndef CUBESIM_TL_TL_INT_H
 #define CUBESIM_TL_TL_INT_H
 
+#include <stddef.h>
+
 #include <cubesim/tl.h>
 
 #include "report/oplog.h"
@@ -15,31 +17,44 @@
 
 /* A tensor or a view. Storage (data mode) is fp32 values, already rounded
  * to the tensor's dtype where a store put them; views share the storage
- * and the readiness of their owner. */
+ * and the readiness of their owner.
+ *
+ * Laid out for the per-op path: the first 64 bytes are what the checks of
+ * every operand read (tl__check_tensor) and the owner link; a view is the
+ * first TL_VIEW_BYTES (clone_view copies no more); the owner-only state
+ * after them is read through owner, never in a view, where it is left as
+ * the struct's last use had it. The pool's structs are 256 bytes on 64-
+ * byte boundaries (struct_new), each part on its own cache lines. */
 struct tl_tensor {
+        uint32_t magic;              /* TL_TENSOR_MAGIC (TL_HANDLE_MAGIC: a composite's handle) */
         tl_space space;              /* where it lives */
         tl_dtype dtype;              /* element type */
         int ndim;                    /* 0..TL_MAX_DIMS */
+        int scope_depth;             /* scopes open when it was made; 0: kernel level */
+        bool pinned;                 /* consumed in place from TCM (no DMA needed) */
+        bool sharded;                /* owner: a launch tensor sharded over TCMs (readiness untracked) */
+        const struct tl_ctx *ctx;    /* the PE that made it; NULL: the setup's (HBM) */
+        uint64_t scope_gen;          /* generation of that scope (scopes[scope_depth - 1].gen) */
+        struct tl_tensor *owner;     /* whose storage and future this is (itself if not a view) */
+        struct tl_tensor *next_made; /* the struct made after it in its scope, or next dead one */
+        int64_t offset;              /* elements from the owner's base */
         int64_t shape[TL_MAX_DIMS];  /* extents */
         int64_t stride[TL_MAX_DIMS]; /* elements between neighbours along each axis */
-        int64_t offset;              /* elements from the owner's base */
-        float *base;                 /* data mode: the owner's storage; NULL in op_log mode */
-        struct tl_tensor *owner;     /* whose storage and future this is (itself if not a view) */
-        struct ev_future ready;      /* owner only: data is ready */
-        struct ev_event ready_ev;    /* owner only: completes ready at the producing op's end */
-        sim_ps ready_at;             /* owner only: when ready completes (ops may extend it) */
+        union {
+                float *base;         /* data mode: the owner's storage; NULL in op_log mode */
+                void *handle_rec;    /* a handle's composite record (arena, dies with the scope) */
+        };
         const char *name;            /* HBM tensors: the setup's name; else NULL */
+        /* Owner only: */
+        sim_ps ready_at;             /* when ready completes (ops may extend it) */
         const char *made_by;         /* op that produced it, for wait notes */
-        bool pinned;                 /* consumed in place from TCM (no DMA needed) */
-        uint32_t magic;              /* TL_TENSOR_MAGIC (TL_HANDLE_MAGIC: a composite's handle) */
-        void *handle_rec;            /* a handle's composite record (arena, dies with the scope) */
-        const struct tl_ctx *ctx;    /* the PE that made it; NULL: the setup's (HBM) */
-        int scope_depth;             /* scopes open when it was made; 0: kernel level */
-        uint64_t scope_gen;          /* generation of that scope (scopes[scope_depth - 1].gen) */
-        struct tl_tensor *next_made; /* the struct made after it in its scope, or next dead one */
-        bool sharded;                /* owner: a launch tensor sharded over TCMs (readiness untracked) */
-        struct rep_trace_ref made_at; /* owner only: the producing op's trace slice */
+        struct ev_event ready_ev;    /* completes ready at the producing op's end */
+        struct ev_future ready;      /* data is ready */
+        struct rep_trace_ref made_at; /* the producing op's trace slice */
 };
+
+/* The bytes of a view: the struct up to its owner-only state. */
+#define TL_VIEW_BYTES offsetof(struct tl_tensor, ready_at)
 
 #define TL_TENSOR_MAGIC 0x7e115a11u
 #define TL_HANDLE_MAGIC 0xc0de5117u
