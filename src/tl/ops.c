@@ -232,7 +232,10 @@ void tl__inflight_begin(tl_ctx *tl, struct tl_inflight *f, tl_tensor *const outs
                 ev_future_init(&t->ready, t->made_by);
                 t->ready_at = SIM_PS_MAX;
         }
+        f->prev = NULL;
         f->next = tl->inflight;
+        if (f->next)
+                f->next->prev = f;
         tl->inflight = f;
 }
 
@@ -254,10 +257,12 @@ void tl__inflight_placed(struct tl_inflight *f, sim_ps end)
                 t->ready_ev.fn = ready_fire;
                 ev_schedule_at(&tl->sim->ev, &t->ready_ev, end > now ? end : now);
         }
-        struct tl_inflight **p = &tl->inflight;
-        while (*p != f)
-                p = &(*p)->next;
-        *p = f->next;
+        if (f->prev)
+                f->prev->next = f->next;
+        else
+                tl->inflight = f->next;
+        if (f->next)
+                f->next->prev = f->prev;
         ev_future_complete(&tl->sim->ev, &f->placed, 0);
 }
 

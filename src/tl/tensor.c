@@ -450,11 +450,12 @@ tl_tensor *tl__view(tl_ctx *tl, tl_tensor *t, const int64_t *start, const int64_
                          (long long)start[i], (long long)end, (long long)t->shape[i],
                          t->name ? " of " : "", t->name ? t->name : "");
         }
+        int64_t offset = t->offset;
+        for (int i = 0; i < t->ndim; i++)
+                offset += start[i] * t->stride[i];
         tl_tensor *v = clone_view(tl, t, file, line, "tl_view");
-        for (int i = 0; i < t->ndim; i++) {
-                v->offset += start[i] * t->stride[i];
-                v->shape[i] = shape[i];
-        }
+        v->offset = offset;
+        memcpy(v->shape, shape, (size_t)t->ndim * sizeof shape[0]);
         return v;
 }
 
@@ -477,6 +478,7 @@ tl_tensor *tl__reshape(tl_ctx *tl, tl_tensor *t, int ndim, const int64_t *shape,
         tl_tensor tmp = { .ndim = ndim };
         if (ndim)
                 memcpy(tmp.shape, shape, (size_t)ndim * sizeof shape[0]);
+        contiguous_strides(&tmp);
         if (numel(&tmp) != numel(t))
                 tl__fail(tl, file, line, "tl_reshape", "%lld elements cannot take a shape of %lld",
                          (long long)numel(t), (long long)numel(&tmp));
@@ -485,7 +487,7 @@ tl_tensor *tl__reshape(tl_ctx *tl, tl_tensor *t, int ndim, const int64_t *shape,
         tl_tensor *v = clone_view(tl, t, file, line, "tl_reshape");
         v->ndim = ndim;
         memcpy(v->shape, shape, (size_t)ndim * sizeof shape[0]);
-        contiguous_strides(v);
+        memcpy(v->stride, tmp.stride, (size_t)ndim * sizeof tmp.stride[0]);
         return v;
 }
 

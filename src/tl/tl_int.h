@@ -325,7 +325,9 @@ struct tl_inflight {
         int depth;                   /* scopes open at its issue */
         struct ev_future placed;     /* placed: end is known */
         sim_ps end;                  /* when its last engine work ends, once placed */
-        struct tl_inflight *next;    /* in tl_ctx.inflight while not placed */
+        struct tl_inflight *next;    /* in tl_ctx.inflight while not placed (newest first) */
+        struct tl_inflight *prev;    /* the one before it there (NULL: the head), for an O(1)
+                                        unlink: the oldest are placed first */
 };
 /* Issue f now with results outs (each ready now; NULL entries: none). */
 void tl__inflight_begin(tl_ctx *, struct tl_inflight *f, tl_tensor *const outs[TL_INFLIGHT_OUTS]);
