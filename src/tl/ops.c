@@ -173,6 +173,7 @@ static void ready_fire(struct ev_loop *ev, struct ev_event *e)
                 ev_schedule_at(ev, e, t->ready_at); /* a later op extended it */
                 return;
         }
+        t->busy = false;
         ev_future_complete(ev, &t->ready, 0);
 }
 
@@ -201,7 +202,7 @@ void tl__finish_at(tl_ctx *tl, tl_tensor *t, sim_ps end)
                 t->made_by = tl->proc->at_what;
         if (tl->run->have_trace)
                 t->made_at = tl->last_slice;
-        if (!t->ready.done) {
+        if (t->busy) {
                 /* Its completion event is pending: let it fire later. */
                 if (end > t->ready_at)
                         t->ready_at = end;
@@ -210,6 +211,7 @@ void tl__finish_at(tl_ctx *tl, tl_tensor *t, sim_ps end)
         if (end <= ev_now(&tl->sim->ev))
                 return; /* ready at once */
         t->ready_at = end;
+        t->busy = true;
         ev_future_init(&t->ready, t->made_by);
         t->ready_ev.fn = ready_fire;
         ev_schedule_at(&tl->sim->ev, &t->ready_ev, end);
@@ -223,12 +225,14 @@ void tl__inflight_begin(tl_ctx *tl, struct tl_inflight *f, tl_tensor *const outs
         ev_future_init(&f->placed, "op in flight");
         for (int i = 0; i < TL_INFLIGHT_OUTS; i++) {
                 tl_tensor *t = outs[i];
-                f->outs[i] = t;
+                f->outs[i] = NULL;
                 if (!t || untracked(t))
                         continue;
                 /* Not ready until placed (SIM_PS_MAX: end not known). */
                 t = t->owner;
-                CS_ASSERT(t->ready.done); /* the caller waited for it */
+                CS_ASSERT(!t->busy); /* the caller waited for it */
+                f->outs[i] = t;
+                t->busy = true;
                 ev_future_init(&t->ready, t->made_by);
                 t->ready_at = SIM_PS_MAX;
         }
@@ -250,9 +254,8 @@ void tl__inflight_placed(struct tl_inflight *f, sim_ps end)
                 tl->scopes[f->depth - 1].busy_until = end;
         for (int i = 0; i < TL_INFLIGHT_OUTS; i++) {
                 tl_tensor *t = f->outs[i];
-                if (!t || untracked(t))
+                if (!t)
                         continue;
-                t = t->owner;
                 t->ready_at = end;
                 t->ready_ev.fn = ready_fire;
                 ev_schedule_at(&tl->sim->ev, &t->ready_ev, end > now ? end : now);
@@ -282,9 +285,9 @@ void tl__wait_inflight(tl_ctx *tl, int depth, const char *what)
 sim_ps tl__ready_at(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op)
 {
         const tl_tensor *o = t->owner;
-        if (!o->ready.done && o->ready_at == SIM_PS_MAX)
+        if (o->busy && o->ready_at == SIM_PS_MAX)
                 tl__wait_ready(tl, t, file, line, op); /* an op in flight, end not known yet */
-        return o->ready.done ? ev_now(&tl->sim->ev) : o->ready_at;
+        return o->busy ? o->ready_at : ev_now(&tl->sim->ev);
 }
 
 static void format_note(const void *arg, char *buf, size_t len)
@@ -318,9 +321,11 @@ void tl__note_wait(tl_ctx *tl, enum tl_note_kind kind, const char *file, int lin
 void tl__wait_ready(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op)
 {
         struct ev_future *f = &t->owner->ready;
-        if (t->owner->made_at.ok && tl->n_deps < (int)ARRAY_LEN(tl->deps))
+        /* Only a trace marks producers (made_at.ok); a ready owner's state
+         * past its first line is not read. */
+        if (tl->run->have_trace && t->owner->made_at.ok && tl->n_deps < (int)ARRAY_LEN(tl->deps))
                 tl->deps[tl->n_deps++] = t->owner->made_at;
-        if (f->done)
+        if (!t->owner->busy)
                 return;
         /* An op in flight is placed within its instant (an HBM copy) or as
          * its composite's feed goes: the future's name tells. */
@@ -379,6 +384,7 @@ struct tl_dma_op {
         struct tl_dma_op *next_all;  /* in tl_ctx.dma_all */
         const char *file;            /* the call it was issued by, charged its time */
         int line;                    /* and its line */
+        tl_tensor *out;              /* the tensor it writes (the trace marks its producer) */
 };
 
 static void dma_placed(struct hw_dma_req *req, sim_ps start, sim_ps end)
@@ -389,8 +395,8 @@ static void dma_placed(struct hw_dma_req *req, sim_ps start, sim_ps end)
                               .op = d->op, .start_ps = start, .end_ps = end, .bytes = req->bytes,
                               .params = d->p, .n_params = d->n_params };
         struct rep_trace_ref at = tl__log_stage(tl, &rec, d->file, d->line);
-        if (d->fl.outs[0] && d->fl.outs[0]->space != TL_HBM && tl->run->have_trace)
-                d->fl.outs[0]->owner->made_at = at;
+        if (tl->run->have_trace && d->out && d->out->space != TL_HBM)
+                d->out->owner->made_at = at;
         tl__inflight_placed(&d->fl, end);
         d->next_free = tl->dma_free;
         tl->dma_free = d;
@@ -414,6 +420,7 @@ static void dma_move(tl_ctx *tl, const tl_tensor *src, const tl_tensor *dst, uin
                 tl->dma_all = d;
         }
         d->op = op;
+        d->out = out;
         d->file = file;
         d->line = line;
         memcpy(d->p, p, n * sizeof *p);

@@ -33,6 +33,8 @@ struct tl_tensor {
         int scope_depth;             /* scopes open when it was made; 0: kernel level */
         bool pinned;                 /* consumed in place from TCM (no DMA needed) */
         bool sharded;                /* owner: a launch tensor sharded over TCMs (readiness untracked) */
+        bool busy;                   /* owner: ready is not done (kept here, in the line
+                                        every op's checks read, not in ready's) */
         const struct tl_ctx *ctx;    /* the PE that made it; NULL: the setup's (HBM) */
         uint64_t scope_gen;          /* generation of that scope (scopes[scope_depth - 1].gen) */
         struct tl_tensor *owner;     /* whose storage and future this is (itself if not a view) */
@@ -321,7 +323,8 @@ void tl_run_fini(struct tl_run *);
 #define TL_INFLIGHT_OUTS 3
 struct tl_inflight {
         tl_ctx *tl;                  /* the PE's context */
-        tl_tensor *outs[TL_INFLIGHT_OUTS]; /* results ready at its end (NULL: none) */
+        tl_tensor *outs[TL_INFLIGHT_OUTS]; /* owners of its results whose readiness is
+                                              tracked, ready at its end (NULL: none) */
         int depth;                   /* scopes open at its issue */
         struct ev_future placed;     /* placed: end is known */
         sim_ps end;                  /* when its last engine work ends, once placed */
