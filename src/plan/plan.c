@@ -102,11 +102,13 @@ static const char *scope_name(tl_cscope s)
 }
 
 static const char *const unit_component[] = { "pe_dma", "pe_gemm", "pe_math", "pe_dma" };
+static const enum rep_engine unit_engine[] = { REP_ENG_DMA, REP_ENG_GEMM, REP_ENG_MATH,
+                                               REP_ENG_DMA };
 
 static void log_stage(struct plan_ctx *pc, const struct plan_stage *st, const char *op,
                       int64_t tile, sim_ps start, sim_ps end, uint64_t bytes, uint64_t flops)
 {
-        if (!pc->log)
+        if (!pc->log && !pc->work)
                 return;
         const struct topo *t = pc->pe->sim->topo;
         struct rep_op rec = { .pe = pc->pe->name, .pe_index = pc->pe->global,
@@ -114,8 +116,8 @@ static void log_stage(struct plan_ctx *pc, const struct plan_stage *st, const ch
                               .start_ps = start, .end_ps = end, .bytes = bytes, .flops = flops,
                               .elem_cycles = st->unit != PLAN_MATH ? 0 :
                                              flops * t->pe.math.cycles_per_element[st->cost_op] };
-        if (pc->work_only) {
-                pc->log(pc->log_ctx, &rec);
+        if (pc->work) {
+                pc->work(pc->log_ctx, unit_engine[st->unit], &rec);
                 return;
         }
         struct rep_param p[5] = {

@@ -34,6 +34,7 @@
 
 #include "hw/hw.h"
 #include "report/oplog.h"
+#include "report/profile.h"
 
 enum plan_unit {
         PLAN_DMA_READ,               /* PE_DMA: operand tile in */
@@ -125,10 +126,11 @@ struct plan_ctx {
         sim_ps math_ready;           /* MATH stages wait for this (the epilogue's
                                         tensors); 0 = at start */
         void (*log)(void *ctx, const struct rep_op *op); /* op_log sink, or NULL */
-        void *log_ctx;               /* its context */
-        bool work_only;              /* log reads only a record's component, times and
-                                        work (no op_log or trace is written): records
-                                        come without their parameters */
+        void *log_ctx;               /* its context (and work's) */
+        void (*work)(void *ctx, enum rep_engine e, const struct rep_op *op); /* or NULL; if
+                                        set, called instead of log with the stage's engine
+                                        and its record without op_log parameters (for a
+                                        caller that writes no records) */
         void (*done)(void *ctx, sim_ps end); /* every stage placed; end the last, or NULL */
         void *done_ctx;              /* its context */
         uint64_t completions;        /* out: tiles completed */

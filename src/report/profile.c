@@ -57,7 +57,7 @@ static int grow(struct rep_profile *p)
         free(p->slots);
         p->slots = s;
         p->cap = cap;
-        p->last_file = NULL;
+        p->n_grown++;
         return 0;
 }
 
@@ -65,17 +65,11 @@ struct rep_line *rep_profile_at(struct rep_profile *p, const char *file, int lin
 {
         if (!file)
                 file = "?";
-        if (file == p->last_file && line == p->last_line)
-                return &p->slots[p->last];
         if (p->cap) {
                 size_t i = slot_of(file, line, p->cap);
                 for (; p->slots[i].file; i = (i + 1) & (p->cap - 1))
-                        if (p->slots[i].file == file && p->slots[i].line == line) {
-                                p->last_file = file;
-                                p->last_line = line;
-                                p->last = i;
+                        if (p->slots[i].file == file && p->slots[i].line == line)
                                 return &p->slots[i];
-                        }
         }
         if ((p->n + 1) * 2 > p->cap && grow(p) < 0) {
                 p->oom = true;
@@ -86,10 +80,18 @@ struct rep_line *rep_profile_at(struct rep_profile *p, const char *file, int lin
                 i = (i + 1) & (p->cap - 1);
         p->slots[i] = (struct rep_line){ .file = file, .line = line };
         p->n++;
-        p->last_file = file;
-        p->last_line = line;
-        p->last = i;
         return &p->slots[i];
+}
+
+struct rep_line *rep_profile_hinted(struct rep_profile *p, const char *file, int line,
+                                    struct rep_line_hint *hint)
+{
+        struct rep_line *l = hint->l;
+        if (l && hint->n_grown == p->n_grown && l->file == file && l->line == line)
+                return l;
+        l = rep_profile_at(p, file, line);
+        *hint = (struct rep_line_hint){ .l = l, .n_grown = p->n_grown };
+        return l;
 }
 
 static int by_place(const void *a, const void *b)

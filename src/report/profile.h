@@ -48,15 +48,23 @@ struct rep_profile {
         size_t cap;                  /* slots, a power of two (0: none yet) */
         size_t n;                    /* slots used */
         bool oom;                    /* an entry could not be made: the profile is incomplete */
-        const char *last_file;       /* the place rep_profile_at found last (NULL: none) */
-        int last_line;               /* and its line */
-        size_t last;                 /* its slot: an op's issue and its records, and a
-                                        composite's stages, ask for one place in a row */
+        uint64_t n_grown;            /* times the slots moved: an entry's pointer stays
+                                        valid while this is unchanged */
 };
 
 /* The entry of file:line, made on first use; NULL if the host is out of
  * memory (then oom is set: the profile is incomplete). */
 struct rep_line *rep_profile_at(struct rep_profile *, const char *file, int line);
+/* An entry kept for the next look-ups of the same place (an op's issue
+ * and its records; a composite's stages). Zero: none kept. */
+struct rep_line_hint {
+        struct rep_line *l;          /* the entry found last */
+        uint64_t n_grown;            /* the profile's n_grown then */
+};
+/* rep_profile_at through *hint: the kept entry if it is still valid and
+ * of file:line (no hashing), else found and kept. */
+struct rep_line *rep_profile_hinted(struct rep_profile *, const char *file, int line,
+                                    struct rep_line_hint *hint);
 /* Every line, entries of the same file name merged, by total time (most
  * first; ties by file then line): a new array in *out (caller frees);
  * returns its length, or 0 with *out NULL. */

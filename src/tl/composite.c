@@ -36,6 +36,7 @@ struct composite_rec {
         tl_ctx *tl;                  /* the PE that issued it */
         const char *file;            /* the tl_composite call, its stages are charged to */
         int line;                    /* and its line */
+        struct rep_line_hint prof;   /* its profile entry */
 };
 
 /* A stage placed by the feed, maybe long after the call: charged to the
@@ -43,7 +44,14 @@ struct composite_rec {
 static void log_sink(void *ctx, const struct rep_op *op)
 {
         struct composite_rec *rec = ctx;
-        tl__log_stage(rec->tl, op, rec->file, rec->line);
+        tl__log_stage(rec->tl, op, rec->file, rec->line, &rec->prof);
+}
+
+/* The same when no record is written: its engine time and work only. */
+static void work_sink(void *ctx, enum rep_engine e, const struct rep_op *op)
+{
+        struct composite_rec *rec = ctx;
+        tl__account(rec->tl, e, op, rec->file, rec->line, &rec->prof);
 }
 
 /* The feed placed the last stage: it is not touched again. */
@@ -94,12 +102,14 @@ static tl_handle finish(tl_ctx *tl, struct tl_feed *feed, sim_ps math_ready,
         rec->tl = tl;
         rec->file = file;
         rec->line = line;
+        rec->prof = tl->issued;      /* the tl_composite call's entry */
         tl__inflight_begin(tl, &rec->fl, outs);
         /* Every stage is accounted (profile, work), logged or not. */
         struct plan_ctx pc = { .pe = tl->pe, .start = ev_now(&tl->sim->ev),
                                .math_ready = math_ready, .done = placed, .done_ctx = rec,
                                .log = log_sink, .log_ctx = rec,
-                               .work_only = !tl->run->have_oplog && !tl->run->have_trace };
+                               .work = tl->run->have_oplog || tl->run->have_trace ? NULL
+                                                                                 : work_sink };
         plan_feed(&feed->run, &feed->run.plan, &pc);
         tl_tensor *h = tl__new_handle(tl, rec);
         if (!h)

@@ -41,12 +41,12 @@ _Noreturn void tl__fail(tl_ctx *tl, const char *file, int line, const char *op, 
         abort(); /* never resumed */
 }
 
-/* An engine record's work and time, charged to file:line. */
-static void account(tl_ctx *tl, enum rep_engine e, const struct rep_op *op, const char *file,
-                    int line)
+void tl__account(tl_ctx *tl, enum rep_engine e, const struct rep_op *op, const char *file,
+                 int line, struct rep_line_hint *hint)
 {
         struct tl_run *r = tl->run;
-        struct rep_line *l = rep_profile_at(&r->profile, file, line);
+        struct rep_line_hint none = { 0 };
+        struct rep_line *l = rep_profile_hinted(&r->profile, file, line, hint ? hint : &none);
         if (l)
                 l->engine_ps[e] += op->end_ps - op->start_ps;
         switch (e) {
@@ -62,11 +62,11 @@ static void account(tl_ctx *tl, enum rep_engine e, const struct rep_op *op, cons
 
 /* Account op at file:line and write it to the op_log and the trace. */
 static struct rep_trace_ref record(tl_ctx *tl, const struct rep_op *op, enum rep_engine e,
-                                   const char *file, int line)
+                                   const char *file, int line, struct rep_line_hint *hint)
 {
         struct tl_run *r = tl->run;
         if (e != REP_ENG_CPU)
-                account(tl, e, op, file, line);
+                tl__account(tl, e, op, file, line, hint);
         if (r->have_oplog)
                 rep_oplog_write(&r->oplog, op);
         struct rep_trace_ref ref = { 0 };
@@ -82,7 +82,8 @@ struct rep_trace_ref tl__log(tl_ctx *tl, const struct rep_op *op)
 {
         struct tl_run *r = tl->run;
         enum rep_engine e = rep_engine_of(op->component);
-        struct rep_trace_ref ref = record(tl, op, e, tl->proc->at_file, tl->proc->at_line);
+        struct rep_trace_ref ref = record(tl, op, e, tl->proc->at_file, tl->proc->at_line,
+                                          &tl->issued);
         if (!r->have_trace || e == REP_ENG_CPU)
                 return ref;
         /* The op's first engine record receives the arrows from the
@@ -97,9 +98,9 @@ struct rep_trace_ref tl__log(tl_ctx *tl, const struct rep_op *op)
 }
 
 struct rep_trace_ref tl__log_stage(tl_ctx *tl, const struct rep_op *op, const char *file,
-                                   int line)
+                                   int line, struct rep_line_hint *hint)
 {
-        return record(tl, op, rep_engine_of(op->component), file, line);
+        return record(tl, op, rep_engine_of(op->component), file, line, hint);
 }
 
 void tl__waited(tl_ctx *tl, sim_ps since, const char *what, const char *file, int line)
@@ -108,7 +109,7 @@ void tl__waited(tl_ctx *tl, sim_ps since, const char *what, const char *file, in
         sim_ps now = ev_now(&tl->sim->ev);
         if (now <= since)
                 return;
-        struct rep_line *l = rep_profile_at(&r->profile, file, line);
+        struct rep_line *l = rep_profile_hinted(&r->profile, file, line, &tl->issued);
         if (l)
                 l->wait_ps += now - since;
         if (!r->have_trace)
@@ -137,7 +138,7 @@ void tl__issue(tl_ctx *tl, enum topo_op op, const char *file, int line)
         sim_ps cost = topo_issue_cost_ps(&tl->sim->topo->pe.cpu, op);
         tl->issue_ps[op] += cost;
         tl->n_ops[op]++;
-        struct rep_line *l = rep_profile_at(&tl->run->profile, file, line);
+        struct rep_line *l = rep_profile_hinted(&tl->run->profile, file, line, &tl->issued);
         if (l) {
                 l->issue_ps += cost;
                 l->n_ops++;
@@ -394,7 +395,7 @@ static void dma_placed(struct hw_dma_req *req, sim_ps start, sim_ps end)
         struct rep_op rec = { .pe = tl->pe->name, .pe_index = tl->rank, .component = "pe_dma",
                               .op = d->op, .start_ps = start, .end_ps = end, .bytes = req->bytes,
                               .params = d->p, .n_params = d->n_params };
-        struct rep_trace_ref at = tl__log_stage(tl, &rec, d->file, d->line);
+        struct rep_trace_ref at = tl__log_stage(tl, &rec, d->file, d->line, NULL);
         if (tl->run->have_trace && d->out && d->out->space != TL_HBM)
                 d->out->owner->made_at = at;
         tl__inflight_placed(&d->fl, end);

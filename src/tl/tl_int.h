@@ -186,6 +186,7 @@ struct tl_ctx {
         uint64_t scratch_peak;       /* stat: most scratch in use at once */
         uint64_t tcm_bytes;          /* persistent TCM allocated */
         sim_ps busy_until;           /* latest end of any op issued */
+        struct rep_line_hint issued; /* the profile entry of the op being issued */
         struct tl_inflight *inflight; /* ops issued but not yet placed on the engines */
         struct tl_dma_op *dma_free;  /* HBM copy records to reuse */
         struct tl_dma_op *dma_all;   /* every HBM copy record, for freeing */
@@ -270,10 +271,16 @@ tl_machine tl__machine_of(const struct hw_sim *s);
  * the trace (if open); where the trace put it. */
 struct rep_trace_ref tl__log(tl_ctx *tl, const struct rep_op *op);
 /* The same for a record placed after its call returned (an HBM copy, a
- * composite's stage): charged to the call at file:line, with no arrows
- * (the PE_CPU has moved on to other ops). */
+ * composite's stage): charged to the call at file:line (its profile entry
+ * kept in *hint, or NULL), with no arrows (the PE_CPU has moved on to
+ * other ops). */
 struct rep_trace_ref tl__log_stage(tl_ctx *tl, const struct rep_op *op, const char *file,
-                                   int line);
+                                   int line, struct rep_line_hint *hint);
+/* The engine time and work of record op on engine e, charged to file:line
+ * (its profile entry kept in *hint, or NULL); what tl__log_stage does
+ * besides writing the record. */
+void tl__account(tl_ctx *tl, enum rep_engine e, const struct rep_op *op, const char *file,
+                 int line, struct rep_line_hint *hint);
 /* The PE_CPU was blocked from since until now on what, at file:line:
  * charged to the line, and a "blocked on" slice in the trace. */
 void tl__waited(tl_ctx *tl, sim_ps since, const char *what, const char *file, int line);
