@@ -186,7 +186,7 @@ static const char *op_text(tl_op o, char *buf, size_t len)
 static bool per_k_tile(const tl_epilogue *e)
 {
         return e->op == TL_DEQUANT && e->scope == TL_SCOPE_K_TILE && e->tensor->ndim == 1 &&
-               tl_numel(e->tensor) > 1;
+               tl__elems(e->tensor) > 1;
 }
 
 /* Apply one epilogue op to x in place; k_tile is the K tile index (for a
@@ -304,7 +304,7 @@ static void check_k_scales(tl_ctx *tl, const tl_epilogue *e, int i, const tl_ten
 {
         if (!e->tensor || !per_k_tile(e))
                 return;
-        int64_t n = tl_numel(e->tensor);
+        int64_t n = tl__elems(e->tensor);
         if (tiles_k && n != tiles_k)
                 tl__fail(tl, file, line, "tl_composite", "epilogue #%d (%s): %lld scales for "
                          "%lld K tiles", i, tl__op_id(e->op), (long long)n, (long long)tiles_k);
@@ -384,7 +384,7 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
                 }
                 ops[n++] = (struct plan_op){ .name = tl__op_name(e->op),
                                              .cost_op = tl__math_type(e->op), .scope = e->scope,
-                                             .elements = (uint64_t)tl_numel(d->out) };
+                                             .elements = (uint64_t)tl__elems(d->out) };
         }
         tl__wait_ready(tl, d->out, file, line, op);
         struct tl_feed *feed = feed_get(tl, file, line);

@@ -92,7 +92,7 @@ void tl__hbm_span(const struct tl_run *r, const tl_tensor *t, struct hw_hbm_span
         if (!g)
                 return;
         uint32_t n_cubes = r->sim->n_cubes;
-        if (g->home == TL_HOME_REPLICATED || n_cubes == 1 || tl_numel(t) == 0)
+        if (g->home == TL_HOME_REPLICATED || n_cubes == 1 || tl__elems(t) == 0)
                 return;
         /* The run of owner elements [f0, f1] the region spans. */
         uint64_t f0 = (uint64_t)t->offset, f1 = f0;

@@ -358,7 +358,7 @@ static struct rep_trace_ref log_engine(tl_ctx *tl, const char *component, const 
 /* Bytes of t's elements held as dt. */
 static uint64_t bytes_as(const tl_tensor *t, tl_dtype dt)
 {
-        return tl_dtype_bytes(dt, tl_numel(t), t->ndim ? t->shape[t->ndim - 1] : 1);
+        return tl_dtype_bytes(dt, tl__elems(t), t->ndim ? t->shape[t->ndim - 1] : 1);
 }
 
 static uint64_t tensor_bytes(const tl_tensor *t)
@@ -617,7 +617,7 @@ static tl_tensor *reduce(tl_ctx *tl, tl_op op, const char *name, tl_tensor *x, i
         tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, x->ndim, shape);
         if (data_mode(tl))
                 tl__compute_reduce(op, x, ax, out);
-        return math_done(tl, op, out, (uint64_t)tl_numel(x), ax == x->ndim - 1, tensor_bytes(x));
+        return math_done(tl, op, out, (uint64_t)tl__elems(x), ax == x->ndim - 1, tensor_bytes(x));
 }
 
 /* Pay op's issue cost; a kernel error unless op has one of the forms
@@ -644,7 +644,7 @@ tl_tensor *tl__math1(tl_ctx *tl, tl_math_op op, tl_tensor *x, const char *file, 
         tl_tensor *out = like_x(tl, name, x, file, line);
         if (data_mode(tl))
                 tl__compute_math1(op, x, out);
-        return math_done(tl, op, out, (uint64_t)tl_numel(x), false, tensor_bytes(x));
+        return math_done(tl, op, out, (uint64_t)tl__elems(x), false, tensor_bytes(x));
 }
 
 tl_tensor *tl__reduce(tl_ctx *tl, tl_math_op op, tl_tensor *x, int axis, const char *file,
@@ -662,7 +662,7 @@ tl_tensor *tl__scalar(tl_ctx *tl, tl_math_op op, tl_tensor *x, float v, const ch
         tl_tensor *out = like_x(tl, name, x, file, line);
         if (data_mode(tl))
                 tl__compute_scalar(op, x, v, out);
-        return math_done(tl, op, out, (uint64_t)tl_numel(x), false, tensor_bytes(x));
+        return math_done(tl, op, out, (uint64_t)tl__elems(x), false, tensor_bytes(x));
 }
 
 tl_tensor *tl__scale(tl_ctx *tl, tl_tensor *x, float factor, const char *file, int line)
@@ -702,7 +702,7 @@ tl_tensor *tl__math2(tl_ctx *tl, tl_math_op op, tl_tensor *a, tl_tensor *b, cons
         tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, nd, shape);
         if (data_mode(tl))
                 tl__compute_math2(op, a, b, out);
-        return math_done(tl, op, out, (uint64_t)tl_numel(out), false,
+        return math_done(tl, op, out, (uint64_t)tl__elems(out), false,
                          tensor_bytes(a) + tensor_bytes(b));
 }
 
@@ -726,7 +726,7 @@ tl_tensor *tl__where(tl_ctx *tl, tl_tensor *mask, tl_tensor *a, tl_tensor *b, co
         tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, nd, ab.shape);
         if (data_mode(tl))
                 tl__compute_where(mask, a, b, out);
-        return math_done(tl, TL_WHERE, out, (uint64_t)tl_numel(out), false,
+        return math_done(tl, TL_WHERE, out, (uint64_t)tl__elems(out), false,
                          tensor_bytes(mask) + tensor_bytes(a) + tensor_bytes(b));
 }
 
@@ -739,7 +739,7 @@ tl_tensor *tl__cast(tl_ctx *tl, tl_tensor *x, tl_dtype dt, const char *file, int
         tl_tensor *out = tl__new_tensor(tl, file, line, "cast", TL_SCRATCH, dt, x->ndim, x->shape);
         if (data_mode(tl))
                 tl__compute_copy(x, out, dt);
-        uint64_t n = (uint64_t)tl_numel(x);
+        uint64_t n = (uint64_t)tl__elems(x);
         tl__finish_at(tl, out, run_math(tl, TOPO_OP_CAST, "cast", n, false,
                                         tensor_bytes(x) + bytes_as(x, dt)));
         return out;
@@ -753,7 +753,7 @@ tl_tensor *tl__fill(tl_ctx *tl, tl_dtype dt, int ndim, const int64_t *shape, flo
         tl_tensor *out = tl__new_tensor(tl, file, line, "fill", TL_SCRATCH, dt, ndim, shape);
         if (data_mode(tl))
                 tl__compute_fill(out, tl__round(value, dt));
-        uint64_t n = (uint64_t)tl_numel(out);
+        uint64_t n = (uint64_t)tl__elems(out);
         tl__finish_at(tl, out, run_math(tl, TOPO_OP_FILL, "fill", n, false, bytes_as(out, dt)));
         return out;
 }
@@ -769,7 +769,7 @@ tl_tensor *tl__mask_causal(tl_ctx *tl, tl_tensor *x, int64_t offset, const char 
                                         x->ndim, x->shape);
         if (data_mode(tl))
                 tl__compute_mask_causal(x, offset, out);
-        uint64_t n = (uint64_t)tl_numel(x);
+        uint64_t n = (uint64_t)tl__elems(x);
         tl__finish_at(tl, out, run_math(tl, TOPO_OP_MASK, "mask", n, false,
                                         tensor_bytes(x) + tensor_bytes(out)));
         return out;
@@ -971,7 +971,7 @@ static struct tl_msg *msg_of(tl_ctx *tl, tl_tensor *t, tl_ctx *dst, int tag, con
         m->ndim = t->ndim;
         memcpy(m->shape, t->shape, sizeof m->shape);
         if (data_mode(tl)) {
-                m->data = malloc((size_t)tl_numel(t) * sizeof(float) + 1);
+                m->data = malloc((size_t)tl__elems(t) * sizeof(float) + 1);
                 if (!m->data)
                         tl__fail(tl, file, line, op, "host out of memory");
                 /* A contiguous image of t over the message buffer. */
@@ -1141,7 +1141,7 @@ tl_tensor *tl__recv(tl_ctx *tl, int src_rank, int tag, const char *file, int lin
         tl_tensor *t = tl__new_tensor(tl, file, line, "tl_recv", TL_SCRATCH, m->dtype, m->ndim,
                                       m->shape);
         if (data_mode(tl) && m->data)
-                memcpy(t->base, m->data, (size_t)tl_numel(t) * sizeof(float));
+                memcpy(t->base, m->data, (size_t)tl__elems(t) * sizeof(float));
         t->made_at = m->drain_at;   /* its consumers' arrows start at the drain */
         msg_free(tl->run, m);
         return t;

@@ -86,18 +86,9 @@ int64_t tl__dim(const tl_tensor *t, int axis, const char *file, int line)
         return axis >= 0 && axis < t->ndim ? t->shape[axis] : 0;
 }
 
-/* Tensors are made with checked shapes (check_shape): no overflow here. */
-static int64_t numel(const tl_tensor *t)
-{
-        int64_t n = 1;
-        for (int i = 0; i < t->ndim; i++)
-                n *= t->shape[i];
-        return n;
-}
-
 int64_t tl__numel(const tl_tensor *t, const char *file, int line)
 {
-        return meta_ok(t, file, line, "tl_numel") ? numel(t) : 0;
+        return meta_ok(t, file, line, "tl_numel") ? tl__elems(t) : 0;
 }
 
 size_t tl_dtype_size(tl_dtype dt)
@@ -196,19 +187,20 @@ static void arena_free(struct tl_arena *a)
 
 /* ---- making tensors -------------------------------------------------------- */
 
-static void contiguous_strides(tl_tensor *t)
+/* The row-major strides of shape[ndim] into stride. */
+static void contiguous_strides(int ndim, const int64_t *shape, int64_t *stride)
 {
         int64_t s = 1;
-        for (int i = t->ndim - 1; i >= 0; i--) {
-                t->stride[i] = s;
-                s *= t->shape[i];
+        for (int i = ndim - 1; i >= 0; i--) {
+                stride[i] = s;
+                s *= shape[i];
         }
 }
 
 /* ndim and shape of a new tensor: extents in [1, 2^40], at most 2^48
- * elements in all (checked products: they must not wrap). */
-static void check_shape(tl_ctx *tl, const char *file, int line, const char *op, int ndim,
-                        const int64_t *shape)
+ * elements in all (checked products: they must not wrap); its elements. */
+static int64_t check_shape(tl_ctx *tl, const char *file, int line, const char *op, int ndim,
+                           const int64_t *shape)
 {
         if (ndim < 0 || ndim > TL_MAX_DIMS)
                 tl__fail(tl, file, line, op, "ndim %d: expected 0..%d", ndim, TL_MAX_DIMS);
@@ -226,6 +218,7 @@ static void check_shape(tl_ctx *tl, const char *file, int line, const char *op, 
                         tl__fail(tl, file, line, op, "shape %s: more than 2^48 elements", text);
                 }
         }
+        return n;
 }
 
 static void format_bytes(char *buf, size_t len, uint64_t b)
@@ -366,11 +359,7 @@ static void structs_die(tl_ctx *tl, struct tl_scope *s)
 tl_tensor *tl__new_tensor(tl_ctx *tl, const char *file, int line, const char *op, tl_space space,
                           tl_dtype dt, int ndim, const int64_t *shape)
 {
-        check_shape(tl, file, line, op, ndim, shape);
-        tl_tensor tmp = { .ndim = ndim };
-        if (ndim)
-                memcpy(tmp.shape, shape, (size_t)ndim * sizeof shape[0]);
-        uint64_t n = (uint64_t)numel(&tmp);
+        uint64_t n = (uint64_t)check_shape(tl, file, line, op, ndim, shape);
         charge(tl, file, line, op, space, tl_dtype_bytes(dt, (int64_t)n, ndim ? shape[ndim - 1] : 1));
         tl_tensor *t = struct_new(tl);
         float *data = NULL;
@@ -379,7 +368,10 @@ tl_tensor *tl__new_tensor(tl_ctx *tl, const char *file, int line, const char *op
         if (!t || (tl->run->opts->mode == TL_MODE_DATA && !data))
                 tl__fail(tl, file, line, op, "host out of memory for a %llu-element tensor",
                          (unsigned long long)n);
-        *t = tmp;
+        memset(t, 0, sizeof *t);
+        t->ndim = ndim;
+        if (ndim)
+                memcpy(t->shape, shape, (size_t)ndim * sizeof shape[0]);
         t->space = space;
         t->dtype = dt;
         t->base = data;
@@ -387,7 +379,7 @@ tl_tensor *tl__new_tensor(tl_ctx *tl, const char *file, int line, const char *op
         t->made_by = op;
         t->pinned = space != TL_HBM;
         stamp(tl, t);
-        contiguous_strides(t);
+        contiguous_strides(ndim, shape, t->stride);
         ev_future_init(&t->ready, op);
         t->ready.done = true;
         return t;
@@ -474,20 +466,18 @@ tl_tensor *tl__reshape(tl_ctx *tl, tl_tensor *t, int ndim, const int64_t *shape,
                        const char *file, int line)
 {
         tl__check_tensor(tl, t, file, line, "tl_reshape", "t");
-        check_shape(tl, file, line, "tl_reshape", ndim, shape);
-        tl_tensor tmp = { .ndim = ndim };
-        if (ndim)
-                memcpy(tmp.shape, shape, (size_t)ndim * sizeof shape[0]);
-        contiguous_strides(&tmp);
-        if (numel(&tmp) != numel(t))
+        int64_t n = check_shape(tl, file, line, "tl_reshape", ndim, shape);
+        if (n != tl__elems(t))
                 tl__fail(tl, file, line, "tl_reshape", "%lld elements cannot take a shape of %lld",
-                         (long long)numel(t), (long long)numel(&tmp));
+                         (long long)tl__elems(t), (long long)n);
         if (!is_contiguous(t))
                 tl__fail(tl, file, line, "tl_reshape", "the tensor is a strided view; load it first");
+        int64_t stride[TL_MAX_DIMS];
+        contiguous_strides(ndim, shape, stride);
         tl_tensor *v = clone_view(tl, t, file, line, "tl_reshape");
         v->ndim = ndim;
         memcpy(v->shape, shape, (size_t)ndim * sizeof shape[0]);
-        memcpy(v->stride, tmp.stride, (size_t)ndim * sizeof tmp.stride[0]);
+        memcpy(v->stride, stride, (size_t)ndim * sizeof stride[0]);
         return v;
 }
 

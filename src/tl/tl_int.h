@@ -358,6 +358,15 @@ void tl__wait_inflight(tl_ctx *, int depth, const char *what);
  * mode; ready at once. */
 tl_tensor *tl__new_tensor(tl_ctx *tl, const char *file, int line, const char *op, tl_space space,
                           tl_dtype dt, int ndim, const int64_t *shape);
+/* The elements of t (a checked tensor: no checks here, unlike tl_numel).
+ * Tensors are made with checked shapes (check_shape): no overflow. */
+static inline int64_t tl__elems(const tl_tensor *t)
+{
+        int64_t n = 1;
+        for (int i = 0; i < t->ndim; i++)
+                n *= t->shape[i];
+        return n;
+}
 /* t (a tensor or handle) is dead: made in a scope of tl that has ended. */
 bool tl__struct_dead(const tl_ctx *tl, const tl_tensor *t);
 /* t (if any) becomes ready at end; the op counts toward the open scope. */
