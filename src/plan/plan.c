@@ -58,7 +58,8 @@ int plan_generate_from_ops(const struct plan_op *ops, int n, const struct plan_g
                 out->stage[out->n_prologue++] = math_stage(&ops[i]);
         }
         out->has_gemm = true;
-        out->gemm = *gemm;
+        if (gemm != &out->gemm)
+                out->gemm = *gemm;
         struct plan_gemm *g = &out->gemm;
         if (g->tile_m <= 0)
                 g->tile_m = 64;

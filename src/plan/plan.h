@@ -105,7 +105,8 @@ static inline const struct plan_stage *plan_post(const struct pipeline_plan *p)
         return plan_out_tile(p) + p->n_out_tile;
 }
 
-/* Plan ops[n] (gemm describes the GEMM if one of the ops is). On a plan
+/* Plan ops[n] (gemm describes the GEMM if one of the ops is; it may be
+ * out->gemm, made in place). On a plan
  * error, a message naming the ops goes to err and -1 is returned. */
 int plan_generate_from_ops(const struct plan_op *ops, int n, const struct plan_gemm *gemm,
                            struct pipeline_plan *out, char *err, size_t err_len);

@@ -316,6 +316,32 @@ static void check_k_scales(tl_ctx *tl, const tl_epilogue *e, int i, const tl_ten
 
 static bool is_2d(const tl_tensor *t) { return t && t->ndim == 2; }
 
+/* The shape and tiles of GEMM plan g, made in its feed: its operands are
+ * set by gemm_operand (their HBM spans only where they are in HBM: no
+ * other is read, and a span is most of the plan's bytes). */
+static void gemm_init(struct plan_gemm *g, int64_t m, int64_t n, int64_t k, int64_t tile_m,
+                      int64_t tile_n, int64_t tile_k)
+{
+        g->m = m;
+        g->n = n;
+        g->k = k;
+        g->tile_m = tile_m;
+        g->tile_n = tile_n;
+        g->tile_k = tile_k;
+}
+
+/* Where GEMM operand t is, for the plan: pinned, in HBM (and where its
+ * bytes are), its element size. */
+static void gemm_operand(tl_ctx *tl, const tl_tensor *t, bool *pinned, bool *hbm,
+                         struct hw_hbm_span *home, uint32_t *elem_bytes)
+{
+        *pinned = t->pinned;
+        *hbm = t->space == TL_HBM;
+        if (*hbm)
+                tl__hbm_span(tl->run, t, home);
+        *elem_bytes = (uint32_t)tl_dtype_size(t->dtype);
+}
+
 tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file, int line)
 {
         const char *op = "tl_composite";
@@ -342,7 +368,8 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
                                  "mnk"[i], (long long)tiles[i]);
         struct plan_op ops[PLAN_MAX_OPS];
         int n = 0;
-        struct plan_gemm g = { 0 };
+        struct tl_feed *feed = feed_get(tl, file, line);
+        struct plan_gemm *g = &feed->run.plan.gemm; /* made in place (no GEMM: not read) */
         sim_ps math_ready = 0;       /* the epilogue's tensors, as primitives would wait */
         if (d->op == TL_GEMM) {
                 tl__check_tensor(tl, d->a, file, line, op, "a");
@@ -360,17 +387,11 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
                                  (long long)d->out->shape[1]);
                 tl__wait_ready(tl, d->a, file, line, op);
                 tl__wait_ready(tl, d->b, file, line, op);
-                g = (struct plan_gemm){
-                        .m = m, .n = nn, .k = k, .tile_m = d->tile_m, .tile_n = d->tile_n,
-                        .tile_k = d->tile_k, .a_pinned = d->a->pinned, .b_pinned = d->b->pinned,
-                        .a_hbm = d->a->space == TL_HBM, .b_hbm = d->b->space == TL_HBM,
-                        .out_pinned = d->out->pinned, .out_hbm = d->out->space == TL_HBM,
-                        .a_elem_bytes = (uint32_t)tl_dtype_size(d->a->dtype),
-                        .b_elem_bytes = (uint32_t)tl_dtype_size(d->b->dtype),
-                        .out_elem_bytes = (uint32_t)tl_dtype_size(d->out->dtype) };
-                tl__hbm_span(tl->run, d->a, &g.a_home);
-                tl__hbm_span(tl->run, d->b, &g.b_home);
-                tl__hbm_span(tl->run, d->out, &g.out_home);
+                gemm_init(g, m, nn, k, d->tile_m, d->tile_n, d->tile_k);
+                gemm_operand(tl, d->a, &g->a_pinned, &g->a_hbm, &g->a_home, &g->a_elem_bytes);
+                gemm_operand(tl, d->b, &g->b_pinned, &g->b_hbm, &g->b_home, &g->b_elem_bytes);
+                gemm_operand(tl, d->out, &g->out_pinned, &g->out_hbm, &g->out_home,
+                             &g->out_elem_bytes);
                 ops[n++] = (struct plan_op){ .gemm = true, .name = tl__op_name(TL_GEMM),
                                              .scope = TL_SCOPE_K_TILE };
         }
@@ -387,10 +408,9 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
                                              .elements = (uint64_t)tl__elems(d->out) };
         }
         tl__wait_ready(tl, d->out, file, line, op);
-        struct tl_feed *feed = feed_get(tl, file, line);
         struct pipeline_plan *plan = &feed->run.plan;
         char err[256];
-        if (plan_generate_from_ops(ops, n, &g, plan, err, sizeof err) < 0)
+        if (plan_generate_from_ops(ops, n, g, plan, err, sizeof err) < 0)
                 tl__fail(tl, file, line, op, "plan: %s", err);
         for (int i = 0; i < d->n_epilogue; i++)
                 check_k_scales(tl, &d->epilogue[i], i, d->out,
@@ -520,15 +540,16 @@ tl_handle tl__softmax_merge(tl_ctx *tl, tl_tensor *s, tl_tensor *v, tl_tensor *m
         ops[n++] = (struct plan_op){ .name = tl__op_name(TL_ADD), .cost_op = tl__math_type(TL_ADD),
                                      .scope = TL_SCOPE_KERNEL, .elements = md };
         int64_t tile_k = 64;
-        struct plan_gemm g = {
-                .m = rows, .n = dd, .k = cols, .tile_m = rows, .tile_n = dd, .tile_k = tile_k,
-                .a_pinned = true, .b_pinned = v->pinned, .b_hbm = v->space == TL_HBM,
-                .out_pinned = true, .a_elem_bytes = 4,
-                .b_elem_bytes = (uint32_t)tl_dtype_size(v->dtype), .out_elem_bytes = 4 };
-        tl__hbm_span(tl->run, v, &g.b_home);
         struct tl_feed *feed = feed_get(tl, file, line);
+        struct plan_gemm *g = &feed->run.plan.gemm; /* made in place */
+        gemm_init(g, rows, dd, cols, rows, dd, tile_k);
+        /* P: the recipe's fp32 scratch, in place; the result stays in TCM. */
+        g->a_pinned = g->out_pinned = true;
+        g->a_hbm = g->out_hbm = false;
+        g->a_elem_bytes = g->out_elem_bytes = 4;
+        gemm_operand(tl, v, &g->b_pinned, &g->b_hbm, &g->b_home, &g->b_elem_bytes);
         char err[256];
-        if (plan_generate_from_ops(ops, n, &g, &feed->run.plan, err, sizeof err) < 0)
+        if (plan_generate_from_ops(ops, n, g, &feed->run.plan, err, sizeof err) < 0)
                 tl__fail(tl, file, line, op, "plan: %s", err);
         if (tl->run->opts->mode == TL_MODE_DATA)
                 compute_softmax_merge(tl, s, v, m, l, o, tile_k);

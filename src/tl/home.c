@@ -83,7 +83,11 @@ static bool add_share(struct hw_hbm_span *span, uint32_t c, uint64_t share)
 
 void tl__hbm_span(const struct tl_run *r, const tl_tensor *t, struct hw_hbm_span *out)
 {
-        *out = (struct hw_hbm_span){ .kind = HW_HOME_LOCAL };
+        /* A span is read up to its n_parts (no further: its arrays are most
+         * of its bytes, left as they are). */
+        out->kind = HW_HOME_LOCAL;
+        out->n_parts = 0;
+        out->total = 0;
         const tl_tensor *o = t->owner;
         const struct tl_global *g = NULL;
         for (int i = 0; i < r->n_globals && !g; i++)
