@@ -20,11 +20,12 @@
  * and the readiness of their owner.
  *
  * Laid out for the per-op path: the first 64 bytes are what the checks of
- * every operand read (tl__check_tensor) and the owner link; a view is the
- * first TL_VIEW_BYTES (clone_view copies no more); the owner-only state
- * after them is read through owner, never in a view, where it is left as
- * the struct's last use had it. The pool's structs are 256 bytes on 64-
- * byte boundaries (struct_new), each part on its own cache lines. */
+ * every operand (tl__check_tensor) and of a handle (tl_wait) read, the
+ * owner link and readiness (busy); a view is the first TL_VIEW_BYTES
+ * (clone_view copies no more); the owner-only state after them is read
+ * through owner, never in a view, where it is left as the struct's last
+ * use had it. The pool's structs are 256 bytes on 64-byte boundaries
+ * (struct_new). */
 struct tl_tensor {
         uint32_t magic;              /* TL_TENSOR_MAGIC (TL_HANDLE_MAGIC: a composite's handle) */
         tl_space space;              /* where it lives */
@@ -38,14 +39,14 @@ struct tl_tensor {
         const struct tl_ctx *ctx;    /* the PE that made it; NULL: the setup's (HBM) */
         uint64_t scope_gen;          /* generation of that scope (scopes[scope_depth - 1].gen) */
         struct tl_tensor *owner;     /* whose storage and future this is (itself if not a view) */
-        struct tl_tensor *next_made; /* the struct made after it in its scope, or next dead one */
-        int64_t offset;              /* elements from the owner's base */
-        int64_t shape[TL_MAX_DIMS];  /* extents */
-        int64_t stride[TL_MAX_DIMS]; /* elements between neighbours along each axis */
         union {
                 float *base;         /* data mode: the owner's storage; NULL in op_log mode */
                 void *handle_rec;    /* a handle's composite record (arena, dies with the scope) */
         };
+        int64_t offset;              /* elements from the owner's base */
+        int64_t shape[TL_MAX_DIMS];  /* extents */
+        int64_t stride[TL_MAX_DIMS]; /* elements between neighbours along each axis */
+        struct tl_tensor *next_made; /* the struct made after it in its scope, or next dead one */
         const char *name;            /* HBM tensors: the setup's name; else NULL */
         /* Owner only: */
         sim_ps ready_at;             /* when ready completes (ops may extend it) */
