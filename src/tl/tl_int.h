@@ -21,7 +21,7 @@
  *
  * Laid out for the per-op path: the first 64 bytes are what the checks of
  * every operand (tl__check_tensor) and of a handle (tl_wait) read, the
- * owner link and readiness (busy); a view is the first TL_VIEW_BYTES
+ * owner link, readiness (busy) and the pool's link (next_made); a view is the first TL_VIEW_BYTES
  * (clone_view copies no more); the owner-only state after them is read
  * through owner, never in a view, where it is left as the struct's last
  * use had it. The pool's structs are 256 bytes on 64-byte boundaries
@@ -43,10 +43,10 @@ struct tl_tensor {
                 float *base;         /* data mode: the owner's storage; NULL in op_log mode */
                 void *handle_rec;    /* a handle's composite record (arena, dies with the scope) */
         };
+        struct tl_tensor *next_made; /* the struct made after it in its scope, or next dead one */
         int64_t offset;              /* elements from the owner's base */
         int64_t shape[TL_MAX_DIMS];  /* extents */
         int64_t stride[TL_MAX_DIMS]; /* elements between neighbours along each axis */
-        struct tl_tensor *next_made; /* the struct made after it in its scope, or next dead one */
         const char *name;            /* HBM tensors: the setup's name; else NULL */
         /* Owner only: */
         sim_ps ready_at;             /* when ready completes (ops may extend it) */
