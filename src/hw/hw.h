@@ -92,8 +92,9 @@ struct hw_dma_req {
         struct hw_pe *pe;            /* the PE whose engine runs it */
         bool from_hbm;               /* reads its cube's HBM */
         bool to_hbm;                 /* writes its cube's HBM */
-        struct hw_hbm_span from_home; /* from_hbm: where the bytes read are */
-        struct hw_hbm_span to_home;  /* to_hbm: where the bytes written go */
+        const struct hw_hbm_span *from_home; /* from_hbm: where the bytes read are (the
+                                      * requester's, kept until placed) */
+        const struct hw_hbm_span *to_home; /* to_hbm: where the bytes written go (same) */
         uint64_t bytes;              /* size */
         sim_ps at;                   /* issued at (now) */
         void (*done)(struct hw_dma_req *, sim_ps start, sim_ps end); /* placed */

@@ -308,8 +308,8 @@ static void place_batch(struct ev_loop *ev, struct ev_event *e)
         while (list) {
                 struct hw_dma_req *r = list;
                 list = r->next;
-                sim_ps start, end = hw_dma_copy(r->pe, r->from_hbm ? &r->from_home : NULL,
-                                                r->to_hbm ? &r->to_home : NULL, r->bytes, r->at,
+                sim_ps start, end = hw_dma_copy(r->pe, r->from_hbm ? r->from_home : NULL,
+                                                r->to_hbm ? r->to_home : NULL, r->bytes, r->at,
                                                 &start);
                 s->pe_in_batch[r->pe->global] = false;
                 r->done(r, start, end);

@@ -315,8 +315,7 @@ static void read_init(struct hw_dma_req *rq, const struct plan_ctx *pc, bool hbm
         rq->pe = pc->pe;
         rq->from_hbm = hbm;
         rq->to_hbm = false;
-        if (hbm)
-                rq->from_home = *home;
+        rq->from_home = hbm ? home : NULL;
         rq->done = done;
 }
 
@@ -349,8 +348,9 @@ void plan_feed(struct plan_run *r, const struct pipeline_plan *p, const struct p
                 finish_feed(r);
                 return;
         }
-        read_init(&r->rd[0], pc, p->gemm.a_hbm, &p->gemm.a_home, read_a_placed);
-        read_init(&r->rd[1], pc, p->gemm.b_hbm, &p->gemm.b_home, read_b_placed);
+        /* Their spans are the feed's own plan's: they live as long. */
+        read_init(&r->rd[0], pc, p->gemm.a_hbm, &r->plan.gemm.a_home, read_a_placed);
+        read_init(&r->rd[1], pc, p->gemm.b_hbm, &r->plan.gemm.b_home, read_b_placed);
         /* GEMM operands produced by the prologue wait for it. */
         r->operands = max_ps(p->n_prologue ? t : pc->start, pc->operands_ready);
         for (int i = 0; i < PLAN_DEPTH; i++)

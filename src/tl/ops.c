@@ -377,6 +377,7 @@ static bool data_mode(const tl_ctx *tl)
  * the end of its instant, hw_dma_copy_later); records are reused. */
 struct tl_dma_op {
         struct hw_dma_req req;       /* the copy */
+        struct hw_hbm_span from_home, to_home; /* its spans (req points at them) */
         struct tl_inflight fl;       /* in flight until placed */
         const char *op;              /* op_log name: load, store, copy_to */
         struct rep_param p[3];       /* its op_log parameters */
@@ -429,10 +430,14 @@ static void dma_move(tl_ctx *tl, const tl_tensor *src, const tl_tensor *dst, uin
         d->req = (struct hw_dma_req){ .pe = tl->pe, .from_hbm = src->space == TL_HBM,
                                       .to_hbm = dst->space == TL_HBM, .bytes = bytes,
                                       .at = ev_now(&tl->sim->ev), .done = dma_placed };
-        if (d->req.from_hbm)
-                tl__hbm_span(tl->run, src, &d->req.from_home);
-        if (d->req.to_hbm)
-                tl__hbm_span(tl->run, dst, &d->req.to_home);
+        if (d->req.from_hbm) {
+                tl__hbm_span(tl->run, src, &d->from_home);
+                d->req.from_home = &d->from_home;
+        }
+        if (d->req.to_hbm) {
+                tl__hbm_span(tl->run, dst, &d->to_home);
+                d->req.to_home = &d->to_home;
+        }
         tl__inflight_begin(tl, &d->fl, (tl_tensor *[TL_INFLIGHT_OUTS]){ out, NULL, NULL });
         hw_dma_copy_later(&d->req);
 }

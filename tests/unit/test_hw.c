@@ -220,6 +220,9 @@ Test(hw, program_ids_name_pe_cube_and_sip)
 /* ---- streaming balance ---- */
 
 static sim_ps stream_end;
+/* Where the test copies' bytes are: the requesting PE's cube. */
+static const struct hw_hbm_span local_home = { .kind = HW_HOME_LOCAL };
+
 static void stream_done(struct hw_dma_req *r, sim_ps start, sim_ps end)
 {
         (void)r;
@@ -241,6 +244,7 @@ static double stream_fraction(uint64_t chunk)
                 for (uint32_t p = 0; p < sim.pes_per_cube; p++) {
                         cr_assert_lt(n, sizeof reqs / sizeof reqs[0]);
                         reqs[n] = (struct hw_dma_req){ .pe = &sim.pes[p], .from_hbm = true,
+                                                       .from_home = &local_home,
                                                        .bytes = chunk, .done = stream_done };
                         hw_dma_copy_later(&reqs[n++]);
                 }
@@ -365,7 +369,8 @@ Test(hw_default, same_instant_hbm_copies_share_fairly)
         uint64_t bytes = 1 << 20;
         static struct hw_dma_req reqs[16];
         for (uint32_t p = 0; p < sim.pes_per_cube; p++) {
-                reqs[p] = (struct hw_dma_req){ .pe = &sim.pes[p], .from_hbm = true, .bytes = bytes,
+                reqs[p] = (struct hw_dma_req){ .pe = &sim.pes[p], .from_hbm = true,
+                                               .from_home = &local_home, .bytes = bytes,
                                                .done = later_done };
                 hw_dma_copy_later(&reqs[p]);
                 if (p == 0)
