@@ -24,9 +24,8 @@
 /* A composite's feed, reused once its stages are placed (most of a
  * composite's bytes: fresh ones per composite cost cache misses). */
 struct tl_feed {
+        struct tl_pooled pooled;     /* in tl_ctx.feeds */
         struct plan_run run;         /* the feed */
-        struct tl_feed *next_free;   /* in tl_ctx.feed_free */
-        struct tl_feed *next_all;    /* in tl_ctx.feed_all */
 };
 
 /* What a composite's handle refers to: lives with the handle's scope. */
@@ -60,35 +59,14 @@ static void placed(void *ctx, sim_ps end)
         struct composite_rec *rec = ctx;
         tl_ctx *tl = rec->tl;
         tl__inflight_placed(&rec->fl, end);
-        rec->feed->next_free = tl->feed_free;
-        tl->feed_free = rec->feed;
+        tl__pool_put(&tl->feeds, rec->feed);
         rec->feed = NULL;
-}
-
-void tl__feeds_fini(tl_ctx *tl)
-{
-        while (tl->feed_all) {
-                struct tl_feed *f = tl->feed_all;
-                tl->feed_all = f->next_all;
-                free(f);
-        }
-        tl->feed_free = NULL;
 }
 
 /* A composite feed to plan into (its run.plan): reused or new. */
 static struct tl_feed *feed_get(tl_ctx *tl, const char *file, int line)
 {
-        struct tl_feed *feed = tl->feed_free;
-        if (feed) {
-                tl->feed_free = feed->next_free;
-                return feed;
-        }
-        feed = malloc(sizeof *feed);
-        if (!feed)
-                tl__fail(tl, file, line, "tl_composite", "host out of memory");
-        feed->next_all = tl->feed_all;
-        tl->feed_all = feed;
-        return feed;
+        return tl__pool_get(tl, &tl->feeds, sizeof(struct tl_feed), file, line, "tl_composite");
 }
 
 /* Feed the plan made in feed->run.plan from now; the handle. */

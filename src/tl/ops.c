@@ -376,14 +376,13 @@ static bool data_mode(const tl_ctx *tl)
 /* A copy on the PE's DMA engine, in flight until placed (an HBM copy at
  * the end of its instant, hw_dma_copy_later); records are reused. */
 struct tl_dma_op {
+        struct tl_pooled pooled;     /* in tl_ctx.dma_ops */
         struct hw_dma_req req;       /* the copy */
         struct hw_hbm_span from_home, to_home; /* its spans (req points at them) */
         struct tl_inflight fl;       /* in flight until placed */
         const char *op;              /* op_log name: load, store, copy_to */
         struct rep_param p[3];       /* its op_log parameters */
         unsigned n_params;           /* entries of p */
-        struct tl_dma_op *next_free; /* in tl_ctx.dma_free */
-        struct tl_dma_op *next_all;  /* in tl_ctx.dma_all */
         const char *file;            /* the call it was issued by, charged its time */
         int line;                    /* and its line */
         tl_tensor *out;              /* the tensor it writes (the trace marks its producer) */
@@ -400,8 +399,7 @@ static void dma_placed(struct hw_dma_req *req, sim_ps start, sim_ps end)
         if (tl->run->have_trace && d->out && d->out->space != TL_HBM)
                 d->out->owner->made_at = at;
         tl__inflight_placed(&d->fl, end);
-        d->next_free = tl->dma_free;
-        tl->dma_free = d;
+        tl__pool_put(&tl->dma_ops, d);
 }
 
 /* Move bytes on this PE's DMA engine from src to dst (HBM where their
@@ -411,16 +409,7 @@ static void dma_move(tl_ctx *tl, const tl_tensor *src, const tl_tensor *dst, uin
                      const char *op, const struct rep_param *p, unsigned n, tl_tensor *out,
                      const char *file, int line)
 {
-        struct tl_dma_op *d = tl->dma_free;
-        if (d) {
-                tl->dma_free = d->next_free;
-        } else {
-                d = calloc(1, sizeof *d);
-                if (!d)
-                        tl__fail(tl, file, line, op, "host out of memory");
-                d->next_all = tl->dma_all;
-                tl->dma_all = d;
-        }
+        struct tl_dma_op *d = tl__pool_get(tl, &tl->dma_ops, sizeof *d, file, line, op);
         d->op = op;
         d->out = out;
         d->file = file;
@@ -440,16 +429,6 @@ static void dma_move(tl_ctx *tl, const tl_tensor *src, const tl_tensor *dst, uin
         }
         tl__inflight_begin(tl, &d->fl, (tl_tensor *[TL_INFLIGHT_OUTS]){ out, NULL, NULL });
         hw_dma_copy_later(&d->req);
-}
-
-void tl__dma_ops_fini(tl_ctx *tl)
-{
-        while (tl->dma_all) {
-                struct tl_dma_op *d = tl->dma_all;
-                tl->dma_all = d->next_all;
-                free(d);
-        }
-        tl->dma_free = NULL;
 }
 
 static const char *space_key(tl_space sp)

@@ -520,10 +520,45 @@ void tl__scratch_scope_end(tl_ctx *tl, const char *file, int line)
         structs_die(tl, s);
 }
 
+/* ---- record pools -------------------------------------------------------- */
+
+void *tl__pool_get(tl_ctx *tl, struct tl_pool *p, size_t size, const char *file, int line,
+                   const char *op)
+{
+        struct tl_pooled *r = p->free;
+        if (r) {
+                p->free = r->next_free;
+                return r;
+        }
+        r = calloc(1, size);
+        if (!r)
+                tl__fail(tl, file, line, op, "host out of memory");
+        r->next_all = p->all;
+        p->all = r;
+        return r;
+}
+
+void tl__pool_put(struct tl_pool *p, void *rec)
+{
+        struct tl_pooled *r = rec;
+        r->next_free = p->free;
+        p->free = r;
+}
+
+static void pool_free(struct tl_pool *p)
+{
+        while (p->all) {
+                struct tl_pooled *r = p->all;
+                p->all = r->next_all;
+                free(r);
+        }
+        p->free = NULL;
+}
+
 void tl__ctx_fini(tl_ctx *tl)
 {
-        tl__dma_ops_fini(tl);
-        tl__feeds_fini(tl);
+        pool_free(&tl->dma_ops);
+        pool_free(&tl->feeds);
         arena_free(&tl->arena);
         struct tl_tensors *p = &tl->structs;
         for (size_t i = 0; i < p->n_blocks; i++)

@@ -172,6 +172,19 @@ struct tl_note {
         int tag;                     /* TL_NOTE_RECV: the awaited tag */
 };
 
+/* Records reused once done (a composite's feed, a DMA copy's record): a
+ * fresh one per op would miss the cache on every write. A pooled record
+ * starts with a struct tl_pooled. */
+struct tl_pooled {
+        struct tl_pooled *next_free; /* in the pool's free list */
+        struct tl_pooled *next_all;  /* in its list of every record, for freeing */
+};
+
+struct tl_pool {
+        struct tl_pooled *free;      /* records to reuse */
+        struct tl_pooled *all;       /* every record */
+};
+
 struct tl_ctx {
         struct hw_pe *pe;            /* the PE running this kernel instance */
         struct hw_sim *sim;          /* its machine */
@@ -189,10 +202,8 @@ struct tl_ctx {
         sim_ps busy_until;           /* latest end of any op issued */
         struct rep_line_hint issued; /* the profile entry of the op being issued */
         struct tl_inflight *inflight; /* ops issued but not yet placed on the engines */
-        struct tl_dma_op *dma_free;  /* HBM copy records to reuse */
-        struct tl_dma_op *dma_all;   /* every HBM copy record, for freeing */
-        struct tl_feed *feed_free;   /* composite feeds to reuse */
-        struct tl_feed *feed_all;    /* every composite feed, for freeing */
+        struct tl_pool dma_ops;      /* DMA copy records (struct tl_dma_op) */
+        struct tl_pool feeds;        /* composite feeds (struct tl_feed) */
         struct ev_future recv_ready; /* a blocked tl_recv's wake-up */
         int recv_src;                /* blocked tl_recv's source rank, or -1 */
         int recv_tag;                /* and tag */
@@ -344,10 +355,12 @@ struct tl_inflight {
 void tl__inflight_begin(tl_ctx *, struct tl_inflight *f, tl_tensor *const outs[TL_INFLIGHT_OUTS]);
 /* f is placed and ends at end: account it as an op ending then. */
 void tl__inflight_placed(struct tl_inflight *f, sim_ps end);
-/* Free the PE's HBM copy records (at the run's end). */
-void tl__dma_ops_fini(tl_ctx *);
-/* Free the PE's composite feeds (at the run's end). */
-void tl__feeds_fini(tl_ctx *);
+/* A record of size bytes from p: a reused one (as it was left), or a new
+ * one zeroed; out of memory fails op at file:line. */
+void *tl__pool_get(tl_ctx *tl, struct tl_pool *p, size_t size, const char *file, int line,
+                   const char *op);
+/* Give rec (from p) back for reuse. */
+void tl__pool_put(struct tl_pool *p, void *rec);
 /* When t will be ready (now if it is); waits if an op in flight makes it
  * and its end is not known yet. */
 sim_ps tl__ready_at(tl_ctx *, tl_tensor *t, const char *file, int line, const char *op);

@@ -94,8 +94,8 @@ Test(noalloc, steady_state_allocates_nothing)
         diag_fini(&dg);
 }
 
-/* The kernel layer: tensors, scratch scopes, DMA, math, GEMM and
- * send/recv in a loop on two PEs that exchange a tile every iteration (so
+/* The kernel layer: tensors, scratch scopes, DMA, math, GEMM, composites
+ * (a GEMM with an epilogue, softmax_merge) and send/recv in a loop on two PEs that exchange a tile every iteration (so
  * neither runs far ahead). Tensor structs come from the PE's arena, reset
  * by each scope; messages from the run's pool. Rank 0 reads the count
  * after a warm-up and at the end. */
@@ -107,6 +107,10 @@ static void k_steady(tl_ctx *tl, const void *a)
         if (tl->rank > 1)
                 return;
         tl_tensor *src = tl_alloc(tl, TL_TCM, TL_BF16, 2, ((int64_t[]){ 64, 64 }));
+        /* The running state of a softmax_merge, in persistent TCM. */
+        tl_tensor *m = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 64, 1 }));
+        tl_tensor *l = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 64, 1 }));
+        tl_tensor *o = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 64, 64 }));
         for (int i = 0; i < ITERS; i++) {
                 if (tl->rank == 0 && i == WARM_ITERS)
                         tl_before = n_alloc;
@@ -114,8 +118,16 @@ static void k_steady(tl_ctx *tl, const void *a)
                 tl_tensor *x = tl_load(tl, src);
                 tl_tensor *y = tl_exp(tl, tl_mul(tl, x, x));
                 tl_tensor *z = tl_dot(tl, x, y, true);
-                tl_tensor *m = tl_rowmax(tl, z);
-                tl_send(tl, 1 - (int)tl->rank, m, i);
+                tl_tensor *mx = tl_rowmax(tl, z);
+                /* Composites: a GEMM with an epilogue, and the recipe
+                 * (their feeds and DMA records come from pools). */
+                tl_tensor *g = tl_alloc(tl, TL_SCRATCH, TL_FP32, 2, ((int64_t[]){ 64, 64 }));
+                tl_epilogue relu = { .op = TL_RELU, .scope = TL_SCOPE_OUTPUT_TILE };
+                tl_wait(tl, tl_composite(tl, &(tl_composite_desc){ .op = TL_GEMM, .a = x, .b = x,
+                                                                   .out = g, .epilogue = &relu,
+                                                                   .n_epilogue = 1 }));
+                tl_wait(tl, tl_softmax_merge(tl, g, x, m, l, o));
+                tl_send(tl, 1 - (int)tl->rank, mx, i);
                 tl_tensor *r = tl_recv(tl, 1 - (int)tl->rank, i);
                 tl_wait_tensor(tl, r);
                 tl_scratch_scope_end(tl);
