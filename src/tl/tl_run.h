@@ -81,8 +81,9 @@ struct tl_run_opts {
  * minute of host time (10-20 M events/s). */
 /* Default budgets: they stop a kernel that never ends, and bound nothing
  * else (events use no memory once run). Sized from the largest run users
- * make, gqa_prefill at 128K on llama3-70b (causal): 7.6e8 events and 0.95
- * simulated seconds; about five and ten times that. A spinning kernel that
+ * make, gqa_prefill at 128K on llama3-70b (causal): 1.75e8 events and 0.45
+ * simulated seconds (an earlier prefill kernel took 7.6e8 and 0.95); about
+ * twenty times that, room for larger machines and contexts. A spinning kernel that
  * does not advance time reaches the event budget in about ten minutes;
  * --timeout-s bounds wall time. */
 #define TL_DEFAULT_MAX_EVENTS UINT64_C(4000000000)
