@@ -25,6 +25,14 @@ static inline uint64_t muldiv_ceil(uint64_t a, uint64_t b, uint64_t d)
         return q > UINT64_MAX ? UINT64_MAX : (uint64_t)q;
 }
 
+/* (x + q - 1) / q, q > 0 (the sum wraps past UINT64_MAX as the plain
+ * expression does): a power of two, the usual packet, line and tile size,
+ * by a shift. */
+static inline uint64_t div_up(uint64_t x, uint64_t q)
+{
+        return q & (q - 1) ? (x + q - 1) / q : (x + q - 1) >> __builtin_ctzll(q);
+}
+
 /* ceil(a * b / d) for one (b, d) used many times (a link's bytes at its
  * bandwidth): b / d reduced by their gcd once, so the product fits in 64
  * bits more often and a power-of-two divisor (125 / 16 ps a byte at

@@ -15,11 +15,7 @@ uint64_t hw_wire_bytes(const struct topo *t, enum topo_edge_class cls, uint64_t 
 {
         if (cls != TOPO_EDGE_NOC)
                 return bytes;
-        uint64_t pb = t->cube.noc.packet_bytes;
-        /* A power-of-two packet (the usual) divides by a shift. */
-        uint64_t packets = pb & (pb - 1) ? (bytes + pb - 1) / pb
-                                         : (bytes + pb - 1) >> __builtin_ctzll(pb);
-        return bytes + packets * t->cube.noc.header_bytes;
+        return bytes + div_up(bytes, t->cube.noc.packet_bytes) * t->cube.noc.header_bytes;
 }
 
 void hw__link_pass(struct hw_sim *s, uint32_t edge, uint64_t bytes, struct hw_front *f)

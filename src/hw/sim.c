@@ -159,10 +159,7 @@ void hw_sim_fini(struct hw_sim *s)
 
 static uint64_t round_up(uint64_t x, uint64_t q)
 {
-        if (q <= 1)
-                return x;
-        /* A power of two (the usual array and tile sizes) by a mask. */
-        return q & (q - 1) ? (x + q - 1) / q * q : (x + q - 1) & ~(q - 1);
+        return q > 1 ? div_up(x, q) * q : x;
 }
 
 static uint64_t sat_u64(unsigned __int128 x)
@@ -225,9 +222,7 @@ sim_ps hw_math_ps(const struct topo *t, enum topo_op op, uint64_t elements, bool
  * each bank's share at the bank's bandwidth (bank_ps: bytes to ps). */
 static sim_ps tcm_ps(const struct topo_tcm *tc, const struct muldiv_by *bank_ps, uint64_t bytes)
 {
-        uint64_t lb = tc->line_bytes;
-        uint64_t lines = lb & (lb - 1) ? (bytes + lb - 1) / lb
-                                       : (bytes + lb - 1) >> __builtin_ctzll(lb);
+        uint64_t lines = div_up(bytes, tc->line_bytes);
         uint32_t n = lines < tc->banks ? (uint32_t)lines : tc->banks;
         return n ? muldiv_by_ceil(bank_ps, (bytes + n - 1) / n) : 0;
 }

@@ -83,3 +83,21 @@ Test(muldiv, by_a_fixed_ratio_matches_the_reference)
         cr_assert_eq(m.mul, 125);
         cr_assert_eq(m.div, 16);
 }
+
+Test(muldiv, div_up_matches_the_plain_expression)
+{
+        uint64_t s = 0x853c49e6748fea9bull;
+        for (int i = 0; i < 100000; i++) {
+                uint64_t x = next(&s) >> (next(&s) % 64);
+                /* Powers of two (the shift) and others (the division). */
+                uint64_t q = i % 2 ? UINT64_C(1) << (next(&s) % 64) : next(&s) >> (next(&s) % 64);
+                if (q == 0)
+                        q = 3;
+                cr_assert_eq(div_up(x, q), (x + q - 1) / q, "x=%llu q=%llu",
+                             (unsigned long long)x, (unsigned long long)q);
+        }
+        cr_assert_eq(div_up(4097, 4096), 2);
+        cr_assert_eq(div_up(4096, 4096), 1);
+        cr_assert_eq(div_up(0, 64), 0);
+        cr_assert_eq(div_up(100, 1), 100);
+}
