@@ -104,6 +104,8 @@ struct hw_dma_req {
 struct hw_link {
         struct ev_resource res;      /* serialises transfers over this edge */
         struct muldiv_by drain;      /* its wire bytes to ps at its bandwidth */
+        uint64_t last_bytes;         /* the bytes of its last pass (0: none) */
+        sim_ps last_drain;           /* and their drain, ps (pieces repeat) */
         sim_ps hop_ps;               /* its latency plus its far node's overhead */
         enum topo_edge_class cls;    /* its edge's class */
         uint64_t n_bytes;            /* stat: bytes carried */

@@ -18,12 +18,18 @@ uint64_t hw_wire_bytes(const struct topo *t, enum topo_edge_class cls, uint64_t 
         return bytes + div_up(bytes, t->cube.noc.packet_bytes) * t->cube.noc.header_bytes;
 }
 
-void hw__link_pass(struct hw_sim *s, uint32_t edge, uint64_t bytes, struct hw_front *f)
+/* Inlined into the walk of a route, where most passes are made. */
+__attribute__((always_inline)) static inline void link_pass(struct hw_sim *s, uint32_t edge,
+                                                            uint64_t bytes, struct hw_front *f)
 {
         /* Everything of the edge it needs is in its link (one place in
          * memory: a pass touched three). */
         struct hw_link *l = &s->links[edge];
-        sim_ps drain = muldiv_by_ceil(&l->drain, hw_wire_bytes(s->topo, l->cls, bytes));
+        if (bytes != l->last_bytes) {
+                l->last_drain = muldiv_by_ceil(&l->drain, hw_wire_bytes(s->topo, l->cls, bytes));
+                l->last_bytes = bytes;
+        }
+        sim_ps drain = l->last_drain;
         sim_ps begin, end = ev_resource_reserve(&l->res, f->head, drain, &begin);
         l->n_bytes += bytes;
         s->class_bytes[l->cls] += bytes;
@@ -32,6 +38,11 @@ void hw__link_pass(struct hw_sim *s, uint32_t edge, uint64_t bytes, struct hw_fr
         sim_ps hop = l->hop_ps;
         f->head = begin + hop;
         f->tail = (end > f->tail ? end : f->tail) + hop;
+}
+
+void hw__link_pass(struct hw_sim *s, uint32_t edge, uint64_t bytes, struct hw_front *f)
+{
+        link_pass(s, edge, bytes, f);
 }
 
 sim_ps hw__front_arrival(const struct hw_front *f)
@@ -45,7 +56,7 @@ static sim_ps walk(struct hw_sim *s, const uint32_t *route, uint32_t n, uint64_t
 {
         struct hw_front f = { .head = start, .tail = start };
         for (uint32_t i = 0; i < n; i++)
-                hw__link_pass(s, route[i], bytes, &f);
+                link_pass(s, route[i], bytes, &f);
         return hw__front_arrival(&f);
 }
 

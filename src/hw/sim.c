@@ -233,16 +233,21 @@ sim_ps hw_tcm_ps(const struct topo *t, uint64_t bytes)
         return tcm_ps(&t->pe.tcm, &bank_ps, bytes);
 }
 
+/* bytes through the banks from at, taking ps (their tcm_ps): the end. */
+static sim_ps tcm_book(struct hw_pe *pe, sim_ps at, uint64_t bytes, sim_ps ps)
+{
+        if (!bytes)
+                return at;
+        sim_ps end = ev_resource_reserve(&pe->tcm, at, ps, NULL);
+        pe->tcm_bytes += bytes;
+        pe->sim->class_bytes[TOPO_EDGE_INTRA_PE] += bytes;
+        return end;
+}
+
 sim_ps hw_tcm_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes)
 {
         struct hw_sim *s = pe->sim;
-        if (!bytes)
-                return at;
-        sim_ps end = ev_resource_reserve(&pe->tcm, at, tcm_ps(&s->topo->pe.tcm, &s->tcm_bank_ps,
-                                                              bytes), NULL);
-        pe->tcm_bytes += bytes;
-        s->class_bytes[TOPO_EDGE_INTRA_PE] += bytes;
-        return end;
+        return tcm_book(pe, at, bytes, bytes ? tcm_ps(&s->topo->pe.tcm, &s->tcm_bank_ps, bytes) : 0);
 }
 
 /* An op on engine e: busy for work (at least the TCM time of tcm_bytes),
@@ -252,7 +257,7 @@ static sim_ps engine_run(struct hw_pe *pe, struct ev_resource *e, sim_ps work, s
 {
         sim_ps tcm_alone = tcm_ps(&pe->sim->topo->pe.tcm, &pe->sim->tcm_bank_ps, tcm_bytes);
         sim_ps begin, end = ev_resource_reserve(e, at, work > tcm_alone ? work : tcm_alone, &begin);
-        sim_ps tcm_end = hw_tcm_reserve(pe, begin, tcm_bytes);
+        sim_ps tcm_end = tcm_book(pe, begin, tcm_bytes, tcm_alone);
         if (start)
                 *start = begin;
         return (tcm_end > end ? tcm_end : end) + latency;
