@@ -280,7 +280,10 @@ void ev_resource_fini(struct ev_resource *);
  * request for 0 ps finishes at its arrival. If the interval list cannot
  * grow, the request is placed after the server's last booking (times stay
  * valid, gaps are lost) and the loop stops with EV_NOMEM (ev_set_nomem). */
-sim_ps ev_resource_reserve(struct ev_resource *, sim_ps arrive, sim_ps service, sim_ps *start);
+static inline sim_ps ev_resource_reserve(struct ev_resource *, sim_ps arrive, sim_ps service,
+                                         sim_ps *start);
+/* The same, out of line: every case. */
+sim_ps ev__resource_reserve(struct ev_resource *, sim_ps arrive, sim_ps service, sim_ps *start);
 /* The end of the resource's last booking (0 if none yet). */
 sim_ps ev_resource_booked_until(const struct ev_resource *);
 /* Within a process: be served from now and sleep until done. */
@@ -310,5 +313,36 @@ void *ev_queue_get(struct ev_proc *, struct ev_queue *);
 /* From callbacks or processes, never blocking: false if full / empty. */
 bool ev_queue_try_put(struct ev_loop *, struct ev_queue *, void *item);
 bool ev_queue_try_get(struct ev_loop *, struct ev_queue *, void **item);
+
+/* A divisible request that arrives after every booking, or while the last
+ * one is served, extends the last booking or follows it: the most common
+ * case (a link's or a channel's next piece), placed here without a call.
+ * Everything else, and every whole request, is placed out of line. */
+static inline sim_ps ev_resource_reserve(struct ev_resource *r, sim_ps arrive, sim_ps service,
+                                         sim_ps *start)
+{
+        struct ev_server *s = &r->one;
+        if (r->share == EV_SPLIT && service > 0 && r->ev && s->n > s->head) {
+                sim_ps t = arrive > r->ev->now ? arrive : r->ev->now;
+                if (t < s->last_end && s->iv[s->n - 1].start <= t)
+                        t = s->last_end;
+                if (t == s->last_end || (t > s->last_end && s->n < s->cap)) {
+                        if (t == s->last_end)
+                                s->iv[s->n - 1].end = t + service;
+                        else {
+                                if (t - s->last_end > s->max_gap)
+                                        s->max_gap = t - s->last_end;
+                                s->iv[s->n++] = (struct ev_busy){ t, t + service };
+                        }
+                        s->last_end = t + service;
+                        r->busy_ps += service;
+                        r->n_requests++;
+                        if (start)
+                                *start = t;
+                        return t + service;
+                }
+        }
+        return ev__resource_reserve(r, arrive, service, start);
+}
 
 #endif

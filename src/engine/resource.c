@@ -300,7 +300,7 @@ __attribute__((noinline)) static sim_ps reserve_search(struct ev_resource *r, si
         return end;
 }
 
-sim_ps ev_resource_reserve(struct ev_resource *r, sim_ps arrive, sim_ps service, sim_ps *start)
+sim_ps ev__resource_reserve(struct ev_resource *r, sim_ps arrive, sim_ps service, sim_ps *start)
 {
         sim_ps floor = r->ev ? r->ev->now : 0;
         sim_ps t = arrive > floor ? arrive : floor;
