@@ -83,15 +83,16 @@ static sim_ps channel_xfer(struct hw_sim *s, struct hw_cube *c, uint32_t ch, uin
         uint32_t src = to_channel ? node : ch_node, dst = to_channel ? ch_node : node;
         uint32_t pe = s->dma_node_pe[node]; /* global PE + 1, or 0 */
         uint32_t channels = s->topo->cube.hbm.channels;
-        if (!pe || (pe - 1) / s->pes_per_cube != (uint32_t)(c - s->cubes))
+        /* The PE's index in this cube (wraps to a large number below it). */
+        uint32_t local = pe - 1 - (uint32_t)(c - s->cubes) * s->pes_per_cube;
+        if (!pe || local >= s->pes_per_cube)
                 return hw_xfer(s, src, dst, bytes, start);
         if (!c->routes && !(c->routes = calloc((size_t)s->pes_per_cube * channels * 2,
                                                sizeof *c->routes))) {
                 ev_set_nomem(&s->ev);
                 return TOPO_PS_NONE;
         }
-        struct hw_route *r = &c->routes[(((pe - 1) % s->pes_per_cube) * channels + ch) * 2 +
-                                        to_channel];
+        struct hw_route *r = &c->routes[(local * channels + ch) * 2 + to_channel];
         if (!r->known) {
                 if (topo_route(&s->graph, src, dst, &r->edges, &r->n) < 0) {
                         ev_set_nomem(&s->ev);
@@ -125,6 +126,12 @@ uint64_t hw_hbm_piece_bytes(const struct topo *t, uint64_t bytes)
  * descriptors share it; without, piece i is issued at start + its offset /
  * the rate. A read piece is served by its channel, then carried to node; a
  * write piece is carried to its channel, then served. */
+/* The channel after ch of n (no division: a piece's step). */
+static inline uint32_t next_channel(uint32_t ch, uint32_t n)
+{
+        return ch + 1 == n ? 0 : ch + 1;
+}
+
 static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uint64_t bytes,
                          sim_ps start, bool write, struct ev_resource *pace)
 {
@@ -144,12 +151,12 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
         uint64_t share = h->channel_bw_bytes_per_s * h->channels / streaming;
         uint64_t rate = share < dma_bw ? share : dma_bw;
         uint32_t ch = c->next_channel;
-        c->next_channel = (ch + 1) % h->channels;
+        c->next_channel = next_channel(ch, h->channels);
 
         /* Every piece but maybe the last is whole: its times once. */
         sim_ps whole_paced = pace ? hw_bytes_ps(size, rate) : 0;
         sim_ps whole_service = muldiv_by_ceil(&s->channel_ps, size);
-        for (uint64_t off = 0; off < bytes; off += size, ch = (ch + 1) % h->channels) {
+        for (uint64_t off = 0; off < bytes; off += size, ch = next_channel(ch, h->channels)) {
                 uint64_t b = bytes - off < size ? bytes - off : size;
                 if (pace) {
                         sim_ps e = ev_resource_reserve(pace, at,
