@@ -114,6 +114,12 @@ uint64_t hw_hbm_piece_bytes(const struct topo *t, uint64_t bytes)
         return even > t->cube.noc.packet_bytes ? even : t->cube.noc.packet_bytes;
 }
 
+/* The channel after ch of n (no division: a piece's step). */
+static inline uint32_t next_channel(uint32_t ch, uint32_t n)
+{
+        return ch + 1 == n ? 0 : ch + 1;
+}
+
 /* Move bytes between the cube's HBM and node as pieces (hw_hbm_piece_bytes)
  * interleaved over the channels, from the channel after the one the cube's
  * last request started on (requests issued together start on different
@@ -126,12 +132,6 @@ uint64_t hw_hbm_piece_bytes(const struct topo *t, uint64_t bytes)
  * descriptors share it; without, piece i is issued at start + its offset /
  * the rate. A read piece is served by its channel, then carried to node; a
  * write piece is carried to its channel, then served. */
-/* The channel after ch of n (no division: a piece's step). */
-static inline uint32_t next_channel(uint32_t ch, uint32_t n)
-{
-        return ch + 1 == n ? 0 : ch + 1;
-}
-
 static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uint64_t bytes,
                          sim_ps start, bool write, struct ev_resource *pace)
 {
