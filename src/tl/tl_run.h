@@ -75,10 +75,6 @@ struct tl_run_opts {
                                       * of wall time, even mid-kernel (0: none; watchdog.h) */
 };
 
-/* Budgets of `cubesim run` when none is given: far beyond any real kernel
- * on a real machine (the 128K-context decode takes about 10^6 events),
- * small enough that a kernel that never ends stops within about half a
- * minute of host time (10-20 M events/s). */
 /* Default budgets: they stop a kernel that never ends, and bound nothing
  * else (events use no memory once run). Sized from the largest run users
  * make, gqa_prefill at 128K on llama3-70b (causal): 1.75e8 events and 0.45
