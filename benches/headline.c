@@ -290,10 +290,12 @@ static int run(const struct bench_ctx *c)
                         fprintf(c->out, "{\"bench\": \"milestone-gqa-headline\", \"out\": \"%s\", "
                                 "\"points\": %zu, \"failed\": %zu, \"resumed\": %zu, "
                                 "\"ranks\": %u, \"jobs\": %u, \"figures\": %s, \"wall_s\": %.3f, "
-                                "\"events\": %llu, \"events_per_s\": %.0f}\n",
+                                "\"events\": %llu, \"events_per_s\": %.0f, \"bookings\": %llu, "
+                                "\"work_per_s\": %.0f}\n",
                                 so.out_dir, o.n_points, o.n_failed, o.n_resumed, o.ranks,
                                 so.jobs, o.figures ? "true" : "false", o.wall_s,
-                                (unsigned long long)o.events, o.events_per_s);
+                                (unsigned long long)o.events, o.events_per_s,
+                                (unsigned long long)o.bookings, o.work_per_s);
         }
         sweep_spec_fini(&spec);
         free(text);
@@ -334,7 +336,8 @@ const struct bench bench_headline = {
                 "  figures=0            skip gnuplot (data, scripts and report still)\n"
                 "\n"
                 "--json prints one object: out, points, failed, resumed, ranks, jobs,\n"
-                "figures, wall_s, events, events_per_s.\n",
+                "figures, wall_s, events, events_per_s, bookings (requests served at\n"
+                "arrival) and work_per_s ((events + bookings) / wall_s).\n",
         .params = headline_params,
         .run = run,
 };

@@ -66,6 +66,13 @@ check "op_log_summary per panel" test "$(grep -c '"op_log_summary"' "$j")" -eq 2
 check "machine totals" grep -q '"hbm_bw_bytes_per_s": ' "$j"
 check "version" grep -q '"cubesim_version": ' "$j"
 check "events/s end to end" grep -q '^  "events_per_s": ' "$j"
+check "summary line counts the requests served at arrival" grep -q "simulated events/s ([0-9.e+]* with the requests served at arrival)" "$tmp/out"
+check "top-level bookings are the points' sum" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+pts = [p for pn in d["panels"] for p in pn["points"]]
+assert d["bookings"] == sum(p.get("bookings", 0) for p in pts) > 0
+assert d["events"] == sum(p.get("events", 0) for p in pts) > 0' "$j"
 order=$(grep -o '"rows": [0-9]*' "$j" | tr -d ' \n')
 check "points in spec order (got $order)" test "$order" = '"rows":64"rows":64"rows":128"rows":128'
 check "per-point files" test "$(ls "$tmp/serial/points" | wc -l)" -eq 8

@@ -122,6 +122,8 @@ struct sweep_outcome {
         double wall_s;               /* whole sweep, seconds */
         uint64_t events;             /* simulated events of the points run now */
         double events_per_s;         /* events / wall_s */
+        uint64_t bookings;           /* their requests served at arrival (ADR 0016) */
+        double work_per_s;           /* (events + bookings) / wall_s */
         bool figures;                /* the figures were drawn */
         bool report;                 /* report.md was written */
 };

@@ -451,6 +451,7 @@ void sweep__collect(struct sweep__ctx *x, size_t i, json_t *rec)
                 }
         }
         x->events_now += (uint64_t)json_integer_value(json_object_get(rec, "events"));
+        x->bookings_now += (uint64_t)json_integer_value(json_object_get(rec, "bookings"));
         char path[4200], key[17];
         point_path(x, i, path, sizeof path);
         point_key(x, i, key);
@@ -639,7 +640,8 @@ static void print_summary(const struct sweep__ctx *x, const struct sweep_outcome
                 printf(" on %u MPI ranks", o->ranks);
         else
                 printf(" with %u worker%s", x->opts->jobs, x->opts->jobs == 1 ? "" : "s");
-        printf(", %.3g simulated events/s\n", o->events_per_s);
+        printf(", %.3g simulated events/s (%.3g with the requests served at arrival)\n",
+               o->events_per_s, o->work_per_s);
         printf("  results: %s/sweep.json\n", dir);
         if (o->report)
                 printf("  report:  %s/report.md\n", dir);
@@ -687,6 +689,8 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *opts,
         o.wall_s = sweep__now() - x.t0;
         o.events = x.events_now;
         o.events_per_s = o.wall_s > 0 ? (double)x.events_now / o.wall_s : 0;
+        o.bookings = x.bookings_now;
+        o.work_per_s = o.wall_s > 0 ? (double)(x.events_now + x.bookings_now) / o.wall_s : 0;
         if (!x.root) {
                 rc = 0;
         } else if (ready && d->n_errors == 0) {

@@ -29,6 +29,7 @@ struct sweep__ctx {
         size_t n_done_now;           /* of those, finished */
         size_t n_failed;             /* points (run now or resumed) that failed */
         uint64_t events_now;         /* simulated events of the points run now */
+        uint64_t bookings_now;       /* and their requests served at arrival */
         double t0;                   /* monotonic start, seconds */
         double last_draw;            /* when progress was last drawn, seconds */
         bool progress;               /* draw progress on stderr */

@@ -1,7 +1,7 @@
 /* sweep/sweep_out.c: the merged result, DIR/sweep.json.
  *
  *   {"cubesim_version", "sweep", "machine": {name, totals},
- *    "n_points", "n_failed",
+ *    "n_points", "n_failed", "events", "bookings",
  *    "panels": [{"name", "kernel", "params", "figure", "points": [record...],
  *                "op_log_summary": {...}}],
  *    "wall_s", "events_per_s"}
@@ -155,7 +155,7 @@ json_t *sweep__merge(struct sweep__ctx *x, double wall_s)
         json_object_set_new(m, "tcm_bytes", json_integer((json_int_t)x->totals.tcm_bytes));
         json_object_set_new(o, "machine", m);
         size_t n_failed = 0;
-        uint64_t events = 0;
+        uint64_t events = 0, bookings = 0;
         json_t *panels = json_array();
         for (size_t p = 0; p < s->n_panels; p++) {
                 const struct sweep_panel *pn = &s->panels[p];
@@ -180,6 +180,7 @@ json_t *sweep__merge(struct sweep__ctx *x, double wall_s)
                         if (!st || strcmp(st, "ok") != 0)
                                 n_failed++;
                         events += (uint64_t)json_integer_value(json_object_get(rec, "events"));
+                        bookings += (uint64_t)json_integer_value(json_object_get(rec, "bookings"));
                         json_array_append(pts, rec);
                 }
                 json_object_set_new(pj, "points", pts);
@@ -189,6 +190,7 @@ json_t *sweep__merge(struct sweep__ctx *x, double wall_s)
         json_object_set_new(o, "n_points", json_integer((json_int_t)s->n_points));
         json_object_set_new(o, "n_failed", json_integer((json_int_t)n_failed));
         json_object_set_new(o, "events", json_integer((json_int_t)events));
+        json_object_set_new(o, "bookings", json_integer((json_int_t)bookings));
         json_object_set_new(o, "panels", panels);
         json_object_set_new(o, "wall_s", json_real(wall_s));
         /* The simulated events of the points run now, over the whole sweep's
