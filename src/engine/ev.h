@@ -327,9 +327,9 @@ static inline sim_ps ev_resource_reserve(struct ev_resource *r, sim_ps arrive, s
                 if (t < s->last_end && s->iv[s->n - 1].start <= t)
                         t = s->last_end;
                 if (t == s->last_end || (t > s->last_end && s->n < s->cap)) {
-                        if (t == s->last_end)
+                        if (t == s->last_end) {
                                 s->iv[s->n - 1].end = t + service;
-                        else {
+                        } else {
                                 if (t - s->last_end > s->max_gap)
                                         s->max_gap = t - s->last_end;
                                 s->iv[s->n++] = (struct ev_busy){ t, t + service };

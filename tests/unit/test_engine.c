@@ -493,6 +493,45 @@ Test(engine, resource_floor_is_now)
         ev_resource_fini(&r);
 }
 
+/* The inline placement (a divisible request after every booking, or
+ * while the last is served) is the out-of-line one: two twin links get the
+ * same requests, one through each, and agree on every start, end and
+ * interval. The requests mix appends, arrivals inside the last booking,
+ * gaps before it and a moving floor. */
+Test(engine, resource_inline_matches_out_of_line)
+{
+        struct ev_resource a, b;
+        ev_resource_init(&a, &ev, "link", 1, EV_SPLIT);
+        ev_resource_init(&b, &ev, "link", 1, EV_SPLIT);
+        uint64_t x = 12345, appended = 0;
+        for (int i = 0; i < 20000; i++) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                if ((x >> 63) == 0)
+                        ev.now += (x >> 40) % 64;
+                sim_ps last = a.servers[0].last_end;
+                sim_ps arrive = ev.now + (x >> 20) % 400, service = (x >> 8) % 20;
+                appended += arrive >= last;
+                sim_ps sa = 0, sb = 0;
+                sim_ps ea = ev_resource_reserve(&a, arrive, service, &sa);
+                sim_ps eb = ev__resource_reserve(&b, arrive, service, &sb);
+                cr_assert_eq(ea, eb, "request %d: end %llu inline, %llu out of line", i,
+                             (unsigned long long)ea, (unsigned long long)eb);
+                cr_assert_eq(sa, sb, "request %d: start", i);
+        }
+        cr_assert_gt(appended, 1000, "the mix exercised the inline path");
+        cr_assert_lt(appended, 19000, "the mix exercised the search");
+        const struct ev_server *sa = &a.servers[0], *sb = &b.servers[0];
+        cr_assert_eq(sa->n - sa->head, sb->n - sb->head);
+        for (uint32_t k = 0; k < sa->n - sa->head; k++) {
+                cr_assert_eq(sa->iv[sa->head + k].start, sb->iv[sb->head + k].start);
+                cr_assert_eq(sa->iv[sa->head + k].end, sb->iv[sb->head + k].end);
+        }
+        cr_assert_eq(a.busy_ps, b.busy_ps);
+        cr_assert_eq(a.n_requests, b.n_requests);
+        ev_resource_fini(&a);
+        ev_resource_fini(&b);
+}
+
 static struct ev_resource shared_res;
 static void user(struct ev_proc *p, void *arg)
 {
