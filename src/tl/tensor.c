@@ -23,8 +23,8 @@
 
 /* ---- checks ---------------------------------------------------------------- */
 
-void tl__check_tensor(tl_ctx *tl, const tl_tensor *t, const char *file, int line, const char *op,
-                      const char *which)
+_Noreturn void tl__bad_tensor(tl_ctx *tl, const tl_tensor *t, const char *file, int line,
+                              const char *op, const char *which)
 {
         if (!t)
                 tl__fail(tl, file, line, op, "%s is NULL", which);
@@ -34,10 +34,10 @@ void tl__check_tensor(tl_ctx *tl, const tl_tensor *t, const char *file, int line
         if (t->ctx && t->ctx != tl)
                 tl__fail(tl, file, line, op, "%s was made on PE %s; send it with tl_send", which,
                          t->ctx->pe->name);
-        if (tl__struct_dead(tl, t))
-                tl__fail(tl, file, line, op,
-                         "%s was made in a scratch scope that has ended (tl_scratch_scope_end "
-                         "freed it; keep values across scopes with tl_copy_to)", which);
+        /* The only check left: its scope has ended. */
+        tl__fail(tl, file, line, op,
+                 "%s was made in a scratch scope that has ended (tl_scratch_scope_end "
+                 "freed it; keep values across scopes with tl_copy_to)", which);
 }
 
 bool tl__dtype_known(tl_dtype dt)
@@ -319,12 +319,6 @@ static void stamp(tl_ctx *tl, tl_tensor *t)
                 s->made_last = t;
                 s->n_made++;
         }
-}
-
-bool tl__struct_dead(const tl_ctx *tl, const tl_tensor *t)
-{
-        return t->scope_depth > 0 && (t->scope_depth > tl->n_scopes ||
-                                      tl->scopes[t->scope_depth - 1].gen != t->scope_gen);
 }
 
 tl_tensor *tl__new_handle(tl_ctx *tl, void *rec)

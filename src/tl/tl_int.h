@@ -382,16 +382,30 @@ static inline int64_t tl__elems(const tl_tensor *t)
         return n;
 }
 /* t (a tensor or handle) is dead: made in a scope of tl that has ended. */
-bool tl__struct_dead(const tl_ctx *tl, const tl_tensor *t);
+static inline bool tl__struct_dead(const tl_ctx *tl, const tl_tensor *t)
+{
+        return t->scope_depth > 0 && (t->scope_depth > tl->n_scopes ||
+                                      tl->scopes[t->scope_depth - 1].gen != t->scope_gen);
+}
 /* t (if any) becomes ready at end; the op counts toward the open scope. */
 void tl__finish_at(tl_ctx *tl, tl_tensor *t, sim_ps end);
 /* Block until t is ready (notes the wait for deadlock reports). */
 void tl__wait_ready(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op);
+/* The kernel error of a tensor that fails tl__check_tensor: what is wrong
+ * with it (does not return). */
+_Noreturn void tl__bad_tensor(tl_ctx *tl, const tl_tensor *t, const char *file, int line,
+                              const char *op, const char *which);
 /* A kernel error unless t is a live tensor of this PE: not NULL, a tensor,
  * made on this PE, and its scratch scope (if any) not ended. which names
- * the operand in the message. */
-void tl__check_tensor(tl_ctx *tl, const tl_tensor *t, const char *file, int line, const char *op,
-                      const char *which);
+ * the operand in the message. Inline: every operand of every op is
+ * checked, and passes. */
+static inline void tl__check_tensor(tl_ctx *tl, const tl_tensor *t, const char *file, int line,
+                                    const char *op, const char *which)
+{
+        if (!t || t->magic != TL_TENSOR_MAGIC || (t->ctx && t->ctx != tl) ||
+            tl__struct_dead(tl, t))
+                tl__bad_tensor(tl, t, file, line, op, which);
+}
 /* A kernel error unless dt is one of tl_dtype. */
 void tl__check_dtype(tl_ctx *tl, tl_dtype dt, const char *file, int line, const char *op);
 /* The PE whose kernel is running on this thread now, or NULL (host side). */
