@@ -22,6 +22,13 @@ run_check decode "" gqa_decode
 run_check decode2 "" gqa_decode_opt2
 run_check prefill "" gqa_prefill --set seq_len=512
 
+# Writing no records changes nothing in the summary: the composites'
+# stages are then summed per feed, not accounted one by one, and the
+# work, the bounds and the profile come out the same.
+"$bin" run gqa_prefill --set seq_len=512 --json --profile >"$tmp/prefill.norec.json"
+cmp -s "$tmp/prefill.json" "$tmp/prefill.norec.json" ||
+        { echo "summary differs without --oplog:"; diff "$tmp/prefill.json" "$tmp/prefill.norec.json" | head; exit 1; }
+
 # --set moves the bounds: twice the HBM bandwidth halves the HBM bound,
 # half the GEMM MACs doubles the GEMM bound.
 "$bin" run gemm --json --set cube.hbm.channel_bw_gbps=102.4 --set pe.gemm.macs_per_cycle=2048 >"$tmp/set.json"

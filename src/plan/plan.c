@@ -109,18 +109,21 @@ static const enum rep_engine unit_engine[] = { REP_ENG_DMA, REP_ENG_GEMM, REP_EN
 static void log_stage(struct plan_ctx *pc, const struct plan_stage *st, const char *op,
                       int64_t tile, sim_ps start, sim_ps end, uint64_t bytes, uint64_t flops)
 {
-        if (!pc->log && !pc->work)
-                return;
         const struct topo *t = pc->pe->sim->topo;
+        uint64_t elem_cycles = st->unit != PLAN_MATH ? 0 :
+                               flops * t->pe.math.cycles_per_element[st->cost_op];
+        if (pc->tally) {
+                enum rep_engine e = unit_engine[st->unit];
+                pc->busy_ps[e] += end - start;
+                rep_work_add(&pc->work, e, bytes, flops, elem_cycles);
+                return;
+        }
+        if (!pc->log)
+                return;
         struct rep_op rec = { .pe = pc->pe->name, .pe_index = pc->pe->global,
                               .component = unit_component[st->unit], .op = op,
                               .start_ps = start, .end_ps = end, .bytes = bytes, .flops = flops,
-                              .elem_cycles = st->unit != PLAN_MATH ? 0 :
-                                             flops * t->pe.math.cycles_per_element[st->cost_op] };
-        if (pc->work) {
-                pc->work(pc->log_ctx, unit_engine[st->unit], &rec);
-                return;
-        }
+                              .elem_cycles = elem_cycles };
         struct rep_param p[5] = {
                 { .name = "composite", .kind = REP_INT, .i = 1 },
                 { .name = "scope", .kind = REP_STR, .s = scope_name(st->scope) },
@@ -334,6 +337,8 @@ void plan_feed(struct plan_run *r, const struct pipeline_plan *p, const struct p
         r->pc = *pc;
         r->pc.completions = 0;
         r->pc.end = pc->start;
+        memset(r->pc.busy_ps, 0, sizeof r->pc.busy_ps);
+        memset(&r->pc.work, 0, sizeof r->pc.work);
         r->next.fn = next_fire;
 
         /* Prologue: standalone one-stage tiles, each on PE_MATH. */

@@ -127,15 +127,16 @@ struct plan_ctx {
         sim_ps math_ready;           /* MATH stages wait for this (the epilogue's
                                         tensors); 0 = at start */
         void (*log)(void *ctx, const struct rep_op *op); /* op_log sink, or NULL */
-        void *log_ctx;               /* its context (and work's) */
-        void (*work)(void *ctx, enum rep_engine e, const struct rep_op *op); /* or NULL; if
-                                        set, called instead of log with the stage's engine
-                                        and its record without op_log parameters (for a
-                                        caller that writes no records) */
+        void *log_ctx;               /* its context */
+        bool tally;                  /* for a caller that writes no records: log is not
+                                        called, the stages' engine time and work are summed
+                                        into busy_ps and work instead */
         void (*done)(void *ctx, sim_ps end); /* every stage placed; end the last, or NULL */
         void *done_ctx;              /* its context */
         uint64_t completions;        /* out: tiles completed */
         sim_ps end;                  /* out: when the last stage ends */
+        sim_ps busy_ps[REP_ENG_COUNT]; /* out (tally): the stages' engine time, by engine */
+        struct rep_work work;        /* out (tally): their work */
 };
 
 /* A plan being fed: the caller's storage, valid until done is called. */

@@ -79,4 +79,29 @@ struct rep_work {
         uint64_t dma_bytes;          /* bytes the PE_DMA engines moved (a send at both ends) */
 };
 
+/* Add to w the work of a record on engine e: its bytes (PE_DMA), its
+ * flops (PE_GEMM; PE_MATH: its elements) and elem_cycles (PE_MATH). */
+static inline void rep_work_add(struct rep_work *w, enum rep_engine e, uint64_t bytes,
+                                uint64_t flops, uint64_t elem_cycles)
+{
+        switch (e) {
+        case REP_ENG_DMA: w->dma_bytes += bytes; break;
+        case REP_ENG_GEMM: w->gemm_flops += flops; break;
+        case REP_ENG_MATH:
+                w->math_elements += flops;
+                w->math_elem_cycles += elem_cycles;
+                break;
+        case REP_ENG_COUNT: break;
+        }
+}
+
+/* Add the counts of b to w. */
+static inline void rep_work_sum(struct rep_work *w, const struct rep_work *b)
+{
+        w->gemm_flops += b->gemm_flops;
+        w->math_elements += b->math_elements;
+        w->math_elem_cycles += b->math_elem_cycles;
+        w->dma_bytes += b->dma_bytes;
+}
+
 #endif

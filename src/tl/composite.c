@@ -46,18 +46,17 @@ static void log_sink(void *ctx, const struct rep_op *op)
         tl__log_stage(rec->tl, op, rec->file, rec->line, &rec->prof);
 }
 
-/* The same when no record is written: its engine time and work only. */
-static void work_sink(void *ctx, enum rep_engine e, const struct rep_op *op)
-{
-        struct composite_rec *rec = ctx;
-        tl__account(rec->tl, e, op, rec->file, rec->line, &rec->prof);
-}
-
-/* The feed placed the last stage: it is not touched again. */
+/* The feed placed the last stage: it is not touched again. When no
+ * record is written its stages' engine time and work were summed in the
+ * feed (pc->tally), and are accounted now: a run's profile and work are
+ * read only once every feed is placed (the kernel's end waits for them). */
 static void placed(void *ctx, sim_ps end)
 {
         struct composite_rec *rec = ctx;
         tl_ctx *tl = rec->tl;
+        const struct plan_ctx *pc = &rec->feed->run.pc;
+        if (pc->tally)
+                tl__account_sums(tl, pc->busy_ps, &pc->work, rec->file, rec->line, &rec->prof);
         tl__inflight_placed(&rec->fl, end);
         tl__pool_put(&tl->feeds, rec->feed);
         rec->feed = NULL;
@@ -86,8 +85,7 @@ static tl_handle finish(tl_ctx *tl, struct tl_feed *feed, sim_ps math_ready,
         struct plan_ctx pc = { .pe = tl->pe, .start = ev_now(&tl->sim->ev),
                                .math_ready = math_ready, .done = placed, .done_ctx = rec,
                                .log = log_sink, .log_ctx = rec,
-                               .work = tl->run->have_oplog || tl->run->have_trace ? NULL
-                                                                                 : work_sink };
+                               .tally = !tl->run->have_oplog && !tl->run->have_trace };
         plan_feed(&feed->run, &feed->run.plan, &pc);
         tl_tensor *h = tl__new_handle(tl, rec);
         if (!h)

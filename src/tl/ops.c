@@ -49,15 +49,18 @@ void tl__account(tl_ctx *tl, enum rep_engine e, const struct rep_op *op, const c
         struct rep_line *l = rep_profile_hinted(&r->profile, file, line, hint ? hint : &none);
         if (l)
                 l->engine_ps[e] += op->end_ps - op->start_ps;
-        switch (e) {
-        case REP_ENG_DMA: r->work.dma_bytes += op->bytes; break;
-        case REP_ENG_GEMM: r->work.gemm_flops += op->flops; break;
-        case REP_ENG_MATH:
-                r->work.math_elements += op->flops;
-                r->work.math_elem_cycles += op->elem_cycles;
-                break;
-        case REP_ENG_COUNT: break;
-        }
+        rep_work_add(&r->work, e, op->bytes, op->flops, op->elem_cycles);
+}
+
+void tl__account_sums(tl_ctx *tl, const sim_ps busy_ps[REP_ENG_COUNT], const struct rep_work *w,
+                      const char *file, int line, struct rep_line_hint *hint)
+{
+        struct tl_run *r = tl->run;
+        struct rep_line *l = rep_profile_hinted(&r->profile, file, line, hint);
+        if (l)
+                for (int e = 0; e < REP_ENG_COUNT; e++)
+                        l->engine_ps[e] += busy_ps[e];
+        rep_work_sum(&r->work, w);
 }
 
 /* Account op at file:line and write it to the op_log and the trace. */

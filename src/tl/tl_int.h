@@ -293,6 +293,10 @@ struct rep_trace_ref tl__log_stage(tl_ctx *tl, const struct rep_op *op, const ch
  * besides writing the record. */
 void tl__account(tl_ctx *tl, enum rep_engine e, const struct rep_op *op, const char *file,
                  int line, struct rep_line_hint *hint);
+/* The same for records never made: their engine time by engine and their
+ * work, summed (a composite's stages when no record is written). */
+void tl__account_sums(tl_ctx *tl, const sim_ps busy_ps[REP_ENG_COUNT], const struct rep_work *w,
+                      const char *file, int line, struct rep_line_hint *hint);
 /* The PE_CPU was blocked from since until now on what, at file:line:
  * charged to the line, and a "blocked on" slice in the trace. */
 void tl__waited(tl_ctx *tl, sim_ps since, const char *what, const char *file, int line);
