@@ -414,34 +414,44 @@ static tl_tensor *clone_view(tl_ctx *tl, const tl_tensor *t, const char *file, i
         return v;
 }
 
+/* The kernel error of a view whose axis i is out of t's bounds. */
+_Noreturn static void bad_view(tl_ctx *tl, const tl_tensor *t, const int64_t *start,
+                               const int64_t *shape, int i, const char *file, int line)
+{
+        int64_t end = 0;
+        if (__builtin_add_overflow(start[i], shape[i], &end))
+                tl__fail(tl, file, line, "tl_view",
+                         "out of bounds: axis %d, start %lld + extent %lld overflows "
+                         "(extent %lld%s%s)", i, (long long)start[i],
+                         (long long)shape[i], (long long)t->shape[i],
+                         t->name ? " of " : "", t->name ? t->name : "");
+        tl__fail(tl, file, line, "tl_view",
+                 "out of bounds: axis %d, [%lld, %lld) of extent %lld%s%s", i,
+                 (long long)start[i], (long long)end, (long long)t->shape[i],
+                 t->name ? " of " : "", t->name ? t->name : "");
+}
+
 tl_tensor *tl__view(tl_ctx *tl, tl_tensor *t, const int64_t *start, const int64_t *shape,
                     const char *file, int line)
 {
         tl__check_tensor(tl, t, file, line, "tl_view", "t");
         if (!start || !shape)
                 tl__fail(tl, file, line, "tl_view", "%s is NULL", !start ? "start" : "shape");
-        for (int i = 0; i < t->ndim; i++) {
-                int64_t end = 0;
-                bool wraps = __builtin_add_overflow(start[i], shape[i], &end);
-                if (start[i] >= 0 && shape[i] > 0 && !wraps && end <= t->shape[i])
-                        continue;
-                if (wraps)
-                        tl__fail(tl, file, line, "tl_view",
-                                 "out of bounds: axis %d, start %lld + extent %lld overflows "
-                                 "(extent %lld%s%s)", i, (long long)start[i],
-                                 (long long)shape[i], (long long)t->shape[i],
-                                 t->name ? " of " : "", t->name ? t->name : "");
-                tl__fail(tl, file, line, "tl_view",
-                         "out of bounds: axis %d, [%lld, %lld) of extent %lld%s%s", i,
-                         (long long)start[i], (long long)end, (long long)t->shape[i],
-                         t->name ? " of " : "", t->name ? t->name : "");
-        }
-        int64_t offset = t->offset;
-        for (int i = 0; i < t->ndim; i++)
-                offset += start[i] * t->stride[i];
+        /* Made first: a view out of bounds stops the run, and its struct
+         * dies with the scope. */
         tl_tensor *v = clone_view(tl, t, file, line, "tl_view");
+        int nd = t->ndim;
+        int64_t offset = t->offset;
+        for (int i = 0; i < nd; i++) {
+                /* 0 <= start <= extent and 1 <= shape <= extent - start, as
+                 * unsigned compares (extents are at most 2^40: no overflow). */
+                uint64_t ext = (uint64_t)t->shape[i], s0 = (uint64_t)start[i];
+                if (s0 > ext || (uint64_t)shape[i] - 1 >= ext - s0)
+                        bad_view(tl, t, start, shape, i, file, line);
+                offset += start[i] * t->stride[i];
+                v->shape[i] = shape[i];
+        }
         v->offset = offset;
-        memcpy(v->shape, shape, (size_t)t->ndim * sizeof shape[0]);
         return v;
 }
 
