@@ -13,6 +13,21 @@ static struct plan_stage math_stage(const struct plan_op *op)
                                     .cost_op = op->cost_op, .elements = op->elements };
 }
 
+/* The tile counts of out's GEMM, its tile sizes defaulted (64) first. */
+static void gemm_tiles(struct pipeline_plan *out)
+{
+        struct plan_gemm *g = &out->gemm;
+        if (g->tile_m <= 0)
+                g->tile_m = 64;
+        if (g->tile_n <= 0)
+                g->tile_n = 64;
+        if (g->tile_k <= 0)
+                g->tile_k = 64;
+        out->tiles_m = (g->m + g->tile_m - 1) / g->tile_m;
+        out->tiles_n = (g->n + g->tile_n - 1) / g->tile_n;
+        out->tiles_k = (g->k + g->tile_k - 1) / g->tile_k;
+}
+
 int plan_generate_from_ops(const struct plan_op *ops, int n, const struct plan_gemm *gemm,
                            struct pipeline_plan *out, char *err, size_t err_len)
 {
@@ -60,16 +75,7 @@ int plan_generate_from_ops(const struct plan_op *ops, int n, const struct plan_g
         out->has_gemm = true;
         if (gemm != &out->gemm)
                 out->gemm = *gemm;
-        struct plan_gemm *g = &out->gemm;
-        if (g->tile_m <= 0)
-                g->tile_m = 64;
-        if (g->tile_n <= 0)
-                g->tile_n = 64;
-        if (g->tile_k <= 0)
-                g->tile_k = 64;
-        out->tiles_m = (g->m + g->tile_m - 1) / g->tile_m;
-        out->tiles_n = (g->n + g->tile_n - 1) / g->tile_n;
-        out->tiles_k = (g->k + g->tile_k - 1) / g->tile_k;
+        gemm_tiles(out);
         /* The ops after the GEMM, by scope in section order, each in op order. */
         static const tl_cscope order[3] = { TL_SCOPE_K_TILE, TL_SCOPE_OUTPUT_TILE,
                                             TL_SCOPE_KERNEL };
@@ -82,6 +88,26 @@ int plan_generate_from_ops(const struct plan_op *ops, int n, const struct plan_g
                                 (*count[sec])++;
                         }
         return 0;
+}
+
+void plan_replan(struct pipeline_plan *out, const struct pipeline_plan *like,
+                 const struct plan_gemm *gemm, const uint64_t *elements)
+{
+        int n = like->n_prologue + like->n_k_tile + like->n_out_tile + like->n_post;
+        out->n_prologue = like->n_prologue;
+        out->n_k_tile = like->n_k_tile;
+        out->n_out_tile = like->n_out_tile;
+        out->n_post = like->n_post;
+        out->has_gemm = like->has_gemm;
+        out->tiles_m = out->tiles_n = out->tiles_k = 0;
+        memcpy(out->stage, like->stage, (size_t)n * sizeof out->stage[0]);
+        for (int i = 0; i < n; i++)
+                out->stage[i].elements = elements[i];
+        if (!like->has_gemm)
+                return;
+        if (gemm != &out->gemm)
+                out->gemm = *gemm;
+        gemm_tiles(out);
 }
 
 uint64_t plan_n_completions(const struct pipeline_plan *p)

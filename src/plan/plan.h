@@ -111,6 +111,13 @@ static inline const struct plan_stage *plan_post(const struct pipeline_plan *p)
 int plan_generate_from_ops(const struct plan_op *ops, int n, const struct plan_gemm *gemm,
                            struct pipeline_plan *out, char *err, size_t err_len);
 
+/* What plan_generate_from_ops would make of the ops that made like, with
+ * gemm for their GEMM (it may be out->gemm) and elements[i] for stage i's
+ * elements (like's stage count of them): a recipe planned once and
+ * reused with other shapes, without its op list. */
+void plan_replan(struct pipeline_plan *out, const struct pipeline_plan *like,
+                 const struct plan_gemm *gemm, const uint64_t *elements);
+
 /* Tiles the feeder completes: prologue + GEMM tiles + post-loop. */
 uint64_t plan_n_completions(const struct pipeline_plan *);
 

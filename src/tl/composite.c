@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "plan/plan.h"
 #include "tl/tl_int.h"
 
@@ -460,6 +461,13 @@ out:
         tl__arena_rollback(tl, mark);
 }
 
+/* The recipe's op list: the online merge's MATH, the head GEMM (P . V)
+ * at MERGE_HEAD, the rescale-and-add into O; MERGE_STAGES MATH stages. */
+static const tl_op merge_ops[] = { TL_ROWMAX, TL_MAX, TL_SUB, TL_EXP, TL_SUB, TL_EXP, TL_MUL,
+                                   TL_ROWSUM, TL_ADD, TL_GEMM, TL_MUL, TL_ADD };
+#define MERGE_HEAD 9
+#define MERGE_STAGES 11
+
 tl_handle tl__softmax_merge(tl_ctx *tl, tl_tensor *s, tl_tensor *v, tl_tensor *m, tl_tensor *l,
                             tl_tensor *o, const char *file, int line)
 {
@@ -489,32 +497,11 @@ tl_handle tl__softmax_merge(tl_ctx *tl, tl_tensor *s, tl_tensor *v, tl_tensor *m
         for (int i = 0; i < 5; i++)
                 tl__wait_ready(tl, all[i], file, line, op);
         uint64_t mn = (uint64_t)(rows * cols), mr = (uint64_t)rows, md = (uint64_t)(rows * dd);
-        /* Prologue (KERNEL scope, TCM only; the head op may stream). */
-        struct plan_op ops[PLAN_MAX_OPS];
-        int n = 0;
-#define PRO(o, elems) \
-        ops[n++] = (struct plan_op){ .name = tl__op_name(o), .cost_op = tl__math_type(o), \
-                                     .scope = TL_SCOPE_KERNEL, \
-                                     .elements = elems, .reads_hbm = s->space == TL_HBM,   \
-                                     .hbm_name = "s" }
-        PRO(TL_ROWMAX, mn);
-        PRO(TL_MAX, mr);
-        PRO(TL_SUB, mn);
-        PRO(TL_EXP, mn);
-        PRO(TL_SUB, mr);
-        PRO(TL_EXP, mr);
-        PRO(TL_MUL, mr);
-        PRO(TL_ROWSUM, mn);
-        PRO(TL_ADD, mr);
-#undef PRO
-        /* Head GEMM: P (recipe scratch, pinned, in place) . V (streamed). */
-        ops[n++] = (struct plan_op){ .gemm = true, .name = tl__op_name(TL_GEMM),
-                                     .scope = TL_SCOPE_K_TILE };
-        /* Post-loop: o = alpha * o + pv. */
-        ops[n++] = (struct plan_op){ .name = tl__op_name(TL_MUL), .cost_op = tl__math_type(TL_MUL),
-                                     .scope = TL_SCOPE_KERNEL, .elements = md };
-        ops[n++] = (struct plan_op){ .name = tl__op_name(TL_ADD), .cost_op = tl__math_type(TL_ADD),
-                                     .scope = TL_SCOPE_KERNEL, .elements = md };
+        /* The MATH stages' elements, in order: the prologue (KERNEL scope,
+         * TCM only; the head op may stream), then after the head GEMM
+         * (P, recipe scratch pinned in place, . V streamed) the post-loop
+         * o = alpha * o + pv. */
+        const uint64_t elements[MERGE_STAGES] = { mn, mr, mn, mn, mr, mr, mr, mn, mr, md, md };
         int64_t tile_k = 64;
         struct tl_feed *feed = feed_get(tl, file, line);
         struct plan_gemm *g = &feed->run.plan.gemm; /* made in place */
@@ -524,9 +511,34 @@ tl_handle tl__softmax_merge(tl_ctx *tl, tl_tensor *s, tl_tensor *v, tl_tensor *m
         g->a_hbm = g->out_hbm = false;
         g->a_elem_bytes = g->out_elem_bytes = 4;
         gemm_operand(tl, v, &g->b_pinned, &g->b_hbm, &g->b_home, &g->b_elem_bytes);
-        char err[256];
-        if (plan_generate_from_ops(ops, n, g, &feed->run.plan, err, sizeof err) < 0)
-                tl__fail(tl, file, line, op, "plan: %s", err);
+        /* Planned once per PE from the op list, then reused with this
+         * call's shapes (scores in HBM: planned, to be refused). */
+        struct pipeline_plan *plan = &feed->run.plan;
+        if (s->space != TL_HBM && tl->merge_plan.has_gemm) {
+                plan_replan(plan, &tl->merge_plan, g, elements);
+        } else {
+                struct plan_op ops[PLAN_MAX_OPS];
+                int n = 0;
+                for (int i = 0; i < (int)ARRAY_LEN(merge_ops); i++) {
+                        tl_op mo = merge_ops[i];
+                        if (mo == TL_GEMM) {
+                                ops[n++] = (struct plan_op){ .gemm = true, .name = tl__op_name(mo),
+                                                             .scope = TL_SCOPE_K_TILE };
+                                continue;
+                        }
+                        ops[n++] = (struct plan_op){ .name = tl__op_name(mo),
+                                                     .cost_op = tl__math_type(mo),
+                                                     .scope = TL_SCOPE_KERNEL,
+                                                     .elements = elements[i - (i > MERGE_HEAD)],
+                                                     .reads_hbm = i < MERGE_HEAD &&
+                                                                  s->space == TL_HBM,
+                                                     .hbm_name = "s" };
+                }
+                char err[256];
+                if (plan_generate_from_ops(ops, n, g, plan, err, sizeof err) < 0)
+                        tl__fail(tl, file, line, op, "plan: %s", err);
+                tl->merge_plan = *plan;
+        }
         if (tl->run->opts->mode == TL_MODE_DATA)
                 compute_softmax_merge(tl, s, v, m, l, o, tile_k);
         /* The state tensors are busy until the post-loop ends. */

@@ -9,6 +9,7 @@
 
 #include <cubesim/tl.h>
 
+#include "plan/plan.h"
 #include "report/oplog.h"
 #include "report/profile.h"
 #include "report/trace.h"
@@ -204,6 +205,8 @@ struct tl_ctx {
         struct tl_inflight *inflight; /* ops issued but not yet placed on the engines */
         struct tl_pool dma_ops;      /* DMA copy records (struct tl_dma_op) */
         struct tl_pool feeds;        /* composite feeds (struct tl_feed) */
+        struct pipeline_plan merge_plan; /* the softmax_merge recipe as planned first
+                                        (has_gemm false: not yet), reused (plan_replan) */
         struct ev_future recv_ready; /* a blocked tl_recv's wake-up */
         int recv_src;                /* blocked tl_recv's source rank, or -1 */
         int recv_tag;                /* and tag */

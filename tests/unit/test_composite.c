@@ -93,6 +93,48 @@ Test(plan, two_gemms_is_an_error_naming_them)
         cr_assert_str_eq(err, "two GEMM ops (#0 gemm and #2 gemm); a composite has at most one");
 }
 
+/* A plan made again for other shapes from one already made is the plan
+ * its ops would give with those shapes: stages, elements, GEMM, tiles. */
+Test(plan, replan_equals_a_fresh_plan)
+{
+        struct plan_op ops[] = { math_op("pre", TL_SCOPE_KERNEL), gemm_op(),
+                                 math_op("dequant", TL_SCOPE_K_TILE),
+                                 math_op("bias", TL_SCOPE_OUTPUT_TILE),
+                                 math_op("post", TL_SCOPE_KERNEL) };
+        struct pipeline_plan first, fresh, again;
+        plan_ok(ops, 5, &shape, &first);
+        struct plan_gemm g2 = shape;
+        g2.m = 300;
+        g2.k = 70;
+        g2.tile_n = 0;                /* defaulted to 64 either way */
+        const uint64_t el[4] = { 11, 22, 33, 44 };
+        for (int i = 0, j = 0; i < 5; i++)
+                if (!ops[i].gemm)
+                        ops[i].elements = el[j++];
+        plan_ok(ops, 5, &g2, &fresh);
+        memset(&again, 0xa5, sizeof again);
+        plan_replan(&again, &first, &g2, el);
+        cr_assert_eq(again.n_prologue, fresh.n_prologue);
+        cr_assert_eq(again.n_k_tile, fresh.n_k_tile);
+        cr_assert_eq(again.n_out_tile, fresh.n_out_tile);
+        cr_assert_eq(again.n_post, fresh.n_post);
+        cr_assert_eq(again.has_gemm, fresh.has_gemm);
+        cr_assert_eq(again.tiles_m, 5);
+        cr_assert_eq(again.tiles_m, fresh.tiles_m);
+        cr_assert_eq(again.tiles_n, fresh.tiles_n);
+        cr_assert_eq(again.tiles_k, fresh.tiles_k);
+        const struct plan_gemm *x = &again.gemm, *y = &fresh.gemm;
+        cr_assert(x->m == y->m && x->n == y->n && x->k == y->k && x->tile_m == y->tile_m &&
+                  x->tile_n == y->tile_n && x->tile_k == y->tile_k);
+        int n = fresh.n_prologue + fresh.n_k_tile + fresh.n_out_tile + fresh.n_post;
+        for (int i = 0; i < n; i++) {
+                const struct plan_stage *sa = &again.stage[i], *sf = &fresh.stage[i];
+                cr_assert(sa->unit == sf->unit && sa->op == sf->op && sa->scope == sf->scope &&
+                          sa->cost_op == sf->cost_op && sa->elements == sf->elements,
+                          "stage %d differs", i);
+        }
+}
+
 Test(plan, prologue_must_read_tcm)
 {
         struct plan_op ops[] = { math_op("head", TL_SCOPE_KERNEL), math_op("exp", TL_SCOPE_KERNEL),
