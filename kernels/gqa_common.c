@@ -683,12 +683,12 @@ struct prefill_pe {
         struct gqa_kv_ring ring;     /* K/V prefetch slots (TCM) */
         struct gqa_state st[2];      /* running state of each sub-block (TCM; apart, so
                                       * that one's merge never waits for the other's) */
+        struct gqa_state rows[2];    /* the block's rows of st (views made in its scope) */
         tl_tensor *out[2];           /* flat [rows_max * D], dtype: two blocks' outputs (TCM) */
         tl_tensor *sbuf[2][2];       /* flat score tiles [rows, kv_tile], fp32, per sub-block x 2 */
 };
 
-/* The block's Q . K^T of sub-block x into its score buffer (pinned):
- * returns the [rows, n] scores. */
+/* The block's Q . K^T of sub-block x into its score buffer (pinned): its [rows, n] scores. */
 static tl_tensor *scores(tl_ctx *tl, struct prefill_pe *pe, tl_tensor *qs,
                          const struct sub_block *sb, int x, int64_t ti, tl_tensor *k)
 {
@@ -713,7 +713,7 @@ static tl_handle merge_tile(tl_ctx *tl, const struct gqa_args *a, struct prefill
                             const struct sub_block *sb, int x, tl_tensor *s, tl_tensor *v, int64_t j0,
                             enum tile_view view)
 {
-        struct gqa_state st = state_rows(tl, &pe->st[x], sb->rows);
+        const struct gqa_state st = pe->rows[x];
         tl_set_pinned(v, true);
         if (view == TILE_MASKED) {
                 int64_t n = tl_dim(s, 1);
@@ -818,7 +818,7 @@ void gqa_prefill_run(tl_ctx *tl, const struct gqa_args *a, const struct gqa_pref
                 struct gqa_state st[2];
                 for (int x = 0; x < nsb; x++) {
                         int64_t n = sb[x].rows;
-                        st[x] = state_rows(tl, &pe.st[x], n);
+                        st[x] = pe.rows[x] = state_rows(tl, &pe.st[x], n);
                         tl_copy_to(tl, st[x].m,
                                    tl_fill(tl, TL_FP32, 2, ((int64_t[]){ n, 1 }), GQA_NEG_BIG));
                         tl_copy_to(tl, st[x].l, tl_fill(tl, TL_FP32, 2, ((int64_t[]){ n, 1 }), 0.0f));
