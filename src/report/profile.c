@@ -83,13 +83,10 @@ struct rep_line *rep_profile_at(struct rep_profile *p, const char *file, int lin
         return &p->slots[i];
 }
 
-struct rep_line *rep_profile_hinted(struct rep_profile *p, const char *file, int line,
+struct rep_line *rep_profile_rehint(struct rep_profile *p, const char *file, int line,
                                     struct rep_line_hint *hint)
 {
-        struct rep_line *l = hint->l;
-        if (l && hint->n_grown == p->n_grown && l->file == file && l->line == line)
-                return l;
-        l = rep_profile_at(p, file, line);
+        struct rep_line *l = rep_profile_at(p, file, line);
         *hint = (struct rep_line_hint){ .l = l, .n_grown = p->n_grown };
         return l;
 }

@@ -61,10 +61,19 @@ struct rep_line_hint {
         struct rep_line *l;          /* the entry found last */
         uint64_t n_grown;            /* the profile's n_grown then */
 };
+/* rep_profile_at, keeping the entry in *hint. */
+struct rep_line *rep_profile_rehint(struct rep_profile *, const char *file, int line,
+                                    struct rep_line_hint *hint);
 /* rep_profile_at through *hint: the kept entry if it is still valid and
  * of file:line (no hashing), else found and kept. */
-struct rep_line *rep_profile_hinted(struct rep_profile *, const char *file, int line,
-                                    struct rep_line_hint *hint);
+static inline struct rep_line *rep_profile_hinted(struct rep_profile *p, const char *file,
+                                                  int line, struct rep_line_hint *hint)
+{
+        struct rep_line *l = hint->l;
+        if (l && hint->n_grown == p->n_grown && l->file == file && l->line == line)
+                return l;
+        return rep_profile_rehint(p, file, line, hint);
+}
 /* Every line, entries of the same file name merged, by total time (most
  * first; ties by file then line): a new array in *out (caller frees);
  * returns its length, or 0 with *out NULL. */

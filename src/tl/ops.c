@@ -141,7 +141,9 @@ void tl__issue(tl_ctx *tl, enum topo_op op, const char *file, int line)
         sim_ps cost = topo_issue_cost_ps(&tl->sim->topo->pe.cpu, op);
         tl->issue_ps[op] += cost;
         tl->n_ops[op]++;
-        struct rep_line *l = rep_profile_hinted(&tl->run->profile, file, line, &tl->issued);
+        struct rep_line_hint *h = &tl->hints[(unsigned)line % TL_HINTS];
+        struct rep_line *l = rep_profile_hinted(&tl->run->profile, file, line, h);
+        tl->issued = *h;
         if (l) {
                 l->issue_ps += cost;
                 l->n_ops++;

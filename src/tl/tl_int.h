@@ -186,6 +186,8 @@ struct tl_pool {
         struct tl_pooled *all;       /* every record */
 };
 
+#define TL_HINTS 32
+
 struct tl_ctx {
         struct hw_pe *pe;            /* the PE running this kernel instance */
         struct hw_sim *sim;          /* its machine */
@@ -202,6 +204,8 @@ struct tl_ctx {
         uint64_t tcm_bytes;          /* persistent TCM allocated */
         sim_ps busy_until;           /* latest end of any op issued */
         struct rep_line_hint issued; /* the profile entry of the op being issued */
+        struct rep_line_hint hints[TL_HINTS]; /* the entries of the lines issued last, by line
+                                        modulo TL_HINTS: a loop's lines hit */
         struct tl_inflight *inflight; /* ops issued but not yet placed on the engines */
         struct tl_pool dma_ops;      /* DMA copy records (struct tl_dma_op) */
         struct tl_pool feeds;        /* composite feeds (struct tl_feed) */
