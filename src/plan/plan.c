@@ -132,24 +132,23 @@ static const char *const unit_component[] = { "pe_dma", "pe_gemm", "pe_math", "p
 static const enum rep_engine unit_engine[] = { REP_ENG_DMA, REP_ENG_GEMM, REP_ENG_MATH,
                                                REP_ENG_DMA };
 
-static void log_stage(struct plan_ctx *pc, const struct plan_stage *st, const char *op,
-                      int64_t tile, sim_ps start, sim_ps end, uint64_t bytes, uint64_t flops)
+/* The elements x cycles per element of a MATH stage of flops elements. */
+static uint64_t elem_cycles_of(const struct plan_ctx *pc, const struct plan_stage *st,
+                               uint64_t flops)
 {
-        const struct topo *t = pc->pe->sim->topo;
-        uint64_t elem_cycles = st->unit != PLAN_MATH ? 0 :
-                               flops * t->pe.math.cycles_per_element[st->cost_op];
-        if (pc->tally) {
-                enum rep_engine e = unit_engine[st->unit];
-                pc->busy_ps[e] += end - start;
-                rep_work_add(&pc->work, e, bytes, flops, elem_cycles);
-                return;
-        }
-        if (!pc->log)
-                return;
+        return st->unit != PLAN_MATH ? 0 :
+               flops * pc->pe->sim->topo->pe.math.cycles_per_element[st->cost_op];
+}
+
+/* The op_log record of a stage (log_stage), out of the tallying path. */
+__attribute__((noinline)) static void log_record(struct plan_ctx *pc, const struct plan_stage *st,
+                                                 const char *op, int64_t tile, sim_ps start,
+                                                 sim_ps end, uint64_t bytes, uint64_t flops)
+{
         struct rep_op rec = { .pe = pc->pe->name, .pe_index = pc->pe->global,
                               .component = unit_component[st->unit], .op = op,
                               .start_ps = start, .end_ps = end, .bytes = bytes, .flops = flops,
-                              .elem_cycles = elem_cycles };
+                              .elem_cycles = elem_cycles_of(pc, st, flops) };
         struct rep_param p[5] = {
                 { .name = "composite", .kind = REP_INT, .i = 1 },
                 { .name = "scope", .kind = REP_STR, .s = scope_name(st->scope) },
@@ -163,6 +162,21 @@ static void log_stage(struct plan_ctx *pc, const struct plan_stage *st, const ch
         rec.params = p;
         rec.n_params = 5;
         pc->log(pc->log_ctx, &rec);
+}
+
+/* A stage placed: tallied (inline: every stage of every composite comes
+ * here), or recorded. */
+static inline void log_stage(struct plan_ctx *pc, const struct plan_stage *st, const char *op,
+                             int64_t tile, sim_ps start, sim_ps end, uint64_t bytes,
+                             uint64_t flops)
+{
+        if (pc->tally) {
+                enum rep_engine e = unit_engine[st->unit];
+                pc->busy_ps[e] += end - start;
+                rep_work_add(&pc->work, e, bytes, flops, elem_cycles_of(pc, st, flops));
+        } else if (pc->log) {
+                log_record(pc, st, op, tile, start, end, bytes, flops);
+        }
 }
 
 /* One MATH stage from at (and not before the tensors it reads are ready):
