@@ -324,7 +324,7 @@ void tl__note_wait(tl_ctx *tl, enum tl_note_kind kind, const char *file, int lin
         ev_proc_note_lazy(tl->proc, format_note, tl);
 }
 
-void tl__wait_ready(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op)
+void tl__wait_busy(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op)
 {
         struct ev_future *f = &t->owner->ready;
         /* Only a trace marks producers (made_at.ok); a ready owner's state

@@ -400,8 +400,16 @@ static inline bool tl__struct_dead(const tl_ctx *tl, const tl_tensor *t)
 }
 /* t (if any) becomes ready at end; the op counts toward the open scope. */
 void tl__finish_at(tl_ctx *tl, tl_tensor *t, sim_ps end);
-/* Block until t is ready (notes the wait for deadlock reports). */
-void tl__wait_ready(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op);
+/* tl__wait_ready when t is busy or a trace is written (marks t's producer). */
+void tl__wait_busy(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op);
+/* Block until t is ready (notes the wait for deadlock reports). Inline:
+ * every operand of every op comes here, and most are ready. */
+static inline void tl__wait_ready(tl_ctx *tl, tl_tensor *t, const char *file, int line,
+                                  const char *op)
+{
+        if (t->owner->busy || tl->run->have_trace)
+                tl__wait_busy(tl, t, file, line, op);
+}
 /* The kernel error of a tensor that fails tl__check_tensor: what is wrong
  * with it (does not return). */
 _Noreturn void tl__bad_tensor(tl_ctx *tl, const tl_tensor *t, const char *file, int line,
