@@ -364,8 +364,8 @@ tl_tensor *tl__new_tensor(tl_ctx *tl, const char *file, int line, const char *op
                          (unsigned long long)n);
         memset(t, 0, sizeof *t);
         t->ndim = ndim;
-        if (ndim)
-                memcpy(t->shape, shape, (size_t)ndim * sizeof shape[0]);
+        for (int i = 0; i < ndim; i++)
+                t->shape[i] = shape[i];
         t->space = space;
         t->dtype = dt;
         t->base = data;
@@ -476,12 +476,11 @@ tl_tensor *tl__reshape(tl_ctx *tl, tl_tensor *t, int ndim, const int64_t *shape,
                          (long long)tl__elems(t), (long long)n);
         if (!is_contiguous(t))
                 tl__fail(tl, file, line, "tl_reshape", "the tensor is a strided view; load it first");
-        int64_t stride[TL_MAX_DIMS];
-        contiguous_strides(ndim, shape, stride);
         tl_tensor *v = clone_view(tl, t, file, line, "tl_reshape");
         v->ndim = ndim;
-        memcpy(v->shape, shape, (size_t)ndim * sizeof shape[0]);
-        memcpy(v->stride, stride, (size_t)ndim * sizeof stride[0]);
+        for (int i = 0; i < ndim; i++)
+                v->shape[i] = shape[i];
+        contiguous_strides(ndim, shape, v->stride);
         return v;
 }
 
