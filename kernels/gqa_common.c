@@ -681,23 +681,23 @@ static bool prefill_produce(tl_ctx *tl, void *ctx, struct gqa_kv_src *out)
 /* A prefill PE's buffers. */
 struct prefill_pe {
         struct gqa_kv_ring ring;     /* K/V prefetch slots (TCM) */
-        struct gqa_state st[2];      /* running state of each sub-block (TCM; apart, so
-                                      * that one's merge never waits for the other's) */
-        struct gqa_state rows[2];    /* the block's rows of st (views made in its scope) */
+        struct gqa_state st[2];      /* running state per sub-block (TCM; apart: no merge waits) */
+        struct gqa_state rows[2];    /* views made per block: its rows of st, */
+        tl_tensor *q[2], *s[2][2];   /* of Q, and sbuf as [rows, n] (per sub-block) */
         tl_tensor *out[2];           /* flat [rows_max * D], dtype: two blocks' outputs (TCM) */
         tl_tensor *sbuf[2][2];       /* flat score tiles [rows, kv_tile], fp32, per sub-block x 2 */
 };
 
-/* The block's Q . K^T of sub-block x into its score buffer (pinned): its [rows, n] scores. */
+/* The block's Q . K^T of sub-block x into its score buffer: its [rows, n] scores. */
 static tl_tensor *scores(tl_ctx *tl, struct prefill_pe *pe, tl_tensor *qs,
                          const struct sub_block *sb, int x, int64_t ti, tl_tensor *k)
 {
-        int64_t n = tl_dim(k, 0), d = tl_dim(k, 1);
-        tl_tensor *q = tl_view(tl, qs, ((int64_t[]){ sb->r0, 0 }), ((int64_t[]){ sb->rows, d }));
-        tl_tensor *s = flat_as(tl, pe->sbuf[x][ti % 2], 2, ((int64_t[]){ sb->rows, n }));
-        tl_set_pinned(q, true);
-        tl_set_pinned(k, true);
-        tl_set_pinned(s, true);
+        int64_t n = tl_dim(k, 0), d = tl_dim(k, 1), i = ti % 2;
+        if (ti == 0)            /* its first tile in the block (causal: it sees tile 0 if any) */
+                pe->q[x] = tl_view(tl, qs, ((int64_t[]){ sb->r0, 0 }), ((int64_t[]){ sb->rows, d }));
+        if (ti < 2 || tl_dim(pe->s[x][i], 1) != n)      /* q, k, s: pinned (TCM, scratch) */
+                pe->s[x][i] = flat_as(tl, pe->sbuf[x][i], 2, ((int64_t[]){ sb->rows, n }));
+        tl_tensor *q = pe->q[x], *s = pe->s[x][i];
         tl_composite(tl, &(tl_composite_desc){
                 .op = TL_GEMM, .a = q, .b = k, .trans_b = true, .out = s,
                 .tile_m = sb->rows, .tile_n = n, .tile_k = d,
