@@ -32,6 +32,8 @@ void gqa_split(int64_t total, int64_t n, int64_t i, int64_t *lo, int64_t *hi)
 
 static tl_tensor *rows_of(tl_ctx *tl, tl_tensor *t, int64_t n)
 {
+        if (n == tl_dim(t, 0))
+                return t;            /* all of it: no view */
         return tl_view(tl, t, ((int64_t[]){ 0, 0 }), ((int64_t[]){ n, tl_dim(t, 1) }));
 }
 
@@ -47,8 +49,7 @@ static tl_tensor *kv_rows(tl_ctx *tl, tl_tensor *x, int64_t b, int64_t h, int64_
 static tl_tensor *q_rows(tl_ctx *tl, tl_tensor *x, int64_t b, int64_t h0, int64_t hh, int64_t i0,
                          int64_t n)
 {
-        int64_t d = tl_dim(x, 3);
-        return tl_view(tl, x, ((int64_t[]){ b, h0, i0, 0 }), ((int64_t[]){ 1, hh, n, d }));
+        return tl_view(tl, x, ((int64_t[]){ b, h0, i0, 0 }), ((int64_t[]){ 1, hh, n, tl_dim(x, 3) }));
 }
 
 /* The first n elements of a flat TCM buffer, shaped. */
@@ -57,8 +58,7 @@ static tl_tensor *flat_as(tl_ctx *tl, tl_tensor *flat, int nd, const int64_t *sh
         int64_t n = 1;
         for (int i = 0; i < nd; i++)
                 n *= shape[i];
-        tl_tensor *v = tl_view(tl, flat, ((int64_t[]){ 0 }), ((int64_t[]){ n }));
-        return tl_reshape(tl, v, nd, shape);
+        return tl_reshape(tl, tl_view(tl, flat, ((int64_t[]){ 0 }), ((int64_t[]){ n })), nd, shape);
 }
 
 static struct gqa_state state_rows(tl_ctx *tl, const struct gqa_state *st, int64_t n)
