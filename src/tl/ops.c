@@ -390,6 +390,7 @@ struct tl_dma_op {
         unsigned n_params;           /* entries of p */
         const char *file;            /* the call it was issued by, charged its time */
         int line;                    /* and its line */
+        struct rep_line_hint prof;   /* that line's profile entry */
         tl_tensor *out;              /* the tensor it writes (the trace marks its producer) */
 };
 
@@ -400,7 +401,7 @@ static void dma_placed(struct hw_dma_req *req, sim_ps start, sim_ps end)
         struct rep_op rec = { .pe = tl->pe->name, .pe_index = tl->rank, .component = "pe_dma",
                               .op = d->op, .start_ps = start, .end_ps = end, .bytes = req->bytes,
                               .params = d->p, .n_params = d->n_params };
-        struct rep_trace_ref at = tl__log_stage(tl, &rec, d->file, d->line, NULL);
+        struct rep_trace_ref at = tl__log_stage(tl, &rec, d->file, d->line, &d->prof);
         if (tl->run->have_trace && d->out && d->out->space != TL_HBM)
                 d->out->owner->made_at = at;
         tl__inflight_placed(&d->fl, end);
@@ -419,6 +420,7 @@ static void dma_move(tl_ctx *tl, const tl_tensor *src, const tl_tensor *dst, uin
         d->out = out;
         d->file = file;
         d->line = line;
+        d->prof = tl->issued;        /* the issuing call's, as it was just issued */
         memcpy(d->p, p, n * sizeof *p);
         d->n_params = n;
         d->req = (struct hw_dma_req){ .pe = tl->pe, .from_hbm = src->space == TL_HBM,
