@@ -364,10 +364,11 @@ static void read_init(struct hw_dma_req *rq, const struct plan_ctx *pc, bool hbm
 
 void plan_feed(struct plan_run *r, const struct pipeline_plan *p, const struct plan_ctx *pc)
 {
-        /* The feed's state between the plan (its first member, copied
-         * unless it was generated in place) and the operand reads (set up
-         * once below; their spans are most of the feed's bytes). */
-        memset((char *)r + sizeof r->plan, 0, offsetof(struct plan_run, rd) - sizeof r->plan);
+        /* The feed's state between where it runs (copied below) and the
+         * operand reads (set up once below; their spans are most of the
+         * feed's bytes). */
+        memset((char *)r + offsetof(struct plan_run, operands), 0,
+               offsetof(struct plan_run, rd) - offsetof(struct plan_run, operands));
         r->rd_pending = 0;
         r->issuing = false;
         r->rd_ready = 0;
