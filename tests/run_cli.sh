@@ -122,5 +122,35 @@ check 2 "unknown option '--tarce'; did you mean '--trace'?" -- run gemm --tarce 
 check 0 "issue" -- run program_ids --set issue_cost.program_id_ns=7 --json
 out=$("$bin" run program_ids --set issue_cost.program_id_ns=7 --json)
 grep -q '"kernel_ps": 42000' <<<"$out" || { echo "FAIL: issue cost override not applied"; fail=1; }
+# Progress: drawn on stderr with --progress (every N events under
+# CUBESIM_TEST_PROGRESS_EVERY), its simulated time and counts never going
+# back, the line cleared at the end; stdout the same as without it; none
+# when stderr is not a terminal, or with --no-progress.
+pargs=(run gqa_prefill --set model=llama3-8b --set seq_len=1024 --set q_len=1024 --json)
+"$bin" "${pargs[@]}" >"$tmp/plain.json" 2>"$tmp/plain.err" || fail=1
+CUBESIM_TEST_PROGRESS_EVERY=2000 "$bin" "${pargs[@]}" --progress >"$tmp/prog.json" 2>"$tmp/prog.err" || fail=1
+CUBESIM_TEST_PROGRESS_EVERY=2000 "$bin" "${pargs[@]}" --progress --no-progress >/dev/null 2>"$tmp/noprog.err" || fail=1
+cmp -s "$tmp/plain.json" "$tmp/prog.json" || { echo "FAIL: --progress changed stdout"; fail=1; }
+[ ! -s "$tmp/plain.err" ] || { echo "FAIL: progress drawn on a file without --progress"; fail=1; }
+[ ! -s "$tmp/noprog.err" ] || { echo "FAIL: progress drawn with --no-progress"; fail=1; }
+python3 - "$tmp/prog.err" <<'PY' || { echo "FAIL: progress lines"; fail=1; }
+import re, sys
+text = open(sys.argv[1], encoding="utf-8", newline="").read()
+assert text.endswith("\r\x1b[K"), "the line is not cleared at the end"
+lines = [l for l in text.split("\r\x1b[K") if l]
+assert len(lines) >= 5, lines
+def count(s):
+    n, _, unit = s.partition(" ")
+    return float(n) * {"": 1, "M": 1e6, "G": 1e9}[unit]
+last = (0, 0, 0)
+for l in lines:
+    m = re.fullmatch(r"gqa_prefill: ([0-9.]+) (us|ms) simulated, ([0-9.]+(?: [MG])?) events, "
+                     r"([0-9.]+(?: [MG])?) requests, [0-9.]+ s", l)
+    assert m, l
+    now = (float(m[1]) * (1000 if m[2] == "ms" else 1), count(m[3]), count(m[4]))
+    assert now[0] >= last[0] and now[1] > last[1] and now[2] >= last[2], (last, l)
+    last = now
+PY
+
 [ $fail -eq 0 ] && echo "run cli: all cases pass"
 exit $fail

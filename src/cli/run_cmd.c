@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/diag.h"
 #include "base/params.h"
@@ -17,7 +18,8 @@ static const char usage[] =
         "                  [--expect DIR [--rtol X] [--atol X]] [--fail-on-nonfinite]\n"
         "                  [--seed N] [--oplog FILE] [--trace FILE] [--trace-pes LIST]\n"
         "                  [--trace-window T0:T1] [--kernels LIB.so] [--max-events N]\n"
-        "                  [--max-sim-ns T] [--timeout-s S] [--profile] [--json]\n"
+        "                  [--max-sim-ns T] [--timeout-s S] [--progress | --no-progress]\n"
+        "                  [--profile] [--json]\n"
         "\n"
         "Run KERNEL on every PE of a machine and report where the time went: busy\n"
         "time and utilisation per component class, the run's bounds (its work at\n"
@@ -69,6 +71,10 @@ static const char usage[] =
         "                    that run)\n"
         "  --timeout-s S     stop with an error (exit 1) after S seconds of wall time,\n"
         "                    even in a kernel that spins without calling tl_*\n"
+        "  --progress        draw the run's progress on stderr: simulated time, events\n"
+        "                    and requests so far, wall time (default: when stderr is a\n"
+        "                    terminal); the line is cleared when the run ends\n"
+        "  --no-progress     never draw it\n"
         "  --profile         print the time of every kernel source line (issue, engine\n"
         "                    time by engine, time the PE_CPU waited there, op count);\n"
         "                    with --json, as \"profile\"\n"
@@ -148,7 +154,7 @@ int cli_run(int argc, char **argv)
                                              "--max-events", "--max-sim-ns", "--timeout-s",
                                              "--allow-random", "--save-inputs", "--expect",
                                              "--rtol", "--atol", "--fail-on-nonfinite", "--help",
-                                             NULL };
+                                             "--progress", "--no-progress", NULL };
         const char *kernel = NULL, *topo_path = NULL;
         char *sets[256];
         int n_sets = 0;
@@ -156,7 +162,7 @@ int cli_run(int argc, char **argv)
         struct tl_run_opts ro = { .mode = TL_MODE_OPLOG, .seed = 1,
                                   .max_events = TL_DEFAULT_MAX_EVENTS,
                                   .max_time_ps = TL_DEFAULT_MAX_TIME_PS, .rtol = -1,
-                                  .atol = -1 };
+                                  .atol = -1, .progress = isatty(STDERR_FILENO) };
         struct diag d;
         diag_init(&d);
         int rc = CLI_OK;
@@ -180,6 +186,10 @@ int cli_run(int argc, char **argv)
                 }
                 if (strcmp(a, "--profile") == 0) {
                         profile = true;
+                        continue;
+                }
+                if (strcmp(a, "--progress") == 0 || strcmp(a, "--no-progress") == 0) {
+                        ro.progress = a[2] == 'p';
                         continue;
                 }
                 if (a[0] == '-' && a[1] == '-') {

@@ -295,7 +295,7 @@ static void report_procs(struct ev_loop *ev, struct diag *d)
         }
 }
 
-enum next_kind { NEXT_EVENT, NEXT_NONE, NEXT_TIME_BUDGET, NEXT_EVENT_BUDGET };
+enum next_kind { NEXT_EVENT, NEXT_NONE, NEXT_TIME_BUDGET, NEXT_CHECK };
 
 /* The next event in (time, seq) order, without taking it; or why there is
  * none to take. */
@@ -314,8 +314,8 @@ static inline enum next_kind peek_next(const struct ev_loop *ev, struct ev_event
         } else {
                 return NEXT_NONE;
         }
-        if (unlikely(ev->max_events && ev->n_events >= ev->max_events))
-                return NEXT_EVENT_BUDGET;
+        if (unlikely(ev->next_check && ev->n_events >= ev->next_check))
+                return NEXT_CHECK;
         return NEXT_EVENT;
 }
 
@@ -343,9 +343,32 @@ static inline void take(struct ev_loop *ev, struct ev_event *e)
         ev->n_events++;
 }
 
+/* The event count at which the loop next looks up: its budget, or its next
+ * poll when that comes first (0: never). */
+static uint64_t check_at(const struct ev_loop *ev)
+{
+        uint64_t at = ev->max_events;
+        if (ev->poll) {
+                uint64_t poll = ev->poll_every > UINT64_MAX - ev->n_events
+                                        ? UINT64_MAX : ev->n_events + ev->poll_every;
+                if (!at || poll < at)
+                        at = poll;
+        }
+        return at;
+}
+
+void ev_set_poll(struct ev_loop *ev, uint64_t every, ev_poll_fn fn, void *ctx)
+{
+        CS_ASSERT(!fn || every > 0);
+        ev->poll = fn;
+        ev->poll_every = every;
+        ev->poll_ctx = ctx;
+}
+
 enum ev_run_result ev_run(struct ev_loop *ev, struct diag *d)
 {
         ev->stopping = false;
+        ev->next_check = check_at(ev);
         ev->direct = coro_can_transfer() && ev->trace == NULL;
         if (unlikely(ev->nomem))
                 return out_of_memory(ev, d);
@@ -369,7 +392,12 @@ enum ev_run_result ev_run(struct ev_loop *ev, struct diag *d)
                         report_procs(ev, d);
                         return EV_BUDGET;
                 }
-                case NEXT_EVENT_BUDGET:
+                case NEXT_CHECK:
+                        if (!ev->max_events || ev->n_events < ev->max_events) {
+                                ev->poll(ev->poll_ctx, ev);
+                                ev->next_check = check_at(ev);
+                                continue;
+                        }
                         diag_error(d, "event budget exceeded: %llu events at %llu ns; a run "
                                    "this long needs a larger one (cubesim run --max-events, "
                                    "and --max-sim-ns if simulated time runs out next), unless "

@@ -74,6 +74,8 @@ struct ev_heap_entry {
 
 /* Observes every dispatched event (determinism tests, tracing). */
 typedef void (*ev_trace_fn)(void *ctx, sim_ps t, uint64_t seq, const struct ev_event *e);
+/* Called between two events, every so many (ev_set_poll): progress. */
+typedef void (*ev_poll_fn)(void *ctx, const struct ev_loop *ev);
 
 struct ev_proc;
 
@@ -98,6 +100,11 @@ struct ev_loop {
         struct ev_proc *current;     /* running process, NULL in a callback */
         uint64_t max_events;         /* stop with an error past this many (0: none) */
         sim_ps max_time;             /* stop with an error past this time (0: none) */
+        uint64_t next_check;         /* events at which the loop looks up from its work: the
+                                      * budget or the next poll (0: never); ev_run sets it */
+        uint64_t poll_every;         /* events between calls of poll */
+        ev_poll_fn poll;             /* ev_set_poll's, or NULL */
+        void *poll_ctx;              /* its context */
         bool stopping;               /* ev_stop was called */
         bool nomem;                  /* sticky: an event was lost to a failed allocation */
         bool direct;                 /* processes may hand over to each other (coro_transfer) */
@@ -114,6 +121,10 @@ struct ev_config {
 /* 0 or -ENOMEM. */
 int ev_loop_init(struct ev_loop *, const struct ev_config *);
 void ev_loop_fini(struct ev_loop *);
+/* Call fn(ctx, ev) between two events every `every` events (> 0) of the
+ * runs that follow; fn NULL: no more calls. It may read the loop, not
+ * change it. The check costs the loop nothing: it is the event budget's. */
+void ev_set_poll(struct ev_loop *, uint64_t every, ev_poll_fn fn, void *ctx);
 
 static inline sim_ps ev_now(const struct ev_loop *ev) { return ev->now; }
 

@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/util.h"
@@ -25,6 +27,75 @@ tl_ctx *tl__current(void)
         /* Every process of a machine is a PE's kernel (hw/launch.c). */
         struct hw_pe *pe = container_of(r->sim->ev.current, struct hw_pe, proc);
         return &r->ctx[pe->global];
+}
+
+/* ---- progress ---- */
+
+/* A run's progress line on stderr: simulated time, events and requests so
+ * far, wall time. Drawn at most four times a second, from the loop's poll
+ * (every TL_PROGRESS_EVERY events; CUBESIM_TEST_PROGRESS_EVERY=N draws
+ * every N events, for tests). The line is cleared when the run ends. */
+#define TL_PROGRESS_EVERY (UINT64_C(1) << 16)
+
+struct progress {
+        const char *name;            /* the kernel's */
+        const struct hw_sim *sim;    /* its machine, for its bookings */
+        double t0;                   /* wall seconds at the start */
+        double last;                 /* at the last draw (0: none yet) */
+        bool every_poll;             /* draw at every poll (tests) */
+};
+
+static double wall_now(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* n as it reads best on a line that changes: 51234, 1.2 M, 3.45 G. */
+static void fmt_count(uint64_t n, char *buf, size_t len)
+{
+        if (n < 1000000)
+                snprintf(buf, len, "%" PRIu64, n);
+        else if (n < UINT64_C(1000000000))
+                snprintf(buf, len, "%.1f M", (double)n / 1e6);
+        else
+                snprintf(buf, len, "%.2f G", (double)n / 1e9);
+}
+
+static void progress_draw(void *ctx, const struct ev_loop *ev)
+{
+        struct progress *p = ctx;
+        double now = wall_now();
+        if (!p->every_poll && now - p->last < 0.25)
+                return;
+        p->last = now;
+        double ns = (double)ev->now / SIM_PS_PER_NS;
+        char events[32], requests[32];
+        fmt_count(ev->n_events, events, sizeof events);
+        fmt_count(hw_sim_bookings(p->sim), requests, sizeof requests);
+        fprintf(stderr, "\r\033[K%s: %.3f %s simulated, %s events, %s requests, %.1f s",
+                p->name, ns >= 1e6 ? ns / 1e6 : ns / 1e3, ns >= 1e6 ? "ms" : "us", events,
+                requests, now - p->t0);
+        fflush(stderr);
+}
+
+static void progress_start(struct progress *p, struct hw_sim *sim, const char *name)
+{
+        const char *test = getenv("CUBESIM_TEST_PROGRESS_EVERY");
+        uint64_t every = test ? strtoull(test, NULL, 10) : 0;
+        *p = (struct progress){ .name = name, .sim = sim, .t0 = wall_now(),
+                                .every_poll = every > 0 };
+        ev_set_poll(&sim->ev, every ? every : TL_PROGRESS_EVERY, progress_draw, p);
+}
+
+static void progress_end(struct progress *p, struct hw_sim *sim)
+{
+        ev_set_poll(&sim->ev, 0, NULL, NULL);
+        if (p->last > 0) {
+                fputs("\r\033[K", stderr);
+                fflush(stderr);
+        }
 }
 
 static void pe_body(struct hw_pe *pe, void *arg)
@@ -244,9 +315,14 @@ int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl
         sim->ev.max_events = r->opts->max_events;
         sim->ev.max_time = r->opts->max_time_ps;
         struct tl_run *outer = running;
+        struct progress progress;
+        if (r->opts->progress)
+                progress_start(&progress, sim, r->kernel->name);
         running = r;
         r->result = ev_run(&sim->ev, d);
         running = outer;
+        if (r->opts->progress)
+                progress_end(&progress, sim);
         int out = 0;
         if (sim->no_stack) {
                 diag_error(d, "%s: the kernel could not start: no stack could be mapped for its "

@@ -73,6 +73,7 @@ struct tl_run_opts {
         sim_ps max_time_ps;          /* stop with an error past this simulated time (0: none) */
         double timeout_s;            /* tl_job_run: stop the process past this many seconds
                                       * of wall time, even mid-kernel (0: none; watchdog.h) */
+        bool progress;               /* draw the run's progress on stderr (a terminal's line) */
 };
 
 /* Default budgets: they stop a kernel that never ends, and bound nothing
