@@ -725,6 +725,36 @@ Test(engine, event_budget_stops_runaway)
         cr_assert(diag_has(&d, "process 'spinner' waits on a timer"));
 }
 
+/* The poll is called between events, every so many, and the event budget
+ * it shares its check with still stops the run at its count. */
+static uint64_t poll_at[64];
+static int n_polls;
+static void record_poll(void *ctx, const struct ev_loop *l)
+{
+        (void)ctx;
+        if (n_polls < 64)
+                poll_at[n_polls] = l->n_events;
+        n_polls++;
+}
+
+Test(engine, poll_every_n_events_and_budget)
+{
+        static struct ev_proc p;
+        ev.max_events = 1000;
+        ev_set_poll(&ev, 300, record_poll, NULL);
+        ev_proc_start(&ev, &p, "spinner", forever, NULL);
+        cr_assert_eq(ev_run(&ev, &d), EV_BUDGET);
+        cr_assert(diag_has(&d, "event budget exceeded: 1000 events"));
+        cr_assert_eq(n_polls, 3, "polls at 300, 600, 900 (%d)", n_polls);
+        for (int i = 0; i < 3; i++)
+                cr_assert_eq(poll_at[i], 300 * (uint64_t)(i + 1));
+        n_polls = 0;
+        ev_set_poll(&ev, 0, NULL, NULL);
+        ev.max_events = 1500;
+        cr_assert_eq(ev_run(&ev, &d), EV_BUDGET, "no poll after it is taken off");
+        cr_assert_eq(n_polls, 0);
+}
+
 Test(engine, time_budget_stops_runaway)
 {
         static struct ev_proc p;
