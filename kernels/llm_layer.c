@@ -182,6 +182,25 @@ static void rmsnorm_rows(tl_ctx *tl, const struct llm_args *a, const struct llm_
 
 /* ---- GEMMs ------------------------------------------------------------------------ */
 
+/* A ping-pong buffer's [rows, cols] corner, the view made once per shape
+ * (a GEMM block's steps reuse it: views live until the kernel ends). TCM
+ * views are pinned (ADR 0007). */
+struct corner {
+        tl_tensor *buf;              /* the buffer */
+        tl_tensor *v;                /* its last corner, or NULL */
+        int64_t rows, cols;          /* that corner's shape */
+};
+
+static tl_tensor *corner(tl_ctx *tl, struct corner *c, int64_t rows, int64_t cols)
+{
+        if (!c->v || c->rows != rows || c->cols != cols) {
+                c->v = view2(tl, c->buf, 0, 0, rows, cols);
+                c->rows = rows;
+                c->cols = cols;
+        }
+        return c->v;
+}
+
 /* acc [m, n] (TCM, fp32, pinned) = a [m, K] . b [K, n], m <= LLM_TM,
  * n <= LLM_TN: K in LLM_TK steps through the PE's ping-pong buffers, the
  * loads of step s + 1 issued before the GEMM of step s (DMA and GEMM
@@ -193,22 +212,22 @@ static void gemm_block(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, tl_ten
         int64_t m = tl_dim(a, 0), k = tl_dim(a, 1), n = tl_dim(b, 1);
         int64_t steps = (k + LLM_TK - 1) / LLM_TK;
         int64_t kk = min64(LLM_TK, k);
-        tl_copy_to(tl, view2(tl, pe->abuf[0], 0, 0, m, kk), view2(tl, a, 0, 0, m, kk));
-        tl_copy_to(tl, view2(tl, pe->bbuf[0], 0, 0, kk, n), view2(tl, b, 0, 0, kk, n));
+        struct corner av[2] = { { .buf = pe->abuf[0] }, { .buf = pe->abuf[1] } };
+        struct corner bv[2] = { { .buf = pe->bbuf[0] }, { .buf = pe->bbuf[1] } };
+        tl_copy_to(tl, corner(tl, &av[0], m, kk), view2(tl, a, 0, 0, m, kk));
+        tl_copy_to(tl, corner(tl, &bv[0], kk, n), view2(tl, b, 0, 0, kk, n));
         for (int64_t s = 0; s < steps; s++) {
                 int cur = (int)(s % 2), nxt = 1 - cur;
                 int64_t k0 = s * LLM_TK, kn = min64(LLM_TK, k - k0);
                 if (s + 1 < steps) {
                         int64_t k1 = k0 + LLM_TK, kn1 = min64(LLM_TK, k - k1);
-                        tl_copy_to(tl, view2(tl, pe->abuf[nxt], 0, 0, m, kn1),
+                        tl_copy_to(tl, corner(tl, &av[nxt], m, kn1),
                                    view2(tl, a, 0, k1, m, kn1));
-                        tl_copy_to(tl, view2(tl, pe->bbuf[nxt], 0, 0, kn1, n),
+                        tl_copy_to(tl, corner(tl, &bv[nxt], kn1, n),
                                    view2(tl, b, k1, 0, kn1, n));
                 }
-                tl_tensor *ta = view2(tl, pe->abuf[cur], 0, 0, m, kn);
-                tl_tensor *tb = view2(tl, pe->bbuf[cur], 0, 0, kn, n);
-                tl_set_pinned(ta, true);
-                tl_set_pinned(tb, true);
+                tl_tensor *ta = corner(tl, &av[cur], m, kn);
+                tl_tensor *tb = corner(tl, &bv[cur], kn, n);
                 tl_wait(tl, tl_composite(tl, &(tl_composite_desc){
                         .op = TL_GEMM, .a = ta, .b = tb, .out = acc,
                         .epilogue = (tl_epilogue[]){ { .op = TL_ADD, .tensor = acc } },
