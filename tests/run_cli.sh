@@ -152,5 +152,20 @@ for l in lines:
     last = now
 PY
 
+# The wall-clock limit's message clears a progress line first (the run
+# is long: 128K prefill takes most of a minute).
+CUBESIM_TEST_PROGRESS_EVERY=1000 "$bin" run gqa_prefill --set model=llama3-70b \
+        --set seq_len=131072 --set q_len=131072 --set causal=1 --timeout-s 2 --progress \
+        >/dev/null 2>"$tmp/limit.err"; rc=$?
+[ $rc -eq 1 ] || { echo "FAIL: --timeout-s with --progress: exit $rc, want 1"; fail=1; }
+python3 - "$tmp/limit.err" <<'PY' || { echo "FAIL: the limit's message after a progress line"; fail=1; }
+import sys
+text = open(sys.argv[1], encoding="utf-8", newline="").read()
+head, _, last = text.rpartition("\r\x1b[K")
+assert head.startswith("\r\x1b[Kgqa_prefill: "), text[:200]
+assert last.startswith("kernels/") or last.startswith("gqa_prefill: error: "), last[:300]
+assert "error: wall-clock limit reached (--timeout-s 2)" in last.splitlines()[0], last[:300]
+PY
+
 [ $fail -eq 0 ] && echo "run cli: all cases pass"
 exit $fail

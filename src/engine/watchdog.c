@@ -19,6 +19,7 @@
 static struct ev_loop *volatile watched;  /* the loop of the run, while armed */
 static const char *volatile watched_what; /* names the run */
 static volatile double watched_s;        /* the limit, seconds */
+static volatile sig_atomic_t line_open;  /* stderr ends in a progress line */
 
 /* The limit as typed: whole seconds, or with three decimals. */
 static void put_seconds(char *buf, size_t *n, size_t cap, double s)
@@ -65,7 +66,8 @@ static void on_alarm(int sig)
         if (p && p->at_file) {
                 sigsafe_put(msg, &n, cap, "the kernel was running, its last tl_* call here (");
                 sigsafe_put(msg, &n, cap, p->at_what ? p->at_what : "?");
-                sigsafe_put(msg, &n, cap, "): a loop without tl_* calls never ends");
+                sigsafe_put(msg, &n, cap, "): a loop without tl_* calls never ends (a run "
+                                          "that is only long needs a larger --timeout-s)");
         } else if (p) {
                 sigsafe_put(msg, &n, cap, "process '");
                 sigsafe_put(msg, &n, cap, p->name ? p->name : "?");
@@ -74,6 +76,8 @@ static void on_alarm(int sig)
                 sigsafe_put(msg, &n, cap, "a run this long needs a larger --timeout-s");
         }
         msg[n++] = '\n';
+        if (line_open)
+                sigsafe_write(STDERR_FILENO, "\r\033[K", 4);
         sigsafe_write(STDERR_FILENO, msg, n);
         _exit(1);
 }
@@ -98,6 +102,11 @@ int ev_watchdog_arm(struct ev_loop *ev, double seconds, const char *what)
                 return -errno;
         }
         return 0;
+}
+
+void ev_watchdog_line_open(bool open)
+{
+        line_open = open;
 }
 
 void ev_watchdog_disarm(void)

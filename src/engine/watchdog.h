@@ -18,5 +18,8 @@
 int ev_watchdog_arm(struct ev_loop *ev, double seconds, const char *what);
 /* Cancel it (the run ended in time). */
 void ev_watchdog_disarm(void);
+/* Whether stderr's last line is an unfinished progress line (a terminal's
+ * line redrawn in place): the message clears it first. */
+void ev_watchdog_line_open(bool open);
 
 #endif

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "engine/watchdog.h"
 #include "tl/tl_int.h"
 
 /* The run whose event loop this thread is in (one run per thread at a
@@ -78,6 +79,7 @@ static void progress_draw(void *ctx, const struct ev_loop *ev)
                 p->name, ns >= 1e6 ? ns / 1e6 : ns / 1e3, ns >= 1e6 ? "ms" : "us", events,
                 requests, now - p->t0);
         fflush(stderr);
+        ev_watchdog_line_open(true);
 }
 
 static void progress_start(struct progress *p, struct hw_sim *sim, const char *name)
@@ -95,6 +97,7 @@ static void progress_end(struct progress *p, struct hw_sim *sim)
         if (p->last > 0) {
                 fputs("\r\033[K", stderr);
                 fflush(stderr);
+                ev_watchdog_line_open(false);
         }
 }
 
