@@ -29,8 +29,12 @@ struct tl_feed {
         struct plan_run run;         /* the feed */
 };
 
-/* What a composite's handle refers to: lives with the handle's scope. */
+/* What a composite's handle refers to until its stages are placed; then
+ * the handle holds its end and the record is reused (kept for the
+ * handle's scope, records were most of a kernel-level loop's memory). */
 struct composite_rec {
+        struct tl_pooled pooled;     /* in tl_ctx.recs */
+        tl_tensor *handle;           /* its handle */
         struct tl_feed *feed;        /* its feed while stages are being placed, then NULL */
         struct tl_inflight fl;       /* in flight until every stage is placed */
         tl_ctx *tl;                  /* the PE that issued it */
@@ -61,6 +65,11 @@ static void placed(void *ctx, sim_ps end)
         tl__inflight_placed(&rec->fl, end);
         tl__pool_put(&tl->feeds, rec->feed);
         rec->feed = NULL;
+        /* A waiter woken above reads the handle, not the record: nothing
+         * takes the record from the pool before the PE's process runs. */
+        rec->handle->ready_at = end;
+        rec->handle->handle_rec = NULL;
+        tl__pool_put(&tl->recs, rec);
 }
 
 /* A composite feed to plan into (its run.plan): reused or new. */
@@ -73,9 +82,13 @@ static struct tl_feed *feed_get(tl_ctx *tl, const char *file, int line)
 static tl_handle finish(tl_ctx *tl, struct tl_feed *feed, sim_ps math_ready,
                         tl_tensor *const outs[COMPOSITE_OUTS], const char *file, int line)
 {
-        struct composite_rec *rec = tl__arena_alloc(tl, sizeof *rec);
-        if (!rec)
+        struct composite_rec *rec = tl__pool_get(tl, &tl->recs, sizeof *rec, file, line,
+                                                 "tl_composite");
+        /* The handle first: the feed may place every stage at once. */
+        tl_tensor *h = tl__new_handle(tl, rec);
+        if (!h)
                 tl__fail(tl, file, line, "tl_composite", "host out of memory");
+        rec->handle = h;
         rec->feed = feed;  /* its run is set by plan_feed, fl by tl__inflight_begin */
         rec->tl = tl;
         rec->file = file;
@@ -88,9 +101,6 @@ static tl_handle finish(tl_ctx *tl, struct tl_feed *feed, sim_ps math_ready,
                                .log = log_sink, .log_ctx = rec,
                                .tally = !tl->run->have_oplog && !tl->run->have_trace };
         plan_feed(&feed->run, &feed->run.plan, &pc);
-        tl_tensor *h = tl__new_handle(tl, rec);
-        if (!h)
-                tl__fail(tl, file, line, "tl_composite", "host out of memory");
         return (tl_handle){ .p = h };
 }
 
@@ -102,17 +112,17 @@ void tl__wait(tl_ctx *tl, tl_handle h, const char *file, int line)
                 tl__fail(tl, file, line, "tl_wait", "not a handle returned by tl_composite");
         if (tl__struct_dead(tl, hs))
                 return;      /* issued in a scope that has ended, which waited for it */
-        struct composite_rec *rec = hs->handle_rec;
-        if (!rec->fl.placed.done) {
+        struct composite_rec *rec = hs->handle_rec; /* NULL once placed */
+        if (rec) {
                 tl__note_wait(tl, TL_NOTE_AT, file, line, "tl_wait on a composite", NULL, 0);
                 sim_ps since = ev_now(&tl->sim->ev);
                 ev_wait(tl->proc, &rec->fl.placed);
                 tl__waited(tl, since, "tl_composite", file, line);
         }
-        if (rec->fl.end > ev_now(&tl->sim->ev)) {
+        if (hs->ready_at > ev_now(&tl->sim->ev)) {
                 tl__note_wait(tl, TL_NOTE_AT, file, line, "tl_wait on a composite", NULL, 0);
                 sim_ps since = ev_now(&tl->sim->ev);
-                ev_sleep_until(tl->proc, rec->fl.end);
+                ev_sleep_until(tl->proc, hs->ready_at);
                 tl__waited(tl, since, "tl_composite", file, line);
         }
 }

@@ -563,6 +563,7 @@ void tl__ctx_fini(tl_ctx *tl)
 {
         pool_free(&tl->dma_ops);
         pool_free(&tl->feeds);
+        pool_free(&tl->recs);
         arena_free(&tl->arena);
         struct tl_tensors *p = &tl->structs;
         for (size_t i = 0; i < p->n_blocks; i++)

@@ -42,7 +42,8 @@ struct tl_tensor {
         struct tl_tensor *owner;     /* whose storage and future this is (itself if not a view) */
         union {
                 float *base;         /* data mode: the owner's storage; NULL in op_log mode */
-                void *handle_rec;    /* a handle's composite record (arena, dies with the scope) */
+                void *handle_rec;    /* a handle's composite record until placed (then NULL,
+                                      * and ready_at is its end) */
         };
         struct tl_tensor *next_made; /* the struct made after it in its scope, or next dead one */
         int64_t offset;              /* elements from the owner's base */
@@ -209,6 +210,7 @@ struct tl_ctx {
         struct tl_inflight *inflight; /* ops issued but not yet placed on the engines */
         struct tl_pool dma_ops;      /* DMA copy records (struct tl_dma_op) */
         struct tl_pool feeds;        /* composite feeds (struct tl_feed) */
+        struct tl_pool recs;         /* composite records (struct composite_rec) */
         struct pipeline_plan merge_plan; /* the softmax_merge recipe as planned first
                                         (has_gemm false: not yet), reused (plan_replan) */
         struct ev_future recv_ready; /* a blocked tl_recv's wake-up */
@@ -463,7 +465,7 @@ void tl__arena_rollback(tl_ctx *tl, size_t mark);
 /* A struct of the PE's tensor pool for a composite's handle: magic
  * TL_HANDLE_MAGIC, handle_rec = rec; it lives and dies with the innermost
  * open scope like a tensor, so a handle whose scope ended is known as such
- * without reading its record (freed with the scope). NULL: out of memory. */
+ * without reading its record (reused once placed). NULL: out of memory. */
 tl_tensor *tl__new_handle(tl_ctx *tl, void *rec);
 
 /* Data-mode kernels of the ops (compute.c). */

@@ -407,6 +407,41 @@ Test(feed, gemm_epilogue_composite_equals_ops_one_by_one)
         cr_assert_gt(nonzero, 100, "relu left something");
 }
 
+/* A handle's record is reused once its composite is placed: waiting on
+ * the handle again, after a later composite took the record, waits for
+ * nothing (its own composite is done), not for the later one. */
+static sim_ps again_at, second_end;
+static void k_wait_twice(tl_ctx *tl, const void *args)
+{
+        if (tl->rank != 0)
+                return;
+        int64_t dims[2] = { 128, 128 };
+        tl_tensor *a = tl_alloc(tl, TL_TCM, TL_BF16, 2, dims);
+        tl_tensor *b = tl_alloc(tl, TL_TCM, TL_BF16, 2, dims);
+        tl_tensor *c1 = tl_alloc(tl, TL_TCM, TL_FP32, 2, dims);
+        tl_tensor *c2 = tl_alloc(tl, TL_TCM, TL_FP32, 2, dims);
+        tl_composite_desc cd = { .op = TL_GEMM, .a = a, .b = b, .out = c1, .tile_m = 128,
+                                .tile_n = 128, .tile_k = 128 };
+        tl_handle h1 = tl_composite(tl, &cd);
+        tl_wait(tl, h1);
+        cd.out = c2;
+        tl_handle h2 = tl_composite(tl, &cd);
+        tl_wait(tl, h1);
+        again_at = ev_now(&tl->sim->ev);
+        tl_wait(tl, h2);
+        second_end = ev_now(&tl->sim->ev);
+}
+
+Test(feed, a_handle_waited_again_after_its_record_is_reused)
+{
+        static struct tl_kernel k = { .name = "twice", .fn = k_wait_twice };
+        static struct tl_run_opts o = { .mode = TL_MODE_OPLOG, .seed = 1 };
+        fixture_run_ok(k.name, &k, &o, NULL, 0);
+        cr_assert_gt(second_end, again_at + 10 * SIM_PS_PER_NS,
+                     "the second wait on h1 returned at %llu ps, h2 ended at %llu ps",
+                     (unsigned long long)again_at, (unsigned long long)second_end);
+}
+
 static void k_merge_both_ways(tl_ctx *tl, const void *args)
 {
         if (tl->rank != 0)
