@@ -567,7 +567,7 @@ const struct bench bench_llm_step = {
                 "  batches=1,32        decode batches\n"
                 "  contexts=4096,32768 decode past lengths (tokens)\n"
                 "  prefill_models=a,b  prefill presets (default: llama3-8b,mistral-7b; the\n"
-                "                      largest, llama31-405b, takes about 10 s and 1.5 GB\n"
+                "                      largest, llama31-405b, takes about 9 s and 1.2 GB\n"
                 "                      of memory a layer run)\n"
                 "  tp_sips=1,2,4,8     SIP counts of the TP panel (empty: none)\n"
                 "  figures=0           skip gnuplot\n",
