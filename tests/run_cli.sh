@@ -152,20 +152,44 @@ for l in lines:
     last = now
 PY
 
-# The wall-clock limit's message clears a progress line first (the run
-# is long: 128K prefill takes most of a minute).
-CUBESIM_TEST_PROGRESS_EVERY=1000 "$bin" run gqa_prefill --set model=llama3-70b \
-        --set seq_len=131072 --set q_len=131072 --set causal=1 --timeout-s 2 --progress \
-        >/dev/null 2>"$tmp/limit.err"; rc=$?
-[ $rc -eq 1 ] || { echo "FAIL: --timeout-s with --progress: exit $rc, want 1"; fail=1; }
-python3 - "$tmp/limit.err" <<'PY' || { echo "FAIL: the limit's message after a progress line"; fail=1; }
+# The wall-clock limit's message clears a progress line first. The kernel
+# makes events (a progress line every 4 under CUBESIM_TEST_PROGRESS_EVERY)
+# and then spins without tl_* calls until the limit: whatever the
+# machine's speed, the line is drawn before the limit is reached.
+cat >"$tmp/busy_spin.c" <<'EOF'
+#include <cubesim/tl.h>
+
+static void body(tl_ctx *tl, const void *argp)
+{
+        (void)argp;
+        tl_tensor *x = tl_alloc(tl, TL_TCM, TL_FP32, 1, ((int64_t[]){ 256 }));
+        for (int i = 0; i < 64; i++)
+                tl_wait_tensor(tl, tl_exp(tl, x));
+        volatile unsigned long n = (unsigned long)tl_program_id(tl, 0);
+        for (;;)
+                n = n + 1;
+}
+static const struct tl_kernel kernel = { .name = "busy_spin", .fn = body };
+const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
+EOF
+if ${CC:-cc} -std=c11 -O1 -Wall -Wextra -Werror -shared -fPIC -I "${CUBESIM_SOURCE_DIR:?}/include" \
+        "$tmp/busy_spin.c" -o "$tmp/libbusy_spin.so"; then
+        CUBESIM_TEST_PROGRESS_EVERY=4 "$bin" run busy_spin --kernels "$tmp/libbusy_spin.so" \
+                --topo "$CUBESIM_SOURCE_DIR/topologies/small.yaml" --timeout-s 1 --progress \
+                >/dev/null 2>"$tmp/limit.err"; rc=$?
+        [ $rc -eq 1 ] || { echo "FAIL: --timeout-s with --progress: exit $rc, want 1"; fail=1; }
+        python3 - "$tmp/limit.err" <<'PY' || { echo "FAIL: the limit's message after a progress line"; fail=1; }
 import sys
 text = open(sys.argv[1], encoding="utf-8", newline="").read()
 head, _, last = text.rpartition("\r\x1b[K")
-assert head.startswith("\r\x1b[Kgqa_prefill: "), text[:200]
-assert last.startswith("kernels/") or last.startswith("gqa_prefill: error: "), last[:300]
-assert "error: wall-clock limit reached (--timeout-s 2)" in last.splitlines()[0], last[:300]
+assert head.startswith("\r\x1b[Kbusy_spin: "), text[:200]
+assert last.startswith("/") or last.startswith("busy_spin: error: "), last[:300]
+assert "error: wall-clock limit reached (--timeout-s 1)" in last.splitlines()[0], last[:300]
+assert "a run that is only long needs a larger --timeout-s" in last, last[:300]
 PY
+else
+        echo "FAIL: the busy_spin kernel does not compile"; fail=1
+fi
 
 [ $fail -eq 0 ] && echo "run cli: all cases pass"
 exit $fail
