@@ -325,6 +325,28 @@ void *ev_queue_get(struct ev_proc *, struct ev_queue *);
 bool ev_queue_try_put(struct ev_loop *, struct ev_queue *, void *item);
 bool ev_queue_try_get(struct ev_loop *, struct ev_queue *, void **item);
 
+/* Place [t, t + service) on s after every booking (t >= its last end, and
+ * room for one more interval unless the last ends at t): the last is
+ * extended when it ends at t, else the interval is appended. Its end. */
+static inline sim_ps ev__resource_append(struct ev_resource *r, struct ev_server *s, sim_ps t,
+                                         sim_ps service, sim_ps *start)
+{
+        bool live = s->n > s->head;  /* then the last interval ends at last_end */
+        if (live && s->last_end == t) {
+                s->iv[s->n - 1].end = t + service;
+        } else {
+                if (live && t - s->last_end > s->max_gap)
+                        s->max_gap = t - s->last_end;
+                s->iv[s->n++] = (struct ev_busy){ t, t + service };
+        }
+        s->last_end = t + service;
+        r->busy_ps += service;
+        r->n_requests++;
+        if (start)
+                *start = t;
+        return t + service;
+}
+
 /* A divisible request that arrives after every booking, or while the last
  * one is served, extends the last booking or follows it: the most common
  * case (a link's or a channel's next piece), placed here without a call.
@@ -337,21 +359,8 @@ static inline sim_ps ev_resource_reserve(struct ev_resource *r, sim_ps arrive, s
                 sim_ps t = arrive > r->ev->now ? arrive : r->ev->now;
                 if (t < s->last_end && s->iv[s->n - 1].start <= t)
                         t = s->last_end;
-                if (t == s->last_end || (t > s->last_end && s->n < s->cap)) {
-                        if (t == s->last_end) {
-                                s->iv[s->n - 1].end = t + service;
-                        } else {
-                                if (t - s->last_end > s->max_gap)
-                                        s->max_gap = t - s->last_end;
-                                s->iv[s->n++] = (struct ev_busy){ t, t + service };
-                        }
-                        s->last_end = t + service;
-                        r->busy_ps += service;
-                        r->n_requests++;
-                        if (start)
-                                *start = t;
-                        return t + service;
-                }
+                if (t == s->last_end || (t > s->last_end && s->n < s->cap))
+                        return ev__resource_append(r, s, t, service, start);
         }
         return ev__resource_reserve(r, arrive, service, start);
 }

@@ -318,21 +318,8 @@ sim_ps ev__resource_reserve(struct ev_resource *r, sim_ps arrive, sim_ps service
                 if (r->share == EV_WHOLE)
                         prune(s, floor);
                 bool extend = s->n > s->head && s->iv[s->n - 1].end == t;
-                if (extend || s->n < s->cap) {
-                        if (extend) {
-                                s->iv[s->n - 1].end = t + service;
-                        } else {
-                                if (s->n > s->head && t - s->iv[s->n - 1].end > s->max_gap)
-                                        s->max_gap = t - s->iv[s->n - 1].end;
-                                s->iv[s->n++] = (struct ev_busy){ t, t + service };
-                        }
-                        s->last_end = t + service;
-                        r->busy_ps += service;
-                        r->n_requests++;
-                        if (start)
-                                *start = t;
-                        return t + service;
-                }
+                if (extend || s->n < s->cap)
+                        return ev__resource_append(r, s, t, service, start);
         }
         return reserve_search(r, floor, t, service, start);
 }
