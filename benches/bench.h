@@ -39,7 +39,4 @@ const struct bench *bench_find(const char *name);
  * that generate sweep specs). */
 void bench_flow_list(FILE *f, const char *list);
 
-/* Seconds on the monotonic clock, for wall-time figures. */
-double bench_wall_s(void);
-
 #endif

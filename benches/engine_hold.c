@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "bench.h"
 #include "engine/ev.h"
 #include "hw/hw.h"
@@ -56,7 +57,7 @@ static int run(const struct bench_ctx *c)
                 return 2;
         }
 
-        double t0 = bench_wall_s();
+        double t0 = util_now_s();
         struct ev_loop ev;
         struct hold_proc *hp = calloc(procs, sizeof *hp);
         if (!hp || ev_loop_init(&ev, &(struct ev_config){ .stack_bytes = 16384,
@@ -78,9 +79,9 @@ static int run(const struct bench_ctx *c)
                         goto out;
                 }
         }
-        double t1 = bench_wall_s();
+        double t1 = util_now_s();
         enum ev_run_result r = ev_run(&ev, c->diag);
-        double t2 = bench_wall_s();
+        double t2 = util_now_s();
         if (r != EV_DONE) {
                 rc = 1;
                 goto out;

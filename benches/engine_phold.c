@@ -92,9 +92,9 @@ static int run(const struct bench_ctx *c)
                 uint64_t r = splitmix64(&model.rng);
                 ev_schedule(&ev, &pool[i].ev, lookahead_ps + (r % (2 * mean_ps + 1)));
         }
-        double t1 = bench_wall_s();
+        double t1 = util_now_s();
         enum ev_run_result r = ev_run(&ev, c->diag);
-        double t2 = bench_wall_s();
+        double t2 = util_now_s();
         if (r != EV_STOPPED && r != EV_DONE) {
                 rc = 1;
                 goto out;

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "../kernels/llm.h"
+#include "base/util.h"
 #include "bench.h"
 #include "sweep/sweep.h"
 
@@ -514,7 +515,7 @@ static int run(const struct bench_ctx *c)
         struct sweep_spec spec;
         int rc = 2;
         const char *out_dir = c->out_dir ? c->out_dir : "out/llm_step";
-        double t0 = bench_wall_s();
+        double t0 = util_now_s();
         const char *label = "llm-step (generated spec)";
         if (sweep_spec_load_text(label, text, len, NULL, &spec, c->diag) == 0) {
                 struct sweep_opts sw_opts = { .out_dir = out_dir, .jobs = c->jobs ? c->jobs : 1,
@@ -536,10 +537,10 @@ static int run(const struct bench_ctx *c)
                         if (c->json)
                                 fprintf(c->out, "{\"bench\": \"llm-step\", \"out\": \"%s\", "
                                         "\"points\": %zu, \"failed\": %zu, \"wall_s\": %.3f}\n",
-                                        out_dir, o.n_points, o.n_failed, bench_wall_s() - t0);
+                                        out_dir, o.n_points, o.n_failed, util_now_s() - t0);
                         else
                                 fprintf(c->out, "llm-step: %zu points in %.1f s; %s/report.md\n",
-                                        o.n_points, bench_wall_s() - t0, out_dir);
+                                        o.n_points, util_now_s() - t0, out_dir);
                 }
         }
         sweep_spec_fini(&spec);

@@ -1,7 +1,6 @@
 /* benches/registry.c: the list of benches. Keep README.md's bench list in
  * step: a test compares the two. */
 #include <string.h>
-#include <time.h>
 
 #include "bench.h"
 
@@ -30,13 +29,6 @@ const struct bench *bench_find(const char *name)
                 if (strcmp((*b)->name, name) == 0)
                         return *b;
         return NULL;
-}
-
-double bench_wall_s(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 void bench_flow_list(FILE *f, const char *list)

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define container_of(ptr, type, member) \
         ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
@@ -14,6 +15,14 @@
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Seconds on the monotonic clock, for wall-time figures and progress. */
+static inline double util_now_s(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 /* The array p (n elements of elem bytes used of *cap) with room for one
  * more: p itself, or p grown by doubling (from first) with *cap updated;

@@ -247,7 +247,7 @@ static sim_ps tcm_book(struct hw_pe *pe, sim_ps at, uint64_t bytes, sim_ps ps)
 sim_ps hw_tcm_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes)
 {
         struct hw_sim *s = pe->sim;
-        return tcm_book(pe, at, bytes, bytes ? tcm_ps(&s->topo->pe.tcm, &s->tcm_bank_ps, bytes) : 0);
+        return tcm_book(pe, at, bytes, tcm_ps(&s->topo->pe.tcm, &s->tcm_bank_ps, bytes));
 }
 
 /* An op on engine e: busy for work (at least the TCM time of tcm_bytes),

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "base/fsutil.h"
+#include "base/util.h"
 #include "sweep/sweep_int.h"
 
 #ifdef CUBESIM_SANITIZED
@@ -177,7 +178,7 @@ void sweep__progress(struct sweep__ctx *x, bool force)
 {
         if (!x->progress || !x->root)
                 return;
-        double now = sweep__now();
+        double now = util_now_s();
         if (!force && now - x->last_draw < 0.2)
                 return;
         x->last_draw = now;
@@ -253,13 +254,13 @@ int sweep__spawn(struct sweep__ctx *x, struct sweep__slot *sl, size_t i)
         sl->point = i;
         sl->len = 0;
         sl->timed_out = false;
-        sl->deadline = x->opts->timeout_s > 0 ? sweep__now() + x->opts->timeout_s : 0;
+        sl->deadline = x->opts->timeout_s > 0 ? util_now_s() + x->opts->timeout_s : 0;
         return 0;
 }
 
 int sweep__poll_ms(const struct sweep__slot *slots, size_t n, int idle_ms)
 {
-        double now = sweep__now(), ms = idle_ms < 0 ? -1 : idle_ms;
+        double now = util_now_s(), ms = idle_ms < 0 ? -1 : idle_ms;
         for (size_t j = 0; j < n; j++) {
                 if (!slots[j].pid || slots[j].deadline <= 0 || slots[j].timed_out)
                         continue;
@@ -273,7 +274,7 @@ int sweep__poll_ms(const struct sweep__slot *slots, size_t n, int idle_ms)
 
 void sweep__check_deadlines(struct sweep__slot *slots, size_t n)
 {
-        double now = sweep__now();
+        double now = util_now_s();
         for (size_t j = 0; j < n; j++) {
                 struct sweep__slot *sl = &slots[j];
                 if (sl->pid && sl->deadline > 0 && !sl->timed_out && now >= sl->deadline) {
@@ -655,7 +656,7 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *opts,
         struct sweep__ctx x = { .spec = spec, .opts = opts, .d = d, .root = true, .ranks = 1,
                                 .lock_fd = -1 };
         struct sweep_outcome o = { .root = true, .n_points = spec->n_points, .ranks = 1 };
-        x.t0 = sweep__now();
+        x.t0 = util_now_s();
         int rc = 2;
         if (load_machine(&x) < 0)
                 goto out;
@@ -686,7 +687,7 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *opts,
                 run_local(&x, todo, x.n_todo);
         progress_clear(&x);
         free(todo);
-        o.wall_s = sweep__now() - x.t0;
+        o.wall_s = util_now_s() - x.t0;
         o.events = x.events_now;
         o.events_per_s = o.wall_s > 0 ? (double)x.events_now / o.wall_s : 0;
         o.bookings = x.bookings_now;

@@ -52,8 +52,6 @@ struct sweep__slot {
         bool timed_out;              /* killed at its deadline */
 };
 
-/* Seconds on the monotonic clock. */
-double sweep__now(void);
 
 /* Worker side: run point i of spec on a copy of base in this process and
  * make its record; returns the point's exit status (0 ok, 1 the kernel

@@ -18,17 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/util.h"
 #include "sweep/sweep_int.h"
 #include "tl/tl_run.h"
-
-double sweep__now(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 json_t *sweep__kv_json(const struct sweep_kv *kv)
 {
@@ -181,7 +174,7 @@ static json_t *diag_text(const struct diag *d)
 
 int sweep__run_point(const struct sweep_spec *s, const struct topo *base, size_t i, json_t **out)
 {
-        double t0 = sweep__now();
+        double t0 = util_now_s();
         const struct sweep_point *pt = &s->points[i];
         const struct sweep_panel *pn = &s->panels[pt->panel];
         struct diag d;
@@ -247,7 +240,7 @@ int sweep__run_point(const struct sweep_spec *s, const struct topo *base, size_t
                 }
                 json_t *ev = json_object_get(sum, "events");
                 double events = ev ? (double)json_integer_value(ev) : 0.0;
-                json_object_set_new(*out, "wall_s", json_real(sweep__now() - t0));
+                json_object_set_new(*out, "wall_s", json_real(util_now_s() - t0));
                 json_object_set_new(*out, "events_per_s",
                                     json_real(run_s > 0 ? round(events / run_s) : 0.0));
                 json_decref(sum);
@@ -260,7 +253,7 @@ record:
         if (!d.head)
                 diag_error(&d, "the point failed and said nothing");
         json_object_set_new(*out, "error", diag_text(&d));
-        json_object_set_new(*out, "wall_s", json_real(sweep__now() - t0));
+        json_object_set_new(*out, "wall_s", json_real(util_now_s() - t0));
 done:
         for (size_t j = 0; kvs && j < n_kv; j++)
                 free(kvs[j]);

@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/util.h"
 #include "engine/watchdog.h"
 #include "tl/tl_int.h"
 
@@ -80,14 +80,12 @@ int tl_job_run(struct tl_job *job, struct diag *d)
                 job->run = NULL;
                 return -1;
         }
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
+        double t0 = util_now_s();
         rc = tl_run_kernel(&job->sim, job->kernel, &job->opts, job->run, d);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double t1 = util_now_s();
         if (job->opts.timeout_s > 0)
                 ev_watchdog_disarm();
-        job->run_wall_s = (double)(t1.tv_sec - t0.tv_sec) +
-                          (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+        job->run_wall_s = t1 - t0;
         if (rc == 0)
                 gather_stats(job->run, &job->stats);
         return rc;

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/util.h"
@@ -46,13 +45,6 @@ struct progress {
         bool every_poll;             /* draw at every poll (tests) */
 };
 
-static double wall_now(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* n as it reads best on a line that changes: 51234, 1.2 M, 3.45 G. */
 static void fmt_count(uint64_t n, char *buf, size_t len)
 {
@@ -67,7 +59,7 @@ static void fmt_count(uint64_t n, char *buf, size_t len)
 static void progress_draw(void *ctx, const struct ev_loop *ev)
 {
         struct progress *p = ctx;
-        double now = wall_now();
+        double now = util_now_s();
         if (!p->every_poll && now - p->last < 0.25)
                 return;
         p->last = now;
@@ -86,7 +78,7 @@ static void progress_start(struct progress *p, struct hw_sim *sim, const char *n
 {
         const char *test = getenv("CUBESIM_TEST_PROGRESS_EVERY");
         uint64_t every = test ? strtoull(test, NULL, 10) : 0;
-        *p = (struct progress){ .name = name, .sim = sim, .t0 = wall_now(),
+        *p = (struct progress){ .name = name, .sim = sim, .t0 = util_now_s(),
                                 .every_poll = every > 0 };
         ev_set_poll(&sim->ev, every ? every : TL_PROGRESS_EVERY, progress_draw, p);
 }
