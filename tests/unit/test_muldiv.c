@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "base/ckd.h"
 #include "base/muldiv.h"
 
 __extension__ typedef unsigned __int128 u128;
@@ -100,4 +101,31 @@ Test(muldiv, div_up_matches_the_plain_expression)
         cr_assert_eq(div_up(4096, 4096), 1);
         cr_assert_eq(div_up(0, 64), 0);
         cr_assert_eq(div_up(100, 1), 100);
+}
+
+Test(ckd, checked_arithmetic_reports_overflow_and_saturates)
+{
+        uint64_t r, s = 0x9e3779b97f4a7c15u;
+        for (int i = 0; i < 100000; i++) {
+                uint64_t a = next(&s) >> (next(&s) & 63), b = next(&s) >> (next(&s) & 63);
+                u128 p = (u128)a * b, q = (u128)a + b;
+                cr_assert_eq(ckd_mul_u64(&r, a, b), p <= UINT64_MAX);
+                cr_assert_eq(r, p <= UINT64_MAX ? (uint64_t)p : UINT64_MAX);
+                cr_assert_eq(sat_mul_u64(a, b), r);
+                cr_assert_eq(ckd_add_u64(&r, a, b), q <= UINT64_MAX);
+                cr_assert_eq(r, q <= UINT64_MAX ? (uint64_t)q : UINT64_MAX);
+                cr_assert_eq(sat_add_u64(a, b), r);
+        }
+        cr_assert(!ckd_muladd_u64(&r, UINT64_MAX / 2, 2, 2));
+        cr_assert_eq(r, UINT64_MAX);
+        cr_assert(ckd_muladd_u64(&r, 3, 5, 7));
+        cr_assert_eq(r, 22);
+        int64_t ok[] = { 4, 1 << 20, 3 }, neg[] = { 4, -1 }, big[] = { INT64_MAX, 4 };
+        cr_assert(ckd_prod_i64(&r, ok, 3));
+        cr_assert_eq(r, 12u << 20);
+        cr_assert(ckd_prod_i64(&r, ok, 0));
+        cr_assert_eq(r, 1);
+        cr_assert(!ckd_prod_i64(&r, neg, 2));
+        cr_assert(!ckd_prod_i64(&r, big, 2));
+        cr_assert_eq(r, UINT64_MAX);
 }
