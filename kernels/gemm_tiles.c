@@ -9,7 +9,7 @@ tl_dtype gemm_setup_ab(tl_setup *s, struct gemm_shape *sh, tl_tensor **a, tl_ten
         sh->tm = tl_setup_int(s, "tile_m");
         sh->tn = tl_setup_int(s, "tile_n");
         sh->tk = tl_setup_int(s, "tile_k");
-        tl_dtype dt = (tl_dtype)tl_setup_choice(s, "dtype");
+        tl_dtype dt = gemm_setup_dtype(s, sh);
         if (tl_setup_choice(s, "fidelity") > 0)
                 tl_setup_gemm_fidelity(s, tl_setup_choice(s, "fidelity"));
         *a = tl_setup_tensor(s, "a", TL_INPUT, dt, 2, (int64_t[]){ sh->m, sh->k });
@@ -83,4 +83,17 @@ void gemm_kwalk_step(tl_ctx *tl, struct gemm_kwalk *w, int64_t s, tl_tensor **a,
                 load(tl, w, s + 1, 1 - cur);
         *a = gemm_block(tl, w->abuf[cur], 0, 0, w->mm, kn);
         *b = gemm_block(tl, w->bbuf[cur], 0, 0, kn, w->nn);
+}
+
+tl_dtype gemm_setup_dtype(tl_setup *s, const struct gemm_shape *sh)
+{
+        tl_dtype dt = (tl_dtype)tl_setup_choice(s, "dtype");
+        /* A block float is stored in whole blocks of 16 along a row: output
+         * tiles must start on one (docs/adr/0019). */
+        if ((dt == TL_BFP8_B || dt == TL_BFP4_B) && sh->tn % 16 && sh->tn < sh->n)
+                tl_setup_error(s, "tile_n = %lld: a %s output is stored in whole blocks of 16 "
+                               "columns, so its tiles must start at multiples of 16; expected a "
+                               "multiple of 16 (or at least n = %lld)", (long long)sh->tn,
+                               dt == TL_BFP8_B ? "bfp8_b" : "bfp4_b", (long long)sh->n);
+        return dt;
 }

@@ -18,6 +18,9 @@ struct gemm_shape {
  * the fidelity; declares inputs a [m, k] and b [k, n] of the chosen dtype,
  * which it returns. */
 tl_dtype gemm_setup_ab(tl_setup *s, struct gemm_shape *sh, tl_tensor **a, tl_tensor **b);
+/* The dtype parameter, for outputs tiled by sh (whose tile_n a block
+ * float needs on its blocks of 16: else a setup error). */
+tl_dtype gemm_setup_dtype(tl_setup *s, const struct gemm_shape *sh);
 
 /* The output tiles dealt to this PE, round-robin by rank: tiles rank,
  * rank + ranks, ... (row-major over the tiles, the last ones clipped),

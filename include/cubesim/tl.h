@@ -33,7 +33,19 @@
  * (tl_dtype_bytes). Rounding to them takes a block's largest magnitude,
  * 2^e <= max < 2^(e+1), and rounds each element to a multiple of
  * 2^(e - bits + 1), half to even, at most 2^bits - 1 of them; the groups
- * of 16 restart at every row of the destination.
+ * of 16 restart at every row of the destination tensor. A write (store,
+ * copy_to, a composite's output) into a view of a block-float tensor must
+ * start each row at a multiple of 16 of the tensor's row (else a kernel
+ * error); a row ending inside a block writes the whole block, the rest of
+ * it zeros (docs/adr/0019).
+ *
+ * Aliasing. Views of one tensor may be operands of one op when they share
+ * no element; else it is a kernel error where the result would depend on
+ * the order of the op's steps: an op's outputs (softmax_merge's m, l, o),
+ * an output and an input read with it (a GEMM's out and a or b; the
+ * merge's s or v and its state; copy_to's dst and src unless the same
+ * view). A composite's epilogue tensor may be its output itself (an
+ * in-place residual add), no other view overlapping it.
  *
  * HBM tensors are shared by all PEs and carry no readiness: a store to HBM
  * does not make other PEs' (or this PE's) later loads of it wait. Order

@@ -231,23 +231,58 @@ static void check_epilogue(tl_ctx *tl, const tl_epilogue *e, int i, const tl_ten
         if (e->op == TL_RMSNORM && e->scope != TL_SCOPE_KERNEL)
                 tl__fail(tl, file, line, op, "epilogue #%d (%s) needs whole rows: give it "
                          "scope TL_SCOPE_KERNEL", i, id);
+        char os[96], ts[96];
+        tl__shape_text(os, sizeof os, out->ndim, out->shape);
+        if (e->op == TL_RMSNORM && out->ndim == 0)
+                tl__fail(tl, file, line, op, "epilogue #%d (%s) normalizes rows of the last axis: "
+                         "the output is 0-D (shape []); give it at least one axis", i, id);
         if (!e->tensor)
                 return;
         tl__need_local(tl, e->tensor, file, line, op, tl__op_name(e->op));
+        const tl_tensor *t = e->tensor;
+        tl__shape_text(ts, sizeof ts, t->ndim, t->shape);
+        if (e->op == TL_RMSNORM) {
+                /* One weight per element of a row: [N] or [1, N]. */
+                int64_t n = out->shape[out->ndim - 1];
+                if (!((t->ndim == 1 || (t->ndim == 2 && t->shape[0] == 1)) &&
+                      t->shape[t->ndim - 1] == n))
+                        tl__fail(tl, file, line, op, "epilogue #%d (%s): weight %s for rows of %lld "
+                                 "(output %s): expected [%lld] or [1, %lld]", i, id, ts,
+                                 (long long)n, os, (long long)n, (long long)n);
+                if (tl__overlap(t, out))
+                        tl__fail(tl, file, line, op, "epilogue #%d (%s): the weight shares "
+                                 "elements with the output, which the norm rewrites row by row; "
+                                 "give it a tensor of its own", i, id);
+                return;
+        }
         /* The operand broadcasts to the output (a K-tile DEQUANT's per-tile
          * vector is indexed by the K tile instead). */
-        bool k_vector = e->op == TL_DEQUANT && e->scope == TL_SCOPE_K_TILE &&
-                        e->tensor->ndim == 1;
-        const tl_tensor *t = e->tensor;
+        bool k_vector = e->op == TL_DEQUANT && e->scope == TL_SCOPE_K_TILE && t->ndim == 1;
         bool ok = t->ndim <= out->ndim;
         for (int j = 0; ok && j < t->ndim; j++) {
                 int64_t et = t->shape[t->ndim - 1 - j], eo = out->shape[out->ndim - 1 - j];
                 ok = et == 1 || et == eo;
         }
         if (!ok && !k_vector)
-                tl__fail(tl, file, line, op, "epilogue #%d (%s): its %dD tensor does not "
-                         "broadcast to the output [%lld, %lld]", i, id, t->ndim,
-                         (long long)out->shape[0], (long long)out->shape[1]);
+                tl__fail(tl, file, line, op, "epilogue #%d (%s): its tensor %s does not "
+                         "broadcast to the output %s", i, id, ts, os);
+        /* The output itself is an operand in place (each element reads its
+         * own value before the tile is written); any other shared element
+         * would be read after another tile has written it. */
+        if (!tl__same_view(t, out) && tl__overlap(t, out))
+                tl__fail(tl, file, line, op, "epilogue #%d (%s): its tensor %s shares elements "
+                         "with the output %s without being it (only the output itself may be "
+                         "read in place); give it a tensor of its own", i, id, ts, os);
+}
+
+/* A KERNEL-scope op of a composite on its output in place (a post-loop
+ * stage, or any op of a MATH-only composite): the result is written in
+ * out's dtype. */
+static void apply_in_place(const tl_epilogue *e, tl_tensor *out)
+{
+        apply_epilogue(e, out, -1);
+        if (out->dtype != TL_FP32)
+                tl__compute_copy(out, out, out->dtype);
 }
 
 /* out = epilogue(a . b) with the K tiling of the plan. */
@@ -276,7 +311,7 @@ static void compute_gemm(tl_ctx *tl, const tl_composite_desc *d, const struct pi
         tl__compute_copy(acc, d->out, d->out->dtype);
         for (int i = 0; i < d->n_epilogue; i++)
                 if (d->epilogue[i].scope == TL_SCOPE_KERNEL)
-                        apply_epilogue(&d->epilogue[i], d->out, -1);
+                        apply_in_place(&d->epilogue[i], d->out);
 out:
         tl__arena_rollback(tl, mark);
 }
@@ -348,6 +383,7 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
         if (!d->out)
                 tl__fail(tl, file, line, op, "no output tensor");
         tl__check_tensor(tl, d->out, file, line, op, "out");
+        tl__check_block_start(tl, file, line, op, d->out, "out");
         const int64_t tiles[3] = { d->tile_m, d->tile_n, d->tile_k };
         for (int i = 0; i < 3; i++)
                 if (tiles[i] < 0 || tiles[i] > TL_MAX_EXTENT)
@@ -372,6 +408,10 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
                                  (long long)m, (long long)k, d->trans_b ? "^T" : "",
                                  (long long)kb, (long long)nn, (long long)d->out->shape[0],
                                  (long long)d->out->shape[1]);
+                static const char why_ab[] = "the GEMM would write an operand it is still "
+                                             "reading (give out a tensor of its own)";
+                tl__check_apart(tl, file, line, op, d->out, "out", d->a, "a", why_ab);
+                tl__check_apart(tl, file, line, op, d->out, "out", d->b, "b", why_ab);
                 tl__wait_ready(tl, d->a, file, line, op);
                 tl__wait_ready(tl, d->b, file, line, op);
                 gemm_init(g, m, nn, k, d->tile_m, d->tile_n, d->tile_k);
@@ -407,7 +447,7 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
                         compute_gemm(tl, d, plan);
                 } else {
                         for (int i = 0; i < d->n_epilogue; i++)
-                                apply_epilogue(&d->epilogue[i], d->out, -1);
+                                apply_in_place(&d->epilogue[i], d->out);
                 }
         }
         return finish(tl, feed, math_ready, (tl_tensor *[COMPOSITE_OUTS]){ d->out, NULL, NULL },
@@ -467,6 +507,11 @@ static void compute_softmax_merge(tl_ctx *tl, tl_tensor *s, tl_tensor *v, tl_ten
                         float *oij = o->base + o->offset + i * o->stride[0] + j * o->stride[1];
                         *oij = alpha[i] * *oij + pv->base[i * dd + j];
                 }
+        /* The state is written back in its dtypes. */
+        tl_tensor *state[3] = { m, l, o };
+        for (int i = 0; i < 3; i++)
+                if (state[i]->dtype != TL_FP32)
+                        tl__compute_copy(state[i], state[i], state[i]->dtype);
 out:
         tl__arena_rollback(tl, mark);
 }
@@ -504,6 +549,17 @@ tl_handle tl__softmax_merge(tl_ctx *tl, tl_tensor *s, tl_tensor *v, tl_tensor *m
                 if (state[i]->space != TL_TCM)
                         tl__fail(tl, file, line, op, "the running state (m, l, o) must be "
                                  "persistent TCM (tl_alloc(tl, TL_TCM, ...))");
+        /* The state is updated in place, row by row, as s and v are read:
+         * a shared element would make the result depend on that order. */
+        for (int i = 0; i < 4; i++)
+                for (int j = i < 2 ? 2 : i + 1; j < 5; j++)
+                        tl__check_apart(tl, file, line, op, all[i], names[i], all[j], names[j],
+                                        i < 2 ? "the recipe reads s and v while it updates "
+                                                "m, l and o in place"
+                                              : "the running state m, l and o must be "
+                                                "separate tensors");
+        for (int i = 2; i < 5; i++)
+                tl__check_block_start(tl, file, line, op, all[i], names[i]);
         for (int i = 0; i < 5; i++)
                 tl__wait_ready(tl, all[i], file, line, op);
         uint64_t mn = (uint64_t)(rows * cols), mr = (uint64_t)rows, md = (uint64_t)(rows * dd);

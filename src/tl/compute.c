@@ -18,8 +18,8 @@ void tl__bfp_round(float *x, int64_t n, int64_t stride, tl_dtype dt)
 {
         int bits = dt == TL_BFP8_B ? 7 : 3;
         float q_max = (float)((1 << bits) - 1);
-        for (int64_t b = 0; b < n; b += 16) {
-                int64_t m = n - b < 16 ? n - b : 16;
+        for (int64_t b = 0; b < n; b += TL_BFP_BLOCK) {
+                int64_t m = n - b < TL_BFP_BLOCK ? n - b : TL_BFP_BLOCK;
                 float *v = x + b * stride;
                 float big = 0.0f;
                 for (int64_t i = 0; i < m; i++)
@@ -90,6 +90,26 @@ static inline float *at(const tl_tensor *t)
         return t->base + t->offset;
 }
 
+/* A block-float row of view dst ended before element end (from dst's
+ * first): if that is inside a block of its owner's row, the rest of the
+ * block is padding, zeros. */
+static void pad_block(const tl_tensor *dst, int64_t end)
+{
+        const tl_tensor *o = dst->owner;
+        if (o == dst || o->base != dst->base || o->ndim == 0 || dst->ndim == 0 ||
+            dst->stride[dst->ndim - 1] != 1)
+                return;
+        int64_t at = dst->offset + end, row_len = o->shape[o->ndim - 1];
+        int64_t col = at % row_len, in_block = col % TL_BFP_BLOCK;
+        if (!in_block)
+                return;
+        int64_t pad = TL_BFP_BLOCK - in_block;
+        if (pad > row_len - col)
+                pad = row_len - col;
+        for (int64_t i = 0; i < pad; i++)
+                dst->base[at + i] = 0.0f;
+}
+
 void tl__compute_copy(const tl_tensor *src, tl_tensor *dst, tl_dtype round_to)
 {
         int64_t ss[4], zero[4] = { 0 };
@@ -101,7 +121,7 @@ void tl__compute_copy(const tl_tensor *src, tl_tensor *dst, tl_dtype round_to)
                 return;
         }
         FOR_EACH_4D(dst, dst->ndim, ss, zero, o[o_] = s[ai_]);
-        /* Every row of dst's last axis, in groups of 16. */
+        /* Every row of dst's last axis, in blocks of TL_BFP_BLOCK. */
         int nd = dst->ndim;
         int64_t rows = 1, n = nd ? dst->shape[nd - 1] : 1, st = nd ? dst->stride[nd - 1] : 1;
         for (int i = 0; i + 1 < nd; i++)
@@ -113,6 +133,7 @@ void tl__compute_copy(const tl_tensor *src, tl_tensor *dst, tl_dtype round_to)
                         rest /= dst->shape[i];
                 }
                 tl__bfp_round(o + off, n, st, round_to);
+                pad_block(dst, off + (n - 1) * st + 1);
         }
 }
 

@@ -223,6 +223,16 @@ void tl__finish_at(tl_ctx *tl, tl_tensor *t, sim_ps end)
         ev_schedule_at(&tl->sim->ev, &t->ready_ev, end);
 }
 
+/* Is outs[i]'s owner that of an earlier entry (disjoint views of one
+ * tensor: its readiness is tracked once)? */
+static bool owned_before(tl_tensor *const outs[TL_INFLIGHT_OUTS], int i)
+{
+        for (int j = 0; j < i; j++)
+                if (outs[j] && outs[j]->owner == outs[i]->owner)
+                        return true;
+        return false;
+}
+
 void tl__inflight_begin(tl_ctx *tl, struct tl_inflight *f, tl_tensor *const outs[TL_INFLIGHT_OUTS])
 {
         f->tl = tl;
@@ -232,7 +242,7 @@ void tl__inflight_begin(tl_ctx *tl, struct tl_inflight *f, tl_tensor *const outs
         for (int i = 0; i < TL_INFLIGHT_OUTS; i++) {
                 tl_tensor *t = outs[i];
                 f->outs[i] = NULL;
-                if (!t || untracked(t))
+                if (!t || untracked(t) || owned_before(outs, i))
                         continue;
                 /* Not ready until placed (SIM_PS_MAX: end not known). */
                 t = t->owner;
@@ -494,6 +504,10 @@ static void write_out(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *fi
         if (type == TOPO_OP_STORE)
                 tl__need_local(tl, src, file, line, op, "src");
         check_same_shape(tl, file, line, op, dst, src);
+        if (!tl__same_view(dst, src))
+                tl__check_apart(tl, file, line, op, dst, "dst", src, "src", "a copy between "
+                                "overlapping views would depend on the order of its elements");
+        tl__check_block_start(tl, file, line, op, dst, "dst");
         tl__wait_ready(tl, src, file, line, op);
         tl__wait_ready(tl, dst, file, line, op);
         uint64_t bytes = bytes_as(src, dst->dtype);

@@ -479,7 +479,10 @@ void tl__compute_where(const tl_tensor *mask, const tl_tensor *a, const tl_tenso
  * along the row (NULL: 1); out may be x. */
 void tl__compute_rmsnorm(const tl_tensor *x, const tl_tensor *w, float eps, tl_tensor *out);
 void tl__compute_dot(const tl_tensor *a, const tl_tensor *b, bool trans_b, tl_tensor *out);
-/* dst = src rounded to round_to; a block float rounds dst row by row. */
+/* dst = src rounded to round_to; a block float rounds dst row by row, in
+ * blocks from each row's start (tl__check_block_start: a block of dst's
+ * owner), and a row that ends inside a block of the owner pads the rest of
+ * that block with zeros, as the packer writes a partial block. */
 void tl__compute_copy(const tl_tensor *src, tl_tensor *dst, tl_dtype round_to);
 void tl__compute_fill(tl_tensor *out, float v);
 void tl__compute_mask_causal(const tl_tensor *x, int64_t offset, tl_tensor *out);
@@ -491,8 +494,26 @@ bool tl__is_bfp(tl_dtype dt);
 /* Is dt one of the dtypes (TL__DTYPES says which, for messages)? */
 bool tl__dtype_known(tl_dtype dt);
 #define TL__DTYPES "TL_FP32, TL_BF16, TL_FP16, TL_BFP8_B or TL_BFP4_B"
+/* Elements of a block float's block (one shared exponent), along a row. */
+#define TL_BFP_BLOCK 16
 /* Round n elements at x (stride apart, one row) to the block float dt:
- * groups of 16 from the first element (see tl.h). */
+ * groups of TL_BFP_BLOCK from the first element (see tl.h). */
 void tl__bfp_round(float *x, int64_t n, int64_t stride, tl_dtype dt);
+
+/* Views and their owners' elements (layout.c). Do a and b share an
+ * element of storage? */
+bool tl__overlap(const tl_tensor *a, const tl_tensor *b);
+/* Are a and b the same elements in the same order (one view twice)? */
+bool tl__same_view(const tl_tensor *a, const tl_tensor *b);
+/* A kernel error of op at file:line if operands a and b (named an, bn)
+ * share an element; why says what that would break. */
+void tl__check_apart(tl_ctx *tl, const char *file, int line, const char *op, const tl_tensor *a,
+                     const char *an, const tl_tensor *b, const char *bn, const char *why);
+/* A kernel error of op at file:line unless t (operand which), if a block
+ * float view, starts each row of its last axis at a block edge of its
+ * owner (a multiple of TL_BFP_BLOCK): what a write into t needs
+ * (docs/adr/0019; a row ending inside a block pads it, tl__compute_copy). */
+void tl__check_block_start(tl_ctx *tl, const char *file, int line, const char *op,
+                           const tl_tensor *t, const char *which);
 
 #endif

@@ -9,6 +9,8 @@ multiple of 2^(e - bits): round half to even, at most 2^bits - 1 steps.
 
 Usage: bfp_model.py write DIR SEED     write a.npy, b.npy, eye.npy into DIR
        bfp_model.py check DIR DTYPE    compare DIR/out_eye/c.npy, DIR/out_rand/c.npy
+       bfp_model.py same DTYPE C1 C2   C1.npy and C2.npy (two tilings of one
+                                       problem) are equal and representable
 """
 import sys
 
@@ -90,8 +92,22 @@ def check(d, dtype):
     print(f"ok {dtype}: A . I exact, A . B within one step (max {np.max(err / step):.3f})")
 
 
+def same(dtype, p1, p2):
+    c1, c2 = np.load(p1), np.load(p2)
+    if c1.shape != c2.shape or not np.array_equal(c1, c2):
+        n = int(np.sum(c1 != c2)) if c1.shape == c2.shape else -1
+        raise SystemExit(f"FAIL {dtype}: the tilings differ ({n} elements): {p1} {p2}")
+    for c, p in ((c1, p1), (c2, p2)):
+        bad = int(np.sum(bfp_round(c, dtype) != c))
+        if bad:
+            raise SystemExit(f"FAIL {dtype}: {bad} values of {p} are not representable")
+    print(f"ok {dtype}: two tilings, equal and representable")
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "write":
         write(sys.argv[2], int(sys.argv[3]))
+    elif sys.argv[1] == "same":
+        same(sys.argv[2], sys.argv[3], sys.argv[4])
     else:
         check(sys.argv[2], sys.argv[3])

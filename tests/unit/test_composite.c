@@ -530,3 +530,50 @@ Test(feed, merge_of_two_empty_states_is_not_nan)
                 cr_assert(!isnan(out_composite[i]) && out_composite[i] == 0.0f, "[%d] = %g", i,
                           out_composite[i]);
 }
+
+/* The running state as disjoint views of one TCM tensor [M, 2 + D] (m in
+ * column 0, l in 1, o in the rest) merges as three tensors do. */
+static void k_merge_one_buffer(tl_ctx *tl, const void *args)
+{
+        if (tl->rank != 0)
+                return;
+        const int64_t M = 16, N = 40, D = 8;
+        tl_tensor *sc = random_tcm(tl, M, N, 7), *v = random_tcm(tl, N, D, 8);
+        tl_tensor *m = random_tcm(tl, M, 1, 9), *l = random_tcm(tl, M, 1, 10);
+        tl_tensor *o = random_tcm(tl, M, D, 11);
+        tl_tensor *all = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ M, 2 + D }));
+        for (int64_t i = 0; i < M; i++) {
+                l->base[i] = fabsf(l->base[i]);
+                all->base[i * (2 + D)] = m->base[i];
+                all->base[i * (2 + D) + 1] = l->base[i];
+                for (int64_t j = 0; j < D; j++)
+                        all->base[i * (2 + D) + 2 + j] = o->base[i * D + j];
+        }
+        tl_tensor *vm = tl_view(tl, all, ((int64_t[]){ 0, 0 }), ((int64_t[]){ M, 1 }));
+        tl_tensor *vl = tl_view(tl, all, ((int64_t[]){ 0, 1 }), ((int64_t[]){ M, 1 }));
+        tl_tensor *vo = tl_view(tl, all, ((int64_t[]){ 0, 2 }), ((int64_t[]){ M, D }));
+        tl_wait(tl, tl_softmax_merge(tl, sc, v, m, l, o));
+        tl_wait(tl, tl_softmax_merge(tl, sc, v, vm, vl, vo));
+        for (int64_t i = 0; i < M; i++) {
+                st_ops[0][i] = m->base[i];
+                st_ops[1][i] = l->base[i];
+                st_composite[0][i] = all->base[i * (2 + D)];
+                st_composite[1][i] = all->base[i * (2 + D) + 1];
+                for (int64_t j = 0; j < D; j++) {
+                        st_ops[2][i * D + j] = o->base[i * D + j];
+                        st_composite[2][i * D + j] = all->base[i * (2 + D) + 2 + j];
+                }
+        }
+}
+
+Test(feed, merge_state_in_views_of_one_tensor)
+{
+        static struct tl_kernel k = { .name = "one_buffer", .fn = k_merge_one_buffer };
+        static struct tl_run_opts o = { .mode = TL_MODE_DATA, .seed = 1 };
+        fixture_run_ok(k.name, &k, &o, NULL, 0);
+        const int n[3] = { 16, 16, 16 * 8 };
+        for (int w = 0; w < 3; w++)
+                for (int i = 0; i < n[w]; i++)
+                        cr_assert_eq(st_composite[w][i], st_ops[w][i], "state %d [%d]: %.9g vs %.9g",
+                                     w, i, st_composite[w][i], st_ops[w][i]);
+}

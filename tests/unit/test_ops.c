@@ -362,5 +362,33 @@ static void k_residual_shape(tl_ctx *tl, const void *args)
 Test(ops, a_residual_that_does_not_broadcast_is_a_kernel_error)
 {
         assert_kernel_error(k_residual_shape,
-                            "epilogue #0 (TL_ADD): its 2D tensor does not broadcast to the output [8, 8]");
+                            "epilogue #0 (TL_ADD): its tensor [8, 4] does not broadcast to the output [8, 8]");
+}
+
+/* ---- block floats: a write into a view -------------------------------------------- */
+
+static float bfp_row[48];
+
+/* [2, 48] bfp8_b holding 64; ones into columns 0..19 of it. */
+static void k_bfp_partial_block(tl_ctx *tl, const void *args)
+{
+        if (tl->rank != 0)
+                return;
+        tl_tensor *bt = tl_alloc(tl, TL_TCM, TL_BFP8_B, 2, ((int64_t[]){ 2, 48 }));
+        for (int i = 0; i < 96; i++)
+                bt->base[i] = 64.0f;
+        int64_t sh[2] = { 2, 20 };
+        tl_copy_to(tl, tl_view(tl, bt, ((int64_t[]){ 0, 0 }), sh), tl_fill(tl, TL_FP32, 2, sh, 1.0f));
+        tl_wait_tensor(tl, bt);
+        memcpy(bfp_row, bt->base + 48, sizeof bfp_row);
+}
+
+Test(ops, a_block_float_row_ending_inside_a_block_pads_it_with_zeros)
+{
+        /* The packer writes the block of columns 16..31 whole: 16..19 are
+         * the ones, 20..31 its padding; the next block keeps its values. */
+        cr_assert_eq(run_kernel(k_bfp_partial_block, TL_MODE_DATA, NULL), 0);
+        for (int j = 0; j < 48; j++)
+                cr_assert_eq(bfp_row[j], j < 20 ? 1.0f : j < 32 ? 0.0f : 64.0f, "column %d: %g", j,
+                             bfp_row[j]);
 }

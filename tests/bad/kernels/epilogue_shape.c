@@ -2,7 +2,7 @@
  * broadcast onto the composite's output ([3, 3] onto [8, 8]); in data mode
  * it was read past its end.
 // args: --topo topologies/small.yaml --mode data
-// expect: tests/bad/kernels/epilogue_shape.c:@LINE@: error: PE sip0.cube0.pe0: tl_composite: epilogue #0 (TL_BIAS): its 2D tensor does not broadcast to the output [8, 8]
+// expect: tests/bad/kernels/epilogue_shape.c:@LINE@: error: PE sip0.cube0.pe0: tl_composite: epilogue #0 (TL_BIAS): its tensor [3, 3] does not broadcast to the output [8, 8]
 // expect-count: 1
  */
 #include <cubesim/tl.h>
