@@ -223,8 +223,12 @@ static void set_home(tl_setup *s, tl_tensor *t, tl_home home, int axis, int64_t 
         if (!g)
                 return;
         if (home == TL_HOME_SHARDED && (axis < 0 || axis >= g->t.ndim)) {
-                tl_setup_error(s, "%s: tensor %s: axis %d, expected 0..%d", what, g->name, axis,
-                               g->t.ndim - 1);
+                if (g->t.ndim == 0)
+                        tl_setup_error(s, "%s: tensor %s is 0-D: it has no axis to shard along "
+                                       "(got axis %d)", what, g->name, axis);
+                else
+                        tl_setup_error(s, "%s: tensor %s: axis %d, expected 0..%d", what,
+                                       g->name, axis, g->t.ndim - 1);
                 return;
         }
         if (block < 0) {

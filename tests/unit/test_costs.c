@@ -397,6 +397,19 @@ Test(costs, a_shard_axis_out_of_range_is_bad_input)
         cr_assert(diag_has("tl_setup_shard: tensor x: axis 2, expected 0..1"));
 }
 
+static void shard_0d_setup(tl_setup *s, void *args)
+{
+        (void)args;
+        tl_setup_shard(s, tl_setup_tensor(s, "x", TL_INPUT, TL_FP32, 0, NULL), 0, 0);
+}
+
+Test(costs, sharding_a_0d_tensor_says_it_has_no_axis)
+{
+        cr_assert_eq(launch_fn("shard_0d", nothing, shard_0d_setup, NULL, 0), -EINVAL);
+        cr_assert(diag_has("tl_setup_shard: tensor x is 0-D: it has no axis to shard along "
+                           "(got axis 0)"));
+}
+
 /* ---- fidelity from the setup ---- */
 
 static sim_ps dot_time;
@@ -571,4 +584,34 @@ Test(costs, a_reduction_pays_the_lane_tree_only_along_the_last_axis)
         cr_assert_eq(reduce_ps[1], issue + hw_math_ps(&t, TOPO_OP_SUM, n, true));
         cr_assert_eq(hw_math_ps(&t, TOPO_OP_SUM, n, true) - hw_math_ps(&t, TOPO_OP_SUM, n, false),
                      math_cycles_ps(7 * t.pe.math.cycles_per_element[TOPO_OP_SUM]));
+}
+
+/* ---- tl_cast: its own issue cost ---- */
+
+static sim_ps cast_issue_ps, cast_end_ps;
+
+static void casts(tl_ctx *tl, const void *args)
+{
+        (void)args;
+        if (tl->rank != 0)
+                return;
+        tl_tensor *x = tl_alloc(tl, TL_SCRATCH, TL_FP32, 2, ((int64_t[]){ 8, 64 }));
+        sim_ps t0 = ev_now(&tl->sim->ev);
+        tl_tensor *y = tl_cast(tl, x, TL_BF16);
+        cast_issue_ps = ev_now(&tl->sim->ev) - t0;
+        tl_wait_tensor(tl, y);
+        cast_end_ps = ev_now(&tl->sim->ev) - t0;
+}
+
+Test(costs, tl_cast_pays_its_own_issue_cost)
+{
+        /* A cost of its own (no other op's is 37 ns): the PE_CPU is busy
+         * that long before the call returns, then the MATH engine. */
+        set("pe.cpu.issue_cost_ns.cast=37");
+        cr_assert_eq(launch_fn("casts", casts, NULL, NULL, 0), 0);
+        cr_assert_eq(topo_issue_cost_ps(&t.pe.cpu, TOPO_OP_CAST), 37000);
+        cr_assert_eq(cast_issue_ps, 37000, "the cast's issue took %llu ps",
+                     (unsigned long long)cast_issue_ps);
+        cr_assert_eq(cast_end_ps, 37000 + hw_math_ps(&t, TOPO_OP_CAST, 8 * 64, false),
+                     "the cast ended after %llu ps", (unsigned long long)cast_end_ps);
 }

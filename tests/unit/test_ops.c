@@ -1,6 +1,6 @@
 /* tests/unit/test_ops.c: the MATH ops beyond the basics (sqrt, rsqrt, log,
  * tanh, erf, sigmoid, silu, gelu in both forms, where, scalar add and mul,
- * reductions on any axis) in data mode against a float64 reference; their
+ * reductions on any axis, counted from either end) in data mode against a float64 reference; their
  * cost from the topology's table; the composite epilogues gelu, silu,
  * residual add and rmsnorm against float64, and where the planner puts
  * them. */
@@ -193,7 +193,10 @@ Test(ops, where_selects_with_a_broadcast_mask_and_scalars_apply)
                 }
 }
 
-static float red_in[3 * 4 * 5], red_out[3][4][3 * 4 * 5];
+/* The axes tried: each axis, and each from the end (-1 .. -ndim). */
+#define N_AXES 6
+static const int red_axes[N_AXES] = { 0, 1, 2, -1, -2, -3 };
+static float red_in[3 * 4 * 5], red_out[3][N_AXES][3 * 4 * 5];
 
 static void k_reduce(tl_ctx *tl, const void *args)
 {
@@ -204,12 +207,10 @@ static void k_reduce(tl_ctx *tl, const void *args)
                 x->base[i] = red_in[i] = sinf((float)i * 0.7f) * 3.0f;
         const tl_op ops[3] = { TL_SUM, TL_AMAX, TL_MEAN };
         for (int o = 0; o < 3; o++)
-                for (int axis = 0; axis < 4; axis++) {
-                        /* Axis 3 stands for -1. */
-                        tl_tensor *y = tl__reduce(tl, ops[o], x, axis == 3 ? -1 : axis, __FILE__,
-                                                  __LINE__);
+                for (int a = 0; a < N_AXES; a++) {
+                        tl_tensor *y = tl__reduce(tl, ops[o], x, red_axes[a], __FILE__, __LINE__);
                         tl_wait_tensor(tl, y);
-                        memcpy(red_out[o][axis], y->base, (size_t)tl_numel(y) * sizeof(float));
+                        memcpy(red_out[o][a], y->base, (size_t)tl_numel(y) * sizeof(float));
                 }
 }
 
@@ -218,8 +219,8 @@ Test(ops, reductions_on_any_axis_match_float64)
         cr_assert_eq(run_kernel(k_reduce, TL_MODE_DATA, NULL), 0);
         const int ext[3] = { 3, 4, 5 }, stride[3] = { 20, 5, 1 };
         for (int o = 0; o < 3; o++)
-                for (int axis = 0; axis < 4; axis++) {
-                        int ax = axis == 3 ? 2 : axis;
+                for (int a = 0; a < N_AXES; a++) {
+                        int ax = red_axes[a] < 0 ? red_axes[a] + 3 : red_axes[a];
                         int oe[3] = { 3, 4, 5 };
                         oe[ax] = 1;
                         for (int i = 0; i < oe[0]; i++)
@@ -233,9 +234,9 @@ Test(ops, reductions_on_any_axis_match_float64)
                                                 }
                                                 if (o == 2)
                                                         acc /= ext[ax];
-                                                float got = red_out[o][axis][(i * oe[1] + j) * oe[2] + k];
+                                                float got = red_out[o][a][(i * oe[1] + j) * oe[2] + k];
                                                 cr_assert_float_eq(got, acc, 1e-5, "op %d axis %d", o,
-                                                                   axis);
+                                                                   red_axes[a]);
                                         }
                 }
 }
@@ -249,6 +250,38 @@ static void k_bad_axis(tl_ctx *tl, const void *args)
 Test(ops, a_reduction_axis_out_of_range_is_a_kernel_error)
 {
         assert_kernel_error(k_bad_axis, "sum: axis 2 of a 2D tensor: expected -2..1");
+}
+
+static void k_bad_negative_axis(tl_ctx *tl, const void *args)
+{
+        tl_tensor *x = tl_alloc(tl, TL_TCM, TL_FP32, 3, ((int64_t[]){ 3, 4, 5 }));
+        tl_mean(tl, x, -4); /* -ndim - 1 */
+}
+
+Test(ops, a_negative_axis_past_the_first_is_a_kernel_error)
+{
+        assert_kernel_error(k_bad_negative_axis, "mean: axis -4 of a 3D tensor: expected -3..2");
+}
+
+static void k_reduce_0d(tl_ctx *tl, const void *args)
+{
+        tl_amax(tl, tl_alloc(tl, TL_TCM, TL_FP32, 0, NULL), -1);
+}
+
+Test(ops, a_reduction_of_a_0d_tensor_says_it_has_no_axis)
+{
+        assert_kernel_error(k_reduce_0d, "amax: axis -1 of a 0-D tensor: it has no axis to reduce");
+}
+
+static void k_broadcast_0d(tl_ctx *tl, const void *args)
+{
+        tl_tensor *a = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 3, 4 }));
+        tl_add(tl, a, tl_alloc(tl, TL_TCM, TL_FP32, 1, ((int64_t[]){ 5 })));
+}
+
+Test(ops, shapes_that_do_not_broadcast_are_named_whole)
+{
+        assert_kernel_error(k_broadcast_0d, "add: shapes do not broadcast: [3, 4] and [5]");
 }
 
 /* ---- composite epilogues ------------------------------------------------------------- */
