@@ -19,6 +19,7 @@
  * so no header can make the reader allocate more than the file's size
  * times two (float16 to float32). */
 #include "base/npy.h"
+#include "base/ckd.h"
 #include "base/fsutil.h"
 
 #include <errno.h>
@@ -668,14 +669,14 @@ static int parse_header(const char *name, const uint8_t *buf, size_t len,
 
         uint64_t count = 1;
         for (int i = 0; i < h.ndim; i++) {
-                if (__builtin_mul_overflow(count, (uint64_t)h.shape[i], &count)) {
+                if (!ckd_mul_u64(&count, count, (uint64_t)h.shape[i])) {
                         diag_error_at(d, name, 0, 0, "the shape's element count overflows "
                                       "64 bits");
                         return -EINVAL;
                 }
         }
         uint64_t bytes;
-        if (__builtin_mul_overflow(count, (uint64_t)npy_dtype_size(h.dtype), &bytes) ||
+        if (!ckd_mul_u64(&bytes, count, (uint64_t)npy_dtype_size(h.dtype)) ||
             bytes > NPY_MAX_BYTES) {
                 diag_error_at(d, name, 0, 0, "%" PRIu64 " elements of %s exceed the %llu GiB "
                               "limit on array data", count, npy_dtype_name(h.dtype),
@@ -947,7 +948,7 @@ int npy_write(const char *path, enum npy_dtype dtype, int ndim, const int64_t *s
                                       " at axis %d", shape[i], i);
                         return -EINVAL;
                 }
-                overflow |= __builtin_mul_overflow(count, (uint64_t)shape[i], &count);
+                overflow |= !ckd_mul_u64(&count, count, (uint64_t)shape[i]);
         }
         size_t es = npy_dtype_size(dtype);
         if (overflow || count > NPY_MAX_BYTES / es) {

@@ -54,6 +54,7 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
+#include "base/ckd.h"
 #include "engine/coro.h"
 #include "hw/hw.h"
 
@@ -67,15 +68,19 @@ void hw_sim_host_bytes(const struct topo *t, uint64_t *rss_bytes, uint64_t *vm_b
 {
         uint64_t nodes, edges, graph;
         topo_graph_size(t, &nodes, &edges, &graph);
-        uint64_t sips = t->system.sips, cubes = sips * t->sip.cubes;
-        uint64_t pes = cubes * t->cube.noc.rows * t->cube.noc.cols;
-        uint64_t hw = edges * sizeof(struct hw_link) + pes * sizeof(struct hw_pe) +
-                      cubes * (sizeof(struct hw_cube) +
-                               (uint64_t)t->cube.hbm.channels * sizeof(struct ev_resource)) +
-                      sips * sizeof(struct hw_sip);
-        uint64_t fixed = HW_BASE_BYTES + graph + hw;
-        *rss_bytes = fixed + pes * HW_RUNTIME_RSS_PER_PE;
-        *vm_bytes = fixed + pes * HW_RUNTIME_VM_PER_PE;
+        /* Saturating: a machine past any host's memory stays past it. */
+        uint64_t sips = t->system.sips, cubes = sat_mul_u64(sips, t->sip.cubes);
+        uint64_t pes = sat_mul_u64(sat_mul_u64(cubes, t->cube.noc.rows), t->cube.noc.cols);
+        uint64_t per_cube = sat_add_u64(sizeof(struct hw_cube),
+                                        sat_mul_u64(t->cube.hbm.channels,
+                                                    sizeof(struct ev_resource)));
+        uint64_t hw = sat_add_u64(sat_add_u64(sat_mul_u64(edges, sizeof(struct hw_link)),
+                                              sat_mul_u64(pes, sizeof(struct hw_pe))),
+                                  sat_add_u64(sat_mul_u64(cubes, per_cube),
+                                              sat_mul_u64(sips, sizeof(struct hw_sip))));
+        uint64_t fixed = sat_add_u64(sat_add_u64(HW_BASE_BYTES, graph), hw);
+        *rss_bytes = sat_add_u64(fixed, sat_mul_u64(pes, HW_RUNTIME_RSS_PER_PE));
+        *vm_bytes = sat_add_u64(fixed, sat_mul_u64(pes, HW_RUNTIME_VM_PER_PE));
 }
 
 /* The number after key in a "key value" file (/proc/meminfo, memory.stat),
@@ -249,8 +254,8 @@ int hw_sim_check_capacity(const struct topo *t, struct diag *d)
         hw_sim_host_bytes(t, &need_rss, &need_vm);
         hw_host_avail_bytes(&have_rss, &have_vm);
         bool rss = need_rss > have_rss, vm = need_vm > have_vm;
-        uint64_t pes = (uint64_t)t->system.sips * t->sip.cubes * t->cube.noc.rows *
-                       t->cube.noc.cols;
+        uint64_t pes = sat_mul_u64(sat_mul_u64(t->system.sips, t->sip.cubes),
+                                   sat_mul_u64(t->cube.noc.rows, t->cube.noc.cols));
         char what[512];
         snprintf(what, sizeof what, "machine '%s' is too large for this host: its %" PRIu64
                  " PEs (system.sips %u x sip.cubes %u x cube.noc.rows %u x cube.noc.cols %u)",

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ckd.h"
 #include "base/util.h"
 #include "tl/tl_int.h"
 
@@ -543,7 +544,8 @@ static sim_ps run_math(tl_ctx *tl, enum topo_op type, const char *name, uint64_t
         sim_ps start, end = hw_math_run(tl->pe, type, elements, across_lanes, tcm_bytes,
                                         ev_now(&tl->sim->ev), &start);
         log_engine(tl, "pe_math", name, start, end, tcm_bytes, elements,
-                   elements * tl->sim->topo->pe.math.cycles_per_element[type], NULL, 0);
+                   sat_mul_u64(elements, tl->sim->topo->pe.math.cycles_per_element[type]), NULL,
+                   0);
         return end;
 }
 
@@ -801,8 +803,8 @@ tl_tensor *tl__dot(tl_ctx *tl, tl_tensor *a, tl_tensor *b, bool trans_b, const c
                          (long long)m, (long long)k, trans_b ? "^T" : "", (long long)kb,
                          (long long)n);
         uint64_t flops;
-        if (__builtin_mul_overflow((uint64_t)m, (uint64_t)n, &flops) ||
-            __builtin_mul_overflow(flops, 2 * (uint64_t)k, &flops))
+        if (!ckd_mul_u64(&flops, (uint64_t)m, (uint64_t)n) ||
+            !ckd_mul_u64(&flops, flops, 2 * (uint64_t)k))
                 tl__fail(tl, file, line, "dot", "[%lld, %lld] x [%lld, %lld]: the flop count "
                          "overflows 64 bits", (long long)m, (long long)k, (long long)k,
                          (long long)n);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/ckd.h"
 #include "base/npy.h"
 #include "tl/tl_int.h"
 
@@ -172,8 +173,8 @@ tl_tensor *tl_setup_tensor(tl_setup *s, const char *name, tl_io io, tl_dtype dt,
                                        name, (long long)shape[i], i);
                         return &dummy;
                 }
-                count *= (uint64_t)shape[i];
-                if (count > (UINT64_C(1) << 34)) {
+                if (!ckd_mul_u64(&count, count, (uint64_t)shape[i]) ||
+                    count > (UINT64_C(1) << 34)) {
                         tl_setup_error(s, "tensor %s: more than 2^34 elements", name);
                         return &dummy;
                 }

@@ -12,6 +12,7 @@
  * Semantics (docs/adr/0002): a file is applied over the built-in default
  * machine unless it says `base: none`, in which case it must state every
  * key. `version: 1` is required in every file. */
+#include "base/ckd.h"
 #include "base/fsutil.h"
 #include "base/muldiv.h"
 #include "base/params.h"
@@ -601,11 +602,6 @@ static struct where latest(const struct loader *L, const char *const *paths, siz
         return w;
 }
 
-static bool mul_ok(uint64_t a, uint64_t b, uint64_t *out)
-{
-        return !__builtin_mul_overflow(a, b, out);
-}
-
 static void validate(struct loader *L)
 {
         const struct topo *t = L->t;
@@ -694,7 +690,7 @@ static void validate(struct loader *L)
         };
         for (size_t i = 0; i < ARRAY_LEN(totals); i++) {
                 uint64_t x;
-                if (mul_ok(totals[i].a, totals[i].b, &x) && mul_ok(x, totals[i].units, &x))
+                if (ckd_mul_u64(&x, totals[i].a, totals[i].b) && ckd_mul_u64(&x, x, totals[i].units))
                         continue;
                 w = latest(L, totals[i].keys, totals[i].keys[1] ? 2 : 1);
                 error_at(L, w.line, w.col, "the %s x %llu %s) overflows 64 bits of %s",
@@ -904,23 +900,18 @@ void topo_fini(struct topo *t)
 
 /* ---- figures ---- */
 
-static uint64_t mul_sat(uint64_t a, uint64_t b)
-{
-        uint64_t r;
-        return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-
 void topo_totals(const struct topo *t, struct topo_totals *out)
 {
         out->sips = t->system.sips;
         out->cubes = (uint64_t)t->system.sips * t->sip.cubes;
         out->pes = out->cubes * t->cube.noc.rows * t->cube.noc.cols;
         out->peak_gemm_flops_per_s =
-                mul_sat(mul_sat(2 * (uint64_t)t->pe.gemm.macs_per_cycle, t->pe.gemm.clock_hz),
-                        out->pes);
-        out->hbm_bw_bytes_per_s = mul_sat(
-                mul_sat(t->cube.hbm.channel_bw_bytes_per_s, t->cube.hbm.channels), out->cubes);
-        out->tcm_bytes = mul_sat(t->pe.tcm.size_bytes, out->pes);
+                sat_mul_u64(sat_mul_u64(2 * (uint64_t)t->pe.gemm.macs_per_cycle,
+                                        t->pe.gemm.clock_hz),
+                            out->pes);
+        out->hbm_bw_bytes_per_s = sat_mul_u64(
+                sat_mul_u64(t->cube.hbm.channel_bw_bytes_per_s, t->cube.hbm.channels), out->cubes);
+        out->tcm_bytes = sat_mul_u64(t->pe.tcm.size_bytes, out->pes);
 }
 
 sim_ps topo_cycles_to_ps(uint64_t cycles, uint64_t clock_hz)
