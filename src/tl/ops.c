@@ -694,6 +694,22 @@ static int broadcast(const tl_tensor *a, const tl_tensor *b, int64_t *shape)
         return nd;
 }
 
+/* The kernel error of operands t[] named n1, n2 and n3 (NULL: two
+ * operands) whose shapes do not broadcast together. */
+_Noreturn static void no_broadcast(tl_ctx *tl, const char *file, int line, const char *op,
+                                   const tl_tensor *const *t, const char *n1, const char *n2,
+                                   const char *n3)
+{
+        char s[3][96];
+        for (int i = 0; i < (n3 ? 3 : 2); i++)
+                tl__shape_text(s[i], sizeof s[i], t[i]->ndim, t[i]->shape);
+        if (n3)
+                tl__fail(tl, file, line, op, "shapes do not broadcast: %s %s, %s %s and %s %s", n1,
+                         s[0], n2, s[1], n3, s[2]);
+        tl__fail(tl, file, line, op, "shapes do not broadcast: %s %s and %s %s", n1, s[0], n2,
+                 s[1]);
+}
+
 tl_tensor *tl__math2(tl_ctx *tl, tl_math_op op, tl_tensor *a, tl_tensor *b, const char *file,
                      int line)
 {
@@ -703,12 +719,8 @@ tl_tensor *tl__math2(tl_ctx *tl, tl_math_op op, tl_tensor *a, tl_tensor *b, cons
         tl__need_local(tl, b, file, line, name, "b");
         int64_t shape[TL_MAX_DIMS];
         int nd = broadcast(a, b, shape);
-        if (nd < 0) {
-                char sa[96], sb[96];
-                tl__shape_text(sa, sizeof sa, a->ndim, a->shape);
-                tl__shape_text(sb, sizeof sb, b->ndim, b->shape);
-                tl__fail(tl, file, line, name, "shapes do not broadcast: %s and %s", sa, sb);
-        }
+        if (nd < 0)
+                no_broadcast(tl, file, line, name, (const tl_tensor *[]){ a, b }, "a", "b", NULL);
         tl__wait_ready(tl, a, file, line, name);
         tl__wait_ready(tl, b, file, line, name);
         tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, nd, shape);
@@ -730,8 +742,8 @@ tl_tensor *tl__where(tl_ctx *tl, tl_tensor *mask, tl_tensor *a, tl_tensor *b, co
         ab.ndim = broadcast(a, b, ab.shape);
         int nd = ab.ndim < 0 ? -1 : broadcast(mask, &ab, ab.shape);
         if (nd < 0)
-                tl__fail(tl, file, line, name, "mask, a and b do not broadcast together "
-                         "(%dD, %dD and %dD)", mask->ndim, a->ndim, b->ndim);
+                no_broadcast(tl, file, line, name, (const tl_tensor *[]){ mask, a, b }, "mask",
+                             "a", "b");
         tl__wait_ready(tl, mask, file, line, name);
         tl__wait_ready(tl, a, file, line, name);
         tl__wait_ready(tl, b, file, line, name);

@@ -273,7 +273,7 @@ Test(ops, a_reduction_of_a_0d_tensor_says_it_has_no_axis)
         assert_kernel_error(k_reduce_0d, "amax: axis -1 of a 0-D tensor: it has no axis to reduce");
 }
 
-static void k_broadcast_0d(tl_ctx *tl, const void *args)
+static void k_broadcast_bad(tl_ctx *tl, const void *args)
 {
         tl_tensor *a = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 3, 4 }));
         tl_add(tl, a, tl_alloc(tl, TL_TCM, TL_FP32, 1, ((int64_t[]){ 5 })));
@@ -281,7 +281,20 @@ static void k_broadcast_0d(tl_ctx *tl, const void *args)
 
 Test(ops, shapes_that_do_not_broadcast_are_named_whole)
 {
-        assert_kernel_error(k_broadcast_0d, "add: shapes do not broadcast: [3, 4] and [5]");
+        assert_kernel_error(k_broadcast_bad, "add: shapes do not broadcast: a [3, 4] and b [5]");
+}
+
+static void k_where_shapes(tl_ctx *tl, const void *args)
+{
+        tl_tensor *a = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 3, 4 }));
+        tl_tensor *m = tl_alloc(tl, TL_TCM, TL_FP32, 0, NULL);
+        tl_where(tl, m, a, tl_alloc(tl, TL_TCM, TL_FP32, 1, ((int64_t[]){ 3 })));
+}
+
+Test(ops, where_names_the_shapes_that_do_not_broadcast)
+{
+        assert_kernel_error(k_where_shapes,
+                            "where: shapes do not broadcast: mask [], a [3, 4] and b [3]");
 }
 
 /* ---- composite epilogues ------------------------------------------------------------- */
