@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/npy.h"
 #include "fixture.h"
 #include "plan/plan.h"
 
@@ -576,4 +577,39 @@ Test(feed, merge_state_in_views_of_one_tensor)
                 for (int i = 0; i < n[w]; i++)
                         cr_assert_eq(st_composite[w][i], st_ops[w][i], "state %d [%d]: %.9g vs %.9g",
                                      w, i, st_composite[w][i], st_ops[w][i]);
+}
+
+/* A bf16 running state is written back as bf16 values. */
+static void k_merge_bf16_state(tl_ctx *tl, const void *args)
+{
+        if (tl->rank != 0)
+                return;
+        const int64_t M = 8, N = 24, D = 8;
+        tl_tensor *sc = random_tcm(tl, M, N, 3), *v = random_tcm(tl, N, D, 4);
+        tl_tensor *st[3] = { tl_alloc(tl, TL_TCM, TL_BF16, 2, ((int64_t[]){ M, 1 })),
+                             tl_alloc(tl, TL_TCM, TL_BF16, 2, ((int64_t[]){ M, 1 })),
+                             tl_alloc(tl, TL_TCM, TL_BF16, 2, ((int64_t[]){ M, D })) };
+        for (int64_t i = 0; i < M; i++) {
+                st[0]->base[i] = -INFINITY;
+                st[1]->base[i] = 0.0f;
+        }
+        for (int64_t i = 0; i < M * D; i++)
+                st[2]->base[i] = 0.0f;
+        tl_wait(tl, tl_softmax_merge(tl, sc, v, st[0], st[1], st[2]));
+        for (int w = 0; w < 3; w++)
+                memcpy(st_composite[w], st[w]->base, (size_t)tl_numel(st[w]) * sizeof(float));
+}
+
+Test(feed, a_bf16_merge_state_holds_bf16_values)
+{
+        static struct tl_kernel k = { .name = "bf16_state", .fn = k_merge_bf16_state };
+        static struct tl_run_opts o = { .mode = TL_MODE_DATA, .seed = 1 };
+        fixture_run_ok(k.name, &k, &o, NULL, 0);
+        const int n[3] = { 8, 8, 64 };
+        for (int w = 0; w < 3; w++)
+                for (int i = 0; i < n[w]; i++) {
+                        float x = st_composite[w][i];
+                        cr_assert_eq(x, npy_bf16_to_f32(npy_f32_to_bf16(x)),
+                                     "state %d [%d] = %.9g is not a bf16 value", w, i, x);
+                }
 }

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <unistd.h>
 
+#include "base/npy.h"
 #include "fixture.h"
 
 TestSuite(ops, .init = fixture_small, .fini = fixture_fini);
@@ -437,4 +438,42 @@ Test(ops, a_block_float_row_ending_inside_a_block_pads_it_with_zeros)
         for (int j = 0; j < 48; j++)
                 cr_assert_eq(bfp_row[j], j < 20 ? 1.0f : j < 32 ? 0.0f : 64.0f, "column %d: %g", j,
                              bfp_row[j]);
+}
+
+/* ---- a composite's in-place ops write its output's dtype ---------------------------- */
+
+static float inplace_out[2][64];
+
+/* A bf16 output scaled by 1/3 in place: by a MATH-only composite, and by
+ * a GEMM's post-loop (KERNEL scope) op. */
+static void k_inplace_bf16(tl_ctx *tl, const void *args)
+{
+        if (tl->rank != 0)
+                return;
+        int64_t sq[2] = { 8, 8 };
+        tl_epilogue e = { .op = TL_SCALE, .factor = 1.0f / 3.0f, .scope = TL_SCOPE_KERNEL };
+        tl_tensor *x = tl_alloc(tl, TL_TCM, TL_BF16, 2, sq);
+        for (int i = 0; i < 64; i++)
+                x->base[i] = (float)(i + 1);
+        tl_wait(tl, tl_composite(tl, &(tl_composite_desc){ .out = x, .n_epilogue = 1,
+                                                           .epilogue = &e }));
+        tl_tensor *a = tl_fill(tl, TL_FP32, 2, sq, 0.5f);
+        tl_tensor *y = tl_alloc(tl, TL_TCM, TL_BF16, 2, sq);
+        tl_wait(tl, tl_composite(tl, &(tl_composite_desc){ .op = TL_GEMM, .a = a, .b = a,
+                                                           .out = y, .n_epilogue = 1,
+                                                           .epilogue = &e }));
+        memcpy(inplace_out[0], x->base, sizeof inplace_out[0]);
+        memcpy(inplace_out[1], y->base, sizeof inplace_out[1]);
+}
+
+Test(ops, a_composites_in_place_ops_round_to_the_outputs_dtype)
+{
+        cr_assert_eq(run_kernel(k_inplace_bf16, TL_MODE_DATA, NULL), 0);
+        for (int w = 0; w < 2; w++)
+                for (int i = 0; i < 64; i++) {
+                        float v = inplace_out[w][i], want = (w ? 2.0f : (float)(i + 1)) / 3.0f;
+                        cr_assert_eq(v, npy_bf16_to_f32(npy_f32_to_bf16(v)),
+                                     "output %d [%d] = %.9g is not a bf16 value", w, i, v);
+                        cr_assert_float_eq(v, want, want / 128, "output %d [%d]", w, i);
+                }
 }
