@@ -114,6 +114,11 @@ void tl__check_apart(tl_ctx *tl, const char *file, int line, const char *op, con
                          an, bn, why);
 }
 
+static const char *bfp_name(tl_dtype dt)
+{
+        return dt == TL_BFP8_B ? "bfp8_b" : "bfp4_b";
+}
+
 void tl__check_block_start(tl_ctx *tl, const char *file, int line, const char *op,
                            const tl_tensor *t, const char *which)
 {
@@ -133,8 +138,18 @@ void tl__check_block_start(tl_ctx *tl, const char *file, int line, const char *o
                                  "%s: a %s view with a row starting at column %lld of %lld: a "
                                  "block float is written in whole blocks of %d along the last "
                                  "axis, so a view written to starts each row at a multiple of "
-                                 "%d", which, t->dtype == TL_BFP8_B ? "bfp8_b" : "bfp4_b",
+                                 "%d", which, bfp_name(t->dtype),
                                  (long long)(at % row_len), (long long)row_len, TL_BFP_BLOCK,
+                                 TL_BFP_BLOCK);
+                /* A row past its owner's row (a reshape) would group the
+                 * end of one owner row with the start of the next. */
+                if (row_len % TL_BFP_BLOCK && at % row_len + n > row_len)
+                        tl__fail(tl, file, line, op,
+                                 "%s: a %s view with a row of %lld from column %lld, past the "
+                                 "end of its tensor's rows of %lld: a block float's blocks of %d "
+                                 "end with each row, so a row written to ends with it too",
+                                 which, bfp_name(t->dtype),
+                                 (long long)n, (long long)(at % row_len), (long long)row_len,
                                  TL_BFP_BLOCK);
                 int i = nd - 2;
                 for (; i >= 0 && ++idx[i] == t->shape[i]; i--)

@@ -511,7 +511,8 @@ void tl__check_apart(tl_ctx *tl, const char *file, int line, const char *op, con
                      const char *an, const tl_tensor *b, const char *bn, const char *why);
 /* A kernel error of op at file:line unless t (operand which), if a block
  * float view, starts each row of its last axis at a block edge of its
- * owner (a multiple of TL_BFP_BLOCK): what a write into t needs
+ * owner (a multiple of TL_BFP_BLOCK) and, if the owner's rows are not
+ * whole blocks, ends it within the owner's row: what a write into t needs
  * (docs/adr/0019; a row ending inside a block pads it, tl__compute_copy). */
 void tl__check_block_start(tl_ctx *tl, const char *file, int line, const char *op,
                            const tl_tensor *t, const char *which);
