@@ -2,11 +2,14 @@
  * replicated (its setup forgot tl_setup_interleave): PE 0 of cube 0
  * writes all of it and then tells the PEs of cube 1, which read their rows
  * of it; but each cube has its own copy, and cube 1's never received them
- * (docs/adr/0017). Built with -DSTALE_REPLICA_INTERLEAVED the tensor is
- * interleaved, one copy every PE reads, and the run passes: out is 3
- * everywhere (tests/placement_data.sh).
+ * (docs/adr/0017). tests/placement_data.sh builds two variants that pass
+ * with out 3 everywhere: -DSTALE_REPLICA_INTERLEAVED, the tensor
+ * interleaved, one copy every PE reads; -DSTALE_REPLICA_OWN_COPY, cube 1
+ * writes 3 to its own copy first, then cube 0 writes 5 to its copy, then
+ * cube 1 reads its copy (3, as on the machine; one shared copy would give
+ * 5).
 // args: --topo topologies/small.yaml --mode data
-// expect: tests/bad/kernels/stale_replica.c:@LINE@: error: PE sip0.cube1.pe0: tl_load: reads element [0, 0] of tmp, which is replicated (a copy per cube, each PE reading its own cube's), and cube 1's copy never received it: PE sip0.cube0.pe0 wrote it to cube 0's copy at tests/bad/kernels/stale_replica.c:46
+// expect: tests/bad/kernels/stale_replica.c:@LINE@: error: PE sip0.cube1.pe0: tl_load: reads element [0, 0] of tmp, which is replicated (a copy per cube, each PE reading its own cube's), and cube 1's copy never received it: PE sip0.cube0.pe0 wrote it to cube 0's copy at tests/bad/kernels/stale_replica.c:63
 // expect-count: 1
  */
 #include <cubesim/tl.h>
@@ -36,13 +39,27 @@ static void body(tl_ctx *tl, const void *argp)
         int pe = tl_program_id(tl, 0), pes = tl_num_programs(tl, 0);
         int64_t all[2] = { 8, 64 }, token[2] = { 1, 1 };
         int64_t start[2] = { 8 / pes * pe, 0 }, rows[2] = { 8 / pes, 64 };
-        if (tl_program_id(tl, 1) == 0) {
+        int cube = tl_program_id(tl, 1);
+#ifdef STALE_REPLICA_OWN_COPY
+        if (cube == 1 && pe == 0) {
+                tl_scratch_scope_begin(tl);
+                tl_store(tl, a->tmp, tl_fill(tl, TL_FP32, 2, all, 3.0f));
+                tl_scratch_scope_end(tl);
+                tl_send(tl, tl_rank(tl, 0, 0, 0), tl_fill(tl, TL_FP32, 2, token, 1.0f), 1);
+        }
+        if (cube == 0 && pe == 0)
+                tl_recv(tl, tl_rank(tl, 0, 1, 0), 1);
+#define VALUE 5.0f
+#else
+#define VALUE 3.0f
+#endif
+        if (cube == 0) {
                 if (pe != 0)
                         return;
                 /* Written, and landed (the scope's end waits for its
                  * store), before cube 1 is told. */
                 tl_scratch_scope_begin(tl);
-                tl_tensor *v = tl_fill(tl, TL_FP32, 2, all, 3.0f);
+                tl_tensor *v = tl_fill(tl, TL_FP32, 2, all, VALUE);
                 tl_store(tl, a->tmp, v);
                 tl_scratch_scope_end(tl);
                 tl_tensor *go = tl_fill(tl, TL_FP32, 2, token, 1.0f);
