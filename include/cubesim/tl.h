@@ -483,18 +483,30 @@ typedef enum tl_home {
         TL_HOME_INTERLEAVED,         /* page by page round every cube */
 } tl_home;
 
+/* A tensor's placement is set at most once, and only for a tensor of
+ * tl_setup_tensor (one of tl_setup_tensor_sharded lives in TCM); else,
+ * and for a bad axis or block, the setup fails (exit status 2) naming the
+ * call's line. In data mode each cube's copy of a replicated tensor is its
+ * own (docs/adr/0017): a PE reading what another cube wrote to that
+ * cube's copy is a kernel error naming both lines. */
+TL_API void tl__setup_replicate(tl_setup *, tl_tensor *t, const char *file, int line);
+TL_API void tl__setup_shard(tl_setup *, tl_tensor *t, int axis, int64_t block, const char *file,
+                            int line);
+TL_API void tl__setup_interleave(tl_setup *, tl_tensor *t, const char *file, int line);
 /* A copy in every cube's HBM, each counted against that cube's capacity
  * (the default). */
-TL_API void tl_setup_replicate(tl_setup *, tl_tensor *t);
+#define tl_setup_replicate(s, t) tl__setup_replicate((s), (t), __FILE__, __LINE__)
 /* Split t along axis over the C cubes. block 0: cube c holds indices
  * [c * E / C, (c + 1) * E / C) (rounded down) of the axis of extent E,
  * for every index of the other axes. block > 0: block-cyclic over the
  * rows counted through that axis: row r, the flat index of
- * (i_0, .., i_axis), is on cube (r / block) mod C. */
-TL_API void tl_setup_shard(tl_setup *, tl_tensor *t, int axis, int64_t block);
+ * (i_0, .., i_axis), is on cube (r / block) mod C; block x C must fit in
+ * 64 bits. */
+#define tl_setup_shard(s, t, axis, block) \
+        tl__setup_shard((s), (t), (axis), (block), __FILE__, __LINE__)
 /* Page by page (cube.hbm.page_kib) round every cube: page p of t is on
  * cube p mod C, spread there over the cube's channels. */
-TL_API void tl_setup_interleave(tl_setup *, tl_tensor *t);
+#define tl_setup_interleave(s, t) tl__setup_interleave((s), (t), __FILE__, __LINE__)
 
 /* The GEMM engine's math fidelity for this launch, in passes per op
  * (LoFi 1, HiFi2 2, HiFi3 3, HiFi4 4); without it, the topology's
