@@ -49,6 +49,8 @@ uint64_t tl__home_cube_bytes(const struct tl_global *g, uint32_t c, uint32_t n_c
                              uint64_t page_bytes)
 {
         uint64_t es = tl_dtype_size(g->t.dtype), bytes = sat_mul_u64(g->count, es);
+        if (g->t.sharded)
+                return 0;    /* in the PEs' TCM (tl_setup_tensor_sharded), none in HBM */
         switch (g->home) {
         case TL_HOME_REPLICATED:
                 return bytes;

@@ -396,6 +396,21 @@ Test(costs, a_block_larger_than_the_rows_puts_them_all_on_cube_0)
                   "got: %s", d.head ? d.head->text : "(nothing)");
 }
 
+static void tcm_sharded_setup(tl_setup *s, void *args)
+{
+        (void)args;
+        /* fp32 [2048, 2^18]: 2 GiB, in the PEs' TCM. */
+        tl_setup_tensor_sharded(s, "big", TL_INPUT, TL_FP32, 2,
+                                (int64_t[]){ 2048, INT64_C(1) << 18 });
+}
+
+Test(costs, a_tensor_sharded_over_the_tcms_takes_no_hbm)
+{
+        static const char *const sets[] = { "cube.hbm.size_gib=1" };
+        cr_assert_eq(launch_fn("tcm_sharded", nothing, tcm_sharded_setup, sets, 1), 0,
+                     "got: %s", d.head ? d.head->text : "(nothing)");
+}
+
 static void bad_axis_setup(tl_setup *s, void *args)
 {
         (void)args;
