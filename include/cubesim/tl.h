@@ -520,8 +520,10 @@ TL_API tl_machine tl_setup_machine(tl_setup *);
  * (an L1-sharded tensor): an input starts there and an output ends there,
  * so a PE reads and writes its part with TCM costs, never HBM's, and
  * consumes it in place (tl_dot, tl_send, tl_mcast take views of it). Each
- * PE must touch only its own part (not checked), and the parts are not
- * charged to the PEs' TCM. Files as for tl_setup_tensor. */
+ * PE must touch only its own part: in data mode an element is the part of
+ * the first PE that touches it, and another PE's touch is a kernel error
+ * (docs/adr/0017). The parts are not charged to the PEs' TCM, nor to HBM.
+ * Files as for tl_setup_tensor. */
 TL_API tl_tensor *tl_setup_tensor_sharded(tl_setup *, const char *name, tl_io io, tl_dtype dt,
                                           int ndim, const int64_t *shape);
 /* The machine's default compute grid (cube.compute_cols / compute_rows,

@@ -18,12 +18,20 @@
  * Sharded and interleaved tensors have one copy of each byte, which every
  * PE reads: nothing to follow. A machine of one cube has one copy.
  *
+ * A launch tensor sharded over the PEs' TCM (tl_setup_tensor_sharded) has
+ * each part in one PE's TCM, the PE that uses it: each element is the
+ * part of the first PE that touches it (reads or writes it), and a touch
+ * by another PE is a kernel error naming both lines; the machine would
+ * read that PE's own TCM instead. One site per element (4 bytes) once the
+ * tensor is touched.
+ *
  * Memory: nothing for a tensor no cube writes (an input only read); a
  * written one costs 4 bytes per element (its sites), and each cube that
  * writes it a copy (4 bytes per element) and a bit per element. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "tl/tl_int.h"
 
 /* The per-cube state of a written replicated tensor. */
@@ -129,6 +137,32 @@ static void index_text(const struct tl_global *g, uint64_t e, char *buf, size_t 
         tl__shape_text(buf, len, g->t.ndim, idx);
 }
 
+/* The kernel error of op at file:line reading element e of g, which
+ * the write (a replicated tensor) or first touch (one sharded over the
+ * PEs' TCM) at site put where this PE does not see it. */
+_Noreturn static void clash(tl_ctx *tl, const struct tl_global *g, uint64_t e, uint32_t site,
+                            const char *file, int line, const char *op)
+{
+        const struct tl_run *r = tl->run;
+        const struct tl_site *w = &r->sites[site];
+        const char *who = r->ctx[w->rank].pe->name;
+        char at[96];
+        index_text(g, e, at, sizeof at);
+        if (g->t.sharded)
+                tl__fail(tl, file, line, op,
+                         "touches element %s of %s, which is sharded over the PEs' TCM "
+                         "(tl_setup_tensor_sharded): it is PE %s's part, first touched at %s:%d, "
+                         "in that PE's TCM (a PE touches only its own part; send the data with "
+                         "tl_send)", at, g->name, who, w->file, w->line);
+        tl__fail(tl, file, line, op,
+                 "reads element %s of %s, which is replicated (a copy per cube, each PE reading "
+                 "its own cube's), and cube %u's copy never received it: PE %s wrote it to cube "
+                 "%u's copy at %s:%d (interleave or shard %s with tl_setup_interleave or "
+                 "tl_setup_shard for one copy every PE sees, or have each cube write its own)",
+                 at, g->name, cube_of_rank(r, tl->rank), who, cube_of_rank(r, w->rank), w->file,
+                 w->line, g->name);
+}
+
 const tl_tensor *tl__data_read(tl_ctx *tl, const tl_tensor *t, tl_tensor *tmp, const char *file,
                                int line, const char *op)
 {
@@ -141,19 +175,8 @@ const tl_tensor *tl__data_read(tl_ctx *tl, const tl_tensor *t, tl_tensor *tmp, c
         const uint64_t *mine = cp->got[c];
         struct region rg;
         region_of(t, &rg);
-        FOR_REGION(rg, e, if (cp->site[e] && !has_bit(mine, e)) {
-                const struct tl_site *w = &r->sites[cp->site[e]];
-                char at[96];
-                index_text(g, e, at, sizeof at);
-                tl__fail(tl, file, line, op,
-                         "reads element %s of %s, which is replicated (a copy per cube, each PE "
-                         "reading its own cube's), and cube %u's copy never received it: PE %s "
-                         "wrote it to cube %u's copy at %s:%d (interleave or shard %s with "
-                         "tl_setup_interleave or tl_setup_shard for one copy every PE sees, or "
-                         "have each cube write its own)",
-                         at, g->name, c, r->ctx[w->rank].pe->name, cube_of_rank(r, w->rank),
-                         w->file, w->line, g->name);
-        });
+        FOR_REGION(rg, e, if (cp->site[e] && !has_bit(mine, e))
+                clash(tl, g, e, cp->site[e], file, line, op));
         return cp->data[c] ? image(t, cp->data[c], tmp) : t;
 }
 
@@ -200,6 +223,29 @@ tl_tensor *tl__data_write(tl_ctx *tl, tl_tensor *t, tl_tensor *tmp, const char *
         return image(t, cp->data[c], tmp);
 }
 
+void tl__sharded_touch(tl_ctx *tl, const tl_tensor *t, const char *file, int line,
+                       const char *op)
+{
+        struct tl_run *r = tl->run;
+        if (r->opts->mode != TL_MODE_DATA)
+                return;
+        struct tl_global *g = container_of(t->owner, struct tl_global, t);
+        if (!g->part)
+                g->part = calloc(g->count ? g->count : 1, sizeof *g->part);
+        uint32_t s = site_of(tl, file, line);
+        if (!g->part || !s)
+                tl__fail(tl, file, line, op, "host out of memory for the parts of %s", g->name);
+        struct region rg;
+        region_of(t, &rg);
+        FOR_REGION(rg, e, {
+                uint32_t o = g->part[e];
+                if (!o)
+                        g->part[e] = s;
+                else if (r->sites[o].rank != tl->rank)
+                        clash(tl, g, e, o, file, line, op);
+        });
+}
+
 void tl__copies_gather(struct tl_run *r)
 {
         for (int i = 0; i < r->n_globals; i++) {
@@ -221,6 +267,8 @@ void tl__copies_free(struct tl_run *r)
 {
         for (int i = 0; i < r->n_globals; i++) {
                 struct tl_copies *cp = r->globals[i].copies;
+                free(r->globals[i].part);
+                r->globals[i].part = NULL;
                 if (!cp)
                         continue;
                 for (uint32_t c = 0; c < r->sim->n_cubes; c++) {

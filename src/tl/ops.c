@@ -291,6 +291,8 @@ void tl__wait_inflight(tl_ctx *tl, int depth, const char *what)
 sim_ps tl__ready_at(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op)
 {
         const tl_tensor *o = t->owner;
+        if (o->sharded)
+                tl__sharded_touch(tl, t, file, line, op);
         if (o->busy && o->ready_at == SIM_PS_MAX)
                 tl__wait_ready(tl, t, file, line, op); /* an op in flight, end not known yet */
         return o->busy ? o->ready_at : ev_now(&tl->sim->ev);
@@ -346,7 +348,8 @@ void tl__wait_tensor(tl_ctx *tl, tl_tensor *t, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_WAIT, file, line);
         tl__check_tensor(tl, t, file, line, "tl_wait_tensor", "t");
-        tl__wait_ready(tl, t, file, line, "tl_wait_tensor");
+        if (!t->owner->sharded)      /* untracked, and waiting touches no part of it */
+                tl__wait_ready(tl, t, file, line, "tl_wait_tensor");
 }
 
 static struct rep_trace_ref log_engine(tl_ctx *tl, const char *component, const char *op,

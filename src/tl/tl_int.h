@@ -260,6 +260,9 @@ struct tl_global {
         int home_line;               /* and its line */
         struct tl_copies *copies;    /* data mode, replicated over cubes, once written: the
                                         cubes' own copies (copies.c); NULL: one shared buffer */
+        uint32_t *part;              /* data mode, sharded over the PEs' TCM, once touched: per
+                                        element the site (tl_run.sites) of its first touch, whose
+                                        PE holds it (0: none yet) */
 };
 
 /* A call that wrote a replicated tensor (data mode, copies.c). */
@@ -433,6 +436,13 @@ static inline bool tl__struct_dead(const tl_ctx *tl, const tl_tensor *t)
 }
 /* t (if any) becomes ready at end; the op counts toward the open scope. */
 void tl__finish_at(tl_ctx *tl, tl_tensor *t, sim_ps end);
+/* Data mode (copies.c): op at file:line of tl touches t, a view of a
+ * launch tensor sharded over the PEs' TCM; each element is the part of
+ * the first PE that touches it, and a touch of another PE's part is a
+ * kernel error naming both lines (the machine has it in that PE's TCM).
+ * Every operand comes here through tl__wait_ready. */
+void tl__sharded_touch(tl_ctx *tl, const tl_tensor *t, const char *file, int line,
+                       const char *op);
 /* tl__wait_ready when t is busy or a trace is written (marks t's producer). */
 void tl__wait_busy(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op);
 /* Block until t is ready (notes the wait for deadlock reports). Inline:
@@ -440,6 +450,8 @@ void tl__wait_busy(tl_ctx *tl, tl_tensor *t, const char *file, int line, const c
 static inline void tl__wait_ready(tl_ctx *tl, tl_tensor *t, const char *file, int line,
                                   const char *op)
 {
+        if (t->owner->sharded)
+                tl__sharded_touch(tl, t, file, line, op);
         if (t->owner->busy || tl->run->have_trace)
                 tl__wait_busy(tl, t, file, line, op);
 }
