@@ -68,8 +68,12 @@
  * using it afterwards is such an error.
  *
  * Modes. In op_log mode (the default) tensors have no data; only time is
- * modelled. In data mode every tensor has real storage and the ops compute.
- * A kernel behaves the same in both. */
+ * modelled. In data mode every tensor has real storage and the ops compute,
+ * where the machine keeps the data: each cube its own copy of a replicated
+ * HBM tensor, each PE its part of a TCM-sharded one. A kernel behaves the
+ * same in both, except that data mode also stops a read of data the
+ * machine would not deliver (another cube's write to its copy, another
+ * PE's part; docs/adr/0017). */
 #ifndef CUBESIM_TL_H
 #define CUBESIM_TL_H
 
