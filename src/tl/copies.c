@@ -191,8 +191,14 @@ static struct tl_copies *copies_of(struct tl_run *r, struct tl_global *g)
         cp->site = calloc(g->count ? g->count : 1, sizeof *cp->site);
         cp->data = calloc(r->sim->n_cubes, sizeof *cp->data);
         cp->got = calloc(r->sim->n_cubes, sizeof *cp->got);
-        g->copies = cp;              /* freed whole by tl__copies_free, even if partial */
-        return cp->site && cp->data && cp->got ? cp : NULL;
+        if (!cp->site || !cp->data || !cp->got) {
+                free(cp->site);
+                free(cp->data);
+                free(cp->got);
+                free(cp);
+                return NULL;
+        }
+        return g->copies = cp;
 }
 
 tl_tensor *tl__data_write(tl_ctx *tl, tl_tensor *t, tl_tensor *tmp, const char *file, int line,
