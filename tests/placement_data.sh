@@ -6,7 +6,8 @@
 # the temporary interleaved (one copy every PE reads), and each cube
 # writing its own copy with different values (cube 1 reads its own 3, not
 # cube 0's later 5, as on the machine). The fault itself must not pass
-# --expect either: it exits 1, naming both lines.
+# --expect either: it exits 1, naming both lines; so does its variant
+# whose first read is a composite updating the rows in place.
 set -euo pipefail
 . "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 cd "$src"
@@ -26,7 +27,7 @@ with open(sys.argv[1], "wb") as f:
 PY
 
 fail=0
-for variant in "" STALE_REPLICA_INTERLEAVED STALE_REPLICA_OWN_COPY; do
+for variant in "" STALE_REPLICA_RMW STALE_REPLICA_INTERLEAVED STALE_REPLICA_OWN_COPY; do
         lib=$tmp/lib${variant:-fault}.so
         cc -std=c11 -O1 -Wall -Wextra -Wno-unused-parameter -Werror -shared -fPIC \
                 ${variant:+-D$variant} -I include "$case_c" -o "$lib"
@@ -36,8 +37,12 @@ for variant in "" STALE_REPLICA_INTERLEAVED STALE_REPLICA_OWN_COPY; do
         set -e
         if [ -z "$variant" ]; then
                 want_rc=1
-                want="stale_replica.c:71: error: PE sip0.cube1.pe0: tl_load: reads element [0, 0] of tmp"
-                want2="wrote it to cube 0's copy at $case_c:63"
+                want="stale_replica.c:73: error: PE sip0.cube1.pe0: tl_load: reads element [0, 0] of tmp"
+                want2="wrote it to cube 0's copy at $case_c:64"
+        elif [ "$variant" = STALE_REPLICA_RMW ]; then
+                want_rc=1
+                want="stale_replica.c:77: error: PE sip0.cube1.pe0: tl_composite: reads element [0, 0] of tmp"
+                want2="wrote it to cube 0's copy at $case_c:64"
         else
                 want_rc=0 want="output out [8, 64] matches" want2=$want
         fi

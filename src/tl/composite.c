@@ -406,6 +406,8 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
                 /* Each operand in HBM as this PE's cube holds it. */
                 tl_tensor a, b, out;
                 tl_composite_desc dd = *d;
+                if (d->op != TL_GEMM)  /* its epilogue reads out, in place */
+                        tl__data_read(tl, d->out, &out, file, line, op);
                 dd.out = tl__data_write(tl, d->out, &out, file, line, op);
                 if (d->op == TL_GEMM) {
                         dd.a = (tl_tensor *)tl__data_read(tl, d->a, &a, file, line, op);

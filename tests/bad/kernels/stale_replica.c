@@ -7,9 +7,10 @@
  * interleaved, one copy every PE reads; -DSTALE_REPLICA_OWN_COPY, cube 1
  * writes 3 to its own copy first, then cube 0 writes 5 to its copy, then
  * cube 1 reads its copy (3, as on the machine; one shared copy would give
- * 5).
+ * 5). With -DSTALE_REPLICA_RMW the first read is a composite updating the
+ * rows in place (a read too).
 // args: --topo topologies/small.yaml --mode data
-// expect: tests/bad/kernels/stale_replica.c:@LINE@: error: PE sip0.cube1.pe0: tl_load: reads element [0, 0] of tmp, which is replicated (a copy per cube, each PE reading its own cube's), and cube 1's copy never received it: PE sip0.cube0.pe0 wrote it to cube 0's copy at tests/bad/kernels/stale_replica.c:63
+// expect: tests/bad/kernels/stale_replica.c:@LINE@: error: PE sip0.cube1.pe0: tl_load: reads element [0, 0] of tmp, which is replicated (a copy per cube, each PE reading its own cube's), and cube 1's copy never received it: PE sip0.cube0.pe0 wrote it to cube 0's copy at tests/bad/kernels/stale_replica.c:64
 // expect-count: 1
  */
 #include <cubesim/tl.h>
@@ -68,7 +69,15 @@ static void body(tl_ctx *tl, const void *argp)
                 return;
         }
         tl_recv(tl, tl_rank(tl, 0, 0, 0), 0);
+#ifndef STALE_REPLICA_RMW
         tl_tensor *x = tl_load(tl, tl_view(tl, a->tmp, start, rows)); /* FAULT */
+#else
+        /* Also stale: a MATH-only composite updating the rows in place. */
+        const tl_epilogue relu = { .op = TL_RELU, .scope = TL_SCOPE_KERNEL };
+        tl_wait(tl, tl_composite(tl, &(tl_composite_desc){ .out = tl_view(tl, a->tmp, start, rows),
+                                                           .epilogue = &relu, .n_epilogue = 1 }));
+        tl_tensor *x = tl_load(tl, tl_view(tl, a->tmp, start, rows));
+#endif
         tl_store(tl, tl_view(tl, a->out, start, rows), x);
 }
 
