@@ -147,6 +147,13 @@ void llm_setup(tl_setup *s, void *argp)
         a->kt = tl_setup_tensor(s, "k", TL_TEMP, dt, 2, (int64_t[]){ t, kd });
         a->vt = tl_setup_tensor(s, "v", TL_TEMP, dt, 2, (int64_t[]){ t, kd });
         a->act = tl_setup_tensor(s, "act", TL_TEMP, dt, 2, (int64_t[]){ t, f });
+        /* The outputs and temporaries are written by some PEs and read by
+         * PEs of every cube: one copy, interleaved (replicated, a cube
+         * would read its own copy, never written; docs/adr/0017). */
+        tl_tensor *temps[] = { a->out, a->k_new, a->v_new, a->n1, a->n2, a->h,
+                               a->q,   a->attn,  a->kt,    a->vt, a->act };
+        for (size_t i = 0; i < sizeof temps / sizeof temps[0]; i++)
+                tl_setup_interleave(s, temps[i]);
 }
 
 const struct tl_param llm_head_params[] = {

@@ -80,8 +80,12 @@
  * using it afterwards is such an error.
  *
  * Modes. In op_log mode (the default) tensors have no data; only time is
- * modelled. In data mode every tensor has real storage and the ops compute.
- * A kernel behaves the same in both. */
+ * modelled. In data mode every tensor has real storage and the ops compute,
+ * where the machine keeps the data: each cube its own copy of a replicated
+ * HBM tensor, each PE its part of a TCM-sharded one. A kernel behaves the
+ * same in both, except that data mode also stops a read of data the
+ * machine would not deliver (another cube's write to its copy, another
+ * PE's part; docs/adr/0017). */
 #ifndef CUBESIM_TL_H
 #define CUBESIM_TL_H
 
@@ -495,18 +499,30 @@ typedef enum tl_home {
         TL_HOME_INTERLEAVED,         /* page by page round every cube */
 } tl_home;
 
+/* A tensor's placement is set at most once, and only for a tensor of
+ * tl_setup_tensor (one of tl_setup_tensor_sharded lives in TCM); else,
+ * and for a bad axis or block, the setup fails (exit status 2) naming the
+ * call's line. In data mode each cube's copy of a replicated tensor is its
+ * own (docs/adr/0017): a PE reading what another cube wrote to that
+ * cube's copy is a kernel error naming both lines. */
+TL_API void tl__setup_replicate(tl_setup *, tl_tensor *t, const char *file, int line);
+TL_API void tl__setup_shard(tl_setup *, tl_tensor *t, int axis, int64_t block, const char *file,
+                            int line);
+TL_API void tl__setup_interleave(tl_setup *, tl_tensor *t, const char *file, int line);
 /* A copy in every cube's HBM, each counted against that cube's capacity
  * (the default). */
-TL_API void tl_setup_replicate(tl_setup *, tl_tensor *t);
+#define tl_setup_replicate(s, t) tl__setup_replicate((s), (t), __FILE__, __LINE__)
 /* Split t along axis over the C cubes. block 0: cube c holds indices
  * [c * E / C, (c + 1) * E / C) (rounded down) of the axis of extent E,
  * for every index of the other axes. block > 0: block-cyclic over the
  * rows counted through that axis: row r, the flat index of
- * (i_0, .., i_axis), is on cube (r / block) mod C. */
-TL_API void tl_setup_shard(tl_setup *, tl_tensor *t, int axis, int64_t block);
+ * (i_0, .., i_axis), is on cube (r / block) mod C; block x C must fit in
+ * 64 bits. */
+#define tl_setup_shard(s, t, axis, block) \
+        tl__setup_shard((s), (t), (axis), (block), __FILE__, __LINE__)
 /* Page by page (cube.hbm.page_kib) round every cube: page p of t is on
  * cube p mod C, spread there over the cube's channels. */
-TL_API void tl_setup_interleave(tl_setup *, tl_tensor *t);
+#define tl_setup_interleave(s, t) tl__setup_interleave((s), (t), __FILE__, __LINE__)
 
 /* The GEMM engine's math fidelity for this launch, in passes per op
  * (LoFi 1, HiFi2 2, HiFi3 3, HiFi4 4); without it, the topology's
@@ -520,8 +536,10 @@ TL_API tl_machine tl_setup_machine(tl_setup *);
  * (an L1-sharded tensor): an input starts there and an output ends there,
  * so a PE reads and writes its part with TCM costs, never HBM's, and
  * consumes it in place (tl_dot, tl_send, tl_mcast take views of it). Each
- * PE must touch only its own part (not checked), and the parts are not
- * charged to the PEs' TCM. Files as for tl_setup_tensor. */
+ * PE must touch only its own part: in data mode an element is the part of
+ * the first PE that touches it, and another PE's touch is a kernel error
+ * (docs/adr/0017). The parts are not charged to the PEs' TCM, nor to HBM.
+ * Files as for tl_setup_tensor. */
 TL_API tl_tensor *tl_setup_tensor_sharded(tl_setup *, const char *name, tl_io io, tl_dtype dt,
                                           int ndim, const int64_t *shape);
 /* The machine's default compute grid (cube.compute_cols / compute_rows,

@@ -443,11 +443,19 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
                 check_k_scales(tl, &d->epilogue[i], i, d->out,
                                d->op == TL_GEMM ? plan->tiles_k : 0, file, line);
         if (tl->run->opts->mode == TL_MODE_DATA) {
+                /* Each operand in HBM as this PE's cube holds it. */
+                tl_tensor a, b, out;
+                tl_composite_desc dd = *d;
+                if (d->op != TL_GEMM)  /* its epilogue reads out, in place */
+                        tl__data_read(tl, d->out, &out, file, line, op);
+                dd.out = tl__data_write(tl, d->out, &out, file, line, op);
                 if (d->op == TL_GEMM) {
-                        compute_gemm(tl, d, plan);
+                        dd.a = (tl_tensor *)tl__data_read(tl, d->a, &a, file, line, op);
+                        dd.b = (tl_tensor *)tl__data_read(tl, d->b, &b, file, line, op);
+                        compute_gemm(tl, &dd, plan);
                 } else {
                         for (int i = 0; i < d->n_epilogue; i++)
-                                apply_in_place(&d->epilogue[i], d->out);
+                                apply_in_place(&d->epilogue[i], dd.out);
                 }
         }
         return finish(tl, feed, math_ready, (tl_tensor *[COMPOSITE_OUTS]){ d->out, NULL, NULL },
@@ -605,8 +613,12 @@ tl_handle tl__softmax_merge(tl_ctx *tl, tl_tensor *s, tl_tensor *v, tl_tensor *m
                         tl__fail(tl, file, line, op, "plan: %s", err);
                 tl->merge_plan = *plan;
         }
-        if (tl->run->opts->mode == TL_MODE_DATA)
-                compute_softmax_merge(tl, s, v, m, l, o, tile_k);
+        if (tl->run->opts->mode == TL_MODE_DATA) {
+                tl_tensor s_in, v_in;
+                compute_softmax_merge(tl, (tl_tensor *)tl__data_read(tl, s, &s_in, file, line, op),
+                                      (tl_tensor *)tl__data_read(tl, v, &v_in, file, line, op),
+                                      m, l, o, tile_k);
+        }
         /* The state tensors are busy until the post-loop ends. */
         return finish(tl, feed, 0, (tl_tensor *[COMPOSITE_OUTS]){ m, l, o }, file, line);
 }

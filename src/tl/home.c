@@ -7,16 +7,24 @@
  * its last, in row-major order; a strided view is charged its own bytes,
  * spread over the cubes in the proportions of that run. An access that
  * touches more than HW_SPAN_MAX_PARTS cubes is spread evenly over every
- * cube. */
+ * cube.
+ *
+ * Sizes are counted with checked arithmetic (base/ckd.h): the setup
+ * refuses a block whose round over the cubes (block x cubes) overflows,
+ * so the counts here fit; they saturate rather than wrap if one did not. */
+#include "base/ckd.h"
 #include "tl/tl_int.h"
 
 /* Of [0, x), how much falls in the units dealt to bin c when units of
  * `unit` go round n bins in turn (unit 0 of bin 0, unit 1 of bin 1, ...). */
 static uint64_t dealt(uint64_t x, uint64_t unit, uint64_t n, uint64_t c)
 {
-        uint64_t round = unit * n, rest = x % round, skip = c * unit;
+        uint64_t round = sat_mul_u64(unit, n);
+        if (round == 0)
+                return 0;
+        uint64_t rest = x % round, skip = sat_mul_u64(c, unit);
         uint64_t part = rest > skip ? rest - skip : 0;
-        return x / round * unit + (part < unit ? part : unit);
+        return sat_add_u64(sat_mul_u64(x / round, unit), part < unit ? part : unit);
 }
 
 /* Elements of the owner after one index of axis (the axes after it). */
@@ -24,7 +32,7 @@ static uint64_t inner_count(const tl_tensor *t, int axis)
 {
         uint64_t n = 1;
         for (int i = axis + 1; i < t->ndim; i++)
-                n *= (uint64_t)t->shape[i];
+                n = sat_mul_u64(n, (uint64_t)t->shape[i]);
         return n;
 }
 
@@ -32,33 +40,40 @@ static uint64_t inner_count(const tl_tensor *t, int axis)
  * the slice's last index: slice c is [c * e / n, (c + 1) * e / n). */
 static uint64_t slice_of(uint64_t i, uint64_t e, uint64_t n, uint64_t *last)
 {
-        uint64_t c = ((i + 1) * n - 1) / e;
-        *last = (c + 1) * e / n - 1;
+        uint64_t c = (sat_mul_u64(i + 1, n) - 1) / e;
+        *last = sat_mul_u64(c + 1, e) / n - 1;
         return c;
 }
 
 uint64_t tl__home_cube_bytes(const struct tl_global *g, uint32_t c, uint32_t n_cubes,
                              uint64_t page_bytes)
 {
-        uint64_t es = tl_dtype_size(g->t.dtype), bytes = g->count * es;
+        uint64_t es = tl_dtype_size(g->t.dtype), bytes = sat_mul_u64(g->count, es);
+        if (g->t.sharded)
+                return 0;    /* in the PEs' TCM (tl_setup_tensor_sharded), none in HBM */
         switch (g->home) {
         case TL_HOME_REPLICATED:
                 return bytes;
         case TL_HOME_INTERLEAVED: {
-                uint64_t pages = (bytes + page_bytes - 1) / page_bytes;
-                return dealt(pages, 1, n_cubes, c) * page_bytes;
+                if (page_bytes == 0 || n_cubes == 0)
+                        return bytes;
+                uint64_t pages = bytes / page_bytes + (bytes % page_bytes != 0);
+                return sat_mul_u64(dealt(pages, 1, n_cubes, c), page_bytes);
         }
         case TL_HOME_SHARDED:
                 break;
         }
-        uint64_t inner = inner_count(&g->t, g->axis), rows = g->count / inner;
+        uint64_t inner = inner_count(&g->t, g->axis), rows = inner ? g->count / inner : 0;
         uint64_t e = (uint64_t)g->t.shape[g->axis];
         uint64_t mine;
+        if (n_cubes == 0 || e == 0)
+                return 0;
         if (g->block == 0)
-                mine = ((uint64_t)(c + 1) * e / n_cubes - (uint64_t)c * e / n_cubes) * (rows / e);
+                mine = sat_mul_u64(sat_mul_u64(c + 1, e) / n_cubes - sat_mul_u64(c, e) / n_cubes,
+                                   rows / e);
         else
                 mine = dealt(rows, (uint64_t)g->block, n_cubes, c);
-        return mine * inner * es;
+        return sat_mul_u64(sat_mul_u64(mine, inner), es);
 }
 
 /* Add share to cube c of span; false if the span has no room left. */
@@ -106,7 +121,7 @@ void tl__hbm_span(const struct tl_run *r, const tl_tensor *t, struct hw_hbm_span
         bool fits = true;
         if (g->home == TL_HOME_INTERLEAVED) {
                 uint64_t es = tl_dtype_size(o->dtype), page = r->sim->topo->cube.hbm.page_bytes;
-                uint64_t b0 = f0 * es, b1 = (f1 + 1) * es;
+                uint64_t b0 = sat_mul_u64(f0, es), b1 = sat_mul_u64(f1 + 1, es);
                 for (uint32_t c = 0; c < n_cubes && fits; c++) {
                         uint64_t share = dealt(b1, page, n_cubes, c) - dealt(b0, page, n_cubes, c);
                         if (share)
@@ -123,7 +138,7 @@ void tl__hbm_span(const struct tl_run *r, const tl_tensor *t, struct hw_hbm_span
                                 last = row + (last_i - i);
                         } else {
                                 c = row / blk % n_cubes;
-                                last = row / blk * blk + blk - 1;
+                                last = sat_add_u64(row / blk * blk, blk - 1);
                         }
                         if (last > last_row)
                                 last = last_row;

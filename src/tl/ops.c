@@ -302,6 +302,8 @@ void tl__wait_inflight(tl_ctx *tl, int depth, const char *what)
 sim_ps tl__ready_at(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op)
 {
         const tl_tensor *o = t->owner;
+        if (o->sharded)
+                tl__sharded_touch(tl, t, file, line, op);
         if (o->busy && o->ready_at == SIM_PS_MAX)
                 tl__wait_ready(tl, t, file, line, op); /* an op in flight, end not known yet */
         return o->busy ? o->ready_at : ev_now(&tl->sim->ev);
@@ -357,7 +359,8 @@ void tl__wait_tensor(tl_ctx *tl, tl_tensor *t, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_WAIT, file, line);
         tl__check_tensor(tl, t, file, line, "tl_wait_tensor", "t");
-        tl__wait_ready(tl, t, file, line, "tl_wait_tensor");
+        if (!t->owner->sharded)      /* untracked, and waiting touches no part of it */
+                tl__wait_ready(tl, t, file, line, "tl_wait_tensor");
 }
 
 static struct rep_trace_ref log_engine(tl_ctx *tl, const char *component, const char *op,
@@ -462,8 +465,11 @@ tl_tensor *tl__load(tl_ctx *tl, tl_tensor *src, const char *file, int line)
         tl_tensor *t = tl__new_tensor(tl, file, line, "tl_load", TL_SCRATCH, src->dtype, src->ndim,
                                       src->shape);
         uint64_t bytes = tensor_bytes(src);
-        if (data_mode(tl))
-                tl__compute_copy(src, t, tl__is_bfp(src->dtype) ? TL_FP32 : src->dtype);
+        if (data_mode(tl)) {
+                tl_tensor in;
+                tl__compute_copy(tl__data_read(tl, src, &in, file, line, "tl_load"), t,
+                                 tl__is_bfp(src->dtype) ? TL_FP32 : src->dtype);
+        }
         struct rep_param p[2] = { { .name = "src", .kind = REP_STR, .s = space_key(src->space) },
                                   { .name = "dtype", .kind = REP_STR, .s = dtype_names[src->dtype] } };
         dma_move(tl, src, t, bytes, "load", p, 2, t, file, line);
@@ -512,8 +518,11 @@ static void write_out(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *fi
         tl__wait_ready(tl, src, file, line, op);
         tl__wait_ready(tl, dst, file, line, op);
         uint64_t bytes = bytes_as(src, dst->dtype);
-        if (data_mode(tl))
-                tl__compute_copy(src, dst, dst->dtype);
+        if (data_mode(tl)) {
+                tl_tensor in, out;
+                tl__compute_copy(tl__data_read(tl, src, &in, file, line, op),
+                                 tl__data_write(tl, dst, &out, file, line, op), dst->dtype);
+        }
         struct rep_param p[3] = { { .name = "src", .kind = REP_STR, .s = space_key(src->space) },
                                   { .name = "dst", .kind = REP_STR, .s = space_key(dst->space) },
                                   { .name = "dtype", .kind = REP_STR, .s = dtype_names[dst->dtype] } };

@@ -344,6 +344,7 @@ int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl
                 diag_error(d, "host out of memory for the run's profile");
                 out = -1;
         }
+        tl__copies_gather(r);
         if (out == 0 && tl_write_outputs(r, d) < 0)
                 out = -1;
         if (out == 0 && tl__check_data(r, d) < 0)
@@ -357,6 +358,7 @@ void tl_run_fini(struct tl_run *r)
                 for (uint32_t i = 0; i < r->sim->n_pes; i++)
                         tl__ctx_fini(&r->ctx[i]);
         free(r->ctx);
+        tl__copies_free(r);
         for (int i = 0; i < r->n_globals; i++)
                 free(r->globals[i].data);
         /* Every message ever made, wherever it is now (free list, inbox,

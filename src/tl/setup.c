@@ -206,67 +206,18 @@ tl_tensor *tl_setup_tensor(tl_setup *s, const char *name, tl_io io, tl_dtype dt,
 
 /* ---- homes ----------------------------------------------------------------- */
 
-/* The launch's tensor t, or NULL after a message naming what. */
-static struct tl_global *global_of(tl_setup *s, tl_tensor *t, const char *what)
+/* A setup error at the kernel's file:line (a placement call). */
+static void setup_error_at(tl_setup *s, const char *file, int line, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+static void setup_error_at(tl_setup *s, const char *file, int line, const char *fmt, ...)
 {
-        struct tl_run *r = s->run;
-        for (int i = 0; i < r->n_globals; i++)
-                if (t == &r->globals[i].t)
-                        return &r->globals[i];
-        if (!s->d->n_errors)   /* else t may be the dummy of an earlier error */
-                tl_setup_error(s, "%s: not a tensor of this launch (made by tl_setup_tensor)", what);
-        return NULL;
-}
-
-static void set_home(tl_setup *s, tl_tensor *t, tl_home home, int axis, int64_t block,
-                     const char *what)
-{
-        struct tl_global *g = global_of(s, t, what);
-        if (!g)
-                return;
-        if (home == TL_HOME_SHARDED && (axis < 0 || axis >= g->t.ndim)) {
-                if (g->t.ndim == 0)
-                        tl_setup_error(s, "%s: tensor %s is 0-D: it has no axis to shard along "
-                                       "(got axis %d)", what, g->name, axis);
-                else
-                        tl_setup_error(s, "%s: tensor %s: axis %d, expected 0..%d", what,
-                                       g->name, axis, g->t.ndim - 1);
-                return;
-        }
-        if (block < 0) {
-                tl_setup_error(s, "%s: tensor %s: block %lld, expected >= 0", what, g->name,
-                               (long long)block);
-                return;
-        }
-        g->home = home;
-        g->axis = axis;
-        g->block = block;
-}
-
-void tl_setup_replicate(tl_setup *s, tl_tensor *t)
-{
-        set_home(s, t, TL_HOME_REPLICATED, 0, 0, "tl_setup_replicate");
-}
-
-void tl_setup_shard(tl_setup *s, tl_tensor *t, int axis, int64_t block)
-{
-        set_home(s, t, TL_HOME_SHARDED, axis, block, "tl_setup_shard");
-}
-
-void tl_setup_interleave(tl_setup *s, tl_tensor *t)
-{
-        set_home(s, t, TL_HOME_INTERLEAVED, 0, 0, "tl_setup_interleave");
-}
-
-void tl_setup_gemm_fidelity(tl_setup *s, int passes)
-{
-        if (passes < 1 || passes > 4) {
-                tl_setup_error(s, "tl_setup_gemm_fidelity: %d passes, expected 1 (LoFi) .. 4 (HiFi4)",
-                               passes);
-                return;
-        }
-        /* The machine is this launch's own (tl_run_kernel: freshly built). */
-        s->run->sim->graph.topo.pe.gemm.fidelity_passes = (uint32_t)passes;
+        char msg[512];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        diag_error_at(s->d, file, line > 0 ? (unsigned)line : 0, 0, "kernel %s: %s",
+                      s->run->kernel->name, msg);
 }
 
 static const char *home_text(const struct tl_global *g, char *buf, size_t len)
@@ -278,6 +229,98 @@ static const char *home_text(const struct tl_global *g, char *buf, size_t len)
         }
         snprintf(buf, len, "sharded along axis %d", g->axis);
         return buf;
+}
+
+/* The launch's tensor t, or NULL after a message naming what. */
+static struct tl_global *global_of(tl_setup *s, tl_tensor *t, const char *what, const char *file,
+                                   int line)
+{
+        struct tl_run *r = s->run;
+        for (int i = 0; i < r->n_globals; i++)
+                if (t == &r->globals[i].t)
+                        return &r->globals[i];
+        if (!s->d->n_errors)   /* else t may be the dummy of an earlier error */
+                setup_error_at(s, file, line, "%s: not a tensor of this launch (made by "
+                               "tl_setup_tensor)", what);
+        return NULL;
+}
+
+/* Set t's home (what: the call, at file:line). Placement is for HBM
+ * tensors, once each; a block-cyclic shard's round (block x cubes) must
+ * fit in 64 bits (home.c counts in it). */
+static void set_home(tl_setup *s, tl_tensor *t, tl_home home, int axis, int64_t block,
+                     const char *what, const char *file, int line)
+{
+        struct tl_global *g = global_of(s, t, what, file, line);
+        if (!g)
+                return;
+        char was[48];
+        if (g->t.sharded) {
+                setup_error_at(s, file, line, "%s: tensor %s lives in the PEs' TCM "
+                               "(tl_setup_tensor_sharded): it has no HBM home to place", what,
+                               g->name);
+                return;
+        }
+        if (g->home_file) {
+                setup_error_at(s, file, line, "%s: tensor %s is already placed (%s, at %s:%d); "
+                               "a tensor's placement is set once", what, g->name,
+                               home_text(g, was, sizeof was), g->home_file, g->home_line);
+                return;
+        }
+        if (home == TL_HOME_SHARDED && (axis < 0 || axis >= g->t.ndim)) {
+                if (g->t.ndim == 0)
+                        setup_error_at(s, file, line, "%s: tensor %s is 0-D: it has no axis to "
+                                       "shard along (got axis %d)", what, g->name, axis);
+                else
+                        setup_error_at(s, file, line, "%s: tensor %s: axis %d, expected 0..%d",
+                                       what, g->name, axis, g->t.ndim - 1);
+                return;
+        }
+        uint32_t n_cubes = s->run->sim->n_cubes;
+        uint64_t round;
+        if (block < 0) {
+                setup_error_at(s, file, line, "%s: tensor %s: block %lld, expected >= 0", what,
+                               g->name, (long long)block);
+                return;
+        }
+        if (!ckd_mul_u64(&round, (uint64_t)block, n_cubes)) {
+                setup_error_at(s, file, line, "%s: tensor %s: block %lld over %u cubes: a round "
+                               "of blocks (block x cubes) overflows 64 bits", what, g->name,
+                               (long long)block, n_cubes);
+                return;
+        }
+        g->home = home;
+        g->axis = axis;
+        g->block = block;
+        g->home_file = file ? file : "?";
+        g->home_line = line;
+}
+
+void tl__setup_replicate(tl_setup *s, tl_tensor *t, const char *file, int line)
+{
+        set_home(s, t, TL_HOME_REPLICATED, 0, 0, "tl_setup_replicate", file, line);
+}
+
+void tl__setup_shard(tl_setup *s, tl_tensor *t, int axis, int64_t block, const char *file,
+                     int line)
+{
+        set_home(s, t, TL_HOME_SHARDED, axis, block, "tl_setup_shard", file, line);
+}
+
+void tl__setup_interleave(tl_setup *s, tl_tensor *t, const char *file, int line)
+{
+        set_home(s, t, TL_HOME_INTERLEAVED, 0, 0, "tl_setup_interleave", file, line);
+}
+
+void tl_setup_gemm_fidelity(tl_setup *s, int passes)
+{
+        if (passes < 1 || passes > 4) {
+                tl_setup_error(s, "tl_setup_gemm_fidelity: %d passes, expected 1 (LoFi) .. 4 (HiFi4)",
+                               passes);
+                return;
+        }
+        /* The machine is this launch's own (tl_run_kernel: freshly built). */
+        s->run->sim->graph.topo.pe.gemm.fidelity_passes = (uint32_t)passes;
 }
 
 static void gib_text(uint64_t bytes, char *buf, size_t len)
@@ -298,8 +341,9 @@ static int check_capacity(tl_setup *s)
         for (uint32_t c = 0; c < sim->n_cubes; c++) {
                 uint64_t total = 0;
                 for (int i = 0; i < r->n_globals && (worst < 0 || i < worst); i++) {
-                        total += tl__home_cube_bytes(&r->globals[i], c, sim->n_cubes,
-                                                     h->page_bytes);
+                        total = sat_add_u64(total, tl__home_cube_bytes(&r->globals[i], c,
+                                                                       sim->n_cubes,
+                                                                       h->page_bytes));
                         if (total > h->size_bytes) {
                                 worst = i;
                                 worst_cube = c;

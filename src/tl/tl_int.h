@@ -223,6 +223,8 @@ struct tl_ctx {
         struct rep_trace_ref last_slice; /* trace: the current op's last engine slice */
         struct rep_trace_ref deps[4]; /* trace: producers of the current op's operands */
         int n_deps;                  /* entries of deps */
+        uint32_t site_hints[TL_HINTS]; /* data mode: its write sites (tl_run.sites) by line
+                                        modulo TL_HINTS (0: none) */
 };
 
 /* Note what the process is about to wait for (see struct tl_note). */
@@ -254,6 +256,20 @@ struct tl_global {
         tl_home home;                /* where it lives in the cubes' HBM */
         int axis;                    /* TL_HOME_SHARDED: the axis split over the cubes */
         int64_t block;               /* TL_HOME_SHARDED: rows per block (0: one slice per cube) */
+        const char *home_file;       /* the kernel's placement call (NULL: none, replicated) */
+        int home_line;               /* and its line */
+        struct tl_copies *copies;    /* data mode, replicated over cubes, once written: the
+                                        cubes' own copies (copies.c); NULL: one shared buffer */
+        uint32_t *part;              /* data mode, sharded over the PEs' TCM, once touched: per
+                                        element the site (tl_run.sites) of its first touch, whose
+                                        PE holds it (0: none yet) */
+};
+
+/* A call that wrote a replicated tensor (data mode, copies.c). */
+struct tl_site {
+        const char *file;            /* the kernel's file */
+        int line;                    /* and line */
+        uint32_t rank;               /* the writing PE */
 };
 
 #define TL_MAX_GLOBALS 32
@@ -282,6 +298,8 @@ struct tl_run {
         struct tl_msg *all_msgs;     /* every message made (owns them) */
         struct tl_inbox inbox;       /* landed messages not yet received */
         uint64_t next_flow;          /* trace flow ids */
+        struct tl_site *sites;       /* data mode: writes to replicated tensors; [0] unused */
+        uint32_t n_sites, cap_sites; /* the last index used, entries allocated */
         enum ev_run_result result;   /* how the loop ended */
 };
 
@@ -315,6 +333,22 @@ extern const struct tl_kernel *const tl_builtin_kernels[];
 /* Check a kernel's definition (its parameters: a default in range, a
  * choice parameter's list of words); problems to d at where. 0 or -EINVAL. */
 int tl_kernel_check(const struct tl_kernel *k, const char *where, struct diag *d);
+
+/* Data mode follows placement (copies.c, docs/adr/0017). The storage PE
+ * tl reads of tensor t (a view) for op at file:line: t itself, or t's
+ * image over its cube's copy of a replicated HBM tensor in *tmp; a kernel
+ * error when the region holds an element another cube's copy received and
+ * this cube's never did. */
+const tl_tensor *tl__data_read(tl_ctx *tl, const tl_tensor *t, tl_tensor *tmp, const char *file,
+                               int line, const char *op);
+/* The same for a write: a replicated tensor's cube gets its own copy
+ * (copy on write) and the region records the write. */
+tl_tensor *tl__data_write(tl_ctx *tl, tl_tensor *t, tl_tensor *tmp, const char *file, int line,
+                          const char *op);
+/* After the run: each written element of a replicated tensor from the copy
+ * of the cube that wrote it last, into the tensor's data (the outputs). */
+void tl__copies_gather(struct tl_run *r);
+void tl__copies_free(struct tl_run *r);
 
 /* Homes (home.c). The bytes of g on global cube c of n_cubes, with
  * page_bytes the interleave page; what the capacity check adds up. */
@@ -402,6 +436,13 @@ static inline bool tl__struct_dead(const tl_ctx *tl, const tl_tensor *t)
 }
 /* t (if any) becomes ready at end; the op counts toward the open scope. */
 void tl__finish_at(tl_ctx *tl, tl_tensor *t, sim_ps end);
+/* Data mode (copies.c): op at file:line of tl touches t, a view of a
+ * launch tensor sharded over the PEs' TCM; each element is the part of
+ * the first PE that touches it, and a touch of another PE's part is a
+ * kernel error naming both lines (the machine has it in that PE's TCM).
+ * Every operand comes here through tl__wait_ready. */
+void tl__sharded_touch(tl_ctx *tl, const tl_tensor *t, const char *file, int line,
+                       const char *op);
 /* tl__wait_ready when t is busy or a trace is written (marks t's producer). */
 void tl__wait_busy(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op);
 /* Block until t is ready (notes the wait for deadlock reports). Inline:
@@ -409,6 +450,8 @@ void tl__wait_busy(tl_ctx *tl, tl_tensor *t, const char *file, int line, const c
 static inline void tl__wait_ready(tl_ctx *tl, tl_tensor *t, const char *file, int line,
                                   const char *op)
 {
+        if (t->owner->sharded)
+                tl__sharded_touch(tl, t, file, line, op);
         if (t->owner->busy || tl->run->have_trace)
                 tl__wait_busy(tl, t, file, line, op);
 }

@@ -330,7 +330,8 @@ Test(costs, reading_another_cubes_memory_pays_the_route_between_them)
 /* ---- placement through the setup, and the capacity check ---- */
 
 struct place_args {
-        int home;                    /* 0 replicated, 1 sharded, 2 interleaved */
+        int home;                    /* 0 replicated, 1 sharded, 2 interleaved, 3 sharded in
+                                        blocks of 2^62 - 1 rows */
         int64_t mib;                 /* size of the big tensor */
 };
 
@@ -348,6 +349,8 @@ static void place_setup(tl_setup *s, void *args)
                 tl_setup_shard(s, big, 0, 0);
         else if (want.home == 2)
                 tl_setup_interleave(s, big);
+        else if (want.home == 3)
+                tl_setup_shard(s, big, 0, (INT64_C(1) << 62) - 1);
         tl_setup_replicate(s, small);
 }
 
@@ -382,6 +385,30 @@ Test(costs, sharding_or_interleaving_spreads_a_tensor_over_the_cubes)
         /* 4093 MiB: slices of 1023, 1023, 1023 and 1024 MiB. */
         cr_assert_eq(place(1, 4093), -EINVAL);
         cr_assert(diag_has("tensor small (replicated) does not fit"));
+}
+
+Test(costs, a_block_larger_than_the_rows_puts_them_all_on_cube_0)
+{
+        /* (2^62 - 1) x 4 cubes still fits in 64 bits: one block, on cube 0. */
+        cr_assert_eq(place(3, 1023), 0);
+        cr_assert_eq(place(3, 1024), -EINVAL);
+        cr_assert(diag_has("tensor small (replicated) does not fit in HBM: cube 0 would hold"),
+                  "got: %s", d.head ? d.head->text : "(nothing)");
+}
+
+static void tcm_sharded_setup(tl_setup *s, void *args)
+{
+        (void)args;
+        /* fp32 [2048, 2^18]: 2 GiB, in the PEs' TCM. */
+        tl_setup_tensor_sharded(s, "big", TL_INPUT, TL_FP32, 2,
+                                (int64_t[]){ 2048, INT64_C(1) << 18 });
+}
+
+Test(costs, a_tensor_sharded_over_the_tcms_takes_no_hbm)
+{
+        static const char *const sets[] = { "cube.hbm.size_gib=1" };
+        cr_assert_eq(launch_fn("tcm_sharded", nothing, tcm_sharded_setup, sets, 1), 0,
+                     "got: %s", d.head ? d.head->text : "(nothing)");
 }
 
 static void bad_axis_setup(tl_setup *s, void *args)

@@ -863,3 +863,49 @@ Test(tl, sharded_tensors_are_local_and_shared)
         struct tl_global *x = &job.run->globals[0], *y = &job.run->globals[1];
         cr_assert(memcmp(x->data, y->data, 64 * 64 * sizeof(float)) == 0);
 }
+
+/* ---- data mode follows placement (docs/adr/0017) ------------------------------- */
+
+struct replica_args {
+        tl_tensor *x;                /* input [8, 8], replicated, only read */
+        tl_tensor *y;                /* output [8, 8], replicated */
+};
+
+static void replica_setup(tl_setup *s, void *argp)
+{
+        struct replica_args *g = argp;
+        g->x = tl_setup_tensor(s, "x", TL_INPUT, TL_FP32, 2, ((int64_t[]){ 8, 8 }));
+        g->y = tl_setup_tensor(s, "y", TL_OUTPUT, TL_FP32, 2, ((int64_t[]){ 8, 8 }));
+}
+
+/* PE 0 of cube c writes c + 1 to rows [4c, 4c + 4) of y, in its cube's
+ * copy, and reads them back from there; both read x. */
+static void k_replica(tl_ctx *tl, const void *argp)
+{
+        const struct replica_args *g = argp;
+        int c = tl_program_id(tl, 1);
+        if (tl_program_id(tl, 0) != 0)
+                return;
+        int64_t start[2] = { 4 * c, 0 }, rows[2] = { 4, 8 };
+        tl_load(tl, g->x);
+        tl_tensor *mine = tl_view(tl, g->y, start, rows);
+        tl_store(tl, mine, tl_fill(tl, TL_FP32, 2, rows, (float)(c + 1)));
+        tl_load(tl, mine);
+}
+
+/* Each cube writes its own copy; the output is gathered from the copy of
+ * each row's writer; an input only read is never copied. */
+Test(tl, replicated_outputs_are_gathered_from_each_cubes_copy)
+{
+        static const struct tl_kernel k = { .name = "replica", .fn = k_replica,
+                                            .args_size = sizeof(struct replica_args),
+                                            .setup = replica_setup };
+        cr_assert_eq(fixture_run(&k, &(struct tl_run_opts){ .mode = TL_MODE_DATA, .seed = 1 },
+                                 NULL, 0),
+                     0);
+        struct tl_global *x = &job.run->globals[0], *y = &job.run->globals[1];
+        cr_assert_null(x->copies, "an input only read was copied");
+        cr_assert_not_null(y->copies);
+        for (int i = 0; i < 64; i++)
+                cr_assert_eq(y->data[i], i < 32 ? 1.0f : 2.0f, "y[%d] = %g", i, y->data[i]);
+}
