@@ -466,9 +466,14 @@ TL_API int64_t tl_setup_dim(tl_setup *, const char *param, const char *tensor, i
 typedef enum tl_io { TL_INPUT, TL_OUTPUT, TL_TEMP } tl_io;
 /* An HBM tensor of the launch, replicated until told otherwise (below).
  * In data mode outputs are gathered from wherever each element was
- * written. */
-TL_API tl_tensor *tl_setup_tensor(tl_setup *, const char *name, tl_io io, tl_dtype dt, int ndim,
-                                  const int64_t *shape);
+ * written. Its name is its file's stem (NAME.npy), so it is 1 to 64
+ * letters, digits, '_', '-' or '.', not starting with '.' or '-', and
+ * unique in the launch; any other name is rejected (exit status 2) at the
+ * caller's file:line. */
+TL_API tl_tensor *tl__setup_tensor(tl_setup *, const char *name, tl_io io, tl_dtype dt, int ndim,
+                                   const int64_t *shape, const char *file, int line);
+#define tl_setup_tensor(s, name, io, dt, ndim, ...) \
+        tl__setup_tensor((s), (name), (io), (dt), (ndim), (__VA_ARGS__), __FILE__, __LINE__)
 
 /* Where an HBM tensor lives: its home in the cubes' HBM stacks. A PE that
  * reads or writes a part of it held by another cube pays the route from
@@ -510,8 +515,12 @@ TL_API tl_machine tl_setup_machine(tl_setup *);
  * consumes it in place (tl_dot, tl_send, tl_mcast take views of it). Each
  * PE must touch only its own part (not checked), and the parts are not
  * charged to the PEs' TCM. Files as for tl_setup_tensor. */
-TL_API tl_tensor *tl_setup_tensor_sharded(tl_setup *, const char *name, tl_io io, tl_dtype dt,
-                                          int ndim, const int64_t *shape);
+TL_API tl_tensor *tl__setup_tensor_sharded(tl_setup *, const char *name, tl_io io, tl_dtype dt,
+                                           int ndim, const int64_t *shape, const char *file,
+                                           int line);
+#define tl_setup_tensor_sharded(s, name, io, dt, ndim, ...)                               \
+        tl__setup_tensor_sharded((s), (name), (io), (dt), (ndim), (__VA_ARGS__), __FILE__, \
+                                 __LINE__)
 /* The machine's default compute grid (cube.compute_cols / compute_rows,
  * else the whole NoC): axis 0 its columns, axis 1 its rows. */
 TL_API int tl_setup_grid(tl_setup *, int axis);

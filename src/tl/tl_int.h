@@ -9,6 +9,7 @@
 
 #include <cubesim/tl.h>
 
+#include "base/names.h"
 #include "plan/plan.h"
 #include "report/oplog.h"
 #include "report/profile.h"
@@ -244,7 +245,7 @@ enum tl_source {
 
 /* An HBM tensor of the launch, made by the setup. */
 struct tl_global {
-        char name[32];               /* file stem: NAME.npy */
+        char name[NAME_MAX_LEN + 1]; /* file stem: NAME.npy (a name, base/names.h) */
         tl_io io;                    /* input, output or temporary */
         struct tl_tensor t;          /* the tensor (space TL_HBM, owner itself) */
         float *data;                 /* data mode storage, count floats */
