@@ -84,3 +84,9 @@ void gemm_kwalk_step(tl_ctx *tl, struct gemm_kwalk *w, int64_t s, tl_tensor **a,
         *a = gemm_block(tl, w->abuf[cur], 0, 0, w->mm, kn);
         *b = gemm_block(tl, w->bbuf[cur], 0, 0, kn, w->nn);
 }
+
+uint64_t gemm_kwalk_bytes(const struct gemm_shape *sh, tl_dtype dt)
+{
+        return 2 * (tl_dtype_bytes(dt, sh->tm * sh->tk, sh->tk) +
+                    tl_dtype_bytes(dt, sh->tk * sh->tn, sh->tn));
+}
