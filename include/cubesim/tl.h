@@ -209,14 +209,17 @@ TL_API void tl__mcast(tl_ctx *, int row0, int col0, int n_rows, int n_cols, tl_t
 /* Write src to a persistent TCM or HBM tensor (e.g. running softmax state
  * that must outlive a scratch scope). */
 #define tl_copy_to(tl, dst, src) tl__copy_to((tl), (dst), (src), __FILE__, __LINE__)
-/* Fire-and-forget: the bytes travel to dst_rank's inbox (IPCQ). */
+/* Fire-and-forget: the bytes travel to dst_rank's inbox (IPCQ). Every
+ * message must be taken with tl_recv by the kernel's end: one left in an
+ * inbox is a kernel error (exit status 1) naming the first one's send. */
 #define tl_send(tl, dst_rank, t, tag) tl__send((tl), (dst_rank), (t), (tag), __FILE__, __LINE__)
 /* Multicast: t to every PE of this PE's cube in rows [row0, row0 + n_rows)
  * and columns [col0, col0 + n_cols) of its NoC, except the sender. One
  * issue (the send cost) and one read-out by the sender's DMA; the bytes
  * cross each NoC link of the routes' union once and are copied where the
  * routes part. Each receiver takes it with tl_recv(sender's rank, tag),
- * as if it had been sent with tl_send. */
+ * as if it had been sent with tl_send (and must). In data mode the
+ * receivers share one copy of the values until each takes its own. */
 #define tl_mcast(tl, row0, col0, n_rows, n_cols, t, tag) \
         tl__mcast((tl), (row0), (col0), (n_rows), (n_cols), (t), (tag), __FILE__, __LINE__)
 /* Block until a message from src_rank with tag has drained into this PE's
