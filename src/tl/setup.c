@@ -115,8 +115,8 @@ static enum file_kind file_kind(const char *path)
 int64_t tl_setup_input_dim(tl_setup *s, const char *tensor, int axis)
 {
         const struct tl_run *r = s->run;
-        if (!r->opts->inputs_dir || !tensor)
-                return -1;
+        if (!r->opts->inputs_dir || !name_ok(tensor, NULL, 0))
+                return -1;           /* a bad name is reported where the tensor is declared */
         struct diag quiet;
         diag_init(&quiet);
         char *path = npy_path(r->opts->inputs_dir, tensor, &quiet);

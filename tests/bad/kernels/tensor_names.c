@@ -3,7 +3,7 @@
  * directory, split into a subdirectory or hold a newline, and one given
  * twice (the later file would silently win), are each rejected at setup
  * (exit 2) at their tl_setup_tensor call, before anything is written.
-// args: --topo topologies/small.yaml --mode data --outputs @TMP@/out
+// args: --topo topologies/small.yaml --mode data
 // expect: tensor_names.c:@LINE@: error: kernel tensor_names: tensor name '../escaped' starts with '.'; a name is 1 to 64 letters, digits, '_', '-' or '.', not starting with '.' or '-'
 // expect: tensor_names.c:23: error: kernel tensor_names: tensor name 'a/b' has '/' at byte 2;
 // expect: tensor_names.c:24: error: kernel tensor_names: tensor name 'line\x0abreak' has byte 0x0a at byte 5;
