@@ -22,7 +22,7 @@ static const struct tl_param gemm_params[] = {
         { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
-static void gemm_setup(tl_setup *s, void *argp)
+static void gemm_declare(tl_setup *s, void *argp)
 {
         struct gemm_args *g = argp;
         tl_dtype dt = gemm_setup_ab(s, &g->sh, &g->a, &g->b);
@@ -54,6 +54,40 @@ static void gemm(tl_ctx *tl, const void *argp)
                 }
                 tl_store(tl, gemm_block(tl, g->c, d.i0, d.j0, d.mm, d.nn), acc_v);
         }
+}
+
+/* Reject tiles a PE cannot hold (a run would stop at its first PE): in
+ * persistent TCM the ping-pong buffers of A and B (GEMM_KWALK_INIT) and
+ * the fp32 accumulator, all of whole tiles; in scratch a K step's product
+ * and sum. */
+static void check_tcm(tl_setup *s, const struct gemm_shape *sh, tl_dtype dt)
+{
+        tl_machine mc = tl_setup_machine(s);
+        uint64_t bufs = gemm_kwalk_bytes(sh, dt);
+        uint64_t acc = tl_dtype_bytes(TL_FP32, sh->tm * sh->tn, sh->tn);
+        if (bufs + acc > (uint64_t)mc.tcm_alloc_bytes)
+                tl_setup_error(s, "tile_m %lld x tile_n %lld x tile_k %lld: a PE needs %llu bytes "
+                               "of TCM (%llu of A and B buffers, %llu of accumulator), more than "
+                               "the %lld beside scratch; make the tiles smaller",
+                               (long long)sh->tm, (long long)sh->tn, (long long)sh->tk,
+                               (unsigned long long)(bufs + acc), (unsigned long long)bufs,
+                               (unsigned long long)acc, (long long)mc.tcm_alloc_bytes);
+        int64_t mm = min64(sh->tm, sh->m), nn = min64(sh->tn, sh->n);
+        uint64_t step = 2 * tl_dtype_bytes(TL_FP32, mm * nn, nn);
+        if (step > (uint64_t)mc.scratch_bytes)
+                tl_setup_error(s, "tile_m %lld x tile_n %lld: a K step needs %llu bytes of "
+                               "scratch, more than the %lld ceiling; make the tiles smaller",
+                               (long long)sh->tm, (long long)sh->tn, (unsigned long long)step,
+                               (long long)mc.scratch_bytes);
+}
+
+/* gemm_declare, then the check (defined here, below the body, so that
+ * the body keeps its lines in op_logs). */
+static void gemm_setup(tl_setup *s, void *argp)
+{
+        const struct gemm_args *g = argp;
+        gemm_declare(s, argp);
+        check_tcm(s, &g->sh, (tl_dtype)tl_setup_choice(s, "dtype"));
 }
 
 TL_KERNEL(gemm, gemm,

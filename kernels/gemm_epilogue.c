@@ -31,7 +31,7 @@ static const struct tl_param ge_params[] = {
 static const char ge_io_help[] = "inputs a.npy [m, k], b.npy [k, n], s.npy [ceil(k / tile_k)], "
                                  "bias.npy [1, n]; output out.npy [m, n]";
 
-static void ge_setup(tl_setup *s, void *argp)
+static void ge_declare(tl_setup *s, void *argp)
 {
         struct ge_args *g = argp;
         tl_dtype dt = gemm_setup_ab(s, &g->sh, &g->a, &g->b);
@@ -90,6 +90,23 @@ static void gemm_epilogue(tl_ctx *tl, const void *argp)
         }
 }
 
+/* ge_declare, then the check (defined here, below the body, so that the
+ * body keeps its lines in op_logs). */
+static void ge_setup(tl_setup *s, void *argp)
+{
+        struct ge_args *g = argp;
+        ge_declare(s, argp);
+        /* Every PE keeps the scales and the bias in TCM (ge_begin). */
+        int64_t nk = (g->sh.k + g->sh.tk - 1) / g->sh.tk;
+        uint64_t need = tl_dtype_bytes(TL_FP32, nk + g->sh.n, 1);
+        int64_t room = tl_setup_machine(s).tcm_alloc_bytes;
+        if (need > (uint64_t)room)
+                tl_setup_error(s, "n (%lld) and k / tile_k (%lld): the bias [1, n] and the "
+                               "scales every PE keeps need %llu bytes of TCM, more than the %lld "
+                               "beside scratch", (long long)g->sh.n, (long long)nk,
+                               (unsigned long long)need, (long long)room);
+}
+
 /* gemm_epilogue and gemm_epilogue_prims share their parameters and files. */
 TL_KERNEL(gemm_epilogue, ge,
           "composite GEMM + dequant (K tile) + bias + relu + scale 0.5 per output tile", ge_io_help);
@@ -123,6 +140,42 @@ static void gemm_epilogue_prims(tl_ctx *tl, const void *argp)
         }
 }
 
-TL_KERNEL(gemm_epilogue_prims, ge,
-          "gemm_epilogue's work as primitives with the same overlap (double-buffered loads)",
-          ge_io_help);
+/* gemm_epilogue_prims also holds the K walk's buffers, and keeps every K
+ * step's product, scaled product and sum in one scratch scope until the
+ * tile's bias, relu and scale. */
+static void gep_setup(tl_setup *s, void *argp)
+{
+        struct ge_args *g = argp;
+        ge_setup(s, argp);
+        const struct gemm_shape *sh = &g->sh;
+        tl_machine mc = tl_setup_machine(s);
+        int64_t nk = (sh->k + sh->tk - 1) / sh->tk;
+        tl_dtype dt = (tl_dtype)tl_setup_choice(s, "dtype");
+        uint64_t bufs = gemm_kwalk_bytes(sh, dt), rest = tl_dtype_bytes(TL_FP32, nk + sh->n, 1);
+        if (rest <= (uint64_t)mc.tcm_alloc_bytes && bufs + rest > (uint64_t)mc.tcm_alloc_bytes)
+                tl_setup_error(s, "tile_m %lld x tile_n %lld x tile_k %lld: a PE needs %llu bytes "
+                               "of TCM (%llu of A and B buffers), more than the %lld beside "
+                               "scratch; make the tiles smaller", (long long)sh->tm,
+                               (long long)sh->tn, (long long)sh->tk,
+                               (unsigned long long)(bufs + rest), (unsigned long long)bufs,
+                               (long long)mc.tcm_alloc_bytes);
+        int64_t mm = min64(sh->tm, sh->m), nn = min64(sh->tn, sh->n);
+        uint64_t tile = (uint64_t)(3 * nk + 2) * tl_dtype_bytes(TL_FP32, mm * nn, nn);
+        if (tile > (uint64_t)mc.scratch_bytes)
+                tl_setup_error(s, "tile_m %lld x tile_n %lld over %lld K steps (k / tile_k): a "
+                               "tile keeps %llu bytes of scratch, more than the %lld ceiling; "
+                               "make the tiles smaller or tile_k larger", (long long)sh->tm,
+                               (long long)sh->tn, (long long)nk, (unsigned long long)tile,
+                               (long long)mc.scratch_bytes);
+}
+
+const struct tl_kernel tl_kernel_gemm_epilogue_prims = {
+        .name = "gemm_epilogue_prims",
+        .summary = "gemm_epilogue's work as primitives with the same overlap (double-buffered "
+                   "loads)",
+        .fn = gemm_epilogue_prims,
+        .params = ge_params,
+        .args_size = sizeof(struct ge_args),
+        .setup = gep_setup,
+        .io_help = ge_io_help,
+};

@@ -97,3 +97,9 @@ tl_dtype gemm_setup_dtype(tl_setup *s, const struct gemm_shape *sh)
                                dt == TL_BFP8_B ? "bfp8_b" : "bfp4_b", (long long)sh->n);
         return dt;
 }
+
+uint64_t gemm_kwalk_bytes(const struct gemm_shape *sh, tl_dtype dt)
+{
+        return 2 * (tl_dtype_bytes(dt, sh->tm * sh->tk, sh->tk) +
+                    tl_dtype_bytes(dt, sh->tk * sh->tn, sh->tn));
+}

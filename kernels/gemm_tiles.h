@@ -82,6 +82,9 @@ tl_tensor *gemm_block(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr
                                                       ((int64_t[]){ (sh)->tk, (sh)->tn })); \
                 }                                                                       \
         } while (0)
+/* The persistent TCM GEMM_KWALK_INIT allocates: two A and two B buffers
+ * of whole tiles, bytes. For the setups' checks. */
+uint64_t gemm_kwalk_bytes(const struct gemm_shape *sh, tl_dtype dt);
 /* How many K steps each output tile takes. */
 int64_t gemm_kwalk_steps(const struct gemm_kwalk *w);
 /* Start the tile at hand of d: load its step 0. */

@@ -67,6 +67,28 @@ static int64_t decode_scratch(int64_t g, int64_t t, int64_t d, int64_t es, bool 
         return 4 * g * t * 4 + 3 * g * d * 4 + 16 * g * 4 + (lazy ? 2 * t * d * es : 0);
 }
 
+/* The most partial states a decode PE merges (gqa_common.c's plans): the
+ * first PE of a group of pg in the binary tree, log2(pg) rounded up; in
+ * the lazy variants' chain, its row, its column and the next cube. A
+ * merge keeps the received state and its products in scratch until the
+ * reduce ends (reduce_pair()). */
+static int64_t reduce_children(const tl_machine *mc, const struct gqa_args *a, int kind,
+                               bool lazy)
+{
+        int64_t pes = mc->pes_per_cube, n = pes * mc->cubes, np = a->batch * a->hkv;
+        if (lazy) {
+                int64_t cols = mc->mesh_cols > 0 && pes % mc->mesh_cols == 0 ? mc->mesh_cols : pes;
+                return (cols > 1) + (pes / cols > 1) + (mc->cubes > 1);
+        }
+        int64_t pg = kind == GQA_DECODE_SHORT
+                             ? (pes >= a->kv_per_cube ? pes / a->kv_per_cube : 1)
+                             : n / min64(max64(np, 1), n);
+        int64_t kids = 0;
+        for (int64_t l = 1; l < pg && kids < GQA_MAX_CHILD; l *= 2)
+                kids++;
+        return kids;
+}
+
 /* Heads (*hb) and rows per head (*ql) of a prefill block of r rows:
  * heads_per_pe and q_tile when set, else the most heads of the group that
  * the rows allow and the rest of the rows per head. */
@@ -270,6 +292,14 @@ void gqa_setup(tl_setup *s, struct gqa_args *a, enum gqa_kind kind)
                                        "(lower kv_tile)",
                                        (long long)g, (long long)t, (long long)(need / 1024),
                                        (long long)(step_budget / 1024));
+                int64_t kids = reduce_children(&mc, a, kind, lazy);
+                int64_t red = kids * (16 * g * d + 40 * g) + 4 * g * d + 12 * g;
+                if (kids > 0 && red > step_budget)
+                        tl_setup_error(s, "group q_heads / kv_heads (%lld) x head_dim (%lld): "
+                                       "merging %lld partial states at the root of a reduce "
+                                       "needs %lld KiB of scratch, at most %lld KiB",
+                                       (long long)g, (long long)d, (long long)kids,
+                                       (long long)(red / 1024), (long long)(step_budget / 1024));
                 int64_t tcm = (lazy ? 0 : ring) + (int64_t)a->depth * g * d * es +
                               2 * g * (d + 2) * 4;
                 if (tcm > mc.tcm_alloc_bytes)

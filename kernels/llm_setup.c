@@ -3,6 +3,7 @@
  * tensor-parallel split needs, and the HBM tensors. The device code is
  * kernels/llm_layer.c. */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "llm.h"
@@ -75,11 +76,167 @@ static const struct llm_model *chosen_model(tl_setup *s)
         return mi > 0 ? &llm_models[mi - 1] : NULL;
 }
 
-static void divides(tl_setup *s, const char *a, int64_t av, const char *b, int64_t bv)
+static bool divides(tl_setup *s, const char *a, int64_t av, const char *b, int64_t bv)
 {
-        if (bv % av != 0)
-                tl_setup_error(s, "%s (%lld) must divide %s (%lld)", a, (long long)av, b,
-                               (long long)bv);
+        if (bv % av == 0)
+                return true;
+        tl_setup_error(s, "%s (%lld) must divide %s (%lld)", a, (long long)av, b, (long long)bv);
+        return false;
+}
+
+/* ---- what a PE holds in TCM ------------------------------------------------------
+ * The bytes llm_layer.c's phases allocate on a PE, so that a shape the
+ * machine cannot hold is rejected before the launch (a run would stop at
+ * its first PE). Each follows the phase's code: keep them in step. */
+
+static uint64_t f32(int64_t n)
+{
+        return (uint64_t)n * 4;
+}
+
+/* RoPE of r rows of u [r, D] (rope()): the positions, angles, cos, sin
+ * (one row when one_pos), and six [r, D/2] products and sums. */
+static uint64_t rope_bytes(int64_t r, int64_t d, bool one_pos)
+{
+        int64_t pr = one_pos ? 1 : r, half = d / 2;
+        return f32(pr) + 3 * f32(pr * half) + 6 * f32(r * half);
+}
+
+/* Persistent TCM (tl_alloc TL_TCM): the RoPE ramp and frequencies, the
+ * GEMM ping-pong buffers and accumulators, the attention buffers. */
+static uint64_t persistent_bytes(const struct llm_args *a)
+{
+        int64_t d = a->d, half = d / 2, rows = a->sq == 1 ? a->group : LLM_Q_ROWS;
+        uint64_t n = f32(LLM_Q_ROWS) + 2 * f32(half) +
+                     2 * (tl_dtype_bytes(a->dt, LLM_TM * LLM_TK, LLM_TK) +
+                          tl_dtype_bytes(a->wdt, LLM_TK * LLM_TN, LLM_TN) + f32(LLM_TM * LLM_TN));
+        if (a->part == LLM_PART_ALL || a->part == LLM_PART_ATTENTION)
+                n += 2 * f32(rows * d) + 2 * tl_dtype_bytes(a->dt, LLM_KV_TILE * d, d) +
+                     2 * f32(rows);
+        return n;
+}
+
+/* Peak scratch of an RMSNorm block (rmsnorm_rows()) on a PE of a block
+ * of `per`: x, x*x, mean, +eps, rsqrt, x*inv, the weights, the product. */
+static uint64_t norm_bytes(const struct llm_args *a, int per)
+{
+        if (a->part != LLM_PART_ALL && a->part != LLM_PART_NORM)
+                return 0;
+        int64_t hd = a->hidden, share = (a->batch * a->sq + per - 1) / per;
+        int64_t n = LLM_NORM_ELEMS / hd;
+        n = n < 1 ? 1 : n > share ? share : n;
+        return tl_dtype_bytes(a->dt, n * hd, hd) + 3 * f32(n * hd) + 3 * f32(n) +
+               tl_dtype_bytes(a->wdt, hd, hd);
+}
+
+/* Peak scratch of the phases whose blocks grow with head_dim: new keys
+ * (new_kv()), an attention item's queries and state (attend()), a key
+ * tile, and the merge of a decode unit's partial states (merge_state()). */
+static uint64_t head_bytes(const struct llm_args *a, int per)
+{
+        int64_t d = a->d, half = d / 2, nk = a->sq < LLM_Q_ROWS ? a->sq : LLM_Q_ROWS;
+        bool decode = a->sq == 1, all = a->part == LLM_PART_ALL;
+        uint64_t peak = 0, n;
+        if (all || a->part == LLM_PART_OTHER) {
+                n = 2 * tl_dtype_bytes(a->dt, nk * d, d) + rope_bytes(nk, d, false);
+                peak = n > peak ? n : peak;
+        }
+        if (!all && a->part != LLM_PART_ATTENTION)
+                return peak;
+        int64_t r = decode ? a->group : nk, keys = a->past + (decode ? 1 : a->sq);
+        int64_t tile = keys < LLM_KV_TILE ? keys : LLM_KV_TILE;
+        n = tl_dtype_bytes(a->dt, r * d, decode ? r * d : d) + rope_bytes(r, d, decode) +
+            2 * f32(r * half) + 2 * f32(r) + f32(r * d);
+        peak = n > peak ? n : peak;
+        n = (decode ? 1 : 2) * f32(r * tile);
+        peak = n > peak ? n : peak;
+        int64_t units = a->batch * (a->hkv / a->tp), tiles = (keys + LLM_KV_TILE - 1) / LLM_KV_TILE;
+        int64_t splits = units > 0 ? per / units : 0;
+        if (decode && (splits < tiles ? splits : tiles) > 1) {
+                n = 4 * f32(r * d) + 13 * f32(r);
+                peak = n > peak ? n : peak;
+        }
+        return peak;
+}
+
+/* The largest multiple of step in [step, the field's value] that the
+ * field of a (at byte offset off) may take for need(a, per) to fit in
+ * cap; 0 if none. need grows with the field. */
+static int64_t largest_fit(struct llm_args a, size_t off, int64_t step,
+                           uint64_t (*need)(const struct llm_args *, int), int per, uint64_t cap)
+{
+        int64_t *field = (int64_t *)(void *)((char *)&a + off);
+        int64_t lo = 0, hi = *field / step;  /* in steps: lo fits (0: none), hi does not */
+        while (hi - lo > 1) {
+                int64_t mid = lo + (hi - lo) / 2;
+                *field = mid * step;
+                if (need(&a, per) <= cap)
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        return lo * step;
+}
+
+static uint64_t persistent_need(const struct llm_args *a, int per)
+{
+        (void)per;
+        return persistent_bytes(a);
+}
+
+/* Reject a layer the machine cannot run: more ranks than PEs, or (when
+ * shape_ok: the shape passed its own checks) blocks that do not fit a
+ * PE's TCM, naming the parameter and its largest value that fits. */
+static void check_machine(tl_setup *s, const struct llm_args *a, bool shape_ok)
+{
+        tl_machine mc = tl_setup_machine(s);
+        int64_t pes = (int64_t)mc.cubes * mc.pes_per_cube;
+        if (a->tp > pes) {
+                tl_setup_error(s, "tp (%d) must be at most the machine's PEs (%lld)", a->tp,
+                               (long long)pes);
+                return;
+        }
+        if (!shape_ok)
+                return;              /* the sizes below assume the shape's rules */
+        int per = (int)(pes / a->tp);
+        const struct {
+                const char *param;   /* the parameter blamed */
+                size_t off;          /* its field in struct llm_args */
+                int64_t step;        /* the values it may take: multiples of this */
+                uint64_t (*need)(const struct llm_args *, int); /* bytes, growing with it */
+                uint64_t cap;        /* what the machine has */
+                const char *what;    /* what needs the bytes */
+                const char *mem;     /* "TCM" or "scratch" */
+                const char *cap_name; /* what cap is: "beside scratch", "ceiling" */
+                const char *with;    /* the other parameters the limit depends on */
+        } checks[] = {
+                { "head_dim", offsetof(struct llm_args, d), 2, persistent_need,
+                  (uint64_t)mc.tcm_alloc_bytes,
+                  "a PE's GEMM and attention buffers need", "TCM", "beside scratch",
+                  "dtype and q_heads / kv_heads" },
+                { "hidden", offsetof(struct llm_args, hidden), 1, norm_bytes,
+                  (uint64_t)mc.scratch_bytes,
+                  "an RMSNorm block needs", "scratch", "ceiling",
+                  "dtype and weight_dtype" },
+                { "head_dim", offsetof(struct llm_args, d), 2, head_bytes,
+                  (uint64_t)mc.scratch_bytes,
+                  "RoPE and attention blocks need", "scratch", "ceiling",
+                  "dtype, q_len and q_heads / kv_heads" },
+        };
+        for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+                uint64_t n = checks[i].need(a, per);
+                if (n <= checks[i].cap)
+                        continue;
+                int64_t value = *(const int64_t *)(const void *)((const char *)a + checks[i].off);
+                tl_setup_error(s, "%s (%lld): %s %llu bytes of %s, more than the %llu %s; %s at "
+                               "most %lld fits (with this %s)", checks[i].param, (long long)value,
+                               checks[i].what, (unsigned long long)n, checks[i].mem,
+                               (unsigned long long)checks[i].cap, checks[i].cap_name,
+                               checks[i].param,
+                               (long long)largest_fit(*a, checks[i].off, checks[i].step,
+                                                      checks[i].need, per, checks[i].cap),
+                               checks[i].with);
+        }
 }
 
 void llm_setup(tl_setup *s, void *argp)
@@ -104,16 +261,21 @@ void llm_setup(tl_setup *s, void *argp)
                 tl_setup_error(s, "q_heads, kv_heads and head_dim must be positive");
                 return;
         }
-        divides(s, "kv_heads", a->hkv, "q_heads", a->hq);
-        divides(s, "tp", a->tp, "kv_heads", a->hkv);
-        divides(s, "tp", a->tp, "ffn", a->ffn);
-        if (a->d % 2 != 0)
+        bool ok = divides(s, "kv_heads", a->hkv, "q_heads", a->hq);
+        ok &= divides(s, "tp", a->tp, "kv_heads", a->hkv);
+        ok &= divides(s, "tp", a->tp, "ffn", a->ffn);
+        if (a->d % 2 != 0) {
                 tl_setup_error(s, "head_dim (%lld) must be even (RoPE rotates its halves)",
                                (long long)a->d);
+                ok = false;
+        }
         a->group = a->hq / a->hkv;
-        if (a->group > LLM_MAX_GROUP)
+        if (a->group > LLM_MAX_GROUP) {
                 tl_setup_error(s, "q_heads / kv_heads (%lld) must be at most %d",
                                (long long)a->group, LLM_MAX_GROUP);
+                ok = false;
+        }
+        check_machine(s, a, ok);
         a->scale = (float)(1.0 / sqrt((double)a->d));
         a->log_theta = (float)log(LLM_ROPE_THETA);
 

@@ -18,7 +18,7 @@ static const struct tl_param softmax_params[] = {
         { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
-static void softmax_setup(tl_setup *s, void *argp)
+static void softmax_declare(tl_setup *s, void *argp)
 {
         struct softmax_args *a = argp;
         a->rows = tl_setup_dim(s, "rows", "x", 0);
@@ -46,6 +46,45 @@ static void softmax(tl_ctx *tl, const void *argp)
                 tl_store(tl, tl_view(tl, a->y, start, shape), y);
                 tl_scratch_scope_end(tl);
         }
+}
+
+/* Scratch of a block of n rows (softmax()): x, its row max, x - max,
+ * exp, its row sum, the quotient. */
+static uint64_t block_bytes(int64_t n, int64_t cols, tl_dtype dt)
+{
+        return tl_dtype_bytes(dt, n * cols, cols) + 3 * tl_dtype_bytes(TL_FP32, n * cols, cols) +
+               2 * tl_dtype_bytes(TL_FP32, n, 1);
+}
+
+/* Reject a block the PEs' scratch cannot hold (a run would stop at its
+ * first block), naming the largest block that fits. */
+static void check_scratch(tl_setup *s, const struct softmax_args *a, tl_dtype dt)
+{
+        int64_t ceiling = tl_setup_machine(s).scratch_bytes;
+        int64_t n = a->block < a->rows ? a->block : a->rows;
+        uint64_t need = block_bytes(n, a->cols, dt);
+        if (need <= (uint64_t)ceiling)
+                return;
+        int64_t fit = n;
+        while (fit > 0 && block_bytes(fit, a->cols, dt) > (uint64_t)ceiling)
+                fit--;
+        if (fit > 0)
+                tl_setup_error(s, "block (%lld) x cols (%lld): a block needs %llu bytes of "
+                               "scratch, more than the %lld ceiling; block at most %lld fits",
+                               (long long)a->block, (long long)a->cols, (unsigned long long)need,
+                               (long long)ceiling, (long long)fit);
+        else
+                tl_setup_error(s, "cols (%lld): one row needs %llu bytes of scratch, more than "
+                               "the %lld ceiling", (long long)a->cols,
+                               (unsigned long long)block_bytes(1, a->cols, dt), (long long)ceiling);
+}
+
+/* softmax_declare, then the check (defined here, below the body, so that
+ * the body keeps its lines in op_logs). */
+static void softmax_setup(tl_setup *s, void *argp)
+{
+        softmax_declare(s, argp);
+        check_scratch(s, argp, (tl_dtype)tl_setup_choice(s, "dtype"));
 }
 
 TL_KERNEL(softmax, softmax,

@@ -76,6 +76,35 @@ static int64_t divisor_upto(int64_t n, int64_t cap)
         return 1;
 }
 
+/* What the PEs hold in TCM, checked against the machine before the
+ * launch (a run would fail on its first PE). PE (0, 0) sends both
+ * operands: from DRAM it keeps three buffers of each beside the
+ * accumulator; a receiver holds one block of each in scratch. */
+static void check_tcm(tl_setup *s, const struct mm_args *g, tl_dtype dt)
+{
+        tl_machine mc = tl_setup_machine(s);
+        int64_t oh = g->obh * TILE, ow = g->obw * TILE, kw = g->kw * TILE;
+        uint64_t bufs = (g->a_dram ? 3 * tl_dtype_bytes(dt, oh * kw, kw) : 0) +
+                        (g->b_dram ? 3 * tl_dtype_bytes(dt, kw * ow, ow) : 0);
+        uint64_t acc = tl_dtype_bytes(TL_FP32, oh * ow, ow);
+        if (bufs + acc > (uint64_t)mc.tcm_alloc_bytes)
+                tl_setup_error(s, "in0_block_w %lld x out_block_h %lld x out_block_w %lld (tiles): "
+                               "PE 0 needs %llu bytes of TCM (%llu of DRAM buffers, %llu of "
+                               "accumulator), more than the %lld beside scratch; make the blocks "
+                               "smaller", (long long)g->kw, (long long)g->obh, (long long)g->obw,
+                               (unsigned long long)(bufs + acc), (unsigned long long)bufs,
+                               (unsigned long long)acc, (long long)mc.tcm_alloc_bytes);
+        int64_t mr = min64(oh, g->m), kn = min64(kw, g->k), nc = min64(ow, g->n);
+        uint64_t recv = (g->gx > 1 ? tl_dtype_bytes(dt, mr * kn, kn) : 0) +
+                        (g->gy > 1 ? tl_dtype_bytes(dt, kn * nc, nc) : 0);
+        if (recv > (uint64_t)mc.scratch_bytes)
+                tl_setup_error(s, "in0_block_w %lld x out_block_h %lld x out_block_w %lld (tiles): "
+                               "a receiver's blocks need %llu bytes of scratch, more than the "
+                               "%lld ceiling; make the blocks smaller", (long long)g->kw,
+                               (long long)g->obh, (long long)g->obw, (unsigned long long)recv,
+                               (long long)mc.scratch_bytes);
+}
+
 static void mm_setup(tl_setup *s, void *argp)
 {
         struct mm_args *g = argp;
@@ -97,6 +126,10 @@ static void mm_setup(tl_setup *s, void *argp)
         g->kw = tl_setup_int(s, "in0_block_w");
         if (!g->kw)
                 g->kw = divisor_upto(kt, 4);
+        if (g->kw > kt)
+                tl_setup_error(s, "in0_block_w (%lld) must be at most K's tiles (%lld: k %lld / "
+                               "%d, rounded up)", (long long)g->kw, (long long)kt,
+                               (long long)g->k, TILE);
         /* Output parts: an fp32 accumulator of at most 64 tiles (256 KiB). */
         g->obh = tl_setup_int(s, "out_block_h");
         g->obw = tl_setup_int(s, "out_block_w");
@@ -111,6 +144,8 @@ static void mm_setup(tl_setup *s, void *argp)
         int64_t as[2] = { g->m, g->k }, bs[2] = { g->k, g->n }, cs[2] = { g->m, g->n };
         g->a_dram = tl_setup_choice(s, "in0") == 1;
         g->b_dram = tl_setup_choice(s, "in1") == 1;
+        if (g->kw <= kt)
+                check_tcm(s, g, dt);
         g->a = g->a_dram ? tl_setup_tensor(s, "a", TL_INPUT, dt, 2, as)
                          : tl_setup_tensor_sharded(s, "a", TL_INPUT, dt, 2, as);
         g->b = g->b_dram ? tl_setup_tensor(s, "b", TL_INPUT, dt, 2, bs)

@@ -26,9 +26,13 @@ strip() { grep -v -E '"(wall_s|events_per_s|peak_rss_kib)":' "$1"; }
 same() { cmp -s <(strip "$1") <(strip "$2") || { diff <(strip "$1") <(strip "$2") | head -10; false; }; }
 no_temps() { ! find "$1" -name '*.tmp.*' | grep -q .; }
 
-# Two panels; the first point is the slowest, so with two workers the
-# points finish out of spec order. Point 2 of panel gemm fails (its tile
-# does not fit in TCM).
+# Three panels; the first point is the slowest, so with two workers the
+# points finish out of spec order. Point 2 (panel faulty's point 0) fails
+# at run time: its out-of-bounds view (tests/bad/kernels/faulty.c; the
+# built-in kernels reject at setup what they cannot run, exit 2).
+${CC:-cc} -std=c11 -O1 -shared -fPIC -I "$CUBESIM_SOURCE_DIR/include" \
+        "$CUBESIM_SOURCE_DIR/tests/bad/kernels/faulty.c" -o "$tmp/libfaulty.so" ||
+        { echo "FAIL: tests/bad/kernels/faulty.c does not compile"; exit 1; }
 cat >"$tmp/spec.yaml" <<'EOF'
 version: 1
 name: t
@@ -41,8 +45,11 @@ panels:
     points:
       - {m: 512, n: 512, k: 512}
       - {m: 64, n: 64, k: 64}
-      - {m: 64, n: 64, k: 64, tile_m: 4096, tile_k: 4096}
-      - {m: 128, n: 64, k: 64}
+  - name: faulty
+    kernel: faulty
+    points:
+      - {fault: view}
+      - {fault: none}
   - name: softmax
     kernel: softmax
     grid:
@@ -50,19 +57,19 @@ panels:
       cols: [64, 256]
 EOF
 
-"$bin" sweep "$tmp/spec.yaml" --out "$tmp/serial" --no-figures >"$tmp/out" 2>"$tmp/err"
+"$bin" sweep "$tmp/spec.yaml" --kernels "$tmp/libfaulty.so" --out "$tmp/serial" --no-figures >"$tmp/out" 2>"$tmp/err"
 rc=$?
 check "serial sweep exits 1 (one point failed), got $rc" test "$rc" -eq 1
 check "summary line" grep -q "sweep t: 8 points, 1 failed" "$tmp/out"
-check "the failure is reported on stderr" grep -q "point 2 of panel gemm (m=64, n=64, k=64, tile_m=4096, tile_k=4096) failed (exit status 1)" "$tmp/err"
+check "the failure is reported on stderr" grep -q "point 0 of panel faulty (fault=view) failed (exit status 1)" "$tmp/err"
 check "no progress when stderr is not a terminal" bash -c "! grep -q ETA '$tmp/err'"
 j=$tmp/serial/sweep.json
 check "sweep.json written" test -s "$j"
 check "the failed point's record" grep -q '"status": "failed"' "$j"
 check "its exit status" grep -q '"exit_status": 1,' "$j"
-check "its error names the kernel line" grep -q '"error": "kernels/gemm.c:[0-9]*: error: PE sip0.cube0.pe0' "$j"
+check "its error names the kernel line" grep -q '"error": "[^"]*tests/bad/kernels/faulty.c:[0-9]*: error: PE sip0.cube0.pe0' "$j"
 check "the seven others ran" test "$(grep -c '"status": "ok"' "$j")" -eq 7
-check "op_log_summary per panel" test "$(grep -c '"op_log_summary"' "$j")" -eq 2
+check "op_log_summary per panel" test "$(grep -c '"op_log_summary"' "$j")" -eq 3
 check "machine totals" grep -q '"hbm_bw_bytes_per_s": ' "$j"
 check "version" grep -q '"cubesim_version": ' "$j"
 check "events/s end to end" grep -q '^  "events_per_s": ' "$j"
@@ -79,7 +86,7 @@ check "per-point files" test "$(ls "$tmp/serial/points" | wc -l)" -eq 8
 check "the spec is kept" cmp -s "$tmp/spec.yaml" "$tmp/serial/spec.yaml"
 check "no temporary files (serial)" no_temps "$tmp/serial"
 
-"$bin" sweep "$tmp/spec.yaml" --out "$tmp/jobs" --jobs 2 --no-figures --progress >"$tmp/out" 2>"$tmp/err"
+"$bin" sweep "$tmp/spec.yaml" --kernels "$tmp/libfaulty.so" --out "$tmp/jobs" --jobs 2 --no-figures --progress >"$tmp/out" 2>"$tmp/err"
 rc=$?
 check "--jobs 2 exits 1, got $rc" test "$rc" -eq 1
 check "--progress draws progress" grep -q "ETA" "$tmp/err"
@@ -91,7 +98,7 @@ if ldd "$bin" 2>/dev/null | grep -q libmpi; then
         ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
         OMPI_MCA_btl=self,vader OMPI_MCA_plm_rsh_agent=false \
                 timeout 60 mpirun --allow-run-as-root --oversubscribe -np 2 \
-                "$bin" sweep "$tmp/spec.yaml" --out "$tmp/mpi" --no-figures >"$tmp/out" 2>"$tmp/err"
+                "$bin" sweep "$tmp/spec.yaml" --kernels "$tmp/libfaulty.so" --out "$tmp/mpi" --no-figures >"$tmp/out" 2>"$tmp/err"
         rc=$?
         check "mpirun -np 2 exits 1, got $rc" test "$rc" -eq 1
         check "mpirun: rank 0 reports once" test "$(grep -c 'sweep t: 8 points' "$tmp/out")" -eq 1
@@ -107,7 +114,7 @@ cp -r "$tmp/serial" "$tmp/res"
 sed -i 's/"wall_s": [0-9.e-]*/"wall_s": 12345.5/' "$tmp/res/points/0000.json"
 rm "$tmp/res/points/0001.json"
 head -c 40 "$tmp/serial/points/0004.json" >"$tmp/res/points/0004.json"
-"$bin" sweep "$tmp/spec.yaml" --out "$tmp/res" --resume --no-figures >"$tmp/out" 2>&1
+"$bin" sweep "$tmp/spec.yaml" --kernels "$tmp/libfaulty.so" --out "$tmp/res" --resume --no-figures >"$tmp/out" 2>&1
 rc=$?
 check "--resume exits 1 (the failed point fails again), got $rc" test "$rc" -eq 1
 check "--resume keeps 5 points" grep -q "8 points, 1 failed, 5 resumed" "$tmp/out"
@@ -115,8 +122,8 @@ check "a kept point is not rerun" grep -q '"wall_s": 12345.5' "$tmp/res/sweep.js
 check "--resume gives the serial sweep.json" same "$j" "$tmp/res/sweep.json"
 # A changed spec invalidates the points it changes.
 sed 's/tile_n: 32/tile_n: 16/' "$tmp/spec.yaml" >"$tmp/spec2.yaml"
-"$bin" sweep "$tmp/spec2.yaml" --out "$tmp/res" --resume --no-figures >"$tmp/out" 2>&1
-check "changed parameters rerun their panel" grep -q "8 points, 1 failed, 4 resumed" "$tmp/out"
+"$bin" sweep "$tmp/spec2.yaml" --kernels "$tmp/libfaulty.so" --out "$tmp/res" --resume --no-figures >"$tmp/out" 2>&1
+check "changed parameters rerun their panel" grep -q "8 points, 1 failed, 5 resumed" "$tmp/out"
 
 # Atomic writes: kill -9 the sweep once a point is done; every file left
 # is whole, and --resume finishes the job. CUBESIM_TEST_HOLD_AFTER=1 makes

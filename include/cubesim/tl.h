@@ -225,14 +225,17 @@ TL_API void tl__mcast(tl_ctx *, int row0, int col0, int n_rows, int n_cols, tl_t
 /* Write src to a persistent TCM or HBM tensor (e.g. running softmax state
  * that must outlive a scratch scope). */
 #define tl_copy_to(tl, dst, src) tl__copy_to((tl), (dst), (src), __FILE__, __LINE__)
-/* Fire-and-forget: the bytes travel to dst_rank's inbox (IPCQ). */
+/* Fire-and-forget: the bytes travel to dst_rank's inbox (IPCQ). Every
+ * message must be taken with tl_recv by the kernel's end: one left in an
+ * inbox is a kernel error (exit status 1) naming the first one's send. */
 #define tl_send(tl, dst_rank, t, tag) tl__send((tl), (dst_rank), (t), (tag), __FILE__, __LINE__)
 /* Multicast: t to every PE of this PE's cube in rows [row0, row0 + n_rows)
  * and columns [col0, col0 + n_cols) of its NoC, except the sender. One
  * issue (the send cost) and one read-out by the sender's DMA; the bytes
  * cross each NoC link of the routes' union once and are copied where the
  * routes part. Each receiver takes it with tl_recv(sender's rank, tag),
- * as if it had been sent with tl_send. */
+ * as if it had been sent with tl_send (and must). In data mode the
+ * receivers share one copy of the values until each takes its own. */
 #define tl_mcast(tl, row0, col0, n_rows, n_cols, t, tag) \
         tl__mcast((tl), (row0), (col0), (n_rows), (n_cols), (t), (tag), __FILE__, __LINE__)
 /* Block until a message from src_rank with tag has drained into this PE's
@@ -482,9 +485,14 @@ TL_API int64_t tl_setup_dim(tl_setup *, const char *param, const char *tensor, i
 typedef enum tl_io { TL_INPUT, TL_OUTPUT, TL_TEMP } tl_io;
 /* An HBM tensor of the launch, replicated until told otherwise (below).
  * In data mode outputs are gathered from wherever each element was
- * written. */
-TL_API tl_tensor *tl_setup_tensor(tl_setup *, const char *name, tl_io io, tl_dtype dt, int ndim,
-                                  const int64_t *shape);
+ * written. Its name is its file's stem (NAME.npy), so it is 1 to 64
+ * letters, digits, '_', '-' or '.', not starting with '.' or '-', and
+ * unique in the launch; any other name is rejected (exit status 2) at the
+ * caller's file:line. */
+TL_API tl_tensor *tl__setup_tensor(tl_setup *, const char *name, tl_io io, tl_dtype dt, int ndim,
+                                   const int64_t *shape, const char *file, int line);
+#define tl_setup_tensor(s, name, io, dt, ndim, ...) \
+        tl__setup_tensor((s), (name), (io), (dt), (ndim), (__VA_ARGS__), __FILE__, __LINE__)
 
 /* Where an HBM tensor lives: its home in the cubes' HBM stacks. A PE that
  * reads or writes a part of it held by another cube pays the route from
@@ -540,8 +548,12 @@ TL_API tl_machine tl_setup_machine(tl_setup *);
  * the first PE that touches it, and another PE's touch is a kernel error
  * (docs/adr/0017). The parts are not charged to the PEs' TCM, nor to HBM.
  * Files as for tl_setup_tensor. */
-TL_API tl_tensor *tl_setup_tensor_sharded(tl_setup *, const char *name, tl_io io, tl_dtype dt,
-                                          int ndim, const int64_t *shape);
+TL_API tl_tensor *tl__setup_tensor_sharded(tl_setup *, const char *name, tl_io io, tl_dtype dt,
+                                           int ndim, const int64_t *shape, const char *file,
+                                           int line);
+#define tl_setup_tensor_sharded(s, name, io, dt, ndim, ...)                               \
+        tl__setup_tensor_sharded((s), (name), (io), (dt), (ndim), (__VA_ARGS__), __FILE__, \
+                                 __LINE__)
 /* The machine's default compute grid (cube.compute_cols / compute_rows,
  * else the whole NoC): axis 0 its columns, axis 1 its rows. */
 TL_API int tl_setup_grid(tl_setup *, int axis);

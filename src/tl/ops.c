@@ -868,10 +868,16 @@ static struct tl_msg *msg_new(struct tl_run *r)
         return m;
 }
 
+void tl__msg_drop_payload(struct tl_msg *m)
+{
+        if (m->payload && --m->payload->refs == 0)
+                free(m->payload);
+        m->payload = NULL;
+}
+
 static void msg_free(struct tl_run *r, struct tl_msg *m)
 {
-        free(m->data);
-        m->data = NULL;
+        tl__msg_drop_payload(m);
         m->next = r->free_msgs;
         r->free_msgs = m;
 }
@@ -965,6 +971,29 @@ static struct tl_msg *inbox_take(struct tl_inbox *in, uint32_t dst, uint32_t src
         return m;
 }
 
+int tl__inbox_check_empty(struct tl_run *r, struct diag *d)
+{
+        const struct tl_inbox *in = &r->inbox;
+        if (in->n_out == 0)
+                return 0;
+        const struct tl_msg *first = NULL;
+        for (size_t i = 0; i < in->cap; i++)
+                for (const struct tl_msg *m = in->slots[i].used ? in->slots[i].head : NULL; m;
+                     m = m->next)
+                        if (!first || m->seq < first->seq)
+                                first = m;
+        if (!first) {                /* not landed: cannot happen once the run is done */
+                diag_error(d, "%zu messages sent and never received", in->n_out);
+                return -1;
+        }
+        diag_error_at(d, first->file, (unsigned)first->line, 0,
+                      "PE %s: %s: %zu message%s sent and never received by the kernel's end "
+                      "(the first sent: to PE %s, tag %d); every message needs its tl_recv",
+                      r->sim->pes[first->src_rank].name, first->op, in->n_out,
+                      in->n_out == 1 ? "" : "s", first->dst->pe->name, first->tag);
+        return -1;
+}
+
 void tl__inbox_fini(struct tl_inbox *in)
 {
         free(in->slots);
@@ -990,34 +1019,53 @@ static void check_rank(tl_ctx *tl, int rank, const char *file, int line, const c
                 tl__fail(tl, file, line, op, "rank %d: expected 0..%u", rank, tl->sim->n_pes - 1);
 }
 
-/* A message of t to dst, its data (data mode) a contiguous copy of t. */
-static struct tl_msg *msg_of(tl_ctx *tl, tl_tensor *t, tl_ctx *dst, int tag, const char *file,
-                             int line, const char *op)
+/* Data mode: a payload holding a contiguous copy of t, no message yet
+ * holding it (refs 0); NULL in op_log mode. */
+static struct tl_payload *payload_of(tl_ctx *tl, tl_tensor *t, const char *file, int line,
+                                     const char *op)
+{
+        if (!data_mode(tl))
+                return NULL;
+        struct tl_payload *p = malloc(sizeof *p + (size_t)tl__elems(t) * sizeof(float) + 1);
+        if (!p)
+                tl__fail(tl, file, line, op, "host out of memory");
+        p->refs = 0;
+        /* A contiguous image of t over the payload. */
+        tl_tensor tmp = *t;
+        tmp.base = p->data;
+        tmp.offset = 0;
+        int64_t st = 1;
+        for (int i = t->ndim - 1; i >= 0; i--) {
+                tmp.stride[i] = st;
+                st *= t->shape[i];
+        }
+        tl__compute_copy(t, &tmp, tl__is_bfp(t->dtype) ? TL_FP32 : t->dtype);
+        return p;
+}
+
+/* A message of t to dst holding payload p (data mode; NULL otherwise). */
+static struct tl_msg *msg_of(tl_ctx *tl, tl_tensor *t, struct tl_payload *p, tl_ctx *dst, int tag,
+                             const char *file, int line, const char *op)
 {
         struct tl_msg *m = msg_new(tl->run);
-        if (!m || inbox_reserve(&tl->run->inbox) < 0)
+        if (!m || inbox_reserve(&tl->run->inbox) < 0) {
+                if (p && p->refs == 0)
+                        free(p);
                 tl__fail(tl, file, line, op, "host out of memory");
+        }
         m->dst = dst;
         m->src_rank = tl->rank;
         m->tag = tag;
         m->dtype = t->dtype;
         m->ndim = t->ndim;
         memcpy(m->shape, t->shape, sizeof m->shape);
-        if (data_mode(tl)) {
-                m->data = malloc((size_t)tl__elems(t) * sizeof(float) + 1);
-                if (!m->data)
-                        tl__fail(tl, file, line, op, "host out of memory");
-                /* A contiguous image of t over the message buffer. */
-                tl_tensor tmp = *t;
-                tmp.base = m->data;
-                tmp.offset = 0;
-                int64_t st = 1;
-                for (int i = t->ndim - 1; i >= 0; i--) {
-                        tmp.stride[i] = st;
-                        st *= t->shape[i];
-                }
-                tl__compute_copy(t, &tmp, tl__is_bfp(t->dtype) ? TL_FP32 : t->dtype);
-        }
+        m->file = file;
+        m->line = line;
+        m->op = op;
+        m->seq = ++tl->run->n_msgs_sent;
+        m->payload = p;
+        if (p)
+                p->refs++;
         return m;
 }
 
@@ -1071,7 +1119,8 @@ void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file,
         tl__wait_ready(tl, t, file, line, "tl_send");
         struct hw_sim *s = tl->sim;
         tl_ctx *dst = &tl->run->ctx[dst_rank];
-        struct tl_msg *m = msg_of(tl, t, dst, tag, file, line, "tl_send");
+        struct tl_msg *m = msg_of(tl, t, payload_of(tl, t, file, line, "tl_send"), dst, tag,
+                                  file, line, "tl_send");
         uint64_t bytes = tensor_bytes(t);
         /* Sender's DMA: setup and read-out; then the route; then the
          * receiving DMA drains the bytes into its inbox. */
@@ -1134,8 +1183,10 @@ void tl__mcast(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl_tensor
                                   { .name = "tag", .kind = REP_INT, .i = tag } };
         struct rep_trace_ref from = log_engine(tl, "pe_dma", "mcast", start, sent, bytes, 0, 0,
                                                p, 5);
+        /* One copy of the values, whatever the receivers (data mode). */
+        struct tl_payload *pl = n ? payload_of(tl, t, file, line, "tl_mcast") : NULL;
         for (uint32_t i = 0; i < n; i++) {
-                struct tl_msg *m = msg_of(tl, t, &tl->run->ctx[ranks[i]], tag, file, line,
+                struct tl_msg *m = msg_of(tl, t, pl, &tl->run->ctx[ranks[i]], tag, file, line,
                                           "tl_mcast");
                 m->send_at = from;
                 msg_deliver(tl, m, bytes, sent, arrive[i]);
@@ -1173,8 +1224,8 @@ tl_tensor *tl__recv(tl_ctx *tl, int src_rank, int tag, const char *file, int lin
         tl->run->inbox.n_out--;
         tl_tensor *t = tl__new_tensor(tl, file, line, "tl_recv", TL_SCRATCH, m->dtype, m->ndim,
                                       m->shape);
-        if (data_mode(tl) && m->data)
-                memcpy(t->base, m->data, (size_t)tl__elems(t) * sizeof(float));
+        if (data_mode(tl) && m->payload)
+                memcpy(t->base, m->payload->data, (size_t)tl__elems(t) * sizeof(float));
         t->made_at = m->drain_at;   /* its consumers' arrows start at the drain */
         msg_free(tl->run, m);
         return t;

@@ -337,6 +337,8 @@ int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl
                                 break;
                         }
                 }
+                if (out == 0)
+                        out = tl__inbox_check_empty(r, d);
         }
         if (close_outputs(r, d) < 0 && out == 0)
                 out = -1;
@@ -366,7 +368,7 @@ void tl_run_fini(struct tl_run *r)
         struct tl_msg *m = r->all_msgs;
         while (m) {
                 struct tl_msg *next = m->all_next;
-                free(m->data);
+                tl__msg_drop_payload(m);
                 free(m);
                 m = next;
         }

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "base/ckd.h"
+#include "base/names.h"
 #include "base/npy.h"
 #include "tl/tl_int.h"
 
@@ -29,6 +30,8 @@ struct tl_setup {
         int n_defs;                  /* how many */
         double values[MAX_PARAMS];   /* resolved values (CHOICE: index) */
         bool given[MAX_PARAMS];      /* came from --set */
+        const char *made_file[TL_MAX_GLOBALS]; /* per tensor: its tl_setup_tensor call's file */
+        int made_line[TL_MAX_GLOBALS]; /* ... and line */
 };
 
 static int find_def(const tl_setup *s, const char *name)
@@ -113,8 +116,8 @@ static enum file_kind file_kind(const char *path)
 int64_t tl_setup_input_dim(tl_setup *s, const char *tensor, int axis)
 {
         const struct tl_run *r = s->run;
-        if (!r->opts->inputs_dir || !tensor)
-                return -1;
+        if (!r->opts->inputs_dir || !name_ok(tensor, NULL, 0))
+                return -1;           /* a bad name is reported where the tensor is declared */
         struct diag quiet;
         diag_init(&quiet);
         char *path = npy_path(r->opts->inputs_dir, tensor, &quiet);
@@ -136,8 +139,32 @@ void tl__shape_text(char *buf, size_t len, int ndim, const int64_t *shape)
                 snprintf(buf + n, len - n, "]");
 }
 
-tl_tensor *tl_setup_tensor(tl_setup *s, const char *name, tl_io io, tl_dtype dt, int ndim,
-                           const int64_t *shape)
+/* Whether name can be the file stem of a new tensor: a name (base/names.h)
+ * no tensor of the launch has yet; if not, reported at file:line. */
+static bool tensor_name_ok(tl_setup *s, const char *name, const char *file, int line)
+{
+        const struct tl_run *r = s->run;
+        const char *k = r->kernel->name;
+        unsigned at = line > 0 ? (unsigned)line : 0;
+        char why[512];
+        if (!name_ok(name, why, sizeof why)) {
+                diag_error_at(s->d, file, at, 0, "kernel %s: tensor name %s; %s", k, why, NAME_RULE);
+                return false;
+        }
+        for (int i = 0; i < r->n_globals; i++)
+                if (strcmp(r->globals[i].name, name) == 0) {
+                        diag_error_at(s->d, file, at, 0,
+                                      "kernel %s: tensor '%s' declared twice (first at %s:%d): "
+                                      "both would be %s.npy",
+                                      k, name, s->made_file[i] ? s->made_file[i] : "?",
+                                      s->made_line[i], name);
+                        return false;
+                }
+        return true;
+}
+
+tl_tensor *tl__setup_tensor(tl_setup *s, const char *name, tl_io io, tl_dtype dt, int ndim,
+                            const int64_t *shape, const char *file, int line)
 {
         struct tl_run *r = s->run;
         static tl_tensor dummy;      /* returned after an error; never run */
@@ -145,10 +172,8 @@ tl_tensor *tl_setup_tensor(tl_setup *s, const char *name, tl_io io, tl_dtype dt,
                 tl_setup_error(s, "more than %d tensors", TL_MAX_GLOBALS);
                 return &dummy;
         }
-        if (!name || !*name) {
-                tl_setup_error(s, "a tensor without a name");
+        if (!tensor_name_ok(s, name, file, line))
                 return &dummy;
-        }
         if (ndim < 0 || ndim > TL_MAX_DIMS) {
                 tl_setup_error(s, "tensor %s: ndim %d, expected 0..%d", name, ndim, TL_MAX_DIMS);
                 return &dummy;
@@ -179,6 +204,8 @@ tl_tensor *tl_setup_tensor(tl_setup *s, const char *name, tl_io io, tl_dtype dt,
                         return &dummy;
                 }
         }
+        s->made_file[r->n_globals] = file;
+        s->made_line[r->n_globals] = line;
         struct tl_global *g = &r->globals[r->n_globals++];
         memset(g, 0, sizeof *g);
         snprintf(g->name, sizeof g->name, "%s", name);
@@ -367,11 +394,11 @@ static int check_capacity(tl_setup *s)
         return -EINVAL;
 }
 
-tl_tensor *tl_setup_tensor_sharded(tl_setup *s, const char *name, tl_io io, tl_dtype dt, int ndim,
-                                   const int64_t *shape)
+tl_tensor *tl__setup_tensor_sharded(tl_setup *s, const char *name, tl_io io, tl_dtype dt,
+                                    int ndim, const int64_t *shape, const char *file, int line)
 {
         int before = s->run->n_globals;
-        tl_tensor *t = tl_setup_tensor(s, name, io, dt, ndim, shape);
+        tl_tensor *t = tl__setup_tensor(s, name, io, dt, ndim, shape, file, line);
         if (s->run->n_globals > before) {
                 t->space = TL_TCM;
                 t->sharded = true;

@@ -9,6 +9,7 @@
 
 #include <cubesim/tl.h>
 
+#include "base/names.h"
 #include "plan/plan.h"
 #include "report/oplog.h"
 #include "report/profile.h"
@@ -70,6 +71,14 @@ struct tl_tensor {
 /* Largest extent of one axis (2^40). */
 #define TL_MAX_EXTENT (INT64_C(1) << 40)
 
+/* Data mode: the values a send carried, one contiguous copy of the sent
+ * tensor, shared by every message of one multicast and freed with the
+ * last of them. */
+struct tl_payload {
+        uint32_t refs;               /* messages holding it */
+        float data[];                /* the values, row-major */
+};
+
 /* A message in flight or waiting in an inbox (IPCQ). */
 struct tl_msg {
         struct ev_event land;        /* fires when the last byte has drained */
@@ -81,7 +90,11 @@ struct tl_msg {
         tl_dtype dtype;              /* of the sent tensor */
         int ndim;                    /* its shape */
         int64_t shape[TL_MAX_DIMS];
-        float *data;                 /* data mode: a copy, malloc'd; else NULL */
+        struct tl_payload *payload;  /* data mode: its values (shared); else NULL */
+        const char *file;            /* the tl_send or tl_mcast that made it */
+        int line;                    /* and its line */
+        const char *op;              /* "tl_send" or "tl_mcast" */
+        uint64_t seq;                /* order of sending in the run (1, 2, ..) */
         uint64_t flow_id;            /* joins send and recv in the trace */
         struct rep_trace_ref send_at; /* trace: the sender's send (or mcast) slice */
         struct rep_trace_ref drain_at; /* trace: the receiver's drain slice */
@@ -246,7 +259,7 @@ enum tl_source {
 
 /* An HBM tensor of the launch, made by the setup. */
 struct tl_global {
-        char name[32];               /* file stem: NAME.npy */
+        char name[NAME_MAX_LEN + 1]; /* file stem: NAME.npy (a name, base/names.h) */
         tl_io io;                    /* input, output or temporary */
         struct tl_tensor t;          /* the tensor (space TL_HBM, owner itself) */
         float *data;                 /* data mode storage, count floats */
@@ -297,6 +310,7 @@ struct tl_run {
         struct tl_msg *free_msgs;    /* recycled messages */
         struct tl_msg *all_msgs;     /* every message made (owns them) */
         struct tl_inbox inbox;       /* landed messages not yet received */
+        uint64_t n_msgs_sent;        /* messages made by tl_send and tl_mcast */
         uint64_t next_flow;          /* trace flow ids */
         struct tl_site *sites;       /* data mode: writes to replicated tensors; [0] unused */
         uint32_t n_sites, cap_sites; /* the last index used, entries allocated */
@@ -499,6 +513,12 @@ const char *tl__op_id(tl_op op);
 enum tl__form tl__op_form(tl_op op);
 void tl__ctx_fini(tl_ctx *tl);
 void tl__inbox_fini(struct tl_inbox *in);
+/* Let go of m's payload: freed with its last message. */
+void tl__msg_drop_payload(struct tl_msg *m);
+/* At the kernel's end: every message sent was received, else a kernel
+ * error (the count, the first sender's file:line, its receiving PE and
+ * tag) and -1. */
+int tl__inbox_check_empty(struct tl_run *r, struct diag *d);
 
 /* Arena: bytes (16-aligned) or NULL; rollback frees all allocated since
  * pos was mark (poisoned under AddressSanitizer: a later access is

@@ -627,6 +627,16 @@ static void validate(struct loader *L)
                          t->cube.noc.rows);
         }
         const struct topo_coords *at = &t->cube.hbm.attach;
+        if (at->n > t->cube.hbm.channels) {
+                /* channel ch sits at attach[ch % n]: entries past the
+                 * channels would place nothing */
+                static const char *const p[] = { "cube.hbm.attach", "cube.hbm.channels" };
+                w = latest(L, p, 2);
+                error_at(L, w.line, w.col,
+                         "cube.hbm.attach has %u entries but cube.hbm.channels is %u; "
+                         "entries [%u..%u] would place no channel",
+                         at->n, t->cube.hbm.channels, t->cube.hbm.channels, at->n - 1);
+        }
         for (uint32_t i = 0; i < at->n; i++) {
                 if (at->at[i].row < t->cube.noc.rows && at->at[i].col < t->cube.noc.cols)
                         continue;

@@ -660,6 +660,40 @@ Test(tl, mcast_on_a_torus_goes_both_ways)
         cr_assert_eq(job.sim.class_bytes[TOPO_EDGE_NOC], bytes * (1 + 5 + 5));
 }
 
+static void k_mcast_unreceived(tl_ctx *tl, const void *a)
+{
+        if (tl->rank == 0)
+                tl_mcast(tl, 0, 0, 1, tl_mesh_dim(tl, 0),
+                         tl_fill(tl, TL_FP32, 2, ((int64_t[]){ 16, 64 }), 2.0f), 9);
+}
+
+/* In data mode the receivers of a multicast share one copy of its values
+ * (not one each); left unreceived, the messages are a kernel error at the
+ * kernel's end that names the multicast's line, the count and the first
+ * receiver and tag. */
+Test(tl, mcast_data_is_one_copy_and_unreceived_is_an_error)
+{
+        one_row("6", "mesh");
+        cr_assert_eq(run_kernel(k_mcast_unreceived, TL_MODE_DATA), -1);
+        const struct tl_inbox *in = &job.run->inbox;
+        const struct tl_payload *shared = NULL;
+        int n = 0;
+        for (size_t i = 0; i < in->cap; i++)
+                for (const struct tl_msg *m = in->slots[i].used ? in->slots[i].head : NULL; m;
+                     m = m->next, n++) {
+                        cr_assert_not_null(m->payload);
+                        if (!shared)
+                                shared = m->payload;
+                        cr_assert_eq(m->payload, shared, "one payload for every receiver");
+                        cr_assert_float_eq(m->payload->data[17], 2.0f, 0);
+                }
+        cr_assert_eq(n, 5);
+        cr_assert_eq(shared->refs, 5);
+        cr_assert(diag_has("PE sip0.cube0.pe0: tl_mcast: 5 messages sent and never received by "
+                           "the kernel's end (the first sent: to PE sip0.cube0.pe1, tag 9)"));
+        cr_assert(diag_has("test_tl.c:"));
+}
+
 static void k_mcast_bad(tl_ctx *tl, const void *a)
 {
         if (tl->rank == 0)

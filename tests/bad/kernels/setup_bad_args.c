@@ -4,7 +4,7 @@
  * crashes.
 // args: --topo topologies/small.yaml
 // expect: error: kernel setup_bad_args: internal: no numeric parameter '(NULL)'
-// expect: error: kernel setup_bad_args: a tensor without a name
+// expect: error: kernel setup_bad_args: tensor name (NULL) is empty;
 // expect: error: kernel setup_bad_args: tensor x: dtype 77, expected TL_FP32, TL_BF16, TL_FP16, TL_BFP8_B or TL_BFP4_B
 // expect: error: kernel setup_bad_args: tensor y: shape is NULL
 // expect-count: 4
