@@ -534,11 +534,16 @@ static int run(const struct bench_ctx *c)
                                 rc = 1;
                         }
                         json_decref(sw);
-                        if (c->json)
-                                fprintf(c->out, "{\"bench\": \"llm-step\", \"out\": \"%s\", "
-                                        "\"points\": %zu, \"failed\": %zu, \"wall_s\": %.3f}\n",
-                                        out_dir, o.n_points, o.n_failed, util_now_s() - t0);
-                        else
+                        if (c->json) {
+                                int prc = bench_print_json(c, json_pack(
+                                        "{s:s, s:o, s:I, s:I, s:o}", "bench", "llm-step",
+                                        "out", jsonw_string(out_dir),
+                                        "points", (json_int_t)o.n_points,
+                                        "failed", (json_int_t)o.n_failed,
+                                        "wall_s", jsonw_fixed(util_now_s() - t0, 3)));
+                                if (rc == 0)
+                                        rc = prc;
+                        } else
                                 fprintf(c->out, "llm-step: %zu points in %.1f s; %s/report.md\n",
                                         o.n_points, util_now_s() - t0, out_dir);
                 }

@@ -76,7 +76,7 @@ int jsonw_print(FILE *f, json_t *v, int indent)
         if (!v)
                 return -1;
         size_t flags = JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15) |
-                       (indent > 0 ? JSON_INDENT(indent) : JSON_COMPACT);
+                       (indent > 0 ? JSON_INDENT(indent) : 0);
         int rc = json_dumpf(v, f, flags);
         json_decref(v);
         if (rc == 0 && fputc('\n', f) == EOF)

@@ -24,8 +24,8 @@ json_t *jsonw_fixed(double x, int decimals);
 /* s as a JSON string (bytes that are not UTF-8 become U+FFFD); NULL: null. */
 json_t *jsonw_string(const char *s);
 /* Print v (then release it) on f: indented by indent spaces (0: one
- * line), keys in insertion order, reals with up to 15 significant digits,
- * then a newline. 0, or -1 if v is NULL (a value could not be built) or f
+ * line, a space after each separator), keys in insertion order, reals
+ * with up to 15 significant digits, then a newline. 0, or -1 if v is NULL (a value could not be built) or f
  * failed. */
 int jsonw_print(FILE *f, json_t *v, int indent);
 /* Append s to f as a quoted JSON string in the canonical form of the
