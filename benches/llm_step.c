@@ -329,20 +329,22 @@ static json_t *case_json(const struct step_case *c)
 {
         double b[5];
         breakdown(c, b);
-        json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:f, s:f, s:f, s:f}", "case", c->label,
-                              "model", c->m->name, "batch", (json_int_t)c->batch, "past_len",
-                              (json_int_t)c->past, "q_len", (json_int_t)c->q_len, "layer_ps",
-                              c->layer_ps, "lm_head_ps", c->head_ps, "token_ps", c->token_ps,
-                              "tokens_per_s_per_user", 1e12 / c->token_ps);
-        json_object_set_new(o, "tokens_per_s", json_real((double)c->batch * 1e12 / c->token_ps));
+        json_t *o = json_pack("{s:o, s:s, s:I, s:I, s:I, s:o, s:o, s:o, s:o}", "case",
+                              jsonw_string(c->label), "model", c->m->name, "batch",
+                              (json_int_t)c->batch, "past_len", (json_int_t)c->past, "q_len",
+                              (json_int_t)c->q_len, "layer_ps", jsonw_real(c->layer_ps),
+                              "lm_head_ps", jsonw_real(c->head_ps), "token_ps",
+                              jsonw_real(c->token_ps), "tokens_per_s_per_user",
+                              jsonw_real(1e12 / c->token_ps));
+        json_object_set_new(o, "tokens_per_s", jsonw_real((double)c->batch * 1e12 / c->token_ps));
         json_t *bd = json_object();
         const char *names[5] = { "gemm", "attention", "norm", "allreduce", "other" };
         for (int k = 0; k < 5; k++)
-                json_object_set_new(bd, names[k], json_real(b[k]));
+                json_object_set_new(bd, names[k], jsonw_real(b[k]));
         json_object_set_new(o, "breakdown_ps", bd);
         if (c->q_len == 1) {
-                json_object_set_new(o, "hbm_roofline_ps", json_real(c->roofline_ps));
-                json_object_set_new(o, "of_roofline", json_real(c->roofline_ps / c->token_ps));
+                json_object_set_new(o, "hbm_roofline_ps", jsonw_real(c->roofline_ps));
+                json_object_set_new(o, "of_roofline", jsonw_real(c->roofline_ps / c->token_ps));
         }
         return o;
 }
@@ -473,17 +475,16 @@ static int write_results(const char *out_dir, json_t *sw, const struct step_opts
                                 fprintf(out, "tp %d SIPs: layer %8.1f us  speed-up %.2f  "
                                         "all-reduce %.0f%%  %3.0f%% of TP roofline\n", ways,
                                         lay / 1e6, base / lay, 100 * ar / lay, 100 * roof / lay);
-                        json_array_append_new(tarr, json_pack("{s:i, s:f, s:f, s:f, s:f}", "sips",
-                                                              ways, "layer_ps", lay,
-                                                              "allreduce_ps", ar, "speedup",
-                                                              base / lay, "of_roofline",
-                                                              roof / lay));
+                        json_array_append_new(tarr, json_pack(
+                                "{s:i, s:o, s:o, s:o, s:o}", "sips", ways, "layer_ps",
+                                jsonw_real(lay), "allreduce_ps", jsonw_real(ar), "speedup",
+                                jsonw_real(base / lay), "of_roofline", jsonw_real(roof / lay)));
                 }
                 json_object_set_new(all, "tp", tarr);
         }
         int rc = fclose(f) == 0 ? 0 : -EIO;
         snprintf(path, sizeof path, "%s/llm_step.json", out_dir);
-        if (json_dump_file(all, path, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) != 0)
+        if (jsonw_save(path, all, 1) < 0)
                 rc = -EIO;
         json_decref(all);
         return rc;

@@ -1,11 +1,13 @@
 /* base/jsonw.c: escaping, non-finite numbers and printing of JSON. */
 #include "base/jsonw.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fsutil.h"
 #include "base/util.h"
 
 json_t *jsonw_real(double x)
@@ -71,15 +73,36 @@ json_t *jsonw_string(const char *s)
         return v;
 }
 
+/* Printed reals carry 15 significant digits (29.67 stays 29.67); saved
+ * ones 17, so a file read back gives the very same doubles (a resumed
+ * sweep's records equal a fresh one's). */
+static size_t flags(int indent, int digits)
+{
+        return JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(digits) |
+               (indent > 0 ? JSON_INDENT(indent) : 0);
+}
+
+int jsonw_save(const char *path, const json_t *v, int indent)
+{
+        char *text = v ? json_dumps(v, flags(indent, 17)) : NULL;
+        if (!text)
+                return -ENOMEM;
+        size_t len = strlen(text);
+        text[len] = '\n';  /* json_dumps leaves room only for the NUL: rewrite it */
+        int rc = fs_write_atomic(path, text, len + 1);
+        free(text);
+        return rc;
+}
+
 int jsonw_print(FILE *f, json_t *v, int indent)
 {
         if (!v)
                 return -1;
-        size_t flags = JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15) |
-                       (indent > 0 ? JSON_INDENT(indent) : 0);
-        int rc = json_dumpf(v, f, flags);
+        int rc = json_dumpf(v, f, flags(indent, 15));
         json_decref(v);
-        if (rc == 0 && fputc('\n', f) == EOF)
+        /* The newline even after a failed dump: the stream's owner sees
+         * the write error (and its errno) when it flushes. */
+        if (fputc('\n', f) == EOF)
                 rc = -1;
         return rc == 0 && !ferror(f) ? 0 : -1;
 }

@@ -28,6 +28,10 @@ json_t *jsonw_string(const char *s);
  * with up to 15 significant digits, then a newline. 0, or -1 if v is NULL (a value could not be built) or f
  * failed. */
 int jsonw_print(FILE *f, json_t *v, int indent);
+/* Write v (not released) to path as jsonw_print would print it, but with
+ * reals to 17 significant digits (read back, they are the same doubles),
+ * replacing the file atomically (fs_write_atomic). 0 or a negative errno. */
+int jsonw_save(const char *path, const json_t *v, int indent);
 /* Append s to f as a quoted JSON string in the canonical form of the
  * op_log (only '"', '\\' and control characters escaped, the latter as
  * \u00xx with lowercase hex; valid UTF-8 as it is, other bytes as U+FFFD).

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "base/diag.h"
+#include "base/jsonw.h"
 #include "base/params.h"
 #include "base/util.h"
 #include "cli/cli.h"
@@ -324,9 +325,7 @@ int cli_run(int argc, char **argv)
                 json_t *o = rep_run_summary(&job.sim, &job.stats, k->name);
                 if (profile)
                         json_object_set_new(o, "profile", rep_run_profile(&job.stats));
-                json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-                fputc('\n', stdout);
-                json_decref(o);
+                jsonw_print(stdout, o, 2);
         } else {
                 rep_run_summary_text(&job.sim, &job.stats, k->name, profile, stdout);
         }

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "base/fsutil.h"
+#include "base/jsonw.h"
 #include "base/util.h"
 #include "sweep/sweep_int.h"
 
@@ -40,14 +41,7 @@
 
 int sweep__write_json(const char *path, json_t *v)
 {
-        char *text = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        if (!text)
-                return -ENOMEM;
-        size_t len = strlen(text);
-        text[len] = '\n';  /* json_dumps leaves room only for the NUL: rewrite it */
-        int rc = fs_write_atomic(path, text, len + 1);
-        free(text);
-        return rc;
+        return jsonw_save(path, v, 2);
 }
 
 static int mkdir_p(const char *dir)
@@ -457,7 +451,7 @@ void sweep__collect(struct sweep__ctx *x, size_t i, json_t *rec)
         point_path(x, i, path, sizeof path);
         point_key(x, i, key);
         json_t *file = json_object();
-        json_object_set_new(file, "key", json_string(key));
+        json_object_set_new(file, "key", jsonw_string(key));
         json_object_set(file, "point", rec);
         int rc = sweep__write_json(path, file);
         json_decref(file);
