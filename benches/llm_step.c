@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "../kernels/llm.h"
+#include "base/fsutil.h"
 #include "base/util.h"
 #include "bench.h"
 #include "sweep/sweep.h"
@@ -284,14 +285,24 @@ static int run_gnuplot(const char *dir, const char *script)
         return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
+/* Close the memory stream f (its text in *buf, *len) and replace path
+ * with its text; frees it. */
+static bool save_text(const char *path, FILE *f, char *const *buf, const size_t *len)
+{
+        bool ok = fclose(f) == 0 && fs_write_atomic(path, *buf, *len) == 0;
+        free(*buf);
+        return ok;
+}
+
 /* DIR/figures/llm_breakdown.{dat,gp} and, with gnuplot, .png and .svg. */
 static bool breakdown_figure(const char *out_dir, const struct step_case *cs, size_t n,
                              bool draw)
 {
         char dir[4096], path[4200];
         snprintf(dir, sizeof dir, "%s/figures", out_dir);
-        snprintf(path, sizeof path, "%s/llm_breakdown.dat", dir);
-        FILE *f = fopen(path, "w");
+        char *buf;
+        size_t len;
+        FILE *f = open_memstream(&buf, &len);
         if (!f)
                 return false;
         fputs("# case gemm_ms attention_ms norm_ms allreduce_ms other_ms (per output token)\n", f);
@@ -301,10 +312,10 @@ static bool breakdown_figure(const char *out_dir, const struct step_case *cs, si
                 fprintf(f, "\"%s\" %.6f %.6f %.6f %.6f %.6f\n", cs[i].label, b[0] / 1e9,
                         b[1] / 1e9, b[2] / 1e9, b[3] / 1e9, b[4] / 1e9);
         }
-        if (fclose(f) != 0)
+        snprintf(path, sizeof path, "%s/llm_breakdown.dat", dir);
+        if (!save_text(path, f, &buf, &len))
                 return false;
-        snprintf(path, sizeof path, "%s/llm_breakdown.gp", dir);
-        f = fopen(path, "w");
+        f = open_memstream(&buf, &len);
         if (!f)
                 return false;
         fputs("# llm-step: where a token's time goes, per op class (benches/llm_step.c)\n"
@@ -318,7 +329,8 @@ static bool breakdown_figure(const char *out_dir, const struct step_case *cs, si
               "plot for [c=2:6] 'llm_breakdown.dat' using c:xtic(1) "
               "title word(\"GEMM attention norm all-reduce other\", c-1)\n"
               "set terminal svg size 1400,700\nset output 'llm_breakdown.svg'\nreplot\n", f);
-        if (fclose(f) != 0)
+        snprintf(path, sizeof path, "%s/llm_breakdown.gp", dir);
+        if (!save_text(path, f, &buf, &len))
                 return false;
         return draw && run_gnuplot(dir, "llm_breakdown.gp") == 0;
 }

@@ -63,7 +63,8 @@ static const char usage[] =
         "                    trace only slices that meet [T0, T1] ns (T1 empty or 0:\n"
         "                    to the end)\n"
         "  --kernels LIB.so  also load the kernels a shared object exports\n"
-        "                    (see examples/user_kernel/)\n"
+        "                    (see examples/user_kernel/); a kernel named like one\n"
+        "                    already there is an error (exit 2)\n"
         "  --max-events N    stop with an error after N events (default 4e9: over\n"
         "                    twenty times gqa_prefill at 128K on llama3-70b, 1.75e8;\n"
         "                    these budgets only stop a kernel that never ends)\n"
@@ -250,7 +251,7 @@ int cli_run(int argc, char **argv)
                                         diag_error(&d, "--trace-window %s: expected T0:T1 in ns "
                                                    "with T0 <= T1 (T1 may be left out)", v);
                         } else if (strcmp(a, "--kernels") == 0) {
-                                tl_kernels_load(v, &d);
+                                cli_load_kernels(v, &d);
                         }
                         continue;
                 }
@@ -383,7 +384,7 @@ int cli_kernels(int argc, char **argv)
                                 diag_fini(&d);
                                 return CLI_BAD_INPUT;
                         }
-                        tl_kernels_load(argv[++i], &d);
+                        cli_load_kernels(argv[++i], &d);
                 } else {
                         diag_fini(&d);
                         return cli_unknown_option("kernels", argv[i], opts);
