@@ -78,7 +78,8 @@ kept() {  # kept WHAT: every file still holds its old text, nothing else there
         done
         [ -z "$(find "$tmp/keep" -name '.*tmp*')" ] || { echo "FAIL: $1 left a temporary file"; fail=1; }
 }
-for bad in "--trace-pes 64" "--trace-pes 5-2" "--trace-pes x" "--set m=0"; do
+for bad in "--trace-pes 64" "--trace-pes 5-2" "--trace-pes x" "--set m=0" \
+        "--expect $tmp/keep/none" "--outputs $tmp/keep/t.json"; do
         keep
         # shellcheck disable=SC2086
         "$bin" run gemm --mode data --set m=128 --set n=128 --set k=128 --save-inputs "$tmp/keep/in" --oplog "$tmp/keep/o.jsonl" \
