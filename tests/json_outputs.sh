@@ -50,6 +50,11 @@ json run_gz run gemm --set m=128 --set n=128 --set k=128 --json --trace "$odd/t.
         --oplog "$odd/o.jsonl.gz"
 strict "$odd/o.jsonl" "$odd/t.json" "$odd/t.json.gz" "$odd/o.jsonl.gz" ||
         { echo "FAIL: the trace or the op_log"; fail=1; }
+# The trace or the op_log on standard output: the summary goes to stderr.
+"$bin" run gemm --set m=64 --set n=64 --set k=64 --trace - >"$tmp/stdout_trace.json" 2>/dev/null &&
+        "$bin" run gemm --set m=64 --set n=64 --set k=64 --oplog - >"$tmp/stdout.jsonl" 2>/dev/null &&
+        strict "$tmp/stdout_trace.json" "$tmp/stdout.jsonl" ||
+        { echo "FAIL: the trace or the op_log on standard output"; fail=1; }
 json topo topo show --format json
 
 json engine_hold bench run engine-hold --set procs=4 --set iters=100 --json

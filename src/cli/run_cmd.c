@@ -81,7 +81,8 @@ static const char usage[] =
         "  --profile         print the time of every kernel source line (issue, engine\n"
         "                    time by engine, time the PE_CPU waited there, op count);\n"
         "                    with --json, as \"profile\"\n"
-        "  --json            print the run summary as JSON\n"
+        "  --json            print the run summary as JSON (not with --oplog - or\n"
+        "                    --trace -; without --json their summary goes to stderr)\n"
         "\n"
         "Exit status: 0 the kernel ran on every PE; 1 it failed (kernel error,\n"
         "deadlock); 2 bad input.\n";
@@ -298,6 +299,17 @@ int cli_run(int argc, char **argv)
                                data_only);
                 goto out_diag;
         }
+        /* "-" puts the op_log or the trace on standard output: the summary
+         * must not be mixed into it (text goes to stderr; JSON is refused:
+         * two documents on one stream are no JSON document). */
+        const char *on_stdout = ro.oplog_path && strcmp(ro.oplog_path, "-") == 0 ? "--oplog"
+                                : ro.trace_path && strcmp(ro.trace_path, "-") == 0 ? "--trace"
+                                : NULL;
+        if (on_stdout && json) {
+                rc = cli_error("run", "--json and %s - both write standard output, which would "
+                               "hold two documents: give %s a file", on_stdout, on_stdout);
+                goto out_diag;
+        }
         if ((ro.rtol >= 0 || ro.atol >= 0) && !ro.expect_dir) {
                 rc = cli_error("run", "--rtol and --atol are the tolerances of --expect DIR");
                 goto out_diag;
@@ -329,7 +341,8 @@ int cli_run(int argc, char **argv)
                         json_object_set_new(o, "profile", rep_run_profile(&job.stats));
                 jsonw_print(stdout, o, 2);
         } else {
-                rep_run_summary_text(&job.sim, &job.stats, k->name, profile, stdout);
+                rep_run_summary_text(&job.sim, &job.stats, k->name, profile,
+                                     on_stdout ? stderr : stdout);
         }
         tl_job_fini(&job);
         topo_fini(&t);

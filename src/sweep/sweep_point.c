@@ -168,9 +168,9 @@ static json_t *diag_text(const struct diag *d)
         *at = '\0';
         for (const struct diag_msg *m = d->head; m; m = m->next)
                 at += sprintf(at, "%s%s", at == buf ? "" : "\n", m->text);
-        json_t *j = jsonw_string(buf);
+        json_t *j = jsonw_string(buf);  /* bytes that are not UTF-8 become U+FFFD */
         free(buf);
-        return j ? j : jsonw_string("(the error text is not valid UTF-8)");
+        return j;
 }
 
 int sweep__run_point(const struct sweep_spec *s, const struct topo *base, size_t i, json_t **out)
