@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "base/diag.h"
+#include "base/jsonw.h"
 #include "base/params.h"
 
 struct bench_ctx {
@@ -34,6 +35,11 @@ struct bench {
 
 extern const struct bench *const bench_registry[];
 const struct bench *bench_find(const char *name);
+
+/* Print v (built with base/jsonw's values; released) on c->out as one
+ * line of JSON: the only way a bench prints --json. 0, or 1 with the
+ * problem in c->diag. */
+int bench_print_json(const struct bench_ctx *c, json_t *v);
 
 /* Write a comma list as a YAML flow list: "a,b" -> "[a, b]" (benches
  * that generate sweep specs). */

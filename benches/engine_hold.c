@@ -88,12 +88,13 @@ static int run(const struct bench_ctx *c)
         }
         double run_s = t2 - t1;
         if (c->json)
-                fprintf(c->out, "{\"bench\": \"engine-hold\", \"procs\": %" PRIu64
-                        ", \"iters\": %" PRIu64 ", \"events\": %" PRIu64
-                        ", \"switches\": %" PRIu64 ", \"sim_end_ns\": %" PRIu64
-                        ", \"setup_s\": %.6f, \"wall_s\": %.6f, \"events_per_s\": %.0f}\n",
-                        procs, iters, ev.n_events, ev.n_resumes, ev.now / SIM_PS_PER_NS,
-                        t1 - t0, run_s, (double)ev.n_events / run_s);
+                rc = bench_print_json(c, json_pack(
+                        "{s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "bench", "engine-hold",
+                        "procs", (json_int_t)procs, "iters", (json_int_t)iters,
+                        "events", (json_int_t)ev.n_events, "switches", (json_int_t)ev.n_resumes,
+                        "sim_end_ns", (json_int_t)(ev.now / SIM_PS_PER_NS),
+                        "setup_s", jsonw_fixed(t1 - t0, 6), "wall_s", jsonw_fixed(run_s, 6),
+                        "events_per_s", jsonw_fixed((double)ev.n_events / run_s, 0)));
         else
                 fprintf(c->out, "events: %" PRIu64 "\nswitches: %" PRIu64
                         "\nsim_end_ns: %" PRIu64 "\nsetup_s: %.6f\nwall_s: %.6f\n"

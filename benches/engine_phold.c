@@ -103,17 +103,20 @@ static int run(const struct bench_ctx *c)
         for (uint64_t i = 0; i < lps; i++)
                 sum = (sum ^ model.lp_count[i]) * UINT64_C(1099511628211);
         double run_s = t2 - t1;
+        char checksum[17];
+        snprintf(checksum, sizeof checksum, "%016" PRIx64, sum);
         if (c->json)
-                fprintf(c->out, "{\"bench\": \"engine-phold\", \"lps\": %" PRIu64
-                        ", \"pop\": %" PRIu64 ", \"events\": %" PRIu64
-                        ", \"sim_end_ns\": %" PRIu64 ", \"checksum\": \"%016" PRIx64
-                        "\", \"wall_s\": %.6f, \"events_per_s\": %.0f}\n",
-                        lps, pop, ev.n_events, ev.now / SIM_PS_PER_NS, sum, run_s,
-                        (double)ev.n_events / run_s);
+                rc = bench_print_json(c, json_pack(
+                        "{s:s, s:I, s:I, s:I, s:I, s:s, s:o, s:o}", "bench", "engine-phold",
+                        "lps", (json_int_t)lps, "pop", (json_int_t)pop,
+                        "events", (json_int_t)ev.n_events,
+                        "sim_end_ns", (json_int_t)(ev.now / SIM_PS_PER_NS), "checksum", checksum,
+                        "wall_s", jsonw_fixed(run_s, 6),
+                        "events_per_s", jsonw_fixed((double)ev.n_events / run_s, 0)));
         else
                 fprintf(c->out, "events: %" PRIu64 "\npending: %" PRIu64 "\nsim_end_ns: %" PRIu64
-                        "\nchecksum: %016" PRIx64 "\nwall_s: %.6f\nevents_per_s: %.0f\n",
-                        ev.n_events, n_pop, ev.now / SIM_PS_PER_NS, sum, run_s,
+                        "\nchecksum: %s\nwall_s: %.6f\nevents_per_s: %.0f\n",
+                        ev.n_events, n_pop, ev.now / SIM_PS_PER_NS, checksum, run_s,
                         (double)ev.n_events / run_s);
 out:
         ev_loop_fini(&ev);

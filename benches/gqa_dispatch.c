@@ -84,12 +84,10 @@ static int sweep(const char *kernel, uint64_t seq, uint64_t prim_tile, double *n
         return rc;
 }
 
-static void print_ns(FILE *f, double v)
+/* A time per tile for --json: null where the point failed (v < 0). */
+static json_t *ns_json(double v)
 {
-        if (v < 0)
-                fprintf(f, "null");
-        else
-                fprintf(f, "%.1f", v);
+        return v < 0 ? json_null() : jsonw_fixed(v, 1);
 }
 
 static int run(const struct bench_ctx *c)
@@ -116,17 +114,15 @@ static int run(const struct bench_ctx *c)
         if (rc < 0)
                 return 1;
         if (c->json) {
-                fprintf(c->out, "{\"points\": [");
-                for (size_t i = 0; i < n; i++) {
-                        fprintf(c->out, "%s{\"R\": %g, \"opt2_dispatch_ns_per_tile\": ",
-                                i ? ", " : "", ratios[i]);
-                        print_ns(c->out, opt2[i]);
-                        fprintf(c->out, ", \"opt3_dispatch_ns_per_tile\": ");
-                        print_ns(c->out, opt3[i]);
-                        fprintf(c->out, "}");
-                }
-                fprintf(c->out, "]}\n");
-                return 0;
+                json_t *pts = json_array();
+                for (size_t i = 0; i < n; i++)
+                        json_array_append_new(pts, json_pack("{s:o, s:o, s:o}", "R",
+                                                             jsonw_real(ratios[i]),
+                                                             "opt2_dispatch_ns_per_tile",
+                                                             ns_json(opt2[i]),
+                                                             "opt3_dispatch_ns_per_tile",
+                                                             ns_json(opt3[i])));
+                return bench_print_json(c, json_pack("{s:o}", "points", pts));
         }
         fprintf(c->out, "PE_CPU dispatch per KV tile, Llama-3-70B decode, %" PRIu64
                 " keys, default machine\n%-9s %10s %10s %8s\n", seq, "R", "opt2_ns", "opt3_ns",

@@ -286,16 +286,20 @@ static int run(const struct bench_ctx *c)
                 };
                 struct sweep_outcome o;
                 rc = sweep_run(&spec, &so, &o, c->diag);
-                if (o.root && c->json && rc != 2)
-                        fprintf(c->out, "{\"bench\": \"milestone-gqa-headline\", \"out\": \"%s\", "
-                                "\"points\": %zu, \"failed\": %zu, \"resumed\": %zu, "
-                                "\"ranks\": %u, \"jobs\": %u, \"figures\": %s, \"wall_s\": %.3f, "
-                                "\"events\": %llu, \"events_per_s\": %.0f, \"bookings\": %llu, "
-                                "\"work_per_s\": %.0f}\n",
-                                so.out_dir, o.n_points, o.n_failed, o.n_resumed, o.ranks,
-                                so.jobs, o.figures ? "true" : "false", o.wall_s,
-                                (unsigned long long)o.events, o.events_per_s,
-                                (unsigned long long)o.bookings, o.work_per_s);
+                if (o.root && c->json && rc != 2) {
+                        int prc = bench_print_json(c, json_pack(
+                                "{s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:b, s:o, s:I, s:o, s:I, s:o}",
+                                "bench", "milestone-gqa-headline", "out", jsonw_string(so.out_dir),
+                                "points", (json_int_t)o.n_points, "failed", (json_int_t)o.n_failed,
+                                "resumed", (json_int_t)o.n_resumed, "ranks", (json_int_t)o.ranks,
+                                "jobs", (json_int_t)so.jobs, "figures", (int)o.figures,
+                                "wall_s", jsonw_fixed(o.wall_s, 3), "events", (json_int_t)o.events,
+                                "events_per_s", jsonw_fixed(o.events_per_s, 0),
+                                "bookings", (json_int_t)o.bookings,
+                                "work_per_s", jsonw_fixed(o.work_per_s, 0)));
+                        if (rc == 0)
+                                rc = prc;
+                }
         }
         sweep_spec_fini(&spec);
         free(text);

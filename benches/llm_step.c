@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "../kernels/llm.h"
+#include "base/fsutil.h"
 #include "base/util.h"
 #include "bench.h"
 #include "sweep/sweep.h"
@@ -284,14 +285,24 @@ static int run_gnuplot(const char *dir, const char *script)
         return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
+/* Close the memory stream f (its text in *buf, *len) and replace path
+ * with its text; frees it. */
+static bool save_text(const char *path, FILE *f, char *const *buf, const size_t *len)
+{
+        bool ok = fclose(f) == 0 && fs_write_atomic(path, *buf, *len) == 0;
+        free(*buf);
+        return ok;
+}
+
 /* DIR/figures/llm_breakdown.{dat,gp} and, with gnuplot, .png and .svg. */
 static bool breakdown_figure(const char *out_dir, const struct step_case *cs, size_t n,
                              bool draw)
 {
         char dir[4096], path[4200];
         snprintf(dir, sizeof dir, "%s/figures", out_dir);
-        snprintf(path, sizeof path, "%s/llm_breakdown.dat", dir);
-        FILE *f = fopen(path, "w");
+        char *buf;
+        size_t len;
+        FILE *f = open_memstream(&buf, &len);
         if (!f)
                 return false;
         fputs("# case gemm_ms attention_ms norm_ms allreduce_ms other_ms (per output token)\n", f);
@@ -301,10 +312,10 @@ static bool breakdown_figure(const char *out_dir, const struct step_case *cs, si
                 fprintf(f, "\"%s\" %.6f %.6f %.6f %.6f %.6f\n", cs[i].label, b[0] / 1e9,
                         b[1] / 1e9, b[2] / 1e9, b[3] / 1e9, b[4] / 1e9);
         }
-        if (fclose(f) != 0)
+        snprintf(path, sizeof path, "%s/llm_breakdown.dat", dir);
+        if (!save_text(path, f, &buf, &len))
                 return false;
-        snprintf(path, sizeof path, "%s/llm_breakdown.gp", dir);
-        f = fopen(path, "w");
+        f = open_memstream(&buf, &len);
         if (!f)
                 return false;
         fputs("# llm-step: where a token's time goes, per op class (benches/llm_step.c)\n"
@@ -318,7 +329,8 @@ static bool breakdown_figure(const char *out_dir, const struct step_case *cs, si
               "plot for [c=2:6] 'llm_breakdown.dat' using c:xtic(1) "
               "title word(\"GEMM attention norm all-reduce other\", c-1)\n"
               "set terminal svg size 1400,700\nset output 'llm_breakdown.svg'\nreplot\n", f);
-        if (fclose(f) != 0)
+        snprintf(path, sizeof path, "%s/llm_breakdown.gp", dir);
+        if (!save_text(path, f, &buf, &len))
                 return false;
         return draw && run_gnuplot(dir, "llm_breakdown.gp") == 0;
 }
@@ -329,20 +341,22 @@ static json_t *case_json(const struct step_case *c)
 {
         double b[5];
         breakdown(c, b);
-        json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:f, s:f, s:f, s:f}", "case", c->label,
-                              "model", c->m->name, "batch", (json_int_t)c->batch, "past_len",
-                              (json_int_t)c->past, "q_len", (json_int_t)c->q_len, "layer_ps",
-                              c->layer_ps, "lm_head_ps", c->head_ps, "token_ps", c->token_ps,
-                              "tokens_per_s_per_user", 1e12 / c->token_ps);
-        json_object_set_new(o, "tokens_per_s", json_real((double)c->batch * 1e12 / c->token_ps));
+        json_t *o = json_pack("{s:o, s:s, s:I, s:I, s:I, s:o, s:o, s:o, s:o}", "case",
+                              jsonw_string(c->label), "model", c->m->name, "batch",
+                              (json_int_t)c->batch, "past_len", (json_int_t)c->past, "q_len",
+                              (json_int_t)c->q_len, "layer_ps", jsonw_real(c->layer_ps),
+                              "lm_head_ps", jsonw_real(c->head_ps), "token_ps",
+                              jsonw_real(c->token_ps), "tokens_per_s_per_user",
+                              jsonw_real(1e12 / c->token_ps));
+        json_object_set_new(o, "tokens_per_s", jsonw_real((double)c->batch * 1e12 / c->token_ps));
         json_t *bd = json_object();
         const char *names[5] = { "gemm", "attention", "norm", "allreduce", "other" };
         for (int k = 0; k < 5; k++)
-                json_object_set_new(bd, names[k], json_real(b[k]));
+                json_object_set_new(bd, names[k], jsonw_real(b[k]));
         json_object_set_new(o, "breakdown_ps", bd);
         if (c->q_len == 1) {
-                json_object_set_new(o, "hbm_roofline_ps", json_real(c->roofline_ps));
-                json_object_set_new(o, "of_roofline", json_real(c->roofline_ps / c->token_ps));
+                json_object_set_new(o, "hbm_roofline_ps", jsonw_real(c->roofline_ps));
+                json_object_set_new(o, "of_roofline", jsonw_real(c->roofline_ps / c->token_ps));
         }
         return o;
 }
@@ -473,17 +487,16 @@ static int write_results(const char *out_dir, json_t *sw, const struct step_opts
                                 fprintf(out, "tp %d SIPs: layer %8.1f us  speed-up %.2f  "
                                         "all-reduce %.0f%%  %3.0f%% of TP roofline\n", ways,
                                         lay / 1e6, base / lay, 100 * ar / lay, 100 * roof / lay);
-                        json_array_append_new(tarr, json_pack("{s:i, s:f, s:f, s:f, s:f}", "sips",
-                                                              ways, "layer_ps", lay,
-                                                              "allreduce_ps", ar, "speedup",
-                                                              base / lay, "of_roofline",
-                                                              roof / lay));
+                        json_array_append_new(tarr, json_pack(
+                                "{s:i, s:o, s:o, s:o, s:o}", "sips", ways, "layer_ps",
+                                jsonw_real(lay), "allreduce_ps", jsonw_real(ar), "speedup",
+                                jsonw_real(base / lay), "of_roofline", jsonw_real(roof / lay)));
                 }
                 json_object_set_new(all, "tp", tarr);
         }
         int rc = fclose(f) == 0 ? 0 : -EIO;
         snprintf(path, sizeof path, "%s/llm_step.json", out_dir);
-        if (json_dump_file(all, path, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) != 0)
+        if (jsonw_save(path, all, 1) < 0)
                 rc = -EIO;
         json_decref(all);
         return rc;
@@ -534,11 +547,16 @@ static int run(const struct bench_ctx *c)
                                 rc = 1;
                         }
                         json_decref(sw);
-                        if (c->json)
-                                fprintf(c->out, "{\"bench\": \"llm-step\", \"out\": \"%s\", "
-                                        "\"points\": %zu, \"failed\": %zu, \"wall_s\": %.3f}\n",
-                                        out_dir, o.n_points, o.n_failed, util_now_s() - t0);
-                        else
+                        if (c->json) {
+                                int prc = bench_print_json(c, json_pack(
+                                        "{s:s, s:o, s:I, s:I, s:o}", "bench", "llm-step",
+                                        "out", jsonw_string(out_dir),
+                                        "points", (json_int_t)o.n_points,
+                                        "failed", (json_int_t)o.n_failed,
+                                        "wall_s", jsonw_fixed(util_now_s() - t0, 3)));
+                                if (rc == 0)
+                                        rc = prc;
+                        } else
                                 fprintf(c->out, "llm-step: %zu points in %.1f s; %s/report.md\n",
                                         o.n_points, util_now_s() - t0, out_dir);
                 }

@@ -31,6 +31,14 @@ const struct bench *bench_find(const char *name)
         return NULL;
 }
 
+int bench_print_json(const struct bench_ctx *c, json_t *v)
+{
+        if (jsonw_print(c->out, v, 0) == 0)
+                return 0;
+        diag_error(c->diag, "cannot print the figures as JSON (out of memory or a write error)");
+        return 1;
+}
+
 void bench_flow_list(FILE *f, const char *list)
 {
         fputc('[', f);

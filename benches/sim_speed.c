@@ -92,18 +92,19 @@ static int run(const struct bench_ctx *c)
                 double s = job.run_wall_s;
                 double ev_rate = (double)events / s, work_rate = (double)(events + bookings) / s;
                 if (c->json)
-                        fprintf(c->out, "{\"bench\": \"sim-speed\", \"procs\": %" PRIu64
-                                ", \"iters\": %" PRIu64 ", \"hold_events\": %" PRIu64
-                                ", \"hold_wall_s\": %.6f, \"hold_events_per_s\": %.0f"
-                                ", \"seq_len\": %" PRIu64 ", \"sim_ps\": %" PRIu64
-                                ", \"events\": %" PRIu64 ", \"bookings\": %" PRIu64
-                                ", \"wall_s\": %.6f, \"events_per_s\": %.0f"
-                                ", \"events_of_hold\": %.4f"
-                                ", \"events_and_bookings_per_s\": %.0f"
-                                ", \"events_and_bookings_of_hold\": %.4f}\n",
-                                procs, iters, hold_events, hold_s, hold_rate, seq,
-                                (uint64_t)job.sim.done_ps, events, bookings, s, ev_rate,
-                                ev_rate / hold_rate, work_rate, work_rate / hold_rate);
+                        rc = bench_print_json(c, json_pack(
+                                "{s:s, s:I, s:I, s:I, s:o, s:o, s:I, s:I, s:I, s:I, s:o, s:o, s:o, "
+                                "s:o, s:o}", "bench", "sim-speed", "procs", (json_int_t)procs,
+                                "iters", (json_int_t)iters, "hold_events", (json_int_t)hold_events,
+                                "hold_wall_s", jsonw_fixed(hold_s, 6),
+                                "hold_events_per_s", jsonw_fixed(hold_rate, 0),
+                                "seq_len", (json_int_t)seq, "sim_ps", (json_int_t)job.sim.done_ps,
+                                "events", (json_int_t)events, "bookings", (json_int_t)bookings,
+                                "wall_s", jsonw_fixed(s, 6), "events_per_s", jsonw_fixed(ev_rate, 0),
+                                "events_of_hold", jsonw_fixed(ev_rate / hold_rate, 4),
+                                "events_and_bookings_per_s", jsonw_fixed(work_rate, 0),
+                                "events_and_bookings_of_hold",
+                                jsonw_fixed(work_rate / hold_rate, 4)));
                 else
                         fprintf(c->out,
                                 "engine-hold (procs=%" PRIu64 ", iters=%" PRIu64 "): %" PRIu64

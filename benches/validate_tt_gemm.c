@@ -39,18 +39,22 @@ static const char *const needed[] = { "m", "k", "n", "dtype", "fidelity", "in0",
 enum { C_M, C_K, C_N, C_DTYPE, C_FID, C_IN0, C_IN1, C_OUT, C_GX, C_GY, C_NS, N_NEEDED };
 
 struct vt_row {
-        char field[N_NEEDED][24];    /* the needed columns, as written */
+        char field[N_NEEDED][24];    /* the needed columns, as written (integers normalised) */
+        int64_t num[N_NEEDED];       /* the integer columns' values (the kernel's INT parameters) */
+        unsigned line;               /* where it is in the table, 1-based */
         double measured_ns;          /* device_ns */
         double predicted_ns;         /* the model's kernel time */
         double error_pct;            /* (predicted - measured) / measured x 100 */
 };
 
-/* Split line at commas into at most MAX_COLS trimmed fields, in place. */
-static int split(char *line, char **f)
+/* Split line at commas into at most MAX_COLS fields, in place; col[i] is
+ * field i's 1-based column. */
+static int split(char *line, char **f, unsigned *col)
 {
         int n = 0;
         line[strcspn(line, "\r\n")] = '\0';
         for (char *p = line; n < MAX_COLS;) {
+                col[n] = (unsigned)(p - line) + 1;
                 f[n++] = p;
                 char *c = strchr(p, ',');
                 if (!c)
@@ -61,9 +65,42 @@ static int split(char *line, char **f)
         return n;
 }
 
-/* Read the table: rows into r (at most MAX_ROWS); problems located
- * FILE:LINE to d. Returns the number of rows, or -1. */
-static int read_rows(const char *path, struct vt_row *r, struct diag *d)
+/* Check cell i of row against the kernel's parameter of that name (an
+ * integer in its range, normalised; one of its choices); a problem is
+ * located at path:ln:col. */
+static void check_cell(const struct tl_kernel *k, struct vt_row *row, int i, const char *path,
+                       unsigned ln, unsigned col, struct diag *d)
+{
+        const struct tl_param *p = tl_kernel_param(k, needed[i], strlen(needed[i]));
+        const char *v = row->field[i];
+        if (!p)
+                return;              /* a column the kernel does not take (fidelity, for now) */
+        if (p->kind == TL_PARAM_INT) {
+                int64_t x = 0;
+                if (!params_parse_i64(v, &x) || x < (int64_t)p->min || x > (int64_t)p->max)
+                        diag_error_at(d, path, ln, col, "%s: expected an integer in [%.0f, %.0f] "
+                                      "(got '%s')", needed[i], p->min, p->max, v);
+                row->num[i] = x;
+                snprintf(row->field[i], sizeof row->field[i], "%" PRId64, x);
+                return;
+        }
+        if (p->kind != TL_PARAM_CHOICE)
+                return;
+        char list[256] = "";
+        for (const char *const *c = p->choices; *c; c++) {
+                if (strcmp(*c, v) == 0)
+                        return;
+                size_t used = strlen(list);
+                snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", *c);
+        }
+        diag_error_at(d, path, ln, col, "%s: expected one of %s (got '%s')", needed[i], list, v);
+}
+
+/* Read the table: rows into r (at most MAX_ROWS), each cell checked
+ * against kernel k; problems located FILE:LINE:COL to d. Returns the
+ * number of rows (at least one), or -1. */
+static int read_rows(const char *path, const struct tl_kernel *k, struct vt_row *r,
+                     struct diag *d)
 {
         FILE *f = fopen(path, "r");
         if (!f) {
@@ -71,6 +108,7 @@ static int read_rows(const char *path, struct vt_row *r, struct diag *d)
                 return -1;
         }
         char line[1024], *fld[MAX_COLS];
+        unsigned at[MAX_COLS];
         int col[N_NEEDED], n = 0;
         unsigned ln = 1;
         if (!fgets(line, sizeof line, f)) {
@@ -78,7 +116,7 @@ static int read_rows(const char *path, struct vt_row *r, struct diag *d)
                 fclose(f);
                 return -1;
         }
-        int nf = split(line, fld);
+        int nf = split(line, fld, at);
         for (int i = 0; i < N_NEEDED; i++) {
                 col[i] = -1;
                 for (int j = 0; j < nf; j++)
@@ -95,25 +133,31 @@ static int read_rows(const char *path, struct vt_row *r, struct diag *d)
                         diag_error_at(d, path, ln, 1, "more than %d rows", MAX_ROWS);
                         break;
                 }
-                nf = split(line, fld);
+                nf = split(line, fld, at);
                 struct vt_row *row = &r[n];
-                for (int i = 0; i < N_NEEDED; i++) {
+                row->line = ln;
+                for (int i = 0; i < N_NEEDED && d->n_errors == 0; i++) {
                         if (col[i] >= nf || strlen(fld[col[i]]) >= sizeof row->field[i]) {
-                                diag_error_at(d, path, ln, 1, "column '%s' is missing or too long",
-                                              needed[i]);
+                                diag_error_at(d, path, ln, col[i] >= nf ? at[nf - 1] : at[col[i]],
+                                              "column '%s' is missing or too long", needed[i]);
                                 break;
                         }
                         snprintf(row->field[i], sizeof row->field[i], "%s", fld[col[i]]);
+                        if (i != C_NS)
+                                check_cell(k, row, i, path, ln, at[col[i]], d);
                 }
-                char *end;
-                row->measured_ns = strtod(row->field[C_NS], &end);
-                if (d->n_errors == 0 && (*end || !(row->measured_ns > 0)))
-                        diag_error_at(d, path, ln, 1,
-                                      "device_ns: expected a time in ns > 0 (got '%s')",
+                if (d->n_errors == 0 &&
+                    (!params_parse_double(row->field[C_NS], &row->measured_ns) ||
+                     !isfinite(row->measured_ns) || !(row->measured_ns > 0)))
+                        diag_error_at(d, path, ln, at[col[C_NS]],
+                                      "device_ns: expected a finite time in ns > 0 (got '%s')",
                                       row->field[C_NS]);
                 n++;
         }
         fclose(f);
+        if (d->n_errors == 0 && n == 0)
+                diag_error_at(d, path, ln + 1, 1, "no rows: the table has only its header, "
+                              "and a MAPE needs at least one measured row");
         return d->n_errors ? -1 : n;
 }
 
@@ -122,9 +166,10 @@ static bool has_param(const struct tl_kernel *k, const char *name)
         return tl_kernel_param(k, name, strlen(name)) != NULL;
 }
 
-/* Run row on the machine t: its kernel time in ns. 0, 2 (bad row) or 1. */
+/* Run row on the machine t: its kernel time in ns. 0, 2 (bad row) or 1.
+ * The row's problems are located at path:LINE of the row. */
 static int predict(const struct topo *t, const struct tl_kernel *k, struct vt_row *row,
-                   struct diag *d)
+                   const char *path, struct diag *d)
 {
         static const char *const keys[] = { "m", "k", "n", "dtype", "fidelity", "in0", "in1",
                                             "out", "grid_x", "grid_y" };
@@ -139,7 +184,24 @@ static int predict(const struct topo *t, const struct tl_kernel *k, struct vt_ro
         }
         struct tl_job job = { .kernel = k, .topo = t, .sets = sets, .n_sets = n,
                               .opts = { .mode = TL_MODE_OPLOG, .seed = 1 } };
-        int rc = tl_job_run(&job, d);
+        struct diag rd;
+        diag_init(&rd);
+        int rc = tl_job_run(&job, &rd);
+        if (rc == -EINVAL) {
+                /* The kernel refused the row: its messages name --set
+                 * values, but the values came from the table. */
+                for (const struct diag_msg *m = rd.head; m; m = m->next) {
+                        const char *text = m->text;
+                        if (strncmp(text, "error: ", 7) == 0)
+                                text += 7;
+                        if (m->level == DIAG_ERROR)
+                                diag_error_at(d, path, row->line, 1, "the row is refused: %s",
+                                              text);
+                }
+        } else {
+                diag_move(d, &rd);
+        }
+        diag_fini(&rd);
         if (rc == 0) {
                 json_t *s = rep_run_summary(&job.sim, &job.stats, k->name);
                 row->predicted_ns = (double)json_integer_value(json_object_get(s, "kernel_ps")) /
@@ -240,6 +302,23 @@ static void write_outputs(const char *dir, const struct vt_row *r, int n, double
                                 "(see gnuplot.log there)\n", figs);
 }
 
+/* A row for --json: the kernel's integer columns as numbers, the others
+ * as strings, the times. */
+static json_t *row_json(const struct tl_kernel *k, const struct vt_row *r)
+{
+        json_t *o = json_object();
+        for (int i = 0; i < C_GX; i++) {
+                const struct tl_param *p = tl_kernel_param(k, needed[i], strlen(needed[i]));
+                json_object_set_new(o, needed[i], p && p->kind == TL_PARAM_INT
+                                                          ? json_integer(r->num[i])
+                                                          : jsonw_string(r->field[i]));
+        }
+        json_object_set_new(o, "measured_ns", jsonw_fixed(r->measured_ns, 1));
+        json_object_set_new(o, "predicted_ns", jsonw_fixed(r->predicted_ns, 1));
+        json_object_set_new(o, "error_pct", jsonw_fixed(r->error_pct, 2));
+        return o;
+}
+
 static int run(const struct bench_ctx *c)
 {
         const char *csv, *topo;
@@ -257,18 +336,18 @@ static int run(const struct bench_ctx *c)
                 diag_error(c->diag, "out of memory");
                 return 1;
         }
-        int n = read_rows(csv, rows, c->diag), status = 2;
+        int n = read_rows(csv, k, rows, c->diag), status = 2;
         if (n < 0 || topo_load_file(topo, &t, c->diag) < 0)
                 goto free_rows;
         status = 0;
         double sum = 0;
         for (int i = 0; i < n && status == 0; i++) {
-                status = predict(&t, k, &rows[i], c->diag);
+                status = predict(&t, k, &rows[i], csv, c->diag);
                 sum += fabs(rows[i].error_pct);
         }
         if (status)
                 goto free_rows;
-        double mape = n ? sum / n : 0;
+        double mape = sum / n;
         bool modelled = has_param(k, "fidelity");
         const char *dir = c->out_dir ? c->out_dir : "out/validate-tt-gemm";
         write_outputs(dir, rows, n, mape, modelled, figures != 0, c->diag);
@@ -277,21 +356,13 @@ static int run(const struct bench_ctx *c)
                 goto free_rows;
         }
         if (c->json) {
-                fprintf(c->out, "{\"rows\": [");
-                for (int i = 0; i < n; i++) {
-                        const struct vt_row *r = &rows[i];
-                        fprintf(c->out, "%s\n  {\"m\": %s, \"k\": %s, \"n\": %s, \"dtype\": \"%s\", "
-                                        "\"fidelity\": \"%s\", \"in0\": \"%s\", \"in1\": \"%s\", "
-                                        "\"out\": \"%s\", \"measured_ns\": %.1f, "
-                                        "\"predicted_ns\": %.1f, \"error_pct\": %.2f}",
-                                i ? "," : "", r->field[C_M], r->field[C_K], r->field[C_N],
-                                r->field[C_DTYPE], r->field[C_FID], r->field[C_IN0],
-                                r->field[C_IN1], r->field[C_OUT], r->measured_ns, r->predicted_ns,
-                                r->error_pct);
-                }
-                fprintf(c->out, "],\n \"mape_pct\": %.2f, \"fidelity_modelled\": %s, "
-                                "\"out\": \"%s\"}\n",
-                        mape, modelled ? "true" : "false", dir);
+                json_t *a = json_array();
+                for (int i = 0; i < n; i++)
+                        json_array_append_new(a, row_json(k, &rows[i]));
+                status = bench_print_json(c, json_pack("{s:o, s:o, s:b, s:o}", "rows", a,
+                                                       "mape_pct", jsonw_fixed(mape, 2),
+                                                       "fidelity_modelled", (int)modelled,
+                                                       "out", jsonw_string(dir)));
         } else {
                 fprintf(c->out, "%6s %6s %6s %-7s %-6s %-4s %-4s %-4s %12s %12s %8s\n", "m", "k",
                         "n", "dtype", "fid", "in0", "in1", "out", "measured_ns", "predicted_ns",
@@ -321,7 +392,10 @@ const struct bench bench_validate_tt_gemm = {
                 "              device_ns)\n"
                 "  topo=FILE   the machine (default topologies/tt_wormhole_n150.yaml)\n"
                 "  figures=0   skip gnuplot (the table and the figure's script are written)\n"
-                "Runs every row as tt_matmul in op_log mode; nothing is fitted. Writes\n"
+                "Every cell is checked first (an integer in the parameter's range, one of\n"
+                "its choices, device_ns a finite time > 0; problems as FILE:LINE:COL, exit\n"
+                "2; a table needs at least one row). Runs every row as tt_matmul in op_log\n"
+                "mode; nothing is fitted. Writes\n"
                 "DIR/table.md and DIR/figures/pred_vs_meas.* (log-log, y = x, +-10% band;\n"
                 "DIR: --out, default out/validate-tt-gemm). Prints (--json)\n"
                 "{\"rows\": [{\"m\", \"k\", \"n\", \"dtype\", \"fidelity\", \"in0\", \"in1\", \"out\",\n"

@@ -68,5 +68,34 @@ same - /dev/stdout "$tmp/stdout"
 "$bin" run noop --oplog /dev/null --trace /dev/null >/dev/null ||
         { echo "FAIL: /dev/null for both refused"; fail=1; }
 
+# A rejected run (exit 2) leaves every file it names as it was, and no
+# temporary file beside them; a run that succeeds replaces them.
+mkdir -p "$tmp/keep/in"
+keep() { for f in t.json o.jsonl t.json.gz in/a.npy; do echo "old $f" >"$tmp/keep/$f"; done; }
+kept() {  # kept WHAT: every file still holds its old text, nothing else there
+        for f in t.json o.jsonl t.json.gz in/a.npy; do
+                [ "$(cat "$tmp/keep/$f")" = "old $f" ] || { echo "FAIL: $1 changed $f"; fail=1; }
+        done
+        [ -z "$(find "$tmp/keep" -name '.*tmp*')" ] || { echo "FAIL: $1 left a temporary file"; fail=1; }
+}
+for bad in "--trace-pes 64" "--trace-pes 5-2" "--trace-pes x" "--set m=0" \
+        "--expect $tmp/keep/none" "--outputs $tmp/keep/t.json"; do
+        keep
+        # shellcheck disable=SC2086
+        "$bin" run gemm --mode data --set m=128 --set n=128 --set k=128 --save-inputs "$tmp/keep/in" --oplog "$tmp/keep/o.jsonl" \
+                --trace "$tmp/keep/t.json" $bad >/dev/null 2>&1; rc=$?
+        [ $rc -eq 2 ] || { echo "FAIL: run ... $bad: exit $rc, want 2"; fail=1; }
+        kept "run ... $bad"
+        keep
+        # shellcheck disable=SC2086
+        "$bin" run noop --trace "$tmp/keep/t.json.gz" $bad >/dev/null 2>&1
+        kept "run noop --trace FILE.gz $bad"
+done
+keep
+"$bin" run noop --oplog "$tmp/keep/o.jsonl" --trace "$tmp/keep/t.json" >/dev/null ||
+        { echo "FAIL: run noop with existing outputs"; fail=1; }
+python3 -m json.tool "$tmp/keep/t.json" >/dev/null 2>&1 || { echo "FAIL: the trace was not replaced"; fail=1; }
+[ ! -s "$tmp/keep/o.jsonl" ] || { echo "FAIL: the op_log was not replaced"; fail=1; }
+
 [ $fail -eq 0 ] && echo "output checks: all cases pass"
 exit $fail

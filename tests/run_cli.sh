@@ -125,11 +125,50 @@ out=$("$bin" run program_ids --set issue_cost.program_id_ns=7 --json)
 grep -q '"kernel_ps": 42000' <<<"$out" || { echo "FAIL: issue cost override not applied"; fail=1; }
 # Progress: drawn on stderr with --progress (every N events under
 # CUBESIM_TEST_PROGRESS_EVERY), its simulated time and counts never going
-# back, the line cleared at the end; stdout the same as without it; none
-# when stderr is not a terminal, or with --no-progress.
+# back; on a terminal one line redrawn in place and cleared at the end, on
+# a file plain lines with no carriage return or escape sequence; stdout
+# the same as without it; none when stderr is not a terminal, or with
+# --no-progress.
+# on_pty OUT ERR CMD...: run CMD with stderr on a terminal (raw: no \r
+# added), stdout to OUT, what it wrote on the terminal to ERR.
+on_pty() {
+        python3 - "$@" <<'PY'
+import os, pty, subprocess, sys, tty
+out, err, *cmd = sys.argv[1:]
+m, s = pty.openpty()
+tty.setraw(s)
+with open(out, "wb") as fo:
+    p = subprocess.Popen(cmd, stdout=fo, stderr=s, stdin=subprocess.DEVNULL)
+os.close(s)
+buf = b""
+while True:
+    try:
+        d = os.read(m, 65536)
+    except OSError:
+        break
+    if not d:
+        break
+    buf += d
+rc = p.wait()
+open(err, "wb").write(buf)
+sys.exit(rc)
+PY
+}
 pargs=(run gqa_prefill --set model=llama3-8b --set seq_len=1024 --set q_len=1024 --json)
 "$bin" "${pargs[@]}" >"$tmp/plain.json" 2>"$tmp/plain.err" || fail=1
-CUBESIM_TEST_PROGRESS_EVERY=2000 "$bin" "${pargs[@]}" --progress >"$tmp/prog.json" 2>"$tmp/prog.err" || fail=1
+CUBESIM_TEST_PROGRESS_EVERY=2000 on_pty "$tmp/prog.json" "$tmp/prog.err" "$bin" "${pargs[@]}" --progress || fail=1
+CUBESIM_TEST_PROGRESS_EVERY=2000 "$bin" "${pargs[@]}" --progress >"$tmp/progf.json" 2>"$tmp/progf.err" || fail=1
+cmp -s "$tmp/plain.json" "$tmp/progf.json" || { echo "FAIL: --progress to a file changed stdout"; fail=1; }
+python3 - "$tmp/progf.err" <<'PY' || { echo "FAIL: progress on a file is not plain lines"; fail=1; }
+import re, sys
+text = open(sys.argv[1], encoding="utf-8", newline="").read()
+assert "\r" not in text and "\x1b" not in text, repr(text[:200])
+lines = text.splitlines()
+assert len(lines) >= 5 and text.endswith("\n"), repr(text[:200])
+for l in lines:
+    assert re.fullmatch(r"gqa_prefill: [0-9.]+ (us|ms) simulated, .* events, .* requests, [0-9.]+ s",
+                        l), l
+PY
 CUBESIM_TEST_PROGRESS_EVERY=2000 "$bin" "${pargs[@]}" --progress --no-progress >/dev/null 2>"$tmp/noprog.err" || fail=1
 cmp -s "$tmp/plain.json" "$tmp/prog.json" || { echo "FAIL: --progress changed stdout"; fail=1; }
 [ ! -s "$tmp/plain.err" ] || { echo "FAIL: progress drawn on a file without --progress"; fail=1; }
@@ -175,9 +214,9 @@ const struct tl_kernel *const cubesim_kernels[] = { &kernel, NULL };
 EOF
 if ${CC:-cc} -std=c11 -O1 -Wall -Wextra -Werror -shared -fPIC -I "${CUBESIM_SOURCE_DIR:?}/include" \
         "$tmp/busy_spin.c" -o "$tmp/libbusy_spin.so"; then
-        CUBESIM_TEST_PROGRESS_EVERY=4 "$bin" run busy_spin --kernels "$tmp/libbusy_spin.so" \
-                --topo "$CUBESIM_SOURCE_DIR/topologies/small.yaml" --timeout-s 1 --progress \
-                >/dev/null 2>"$tmp/limit.err"; rc=$?
+        CUBESIM_TEST_PROGRESS_EVERY=4 on_pty /dev/null "$tmp/limit.err" "$bin" run busy_spin \
+                --kernels "$tmp/libbusy_spin.so" \
+                --topo "$CUBESIM_SOURCE_DIR/topologies/small.yaml" --timeout-s 1 --progress; rc=$?
         [ $rc -eq 1 ] || { echo "FAIL: --timeout-s with --progress: exit $rc, want 1"; fail=1; }
         python3 - "$tmp/limit.err" <<'PY' || { echo "FAIL: the limit's message after a progress line"; fail=1; }
 import sys

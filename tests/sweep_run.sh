@@ -90,6 +90,8 @@ check "no temporary files (serial)" no_temps "$tmp/serial"
 rc=$?
 check "--jobs 2 exits 1, got $rc" test "$rc" -eq 1
 check "--progress draws progress" grep -q "ETA" "$tmp/err"
+check "--progress into a file: plain lines, no carriage return or escape" \
+        bash -c "! LC_ALL=C grep -q \$'[\\r\\x1b]' '$tmp/err'"
 check "--jobs 2 gives the serial sweep.json" same "$j" "$tmp/jobs/sweep.json"
 check "no temporary files (--jobs 2)" no_temps "$tmp/jobs"
 

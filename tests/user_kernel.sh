@@ -41,5 +41,36 @@ msg=$("$bin" kernels --kernels "$tmp/libinternal.so" 2>&1); rc=$?
 set -e
 [ "$rc" -eq 2 ] || { echo "a library using ev_run loaded: exit $rc: $msg"; exit 1; }
 grep -q "undefined symbol: ev_run" <<<"$msg" || { echo "unexpected message: $msg"; exit 1; }
+# A library kernel named like a built-in one (or like another of its own,
+# or of an earlier library) is refused, naming the library and the kernel.
+cat >"$tmp/shadow.c" <<'EOF'
+#include <cubesim/tl.h>
+static void body(tl_ctx *tl, const void *argp) { (void)tl; (void)argp; }
+static const struct tl_kernel a = { .name = NAME_A, .fn = body };
+static const struct tl_kernel b = { .name = NAME_B, .fn = body };
+const struct tl_kernel *const cubesim_kernels[] = { &a, &b, NULL };
+EOF
+shadow() {  # shadow LIB NAME_A NAME_B
+        cc -std=c11 -shared -fPIC -I "$src/include" -DNAME_A="\"$2\"" -DNAME_B="\"$3\"" \
+                "$tmp/shadow.c" -o "$tmp/$1"
+}
+shadow libgemm.so mine gemm
+shadow libtwice.so twin twin
+shadow libmine.so mine other
+expect_refused() {  # expect_refused MESSAGE ARGS...
+        local want=$1 msg rc
+        shift
+        set +e
+        msg=$("$bin" "$@" 2>&1); rc=$?
+        set -e
+        [ "$rc" -eq 2 ] || { echo "$*: exit $rc, want 2: $msg"; exit 1; }
+        grep -qF "$want" <<<"$msg" || { echo "$*: unexpected message: $msg"; exit 1; }
+}
+expect_refused "$tmp/libgemm.so: error: kernel 'gemm' is already built in: a kernel library adds kernels, it cannot replace one; rename it" \
+        run gemm --kernels "$tmp/libgemm.so"
+expect_refused "$tmp/libtwice.so: error: kernel 'twin' is already exported by this library" \
+        kernels --kernels "$tmp/libtwice.so"
+expect_refused "$tmp/libgemm.so: error: kernel 'mine' is already loaded by an earlier --kernels" \
+        run mine --kernels "$tmp/libmine.so" --kernels "$tmp/libgemm.so"
 echo "user kernel: built, listed, ran in op_log and data mode; bad library rejected;" \
      "only the kernel API exported"

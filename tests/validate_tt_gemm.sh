@@ -2,8 +2,9 @@
 # tests/validate_tt_gemm.sh: the validate-tt-gemm bench on a small table.
 # Each row's predicted_ns is what `cubesim run tt_matmul` gives for it,
 # error_pct and mape_pct follow from the numbers, the table and the
-# figure's script are written, and a table without a needed column is a
-# located error (exit 2).
+# figure's script are written, and a table without a needed column, a bad
+# cell (located FILE:LINE:COL), a row the kernel refuses (FILE:LINE) or no
+# rows at all is an error (exit 2) that prints no JSON.
 set -euo pipefail
 . "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 cd "$src"
@@ -53,4 +54,32 @@ rc=0
 [ "$rc" -eq 2 ] || { echo "FAIL: bad table: exit $rc, want 2" >&2; exit 1; }
 grep -q "bad.csv:1:1: error: missing column 'device_ns'" "$tmp/err" \
         || { cat "$tmp/err" >&2; echo "FAIL: message" >&2; exit 1; }
+# Bad cells, each located at its line and column; a header alone.
+hdr="m,k,n,dtype,fidelity,in0,in1,out,grid_x,grid_y,device_util_pct,ideal_cycles,device_ns"
+bad_table() {  # bad_table NAME ROW MESSAGE (ROW empty: the header alone)
+        { echo "$hdr"; [ -z "$2" ] || echo "$2"; } >"$tmp/$1.csv"
+        rc=0
+        "$bin" bench run validate-tt-gemm --set csv="$tmp/$1.csv" --set figures=0 --json \
+                --out "$tmp/bad" >"$tmp/$1.out" 2>"$tmp/$1.err" || rc=$?
+        [ "$rc" -eq 2 ] || { echo "FAIL: $1: exit $rc, want 2" >&2; exit 1; }
+        [ ! -s "$tmp/$1.out" ] || { echo "FAIL: $1: printed figures" >&2; exit 1; }
+        grep -qF "$1.csv:$3" "$tmp/$1.err" || { cat "$tmp/$1.err" >&2; echo "FAIL: $1: message" >&2; exit 1; }
+}
+bad_table inf "256,256,256,bf16,lofi,l1,dram,l1,8,8,50,128,inf" \
+        "2:45: error: device_ns: expected a finite time in ns > 0 (got 'inf')"
+bad_table huge "256,256,256,bf16,lofi,l1,dram,l1,8,8,50,128,1e400" \
+        "2:45: error: device_ns: expected a finite time in ns > 0 (got '1e400')"
+bad_table text_m "2x6,256,256,bf16,lofi,l1,dram,l1,8,8,50,128,100" \
+        "2:1: error: m: expected an integer in [1, 1048576] (got '2x6')"
+bad_table dtype "256,256,256,bf17,lofi,l1,dram,l1,8,8,50,128,100" \
+        "2:13: error: dtype: expected one of bf16, bfp8_b, bfp4_b (got 'bf17')"
+bad_table grid "256,256,256,bf16,lofi,l1,dram,l1,100,8,50,128,100" \
+        "2:1: error: the row is refused: kernel tt_matmul: grid_x 100 x grid_y 8 does not fit"
+bad_table header_only "" "2:1: error: no rows: the table has only its header"
+# A leading zero is a number, printed as one: the output stays JSON.
+{ echo "$hdr"; echo "0256,256,256,bf16,lofi,l1,dram,l1,8,8,50,128,5000.0"; } >"$tmp/zero.csv"
+"$bin" bench run validate-tt-gemm --set csv="$tmp/zero.csv" --set figures=0 --json \
+        --out "$tmp/zero" >"$tmp/zero.json"
+"$py" -c 'import json,sys; r=json.load(open(sys.argv[1]))["rows"][0]; assert r["m"] == 256, r' \
+        "$tmp/zero.json" || { echo "FAIL: a leading zero" >&2; exit 1; }
 echo "ok"

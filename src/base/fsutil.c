@@ -153,24 +153,29 @@ int fs_atomic_write(struct fs_atomic *a, const void *data, size_t len)
         return a->err;
 }
 
-int fs_atomic_commit(struct fs_atomic *a)
+int fs_atomic_end(struct fs_atomic *a, bool keep)
 {
         if (a->fd >= 0) {
-                if (!a->err && fsync(a->fd) < 0)
-                        fail(a, "sync");
                 if (close(a->fd) < 0)
                         fail(a, "close");
                 a->fd = -1;
         }
         if (a->tmp) {
-                if (!a->err && rename(a->tmp, a->path) < 0)
+                if (keep && !a->err && rename(a->tmp, a->path) < 0)
                         fail(a, "rename");
-                if (a->err)
+                if (a->err || !keep)
                         unlink(a->tmp);
                 free(a->tmp);
                 a->tmp = NULL;
         }
         return a->err;
+}
+
+int fs_atomic_commit(struct fs_atomic *a)
+{
+        if (a->fd >= 0 && !a->err && fsync(a->fd) < 0)
+                fail(a, "sync");
+        return fs_atomic_end(a, true);
 }
 
 int fs_write_atomic(const char *path, const void *data, size_t len)

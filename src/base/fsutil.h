@@ -12,6 +12,7 @@
 #ifndef CUBESIM_BASE_FSUTIL_H
 #define CUBESIM_BASE_FSUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/diag.h"
@@ -53,6 +54,13 @@ int fs_atomic_write(struct fs_atomic *a, const void *data, size_t len);
  * earlier one) remove the temporary file instead. Frees a's resources in
  * every case. 0 or a negative errno (a->failed says what). */
 int fs_atomic_commit(struct fs_atomic *a);
+/* Without the fsync: close the temporary file (unless its descriptor was
+ * handed on, a->fd = -1) and rename it over the target if keep and no
+ * error was seen, else remove it and leave the target as it was. For a
+ * stream written through its own FILE (closed first by its owner), and
+ * for a run rejected after its outputs were opened (keep false). 0 or a
+ * negative errno. */
+int fs_atomic_end(struct fs_atomic *a, bool keep);
 /* Replace path with len bytes of data at once: begin, write, commit. */
 int fs_write_atomic(const char *path, const void *data, size_t len);
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "base/diag.h"
+#include "base/jsonw.h"
 #include "base/params.h"
 #include "base/util.h"
 #include "cli/cli.h"
@@ -62,7 +63,8 @@ static const char usage[] =
         "                    trace only slices that meet [T0, T1] ns (T1 empty or 0:\n"
         "                    to the end)\n"
         "  --kernels LIB.so  also load the kernels a shared object exports\n"
-        "                    (see examples/user_kernel/)\n"
+        "                    (see examples/user_kernel/); a kernel named like one\n"
+        "                    already there is an error (exit 2)\n"
         "  --max-events N    stop with an error after N events (default 4e9: over\n"
         "                    twenty times gqa_prefill at 128K on llama3-70b, 1.75e8;\n"
         "                    these budgets only stop a kernel that never ends)\n"
@@ -73,12 +75,14 @@ static const char usage[] =
         "                    even in a kernel that spins without calling tl_*\n"
         "  --progress        draw the run's progress on stderr: simulated time, events\n"
         "                    and requests so far, wall time (default: when stderr is a\n"
-        "                    terminal); the line is cleared when the run ends\n"
+        "                    terminal); the line is cleared when the run ends; not on\n"
+        "                    a terminal, plain lines (at most one a second)\n"
         "  --no-progress     never draw it\n"
         "  --profile         print the time of every kernel source line (issue, engine\n"
         "                    time by engine, time the PE_CPU waited there, op count);\n"
         "                    with --json, as \"profile\"\n"
-        "  --json            print the run summary as JSON\n"
+        "  --json            print the run summary as JSON (not with --oplog - or\n"
+        "                    --trace -; without --json their summary goes to stderr)\n"
         "\n"
         "Exit status: 0 the kernel ran on every PE; 1 it failed (kernel error,\n"
         "deadlock); 2 bad input.\n";
@@ -249,7 +253,7 @@ int cli_run(int argc, char **argv)
                                         diag_error(&d, "--trace-window %s: expected T0:T1 in ns "
                                                    "with T0 <= T1 (T1 may be left out)", v);
                         } else if (strcmp(a, "--kernels") == 0) {
-                                tl_kernels_load(v, &d);
+                                cli_load_kernels(v, &d);
                         }
                         continue;
                 }
@@ -295,6 +299,17 @@ int cli_run(int argc, char **argv)
                                data_only);
                 goto out_diag;
         }
+        /* "-" puts the op_log or the trace on standard output: the summary
+         * must not be mixed into it (text goes to stderr; JSON is refused:
+         * two documents on one stream are no JSON document). */
+        const char *on_stdout = ro.oplog_path && strcmp(ro.oplog_path, "-") == 0 ? "--oplog"
+                                : ro.trace_path && strcmp(ro.trace_path, "-") == 0 ? "--trace"
+                                : NULL;
+        if (on_stdout && json) {
+                rc = cli_error("run", "--json and %s - both write standard output, which would "
+                               "hold two documents: give %s a file", on_stdout, on_stdout);
+                goto out_diag;
+        }
         if ((ro.rtol >= 0 || ro.atol >= 0) && !ro.expect_dir) {
                 rc = cli_error("run", "--rtol and --atol are the tolerances of --expect DIR");
                 goto out_diag;
@@ -324,11 +339,10 @@ int cli_run(int argc, char **argv)
                 json_t *o = rep_run_summary(&job.sim, &job.stats, k->name);
                 if (profile)
                         json_object_set_new(o, "profile", rep_run_profile(&job.stats));
-                json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-                fputc('\n', stdout);
-                json_decref(o);
+                jsonw_print(stdout, o, 2);
         } else {
-                rep_run_summary_text(&job.sim, &job.stats, k->name, profile, stdout);
+                rep_run_summary_text(&job.sim, &job.stats, k->name, profile,
+                                     on_stdout ? stderr : stdout);
         }
         tl_job_fini(&job);
         topo_fini(&t);
@@ -384,7 +398,7 @@ int cli_kernels(int argc, char **argv)
                                 diag_fini(&d);
                                 return CLI_BAD_INPUT;
                         }
-                        tl_kernels_load(argv[++i], &d);
+                        cli_load_kernels(argv[++i], &d);
                 } else {
                         diag_fini(&d);
                         return cli_unknown_option("kernels", argv[i], opts);

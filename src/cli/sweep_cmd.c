@@ -26,9 +26,11 @@ static const char usage[] =
         "  --resume          keep the points already done in DIR (same parameters,\n"
         "                    machine and cubesim binary); run the others, failed ones too\n"
         "  --no-figures      write the figures' data and scripts but do not run gnuplot\n"
-        "  --progress        show progress on stderr (default: when it is a terminal)\n"
+        "  --progress        show progress on stderr (default: when it is a terminal;\n"
+        "                    elsewhere as plain lines)\n"
         "  --no-progress     never show progress\n"
-        "  --kernels LIB.so  also load the kernels a shared object exports\n"
+        "  --kernels LIB.so  also load the kernels a shared object exports (a kernel\n"
+        "                    named like one already there is an error)\n"
         "  --timeout-s S     stop a point after S seconds of wall time (its worker is\n"
         "                    killed; the point is recorded as timed_out)\n"
         "  --list            check the spec and list its points; run nothing\n"
@@ -104,7 +106,7 @@ int cli_sweep(int argc, char **argv)
                         } else if (a[2] == 'o') {
                                 so.out_dir = v;
                         } else if (a[2] == 'k') {
-                                tl_kernels_load(v, &d);
+                                cli_load_kernels(v, &d);
                         } else {
                                 cli_parse_jobs(v, &so.jobs, &d);
                         }

@@ -10,11 +10,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include "base/jsonw.h"
 #include "base/util.h"
 
 enum { OUT_BUF_BYTES = 1 << 20 };   /* stdio buffer of a file we open */
@@ -62,48 +64,15 @@ void rep__put_i64(FILE *f, int64_t v)
         rep__put_bytes(f, p, (size_t)(b + sizeof b - p));
 }
 
-/* Bytes copied as they are: RFC 8259 requires escaping only '"', '\\'
- * and U+0000..U+001F; bytes >= 0x80 (UTF-8) pass through. */
-static inline bool plain(unsigned char c)
-{
-        return c >= 0x20 && c != '"' && c != '\\';
-}
-
-/* Canonical escapes: \" and \\, every control character as \u00xx with
- * lowercase hex (no \n, \t short forms), so each string has one spelling.
- * A NULL string is written as null. */
-void rep_json_string(FILE *f, const char *s)
-{
-        static const char hex[] = "0123456789abcdef";
-        if (unlikely(!s)) {
-                REP__PUT_LIT(f, "null");
-                return;
-        }
-        putc_unlocked('"', f);
-        for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-                unsigned char c = *p;
-                if (likely(plain(c))) {
-                        putc_unlocked(c, f);
-                } else if (c == '"' || c == '\\') {
-                        putc_unlocked('\\', f);
-                        putc_unlocked(c, f);
-                } else {
-                        char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
-                        rep__put_bytes(f, e, sizeof e);
-                }
-        }
-        putc_unlocked('"', f);
-}
-
 void rep__put_params(FILE *f, const struct rep_param *p, unsigned n, bool after_member)
 {
         for (unsigned i = 0; i < n; i++) {
                 if (i > 0 || after_member)
                         putc_unlocked(',', f);
-                rep_json_string(f, p[i].name);
+                jsonw_put_string(f, p[i].name);
                 putc_unlocked(':', f);
                 if (p[i].kind == REP_STR)
-                        rep_json_string(f, p[i].s);
+                        jsonw_put_string(f, p[i].s);
                 else
                         rep__put_i64(f, p[i].i);
         }
@@ -144,11 +113,16 @@ static int gz_close(void *cookie)
         return EOF;
 }
 
-static FILE *gz_open(const char *path)
+/* A stream on fd (which it owns from here: closed on failure too), gzip
+ * if gz. NULL with errno on failure. */
+static FILE *fd_stream(int fd, bool gz)
 {
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-        if (fd < 0)
-                return NULL;
+        if (!gz) {
+                FILE *fp = fdopen(fd, "w");
+                if (!fp)
+                        close(fd);
+                return fp;
+        }
         gzFile z = gzdopen(fd, "wb1");
         if (!z) {
                 close(fd);
@@ -166,11 +140,40 @@ static FILE *gz_open(const char *path)
         return fp;
 }
 
-int rep__out_open(const char *path, FILE **f, bool *owned, char **buf)
+/* A regular file (or a new one) is written as a temporary file beside it
+ * and renamed over it at close (fs_atomic_*): a run rejected after its
+ * outputs were opened, or one whose writes failed, leaves the old file as
+ * it was. A device or a FIFO already there (/dev/null, a pipe) is written
+ * in place: there is nothing to replace. */
+static FILE *open_target(const char *path, bool gz, struct fs_atomic *at)
+{
+        struct stat st;
+        if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+                int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+                return fd < 0 ? NULL : fd_stream(fd, gz);
+        }
+        if (fs_atomic_begin(at, path) < 0) {
+                errno = -at->err;
+                fs_atomic_end(at, false);
+                return NULL;
+        }
+        int fd = at->fd;
+        at->fd = -1;          /* the stream owns it from here */
+        FILE *fp = fd_stream(fd, gz);
+        if (!fp) {
+                int e = errno;
+                fs_atomic_end(at, false);
+                errno = e;
+        }
+        return fp;
+}
+
+int rep__out_open(const char *path, FILE **f, bool *owned, char **buf, struct fs_atomic *at)
 {
         *f = NULL;
         *owned = false;
         *buf = NULL;
+        *at = (struct fs_atomic){ .fd = -1 };
         if (strcmp(path, "-") == 0) {
                 /* stdout keeps the buffering its owner chose: setvbuf is
                  * only valid before its first use, and a buffer we free at
@@ -179,7 +182,7 @@ int rep__out_open(const char *path, FILE **f, bool *owned, char **buf)
                 return 0;
         }
         size_t len = strlen(path);
-        FILE *fp = len > 3 && strcmp(path + len - 3, ".gz") == 0 ? gz_open(path) : fopen(path, "w");
+        FILE *fp = open_target(path, len > 3 && strcmp(path + len - 3, ".gz") == 0, at);
         if (!fp)
                 return -errno;
         /* Without a buffer of ours glibc ignores the size and uses
@@ -195,7 +198,7 @@ int rep__out_open(const char *path, FILE **f, bool *owned, char **buf)
         return 0;
 }
 
-int rep__out_close(FILE *f, bool owned, char *buf, int err)
+int rep__out_close(FILE *f, bool owned, char *buf, int err, struct fs_atomic *at, bool keep)
 {
         if (!f)
                 return -err;
@@ -209,13 +212,27 @@ int rep__out_close(FILE *f, bool owned, char *buf, int err)
                         err = errno ? errno : EIO;
         }
         free(buf);
+        if (at->tmp) {
+                if (err)
+                        at->err = -err;
+                /* Renaming over an existing file makes ext4 (auto_da_alloc)
+                 * write the new one out before rename returns: seconds for a
+                 * trace of gigabytes. Removing the old one first costs a
+                 * moment in which neither is there; a failed or rejected run
+                 * still leaves the old file as it was. */
+                if (keep && !err)
+                        unlink(at->path);
+                int e = fs_atomic_end(at, keep);
+                if (e < 0 && err == 0)
+                        err = -e;
+        }
         return -err;
 }
 
 int rep_oplog_open(struct rep_oplog *o, const char *path)
 {
         memset(o, 0, sizeof *o);
-        return rep__out_open(path, &o->f, &o->owned, &o->buf);
+        return rep__out_open(path, &o->f, &o->owned, &o->buf, &o->at);
 }
 
 void rep_oplog_write(struct rep_oplog *o, const struct rep_op *op)
@@ -239,7 +256,7 @@ void rep_oplog_write(struct rep_oplog *o, const struct rep_op *op)
 
 int rep_oplog_close(struct rep_oplog *o)
 {
-        int rc = rep__out_close(o->f, o->owned, o->buf, o->err);
+        int rc = rep__out_close(o->f, o->owned, o->buf, o->err, &o->at, !o->discard);
         o->f = NULL;
         o->owned = false;
         o->buf = NULL;

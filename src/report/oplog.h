@@ -3,7 +3,8 @@
  * end_ps, bytes, flops, params in that order; params is an object whose
  * keys keep the order the op gave them; numbers are integers; strings are
  * escaped per RFC 8259 (only '"', '\\' and control characters, the latter
- * always as \u00xx with lowercase hex; bytes >= 0x80 as they are); no
+ * always as \u00xx with lowercase hex; valid UTF-8 as it is, any other
+ * byte as U+FFFD, so the file is always valid JSON); no
  * spaces (compact), one record per line, '\n' line ends. Two runs of the
  * same input give the same bytes.
  *
@@ -19,6 +20,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/fsutil.h"
+#include "base/jsonw.h"
 #include "engine/ev.h"
 
 enum rep_param_kind { REP_INT, REP_STR };
@@ -52,23 +55,27 @@ struct rep_oplog {
         uint64_t n_records;          /* records written */
         int err;                     /* first write error (errno), 0 if none */
         char *buf;                   /* f's stdio buffer (owned), NULL for stdout */
+        struct fs_atomic at;         /* the temporary file that replaces the target at close */
+        bool discard;                /* close leaves the target as it was (rejected run) */
 };
 
-/* Open path for writing ("-" is stdout). 0 or -errno. */
+/* Open path for writing ("-" is stdout); a file already at path is
+ * replaced only by a successful close. 0 or -errno. */
 int rep_oplog_open(struct rep_oplog *, const char *path);
 void rep_oplog_write(struct rep_oplog *, const struct rep_op *);
 /* Flush and close; 0 or -errno of the first write error. */
 int rep_oplog_close(struct rep_oplog *);
 
-/* Append the canonical JSON of a string (with quotes) to f. */
-void rep_json_string(FILE *f, const char *s);
 
 /* Shared with report/trace.c only. The writers use the unlocked stdio
  * calls: a log belongs to one thread. */
-/* Open path ("-": stdout, not owned) with a large buffer; 0 or -errno. */
-int rep__out_open(const char *path, FILE **f, bool *owned, char **buf);
-/* Flush, fclose if owned, free buf; -(first of err and new errors) or 0. */
-int rep__out_close(FILE *f, bool owned, char *buf, int err);
+/* Open path ("-": stdout, not owned) with a large buffer; a regular file
+ * is written beside path and replaces it at close (at). 0 or -errno. */
+int rep__out_open(const char *path, FILE **f, bool *owned, char **buf, struct fs_atomic *at);
+/* Flush, fclose if owned, free buf, then replace the target if keep and
+ * no error was seen (else leave it as it was); -(first of err and new
+ * errors) or 0. */
+int rep__out_close(FILE *f, bool owned, char *buf, int err, struct fs_atomic *at, bool keep);
 /* Keep the first write error of f in *err (errno, EIO if unknown). */
 void rep__note_error(FILE *f, int *err);
 /* Short writes byte by byte: putc_unlocked is an inline store into the
@@ -84,7 +91,7 @@ static inline void rep__put_bytes(FILE *f, const void *s, size_t n)
 #define REP__PUT_LIT(f, lit) rep__put_bytes(f, lit, sizeof(lit) - 1)
 /* A literal (a member's key) then an integer or a JSON string. */
 #define REP__PUT_KEY_U64(f, key, v) (REP__PUT_LIT(f, key), rep__put_u64(f, v))
-#define REP__PUT_KEY_STR(f, key, s) (REP__PUT_LIT(f, key), rep_json_string(f, s))
+#define REP__PUT_KEY_STR(f, key, s) (REP__PUT_LIT(f, key), jsonw_put_string(f, s))
 void rep__put_u64(FILE *f, uint64_t v);
 void rep__put_i64(FILE *f, int64_t v);
 /* The params as object members "k":v separated by commas, with a comma

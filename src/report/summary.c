@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsonw.h"
+
 static sim_ps kernel_end(const struct hw_sim *s)
 {
         sim_ps end = 0;
@@ -139,8 +141,8 @@ json_t *rep_run_summary(const struct hw_sim *s, const struct rep_run_stats *st,
                         const char *kernel)
 {
         json_t *o = json_object();
-        json_object_set_new(o, "kernel", json_string(kernel));
-        json_object_set_new(o, "machine", json_string(s->topo->name));
+        json_object_set_new(o, "kernel", jsonw_string(kernel));
+        json_object_set_new(o, "machine", jsonw_string(s->topo->name));
         json_object_set_new(o, "sim_ns", json_integer((json_int_t)(s->done_ps / SIM_PS_PER_NS)));
         json_object_set_new(o, "sim_ps", json_integer((json_int_t)s->done_ps));
         json_object_set_new(o, "target_start_ps", json_integer((json_int_t)s->target_start_ps));
@@ -168,7 +170,7 @@ json_t *rep_run_summary(const struct hw_sim *s, const struct rep_run_stats *st,
         json_t *busy = json_object(), *util = json_object();
         for (size_t i = 0; i < N_CLASSES; i++) {
                 json_object_set_new(busy, cls[i].name, json_integer((json_int_t)cls[i].busy));
-                json_object_set_new(util, cls[i].name, json_real(utilisation(&cls[i], span)));
+                json_object_set_new(util, cls[i].name, jsonw_real(utilisation(&cls[i], span)));
         }
         json_object_set_new(o, "busy_ps", busy);
         json_object_set_new(o, "utilisation", util);
@@ -186,15 +188,15 @@ json_t *rep_run_summary(const struct hw_sim *s, const struct rep_run_stats *st,
         rep_run_bounds(s, st, &bd);
         json_t *bj = json_object();
         for (int i = 0; i < REP_BOUND_COUNT; i++)
-                json_object_set_new(bj, rep_bound_name(i), json_real((double)bd.ps[i] / 1e3));
+                json_object_set_new(bj, rep_bound_name(i), jsonw_real((double)bd.ps[i] / 1e3));
         json_object_set_new(o, "bounds", bj);
-        json_object_set_new(o, "bound_by", json_string(rep_bound_name(bd.by)));
-        json_object_set_new(o, "of_bound", json_real(bd.of_bound));
+        json_object_set_new(o, "bound_by", jsonw_string(rep_bound_name(bd.by)));
+        json_object_set_new(o, "of_bound", jsonw_real(bd.of_bound));
         json_object_set_new(o, "gemm_flops", json_integer((json_int_t)st->work.gemm_flops));
-        json_object_set_new(o, "tflops", json_real(bd.gemm_tflops));
-        json_object_set_new(o, "peak_tflops", json_real(bd.peak_tflops));
-        json_object_set_new(o, "hbm_gbps", json_real(bd.hbm_gbps));
-        json_object_set_new(o, "peak_hbm_gbps", json_real(bd.peak_hbm_gbps));
+        json_object_set_new(o, "tflops", jsonw_real(bd.gemm_tflops));
+        json_object_set_new(o, "peak_tflops", jsonw_real(bd.peak_tflops));
+        json_object_set_new(o, "hbm_gbps", jsonw_real(bd.hbm_gbps));
+        json_object_set_new(o, "peak_hbm_gbps", jsonw_real(bd.peak_hbm_gbps));
         /* The run's own machine (after --set), for rooflines per point. */
         struct topo_totals tot;
         topo_totals(s->topo, &tot);
@@ -211,7 +213,7 @@ json_t *rep_run_summary(const struct hw_sim *s, const struct rep_run_stats *st,
         for (uint32_t i = 0; i < s->n_pes; i++) {
                 const struct hw_pe *pe = &s->pes[i];
                 json_t *p = json_object();
-                json_object_set_new(p, "pe", json_string(pe->name));
+                json_object_set_new(p, "pe", jsonw_string(pe->name));
                 json_object_set_new(p, "exec_start_ps", json_integer((json_int_t)pe->exec_start_ps));
                 json_object_set_new(p, "exec_end_ps", json_integer((json_int_t)pe->exec_end_ps));
                 json_array_append_new(pes, p);
@@ -227,7 +229,7 @@ json_t *rep_run_profile(const struct rep_run_stats *st)
         json_t *a = json_array();
         for (size_t i = 0; i < n; i++) {
                 json_t *l = json_object();
-                json_object_set_new(l, "file", json_string(v[i].file));
+                json_object_set_new(l, "file", jsonw_string(v[i].file));
                 json_object_set_new(l, "line", json_integer(v[i].line));
                 json_object_set_new(l, "ops", json_integer((json_int_t)v[i].n_ops));
                 json_object_set_new(l, "issue_ps", json_integer((json_int_t)v[i].issue_ps));

@@ -80,7 +80,7 @@ void rep_trace_name(struct rep_trace *t, uint32_t pid, int tid, const char *name
                 return;
         begin_meta(t, pid, tid, tid < 0 ? "process_name" : "thread_name");
         REP__PUT_LIT(t->f, "\"name\":");
-        rep_json_string(t->f, name);
+        jsonw_put_string(t->f, name);
         REP__PUT_LIT(t->f, "}}");
         begin_meta(t, pid, tid, tid < 0 ? "process_sort_index" : "thread_sort_index");
         REP__PUT_LIT(t->f, "\"sort_index\":");
@@ -181,7 +181,7 @@ int rep_trace_open(struct rep_trace *t, const char *path, uint32_t n_pes)
                 t->lanes = NULL;
                 return -ENOMEM;
         }
-        int rc = rep__out_open(path, &t->f, &t->owned, &t->buf);
+        int rc = rep__out_open(path, &t->f, &t->owned, &t->buf, &t->at);
         if (rc < 0) {
                 free(t->named);
                 free(t->lanes);
@@ -354,12 +354,12 @@ void rep_counter_fini(struct rep_counter *c)
 
 int rep_trace_close(struct rep_trace *t)
 {
-        if (t->f && t->err == 0) {
+        if (t->f && t->err == 0 && !t->discard) {
                 if (!t->first)
                         putc_unlocked('\n', t->f);
                 REP__PUT_LIT(t->f, "],\"displayTimeUnit\":\"ns\"}\n");
         }
-        int rc = rep__out_close(t->f, t->owned, t->buf, t->err);
+        int rc = rep__out_close(t->f, t->owned, t->buf, t->err, &t->at, !t->discard);
         free(t->named);
         free(t->lanes);
         t->f = NULL;

@@ -77,6 +77,8 @@ struct rep_trace {
         uint64_t n_dropped;          /* slices with no free lane, not written */
         int err;                     /* first write error (errno), 0 if none */
         char *buf;                   /* f's stdio buffer (owned), NULL for stdout */
+        struct fs_atomic at;         /* the temporary file that replaces the target at close */
+        bool discard;                /* close leaves the target as it was (rejected run) */
 };
 
 /* Open path ("-" is stdout) for a machine of n_pes PEs. 0 or -errno. */

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "base/fsutil.h"
+#include "base/jsonw.h"
 #include "base/util.h"
 #include "sweep/sweep_int.h"
 
@@ -40,14 +41,7 @@
 
 int sweep__write_json(const char *path, json_t *v)
 {
-        char *text = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        if (!text)
-                return -ENOMEM;
-        size_t len = strlen(text);
-        text[len] = '\n';  /* json_dumps leaves room only for the NUL: rewrite it */
-        int rc = fs_write_atomic(path, text, len + 1);
-        free(text);
-        return rc;
+        return jsonw_save(path, v, 2);
 }
 
 static int mkdir_p(const char *dir)
@@ -179,7 +173,9 @@ void sweep__progress(struct sweep__ctx *x, bool force)
         if (!x->progress || !x->root)
                 return;
         double now = util_now_s();
-        if (!force && now - x->last_draw < 0.2)
+        /* A terminal gets one line redrawn in place; a file or a pipe plain
+         * lines (no carriage return, no escape sequence), fewer of them. */
+        if (!force && now - x->last_draw < (x->progress_tty ? 0.2 : 1.0))
                 return;
         x->last_draw = now;
         double el = now - x->t0;
@@ -188,17 +184,17 @@ void sweep__progress(struct sweep__ctx *x, bool force)
         if (x->n_done_now)
                 fmt_dur(el / (double)x->n_done_now * (double)(x->n_todo - x->n_done_now), eta,
                         sizeof eta);
-        fprintf(stderr, "\r\033[Ksweep %s: %zu/%zu points", x->spec->name, x->n_done_now,
-                x->n_todo);
+        fprintf(stderr, "%ssweep %s: %zu/%zu points", x->progress_tty ? "\r\033[K" : "",
+                x->spec->name, x->n_done_now, x->n_todo);
         if (x->n_failed)
                 fprintf(stderr, " (%zu failed)", x->n_failed);
-        fprintf(stderr, ", %s elapsed, ETA %s", e, eta);
+        fprintf(stderr, ", %s elapsed, ETA %s%s", e, eta, x->progress_tty ? "" : "\n");
         fflush(stderr);
 }
 
 static void progress_clear(struct sweep__ctx *x)
 {
-        if (x->progress && x->root && x->last_draw > 0)
+        if (x->progress && x->progress_tty && x->root && x->last_draw > 0)
                 fputs("\r\033[K", stderr);
 }
 
@@ -457,7 +453,7 @@ void sweep__collect(struct sweep__ctx *x, size_t i, json_t *rec)
         point_path(x, i, path, sizeof path);
         point_key(x, i, key);
         json_t *file = json_object();
-        json_object_set_new(file, "key", json_string(key));
+        json_object_set_new(file, "key", jsonw_string(key));
         json_object_set(file, "point", rec);
         int rc = sweep__write_json(path, file);
         json_decref(file);
@@ -666,7 +662,8 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *opts,
         x.root = x.rank == 0;
         o.root = x.root;
         o.ranks = (unsigned)x.ranks;
-        x.progress = opts->progress < 0 ? isatty(STDERR_FILENO) : opts->progress > 0;
+        x.progress_tty = isatty(STDERR_FILENO);
+        x.progress = opts->progress < 0 ? x.progress_tty : opts->progress > 0;
         x.recs = calloc(spec->n_points ? spec->n_points : 1, sizeof *x.recs);
         x.resumed = calloc(spec->n_points ? spec->n_points : 1, sizeof *x.resumed);
         size_t *todo = calloc(spec->n_points ? spec->n_points : 1, sizeof *todo);

@@ -33,6 +33,7 @@ struct sweep__ctx {
         double t0;                   /* monotonic start, seconds */
         double last_draw;            /* when progress was last drawn, seconds */
         bool progress;               /* draw progress on stderr */
+        bool progress_tty;           /* stderr is a terminal: redraw one line in place */
         bool root;                   /* this process collects and writes results */
         int rank, ranks;             /* MPI rank and world size (0, 1 without MPI) */
         char points_dir[4096];       /* DIR/points */

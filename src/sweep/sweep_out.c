@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsonw.h"
 #include "sweep/sweep_int.h"
 
 /* dst[key] += src[key] for every integer member of src (keys in first-
@@ -90,7 +91,7 @@ static json_t *panel_summary(const struct sweep__ctx *x, const struct sweep_pane
         json_object_set_new(o, "busy_ps", busy);
         for (size_t k = 0; k < n_u; k++)
                 json_object_set_new(util, ukeys[k],
-                                    json_real(kernel_ps ? usum[k] / (double)kernel_ps : 0.0));
+                                    jsonw_real(kernel_ps ? usum[k] / (double)kernel_ps : 0.0));
         json_object_set_new(o, "utilisation", util);
         json_object_set_new(o, "pe_cpu_issue_ps", issue);
         json_object_set_new(o, "op_counts", ops);
@@ -104,14 +105,14 @@ static json_t *figure_json(const struct sweep_figure *f)
 {
         json_t *o = json_object();
         if (f->x)
-                json_object_set_new(o, "x", json_string(f->x));
+                json_object_set_new(o, "x", jsonw_string(f->x));
         if (f->series)
-                json_object_set_new(o, "series", json_string(f->series));
+                json_object_set_new(o, "series", jsonw_string(f->series));
         if (f->x_label)
-                json_object_set_new(o, "x_label", json_string(f->x_label));
+                json_object_set_new(o, "x_label", jsonw_string(f->x_label));
         if (f->roofline_bytes_per_x > 0)
-                json_object_set_new(o, "roofline_bytes_per_x", json_real(f->roofline_bytes_per_x));
-        json_object_set_new(o, "log", f->log < 0 ? json_string("auto") : json_boolean(f->log));
+                json_object_set_new(o, "roofline_bytes_per_x", jsonw_real(f->roofline_bytes_per_x));
+        json_object_set_new(o, "log", f->log < 0 ? jsonw_string("auto") : json_boolean(f->log));
         return o;
 }
 
@@ -134,17 +135,17 @@ static void add_roofline(const struct sweep__ctx *x, const struct sweep_panel *p
         double ps = ceil(xv * bpx / bw * 1e12);
         json_int_t sim = json_integer_value(json_object_get(rec, "sim_ps"));
         json_object_set_new(rec, "hbm_roofline_ps", json_integer((json_int_t)ps));
-        json_object_set_new(rec, "of_roofline", json_real(sim > 0 ? ps / (double)sim : 0.0));
+        json_object_set_new(rec, "of_roofline", jsonw_real(sim > 0 ? ps / (double)sim : 0.0));
 }
 
 json_t *sweep__merge(struct sweep__ctx *x, double wall_s)
 {
         const struct sweep_spec *s = x->spec;
         json_t *o = json_object();
-        json_object_set_new(o, "cubesim_version", json_string(CUBESIM_VERSION));
-        json_object_set_new(o, "sweep", json_string(s->name));
+        json_object_set_new(o, "cubesim_version", jsonw_string(CUBESIM_VERSION));
+        json_object_set_new(o, "sweep", jsonw_string(s->name));
         json_t *m = json_object();
-        json_object_set_new(m, "name", json_string(x->topo.name));
+        json_object_set_new(m, "name", jsonw_string(x->topo.name));
         json_object_set_new(m, "sips", json_integer((json_int_t)x->totals.sips));
         json_object_set_new(m, "cubes", json_integer((json_int_t)x->totals.cubes));
         json_object_set_new(m, "pes", json_integer((json_int_t)x->totals.pes));
@@ -160,8 +161,8 @@ json_t *sweep__merge(struct sweep__ctx *x, double wall_s)
         for (size_t p = 0; p < s->n_panels; p++) {
                 const struct sweep_panel *pn = &s->panels[p];
                 json_t *pj = json_object();
-                json_object_set_new(pj, "name", json_string(pn->name));
-                json_object_set_new(pj, "kernel", json_string(pn->kernel));
+                json_object_set_new(pj, "name", jsonw_string(pn->name));
+                json_object_set_new(pj, "kernel", jsonw_string(pn->kernel));
                 json_t *params = json_object();
                 for (size_t j = 0; j < pn->n_params; j++)
                         json_object_set_new(params, pn->params[j].key,
@@ -192,10 +193,10 @@ json_t *sweep__merge(struct sweep__ctx *x, double wall_s)
         json_object_set_new(o, "events", json_integer((json_int_t)events));
         json_object_set_new(o, "bookings", json_integer((json_int_t)bookings));
         json_object_set_new(o, "panels", panels);
-        json_object_set_new(o, "wall_s", json_real(wall_s));
+        json_object_set_new(o, "wall_s", jsonw_real(wall_s));
         /* The simulated events of the points run now, over the whole sweep's
          * wall time: the end-to-end rate, workers and overheads included. */
         json_object_set_new(o, "events_per_s",
-                            json_real(wall_s > 0 ? round((double)x->events_now / wall_s) : 0.0));
+                            jsonw_real(wall_s > 0 ? round((double)x->events_now / wall_s) : 0.0));
         return o;
 }

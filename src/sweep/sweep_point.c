@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jsonw.h"
 #include "base/util.h"
 #include "sweep/sweep_int.h"
 #include "tl/tl_run.h"
@@ -34,9 +35,9 @@ json_t *sweep__kv_json(const struct sweep_kv *kv)
                         return json_integer(i);
                 double x = strtod(v, &end);
                 if (*end == '\0' && errno == 0 && isfinite(x))
-                        return json_real(x);
+                        return jsonw_real(x);
         }
-        return json_string(v);
+        return jsonw_string(v);
 }
 
 json_t *sweep__coords_json(const struct sweep_spec *s, size_t i)
@@ -55,7 +56,7 @@ static json_t *new_record(const struct sweep_spec *s, size_t i, int exit_status)
         size_t first = s->panels[s->points[i].panel].first_point;
         json_object_set_new(o, "index", json_integer((json_int_t)(i - first)));
         json_object_set_new(o, "params", sweep__coords_json(s, i));
-        json_object_set_new(o, "status", json_string(exit_status >= 0 && exit_status <= 2
+        json_object_set_new(o, "status", jsonw_string(exit_status >= 0 && exit_status <= 2
                                                              ? names[exit_status]
                                                              : "crashed"));
         json_object_set_new(o, "exit_status", json_integer(exit_status));
@@ -67,7 +68,7 @@ json_t *sweep__crash_record(const struct sweep_spec *s, size_t i, int exit_statu
 {
         json_t *o = new_record(s, i, 3);     /* "crashed" */
         json_object_set_new(o, "exit_status", json_integer(exit_status));
-        json_object_set_new(o, "error", json_string(why));
+        json_object_set_new(o, "error", jsonw_string(why));
         return o;
 }
 
@@ -77,9 +78,9 @@ json_t *sweep__timeout_record(const struct sweep_spec *s, size_t i, double timeo
         char why[160];
         snprintf(why, sizeof why, "the point ran past --timeout-s %g (seconds of wall time) and "
                  "was stopped", timeout_s);
-        json_object_set_new(o, "status", json_string("timed_out"));
+        json_object_set_new(o, "status", jsonw_string("timed_out"));
         json_object_set_new(o, "exit_status", json_integer(124));
-        json_object_set_new(o, "error", json_string(why));
+        json_object_set_new(o, "error", jsonw_string(why));
         return o;
 }
 
@@ -163,13 +164,13 @@ static json_t *diag_text(const struct diag *d)
                 len += strlen(m->text) + 1;
         char *buf = malloc(len), *at = buf;
         if (!buf)
-                return json_string("(out of memory formatting the error)");
+                return jsonw_string("(out of memory formatting the error)");
         *at = '\0';
         for (const struct diag_msg *m = d->head; m; m = m->next)
                 at += sprintf(at, "%s%s", at == buf ? "" : "\n", m->text);
-        json_t *j = json_string(buf);
+        json_t *j = jsonw_string(buf);  /* bytes that are not UTF-8 become U+FFFD */
         free(buf);
-        return j ? j : json_string("(the error text is not valid UTF-8)");
+        return j;
 }
 
 int sweep__run_point(const struct sweep_spec *s, const struct topo *base, size_t i, json_t **out)
@@ -240,9 +241,9 @@ int sweep__run_point(const struct sweep_spec *s, const struct topo *base, size_t
                 }
                 json_t *ev = json_object_get(sum, "events");
                 double events = ev ? (double)json_integer_value(ev) : 0.0;
-                json_object_set_new(*out, "wall_s", json_real(util_now_s() - t0));
+                json_object_set_new(*out, "wall_s", jsonw_real(util_now_s() - t0));
                 json_object_set_new(*out, "events_per_s",
-                                    json_real(run_s > 0 ? round(events / run_s) : 0.0));
+                                    jsonw_real(run_s > 0 ? round(events / run_s) : 0.0));
                 json_decref(sum);
                 goto done;
         }
@@ -253,7 +254,7 @@ record:
         if (!d.head)
                 diag_error(&d, "the point failed and said nothing");
         json_object_set_new(*out, "error", diag_text(&d));
-        json_object_set_new(*out, "wall_s", json_real(util_now_s() - t0));
+        json_object_set_new(*out, "wall_s", jsonw_real(util_now_s() - t0));
 done:
         for (size_t j = 0; kvs && j < n_kv; j++)
                 free(kvs[j]);

@@ -658,8 +658,9 @@ static bool kernel_axis(struct parser *p, struct sweep_panel *pn, const struct y
                 return false;
         }
         char names[512] = "";
-        bool ok = vals->kind == YN_SEQ || vals->kind == YN_SCALAR;
-        for (size_t i = 0; ok && i < n; i++) {
+        /* Every value is looked up, so each unknown kernel is reported. */
+        bool shaped = vals->kind == YN_SEQ || vals->kind == YN_SCALAR, ok = shaped;
+        for (size_t i = 0; shaped && i < n; i++) {
                 const struct ynode *v = vals->kind == YN_SEQ ? vals->kids[i] : vals;
                 const struct tl_kernel *k = scope_kernel(p, v, v, pn->name);
                 if (!k) {

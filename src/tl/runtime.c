@@ -34,7 +34,10 @@ tl_ctx *tl__current(void)
 /* A run's progress line on stderr: simulated time, events and requests so
  * far, wall time. Drawn at most four times a second, from the loop's poll
  * (every TL_PROGRESS_EVERY events; CUBESIM_TEST_PROGRESS_EVERY=N draws
- * every N events, for tests). The line is cleared when the run ends. */
+ * every N events, for tests). On a terminal the line is redrawn in place
+ * and cleared when the run ends; otherwise (a file, a pipe) each draw is a
+ * plain line of its own, with no carriage return or escape sequence, at
+ * most one a second. */
 #define TL_PROGRESS_EVERY (UINT64_C(1) << 16)
 
 struct progress {
@@ -43,6 +46,7 @@ struct progress {
         double t0;                   /* wall seconds at the start */
         double last;                 /* at the last draw (0: none yet) */
         bool every_poll;             /* draw at every poll (tests) */
+        bool tty;                    /* stderr is a terminal: redraw one line in place */
 };
 
 /* n as it reads best on a line that changes: 51234, 1.2 M, 3.45 G. */
@@ -60,18 +64,19 @@ static void progress_draw(void *ctx, const struct ev_loop *ev)
 {
         struct progress *p = ctx;
         double now = util_now_s();
-        if (!p->every_poll && now - p->last < 0.25)
+        if (!p->every_poll && now - p->last < (p->tty ? 0.25 : 1.0))
                 return;
         p->last = now;
         double ns = (double)ev->now / SIM_PS_PER_NS;
         char events[32], requests[32];
         fmt_count(ev->n_events, events, sizeof events);
         fmt_count(hw_sim_bookings(p->sim), requests, sizeof requests);
-        fprintf(stderr, "\r\033[K%s: %.3f %s simulated, %s events, %s requests, %.1f s",
-                p->name, ns >= 1e6 ? ns / 1e6 : ns / 1e3, ns >= 1e6 ? "ms" : "us", events,
-                requests, now - p->t0);
+        fprintf(stderr, "%s%s: %.3f %s simulated, %s events, %s requests, %.1f s%s",
+                p->tty ? "\r\033[K" : "", p->name, ns >= 1e6 ? ns / 1e6 : ns / 1e3,
+                ns >= 1e6 ? "ms" : "us", events, requests, now - p->t0, p->tty ? "" : "\n");
         fflush(stderr);
-        ev_watchdog_line_open(true);
+        if (p->tty)
+                ev_watchdog_line_open(true);
 }
 
 static void progress_start(struct progress *p, struct hw_sim *sim, const char *name)
@@ -79,14 +84,14 @@ static void progress_start(struct progress *p, struct hw_sim *sim, const char *n
         const char *test = getenv("CUBESIM_TEST_PROGRESS_EVERY");
         uint64_t every = test ? strtoull(test, NULL, 10) : 0;
         *p = (struct progress){ .name = name, .sim = sim, .t0 = util_now_s(),
-                                .every_poll = every > 0 };
+                                .every_poll = every > 0, .tty = isatty(STDERR_FILENO) };
         ev_set_poll(&sim->ev, every ? every : TL_PROGRESS_EVERY, progress_draw, p);
 }
 
 static void progress_end(struct progress *p, struct hw_sim *sim)
 {
         ev_set_poll(&sim->ev, 0, NULL, NULL);
-        if (p->last > 0) {
+        if (p->last > 0 && p->tty) {
                 fputs("\r\033[K", stderr);
                 fflush(stderr);
                 ev_watchdog_line_open(false);
@@ -189,9 +194,14 @@ static int parse_pe_list(const char *list, uint32_t n, uint8_t *sel, struct diag
                         b = strtoul(p + 1, &end, 10);
                         p = end;
                 }
-                if (a > b || b >= n) {
+                if (a > b) {
+                        diag_error(d, "--trace-pes %s: the range %lu-%lu is reversed (empty): "
+                                   "write it low-high, e.g. %lu-%lu", list, a, b, b, a);
+                        return -EINVAL;
+                }
+                if (b >= n) {
                         diag_error(d, "--trace-pes %s: PE %lu is not on this machine (PEs 0..%u)",
-                                   list, b >= n ? b : a, n - 1);
+                                   list, b, n - 1);
                         return -EINVAL;
                 }
                 for (unsigned long i = a; i <= b; i++)
@@ -206,16 +216,32 @@ bad:
         return -EINVAL;
 }
 
-static int open_outputs(struct tl_run *r, struct diag *d)
+/* Every check of the output options, before anything is written (the
+ * inputs --save-inputs keeps included): a rejected run leaves the files
+ * it names as they were. 0, or -EINVAL/-ENOMEM with the problem in d. */
+static int check_outputs(struct tl_run *r, struct diag *d)
 {
         const struct tl_run_opts *o = r->opts;
-        int rc;
         if (o->oplog_path && o->trace_path && same_output(o->oplog_path, o->trace_path)) {
                 diag_error(d, "--oplog %s and --trace %s name the same file: the trace would "
                            "overwrite the op_log; give each its own file", o->oplog_path,
                            o->trace_path);
                 return -EINVAL;
         }
+        if (o->trace_path && o->trace_pes) {
+                r->trace_sel = calloc(r->sim->n_pes ? r->sim->n_pes : 1, 1);
+                if (!r->trace_sel)
+                        return -ENOMEM;
+                if (parse_pe_list(o->trace_pes, r->sim->n_pes, r->trace_sel, d) < 0)
+                        return -EINVAL;
+        }
+        return 0;
+}
+
+static int open_outputs(struct tl_run *r, struct diag *d)
+{
+        const struct tl_run_opts *o = r->opts;
+        int rc;
         if (o->oplog_path) {
                 if ((rc = rep_oplog_open(&r->oplog, o->oplog_path)) < 0) {
                         diag_error_at(d, o->oplog_path, 0, 0, "cannot write the op_log: %s",
@@ -231,13 +257,6 @@ static int open_outputs(struct tl_run *r, struct diag *d)
                         return -EINVAL;
                 }
                 r->have_trace = true;
-                if (o->trace_pes) {
-                        r->trace_sel = calloc(r->sim->n_pes ? r->sim->n_pes : 1, 1);
-                        if (!r->trace_sel)
-                                return -ENOMEM;
-                        if (parse_pe_list(o->trace_pes, r->sim->n_pes, r->trace_sel, d) < 0)
-                                return -EINVAL;
-                }
                 rep_trace_filter(&r->trace, r->trace_sel, o->trace_t0,
                                  o->trace_t1 ? o->trace_t1 : SIM_PS_MAX);
                 if (rep_trace_hw_open(&r->trace_hw, &r->trace, r->sim) < 0)
@@ -246,21 +265,24 @@ static int open_outputs(struct tl_run *r, struct diag *d)
         return 0;
 }
 
-static int close_outputs(struct tl_run *r, struct diag *d)
+/* Close the outputs; keep false (the run never started) leaves the files
+ * they would replace as they were. */
+static int close_outputs(struct tl_run *r, bool keep, struct diag *d)
 {
         int rc = 0, e;
-        if (r->have_oplog && (e = rep_oplog_close(&r->oplog)) < 0) {
+        r->oplog.discard = r->trace.discard = !keep;
+        if (r->have_oplog && (e = rep_oplog_close(&r->oplog)) < 0 && keep) {
                 diag_error_at(d, r->opts->oplog_path, 0, 0, "writing the op_log failed: %s",
                               strerror(-e));
                 rc = -EIO;
         }
         if (r->have_trace)
                 rep_trace_hw_close(&r->trace_hw);
-        if (r->have_trace && r->trace.n_dropped)
+        if (r->have_trace && r->trace.n_dropped && keep)
                 diag_report(d, DIAG_WARNING, r->opts->trace_path, 0, 0,
                             "%llu slices left out: more than %d overlapped on one track",
                             (unsigned long long)r->trace.n_dropped, REP_TRACE_LANES);
-        if (r->have_trace && (e = rep_trace_close(&r->trace)) < 0) {
+        if (r->have_trace && (e = rep_trace_close(&r->trace)) < 0 && keep) {
                 diag_error_at(d, r->opts->trace_path, 0, 0, "writing the trace failed: %s",
                               strerror(-e));
                 rc = -EIO;
@@ -279,8 +301,8 @@ int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl
         r->opts = opts ? opts : &defaults;
         r->diag = d;
         ev_future_init(&r->never, "nothing (stopped by a kernel error)");
-        int rc = tl_setup_run(r, d);
-        if (rc < 0)
+        int rc = check_outputs(r, d);
+        if (rc < 0 || (rc = tl_setup_run(r, d)) < 0)
                 return rc;
         r->ctx = calloc(sim->n_pes, sizeof *r->ctx);
         if (!r->ctx) {
@@ -299,12 +321,12 @@ int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl
                 tl->recv_src = -1;
         }
         if ((rc = open_outputs(r, d)) < 0) {
-                close_outputs(r, d);
+                close_outputs(r, false, d);
                 return rc;
         }
         if (hw_launch(sim, pe_body, r) < 0) {
                 diag_error(d, "out of memory launching the kernel");
-                close_outputs(r, d);
+                close_outputs(r, false, d);
                 return -ENOMEM;
         }
         sim->ev.max_events = r->opts->max_events;
@@ -340,7 +362,7 @@ int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl
                 if (out == 0)
                         out = tl__inbox_check_empty(r, d);
         }
-        if (close_outputs(r, d) < 0 && out == 0)
+        if (close_outputs(r, true, d) < 0 && out == 0)
                 out = -1;
         if (r->profile.oom && out == 0) {
                 diag_error(d, "host out of memory for the run's profile");

@@ -842,11 +842,14 @@ int tl_setup_run(struct tl_run *r, struct diag *d)
                 for (int i = 0; i < r->n_globals; i++)
                         if (fill_tensor(r, &r->globals[i], i, d) < 0)
                                 rc = -EINVAL;
-                if (rc < 0 || save_inputs(r, d) < 0 ||
-                    need_dir(r->opts->outputs_dir, "--outputs", d) < 0)
+                /* Every check before --save-inputs writes: a rejected run
+                 * leaves the files there as they were. */
+                if (rc < 0 || need_dir(r->opts->outputs_dir, "--outputs", d) < 0)
                         return -EINVAL;
                 tl__check_inputs(r, d);
-                return tl__check_expect_files(r, d);
+                if ((rc = tl__check_expect_files(r, d)) < 0)
+                        return rc;
+                return save_inputs(r, d) < 0 ? -EINVAL : 0;
         }
         /* Timing only: the files must still agree with the shapes. */
         for (int i = 0; i < r->n_globals; i++) {
