@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "base/fsutil.h"
+#include "base/names.h"
 #include "base/util.h"
 #include "base/yaml.h"
 #include "sweep/sweep_int.h"
@@ -573,22 +574,15 @@ static void read_figure(struct parser *p, const struct ynode *map, struct sweep_
         }
 }
 
-static bool good_panel_name(const char *s)
+/* Whether node is a text that is a name (base/names.h: a sweep's name
+ * becomes out/NAME, a panel's time_NAME.dat); if not, why says what breaks
+ * the rule. */
+static bool good_name(const struct ynode *node, char *why, size_t len)
 {
-        if (!*s || strlen(s) > 64)
-                return false;
-        for (; *s; s++)
-                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-                      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_' || *s == '.'))
-                        return false;
-        return true;
-}
-
-/* A sweep's name becomes a directory (out/NAME): one path component, so
- * a panel name that is not "." or "..". */
-static bool good_sweep_name(const char *s)
-{
-        return good_panel_name(s) && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+        if (is_text(node))
+                return name_ok(node->text, why, len);
+        snprintf(why, len, "a %s", kind_name(node));
+        return false;
 }
 
 /* The kernel of a scope, or NULL (reported). */
@@ -847,11 +841,10 @@ static void parse_root(struct parser *p, const struct ynode *root, const char *b
                 err(p, version, "version must be 1, got '%s'",
                     version->kind == YN_SCALAR ? version->text : kind_name(version));
         if (top.name) {
-                if (!is_text(top.name) || !good_sweep_name(top.name->text))
-                        err(p, top.name, "name must be a word of letters, digits, '-', '_' or "
-                            "'.' (at most 64, not '.' or '..': it names the output directory "
-                            "out/NAME), got '%s'",
-                            top.name->kind == YN_SCALAR ? top.name->text : kind_name(top.name));
+                char why[160];
+                if (!good_name(top.name, why, sizeof why))
+                        err(p, top.name, "name %s; %s (it names the output directory out/NAME)",
+                            why, NAME_RULE);
                 else
                         s->name = keep(p, top.name->text, top.name->len);
         }
@@ -861,10 +854,10 @@ static void parse_root(struct parser *p, const struct ynode *root, const char *b
                 char *dot = strrchr(stem, '.');
                 if (dot && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0))
                         *dot = '\0';
-                if (!good_sweep_name(stem))
-                        err(p, root, "the spec has no 'name:' and its file name '%s' is not "
-                            "one (letters, digits, '-', '_' or '.', at most 64, not '.' or "
-                            "'..'): give the sweep a name", stem);
+                char why[160];
+                if (!name_ok(stem, why, sizeof why))
+                        err(p, root, "the spec has no 'name:' and its file name %s (%s): "
+                            "give the sweep a name", why, NAME_RULE);
                 s->name = keep(p, stem, strlen(stem));
         }
         load_topology(p, topology, base_dir);
@@ -911,11 +904,9 @@ static void parse_root(struct parser *p, const struct ynode *root, const char *b
                                 ok = false;
                                 continue;
                         }
-                        if (!is_text(own->name) || !good_panel_name(own->name->text)) {
-                                err(p, own->name, "a panel name must be a word of letters, "
-                                    "digits, '-', '_' or '.' (at most 64), got '%s'",
-                                    own->name->kind == YN_SCALAR ? own->name->text
-                                                                  : kind_name(own->name));
+                        char why[160];
+                        if (!good_name(own->name, why, sizeof why)) {
+                                err(p, own->name, "panel name %s; %s", why, NAME_RULE);
                                 ok = false;
                                 continue;
                         }
