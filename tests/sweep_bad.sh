@@ -49,7 +49,7 @@ run_case huge_axis "$tmp/huge_axis.yaml" "$tmp/huge_axis.expect"
 # A spec without a name takes its file's stem, which must be a name too.
 mkdir -p "$tmp/stem"
 printf 'version: 1\nkernel: gemm\ngrid:\n  m: [64]\n' >"$tmp/stem/..yaml"
-printf '%s\n' "# expect: ..yaml:1:1: error: the spec has no 'name:' and its file name '.' is not one" \
+printf '%s\n' "# expect: ..yaml:1:1: error: the spec has no 'name:' and its file name '.' starts with '.'" \
         '# expect-count: 1' >"$tmp/stem.expect"
 run_case stem_dot "$tmp/stem/..yaml" "$tmp/stem.expect"
 
