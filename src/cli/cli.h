@@ -42,10 +42,5 @@ int cli_parse_timeout(const char *v, double *seconds, struct diag *d);
 /* --jobs VALUE: worker processes, an integer in [1, 1024]; else a located
  * error to d ("--jobs VALUE: expected ...") and -1. */
 int cli_parse_jobs(const char *v, unsigned *jobs, struct diag *d);
-/* --kernels LIB.so: load its kernels. A kernel named like one already
- * there (built in, or from an earlier --kernels) is an error naming the
- * library and the kernel: a library adds kernels, it never replaces one.
- * 0, or -1 with the problems in d. */
-int cli_load_kernels(const char *path, struct diag *d);
 
 #endif

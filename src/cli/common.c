@@ -90,30 +90,3 @@ int cli_parse_jobs(const char *v, unsigned *jobs, struct diag *d)
         return 0;
 }
 
-int cli_load_kernels(const char *path, struct diag *d)
-{
-        static size_t n_builtin = SIZE_MAX;  /* the kernels before any library */
-        size_t before = 0;
-        while (tl_kernel_at(before))
-                before++;
-        if (n_builtin == SIZE_MAX)
-                n_builtin = before;
-        if (tl_kernels_load(path, d) < 0)
-                return -1;
-        int rc = 0;
-        for (size_t i = before; tl_kernel_at(i); i++) {
-                const char *name = tl_kernel_at(i)->name;
-                for (size_t j = 0; j < i; j++) {
-                        if (strcmp(tl_kernel_at(j)->name, name) != 0)
-                                continue;
-                        diag_error_at(d, path, 0, 0, "kernel '%s' is already %s: a kernel "
-                                      "library adds kernels, it cannot replace one; rename it",
-                                      name, j < n_builtin ? "built in"
-                                            : j < before ? "loaded by an earlier --kernels"
-                                                         : "exported by this library");
-                        rc = -1;
-                        break;
-                }
-        }
-        return rc;
-}

@@ -253,7 +253,7 @@ int cli_run(int argc, char **argv)
                                         diag_error(&d, "--trace-window %s: expected T0:T1 in ns "
                                                    "with T0 <= T1 (T1 may be left out)", v);
                         } else if (strcmp(a, "--kernels") == 0) {
-                                cli_load_kernels(v, &d);
+                                tl_kernels_load(v, &d);
                         }
                         continue;
                 }
@@ -398,7 +398,7 @@ int cli_kernels(int argc, char **argv)
                                 diag_fini(&d);
                                 return CLI_BAD_INPUT;
                         }
-                        cli_load_kernels(argv[++i], &d);
+                        tl_kernels_load(argv[++i], &d);
                 } else {
                         diag_fini(&d);
                         return cli_unknown_option("kernels", argv[i], opts);

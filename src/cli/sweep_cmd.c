@@ -106,7 +106,7 @@ int cli_sweep(int argc, char **argv)
                         } else if (a[2] == 'o') {
                                 so.out_dir = v;
                         } else if (a[2] == 'k') {
-                                cli_load_kernels(v, &d);
+                                tl_kernels_load(v, &d);
                         } else {
                                 cli_parse_jobs(v, &so.jobs, &d);
                         }

@@ -24,7 +24,7 @@ const struct tl_kernel *tl_kernel_at(size_t i)
 
 const struct tl_kernel *tl_kernel_find(const char *name)
 {
-        /* Loaded kernels shadow built-ins of the same name: search them first. */
+        /* Names are unique (tl_kernels_load refuses a second one). */
         for (size_t i = n_loaded; i-- > 0;)
                 if (strcmp(loaded[i]->name, name) == 0)
                         return loaded[i];
@@ -56,7 +56,8 @@ int tl_kernels_load(const char *path, struct diag *d)
                 dlclose(h);
                 return -1;
         }
-        size_t n = 0;
+        size_t n = 0, first = n_loaded;
+        int clash = 0;
         for (; list[n]; n++) {
                 if (n_loaded == MAX_LOADED) {
                         diag_error_at(d, path, 0, 0, "more than %d loaded kernels", MAX_LOADED);
@@ -68,13 +69,32 @@ int tl_kernels_load(const char *path, struct diag *d)
                         return -1;
                 }
                 if (tl_kernel_check(list[n], path, d) < 0)
-                        return -1;
+                        goto fail;
+                /* A library adds kernels; it never replaces one. */
+                const struct tl_kernel *prev = tl_kernel_find(list[n]->name);
+                if (prev) {
+                        size_t j = 0;
+                        while (j < n_loaded && loaded[j] != prev)
+                                j++;
+                        diag_error_at(d, path, 0, 0, "kernel '%s' is already %s: a kernel "
+                                      "library adds kernels, it cannot replace one; rename it",
+                                      list[n]->name, j == n_loaded ? "built in"
+                                                     : j < first ? "loaded by an earlier --kernels"
+                                                                 : "exported by this library");
+                        clash = 1;
+                        continue;
+                }
                 loaded[n_loaded++] = list[n];
         }
         if (n == 0)
                 diag_error_at(d, path, 0, 0, "%s is empty", TL_KERNELS_SYMBOL);
+        if (n == 0 || clash)
+                goto fail;
         /* The handle stays open: the kernels live in it for the run. */
-        return n ? 0 : -1;
+        return 0;
+fail:
+        n_loaded = first;   /* a library loads whole or not at all */
+        return -1;
 }
 
 const struct tl_param *tl_kernel_param(const struct tl_kernel *k, const char *name,

@@ -19,14 +19,17 @@
 
 /* ---- the kernel registry ---- */
 
-/* A kernel by name: loaded with tl_kernels_load (these shadow built-ins of
- * the same name) or built in; NULL if none. */
+/* A kernel by name: built in, or loaded with tl_kernels_load; NULL if
+ * none. */
 const struct tl_kernel *tl_kernel_find(const char *name);
 /* The i-th known kernel (built-ins first, then loaded ones), NULL past the
  * last. */
 const struct tl_kernel *tl_kernel_at(size_t i);
 /* Load the kernels a shared object exports as cubesim_kernels; errors to
- * d. 0 or -1. */
+ * d. 0 or -1. A library adds kernels, it never replaces one: a kernel named
+ * like one already known (built in, from an earlier library or twice in
+ * this one) is an error naming the library and the kernel, and then none
+ * of the library's kernels is added. */
 int tl_kernels_load(const char *path, struct diag *d);
 /* Kernel k's parameter called name (name_len bytes), or NULL. */
 const struct tl_param *tl_kernel_param(const struct tl_kernel *k, const char *name,
