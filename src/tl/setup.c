@@ -187,7 +187,8 @@ tl_tensor *tl_setup_tensor(tl_setup *s, const char *name, tl_io io, tl_dtype dt,
         t->space = TL_HBM;
         t->dtype = dt;
         t->ndim = ndim;
-        memcpy(t->shape, shape, (size_t)ndim * sizeof shape[0]);
+        if (ndim > 0)        /* a 0-D tensor's shape may be NULL */
+                memcpy(t->shape, shape, (size_t)ndim * sizeof shape[0]);
         int64_t st = 1;
         for (int i = ndim - 1; i >= 0; i--) {
                 t->stride[i] = st;
