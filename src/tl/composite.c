@@ -244,10 +244,12 @@ static void check_epilogue(tl_ctx *tl, const tl_epilogue *e, int i, const tl_ten
                 int64_t et = t->shape[t->ndim - 1 - j], eo = out->shape[out->ndim - 1 - j];
                 ok = et == 1 || et == eo;
         }
-        if (!ok && !k_vector)
+        if (!ok && !k_vector) {
+                char so[128];        /* the output of a MATH-only composite may be any rank */
+                tl__shape_text(so, sizeof so, out->ndim, out->shape);
                 tl__fail(tl, file, line, op, "epilogue #%d (%s): its %dD tensor does not "
-                         "broadcast to the output [%lld, %lld]", i, id, t->ndim,
-                         (long long)out->shape[0], (long long)out->shape[1]);
+                         "broadcast to the output %s", i, id, t->ndim, so);
+        }
 }
 
 /* out = epilogue(a . b) with the K tiling of the plan. */

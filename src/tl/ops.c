@@ -598,7 +598,10 @@ static tl_tensor *reduce(tl_ctx *tl, tl_op op, const char *name, tl_tensor *x, i
 {
         tl__need_local(tl, x, file, line, name, "x");
         int ax = axis < 0 ? axis + x->ndim : axis;
-        if (x->ndim < 1 || ax < 0 || ax >= x->ndim)
+        if (x->ndim < 1)
+                tl__fail(tl, file, line, name, "axis %d: a 0-D tensor has no axis to reduce",
+                         axis);
+        if (ax < 0 || ax >= x->ndim)
                 tl__fail(tl, file, line, name, "axis %d of a %dD tensor: expected -%d..%d", axis,
                          x->ndim, x->ndim, x->ndim - 1);
         tl__wait_ready(tl, x, file, line, name);
@@ -684,10 +687,12 @@ tl_tensor *tl__math2(tl_ctx *tl, tl_math_op op, tl_tensor *a, tl_tensor *b, cons
         tl__need_local(tl, b, file, line, name, "b");
         int64_t shape[TL_MAX_DIMS];
         int nd = broadcast(a, b, shape);
-        if (nd < 0)
-                tl__fail(tl, file, line, name, "shapes do not broadcast: %dD [.., %lld] and %dD [.., %lld]",
-                         a->ndim, (long long)(a->ndim ? a->shape[a->ndim - 1] : 1), b->ndim,
-                         (long long)(b->ndim ? b->shape[b->ndim - 1] : 1));
+        if (nd < 0) {
+                char sa[128], sb[128];
+                tl__shape_text(sa, sizeof sa, a->ndim, a->shape);
+                tl__shape_text(sb, sizeof sb, b->ndim, b->shape);
+                tl__fail(tl, file, line, name, "shapes do not broadcast: a %s and b %s", sa, sb);
+        }
         tl__wait_ready(tl, a, file, line, name);
         tl__wait_ready(tl, b, file, line, name);
         tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, nd, shape);

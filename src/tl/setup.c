@@ -223,6 +223,11 @@ static void set_home(tl_setup *s, tl_tensor *t, tl_home home, int axis, int64_t 
         struct tl_global *g = global_of(s, t, what);
         if (!g)
                 return;
+        if (home == TL_HOME_SHARDED && g->t.ndim == 0) {
+                tl_setup_error(s, "%s: tensor %s is 0-D: it has no axis to shard along", what,
+                               g->name);
+                return;
+        }
         if (home == TL_HOME_SHARDED && (axis < 0 || axis >= g->t.ndim)) {
                 tl_setup_error(s, "%s: tensor %s: axis %d, expected 0..%d", what, g->name, axis,
                                g->t.ndim - 1);
