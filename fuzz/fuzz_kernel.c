@@ -783,9 +783,11 @@ static void run_one(struct fuzz_pe *p)
         }
 }
 
+/* The kernel: PEs that run the program run it; the launch's tensors are
+ * in their slots already (setup), argp is not read. */
 static void body(tl_ctx *tl, const void *argp)
 {
-        const struct fuzz_args *a = argp;
+        (void)argp;
         int rank = tl_rank(tl, -1, -1, -1), idx = -1;
         for (int i = 0; i < n_run; i++)
                 if (run_rank[i] == rank)
@@ -794,7 +796,6 @@ static void body(tl_ctx *tl, const void *argp)
                 return;
         struct fuzz_pe *p = &pes[idx];
         p->tl = tl;
-        (void)a;     /* the launch's tensors are in the slots already (setup) */
         for (int n = 0; p->at < prog_len && n < 256; n++)
                 run_one(p);
         while (tl->n_scopes)     /* a program may leave scopes open: close them */
