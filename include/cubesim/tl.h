@@ -185,7 +185,8 @@ TL_API tl_tensor *tl__view(tl_ctx *, tl_tensor *t, const int64_t *start, const i
 TL_API tl_tensor *tl__reshape(tl_ctx *, tl_tensor *t, int ndim, const int64_t *shape,
                               const char *file, int line);
 
-/* The block of t starting at start[] with extents shape[] (t's ndim each). */
+/* The block of t starting at start[] with extents shape[] (t's ndim each;
+ * either may be NULL for a 0-D t). */
 #define tl_view(tl, t, start, shape) tl__view((tl), (t), (start), (shape), __FILE__, __LINE__)
 /* The same elements with another shape; t must be contiguous. */
 #define tl_reshape(tl, t, ndim, shape) tl__reshape((tl), (t), (ndim), (shape), __FILE__, __LINE__)

@@ -749,14 +749,17 @@ tl_tensor *tl__where(tl_ctx *tl, tl_tensor *mask, tl_tensor *a, tl_tensor *b, co
         tl__need_local(tl, b, file, line, name, "b");
         tl_tensor ab = { .ndim = 0 };
         ab.ndim = broadcast(a, b, ab.shape);
-        int nd = ab.ndim < 0 ? -1 : broadcast(mask, &ab, ab.shape);
+        /* Into its own array: broadcast reads ab's extents while it writes
+         * (written over ab's, a [10, 10, 10, 10] mask passed [8, 16] a, b). */
+        int64_t shape[TL_MAX_DIMS];
+        int nd = ab.ndim < 0 ? -1 : broadcast(mask, &ab, shape);
         if (nd < 0)
                 no_broadcast(tl, file, line, name, (const tl_tensor *[]){ mask, a, b }, "mask",
                              "a", "b");
         tl__wait_ready(tl, mask, file, line, name);
         tl__wait_ready(tl, a, file, line, name);
         tl__wait_ready(tl, b, file, line, name);
-        tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, nd, ab.shape);
+        tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, nd, shape);
         if (data_mode(tl))
                 tl__compute_where(mask, a, b, out);
         return math_done(tl, TL_WHERE, out, (uint64_t)tl__elems(out), false,

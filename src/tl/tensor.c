@@ -436,7 +436,7 @@ tl_tensor *tl__view(tl_ctx *tl, tl_tensor *t, const int64_t *start, const int64_
                     const char *file, int line)
 {
         tl__check_tensor(tl, t, file, line, "tl_view", "t");
-        if (!start || !shape)
+        if (t->ndim > 0 && (!start || !shape))   /* a 0-D tensor's may be NULL */
                 tl__fail(tl, file, line, "tl_view", "%s is NULL", !start ? "start" : "shape");
         /* Made first: a view out of bounds stops the run, and its struct
          * dies with the scope. */
