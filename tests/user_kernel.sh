@@ -10,6 +10,27 @@ cc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -fstack-clash-protection -I 
 "$bin" run axpy --kernels "$tmp/libaxpy.so" --set n=1000 --set chunk=100 --set alpha=3 \
         --mode data --outputs "$tmp/out" >/dev/null
 test -s "$tmp/out/out.npy"
+# A library built before the setup calls became macros (calling them by
+# their own names, with no file:line) still loads and runs.
+cat >"$tmp/old_abi.h" <<'EOF'
+#include <cubesim/tl.h>
+#undef tl_setup_tensor
+#undef tl_setup_tensor_sharded
+#undef tl_setup_replicate
+#undef tl_setup_shard
+#undef tl_setup_interleave
+tl_tensor *tl_setup_tensor(tl_setup *, const char *, tl_io, tl_dtype, int, const int64_t *);
+tl_tensor *tl_setup_tensor_sharded(tl_setup *, const char *, tl_io, tl_dtype, int, const int64_t *);
+void tl_setup_replicate(tl_setup *, tl_tensor *);
+void tl_setup_shard(tl_setup *, tl_tensor *, int, int64_t);
+void tl_setup_interleave(tl_setup *, tl_tensor *);
+EOF
+cc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -I "$src/include" -include "$tmp/old_abi.h" \
+        "$src/examples/user_kernel/axpy.c" -o "$tmp/libaxpy_old.so"
+nm -D --undefined-only "$tmp/libaxpy_old.so" | grep -qw tl_setup_interleave
+"$bin" run axpy --kernels "$tmp/libaxpy_old.so" --set n=1000 --set chunk=100 --set alpha=3 --mode data \
+        --outputs "$tmp/out_old" >/dev/null
+cmp "$tmp/out/out.npy" "$tmp/out_old/out.npy"
 # A library without the symbol is a clear error, exit 2.
 cc -shared -fPIC -x c - -o "$tmp/libempty.so" <<<'int nothing_here;'
 set +e

@@ -339,6 +339,35 @@ void tl__setup_interleave(tl_setup *s, tl_tensor *t, const char *file, int line)
         set_home(s, t, TL_HOME_INTERLEAVED, 0, 0, "tl_setup_interleave", file, line);
 }
 
+/* The same calls for kernel libraries built before they were macros
+ * (tl_int.h). */
+tl_tensor *(tl_setup_tensor)(tl_setup *s, const char *name, tl_io io, tl_dtype dt, int ndim,
+                             const int64_t *shape)
+{
+        return tl__setup_tensor(s, name, io, dt, ndim, shape, NULL, 0);
+}
+
+tl_tensor *(tl_setup_tensor_sharded)(tl_setup *s, const char *name, tl_io io, tl_dtype dt,
+                                     int ndim, const int64_t *shape)
+{
+        return tl__setup_tensor_sharded(s, name, io, dt, ndim, shape, NULL, 0);
+}
+
+void (tl_setup_replicate)(tl_setup *s, tl_tensor *t)
+{
+        tl__setup_replicate(s, t, NULL, 0);
+}
+
+void (tl_setup_shard)(tl_setup *s, tl_tensor *t, int axis, int64_t block)
+{
+        tl__setup_shard(s, t, axis, block, NULL, 0);
+}
+
+void (tl_setup_interleave)(tl_setup *s, tl_tensor *t)
+{
+        tl__setup_interleave(s, t, NULL, 0);
+}
+
 void tl_setup_gemm_fidelity(tl_setup *s, int passes)
 {
         if (passes < 1 || passes > 4) {

@@ -580,4 +580,16 @@ void tl__check_apart(tl_ctx *tl, const char *file, int line, const char *op, con
 void tl__check_block_start(tl_ctx *tl, const char *file, int line, const char *op,
                            const tl_tensor *t, const char *which);
 
+/* The setup calls under their own names, for kernel libraries built before
+ * they became macros over tl__setup_* (which add the caller's file:line):
+ * such a library loads and runs unchanged; its messages name the kernel
+ * without a line. (The parentheses keep the macros from expanding.) */
+TL_API tl_tensor *(tl_setup_tensor)(tl_setup *, const char *name, tl_io io, tl_dtype dt,
+                                    int ndim, const int64_t *shape);
+TL_API tl_tensor *(tl_setup_tensor_sharded)(tl_setup *, const char *name, tl_io io, tl_dtype dt,
+                                            int ndim, const int64_t *shape);
+TL_API void (tl_setup_replicate)(tl_setup *, tl_tensor *t);
+TL_API void (tl_setup_shard)(tl_setup *, tl_tensor *t, int axis, int64_t block);
+TL_API void (tl_setup_interleave)(tl_setup *, tl_tensor *t);
+
 #endif
