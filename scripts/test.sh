@@ -31,8 +31,10 @@ cmake --build build-valgrind -j "$jobs" --target cubesim >/dev/null
 vg_tmp=$(mktemp -d)
 trap 'rm -rf "$vg_tmp"' EXIT
 cp tests/bad/npy/truncated.npy "$vg_tmp/a.npy"
-cc -std=c11 -O1 -Wno-unused-parameter -shared -fPIC -I include tests/bad/kernels/tag_mismatch.c \
-        -o "$vg_tmp/libtag_mismatch.so"
+for k in tag_mismatch stale_replica unreceived; do
+        cc -std=c11 -O1 -Wno-unused-parameter -shared -fPIC -I include "tests/bad/kernels/$k.c" \
+                -o "$vg_tmp/lib$k.so"
+done
 vg_failed=0
 memcheck() {  # memcheck STATUS ARGS...: cubesim ARGS exits STATUS, memcheck finds nothing
         local want=$1 rc=0
@@ -58,9 +60,11 @@ memcheck 0 run tt_matmul --mode data --topo topologies/tt_wormhole_n150.yaml --s
 memcheck 0 run gqa_decode --topo topologies/small.yaml --set seq_len=256 --profile --json \
         --trace "$vg_tmp/t.json.gz" --trace-pes 0-3 --trace-window 100:
 memcheck 2 run gemm --mode data --inputs "$vg_tmp"
-memcheck 1 run gemm --set tile_m=4096 --set tile_k=4096
+memcheck 2 run gemm --set tile_m=4096 --set tile_k=4096
 memcheck 1 run gemm --max-events 50
 memcheck 1 run tag_mismatch --kernels "$vg_tmp/libtag_mismatch.so" --topo topologies/small.yaml
+memcheck 1 run stale_replica --kernels "$vg_tmp/libstale_replica.so" --topo topologies/small.yaml --mode data
+memcheck 1 run unreceived --kernels "$vg_tmp/libunreceived.so" --topo topologies/small.yaml --mode data
 memcheck 0 sweep --list sweeps/gemm_sizes.yaml
 memcheck 2 sweep --list tests/bad/sweep/unknown_key.yaml
 [ "$vg_failed" -eq 0 ] || exit 1
