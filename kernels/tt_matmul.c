@@ -7,12 +7,26 @@
  * blocks of in0_block_w tiles: for each block the PE in grid column 0 of
  * row y sends A's block of that row to the rest of the row with one
  * multicast, and the PE in grid row 0 of column x sends B's block of that
- * column down the column; every PE multiplies the two blocks into its
- * fp32 accumulator (one composite: GEMM, plus the running sum as a bias
- * after the first block). Senders run one block ahead of their own
+ * column down the column; every PE multiplies the two blocks onto its
+ * output block, which stays in TCM (L1) for the whole walk: the first K
+ * block writes it, every later one accumulates onto it (tl_composite's
+ * accumulate: Tensix's packer accumulates into L1, tt-metal's
+ * packer_l1_acc), in subblocks of at most 8 tiles, the tiles the matrix
+ * unit's Dst registers hold. Senders run one block ahead of their own
  * compute (double buffering): a block is on its way while the previous one
- * is multiplied. An output block larger than out_block_h x out_block_w
- * tiles is done in parts, each with its own walk over K.
+ * is multiplied.
+ *
+ * The program config is tt-metal's MatmulMultiCoreReuseMultiCastProgramConfig
+ * as its GEMM benchmark derives it (tests/ttnn/unit_tests/benchmarks/
+ * test_benchmark.py in tenstorrent/tt-metal): per_core_M x per_core_N the
+ * PE's output block; in0_block_w = K's tiles / grid_x / in0_block_w_div;
+ * out_block_h x out_block_w = the output block / num_out_blocks (each out
+ * block walks K on its own, so A and B are read once per out block); the
+ * subblock the first of tt-metal's choices (4x2, 2x4, 8x1, ...) that
+ * divides the out block. By default the blocks are as large as fit: one
+ * out block if its accumulator and buffers fit in TCM, else 2 x 2, 4 x 4,
+ * ...; in0_block_w_div the smallest power of two that fits. The
+ * parameters override each choice.
  *
  * Where operands live: in0/in1 = l1 means the tensor starts sharded in the
  * TCM (L1) of the PEs that send it (consumed in place); dram means it is
@@ -38,9 +52,14 @@ struct mm_args {
         int64_t m, n, k;             /* problem, elements */
         int gx, gy;                  /* grid columns and rows */
         int64_t pcm, pcn;            /* output block per PE, tiles */
-        int64_t kw;                  /* K block, tiles */
-        int64_t obh, obw;            /* output part, tiles */
+        int64_t kw;                  /* K block (in0_block_w), tiles */
+        int64_t obh, obw;            /* out block, tiles */
+        int64_t sbh, sbw;            /* subblock, tiles */
         bool a_dram, b_dram;         /* operands read from DRAM */
+        bool out_l1;                 /* C ends sharded in TCM */
+        bool l1_acc;                 /* K blocks accumulate in place (else a bias pass each) */
+        tl_dtype dt;                 /* A, B and C */
+        tl_dtype acc_dt;             /* the out block's accumulator */
 };
 
 static const struct tl_param mm_params[] = {
@@ -55,12 +74,19 @@ static const struct tl_param mm_params[] = {
         { "out", TL_PARAM_CHOICE, 0, 0, 0, places, "C ends sharded in L1 or in DRAM" },
         { "grid_x", TL_PARAM_INT, 0, 0, 1024, NULL, "grid columns (0: the compute grid's)" },
         { "grid_y", TL_PARAM_INT, 0, 0, 1024, NULL, "grid rows (0: the compute grid's)" },
-        { "in0_block_w", TL_PARAM_INT, 0, 0, 1024, NULL, "K block in tiles (0: 4, 2 or 1, "
-                                                         "the largest dividing K's tiles)" },
+        { "in0_block_w", TL_PARAM_INT, 0, 0, 1024, NULL,
+          "K block in tiles (0: K's tiles / grid_x / in0_block_w_div, a divisor of K's tiles)" },
+        { "in0_block_w_div", TL_PARAM_INT, 0, 0, 1024, NULL,
+          "divides the K block (0: the smallest power of two whose blocks fit in TCM)" },
         { "out_block_h", TL_PARAM_INT, 0, 0, 1 << 16, NULL,
-          "output part rows in tiles (0: as many as fit 64 tiles with out_block_w)" },
+          "out block rows in tiles (0: the PE's output block, halved until it fits)" },
         { "out_block_w", TL_PARAM_INT, 0, 0, 1 << 16, NULL,
-          "output part columns in tiles (0: up to 8)" },
+          "out block columns in tiles (0: the PE's output block, halved until it fits)" },
+        { "packer_l1_acc", TL_PARAM_INT, 1, 0, 1, NULL,
+          "1: K blocks accumulate onto the out block in place; 0: a vector-unit add each" },
+        { "fp32_acc", TL_PARAM_INT, 0, 0, 1, NULL,
+          "1: accumulate in fp32 (tt-metal's fp32_dest_acc_en; subblocks of at most 4 tiles); "
+          "0: in bf16" },
         { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
@@ -76,17 +102,33 @@ static int64_t divisor_upto(int64_t n, int64_t cap)
         return 1;
 }
 
-/* What the PEs hold in TCM, checked against the machine before the
- * launch (a run would fail on its first PE). PE (0, 0) sends both
- * operands: from DRAM it keeps three buffers of each beside the
- * accumulator; a receiver holds one block of each in scratch. */
-static void check_tcm(tl_setup *s, const struct mm_args *g, tl_dtype dt)
+/* What PE (0, 0) holds beside scratch: from DRAM three buffers of each
+ * operand block it sends, and the out block's accumulator; and what a
+ * receiver holds in scratch: one block of each operand. */
+static void tcm_needs(const struct mm_args *g, uint64_t *bufs, uint64_t *acc, uint64_t *recv)
 {
-        tl_machine mc = tl_setup_machine(s);
         int64_t oh = g->obh * TILE, ow = g->obw * TILE, kw = g->kw * TILE;
-        uint64_t bufs = (g->a_dram ? 3 * tl_dtype_bytes(dt, oh * kw, kw) : 0) +
-                        (g->b_dram ? 3 * tl_dtype_bytes(dt, kw * ow, ow) : 0);
-        uint64_t acc = tl_dtype_bytes(TL_FP32, oh * ow, ow);
+        *bufs = (g->a_dram ? 3 * tl_dtype_bytes(g->dt, oh * kw, kw) : 0) +
+                (g->b_dram ? 3 * tl_dtype_bytes(g->dt, kw * ow, ow) : 0);
+        *acc = tl_dtype_bytes(g->acc_dt, oh * ow, ow);
+        int64_t mr = min64(oh, g->m), kn = min64(kw, g->k), nc = min64(ow, g->n);
+        *recv = (g->gx > 1 ? tl_dtype_bytes(g->dt, mr * kn, kn) : 0) +
+                (g->gy > 1 ? tl_dtype_bytes(g->dt, kn * nc, nc) : 0);
+}
+
+static bool fits(tl_machine mc, const struct mm_args *g)
+{
+        uint64_t bufs, acc, recv;
+        tcm_needs(g, &bufs, &acc, &recv);
+        return bufs + acc <= (uint64_t)mc.tcm_alloc_bytes && recv <= (uint64_t)mc.scratch_bytes;
+}
+
+/* The blocks, checked against the machine before the launch (a run would
+ * fail on its first PE). */
+static void check_tcm(tl_setup *s, const struct mm_args *g, tl_machine mc)
+{
+        uint64_t bufs, acc, recv;
+        tcm_needs(g, &bufs, &acc, &recv);
         if (bufs + acc > (uint64_t)mc.tcm_alloc_bytes)
                 tl_setup_error(s, "in0_block_w %lld x out_block_h %lld x out_block_w %lld (tiles): "
                                "PE 0 needs %llu bytes of TCM (%llu of DRAM buffers, %llu of "
@@ -94,15 +136,63 @@ static void check_tcm(tl_setup *s, const struct mm_args *g, tl_dtype dt)
                                "smaller", (long long)g->kw, (long long)g->obh, (long long)g->obw,
                                (unsigned long long)(bufs + acc), (unsigned long long)bufs,
                                (unsigned long long)acc, (long long)mc.tcm_alloc_bytes);
-        int64_t mr = min64(oh, g->m), kn = min64(kw, g->k), nc = min64(ow, g->n);
-        uint64_t recv = (g->gx > 1 ? tl_dtype_bytes(dt, mr * kn, kn) : 0) +
-                        (g->gy > 1 ? tl_dtype_bytes(dt, kn * nc, nc) : 0);
         if (recv > (uint64_t)mc.scratch_bytes)
                 tl_setup_error(s, "in0_block_w %lld x out_block_h %lld x out_block_w %lld (tiles): "
                                "a receiver's blocks need %llu bytes of scratch, more than the "
                                "%lld ceiling; make the blocks smaller", (long long)g->kw,
                                (long long)g->obh, (long long)g->obw, (unsigned long long)recv,
                                (long long)mc.scratch_bytes);
+}
+
+/* tt-metal's subblock choices in its order of preference (test_benchmark.py,
+ * SUBBLOCK_HW_CHOICES): at most 8 tiles, what the Dst registers hold (4
+ * with fp32 accumulation); a sharded output takes one row of tiles. */
+static const int8_t subblocks[][2] = { { 4, 2 }, { 2, 4 }, { 8, 1 }, { 1, 8 }, { 7, 1 },
+                                       { 1, 7 }, { 3, 2 }, { 2, 3 }, { 6, 1 }, { 1, 6 },
+                                       { 5, 1 }, { 1, 5 }, { 2, 2 }, { 4, 1 }, { 1, 4 },
+                                       { 3, 1 }, { 1, 3 }, { 2, 1 }, { 1, 2 }, { 1, 1 } };
+
+static void pick_subblock(struct mm_args *g, bool fp32)
+{
+        for (size_t i = 0; i < sizeof subblocks / sizeof subblocks[0]; i++) {
+                int64_t h = subblocks[i][0], w = subblocks[i][1];
+                if ((fp32 && h * w > 4) || (g->out_l1 && h != 1))
+                        continue;
+                if (g->obh % h == 0 && g->obw % w == 0) {
+                        g->sbh = h;
+                        g->sbw = w;
+                        return;
+                }
+        }
+        g->sbh = g->sbw = 1;
+}
+
+/* The K block for divisor div of K's tiles per grid column: the largest
+ * divisor of K's tiles at most that (tt-metal's K / grid_x / 32 / div). */
+static int64_t k_block(int64_t kt, int gx, int64_t div)
+{
+        int64_t w0 = kt / gx > 0 ? kt / gx : 1;
+        return divisor_upto(kt, w0 / div > 0 ? w0 / div : 1);
+}
+
+/* The program config: what the parameters set, the rest as large as fits
+ * (the fewest out blocks, then the smallest in0_block_w_div). */
+static void derive_blocks(tl_setup *s, struct mm_args *g, int64_t kt, tl_machine mc)
+{
+        int64_t kw = tl_setup_int(s, "in0_block_w"), div = tl_setup_int(s, "in0_block_w_div");
+        int64_t bh = tl_setup_int(s, "out_block_h"), bw = tl_setup_int(s, "out_block_w");
+        for (int64_t nob = 1;; nob *= 2) {
+                g->obh = bh ? min64(bh, g->pcm) : cdiv(g->pcm, nob);
+                g->obw = bw ? min64(bw, g->pcn) : cdiv(g->pcn, nob);
+                for (int64_t d = div ? div : 1; d <= (div ? div : kt); d *= 2) {
+                        g->kw = kw ? kw : k_block(kt, g->gx, d);
+                        if (kw || fits(mc, g))
+                                break;
+                }
+                bool last = (bh || g->obh == 1) && (bw || g->obw == 1);
+                if (last || fits(mc, g))
+                        return;
+        }
 }
 
 static void mm_setup(tl_setup *s, void *argp)
@@ -123,36 +213,31 @@ static void mm_setup(tl_setup *s, void *argp)
         int64_t mt = cdiv(g->m, TILE), kt = cdiv(g->k, TILE), nt = cdiv(g->n, TILE);
         g->pcm = cdiv(mt, g->gy);
         g->pcn = cdiv(nt, g->gx);
-        g->kw = tl_setup_int(s, "in0_block_w");
-        if (!g->kw)
-                g->kw = divisor_upto(kt, 4);
+        tl_setup_gemm_fidelity(s, tl_setup_choice(s, "fidelity") + 1);
+        g->dt = dtype_of[tl_setup_choice(s, "dtype")];
+        bool fp32 = tl_setup_int(s, "fp32_acc") != 0;
+        g->acc_dt = fp32 ? TL_FP32 : TL_BF16;
+        g->l1_acc = tl_setup_int(s, "packer_l1_acc") != 0;
+        g->a_dram = tl_setup_choice(s, "in0") == 1;
+        g->b_dram = tl_setup_choice(s, "in1") == 1;
+        g->out_l1 = tl_setup_choice(s, "out") == 0;
+        tl_machine mc = tl_setup_machine(s);
+        derive_blocks(s, g, kt, mc);
         if (g->kw > kt)
                 tl_setup_error(s, "in0_block_w (%lld) must be at most K's tiles (%lld: k %lld / "
                                "%d, rounded up)", (long long)g->kw, (long long)kt,
                                (long long)g->k, TILE);
-        /* Output parts: an fp32 accumulator of at most 64 tiles (256 KiB). */
-        g->obh = tl_setup_int(s, "out_block_h");
-        g->obw = tl_setup_int(s, "out_block_w");
-        if (!g->obw)
-                g->obw = min64(g->pcn, 8);
-        if (!g->obh)
-                g->obh = min64(g->pcm, 64 / g->obw);
-        g->obh = min64(g->obh, g->pcm);
-        g->obw = min64(g->obw, g->pcn);
-        tl_setup_gemm_fidelity(s, tl_setup_choice(s, "fidelity") + 1);
-        tl_dtype dt = dtype_of[tl_setup_choice(s, "dtype")];
+        else
+                check_tcm(s, g, mc);
+        pick_subblock(g, fp32);
         int64_t as[2] = { g->m, g->k }, bs[2] = { g->k, g->n }, cs[2] = { g->m, g->n };
-        g->a_dram = tl_setup_choice(s, "in0") == 1;
-        g->b_dram = tl_setup_choice(s, "in1") == 1;
-        if (g->kw <= kt)
-                check_tcm(s, g, dt);
+        tl_dtype dt = g->dt;
         g->a = g->a_dram ? tl_setup_tensor(s, "a", TL_INPUT, dt, 2, as)
                          : tl_setup_tensor_sharded(s, "a", TL_INPUT, dt, 2, as);
         g->b = g->b_dram ? tl_setup_tensor(s, "b", TL_INPUT, dt, 2, bs)
                          : tl_setup_tensor_sharded(s, "b", TL_INPUT, dt, 2, bs);
-        g->c = tl_setup_choice(s, "out") == 1 ? tl_setup_tensor(s, "c", TL_OUTPUT, dt, 2, cs)
-                                               : tl_setup_tensor_sharded(s, "c", TL_OUTPUT, dt, 2,
-                                                                         cs);
+        g->c = !g->out_l1 ? tl_setup_tensor(s, "c", TL_OUTPUT, dt, 2, cs)
+                          : tl_setup_tensor_sharded(s, "c", TL_OUTPUT, dt, 2, cs);
 }
 
 static tl_tensor *block(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc)
@@ -224,7 +309,7 @@ static void tt_matmul(tl_ctx *tl, const void *argp)
                 if (send_b && sb.dram)
                         sb.buf[i] = tl_alloc(tl, TL_TCM, dt, 2, ((int64_t[]){ kw, ow }));
         }
-        tl_tensor *acc = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ oh, ow }));
+        tl_tensor *acc = tl_alloc(tl, TL_TCM, g->acc_dt, 2, ((int64_t[]){ oh, ow }));
         int64_t parts_m = cdiv(g->pcm, g->obh), parts_n = cdiv(g->pcn, g->obw);
         for (int64_t pi = 0; pi < parts_m; pi++) {
                 for (int64_t pj = 0; pj < parts_n; pj++) {
@@ -280,14 +365,20 @@ static void tt_matmul(tl_ctx *tl, const void *argp)
                                 tl_scratch_scope_begin(tl);
                                 tl_tensor *ab = send_a ? cur_a : tl_recv(tl, a_src, TAG_A);
                                 tl_tensor *bb = send_b ? cur_b : tl_recv(tl, b_src, TAG_B);
+                                /* Every block after the first adds onto the out
+                                 * block: in place, or (packer_l1_acc 0) by a
+                                 * vector-unit pass. */
                                 int64_t kn = tl_dim(ab, 1);
+                                bool bias = b && !g->l1_acc;
                                 tl_handle h = tl_composite(tl, &(tl_composite_desc){
                                         .op = TL_GEMM, .a = ab, .b = bb, .out = acc_v,
-                                        .epilogue = b ? (tl_epilogue[]){ { .op = TL_BIAS,
-                                                                           .tensor = acc_v } }
-                                                      : NULL,
-                                        .n_epilogue = b ? 1 : 0,
-                                        .tile_m = mr, .tile_n = nc, .tile_k = kn });
+                                        .accumulate = b && g->l1_acc,
+                                        .epilogue = bias ? (tl_epilogue[]){ { .op = TL_BIAS,
+                                                                              .tensor = acc_v } }
+                                                         : NULL,
+                                        .n_epilogue = bias ? 1 : 0,
+                                        .tile_m = g->sbh * TILE, .tile_n = g->sbw * TILE,
+                                        .tile_k = kn });
                                 tl_wait(tl, h);
                                 tl_scratch_scope_end(tl);
                         }

@@ -19,7 +19,7 @@ check() {  # check TOPO M K N DTYPE ARGS...
         rm -rf "$tmp/out"
         "$py" "$src/tests/lib/tt_matmul_check.py" write "$tmp" "$m" "$k" "$n" 3
         "$bin" run tt_matmul --topo "$topo" --mode data --inputs "$tmp" --outputs "$tmp/out" \
-                --set dtype="$dt" "$@" >/dev/null
+                --set dtype="$dt" --set fp32_acc=1 "$@" >/dev/null
         "$py" "$src/tests/lib/tt_matmul_check.py" check "$tmp" "$dt"
 }
 
@@ -32,17 +32,34 @@ check "$wh" 256 512 128 bfp4_b --set in0=dram
 check "$bh" 416 320 448 bf16
 check "$bh" 416 320 448 bfp8_b --set in1=l1 --set out=dram
 
+# Without fp32_acc the out block accumulates in bf16 (tt-metal's
+# packer_l1_acc with fp32_dest_acc_en off): each of the K blocks rounds
+# the running sum to bf16, so C is within one bf16 step per K block of
+# the reference, and further than the fp32 tolerance.
+"$py" "$src/tests/lib/tt_matmul_check.py" write "$tmp" 256 1024 256 5
+for acc in 1 0; do
+        rm -rf "$tmp/out"
+        "$bin" run tt_matmul --topo "$wh" --mode data --inputs "$tmp" --outputs "$tmp/out" \
+                --set in0_block_w=2 --set fp32_acc=$acc >/dev/null
+        rc=0
+        "$py" "$src/tests/lib/tt_matmul_check.py" check "$tmp" bf16 >"$tmp/chk" 2>&1 || rc=$?
+        [ "$rc" -eq $((1 - acc)) ] || { cat "$tmp/chk" >&2; echo "FAIL: fp32_acc=$acc check exit $rc" >&2; exit 1; }
+        "$py" "$src/tests/lib/tt_matmul_check.py" check "$tmp" bf16 16 \
+                || { echo "FAIL: fp32_acc=$acc: beyond 16 K blocks of bf16 steps" >&2; exit 1; }
+done
+"$py" "$src/tests/lib/tt_matmul_check.py" write "$tmp" 416 320 448 3
+
 # --expect with the block floats' default tolerance: the reference passes,
 # the reference scaled by 1.5 does not (exit 1).
 for dt in bfp8_b bfp4_b; do
         "$py" "$src/tests/lib/tt_matmul_check.py" expect "$tmp" $dt 1
         "$bin" run tt_matmul --topo "$wh" --mode data --inputs "$tmp" --expect "$tmp/expect" \
-                --set m=416 --set k=320 --set n=448 --set dtype=$dt >/dev/null 2>"$tmp/err" \
+                --set m=416 --set k=320 --set n=448 --set dtype=$dt --set fp32_acc=1 >/dev/null 2>"$tmp/err" \
                 || { cat "$tmp/err" >&2; exit 1; }
         "$py" "$src/tests/lib/tt_matmul_check.py" expect "$tmp" $dt 1.5
         rc=0
         "$bin" run tt_matmul --topo "$wh" --mode data --inputs "$tmp" --expect "$tmp/expect" \
-                --set m=416 --set k=320 --set n=448 --set dtype=$dt >/dev/null 2>&1 || rc=$?
+                --set m=416 --set k=320 --set n=448 --set dtype=$dt --set fp32_acc=1 >/dev/null 2>&1 || rc=$?
         [ "$rc" -eq 1 ] || { echo "FAIL: $dt --expect of a wrong reference: exit $rc" >&2; exit 1; }
 done
 
@@ -53,6 +70,43 @@ done
         --oplog "$tmp/ops.jsonl" >/dev/null
 n=$(grep -c '"op": *"mcast"' "$tmp/ops.jsonl" || true)
 [ "$n" -eq 128 ] || { echo "FAIL: $n mcast records, expected 128" >&2; exit 1; }
+
+# K blocks accumulate onto the out block in place (tl_composite's
+# accumulate): no vector-unit record at all; packer_l1_acc=0 adds each
+# block by a bias pass on PE_MATH, and takes longer.
+ns() { "$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["kernel_ps"])' "$1"; }
+for acc in 1 0; do
+        "$bin" run tt_matmul --topo "$wh" --set m=1024 --set k=1024 --set n=1024 \
+                --set packer_l1_acc=$acc --oplog "$tmp/acc$acc.jsonl" --json >"$tmp/acc$acc.json"
+done
+n1=$(grep -c '"component": *"pe_math"' "$tmp/acc1.jsonl" || true)
+n0=$(grep -c '"component": *"pe_math"' "$tmp/acc0.jsonl" || true)
+[ "$n1" -eq 0 ] && [ "$n0" -gt 0 ] \
+        || { echo "FAIL: pe_math records: $n1 accumulating, $n0 with bias passes" >&2; exit 1; }
+[ "$(ns "$tmp/acc1.json")" -lt "$(ns "$tmp/acc0.json")" ] \
+        || { echo "FAIL: accumulating is not faster than the bias passes" >&2; exit 1; }
+
+# pe.cpu.program_ns, the program's fixed launch and end, adds to the
+# kernel time exactly (every PE starts its body that much later).
+"$bin" run tt_matmul --topo "$wh" --set m=512 --set k=512 --set n=512 --json >"$tmp/p0.json"
+"$bin" run tt_matmul --topo "$wh" --set m=512 --set k=512 --set n=512 \
+        --set pe.cpu.program_ns=1234 --json >"$tmp/p1.json"
+[ $(( $(ns "$tmp/p1.json") - $(ns "$tmp/p0.json") )) -eq 1234000 ] \
+        || { echo "FAIL: program_ns=1234 adds $(( $(ns "$tmp/p1.json") - $(ns "$tmp/p0.json") )) ps" >&2; exit 1; }
+
+# The GEMM bound counts the fidelity passes: 4160^3 in bf16 at HiFi2 is
+# bound by PE_GEMM (twice its LoFi bound), not by HBM.
+for fid in lofi hifi2; do
+        "$bin" run tt_matmul --topo "$wh" --set m=4160 --set k=4160 --set n=4160 --set in0=dram \
+                --set out=dram --set fidelity=$fid --json >"$tmp/b$fid.json"
+done
+"$py" - "$tmp" <<'PY'
+import json, sys
+lo, h2 = (json.load(open(f"{sys.argv[1]}/b{f}.json")) for f in ("lofi", "hifi2"))
+assert h2["bound_by"] == "PE_GEMM", h2["bound_by"]
+assert abs(h2["bounds"]["PE_GEMM"] - 2 * lo["bounds"]["PE_GEMM"]) < 1e-3, (h2["bounds"], lo["bounds"])
+assert h2["bounds"]["PE_GEMM"] > h2["bounds"]["HBM"], h2["bounds"]
+PY
 
 # A grid larger than the NoC is bad input.
 if "$bin" run tt_matmul --topo "$wh" --set grid_x=9 >/dev/null 2>"$tmp/err"; then

@@ -388,7 +388,17 @@ TL_API tl_tensor *tl__mask_causal(tl_ctx *, tl_tensor *x, int64_t offset, const 
  *     OUTPUT_TILE ops, then DMA_WRITE when the output is not pinned;
  *   - KERNEL-scope ops after the GEMM: post-loop stages.
  * Tile i+1's DMA runs while tile i computes (double buffering). tl_wait on
- * the handle blocks until every stage is done. */
+ * the handle blocks until every stage is done.
+ *
+ * Accumulating (opt-in: .accumulate = true, a GEMM composite only): out
+ * becomes out + a . b, the epilogue ops applying to that sum. The matrix
+ * engine starts each output tile from out's values instead of zero, as a
+ * Tensix FPU accumulates onto its Dst registers and its packer onto L1:
+ * the old values are read from TCM with the operands, and no MATH pass
+ * adds them. So a K loop over blocks is one composite per block, each
+ * after the first accumulating, with no TL_BIAS epilogue. out must be
+ * consumed in place (TCM or scratch, pinned); without the flag a
+ * composite overwrites out, as before. */
 
 /* Composite ops are tl_op values: TL_GEMM as the head, and as epilogue ops
  *   - any unary op on x (TL_RELU, TL_GELU, TL_GELU_TANH, TL_SILU, ...);
@@ -418,6 +428,7 @@ typedef struct tl_composite_desc {
         tl_cop op;                   /* TL_GEMM, or 0 for a MATH-only composite */
         tl_tensor *a, *b;            /* GEMM operands [M, K] and [K, N] (or [N, K] with trans_b) */
         bool trans_b;                /* b is [N, K] */
+        bool accumulate;             /* out += a . b: see "Accumulating" above */
         tl_tensor *out;              /* result [M, N]: HBM, TCM or scratch */
         const tl_epilogue *epilogue; /* ops after the GEMM, in order */
         int n_epilogue;              /* entries of epilogue */

@@ -64,6 +64,10 @@ static void pe_main(struct ev_proc *p, void *arg)
         ev_sleep_until(p, s->target_start_ps);
         pe->exec_start_ps = ev_now(&s->ev);
         pe->started = true;
+        /* The program's fixed launch and end (pe.cpu.program_ns), paid
+         * before the body: only their sum shows in kernel time. */
+        if (s->topo->pe.cpu.program_ps)
+                ev_sleep_until(p, pe->exec_start_ps + s->topo->pe.cpu.program_ps);
         s->body(pe, s->body_arg);
         pe->exec_end_ps = ev_now(&s->ev);
         pe->finished = true;

@@ -168,10 +168,13 @@ static uint64_t sat_u64(unsigned __int128 x)
 }
 
 /* Cycles the array works on an [m, k] x [k, n] op: every fidelity pass
- * over the operands rounded up to whole tiles and whole blocks. */
+ * over the operands rounded up to whole tiles and whole blocks. Fewer
+ * rows of A than a tile are not padded to a tile, only to the array's
+ * rows: A's tile is as short as its rows (a Tensix FPU pads a 1x16 in0 to
+ * its 8x16 step, at 1/8 of the throughput). */
 static uint64_t gemm_work_cycles(const struct topo_pe_gemm *g, uint64_t m, uint64_t n, uint64_t k)
 {
-        m = round_up(round_up(m, g->operand_tile), g->array_m);
+        m = round_up(m < g->operand_tile ? m : round_up(m, g->operand_tile), g->array_m);
         n = round_up(round_up(n, g->operand_tile), g->array_n);
         k = round_up(round_up(k, g->operand_tile), g->array_k);
         unsigned __int128 macs = (unsigned __int128)m * n * k * g->fidelity_passes;

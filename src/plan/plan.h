@@ -62,6 +62,8 @@ struct plan_gemm {
         bool a_hbm, b_hbm;           /* a DMA_READ comes from HBM (else TCM) */
         bool out_pinned;             /* result stays in TCM (no DMA_WRITE) */
         bool out_hbm;                /* the DMA_WRITE goes to HBM */
+        bool accumulate;             /* the GEMM adds onto out's values: its first K tile of
+                                      * each output tile reads them in (no MATH pass) */
         struct hw_hbm_span a_home, b_home, out_home; /* where their HBM bytes are, when in HBM */
         uint32_t a_elem_bytes, b_elem_bytes, out_elem_bytes; /* element sizes */
 };

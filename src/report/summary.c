@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ckd.h"
 #include "base/jsonw.h"
 
 static sim_ps kernel_end(const struct hw_sim *s)
@@ -112,7 +113,11 @@ void rep_run_bounds(const struct hw_sim *s, const struct rep_run_stats *st,
                 if (s->graph.edges[e].cls == TOPO_EDGE_NOC)
                         noc_bw += s->graph.edges[e].bw_bytes_per_s;
         memset(b, 0, sizeof *b);
-        b->ps[REP_BOUND_GEMM] = at_rate(w->gemm_flops, tot.peak_gemm_flops_per_s);
+        /* The engine's peak is one pass per step; each of the run's
+         * fidelity passes (pe.gemm.fidelity_passes, set per launch) takes
+         * a step's time again. */
+        b->ps[REP_BOUND_GEMM] = at_rate(sat_mul_u64(w->gemm_flops, t->pe.gemm.fidelity_passes),
+                                        tot.peak_gemm_flops_per_s);
         uint64_t lane_cycles_per_s = (uint64_t)t->pe.math.lanes * t->pe.math.clock_hz * s->n_pes;
         b->ps[REP_BOUND_MATH] = at_rate(w->math_elem_cycles, lane_cycles_per_s);
         b->ps[REP_BOUND_HBM] = at_rate(rd + wr, tot.hbm_bw_bytes_per_s);

@@ -293,16 +293,20 @@ static void compute_gemm(tl_ctx *tl, const tl_composite_desc *d, const struct pi
         tl_tensor *acc = temp(tl, g->m, g->n), *part = temp(tl, g->m, g->n);
         if (!acc || !part)
                 goto out;
+        /* Accumulating: the sum starts from out's values (in fp32). */
+        if (d->accumulate)
+                tl__compute_copy(d->out, acc, TL_FP32);
         for (int64_t tk = 0; tk < plan->tiles_k; tk++) {
                 int64_t k0 = tk * g->tile_k, kk = g->k - k0 < g->tile_k ? g->k - k0 : g->tile_k;
                 tl_tensor a = view2(d->a, 0, k0, g->m, kk);
                 tl_tensor b = d->trans_b ? view2(d->b, 0, k0, g->n, kk) : view2(d->b, k0, 0, kk, g->n);
-                tl__compute_dot(&a, &b, d->trans_b, tk ? part : acc);
-                tl_tensor *p = tk ? part : acc;
+                bool into_acc = tk == 0 && !d->accumulate;
+                tl_tensor *p = into_acc ? acc : part;
+                tl__compute_dot(&a, &b, d->trans_b, p);
                 for (int i = 0; i < d->n_epilogue; i++)
                         if (d->epilogue[i].scope == TL_SCOPE_K_TILE)
                                 apply_epilogue(&d->epilogue[i], p, tk);
-                if (tk)
+                if (!into_acc)
                         tl__compute_math2(TL_ADD, acc, part, acc);
         }
         for (int i = 0; i < d->n_epilogue; i++)
@@ -350,6 +354,7 @@ static void gemm_init(struct plan_gemm *g, int64_t m, int64_t n, int64_t k, int6
         g->tile_m = tile_m;
         g->tile_n = tile_n;
         g->tile_k = tile_k;
+        g->accumulate = false;
 }
 
 /* Where GEMM operand t is, for the plan: pinned, in HBM (and where its
@@ -394,6 +399,9 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
         struct tl_feed *feed = feed_get(tl, file, line);
         struct plan_gemm *g = &feed->run.plan.gemm; /* made in place (no GEMM: not read) */
         sim_ps math_ready = 0;       /* the epilogue's tensors, as primitives would wait */
+        if (d->accumulate && d->op != TL_GEMM)
+                tl__fail(tl, file, line, op, "accumulate: only a GEMM accumulates (the head is "
+                         "TL_NONE)");
         if (d->op == TL_GEMM) {
                 tl__check_tensor(tl, d->a, file, line, op, "a");
                 tl__check_tensor(tl, d->b, file, line, op, "b");
@@ -419,6 +427,11 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
                 gemm_operand(tl, d->b, &g->b_pinned, &g->b_hbm, &g->b_home, &g->b_elem_bytes);
                 gemm_operand(tl, d->out, &g->out_pinned, &g->out_hbm, &g->out_home,
                              &g->out_elem_bytes);
+                g->accumulate = d->accumulate;
+                if (d->accumulate && !g->out_pinned)
+                        tl__fail(tl, file, line, op, "accumulate: the output must be consumed in "
+                                 "place (a pinned TCM or scratch tensor), as the engine adds onto "
+                                 "its values where they are");
                 ops[n++] = (struct plan_op){ .gemm = true, .name = tl__op_name(TL_GEMM),
                                              .scope = TL_SCOPE_K_TILE };
         }
@@ -446,7 +459,7 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
                 /* Each operand in HBM as this PE's cube holds it. */
                 tl_tensor a, b, out;
                 tl_composite_desc dd = *d;
-                if (d->op != TL_GEMM)  /* its epilogue reads out, in place */
+                if (d->op != TL_GEMM || d->accumulate) /* out is read, in place */
                         tl__data_read(tl, d->out, &out, file, line, op);
                 dd.out = tl__data_write(tl, d->out, &out, file, line, op);
                 if (d->op == TL_GEMM) {

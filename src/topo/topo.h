@@ -104,6 +104,8 @@ struct topo_pe_cpu {
         uint64_t clock_hz;           /* PE_CPU clock, hertz */
         uint32_t dispatch_cycles;    /* issue cost of an op missing from the table, cycles */
         sim_ps node_overhead_ps;     /* per message handled, picoseconds */
+        sim_ps program_ps;           /* a device program's fixed launch and end on each PE,
+                                      * counted in kernel time, picoseconds */
         sim_ps issue_cost_ps[TOPO_OP_COUNT]; /* per op type, ps; TOPO_COST_NONE = absent */
 };
 

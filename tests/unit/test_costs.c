@@ -73,7 +73,11 @@ Test(costs, gemm_with_operand_tiles_a_per_cycle_block_and_fidelity)
         set("pe.gemm.drain_cycles=10");
         set("pe.gemm.fidelity_passes=4");
         /* One 32x32x32 tile: 32768 MACs / 2048 = 16 cycles per pass. */
-        cr_assert_eq(hw_gemm_ps(&t, 1, 1, 1), gemm_cycles_ps(16 + 4 * 16));
+        cr_assert_eq(hw_gemm_ps(&t, 32, 1, 1), gemm_cycles_ps(16 + 4 * 16));
+        /* Fewer rows than a tile pad to the array's 8 rows, not to 32: a
+         * [1, 32] x [32, 32] step is [8, 32] x [32, 32], 4 cycles a pass. */
+        cr_assert_eq(hw_gemm_ps(&t, 1, 1, 1), gemm_cycles_ps(16 + 4 * 4));
+        cr_assert_eq(hw_gemm_ps(&t, 9, 32, 32), gemm_cycles_ps(16 + 4 * 8));
         cr_assert_eq(hw_gemm_ps(&t, 32, 32, 32), gemm_cycles_ps(16 + 4 * 16));
         /* [33, 40] x [40, 64]: tiles 2 x 2 x 2 = 8 -> 128 cycles a pass. */
         cr_assert_eq(hw_gemm_ps(&t, 33, 64, 40), gemm_cycles_ps(16 + 4 * 128));
