@@ -163,10 +163,8 @@ int cli_run(int argc, char **argv)
         char *sets[256];
         int n_sets = 0;
         bool json = false, profile = false;
-        struct tl_run_opts ro = { .mode = TL_MODE_OPLOG, .seed = 1,
-                                  .max_events = TL_DEFAULT_MAX_EVENTS,
-                                  .max_time_ps = TL_DEFAULT_MAX_TIME_PS, .rtol = -1,
-                                  .atol = -1, .progress = isatty(STDERR_FILENO) };
+        struct tl_run_opts ro = tl_run_opts_default();
+        ro.progress = isatty(STDERR_FILENO);
         struct diag d;
         diag_init(&d);
         int rc = CLI_OK;
