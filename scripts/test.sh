@@ -58,7 +58,7 @@ memcheck 0 run tt_matmul --mode data --topo topologies/tt_wormhole_n150.yaml --s
 memcheck 0 run gqa_decode --topo topologies/small.yaml --set seq_len=256 --profile --json \
         --trace "$vg_tmp/t.json.gz" --trace-pes 0-3 --trace-window 100:
 memcheck 2 run gemm --mode data --inputs "$vg_tmp"
-memcheck 1 run gemm --set tile_m=4096 --set tile_k=4096
+memcheck 2 run gemm --set tile_m=4096 --set tile_k=4096
 memcheck 1 run gemm --max-events 50
 memcheck 1 run tag_mismatch --kernels "$vg_tmp/libtag_mismatch.so" --topo topologies/small.yaml
 memcheck 0 sweep --list sweeps/gemm_sizes.yaml

@@ -161,6 +161,45 @@ CUBESIM_API const struct cubesim_array *cubesim_result_output(const cubesim_resu
 
 CUBESIM_API void cubesim_result_free(cubesim_result *r);
 
+/* ---- sweeps ---- */
+
+/* How to run a sweep: the options of `cubesim sweep`. */
+struct cubesim_sweep_opts {
+        const char *out_dir;         /* --out DIR: where sweep.json and the rest go (required) */
+        unsigned jobs;               /* --jobs N: worker processes (>= 1) */
+        int figures;                 /* draw the figures (gnuplot); 0: --no-figures */
+        int resume;                  /* --resume: keep the points already in out_dir */
+        double timeout_s;            /* --timeout-s: wall-clock limit of one point (0: none) */
+        int progress;                /* --progress: a progress line on stderr */
+};
+
+/* One worker, figures on, no timeout, no progress. */
+CUBESIM_API void cubesim_sweep_opts_init(struct cubesim_sweep_opts *opts);
+/* Run the sweep spec (docs/sweeps.md) in the file spec_path, or, when
+ * spec_text is not NULL, in that text (YAML; JSON is YAML too; its
+ * relative machine paths resolve against the current directory and its
+ * messages name it "<spec>"). The results are opts->out_dir/sweep.json
+ * and the rest of `cubesim sweep`'s files. CUBESIM_OK: every point ran;
+ * CUBESIM_FAILED: some point failed (recorded in sweep.json);
+ * CUBESIM_BAD_INPUT: the spec or the options. Worker processes are forked
+ * from the calling process. */
+CUBESIM_API int cubesim_sweep(const char *spec_path, const char *spec_text,
+                              const struct cubesim_sweep_opts *opts);
+
+/* ---- benches ---- */
+
+/* The name of the i-th bench; NULL past the last. */
+CUBESIM_API const char *cubesim_bench_name(size_t i);
+/* Run bench name as `cubesim bench run NAME --json` does, with the
+ * "key=value" sets, out_dir (NULL: the bench's default, under out/) and
+ * jobs worker processes; *json_out the JSON it prints (free it with
+ * cubesim_free), NULL unless CUBESIM_OK. */
+CUBESIM_API int cubesim_bench(const char *name, const char *const *sets, size_t n_sets,
+                              const char *out_dir, unsigned jobs, char **json_out);
+
+/* Free a string the library gave the caller to own. */
+CUBESIM_API void cubesim_free(void *p);
+
 /* Release what the library keeps between calls (the last messages). */
 CUBESIM_API void cubesim_release(void);
 

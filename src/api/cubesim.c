@@ -18,7 +18,10 @@
 #include "base/ckd.h"
 #include "base/jsonw.h"
 #include "base/names.h"
+#include "base/params.h"
+#include "benches/bench.h"
 #include "base/npy.h"
+#include "sweep/sweep.h"
 #include "tl/tl_int.h"
 
 struct cubesim_machine {
@@ -477,4 +480,109 @@ void cubesim_result_free(cubesim_result *r)
         free(r->text);
         free(r->inputs_report);
         free(r);
+}
+
+/* ---- sweeps ---- */
+
+void cubesim_sweep_opts_init(struct cubesim_sweep_opts *o)
+{
+        *o = (struct cubesim_sweep_opts){ .jobs = 1, .figures = 1 };
+}
+
+int cubesim_sweep(const char *spec_path, const char *spec_text,
+                  const struct cubesim_sweep_opts *opts)
+{
+        struct diag d;
+        diag_init(&d);
+        if (!opts->out_dir || !*opts->out_dir || opts->jobs < 1 || opts->jobs > 1024 ||
+            !(opts->timeout_s >= 0)) {
+                diag_error(&d, "a sweep needs an output directory, 1 to 1024 jobs and a "
+                           "timeout >= 0");
+                return finish(&d, CUBESIM_BAD_INPUT);
+        }
+        if (!spec_text && !spec_path) {
+                diag_error(&d, "which spec? (a file or the spec's text)");
+                return finish(&d, CUBESIM_BAD_INPUT);
+        }
+        struct sweep_spec spec;
+        int lrc = spec_text ? sweep_spec_load_text("<spec>", spec_text, strlen(spec_text), NULL,
+                                                   &spec, &d)
+                            : sweep_spec_load_file(spec_path, &spec, &d);
+        if (lrc < 0) {
+                sweep_spec_fini(&spec);
+                return finish(&d, CUBESIM_BAD_INPUT);
+        }
+        struct sweep_opts so = { .out_dir = opts->out_dir, .jobs = opts->jobs,
+                                 .resume = opts->resume, .no_figures = !opts->figures,
+                                 .progress = opts->progress ? 1 : 0, .quiet = true,
+                                 .timeout_s = opts->timeout_s };
+        struct sweep_outcome o;
+        int rc = sweep_run(&spec, &so, &o, &d);
+        sweep_spec_fini(&spec);
+        return finish(&d, rc == 0 ? CUBESIM_OK : rc == 1 ? CUBESIM_FAILED : CUBESIM_BAD_INPUT);
+}
+
+/* ---- benches ---- */
+
+const char *cubesim_bench_name(size_t i)
+{
+        for (size_t j = 0; bench_registry[j]; j++)
+                if (j == i)
+                        return bench_registry[j]->name;
+        return NULL;
+}
+
+void cubesim_free(void *p) { free(p); }
+
+int cubesim_bench(const char *name, const char *const *sets, size_t n_sets, const char *out_dir,
+                  unsigned jobs, char **json_out)
+{
+        struct diag d;
+        diag_init(&d);
+        *json_out = NULL;
+        const struct bench *b = name ? bench_find(name) : NULL;
+        if (!b) {
+                const char *names[256];
+                size_t n = 0;
+                while (n < 255 && (names[n] = cubesim_bench_name(n)))
+                        n++;
+                const char *hint = diag_suggest(name ? name : "", names, n);
+                if (hint)
+                        diag_error(&d, "no bench '%s'; did you mean '%s'?", name ? name : "", hint);
+                else
+                        diag_error(&d, "no bench '%s' (see 'cubesim bench list')",
+                                   name ? name : "");
+                return finish(&d, CUBESIM_BAD_INPUT);
+        }
+        if (jobs < 1 || jobs > 1024) {
+                diag_error(&d, "--jobs %u: expected an integer in [1, 1024]", jobs);
+                return finish(&d, CUBESIM_BAD_INPUT);
+        }
+        struct params ps;
+        params_init(&ps);
+        for (size_t i = 0; i < n_sets; i++)
+                params_add(&ps, sets[i], &d);
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        int rc = CUBESIM_BAD_INPUT;
+        if (!f) {
+                diag_error(&d, "out of memory");
+        } else {
+                struct bench_ctx ctx = { .params = &ps, .json = true, .out_dir = out_dir,
+                                         .jobs = jobs, .out = f, .diag = &d };
+                if (d.n_errors == 0)
+                        rc = b->run(&ctx);
+                if (fclose(f) != 0 && rc == CUBESIM_OK) {
+                        diag_error(&d, "out of memory for the bench's output");
+                        rc = CUBESIM_BAD_INPUT;
+                }
+                if (d.n_errors && rc == CUBESIM_OK)
+                        rc = CUBESIM_BAD_INPUT;
+                if (rc == CUBESIM_OK)
+                        *json_out = buf;
+                else
+                        free(buf);
+        }
+        return finish(&d, rc);
 }

@@ -160,6 +160,14 @@ int main(void)
                 CHECK(strstr(cubesim_messages(), "event budget exceeded") != NULL,
                       "budget message");
                 cubesim_result_free(rb);
+                static const char *const hold[] = { "procs=10", "iters=100" };
+                char *bj = NULL;
+                CHECK(cubesim_bench("engine-hold", hold, 2, NULL, 1, &bj) == CUBESIM_OK && bj &&
+                      strstr(bj, "\"events\": 1010"), "bench: %s", bj ? bj : "(none)");
+                cubesim_free(bj);
+                CHECK(cubesim_bench("engine-hld", NULL, 0, NULL, 1, &bj) == CUBESIM_BAD_INPUT &&
+                      !bj && strstr(cubesim_messages(), "did you mean 'engine-hold'"),
+                      "unknown bench");
                 struct cubesim_run_opts odd;
                 cubesim_run_opts_init(&odd);
                 odd.outputs_dir = "/tmp";
