@@ -21,7 +21,7 @@ pre=()
 if ldd "$lib" | grep -q libasan; then
         asan=$(cc -print-file-name=libasan.so)
         ubsan=$(cc -print-file-name=libubsan.so)
-        pre=(env "LD_PRELOAD=$asan $ubsan" "ASAN_OPTIONS=detect_leaks=0:${ASAN_OPTIONS:-}")
+        pre=(env "LD_PRELOAD=$asan $ubsan" "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
 fi
 export CUBESIM_LIB=$lib PYTHONPATH=$src/python${PYTHONPATH:+:$PYTHONPATH}
 cd "$src"
