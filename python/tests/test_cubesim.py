@@ -265,3 +265,20 @@ def test_bench_matches_cli():
     assert "engine-hold" in cubesim.benches()
     with pytest.raises(cubesim.Error, match="no bench 'engine-hld'; did you mean 'engine-hold'"):
         cubesim.bench("engine-hld")
+
+
+def test_user_kernel_library(tmp_path):
+    """A kernel library binds to the tl_* the package's library exports."""
+    so = tmp_path / "libaxpy.so"
+    subprocess.run(["cc", "-std=c11", "-O1", "-shared", "-fPIC", "-I", str(SRC / "include"),
+                    str(SRC / "examples" / "user_kernel" / "axpy.c"), "-o", str(so)], check=True)
+    if "axpy" not in [k.name for k in cubesim.kernels()]:
+        cubesim.load_kernels(so)
+    assert "axpy" in [k.name for k in cubesim.kernels()]
+    r = cubesim.run("axpy", topo=SMALL, n=4096)
+    rc, out, err = cli("run", "axpy", "--kernels", str(so), "--topo", SMALL, "--set", "n=4096",
+                       "--json")
+    assert rc == 0, err
+    assert r.raw == json.loads(out)
+    with pytest.raises(cubesim.Error, match="axpy"):
+        cubesim.load_kernels(so)        # a kernel named like a known one is refused
