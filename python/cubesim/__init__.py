@@ -136,9 +136,12 @@ class Machine:
 
     def __del__(self) -> None:
         h = getattr(self, "_h", None)
-        if h and _lib is not None and _lib.machine_free is not None:
-            _lib.machine_free(h)
+        if h:
             self._h = None
+            try:
+                _lib.machine_free(h)
+            except (AttributeError, TypeError):   # the interpreter is shutting down
+                pass
 
     def __repr__(self) -> str:
         what = repr(self.path) if self.path else "default"

@@ -282,3 +282,17 @@ def test_user_kernel_library(tmp_path):
     assert r.raw == json.loads(out)
     with pytest.raises(cubesim.Error, match="axpy"):
         cubesim.load_kernels(so)        # a kernel named like a known one is refused
+
+
+def test_bad_in_memory_inputs():
+    a = np.zeros((4, 4), np.float32)
+    for inputs in ({"../a": a}, {"": a}, {"a b": a}):
+        with pytest.raises(cubesim.Error, match="expected a tensor name") as e:
+            cubesim.run("gemm", topo=SMALL, mode="data", inputs=inputs, m=4, n=4, k=4)
+        assert e.value.status == 2
+    with pytest.raises(cubesim.Error, match="inputs in memory needs --mode data"):
+        cubesim.run("gemm", inputs={"a": a})
+    # A shape that disagrees with the parameters: the runtime's own message.
+    with pytest.raises(cubesim.Error, match=r"a\.npy") as e:
+        cubesim.run("gemm", topo=SMALL, mode="data", inputs={"a": a}, m=8, n=4, k=4)
+    assert e.value.status == 2

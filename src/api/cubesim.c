@@ -245,11 +245,36 @@ static int run_opts(const struct cubesim_run_opts *o, struct tl_run_opts *ro, st
                 diag_error(d, "--rtol and --atol are the tolerances of --expect DIR");
                 return -EINVAL;
         }
+        if (o->n_inputs && !o->inputs) {
+                diag_error(d, "%zu inputs in memory, but no array of them", o->n_inputs);
+                return -EINVAL;
+        }
         if (o->n_inputs && ro->inputs_dir) {
                 diag_error(d, "inputs come from --inputs DIR or from memory, not both");
                 return -EINVAL;
         }
         return 0;
+}
+
+/* The i-th in-memory input has a name (a file stem, base/names.h) no
+ * earlier one has, at most NPY_MAX_DIMS extents >= 0 whose product fits,
+ * and data. */
+static bool input_ok(const struct cubesim_run_opts *o, size_t i)
+{
+        const struct cubesim_array *a = &o->inputs[i];
+        if (!a->name || !name_ok(a->name, NULL, 0) || a->ndim < 0 || a->ndim > NPY_MAX_DIMS ||
+            !a->data || (a->ndim && !a->shape))
+                return false;
+        uint64_t n;
+        for (int k = 0; k < a->ndim; k++)
+                if (a->shape[k] < 0)
+                        return false;
+        if (!ckd_prod_i64(&n, a->shape, a->ndim))
+                return false;
+        for (size_t j = 0; j < i; j++)
+                if (o->inputs[j].name && strcmp(o->inputs[j].name, a->name) == 0)
+                        return false;
+        return true;
 }
 
 /* Write the in-memory inputs to a new temporary directory, whose path
@@ -273,11 +298,10 @@ static int write_inputs(const struct cubesim_run_opts *o, char **dir, struct dia
         }
         for (size_t i = 0; i < o->n_inputs; i++) {
                 const struct cubesim_array *a = &o->inputs[i];
-                if (!a->name || !name_ok(a->name, NULL, 0) || a->ndim < 0 ||
-                    a->ndim > NPY_MAX_DIMS || (!a->data && a->ndim >= 0)) {
-                        diag_error(d, "input %zu ('%s'): expected a tensor name, 0 to %d "
-                                   "dimensions and data", i, a->name ? a->name : "",
-                                   NPY_MAX_DIMS);
+                if (!input_ok(o, i)) {
+                        diag_error(d, "input %zu ('%s'): expected a tensor name (once), 0 to %d "
+                                   "dimensions of extents >= 0 and data", i,
+                                   a->name ? a->name : "", NPY_MAX_DIMS);
                         return -EINVAL;
                 }
                 size_t plen = strlen(*dir) + strlen(a->name) + 8;
@@ -301,7 +325,11 @@ static void remove_inputs(const struct cubesim_run_opts *o, char *dir)
         if (!dir)
                 return;
         for (size_t i = 0; i < o->n_inputs; i++) {
-                size_t plen = strlen(dir) + strlen(o->inputs[i].name ? o->inputs[i].name : "") + 8;
+                /* Only names that can have been written: a file stem, no
+                 * path (never a file outside dir). */
+                if (!o->inputs[i].name || !name_ok(o->inputs[i].name, NULL, 0))
+                        continue;
+                size_t plen = strlen(dir) + strlen(o->inputs[i].name) + 8;
                 char *path = malloc(plen);
                 if (path) {
                         snprintf(path, plen, "%s/%s.npy", dir, o->inputs[i].name);
