@@ -42,7 +42,7 @@ static int issue_per_pe(const char *kernel, uint64_t seq, int64_t kv_tile, uint6
         bool opt3 = strcmp(kernel, "gqa_decode_opt3") == 0;
         struct tl_job job = { .kernel = tl_kernel_find(kernel), .topo = &t, .sets = sets,
                               .n_sets = opt3 ? 5 : 4,
-                              .opts = { .mode = TL_MODE_OPLOG, .seed = 1 } };
+                              .opts = tl_run_opts_default() };
         int rc = tl_job_run(&job, d);
         if (rc == 0) {
                 uint32_t n_pes = job.sim.n_pes;

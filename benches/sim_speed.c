@@ -85,7 +85,7 @@ static int run(const struct bench_ctx *c)
         const char *sets[] = { "model=llama3-70b", "dtype=bf16", "causal=1", s_seq, s_q };
         struct tl_job job = { .kernel = tl_kernel_find("gqa_prefill"), .topo = &t, .sets = sets,
                               .n_sets = sizeof sets / sizeof sets[0],
-                              .opts = { .mode = TL_MODE_OPLOG, .seed = 1 } };
+                              .opts = tl_run_opts_default() };
         int rc = tl_job_run(&job, c->diag);
         if (rc == 0) {
                 uint64_t events = job.sim.ev.n_events, bookings = hw_sim_bookings(&job.sim);

@@ -183,7 +183,7 @@ static int predict(const struct topo *t, const struct tl_kernel *k, struct vt_ro
                 sets[n++] = kv[i];
         }
         struct tl_job job = { .kernel = k, .topo = t, .sets = sets, .n_sets = n,
-                              .opts = { .mode = TL_MODE_OPLOG, .seed = 1 } };
+                              .opts = tl_run_opts_default() };
         struct diag rd;
         diag_init(&rd);
         int rc = tl_job_run(&job, &rd);

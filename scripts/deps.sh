@@ -12,6 +12,7 @@ pkgs=(
         gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user  # aarch64 coroutine switch test
         gnuplot-nox                         # sweep figures
         python3 python3-numpy               # test checkers (tests/lib/*.py); NumPy model of the block-float dtypes (tests/bfp_numpy.sh)
+        python3-pytest                      # the Python package's tests (python/tests, tests/python.sh)
         libopenmpi-dev openmpi-bin          # sweeps over MPI ranks
         valgrind                            # memcheck step of scripts/test.sh
         clang libclang-rt-14-dev            # libFuzzer harnesses (scripts/fuzz.sh)

@@ -27,7 +27,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:ha
 echo "== valgrind memcheck =="
 cmake -S . -B build-valgrind -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUBESIM_WERROR=ON \
         -DCUBESIM_TESTS=OFF -DCUBESIM_CORO_UCONTEXT=ON >/dev/null
-cmake --build build-valgrind -j "$jobs" --target cubesim >/dev/null
+cmake --build build-valgrind -j "$jobs" --target cubesim api_repeat >/dev/null
 vg_tmp=$(mktemp -d)
 trap 'rm -rf "$vg_tmp"' EXIT
 cp tests/bad/npy/truncated.npy "$vg_tmp/a.npy"
@@ -67,6 +67,17 @@ memcheck 1 run stale_replica --kernels "$vg_tmp/libstale_replica.so" --topo topo
 memcheck 1 run unreceived --kernels "$vg_tmp/libunreceived.so" --topo topologies/small.yaml --mode data
 memcheck 0 sweep --list sweeps/gemm_sizes.yaml
 memcheck 2 sweep --list tests/bad/sweep/unknown_key.yaml
+# The run API as a library: several kernels again and again in one process
+# (tests/api/api_repeat.c), nothing leaked between runs.
+rc=0
+CUBESIM_SOURCE_DIR=$PWD valgrind -q --error-exitcode=99 --leak-check=full \
+        --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible \
+        build-valgrind/api_repeat >"$vg_tmp/out" 2>"$vg_tmp/err" || rc=$?
+if [ "$rc" -ne 0 ]; then
+        echo "FAIL memcheck: api_repeat: exit $rc, want 0"
+        grep -v '^==[0-9]*== *$' "$vg_tmp/err" | head -40
+        vg_failed=1
+fi
 [ "$vg_failed" -eq 0 ] || exit 1
 echo "memcheck: clean"
 

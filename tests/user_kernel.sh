@@ -38,10 +38,12 @@ msg=$("$bin" run axpy --kernels "$tmp/libempty.so" 2>&1); rc=$?
 set -e
 [ "$rc" -eq 2 ] || { echo "expected exit 2, got $rc: $msg"; exit 1; }
 grep -q "no symbol 'cubesim_kernels'" <<<"$msg" || { echo "unexpected message: $msg"; exit 1; }
-# The binary exports the kernel API and nothing else of the simulator: a
+# The binary exports the kernel API and the run API (cubesim.h) and nothing
+# else of the simulator: a
 # library that calls an engine internal does not load.
 # (Functions only: the data symbols are the C library's and MPI's copies.)
-api=$(grep -oE '\btl_?_?[a-z0-9_]+\(' "$src/include/cubesim/tl.h" | tr -d '(' | sort -u)
+api=$(grep -ohE '\b(tl_?_?|cubesim_)[a-z0-9_]+\(' "$src/include/cubesim/tl.h" \
+        "$src/include/cubesim/cubesim.h" | tr -d '(' | sort -u)
 extra=$(nm -D --defined-only "$bin" | awk '$2 == "T" && $3 != "_start" {print $3}' |
         grep -vxF "$api" || true)
 [ -z "$extra" ] || { echo "exported beyond the kernel API:"; echo "$extra"; exit 1; }
@@ -51,6 +53,14 @@ decl=$(grep -E '^[A-Za-z]' "$src/include/cubesim/tl.h" | grep -vE '^(typedef|str
 missing=$(nm -D --defined-only "$bin" | awk '$2 == "T" {print $3}' | grep -xvF -f - <(echo "$decl") ||
         true)
 [ -z "$missing" ] || { echo "kernel API not exported (TL_API missing):"; echo "$missing"; exit 1; }
+# libcubesim.so exports the same two APIs and nothing else, functions and
+# data alike, and every function cubesim.h declares.
+lib=${CUBESIM_BUILD_DIR:?}/libcubesim.so
+extra=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -vxF "$api" || true)
+[ -z "$extra" ] || { echo "libcubesim.so exports beyond its APIs:"; echo "$extra"; exit 1; }
+decl=$(grep -oE '\bcubesim_[a-z0-9_]+\(' "$src/include/cubesim/cubesim.h" | tr -d '(' | sort -u)
+missing=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -xvF -f - <(echo "$decl") || true)
+[ -z "$missing" ] || { echo "libcubesim.so does not export:"; echo "$missing"; exit 1; }
 cc -shared -fPIC -x c - -o "$tmp/libinternal.so" <<'EOF'
 struct ev_loop;
 int ev_run(struct ev_loop *, void *);

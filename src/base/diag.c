@@ -81,6 +81,18 @@ void diag_report(struct diag *d, enum diag_level level, const char *file,
         d->n_kept++;
 }
 
+void diag_add_text(struct diag *d, enum diag_level level, const char *text, size_t len)
+{
+        unsigned kept = d->n_kept;
+        diag_report(d, level, NULL, 0, 0, "%.*s", (int)len, text);
+        if (d->n_kept == kept)
+                return;              /* dropped */
+        /* diag_report put "LEVEL: " before the text: keep it as given. */
+        char *t = d->tail->text;
+        size_t skip = strlen(level_name(level)) + 2;
+        memmove(t, t + skip, strlen(t + skip) + 1);
+}
+
 void diag_print(const struct diag *d, FILE *out)
 {
         for (const struct diag_msg *m = d->head; m; m = m->next)

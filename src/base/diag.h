@@ -41,6 +41,11 @@ void diag_report(struct diag *, enum diag_level, const char *file,
         diag_report((d), DIAG_ERROR, (file), (line), (col), __VA_ARGS__)
 #define diag_error(d, ...) diag_report((d), DIAG_ERROR, NULL, 0, 0, __VA_ARGS__)
 
+/* Record a message given whole (len bytes of text, as a diag_msg's text
+ * reads: "FILE:LINE:COL: error: ..."), e.g. one passed on from the
+ * library's messages. */
+void diag_add_text(struct diag *, enum diag_level, const char *text, size_t len);
+
 /* Print every message, one per line, then "N more errors not shown". */
 void diag_print(const struct diag *, FILE *);
 

@@ -12,6 +12,12 @@ int cli_sweep(int argc, char **argv);
 int cli_topo(int argc, char **argv);
 int cli_kernels(int argc, char **argv);
 
+/* The errno of a write to standard output that failed while the data
+ * went straight to the file (a whole string larger than the buffer), for
+ * the message of main's last check, when flushing has nothing left to
+ * fail on; 0 if none. */
+extern int cli_stdout_errno;
+
 /* Shared option helpers. */
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_BAD_INPUT = 2 };
 
@@ -28,6 +34,10 @@ struct diag;
  * located ones as "FILE:LINE:COL: error: ...", the others as "cubesim
  * CMD: error: ..." (or warning, note). */
 void cli_print_diag(const char *cmd, const struct diag *d);
+/* The same for the library's messages (cubesim_messages(): one a line). */
+void cli_print_messages(const char *cmd, const char *text);
+/* Add the library's messages to d as errors, to be printed with d's. */
+void cli_take_messages(struct diag *d, const char *text);
 
 /* Report "no WHAT 'NAME'" with a did-you-mean hint from the names
  * name_at(0), name_at(1), ... (NULL after the last), or a pointer to the

@@ -11,6 +11,8 @@
 #include "cli/cli.h"
 #include "tl/tl_run.h"
 
+int cli_stdout_errno;
+
 int cli_error(const char *cmd, const char *fmt, ...)
 {
         va_list ap;
@@ -37,19 +39,47 @@ int cli_unknown_option(const char *cmd, const char *opt, const char *const *know
         return CLI_BAD_INPUT;
 }
 
+/* Print one message line (len bytes) of a command: a line without a
+ * location gets "cubesim CMD: " before it. */
+static void print_line(const char *cmd, const char *text, size_t len)
+{
+        bool bare = strncmp(text, "error:", 6) == 0 || strncmp(text, "warning:", 8) == 0 ||
+                    strncmp(text, "note:", 5) == 0;
+        unsigned n;
+        int end = 0;
+        if (!bare && sscanf(text, "%u more messages not shown%n", &n, &end) == 1 &&
+            (size_t)end == len)
+                bare = true;
+        fprintf(stderr, "%s%s%s%.*s\n", bare ? "cubesim " : "", bare ? cmd : "",
+                bare ? ": " : "", (int)len, text);
+}
+
 void cli_print_diag(const char *cmd, const struct diag *d)
 {
-        for (const struct diag_msg *m = d->head; m; m = m->next) {
-                bool bare = strncmp(m->text, "error:", 6) == 0 ||
-                            strncmp(m->text, "warning:", 8) == 0 ||
-                            strncmp(m->text, "note:", 5) == 0;
-                if (bare)
-                        fprintf(stderr, "cubesim %s: %s\n", cmd, m->text);
-                else
-                        fprintf(stderr, "%s\n", m->text);
-        }
+        for (const struct diag_msg *m = d->head; m; m = m->next)
+                print_line(cmd, m->text, strlen(m->text));
         if (d->n_dropped)
                 fprintf(stderr, "cubesim %s: %u more messages not shown\n", cmd, d->n_dropped);
+}
+
+void cli_print_messages(const char *cmd, const char *text)
+{
+        while (*text) {
+                const char *nl = strchr(text, '\n');
+                size_t len = nl ? (size_t)(nl - text) : strlen(text);
+                print_line(cmd, text, len);
+                text += len + (nl != NULL);
+        }
+}
+
+void cli_take_messages(struct diag *d, const char *text)
+{
+        while (*text) {
+                const char *nl = strchr(text, '\n');
+                size_t len = nl ? (size_t)(nl - text) : strlen(text);
+                diag_add_text(d, DIAG_ERROR, text, len);
+                text += len + (nl != NULL);
+        }
 }
 
 int cli_not_found(const char *cmd, const char *what, const char *name,

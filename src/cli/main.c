@@ -60,6 +60,8 @@ static int finish_stdout(int rc)
         }
         if (!failed)
                 return rc;
+        if (!e)
+                e = cli_stdout_errno;
         fprintf(stderr, "cubesim: error: cannot write the output (standard output): %s\n",
                 e ? strerror(e) : "a write failed");
         return rc == CLI_OK ? CLI_FAIL : rc;

@@ -13,6 +13,8 @@
 #include "cli/cli.h"
 #include "tl/tl_run.h"
 
+#include <cubesim/cubesim.h>
+
 static const char usage[] =
         "usage: cubesim run KERNEL [--topo FILE] [--set key=value ...] [--mode oplog|data]\n"
         "                  [--inputs DIR [--allow-random]] [--save-inputs DIR] [--outputs DIR]\n"
@@ -87,19 +89,19 @@ static const char usage[] =
         "Exit status: 0 the kernel ran on every PE; 1 it failed (kernel error,\n"
         "deadlock); 2 bad input.\n";
 
-static int parse_mode(const char *v, enum tl_mode *mode)
+static int parse_mode(const char *v, int *mode)
 {
         if (strcmp(v, "oplog") == 0 || strcmp(v, "op_log") == 0)
-                *mode = TL_MODE_OPLOG;
+                *mode = CUBESIM_MODE_OPLOG;
         else if (strcmp(v, "data") == 0)
-                *mode = TL_MODE_DATA;
+                *mode = CUBESIM_MODE_DATA;
         else
                 return -1;
         return 0;
 }
 
-/* "T0:T1" in ns (T1 may be empty: to the end) into ps; -1 if malformed. */
-static int parse_window(const char *v, sim_ps *t0, sim_ps *t1)
+/* "T0:T1" in ns (T1 may be empty: to the end); -1 if malformed. */
+static int parse_window(const char *v, uint64_t *t0, uint64_t *t1)
 {
         char *end;
         if (*v < '0' || *v > '9')
@@ -116,14 +118,14 @@ static int parse_window(const char *v, sim_ps *t0, sim_ps *t1)
                 if (errno || *end || b < a || b > UINT64_MAX / SIM_PS_PER_NS)
                         return -1;
         }
-        *t0 = a * SIM_PS_PER_NS;
-        *t1 = b * SIM_PS_PER_NS;
+        *t0 = a;
+        *t1 = b;
         return 0;
 }
 
 /* Where an option whose value is kept as given (a file, a folder, a PE
  * list) goes in ro; NULL if opt is not one. */
-static const char **text_opt(struct tl_run_opts *ro, const char *opt)
+static const char **text_opt(struct cubesim_run_opts *ro, const char *opt)
 {
         static const char *const names[] = { "--inputs", "--outputs", "--save-inputs",
                                                "--expect", "--oplog", "--trace", "--trace-pes" };
@@ -136,18 +138,19 @@ static const char **text_opt(struct tl_run_opts *ro, const char *opt)
         return NULL;
 }
 
-static const char *kernel_name_at(size_t i)
+/* The run's summary and messages, as the command prints them; returns
+ * rc. */
+static int print_run(int rc, const cubesim_result *res, bool json, bool to_stderr)
 {
-        const struct tl_kernel *k = tl_kernel_at(i);
-        return k ? k->name : NULL;
-}
-
-static const struct tl_kernel *find_kernel(const char *name)
-{
-        const struct tl_kernel *k = tl_kernel_find(name);
-        if (!k)
-                cli_not_found("run", "kernel", name, kernel_name_at, "cubesim kernels");
-        return k;
+        if (res)
+                fputs(cubesim_result_inputs_report(res), stderr);
+        FILE *out = to_stderr ? stderr : stdout;
+        if (rc == CUBESIM_OK &&
+            fputs(json ? cubesim_result_json(res) : cubesim_result_text(res), out) == EOF &&
+            out == stdout)
+                cli_stdout_errno = errno;
+        cli_print_messages("run", cubesim_messages());
+        return rc;
 }
 
 int cli_run(int argc, char **argv)
@@ -162,11 +165,10 @@ int cli_run(int argc, char **argv)
         const char *kernel = NULL, *topo_path = NULL;
         char *sets[256];
         int n_sets = 0;
-        bool json = false, profile = false;
-        struct tl_run_opts ro = { .mode = TL_MODE_OPLOG, .seed = 1,
-                                  .max_events = TL_DEFAULT_MAX_EVENTS,
-                                  .max_time_ps = TL_DEFAULT_MAX_TIME_PS, .rtol = -1,
-                                  .atol = -1, .progress = isatty(STDERR_FILENO) };
+        bool json = false;
+        struct cubesim_run_opts ro;
+        cubesim_run_opts_init(&ro);
+        ro.progress = isatty(STDERR_FILENO);
         struct diag d;
         diag_init(&d);
         int rc = CLI_OK;
@@ -189,7 +191,7 @@ int cli_run(int argc, char **argv)
                         continue;
                 }
                 if (strcmp(a, "--profile") == 0) {
-                        profile = true;
+                        ro.profile = true;
                         continue;
                 }
                 if (strcmp(a, "--progress") == 0 || strcmp(a, "--no-progress") == 0) {
@@ -245,15 +247,16 @@ int cli_run(int argc, char **argv)
                                 else if (strcmp(a, "--max-events") == 0)
                                         ro.max_events = x;
                                 else
-                                        ro.max_time_ps = x * SIM_PS_PER_NS;
+                                        ro.max_sim_ns = x;
                         } else if (strcmp(a, "--timeout-s") == 0) {
                                 cli_parse_timeout(v, &ro.timeout_s, &d);
                         } else if (strcmp(a, "--trace-window") == 0) {
-                                if (parse_window(v, &ro.trace_t0, &ro.trace_t1) < 0)
+                                if (parse_window(v, &ro.trace_t0_ns, &ro.trace_t1_ns) < 0)
                                         diag_error(&d, "--trace-window %s: expected T0:T1 in ns "
                                                    "with T0 <= T1 (T1 may be left out)", v);
                         } else if (strcmp(a, "--kernels") == 0) {
-                                tl_kernels_load(v, &d);
+                                if (cubesim_kernels_load(v) != CUBESIM_OK)
+                                        cli_take_messages(&d, cubesim_messages());
                         }
                         continue;
                 }
@@ -275,30 +278,6 @@ int cli_run(int argc, char **argv)
                 rc = cli_error("run", "which kernel? (see 'cubesim kernels')");
                 goto out_diag;
         }
-        if (ro.inputs_dir) {
-                struct stat st;
-                if (stat(ro.inputs_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-                        diag_error_at(&d, ro.inputs_dir, 0, 0,
-                                      "--inputs: not a directory (expected a directory of "
-                                      "NAME.npy files)");
-                        rc = CLI_BAD_INPUT;
-                        goto out_diag;
-                }
-        }
-        if ((ro.trace_pes || ro.trace_t0 || ro.trace_t1) && !ro.trace_path) {
-                rc = cli_error("run", "--trace-pes and --trace-window filter a trace: add "
-                               "--trace FILE");
-                goto out_diag;
-        }
-        const char *data_only = ro.outputs_dir ? "--outputs" : ro.save_inputs_dir ? "--save-inputs"
-                                : ro.expect_dir ? "--expect" : ro.rtol >= 0 ? "--rtol"
-                                : ro.atol >= 0 ? "--atol" : ro.fail_on_nonfinite ?
-                                "--fail-on-nonfinite" : NULL;
-        if (data_only && ro.mode != TL_MODE_DATA) {
-                rc = cli_error("run", "%s needs --mode data (op_log mode computes no numbers)",
-                               data_only);
-                goto out_diag;
-        }
         /* "-" puts the op_log or the trace on standard output: the summary
          * must not be mixed into it (text goes to stderr; JSON is refused:
          * two documents on one stream are no JSON document). */
@@ -310,42 +289,17 @@ int cli_run(int argc, char **argv)
                                "hold two documents: give %s a file", on_stdout, on_stdout);
                 goto out_diag;
         }
-        if ((ro.rtol >= 0 || ro.atol >= 0) && !ro.expect_dir) {
-                rc = cli_error("run", "--rtol and --atol are the tolerances of --expect DIR");
-                goto out_diag;
-        }
-        const struct tl_kernel *k = find_kernel(kernel);
-        if (!k) {
-                rc = CLI_BAD_INPUT;
-                goto out_diag;
-        }
-
-        struct topo t;
-        int lrc = topo_path ? topo_load_file(topo_path, &t, &d) : topo_load_default(&t, &d);
-        if (lrc < 0) {
-                rc = CLI_BAD_INPUT;
-                goto out_diag;
-        }
-        struct tl_job job = { .kernel = k, .topo = &t, .sets = (const char *const *)sets,
-                              .n_sets = (size_t)n_sets, .opts = ro };
-        int krc = tl_job_run(&job, &d);
-        if (ro.mode == TL_MODE_DATA)
-                tl_report_inputs(job.run, stderr);
-        if (krc == -EINVAL) {
-                rc = CLI_BAD_INPUT;
-        } else if (krc < 0) {
-                rc = CLI_FAIL;
-        } else if (json) {
-                json_t *o = rep_run_summary(&job.sim, &job.stats, k->name);
-                if (profile)
-                        json_object_set_new(o, "profile", rep_run_profile(&job.stats));
-                jsonw_print(stdout, o, 2);
-        } else {
-                rep_run_summary_text(&job.sim, &job.stats, k->name, profile,
-                                     on_stdout ? stderr : stdout);
-        }
-        tl_job_fini(&job);
-        topo_fini(&t);
+        if (cubesim_kernel_find(kernel) != CUBESIM_OK)
+                return print_run(CLI_BAD_INPUT, NULL, json, false);
+        cubesim_machine *m = NULL;
+        if (topo_path && cubesim_machine_load(topo_path, &m) != CUBESIM_OK)
+                return print_run(CLI_BAD_INPUT, NULL, json, false);
+        cubesim_result *res = NULL;
+        rc = cubesim_run(kernel, m, (const char *const *)sets, (size_t)n_sets, &ro, &res);
+        print_run(rc, res, json, on_stdout != NULL);
+        cubesim_result_free(res);
+        cubesim_machine_free(m);
+        cubesim_release();
 out_diag:
         cli_print_diag("run", &d);
         diag_fini(&d);

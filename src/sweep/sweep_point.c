@@ -215,9 +215,7 @@ int sweep__run_point(const struct sweep_spec *s, const struct topo *base, size_t
 
         struct tl_job job = { .kernel = k, .topo = base, .sets = (const char *const *)kvs,
                               .n_sets = n_sets,
-                              .opts = { .mode = TL_MODE_OPLOG, .seed = 1,
-                                        .max_events = TL_DEFAULT_MAX_EVENTS,
-                                        .max_time_ps = TL_DEFAULT_MAX_TIME_PS } };
+                              .opts = tl_run_opts_default() };
         int krc = tl_job_run(&job, &d);
         double run_s = job.run_wall_s;
         json_t *sum = NULL;

@@ -9,6 +9,14 @@
 #include "engine/watchdog.h"
 #include "tl/tl_int.h"
 
+struct tl_run_opts tl_run_opts_default(void)
+{
+        return (struct tl_run_opts){ .mode = TL_MODE_OPLOG, .seed = 1,
+                                     .max_events = TL_DEFAULT_MAX_EVENTS,
+                                     .max_time_ps = TL_DEFAULT_MAX_TIME_PS, .rtol = -1,
+                                     .atol = -1 };
+}
+
 /* Route every set: topology parameters into job->machine, kernel
  * parameters into job->params. Errors to d. */
 static void route_sets(struct tl_job *job, struct diag *d)

@@ -294,11 +294,10 @@ static int close_outputs(struct tl_run *r, bool keep, struct diag *d)
 int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl_run_opts *opts,
                   struct tl_run *r, struct diag *d)
 {
-        static const struct tl_run_opts defaults = { .mode = TL_MODE_OPLOG, .seed = 1 };
         memset(r, 0, sizeof *r);
         r->sim = sim;
         r->kernel = k;
-        r->opts = opts ? opts : &defaults;
+        r->opts = opts;
         r->diag = d;
         ev_future_init(&r->never, "nothing (stopped by a kernel error)");
         int rc = check_outputs(r, d);

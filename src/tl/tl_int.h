@@ -390,7 +390,8 @@ int tl__check_data(struct tl_run *r, struct diag *d);
 void tl__shape_text(char *buf, size_t len, int ndim, const int64_t *shape);
 
 /* Run kernel k on sim, which must be freshly built (tl_job_run does the
- * rest). Problems (bad parameters: -EINVAL; kernel error or deadlock: -1)
+ * rest), with opts (borrowed for the run's life; tl_run_opts_default() for
+ * none in particular). Problems (bad parameters: -EINVAL; kernel error or deadlock: -1)
  * go to d. */
 int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl_run_opts *opts,
                   struct tl_run *out, struct diag *d);

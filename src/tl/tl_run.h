@@ -89,6 +89,12 @@ struct tl_run_opts {
 #define TL_DEFAULT_MAX_EVENTS UINT64_C(4000000000)
 #define TL_DEFAULT_MAX_TIME_PS (UINT64_C(10000000000000))  /* 10 s simulated */
 
+/* The one default of a run's options, which `cubesim run`, sweep points,
+ * benches, the library (cubesim.h) and the unit tests start from: op_log
+ * mode, seed 1, the default budgets, the dtype's default tolerances, no
+ * files, no progress line. */
+struct tl_run_opts tl_run_opts_default(void);
+
 struct tl_run;
 
 /* A kernel to run on a machine, and what became of it. The caller fills

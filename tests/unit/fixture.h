@@ -75,7 +75,7 @@ static inline void fixture_fini(void)
 }
 
 /* Run kernel k on t with the --set values sets (borrowed until the test
- * ends) and opts (copied; NULL: op_log mode, seed 1); returns
+ * ends) and opts (copied; NULL: tl_run_opts_default()); returns
  * tl_job_run's result. The run stays in job until the next fixture_run
  * or the test's end. */
 static inline int fixture_run(const struct tl_kernel *k, const struct tl_run_opts *opts,
@@ -85,7 +85,7 @@ static inline int fixture_run(const struct tl_kernel *k, const struct tl_run_opt
         if (fixture_have_job)
                 tl_job_fini(&job);
         job = (struct tl_job){ .kernel = k, .topo = &t, .sets = sets, .n_sets = n_sets,
-                               .opts = { .mode = TL_MODE_OPLOG, .seed = 1 } };
+                               .opts = tl_run_opts_default() };
         if (opts)
                 job.opts = *opts;
         fixture_have_job = true;

@@ -330,9 +330,8 @@ static int op_run_gemm(struct diag *d)
                                              "tile_k=16", "dtype=fp32" };
         struct tl_job job = { .kernel = gemm, .topo = &small_topo, .sets = sets,
                               .n_sets = sizeof sets / sizeof sets[0],
-                              .opts = { .mode = TL_MODE_DATA, .seed = 1,
-                                        .max_events = TL_DEFAULT_MAX_EVENTS,
-                                        .max_time_ps = TL_DEFAULT_MAX_TIME_PS } };
+                              .opts = tl_run_opts_default() };
+        job.opts.mode = TL_MODE_DATA;
         int rc = tl_job_run(&job, d);
         tl_job_fini(&job);
         return rc;

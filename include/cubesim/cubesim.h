@@ -1,0 +1,210 @@
+/* cubesim/cubesim.h: the run API of libcubesim.so, which `cubesim run`
+ * and the Python package (python/cubesim) go through: load a machine and
+ * change it with --set keys, find or load kernels, run a kernel with
+ * parameters and options, read the result as the JSON of
+ * `cubesim run --json`.
+ *
+ * Every function that can fail returns a status, the exit status the
+ * command line would give: CUBESIM_OK, CUBESIM_FAILED (the kernel failed
+ * or deadlocked) or CUBESIM_BAD_INPUT (a parameter, a file, a machine).
+ * Its messages, errors and warnings alike, are then in cubesim_messages(),
+ * in the form the command line prints them. Nothing here exits the
+ * process, except a run past opts.timeout_s (the watchdog stops the
+ * process, as the command line does). The library keeps no state between
+ * runs but the loaded kernel libraries and the last call's messages; it
+ * is not thread-safe: one call at a time per process.
+ *
+ * The library also exports the kernel API (<cubesim/tl.h>), which kernel
+ * libraries loaded with cubesim_kernels_load bind to. */
+#ifndef CUBESIM_CUBESIM_H
+#define CUBESIM_CUBESIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define CUBESIM_API __attribute__((visibility("default")))
+#else
+#define CUBESIM_API
+#endif
+
+/* What a call returns: the command line's exit statuses. */
+enum cubesim_status {
+        CUBESIM_OK = 0,              /* done */
+        CUBESIM_FAILED = 1,          /* the kernel failed (kernel error, deadlock, budget) */
+        CUBESIM_BAD_INPUT = 2,       /* bad input found at setup, or out of memory */
+};
+
+enum cubesim_mode {
+        CUBESIM_MODE_OPLOG = 0,      /* timing only */
+        CUBESIM_MODE_DATA = 1,       /* real numbers: fp32 compute, rounding on store */
+};
+
+/* An array in memory, float32, C order. */
+struct cubesim_array {
+        const char *name;            /* the kernel's tensor name (NAME.npy) */
+        int ndim;                    /* 0..4 */
+        const int64_t *shape;        /* ndim extents */
+        const float *data;           /* prod(shape) elements */
+};
+
+/* How to run. Start from cubesim_run_opts_init; each field is the
+ * `cubesim run` option named in its comment. Paths may be NULL (none). */
+struct cubesim_run_opts {
+        int mode;                    /* --mode: enum cubesim_mode */
+        const char *inputs_dir;      /* --inputs DIR */
+        int allow_random;            /* --allow-random: generate inputs that have no file */
+        const char *save_inputs_dir; /* --save-inputs DIR */
+        const char *outputs_dir;     /* --outputs DIR */
+        const char *expect_dir;      /* --expect DIR */
+        double rtol, atol;           /* --rtol, --atol (< 0: the output dtype's default) */
+        int fail_on_nonfinite;       /* --fail-on-nonfinite */
+        uint64_t seed;               /* --seed */
+        const char *oplog_path;      /* --oplog FILE (.gz: gzip) */
+        const char *trace_path;      /* --trace FILE (.gz: gzip) */
+        const char *trace_pes;       /* --trace-pes LIST */
+        uint64_t trace_t0_ns;        /* --trace-window T0:T1, ns */
+        uint64_t trace_t1_ns;        /* (0: to the end) */
+        uint64_t max_events;         /* --max-events (0: none) */
+        uint64_t max_sim_ns;         /* --max-sim-ns (0: none) */
+        double timeout_s;            /* --timeout-s (0: none); past it the process stops */
+        int progress;                /* --progress: a progress line on stderr */
+        int profile;                 /* --profile: "profile" in the result's JSON */
+        const struct cubesim_array *inputs; /* data mode: inputs in memory (not with
+                                      * inputs_dir); n_inputs entries */
+        size_t n_inputs;
+        int keep_outputs;            /* data mode: keep the outputs in the result
+                                      * (cubesim_result_output) */
+};
+
+/* The defaults of `cubesim run` (op_log mode, seed 1, the default
+ * budgets), progress off. */
+CUBESIM_API void cubesim_run_opts_init(struct cubesim_run_opts *opts);
+
+/* The messages of the last call that returned a status, one per line:
+ * "FILE:LINE:COL: error: ..." when located, else "error: ..." (or
+ * "warning: ...", "note: ..."); "" if none. Valid until the next call. */
+CUBESIM_API const char *cubesim_messages(void);
+
+/* The library's version ("0.1.0"). */
+CUBESIM_API const char *cubesim_version(void);
+
+/* ---- kernels ---- */
+
+/* The name and one-line summary of the i-th known kernel (built-ins
+ * first, then loaded ones); NULL past the last. */
+CUBESIM_API const char *cubesim_kernel_name(size_t i);
+CUBESIM_API const char *cubesim_kernel_summary(size_t i);
+/* CUBESIM_OK if a kernel is called name, else CUBESIM_BAD_INPUT with
+ * "error: no kernel 'NAME'" (and a did-you-mean hint). */
+CUBESIM_API int cubesim_kernel_find(const char *name);
+/* Load the kernels a shared object exports as cubesim_kernels (see
+ * examples/user_kernel/). A kernel named like a known one is refused. */
+CUBESIM_API int cubesim_kernels_load(const char *path);
+
+/* ---- machines ---- */
+
+typedef struct cubesim_machine cubesim_machine;
+
+/* A machine from a topology file, or the built-in default (path NULL);
+ * *out NULL on failure. */
+CUBESIM_API int cubesim_machine_load(const char *path, cubesim_machine **out);
+/* Set a topology parameter by its dotted YAML path ("pe.dma.bw_gbps",
+ * value "128"; issue_cost.OP_ns is short for pe.cpu.issue_cost_ns.OP); on
+ * error m is unchanged. */
+CUBESIM_API int cubesim_machine_set(cubesim_machine *m, const char *key, const char *value);
+/* A copy of m, to change apart; NULL when out of memory. */
+CUBESIM_API cubesim_machine *cubesim_machine_copy(const cubesim_machine *m);
+CUBESIM_API void cubesim_machine_free(cubesim_machine *m);
+
+/* ---- runs ---- */
+
+typedef struct cubesim_result cubesim_result;
+
+/* Run kernel on every PE of machine (NULL: the built-in default) with the
+ * "key=value" sets (as --set: a kernel parameter, or a topology
+ * parameter of this run) and opts (NULL: the defaults). *out is the
+ * result, also of a failed run once it began (its inputs report, its
+ * output files), NULL when the run never began; free it with
+ * cubesim_result_free. */
+CUBESIM_API int cubesim_run(const char *kernel, const cubesim_machine *machine,
+                            const char *const *sets, size_t n_sets,
+                            const struct cubesim_run_opts *opts, cubesim_result **out);
+
+/* The run summary as `cubesim run --json` prints it (with "profile" when
+ * opts.profile); NULL for a failed run. */
+CUBESIM_API const char *cubesim_result_json(const cubesim_result *r);
+/* The summary as `cubesim run` prints it without --json; NULL for a
+ * failed run. */
+CUBESIM_API const char *cubesim_result_text(const cubesim_result *r);
+/* Data mode: one line per input saying where its values came from; "" in
+ * op_log mode. */
+CUBESIM_API const char *cubesim_result_inputs_report(const cubesim_result *r);
+
+/* A few numbers of the summary, for C callers. */
+struct cubesim_summary {
+        uint64_t sim_ps;             /* simulated time of the whole run, ps */
+        uint64_t kernel_ps;          /* from the first kernel's start to the last's end, ps */
+        uint64_t events;             /* events the engine ran */
+        double run_wall_s;           /* host seconds of the run proper */
+};
+/* CUBESIM_OK, or CUBESIM_FAILED for a failed run. */
+CUBESIM_API int cubesim_result_summary(const cubesim_result *r, struct cubesim_summary *out);
+
+/* With opts.keep_outputs, in data mode: the i-th output (float32, C
+ * order, as --outputs writes it), owned by r; NULL past the last. */
+CUBESIM_API const struct cubesim_array *cubesim_result_output(const cubesim_result *r, size_t i);
+
+CUBESIM_API void cubesim_result_free(cubesim_result *r);
+
+/* ---- sweeps ---- */
+
+/* How to run a sweep: the options of `cubesim sweep`. */
+struct cubesim_sweep_opts {
+        const char *out_dir;         /* --out DIR: where sweep.json and the rest go (required) */
+        unsigned jobs;               /* --jobs N: worker processes (>= 1) */
+        int figures;                 /* draw the figures (gnuplot); 0: --no-figures */
+        int resume;                  /* --resume: keep the points already in out_dir */
+        double timeout_s;            /* --timeout-s: wall-clock limit of one point (0: none) */
+        int progress;                /* --progress: a progress line on stderr */
+};
+
+/* One worker, figures on, no timeout, no progress. */
+CUBESIM_API void cubesim_sweep_opts_init(struct cubesim_sweep_opts *opts);
+/* Run the sweep spec (docs/sweeps.md) in the file spec_path, or, when
+ * spec_text is not NULL, in that text (YAML; JSON is YAML too; its
+ * relative machine paths resolve against the current directory and its
+ * messages name it "<spec>"). The results are opts->out_dir/sweep.json
+ * and the rest of `cubesim sweep`'s files. CUBESIM_OK: every point ran;
+ * CUBESIM_FAILED: some point failed (recorded in sweep.json);
+ * CUBESIM_BAD_INPUT: the spec or the options. Worker processes are forked
+ * from the calling process. */
+CUBESIM_API int cubesim_sweep(const char *spec_path, const char *spec_text,
+                              const struct cubesim_sweep_opts *opts);
+
+/* ---- benches ---- */
+
+/* The name of the i-th bench; NULL past the last. */
+CUBESIM_API const char *cubesim_bench_name(size_t i);
+/* Run bench name as `cubesim bench run NAME --json` does, with the
+ * "key=value" sets, out_dir (NULL: the bench's default, under out/) and
+ * jobs worker processes; *json_out the JSON it prints (free it with
+ * cubesim_free), NULL unless CUBESIM_OK. */
+CUBESIM_API int cubesim_bench(const char *name, const char *const *sets, size_t n_sets,
+                              const char *out_dir, unsigned jobs, char **json_out);
+
+/* Free a string the library gave the caller to own. */
+CUBESIM_API void cubesim_free(void *p);
+
+/* Release what the library keeps between calls (the last messages). */
+CUBESIM_API void cubesim_release(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

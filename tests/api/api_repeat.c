@@ -1,0 +1,185 @@
+/* tests/api/api_repeat.c: libcubesim.so used as a library: several
+ * kernels run again and again in one process (op_log and data mode,
+ * in-memory inputs and outputs, a machine changed with a key, runs that
+ * fail and runs refused), each result checked, the JSON of a repeated run
+ * the same every time. Linked against the shared library only (the
+ * public header), and run under valgrind memcheck by scripts/test.sh:
+ * nothing may leak across runs. Exit status 0, or 1 naming the check
+ * that failed. Run from the repository root or with CUBESIM_SOURCE_DIR. */
+#include <cubesim/cubesim.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                      \
+        do {                                                                                  \
+                if (!(cond)) {                                                                \
+                        fprintf(stderr, "api_repeat: %s:%d: ", __FILE__, __LINE__);           \
+                        fprintf(stderr, __VA_ARGS__);                                         \
+                        fprintf(stderr, " (messages: %s)\n", cubesim_messages());             \
+                        failures++;                                                           \
+                }                                                                             \
+        } while (0)
+
+/* Run kernel with sets on m; expect status want; the result (NULL when
+ * refused before the run) to *out if out, else freed. */
+static int run(const char *kernel, const cubesim_machine *m, const char *const *sets, size_t n,
+               const struct cubesim_run_opts *o, int want, cubesim_result **out)
+{
+        cubesim_result *r = NULL;
+        int rc = cubesim_run(kernel, m, sets, n, o, &r);
+        CHECK(rc == want, "%s: status %d, want %d", kernel, rc, want);
+        CHECK(rc != CUBESIM_OK || (r && cubesim_result_json(r) && cubesim_result_text(r)),
+              "%s: a good run without its summary", kernel);
+        if (out)
+                *out = r;
+        else
+                cubesim_result_free(r);
+        return rc;
+}
+
+/* gemm in data mode with A and B from memory: C must be A . B. */
+static void data_gemm(const cubesim_machine *m)
+{
+        enum { M = 24, N = 16, K = 32 };
+        static float a[M * K], b[K * N];
+        for (int i = 0; i < M * K; i++)
+                a[i] = (float)((i * 7) % 11) - 5.0f;
+        for (int i = 0; i < K * N; i++)
+                b[i] = (float)((i * 5) % 13) - 6.0f;
+        const int64_t sa[] = { M, K }, sb[] = { K, N };
+        const struct cubesim_array in[] = { { "a", 2, sa, a }, { "b", 2, sb, b } };
+        struct cubesim_run_opts o;
+        cubesim_run_opts_init(&o);
+        o.mode = CUBESIM_MODE_DATA;
+        o.inputs = in;
+        o.n_inputs = 2;
+        o.keep_outputs = 1;
+        static const char *const sets[] = { "m=24", "n=16", "k=32", "tile_m=16", "tile_n=16",
+                                            "tile_k=16", "dtype=fp32" };
+        cubesim_result *r;
+        if (run("gemm", m, sets, 7, &o, CUBESIM_OK, &r) != CUBESIM_OK) {
+                cubesim_result_free(r);
+                return;
+        }
+        const struct cubesim_array *c = cubesim_result_output(r, 0);
+        CHECK(c && strcmp(c->name, "c") == 0 && c->ndim == 2 && c->shape[0] == M &&
+              c->shape[1] == N, "gemm: no output c [24, 16]");
+        CHECK(!cubesim_result_output(r, 1), "gemm: more than one output");
+        for (int i = 0; c && i < M; i++)
+                for (int j = 0; j < N; j++) {
+                        float want = 0;
+                        for (int k = 0; k < K; k++)
+                                want += a[i * K + k] * b[k * N + j];
+                        CHECK(fabsf(c->data[i * N + j] - want) <= 1e-3f * (1 + fabsf(want)),
+                              "gemm: c[%d][%d] = %g, want %g", i, j, c->data[i * N + j], want);
+                }
+        CHECK(strstr(cubesim_result_inputs_report(r), "input a [24, 32]: read from") != NULL,
+              "gemm: no inputs report (%s)", cubesim_result_inputs_report(r));
+        cubesim_result_free(r);
+}
+
+int main(void)
+{
+        const char *src = getenv("CUBESIM_SOURCE_DIR");
+        char path[1024];
+        snprintf(path, sizeof path, "%s/topologies/small.yaml", src ? src : ".");
+        cubesim_machine *small = NULL, *fast = NULL;
+        CHECK(cubesim_machine_load(path, &small) == CUBESIM_OK, "cannot load %s", path);
+        if (!small)
+                return 1;
+        fast = cubesim_machine_copy(small);
+        CHECK(cubesim_machine_set(fast, "pe.dma.bw_gbps", "1024") == CUBESIM_OK, "set");
+        CHECK(cubesim_machine_set(fast, "pe.dma.bw_gbps", "fast") == CUBESIM_BAD_INPUT &&
+              strstr(cubesim_messages(), "pe.dma.bw_gbps"), "a bad value is refused");
+        CHECK(cubesim_kernel_find("gemm") == CUBESIM_OK, "gemm is known");
+        CHECK(cubesim_kernel_name(0) && !cubesim_kernel_name(100000), "kernel names");
+
+        char *first = NULL;
+        for (int rep = 0; rep < 3; rep++) {
+                static const char *const gemm_sets[] = { "m=64", "n=48", "k=32" };
+                cubesim_result *r = NULL;
+                run("gemm", small, gemm_sets, 3, NULL, CUBESIM_OK, &r);
+                if (r && cubesim_result_json(r)) {
+                        if (!first)
+                                first = strdup(cubesim_result_json(r));
+                        else
+                                CHECK(strcmp(first, cubesim_result_json(r)) == 0,
+                                      "run %d: the JSON changed", rep);
+                }
+                struct cubesim_summary s;
+                CHECK(r && cubesim_result_summary(r, &s) == CUBESIM_OK && s.sim_ps > 0 &&
+                      s.kernel_ps > 0 && s.kernel_ps <= s.sim_ps && s.events > 0,
+                      "gemm: summary");
+                cubesim_result_free(r);
+
+                /* Faster DMA: never slower. */
+                cubesim_result *rf = NULL, *rs = NULL;
+                run("gemm", fast, gemm_sets, 3, NULL, CUBESIM_OK, &rf);
+                run("gemm", small, gemm_sets, 3, NULL, CUBESIM_OK, &rs);
+                struct cubesim_summary sf = { 0 }, ss = { 0 };
+                if (rf && rs) {
+                        cubesim_result_summary(rf, &sf);
+                        cubesim_result_summary(rs, &ss);
+                }
+                CHECK(sf.kernel_ps > 0 && sf.kernel_ps <= ss.kernel_ps,
+                      "faster DMA, slower run: %llu > %llu", (unsigned long long)sf.kernel_ps,
+                      (unsigned long long)ss.kernel_ps);
+                cubesim_result_free(rf);
+                cubesim_result_free(rs);
+
+                static const char *const dec[] = { "seq_len=256" };
+                struct cubesim_run_opts prof;
+                cubesim_run_opts_init(&prof);
+                prof.profile = 1;
+                cubesim_result *rp = NULL;
+                run("gqa_decode", small, dec, 1, &prof, CUBESIM_OK, &rp);
+                CHECK(rp && strstr(cubesim_result_json(rp), "\"profile\""), "no profile");
+                cubesim_result_free(rp);
+                run("softmax", NULL, NULL, 0, NULL, CUBESIM_OK, NULL);
+                data_gemm(small);
+
+                /* Refused and failed runs. */
+                run("gemmm", small, NULL, 0, NULL, CUBESIM_BAD_INPUT, NULL);
+                CHECK(strcmp(cubesim_messages(), "error: no kernel 'gemmm'; did you mean "
+                             "'gemm'?\n") == 0, "unknown kernel message");
+                static const char *const bad[] = { "m=abc" };
+                run("gemm", small, bad, 1, NULL, CUBESIM_BAD_INPUT, NULL);
+                CHECK(strstr(cubesim_messages(), "--set m=abc: expected an integer") != NULL,
+                      "bad parameter message");
+                struct cubesim_run_opts budget;
+                cubesim_run_opts_init(&budget);
+                budget.max_events = 50;
+                cubesim_result *rb = NULL;
+                run("gemm", small, NULL, 0, &budget, CUBESIM_FAILED, &rb);
+                CHECK(rb && !cubesim_result_json(rb), "a failed run has no summary");
+                CHECK(strstr(cubesim_messages(), "event budget exceeded") != NULL,
+                      "budget message");
+                cubesim_result_free(rb);
+                static const char *const hold[] = { "procs=10", "iters=100" };
+                char *bj = NULL;
+                CHECK(cubesim_bench("engine-hold", hold, 2, NULL, 1, &bj) == CUBESIM_OK && bj &&
+                      strstr(bj, "\"events\": 1010"), "bench: %s", bj ? bj : "(none)");
+                cubesim_free(bj);
+                CHECK(cubesim_bench("engine-hld", NULL, 0, NULL, 1, &bj) == CUBESIM_BAD_INPUT &&
+                      !bj && strstr(cubesim_messages(), "did you mean 'engine-hold'"),
+                      "unknown bench");
+                struct cubesim_run_opts odd;
+                cubesim_run_opts_init(&odd);
+                odd.outputs_dir = "/tmp";
+                run("gemm", small, NULL, 0, &odd, CUBESIM_BAD_INPUT, NULL);
+                CHECK(strstr(cubesim_messages(), "--outputs needs --mode data") != NULL,
+                      "data-only option message");
+        }
+        free(first);
+        cubesim_machine_free(small);
+        cubesim_machine_free(fast);
+        cubesim_release();
+        if (failures)
+                fprintf(stderr, "api_repeat: %d checks failed\n", failures);
+        return failures ? 1 : 0;
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# tests/python.sh: the Python package's tests (python/tests, pytest) against
+# this build's libcubesim.so and cubesim. Needs a python3 with pytest and
+# numpy (scripts/deps.sh installs Debian's); without them the test fails,
+# never passes by skipping. Under the sanitizer build the library needs the
+# sanitizer runtime first in the process: it is preloaded, leak checks off
+# (the interpreter's own allocations are no leaks of ours).
+set -euo pipefail
+src=${CUBESIM_SOURCE_DIR:?}
+build=${CUBESIM_BUILD_DIR:?}
+lib=$build/libcubesim.so
+py=""
+for cand in python3 /usr/bin/python3; do
+        if command -v "$cand" >/dev/null && "$cand" -c 'import pytest, numpy' 2>/dev/null; then
+                py=$cand
+                break
+        fi
+done
+[ -n "$py" ] || { echo "no python3 with pytest and numpy (bash scripts/deps.sh)"; exit 1; }
+pre=()
+if ldd "$lib" | grep -q libasan; then
+        asan=$(cc -print-file-name=libasan.so)
+        ubsan=$(cc -print-file-name=libubsan.so)
+        pre=(env "LD_PRELOAD=$asan $ubsan" "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
+fi
+export CUBESIM_LIB=$lib PYTHONPATH=$src/python${PYTHONPATH:+:$PYTHONPATH}
+cd "$src"
+# -p no:cacheprovider: nothing written into the source tree. Exit 5 (no
+# tests collected) fails like any other non-zero status.
+"${pre[@]}" "$py" -m pytest -q -p no:cacheprovider python/tests
