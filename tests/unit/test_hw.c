@@ -305,7 +305,7 @@ Test(hw, a_drain_needs_no_descriptor_slot)
         cr_assert_lt(setup, data);
         for (uint32_t i = 0; i < t.pe.dma.channels; i++)
                 hw_dma_copy(&sim.pes[0], false, false, bytes, 0, NULL);
-        sim_ps start, end = hw_dma_reserve(&sim.pes[0], 0, bytes, false, &start);
+        sim_ps start, end = hw_dma_reserve(&sim.pes[0], 0, bytes, false, 0, &start);
         cr_assert_eq(start, 0);
         cr_assert_eq(end, (t.pe.dma.channels + 1) * data);
         /* A fifth copy waits for a slot. */
