@@ -356,6 +356,8 @@ sim_ps hw_tcm_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes);
  * path: pe.dma.bw_gbps, or its share on the pe.dma.thread_nocs NoCs the
  * core issues on. */
 uint64_t hw_dma_bw(const struct topo *);
+/* The NoC packets a transfer of bytes takes (at least one). */
+uint64_t hw_noc_packets(const struct topo *, uint64_t bytes);
 /* The data path's time for the requests of a transfer of bytes: one per
  * NoC packet, pe.dma.request_ns each. */
 sim_ps hw_dma_request_ps(const struct topo *, uint64_t bytes);

@@ -239,12 +239,16 @@ uint64_t hw_dma_bw(const struct topo *t)
         return bw ? bw : 1;
 }
 
+uint64_t hw_noc_packets(const struct topo *t, uint64_t bytes)
+{
+        return div_up(bytes ? bytes : 1, t->cube.noc.packet_bytes);
+}
+
 sim_ps hw_dma_request_ps(const struct topo *t, uint64_t bytes)
 {
         if (!t->pe.dma.request_ps)
                 return 0;
-        return sat_mul_u64(div_up(bytes ? bytes : 1, t->cube.noc.packet_bytes),
-                           t->pe.dma.request_ps);
+        return sat_mul_u64(hw_noc_packets(t, bytes), t->pe.dma.request_ps);
 }
 
 sim_ps hw_dma_ps(const struct topo *t, uint64_t bytes)

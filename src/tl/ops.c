@@ -1181,9 +1181,7 @@ static void mcast(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl_ten
          * (its acknowledgement) beside the bytes. */
         const struct topo_pe_dma *dma = &s->topo->pe.dma;
         sim_ps per_dest = linked ? dma->mcast_linked_dest_ps : dma->mcast_dest_ps;
-        sim_ps extra = sat_mul_u64(sat_mul_u64(div_up(bytes ? bytes : 1,
-                                                      s->topo->cube.noc.packet_bytes), n),
-                                   per_dest);
+        sim_ps extra = sat_mul_u64(sat_mul_u64(hw_noc_packets(s->topo, bytes), n), per_dest);
         sim_ps sent = hw_dma_reserve(tl->pe, now, bytes, true, extra, &start);
         if (n && hw_xfer_mcast(s, tl->pe->node_dma, dsts, n, bytes,
                                start + s->topo->pe.dma.setup_ps, arrive) == TOPO_PS_NONE)
