@@ -5,7 +5,11 @@ set -euo pipefail
 . "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 cc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -fstack-clash-protection -I "$src/include" \
         "$src/examples/user_kernel/axpy.c" -o "$tmp/libaxpy.so"
-"$bin" kernels --kernels "$tmp/libaxpy.so" | grep -q "^axpy$"
+# (The listing is read whole first: grep -q leaving early would end the
+# writer with SIGPIPE, a failure under pipefail once the list outgrows a
+# stdio buffer.)
+listing=$("$bin" kernels --kernels "$tmp/libaxpy.so")
+grep -q "^axpy$" <<<"$listing"
 "$bin" run axpy --kernels "$tmp/libaxpy.so" --set n=1000 --set chunk=100 >/dev/null
 "$bin" run axpy --kernels "$tmp/libaxpy.so" --set n=1000 --set chunk=100 --set alpha=3 \
         --mode data --outputs "$tmp/out" >/dev/null

@@ -216,6 +216,9 @@ TL_API tl_tensor *tl__recv(tl_ctx *, int src_rank, int tag, const char *file, in
 TL_API void tl__wait_tensor(tl_ctx *, tl_tensor *t, const char *file, int line);
 TL_API void tl__mcast(tl_ctx *, int row0, int col0, int n_rows, int n_cols, tl_tensor *t,
                       int tag, const char *file, int line);
+TL_API void tl__mcast_linked(tl_ctx *, int row0, int col0, int n_rows, int n_cols, tl_tensor *t,
+                             int tag, const char *file, int line);
+TL_API int tl__hbm_channel_pe(tl_ctx *, int channel, const char *file, int line);
 
 /* Lazy: issues the DMA (HBM or TCM -> a new scratch tensor) and returns at
  * once; the data is a future that the first consuming op waits for. */
@@ -239,6 +242,18 @@ TL_API void tl__mcast(tl_ctx *, int row0, int col0, int n_rows, int n_cols, tl_t
  * receivers share one copy of the values until each takes its own. */
 #define tl_mcast(tl, row0, col0, n_rows, n_cols, t, tag) \
         tl__mcast((tl), (row0), (col0), (n_rows), (n_cols), (t), (tag), __FILE__, __LINE__)
+/* tl_mcast as one of a chain to the same rectangle (tt-metal's linked
+ * multicast: the path stays set up for the next one). The same delivery;
+ * the sender pays the machine's pe.dma.mcast_linked_dest_ns per packet and
+ * destination instead of pe.dma.mcast_dest_ns. */
+#define tl_mcast_linked(tl, row0, col0, n_rows, n_cols, t, tag)                                \
+        tl__mcast_linked((tl), (row0), (col0), (n_rows), (n_cols), (t), (tag), __FILE__, \
+                         __LINE__)
+/* The PE (index in the cube) whose router HBM channel `channel` attaches
+ * to (cube.hbm.attach), or -1 if the channels line the mesh's edges. A
+ * channel serves that PE at cube.hbm.near_efficiency_pct of its rate and
+ * every other requester at far_efficiency_pct. Free: no issue cost. */
+#define tl_hbm_channel_pe(tl, channel) tl__hbm_channel_pe((tl), (channel), __FILE__, __LINE__)
 /* Block until a message from src_rank with tag has drained into this PE's
  * inbox; returns it as a new scratch tensor. Messages of one (src, tag)
  * arrive in send order. */
@@ -529,6 +544,8 @@ TL_API void tl__setup_replicate(tl_setup *, tl_tensor *t, const char *file, int 
 TL_API void tl__setup_shard(tl_setup *, tl_tensor *t, int axis, int64_t block, const char *file,
                             int line);
 TL_API void tl__setup_interleave(tl_setup *, tl_tensor *t, const char *file, int line);
+TL_API void tl__setup_hbm_channel(tl_setup *, tl_tensor *t, int channel, const char *file,
+                                  int line);
 /* A copy in every cube's HBM, each counted against that cube's capacity
  * (the default). */
 #define tl_setup_replicate(s, t) tl__setup_replicate((s), (t), __FILE__, __LINE__)
@@ -543,6 +560,14 @@ TL_API void tl__setup_interleave(tl_setup *, tl_tensor *t, const char *file, int
 /* Page by page (cube.hbm.page_kib) round every cube: page p of t is on
  * cube p mod C, spread there over the cube's channels. */
 #define tl_setup_interleave(s, t) tl__setup_interleave((s), (t), __FILE__, __LINE__)
+/* Hold t, in each cube that holds it, in HBM channel `channel` (0 ..
+ * cube.hbm.channels - 1) instead of interleaving it over the channels: a
+ * single-bank buffer, as tt-metal's DRAM tests read. Independent of the
+ * cube placement above; set at most once (else, for a channel out of
+ * range, or a tensor of tl_setup_tensor_sharded, the setup fails, exit
+ * status 2, naming the call's line). */
+#define tl_setup_hbm_channel(s, t, channel) \
+        tl__setup_hbm_channel((s), (t), (channel), __FILE__, __LINE__)
 
 /* The GEMM engine's math fidelity for this launch, in passes per op
  * (LoFi 1, HiFi2 2, HiFi3 3, HiFi4 4); without it, the topology's

@@ -84,6 +84,8 @@ struct hw_hbm_span {
         uint32_t cube[HW_SPAN_MAX_PARTS]; /* global cube index (hw_sim.cubes) */
         uint64_t share[HW_SPAN_MAX_PARTS]; /* its part of the region, bytes */
         uint64_t total;              /* sum of share */
+        uint32_t channel_plus1;      /* 0: interleaved over each cube's channels; else the
+                                      * one channel + 1 that holds the bytes */
 };
 
 /* A DMA copy whose HBM side is placed at the end of its instant
@@ -193,6 +195,11 @@ struct hw_sim {
         const struct topo *topo;     /* = &graph.topo */
         struct hw_link *links;       /* one per graph edge */
         struct muldiv_by channel_ps; /* bytes to ps at an HBM channel's bandwidth */
+        struct muldiv_by channel_near_ps; /* at the channel's rate for the PE at its attach
+                                      * point (cube.hbm.near_efficiency_pct) */
+        struct muldiv_by channel_far_ps; /* and for any other requester (far_efficiency_pct) */
+        uint32_t *channel_attach_pe; /* per channel: the PE (in its cube) at its attach point,
+                                      * or UINT32_MAX */
         struct muldiv_by dma_ps;     /* bytes to ps at a DMA engine's bandwidth */
         struct muldiv_by gemm_cycle_ps; /* GEMM array cycles to ps */
         struct muldiv_by math_cycle_ps; /* MATH lane cycles to ps */
@@ -345,14 +352,26 @@ static inline bool hw_math_row_reduction(enum topo_op op)
 /* Reserve pe's TCM for an access of bytes from at (hw_tcm_ps when the
  * TCM is idle). Counts them as intra-PE traffic. Returns the end. */
 sim_ps hw_tcm_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes);
-/* A lone transfer on an idle DMA engine: setup + bytes at the engine's bw. */
+/* The rate one issuing core's transfers move at through its PE's data
+ * path: pe.dma.bw_gbps, or its share on the pe.dma.thread_nocs NoCs the
+ * core issues on. */
+uint64_t hw_dma_bw(const struct topo *);
+/* The NoC packets a transfer of bytes takes (at least one). */
+uint64_t hw_noc_packets(const struct topo *, uint64_t bytes);
+/* The data path's time for the requests of a transfer of bytes: one per
+ * NoC packet, pe.dma.request_ns each. */
+sim_ps hw_dma_request_ps(const struct topo *, uint64_t bytes);
+/* A lone transfer on an idle DMA engine: setup, requests and bytes at
+ * hw_dma_bw. */
 sim_ps hw_dma_ps(const struct topo *, uint64_t bytes);
 /* Reserve pe's DMA engine for bytes arriving at at: with setup (a
  * descriptor the PE_CPU issued), a descriptor slot from its earliest free
- * time, then the data path from the end of the setup; without (a receive
- * drain), the data path from at. Returns the end; *start (may be NULL)
- * the descriptor's start. */
-sim_ps hw_dma_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes, bool setup, sim_ps *start);
+ * time, then the data path from the end of the setup for the bytes, their
+ * requests (hw_dma_request_ps) and extra_ps; without (a receive drain),
+ * the data path from at for the bytes and their requests. Returns the
+ * end; *start (may be NULL) the descriptor's start. */
+sim_ps hw_dma_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes, bool setup, sim_ps extra_ps,
+                      sim_ps *start);
 
 /* The cube a PE belongs to. */
 static inline struct hw_cube *hw_pe_cube(struct hw_pe *pe)

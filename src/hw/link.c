@@ -1,6 +1,7 @@
 /* hw/link.c: moving bytes over the component graph: links (cut-through,
  * packets, served at arrival) and HBM channels (interleaved), and the PE's
  * engines' costs. See hw.h for the model. */
+#include "base/ckd.h"
 #include "base/muldiv.h"
 #include "base/util.h"
 #include "hw/hw.h"
@@ -131,13 +132,16 @@ static inline uint32_t next_channel(uint32_t ch, uint32_t n)
  * data path), each piece holds it for its bytes at that rate, so the PE's
  * descriptors share it; without, piece i is issued at start + its offset /
  * the rate. A read piece is served by its channel, then carried to node; a
- * write piece is carried to its channel, then served. */
+ * write piece is carried to its channel, then served. fixed: 0, or the one
+ * channel + 1 that holds the bytes (every piece goes there). A channel
+ * serves the PE at its attach point at cube.hbm.near_efficiency_pct of its
+ * rate, every other requester at far_efficiency_pct. */
 static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uint64_t bytes,
-                         sim_ps start, bool write, struct ev_resource *pace)
+                         sim_ps start, bool write, struct ev_resource *pace, uint32_t fixed)
 {
         const struct topo_hbm *h = &s->topo->cube.hbm;
         uint64_t size = hw_hbm_piece_bytes(s->topo, bytes);
-        uint64_t dma_bw = s->topo->pe.dma.bw_bytes_per_s;
+        uint64_t dma_bw = hw_dma_bw(s->topo);
         sim_ps done = start, at = start, paced = 0;
         /* Streaming: PEs whose HBM copies hold their data paths past start,
          * or in this instant's batch (a data path busy with TCM copies or
@@ -149,19 +153,30 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
                 if (i != self && (s->pe_in_batch[i] || s->pe_hbm_until[i] > start))
                         streaming++;
         uint64_t share = h->channel_bw_bytes_per_s * h->channels / streaming;
-        uint64_t rate = share < dma_bw ? share : dma_bw;
-        uint32_t ch = c->next_channel;
-        c->next_channel = next_channel(ch, h->channels);
+        /* A request held in one channel (fixed) takes no share of the
+         * others: that channel alone arbitrates between its requesters. */
+        uint64_t rate = share < dma_bw && !fixed ? share : dma_bw;
+        /* A tensor held in one channel (fixed = its index + 1) stays there;
+         * else the pieces go round the channels. */
+        uint32_t ch = fixed ? fixed - 1 : c->next_channel, step = fixed ? 0 : 1;
+        if (!fixed)
+                c->next_channel = next_channel(ch, h->channels);
+        /* The requester's local PE index, to tell which channels it sits next to. */
+        uint32_t pe = s->dma_node_pe[node];
+        uint32_t local = pe ? pe - 1 - (uint32_t)(c - s->cubes) * s->pes_per_cube : UINT32_MAX;
 
         /* Every piece but maybe the last is whole: its times once. */
-        sim_ps whole_paced = pace ? hw_bytes_ps(size, rate) : 0;
-        sim_ps whole_service = muldiv_by_ceil(&s->channel_ps, size);
-        for (uint64_t off = 0; off < bytes; off += size, ch = next_channel(ch, h->channels)) {
+        sim_ps whole_paced = pace ? hw_bytes_ps(size, rate) + hw_dma_request_ps(s->topo, size)
+                                  : 0;
+        for (uint64_t off = 0; off < bytes; off += size, ch = step ? next_channel(ch, h->channels)
+                                                                   : ch) {
                 uint64_t b = bytes - off < size ? bytes - off : size;
                 if (pace) {
                         sim_ps e = ev_resource_reserve(pace, at,
                                                        b == size ? whole_paced
-                                                                 : hw_bytes_ps(b, rate), &at);
+                                                                 : hw_bytes_ps(b, rate) +
+                                                                   hw_dma_request_ps(s->topo, b),
+                                                       &at);
                         if (e > done)
                                 done = e;
                         if (e > paced)
@@ -169,7 +184,9 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
                 } else {
                         at = start + hw_bytes_ps(off, rate);
                 }
-                sim_ps service = b == size ? whole_service : muldiv_by_ceil(&s->channel_ps, b);
+                bool near = local != UINT32_MAX && s->channel_attach_pe[ch] == local;
+                sim_ps service = muldiv_by_ceil(near ? &s->channel_near_ps
+                                                        : &s->channel_far_ps, b);
                 sim_ps t, begin;
                 if (write) {
                         t = channel_xfer(s, c, ch, node, true, b, at);
@@ -203,42 +220,68 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
 sim_ps hw_hbm_read(struct hw_sim *s, struct hw_cube *c, uint32_t dst_node, uint64_t bytes,
                    sim_ps start)
 {
-        return hbm_access(s, c, dst_node, bytes, start, false, NULL);
+        return hbm_access(s, c, dst_node, bytes, start, false, NULL, 0);
 }
 
 sim_ps hw_hbm_write(struct hw_sim *s, struct hw_cube *c, uint32_t src_node, uint64_t bytes,
                     sim_ps start)
 {
-        return hbm_access(s, c, src_node, bytes, start, true, NULL);
+        return hbm_access(s, c, src_node, bytes, start, true, NULL, 0);
+}
+
+uint64_t hw_dma_bw(const struct topo *t)
+{
+        const struct topo_pe_dma *dma = &t->pe.dma;
+        if (!dma->thread_nocs || dma->thread_nocs >= dma->channels)
+                return dma->bw_bytes_per_s;
+        uint64_t bw = (uint64_t)((unsigned __int128)dma->bw_bytes_per_s * dma->thread_nocs /
+                                 dma->channels);
+        return bw ? bw : 1;
+}
+
+uint64_t hw_noc_packets(const struct topo *t, uint64_t bytes)
+{
+        return div_up(bytes ? bytes : 1, t->cube.noc.packet_bytes);
+}
+
+sim_ps hw_dma_request_ps(const struct topo *t, uint64_t bytes)
+{
+        if (!t->pe.dma.request_ps)
+                return 0;
+        return sat_mul_u64(hw_noc_packets(t, bytes), t->pe.dma.request_ps);
 }
 
 sim_ps hw_dma_ps(const struct topo *t, uint64_t bytes)
 {
-        return t->pe.dma.setup_ps + hw_bytes_ps(bytes, t->pe.dma.bw_bytes_per_s);
+        return t->pe.dma.setup_ps + hw_dma_request_ps(t, bytes) + hw_bytes_ps(bytes, hw_dma_bw(t));
 }
 
-/* A descriptor slot for bytes from at: held for the setup and the data at
- * the full rate (the descriptor's time on an idle engine). Returns its
- * start. */
-static sim_ps dma_slot(struct hw_pe *pe, sim_ps at, uint64_t bytes)
+/* A descriptor slot from at for a transfer whose data path time is data:
+ * held for the setup and that time (the descriptor's time on an idle
+ * engine). Returns its start. */
+static sim_ps dma_slot(struct hw_pe *pe, sim_ps at, sim_ps data)
 {
         const struct topo_pe_dma *dma = &pe->sim->topo->pe.dma;
         sim_ps begin;
-        ev_resource_reserve(&pe->dma_slots, at,
-                            dma->setup_ps + muldiv_by_ceil(&pe->sim->dma_ps, bytes), &begin);
+        ev_resource_reserve(&pe->dma_slots, at, dma->setup_ps + data, &begin);
         return begin;
 }
 
-sim_ps hw_dma_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes, bool setup, sim_ps *start)
+sim_ps hw_dma_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes, bool setup, sim_ps extra_ps,
+                      sim_ps *start)
 {
         const struct topo_pe_dma *dma = &pe->sim->topo->pe.dma;
         sim_ps begin = at, from = at;
+        /* Each packet costs its request, at the sender's interface and at the
+         * receiver's (a read's requests are the receiving core's). */
+        sim_ps data = muldiv_by_ceil(&pe->sim->dma_ps, bytes) +
+                      hw_dma_request_ps(pe->sim->topo, bytes);
         if (setup) {
-                begin = dma_slot(pe, at, bytes);
+                data += extra_ps;
+                begin = dma_slot(pe, at, data);
                 from = begin + dma->setup_ps;
         }
-        sim_ps end = ev_resource_reserve(&pe->dma, from, muldiv_by_ceil(&pe->sim->dma_ps, bytes),
-                                         NULL);
+        sim_ps end = ev_resource_reserve(&pe->dma, from, data, NULL);
         if (start)
                 *start = begin;
         return end > from ? end : from;
@@ -249,7 +292,8 @@ sim_ps hw_hbm_span_access(struct hw_sim *s, const struct hw_hbm_span *span, uint
                           struct ev_resource *pace)
 {
         if (span->kind == HW_HOME_LOCAL)
-                return hbm_access(s, &s->cubes[local], node, bytes, start, write, pace);
+                return hbm_access(s, &s->cubes[local], node, bytes, start, write, pace,
+                                  span->channel_plus1);
         sim_ps done = start;
         uint32_t n = span->kind == HW_HOME_ALL ? s->n_cubes : span->n_parts;
         uint64_t left = bytes;
@@ -272,7 +316,8 @@ sim_ps hw_hbm_span_access(struct hw_sim *s, const struct hw_hbm_span *span, uint
                         continue;
                 if (c != local)
                         s->hbm_remote_bytes += b;
-                sim_ps t = hbm_access(s, &s->cubes[c], node, b, start, write, pace);
+                sim_ps t = hbm_access(s, &s->cubes[c], node, b, start, write, pace,
+                                      span->channel_plus1);
                 if (t > done)
                         done = t;
         }
@@ -284,7 +329,7 @@ sim_ps hw_dma_copy(struct hw_pe *pe, const struct hw_hbm_span *from, const struc
 {
         struct hw_sim *s = pe->sim;
         uint32_t cube = pe->global / s->pes_per_cube;
-        sim_ps begin = dma_slot(pe, at, bytes);
+        sim_ps begin = dma_slot(pe, at, muldiv_by_ceil(&s->dma_ps, bytes));
         sim_ps t = begin + s->topo->pe.dma.setup_ps;
         /* The TCM side of the copy: what it reads there and what it writes. */
         sim_ps tcm_end = hw_tcm_reserve(pe, t, (from ? 0 : bytes) + (to ? 0 : bytes));

@@ -16,6 +16,33 @@ static uint64_t tcm_bank_bw(const struct topo_tcm *tc)
         return bw ? bw : 1;
 }
 
+/* A channel's rate at pct % of its bandwidth (0: all of it). */
+static uint64_t channel_rate(const struct topo_hbm *h, uint32_t pct)
+{
+        if (!pct || pct >= 100)
+                return h->channel_bw_bytes_per_s;
+        uint64_t r = (uint64_t)((unsigned __int128)h->channel_bw_bytes_per_s * pct / 100);
+        return r ? r : 1;
+}
+
+/* Per channel, the PE of a cube at its attach point (UINT32_MAX: the
+ * channels line the edges, no PE is next to one). */
+static uint32_t *channel_attach_pes(const struct topo *t)
+{
+        const struct topo_hbm *h = &t->cube.hbm;
+        uint32_t *a = malloc(h->channels * sizeof *a);
+        if (!a)
+                return NULL;
+        for (uint32_t ch = 0; ch < h->channels; ch++) {
+                a[ch] = UINT32_MAX;
+                if (h->attach.n) {
+                        const struct topo_coord *c = &h->attach.at[ch % h->attach.n];
+                        a[ch] = (uint32_t)c->row * t->cube.noc.cols + c->col;
+                }
+        }
+        return a;
+}
+
 static int init_pe(struct hw_sim *s, struct hw_pe *pe, uint32_t sip, uint32_t cube, uint32_t idx)
 {
         const struct topo_graph *g = &s->graph;
@@ -70,7 +97,13 @@ int hw_sim_init(struct hw_sim *s, const struct topo *t, const struct ev_config *
                 s->links[e].cls = te->cls;
         }
         s->channel_ps = muldiv_by_make(1000000000000ull, tp->cube.hbm.channel_bw_bytes_per_s);
-        s->dma_ps = muldiv_by_make(1000000000000ull, tp->pe.dma.bw_bytes_per_s);
+        s->dma_ps = muldiv_by_make(1000000000000ull, hw_dma_bw(tp));
+        s->channel_near_ps = muldiv_by_make(1000000000000ull,
+                                            channel_rate(&tp->cube.hbm,
+                                                         tp->cube.hbm.near_efficiency_pct));
+        s->channel_far_ps = muldiv_by_make(1000000000000ull,
+                                           channel_rate(&tp->cube.hbm,
+                                                        tp->cube.hbm.far_efficiency_pct));
         s->gemm_cycle_ps = muldiv_by_make(1000000000000ull, tp->pe.gemm.clock_hz);
         s->math_cycle_ps = muldiv_by_make(1000000000000ull, tp->pe.math.clock_hz);
         s->tcm_bank_ps = muldiv_by_make(1000000000000ull, tcm_bank_bw(&tp->pe.tcm));
@@ -103,7 +136,8 @@ int hw_sim_init(struct hw_sim *s, const struct topo *t, const struct ev_config *
         s->dma_node_pe = calloc(s->graph.n_nodes, sizeof *s->dma_node_pe);
         s->pe_in_batch = calloc(s->n_pes, sizeof *s->pe_in_batch);
         s->pe_hbm_until = calloc(s->n_pes, sizeof *s->pe_hbm_until);
-        if (!s->dma_node_pe || !s->pe_in_batch || !s->pe_hbm_until)
+        s->channel_attach_pe = channel_attach_pes(tp);
+        if (!s->dma_node_pe || !s->pe_in_batch || !s->pe_hbm_until || !s->channel_attach_pe)
                 goto nomem;
         for (uint32_t i = 0; i < s->n_pes; i++)
                 if (s->pes[i].node_dma < s->graph.n_nodes)
@@ -149,6 +183,7 @@ void hw_sim_fini(struct hw_sim *s)
         free(s->dma_node_pe);
         free(s->pe_in_batch);
         free(s->pe_hbm_until);
+        free(s->channel_attach_pe);
         free(s->links);
         hw__mcast_free(s->mcast);
         topo_graph_fini(&s->graph);

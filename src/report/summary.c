@@ -120,8 +120,14 @@ void rep_run_bounds(const struct hw_sim *s, const struct rep_run_stats *st,
                                         tot.peak_gemm_flops_per_s);
         uint64_t lane_cycles_per_s = (uint64_t)t->pe.math.lanes * t->pe.math.clock_hz * s->n_pes;
         b->ps[REP_BOUND_MATH] = at_rate(w->math_elem_cycles, lane_cycles_per_s);
-        b->ps[REP_BOUND_HBM] = at_rate(rd + wr, tot.hbm_bw_bytes_per_s);
-        b->ps[REP_BOUND_DMA] = at_rate(w->dma_bytes, t->pe.dma.bw_bytes_per_s * s->n_pes);
+        /* The memory's and the data paths' best rates: the channels at the
+         * better of their efficiencies, a core's transfers on its NoCs. */
+        uint32_t near = t->cube.hbm.near_efficiency_pct, far = t->cube.hbm.far_efficiency_pct;
+        uint64_t hbm_bw = tot.hbm_bw_bytes_per_s;
+        if (near && far && near < 100 && far < 100) /* 0: the channel's whole rate */
+                hbm_bw = hbm_bw / 100 * (near > far ? near : far);
+        b->ps[REP_BOUND_HBM] = at_rate(rd + wr, hbm_bw);
+        b->ps[REP_BOUND_DMA] = at_rate(w->dma_bytes, hw_dma_bw(t) * s->n_pes);
         b->ps[REP_BOUND_NOC] = at_rate(s->class_bytes[TOPO_EDGE_NOC], noc_bw);
         b->by = REP_BOUND_GEMM;
         for (int i = 1; i < REP_BOUND_COUNT; i++)

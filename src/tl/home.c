@@ -103,6 +103,7 @@ void tl__hbm_span(const struct tl_run *r, const tl_tensor *t, struct hw_hbm_span
         out->kind = HW_HOME_LOCAL;
         out->n_parts = 0;
         out->total = 0;
+        out->channel_plus1 = 0;
         const tl_tensor *o = t->owner;
         const struct tl_global *g = NULL;
         for (int i = 0; i < r->n_globals && !g; i++)
@@ -110,6 +111,7 @@ void tl__hbm_span(const struct tl_run *r, const tl_tensor *t, struct hw_hbm_span
                         g = &r->globals[i];
         if (!g)
                 return;
+        out->channel_plus1 = g->channel_plus1;
         uint32_t n_cubes = r->sim->n_cubes;
         if (g->home == TL_HOME_REPLICATED || n_cubes == 1 || tl__elems(t) == 0)
                 return;

@@ -1089,12 +1089,12 @@ static void msg_deliver(tl_ctx *tl, struct tl_msg *m, uint64_t bytes, sim_ps sen
         struct tl_run *r = tl->run;
         struct hw_sim *s = tl->sim;
         tl_ctx *dst = m->dst;
-        sim_ps drain = hw_bytes_ps(bytes, s->topo->pe.dma.bw_bytes_per_s);
+        sim_ps drain = hw_bytes_ps(bytes, hw_dma_bw(s->topo));
         /* The first bytes reach the receiver one drain before the last;
          * a message shorter than its drain starts at once (0: the
          * resource takes it from now). */
         sim_ps head = arrive > drain ? arrive - drain : 0;
-        sim_ps drain_start, landed = hw_dma_reserve(dst->pe, head, bytes, false, &drain_start);
+        sim_ps drain_start, landed = hw_dma_reserve(dst->pe, head, bytes, false, 0, &drain_start);
         /* The receiver's DMA writes the tensor into its TCM. */
         sim_ps written = hw_tcm_reserve(dst->pe, drain_start, bytes);
         if (landed < written)
@@ -1128,7 +1128,7 @@ void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file,
         /* Sender's DMA: setup and read-out; then the route; then the
          * receiving DMA drains the bytes into its inbox. */
         sim_ps now = ev_now(&s->ev), start;
-        sim_ps sent = hw_dma_reserve(tl->pe, now, bytes, true, &start);
+        sim_ps sent = hw_dma_reserve(tl->pe, now, bytes, true, 0, &start);
         sim_ps arrive = hw_xfer(s, tl->pe->node_dma, dst->pe->node_dma, bytes,
                                 start + s->topo->pe.dma.setup_ps);
         if (arrive == TOPO_PS_NONE)
@@ -1142,26 +1142,29 @@ void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file,
         tl__finish_at(tl, NULL, sent);
 }
 
-void tl__mcast(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl_tensor *t, int tag,
-               const char *file, int line)
+/* tl_mcast and tl_mcast_linked (op: the call's name): linked, the sender
+ * pays pe.dma.mcast_linked_dest_ns per packet and destination, else
+ * pe.dma.mcast_dest_ns. */
+static void mcast(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl_tensor *t, int tag,
+                  bool linked, const char *file, int line, const char *op)
 {
         tl__issue(tl, TOPO_OP_SEND, file, line);
-        tl__need_local(tl, t, file, line, "tl_mcast", "t");
+        tl__need_local(tl, t, file, line, op, "t");
         struct hw_sim *s = tl->sim;
         int rows = (int)s->topo->cube.noc.rows, cols = (int)s->topo->cube.noc.cols;
         if (n_rows < 1 || n_cols < 1 || row0 < 0 || col0 < 0 || row0 > rows - n_rows ||
             col0 > cols - n_cols)
-                tl__fail(tl, file, line, "tl_mcast",
+                tl__fail(tl, file, line, op,
                          "rows [%d, +%d) x cols [%d, +%d) is not a rectangle of the %d x %d NoC",
                          row0, n_rows, col0, n_cols, rows, cols);
-        tl__wait_ready(tl, t, file, line, "tl_mcast");
+        tl__wait_ready(tl, t, file, line, op);
         uint32_t first = tl->rank - tl->pe->pe, n = 0;
         uint32_t *dsts = tl__arena_alloc(tl, (size_t)n_rows * (size_t)n_cols * 2 * sizeof *dsts);
         if (!dsts)
-                tl__fail(tl, file, line, "tl_mcast", "host out of memory");
+                tl__fail(tl, file, line, op, "host out of memory");
         sim_ps *arrive = tl__arena_alloc(tl, (size_t)n_rows * (size_t)n_cols * sizeof *arrive);
         if (!arrive)
-                tl__fail(tl, file, line, "tl_mcast", "host out of memory");
+                tl__fail(tl, file, line, op, "host out of memory");
         uint32_t *ranks = dsts + (size_t)n_rows * (size_t)n_cols;
         for (int r = row0; r < row0 + n_rows; r++) {
                 for (int c = col0; c < col0 + n_cols; c++) {
@@ -1174,27 +1177,55 @@ void tl__mcast(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl_tensor
         }
         uint64_t bytes = tensor_bytes(t);
         sim_ps now = ev_now(&s->ev), start;
-        sim_ps sent = hw_dma_reserve(tl->pe, now, bytes, true, &start);
+        /* The sender's NoC interface, per packet, serves each destination
+         * (its acknowledgement) beside the bytes. */
+        const struct topo_pe_dma *dma = &s->topo->pe.dma;
+        sim_ps per_dest = linked ? dma->mcast_linked_dest_ps : dma->mcast_dest_ps;
+        sim_ps extra = sat_mul_u64(sat_mul_u64(hw_noc_packets(s->topo, bytes), n), per_dest);
+        sim_ps sent = hw_dma_reserve(tl->pe, now, bytes, true, extra, &start);
         if (n && hw_xfer_mcast(s, tl->pe->node_dma, dsts, n, bytes,
                                start + s->topo->pe.dma.setup_ps, arrive) == TOPO_PS_NONE)
-                tl__fail(tl, file, line, "tl_mcast", "host out of memory routing the multicast");
+                tl__fail(tl, file, line, op, "host out of memory routing the multicast");
         sent = tcm_read_out(tl, start, bytes, sent);
         struct rep_param p[5] = { { .name = "row0", .kind = REP_INT, .i = row0 },
                                   { .name = "col0", .kind = REP_INT, .i = col0 },
                                   { .name = "rows", .kind = REP_INT, .i = n_rows },
                                   { .name = "cols", .kind = REP_INT, .i = n_cols },
                                   { .name = "tag", .kind = REP_INT, .i = tag } };
-        struct rep_trace_ref from = log_engine(tl, "pe_dma", "mcast", start, sent, bytes, 0, 0,
-                                               p, 5);
+        struct rep_trace_ref from = log_engine(tl, "pe_dma", linked ? "mcast_linked" : "mcast",
+                                               start, sent, bytes, 0, 0, p, 5);
         /* One copy of the values, whatever the receivers (data mode). */
-        struct tl_payload *pl = n ? payload_of(tl, t, file, line, "tl_mcast") : NULL;
+        struct tl_payload *pl = n ? payload_of(tl, t, file, line, op) : NULL;
         for (uint32_t i = 0; i < n; i++) {
                 struct tl_msg *m = msg_of(tl, t, pl, &tl->run->ctx[ranks[i]], tag, file, line,
-                                          "tl_mcast");
+                                          op);
                 m->send_at = from;
                 msg_deliver(tl, m, bytes, sent, arrive[i]);
         }
         tl__finish_at(tl, NULL, sent);
+}
+
+void tl__mcast(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl_tensor *t, int tag,
+               const char *file, int line)
+{
+        mcast(tl, row0, col0, n_rows, n_cols, t, tag, false, file, line, "tl_mcast");
+}
+
+void tl__mcast_linked(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl_tensor *t,
+                      int tag, const char *file, int line)
+{
+        mcast(tl, row0, col0, n_rows, n_cols, t, tag, true, file, line, "tl_mcast_linked");
+}
+
+int tl__hbm_channel_pe(tl_ctx *tl, int channel, const char *file, int line)
+{
+        const struct hw_sim *s = tl->sim;
+        if (channel < 0 || (uint32_t)channel >= s->topo->cube.hbm.channels)
+                tl__fail(tl, file, line, "tl_hbm_channel_pe",
+                         "channel %d: expected 0 .. %u (cube.hbm.channels - 1)", channel,
+                         s->topo->cube.hbm.channels - 1);
+        uint32_t pe = s->channel_attach_pe[channel];
+        return pe == UINT32_MAX ? -1 : (int)pe;
 }
 
 int tl__mesh_dim(tl_ctx *tl, int axis, const char *file, int line)

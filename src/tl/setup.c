@@ -339,6 +339,27 @@ void tl__setup_interleave(tl_setup *s, tl_tensor *t, const char *file, int line)
         set_home(s, t, TL_HOME_INTERLEAVED, 0, 0, "tl_setup_interleave", file, line);
 }
 
+void tl__setup_hbm_channel(tl_setup *s, tl_tensor *t, int channel, const char *file, int line)
+{
+        static const char what[] = "tl_setup_hbm_channel";
+        struct tl_global *g = global_of(s, t, what, file, line);
+        if (!g)
+                return;
+        uint32_t channels = s->run->sim->topo->cube.hbm.channels;
+        if (g->t.sharded)
+                setup_error_at(s, file, line, "%s: tensor %s lives in the PEs' TCM "
+                               "(tl_setup_tensor_sharded): it has no HBM channel", what, g->name);
+        else if (channel < 0 || (uint32_t)channel >= channels)
+                setup_error_at(s, file, line, "%s: tensor %s: channel %d, expected 0..%u "
+                               "(cube.hbm.channels - 1)", what, g->name, channel, channels - 1);
+        else if (g->channel_plus1)
+                setup_error_at(s, file, line, "%s: tensor %s is already held in channel %u; a "
+                               "tensor's channel is set once", what, g->name,
+                               g->channel_plus1 - 1);
+        else
+                g->channel_plus1 = (uint32_t)channel + 1;
+}
+
 /* The same calls for kernel libraries built before they were macros
  * (tl_int.h). */
 tl_tensor *(tl_setup_tensor)(tl_setup *s, const char *name, tl_io io, tl_dtype dt, int ndim,

@@ -271,6 +271,8 @@ struct tl_global {
         int64_t block;               /* TL_HOME_SHARDED: rows per block (0: one slice per cube) */
         const char *home_file;       /* the kernel's placement call (NULL: none, replicated) */
         int home_line;               /* and its line */
+        uint32_t channel_plus1;      /* tl_setup_hbm_channel: the HBM channel + 1 holding it
+                                      * (0: interleaved over the channels) */
         struct tl_copies *copies;    /* data mode, replicated over cubes, once written: the
                                         cubes' own copies (copies.c); NULL: one shared buffer */
         uint32_t *part;              /* data mode, sharded over the PEs' TCM, once touched: per

@@ -114,6 +114,13 @@ struct topo_pe_dma {
         uint64_t bw_bytes_per_s;     /* engine total, bytes per second */
         sim_ps setup_ps;             /* fixed cost per descriptor, picoseconds */
         sim_ps node_overhead_ps;     /* per message handled, picoseconds */
+        uint32_t thread_nocs;        /* of the channels, those one issuing core's transfers
+                                      * use: they move at bw x thread_nocs / channels
+                                      * (0: all, at bw) */
+        sim_ps request_ps;           /* per NoC packet a transfer issues: the data path's
+                                      * time for the request beside its bytes */
+        sim_ps mcast_dest_ps;        /* a multicast's sender, per packet and destination */
+        sim_ps mcast_linked_dest_ps; /* the same for a linked multicast */
 };
 
 /* The matrix engine. Each cycle it multiplies an [array_m, array_k] block
@@ -194,6 +201,9 @@ struct topo_hbm {
         uint64_t page_bytes;         /* interleaved tensors: pages go round the cubes, bytes */
         struct topo_coords attach;   /* channel ch sits at attach.at[ch % attach.n]; none:
                                       * the west/east edge placement */
+        uint32_t near_efficiency_pct; /* a channel serves the PE at its attach point at this
+                                      * % of channel bw (0: 100) */
+        uint32_t far_efficiency_pct; /* and every other requester at this % (0: 100) */
 };
 
 /* The shape of a cube's NoC. Every shape has one router per PE. */

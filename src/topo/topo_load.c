@@ -37,6 +37,9 @@ static const char *const base_words[] = { "default", "none", NULL };
 #define F_MAP(p) { p, FT_MAP, FS_NONE, false, 0, 0, 0, NULL, false }
 #define F_INT(p, lo, hi, m) { p, FT_INT, FS_U32, false, lo, hi, OFF(m), NULL, false }
 #define F_NS(p, m) { p, FT_NUM, FS_NS, false, 0, 1e9, OFF(m), NULL, false }
+/* Optional keys (absent even with `base: none`: 0, the mechanism off). */
+#define F_OPT_INT(p, lo, hi, m) { p, FT_INT, FS_U32, false, lo, hi, OFF(m), NULL, true }
+#define F_OPT_NS(p, m) { p, FT_NUM, FS_NS, false, 0, 1e9, OFF(m), NULL, true }
 #define F_GBPS(p, m) { p, FT_NUM, FS_GBPS, true, 0, 1e6, OFF(m), NULL, false }
 #define F_MHZ(p, m) { p, FT_NUM, FS_MHZ, true, 0, 1e5, OFF(m), NULL, false }
 #define F_NET(p, m) { p, FT_ENUM, FS_NET, false, 0, 0, OFF(m), topo__net_words, false }
@@ -90,6 +93,8 @@ const struct topo__field topo__fields[] = {
           false },
         { "cube.hbm.attach", FT_COORDS, FS_COORDS, false, 0, 1023, OFF(cube.hbm.attach), NULL,
           true },
+        F_OPT_INT("cube.hbm.near_efficiency_pct", 0, 100, cube.hbm.near_efficiency_pct),
+        F_OPT_INT("cube.hbm.far_efficiency_pct", 0, 100, cube.hbm.far_efficiency_pct),
         F_MAP("cube.noc"),
         F_INT("cube.noc.rows", 1, 1024, cube.noc.rows),
         F_INT("cube.noc.cols", 1, 1024, cube.noc.cols),
@@ -115,6 +120,10 @@ const struct topo__field topo__fields[] = {
         F_GBPS("pe.dma.bw_gbps", pe.dma.bw_bytes_per_s),
         F_NS("pe.dma.setup_ns", pe.dma.setup_ps),
         F_NS("pe.dma.node_overhead_ns", pe.dma.node_overhead_ps),
+        F_OPT_INT("pe.dma.thread_nocs", 0, 64, pe.dma.thread_nocs),
+        F_OPT_NS("pe.dma.request_ns", pe.dma.request_ps),
+        F_OPT_NS("pe.dma.mcast_dest_ns", pe.dma.mcast_dest_ps),
+        F_OPT_NS("pe.dma.mcast_linked_dest_ns", pe.dma.mcast_linked_dest_ps),
         F_MAP("pe.gemm"),
         F_INT("pe.gemm.macs_per_cycle", 1, 1 << 20, pe.gemm.macs_per_cycle),
         F_MHZ("pe.gemm.clock_mhz", pe.gemm.clock_hz),
@@ -626,6 +635,14 @@ static void validate(struct loader *L)
                          "in the %u x %u NoC",
                          t->cube.compute_cols, t->cube.compute_rows, t->cube.noc.cols,
                          t->cube.noc.rows);
+        }
+        if (t->pe.dma.thread_nocs > t->pe.dma.channels) {
+                static const char *const p[] = { "pe.dma.thread_nocs", "pe.dma.channels" };
+                w = latest(L, p, 2);
+                error_at(L, w.line, w.col,
+                         "pe.dma.thread_nocs (%u) must be <= pe.dma.channels (%u): a core issues "
+                         "on some of the PE's NoCs",
+                         t->pe.dma.thread_nocs, t->pe.dma.channels);
         }
         const struct topo_coords *at = &t->cube.hbm.attach;
         if (at->n > t->cube.hbm.channels) {

@@ -305,7 +305,7 @@ Test(hw, a_drain_needs_no_descriptor_slot)
         cr_assert_lt(setup, data);
         for (uint32_t i = 0; i < t.pe.dma.channels; i++)
                 hw_dma_copy(&sim.pes[0], false, false, bytes, 0, NULL);
-        sim_ps start, end = hw_dma_reserve(&sim.pes[0], 0, bytes, false, &start);
+        sim_ps start, end = hw_dma_reserve(&sim.pes[0], 0, bytes, false, 0, &start);
         cr_assert_eq(start, 0);
         cr_assert_eq(end, (t.pe.dma.channels + 1) * data);
         /* A fifth copy waits for a slot. */
@@ -385,4 +385,57 @@ Test(hw_default, same_instant_hbm_copies_share_fairly)
                                                  : later_end[0] - later_end[1];
         cr_assert_lt(gap, later_end[0] / 20, "first %llu, last %llu",
                      (unsigned long long)later_end[0], (unsigned long long)later_end[1]);
+}
+
+/* Data movement on the Tenstorrent files (ADR 0022). */
+static void fixture_wormhole(void) { fixture_load("tt_wormhole_n150.yaml"); }
+static void fixture_blackhole(void) { fixture_load("tt_blackhole_p150.yaml"); }
+TestSuite(hw_wormhole, .init = fixture_wormhole, .fini = fixture_fini);
+TestSuite(hw_blackhole, .init = fixture_blackhole, .fini = fixture_fini);
+
+/* A core's transfers move at one NoC's rate, each packet with its request. */
+Test(hw_wormhole, a_core_issues_on_one_noc_with_a_request_per_packet)
+{
+        cr_assert_eq(t.pe.dma.thread_nocs, 1);
+        cr_assert_eq(hw_dma_bw(&t), t.pe.dma.bw_bytes_per_s / t.pe.dma.channels);
+        uint64_t p = t.cube.noc.packet_bytes;
+        cr_assert_gt(t.pe.dma.request_ps, 0);
+        cr_assert_eq(hw_dma_request_ps(&t, p), t.pe.dma.request_ps);
+        cr_assert_eq(hw_dma_request_ps(&t, p + 1), 2 * t.pe.dma.request_ps);
+        /* A drain of one packet: its bytes at one NoC's rate and its request. */
+        sim_ps end = hw_dma_reserve(&sim.pes[0], 0, p, false, 0, NULL);
+        cr_assert_eq(end, hw_bytes_ps(p, hw_dma_bw(&t)) + t.pe.dma.request_ps);
+}
+
+/* A span held in one channel: every piece goes there, served at the
+ * channel's efficiency. */
+Test(hw_wormhole, a_tensor_held_in_one_channel_stays_there)
+{
+        struct hw_hbm_span span = { .kind = HW_HOME_LOCAL, .channel_plus1 = 3 };
+        uint64_t bytes = 4 * (uint64_t)t.cube.noc.packet_bytes;
+        hw_hbm_span_access(&sim, &span, 0, dma(0), bytes, false, 0, &sim.pes[0].dma);
+        struct hw_cube *c = &sim.cubes[0];
+        uint64_t rate = t.cube.hbm.channel_bw_bytes_per_s * t.cube.hbm.near_efficiency_pct / 100;
+        for (uint32_t ch = 0; ch < t.cube.hbm.channels; ch++)
+                cr_assert_eq(c->channels[ch].busy_ps, ch == 2 ? 4 * hw_bytes_ps(bytes / 4, rate) : 0,
+                             "channel %u", ch);
+}
+
+/* Blackhole: a bank serves the PE at its attach point at 98%, any other at 67%. */
+Test(hw_blackhole, a_bank_serves_its_neighbour_faster)
+{
+        const struct topo_hbm *h = &t.cube.hbm;
+        cr_assert_eq(h->near_efficiency_pct, 98);
+        cr_assert_eq(h->far_efficiency_pct, 67);
+        uint32_t near = sim.channel_attach_pe[0];
+        cr_assert_neq(near, 0);
+        struct hw_hbm_span span = { .kind = HW_HOME_LOCAL, .channel_plus1 = 1 };
+        uint64_t bytes = t.cube.noc.packet_bytes;
+        struct hw_cube *c = &sim.cubes[0];
+        hw_hbm_span_access(&sim, &span, 0, dma(near), bytes, false, 0, &sim.pes[near].dma);
+        sim_ps at_98 = c->channels[0].busy_ps;
+        hw_hbm_span_access(&sim, &span, 0, dma(0), bytes, false, 0, &sim.pes[0].dma);
+        sim_ps at_67 = c->channels[0].busy_ps - at_98;
+        cr_assert_eq(at_98, hw_bytes_ps(bytes, h->channel_bw_bytes_per_s * 98 / 100));
+        cr_assert_eq(at_67, hw_bytes_ps(bytes, h->channel_bw_bytes_per_s * 67 / 100));
 }
