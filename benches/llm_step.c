@@ -18,8 +18,9 @@
  * From sweep.json it derives, per model and case: time per output token
  * (layers x layer + LM head), tokens/s per user and in all, time to first
  * token, the decode HBM roofline ((weight + KV bytes) / HBM bandwidth) and
- * how close the token comes to it, and the TP scaling with the
- * all-reduce's share; it writes them as DIR/llm_step.json, a section
+ * how close the token comes to it, joules per token and tokens per joule
+ * (each point's energy_j: layers x layer + LM head, over the batch's
+ * tokens), and the TP scaling with the all-reduce's share; it writes them as DIR/llm_step.json, a section
  * appended to DIR/report.md and a stacked-bar figure
  * DIR/figures/llm_breakdown.{gp,dat,png,svg}. */
 #include <errno.h>
@@ -175,9 +176,10 @@ static void param_text(json_t *pt, const char *key, char *buf, size_t len)
                 snprintf(buf, len, "%lld", (long long)json_integer_value(v));
 }
 
-/* kernel_ps of the good point of panel whose parameters match keys[i] =
- * vals[i]; -1 if there is none. */
-static double point_ps(json_t *panel, const char *const *keys, const char *const *vals, int n)
+/* The number key (kernel_ps, energy_j) of the good point of panel whose
+ * parameters match keys[i] = vals[i]; -1 if there is none. */
+static double point_num(json_t *panel, const char *key, const char *const *keys,
+                        const char *const *vals, int n)
 {
         size_t i;
         json_t *pt;
@@ -189,10 +191,16 @@ static double point_ps(json_t *panel, const char *const *keys, const char *const
                         match = strcmp(buf, vals[k]) == 0;
                 }
                 const char *st = json_string_value(json_object_get(pt, "status"));
+                json_t *v = json_object_get(pt, key);
                 if (match && st && strcmp(st, "ok") == 0)
-                        return (double)json_integer_value(json_object_get(pt, "kernel_ps"));
+                        return json_is_number(v) ? json_number_value(v) : -1;
         }
         return -1;
+}
+
+static double point_ps(json_t *panel, const char *const *keys, const char *const *vals, int n)
+{
+        return point_num(panel, "kernel_ps", keys, vals, n);
 }
 
 /* ---- the figures of one case ------------------------------------------------------- */
@@ -206,6 +214,10 @@ struct step_case {
         double head_ps;              /* the LM head */
         double token_ps;             /* layers x layer + head */
         double roofline_ps;          /* (weights + KV) / HBM bandwidth (decode) */
+        double layer_j;              /* one layer's energy, joules (docs/adr/0024) */
+        double head_j;               /* the LM head's */
+        double step_j;               /* layers x layer + head: one step of the batch */
+        double j_per_token;          /* step_j / (batch x q_len) */
 };
 
 static double weight_bytes(const struct llm_model *m)
@@ -237,19 +249,24 @@ static bool fill_case(struct step_case *c, json_t *panel, json_t *head, const ch
                 vals[1] = "all";
         }
         c->layer_ps = point_ps(panel, keys, vals, n);
+        c->layer_j = point_num(panel, "energy_j", keys, vals, n);
         for (int k = 0; k < N_CLASSES; k++) {
                 vals[n - 1] = classes[k];
                 c->class_ps[k] = point_ps(panel, keys, vals, n);
         }
         c->head_ps = point_ps(head, (const char *[]){ "model", "batch" },
                               (const char *[]){ model, b }, 2);
-        if (c->layer_ps < 0 || c->head_ps < 0)
+        c->head_j = point_num(head, "energy_j", (const char *[]){ "model", "batch" },
+                              (const char *[]){ model, b }, 2);
+        if (c->layer_ps < 0 || c->head_ps < 0 || c->layer_j < 0 || c->head_j < 0)
                 return false;
         for (int k = 0; k < N_CLASSES; k++)
                 if (c->class_ps[k] < 0)
                         return false;
         double layers = (double)c->m->layers;
         c->token_ps = layers * c->layer_ps + c->head_ps;
+        c->step_j = layers * c->layer_j + c->head_j;
+        c->j_per_token = c->step_j / ((double)c->batch * (double)c->q_len);
         c->roofline_ps = (weight_bytes(c->m) + kv_bytes(c->m, c->batch, c->past)) / hbm_bw * 1e12;
         return true;
 }
@@ -354,6 +371,14 @@ static json_t *case_json(const struct step_case *c)
         for (int k = 0; k < 5; k++)
                 json_object_set_new(bd, names[k], jsonw_real(b[k]));
         json_object_set_new(o, "breakdown_ps", bd);
+        /* Energy: a step of the batch, per token (decode: each user's next
+         * token; prefill: each prompt token) and tokens per joule. */
+        json_object_set_new(o, "layer_j", jsonw_real(c->layer_j));
+        json_object_set_new(o, "lm_head_j", jsonw_real(c->head_j));
+        json_object_set_new(o, "step_j", jsonw_real(c->step_j));
+        json_object_set_new(o, "j_per_token", jsonw_real(c->j_per_token));
+        json_object_set_new(o, "tokens_per_j",
+                            jsonw_real(c->step_j > 0 ? 1.0 / c->j_per_token : 0.0));
         if (c->q_len == 1) {
                 json_object_set_new(o, "hbm_roofline_ps", jsonw_real(c->roofline_ps));
                 json_object_set_new(o, "of_roofline", jsonw_real(c->roofline_ps / c->token_ps));
@@ -414,11 +439,13 @@ static int write_results(const char *out_dir, json_t *sw, const struct step_opts
               "the LM head GEMM (`llm_lm_head`). Decode: time per output token (TPOT), tokens/s "
               "per user (1 / TPOT) and in all (batch / TPOT); the HBM roofline is (weight bytes "
               "+ KV bytes) / the machine's HBM bandwidth. Prefill (2048 tokens, no cache, batch "
-              "1): time to first token (TTFT). Times in ms.\n\n"
+              "1): time to first token (TTFT). Times in ms. Energy (docs/adr/0024): a step's "
+              "joules (layers x layer + LM head) per token (decode: per user's token; "
+              "prefill: per prompt token) and tokens per joule.\n\n"
               "| case | layer | LM head | TPOT or TTFT | tok/s/user | tok/s | roofline "
               "| of roofline "
-              "| GEMM | attention | norm | all-reduce | other |\n"
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", f);
+              "| GEMM | attention | norm | all-reduce | other | J/token | tok/J |\n"
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n", f);
         for (size_t i = 0; i < n; i++) {
                 const struct step_case *c = &cs[i];
                 double b[5];
@@ -440,14 +467,19 @@ static int write_results(const char *out_dir, json_t *sw, const struct step_opts
                 }
                 for (int k = 0; k < 5; k++)
                         md_ms(f, b[k]);
+                fprintf(f, " %.4g | %.4g |", c->j_per_token,
+                        c->j_per_token > 0 ? 1.0 / c->j_per_token : 0.0);
                 fputc('\n', f);
                 if (!quiet && c->q_len == 1)
                         fprintf(out, "%-28s TPOT %9.3f ms  %8.1f tok/s/user  %9.1f tok/s  "
-                                "%3.0f%% of HBM roofline\n", c->label, c->token_ps / 1e9,
-                                1e12 / c->token_ps, (double)c->batch * 1e12 / c->token_ps,
-                                100 * c->roofline_ps / c->token_ps);
+                                "%3.0f%% of HBM roofline  %.4g J/token  %.4g tok/J\n", c->label,
+                                c->token_ps / 1e9, 1e12 / c->token_ps,
+                                (double)c->batch * 1e12 / c->token_ps,
+                                100 * c->roofline_ps / c->token_ps, c->j_per_token,
+                                c->j_per_token > 0 ? 1.0 / c->j_per_token : 0.0);
                 else if (!quiet)
-                        fprintf(out, "%-28s TTFT %9.3f ms\n", c->label, c->token_ps / 1e9);
+                        fprintf(out, "%-28s TTFT %9.3f ms  %.4g J/prompt token\n", c->label,
+                                c->token_ps / 1e9, c->j_per_token);
         }
         bool drawn = n && breakdown_figure(out_dir, cs, n, figures);
         fprintf(f, "\n%s`figures/llm_breakdown.gp` draws the time per token by op class%s.\n",
@@ -577,7 +609,8 @@ const struct bench bench_llm_step = {
                 "class alone (part=gemm, attention, norm, allreduce) for the breakdown.\n"
                 "Writes DIR/sweep.json, DIR/report.md with an llm-step section (time per\n"
                 "output token, tokens/s per user and in all, time to first token, the\n"
-                "decode HBM roofline, TP scaling with the all-reduce's share),\n"
+                "decode HBM roofline, joules per token and tokens per joule, TP scaling\n"
+                "with the all-reduce's share),\n"
                 "DIR/llm_step.json and DIR/figures/llm_breakdown.* (stacked bars). DIR is\n"
                 "--out, default out/llm_step; --jobs N runs N points at once.\n"
                 "\n"

@@ -146,6 +146,78 @@ void rep_run_bounds(const struct hw_sim *s, const struct rep_run_stats *st,
         b->peak_hbm_gbps = (double)tot.hbm_bw_bytes_per_s * 1e-9;
 }
 
+/* ---- energy (docs/adr/0024) ------------------------------------------------------- */
+
+const char *rep_energy_class_name(enum rep_energy_class c)
+{
+        static const char *const names[] = { "pe_cpu", "pe_dma", "pe_gemm", "pe_math", "tcm",
+                                             "noc", "hbm", "inter_cube", "inter_sip" };
+        return (unsigned)c < REP_EN_COUNT ? names[c] : "?";
+}
+
+/* Static energy of n units of e over span ps, busy ps of it in all (at
+ * most n x span), joules: idle power while idle, active power while busy. */
+static double static_j(const struct topo_energy *e, uint64_t n, sim_ps span, sim_ps busy)
+{
+        double all = (double)n * (double)span;
+        double on = (double)busy < all ? (double)busy : all;
+        return ((double)e->idle_mw * (all - on) + (double)e->active_mw * on) * 1e-15;
+}
+
+/* Dynamic energy of work units at e's energy per unit, joules. */
+static double dyn_j(const struct topo_energy *e, double work)
+{
+        return (double)e->dyn_fj * work * 1e-15;
+}
+
+void rep_run_energy(const struct hw_sim *s, const struct rep_run_stats *st,
+                    struct rep_energy *out)
+{
+        const struct topo *t = s->topo;
+        memset(out, 0, sizeof *out);
+        sim_ps span = kernel_span(s);
+        out->kernel_ps = span;
+        struct busy cls[N_CLASSES];
+        busy_classes(s, st, cls);
+        uint64_t ops = 0, tcm_bytes = 0, rd, wr;
+        sim_ps tcm_busy = 0;
+        for (int op = 0; op < TOPO_OP_COUNT; op++)
+                ops += st->n_ops[op];
+        for (uint32_t i = 0; i < s->n_pes; i++) {
+                tcm_bytes += s->pes[i].tcm_bytes;
+                tcm_busy += s->pes[i].tcm.busy_ps;
+        }
+        hbm_bytes(s, &rd, &wr);
+        /* Each fidelity pass runs the array again (pe.gemm.fidelity_passes). */
+        double macs = (double)st->work.gemm_flops / 2.0 * (double)t->pe.gemm.fidelity_passes;
+        const uint64_t *lb = s->class_bytes;
+        out->dyn_j[REP_EN_PE_CPU] = dyn_j(&t->pe.cpu.energy, (double)ops);
+        out->dyn_j[REP_EN_PE_GEMM] = dyn_j(&t->pe.gemm.energy, macs);
+        out->dyn_j[REP_EN_PE_MATH] = dyn_j(&t->pe.math.energy, (double)st->work.math_elem_cycles);
+        out->dyn_j[REP_EN_TCM] = dyn_j(&t->pe.tcm.energy, (double)tcm_bytes);
+        out->dyn_j[REP_EN_NOC] = dyn_j(&t->cube.noc.energy, (double)lb[TOPO_EDGE_NOC]);
+        out->dyn_j[REP_EN_HBM] = dyn_j(&t->cube.hbm.energy, (double)rd + (double)wr);
+        out->dyn_j[REP_EN_INTER_CUBE] = dyn_j(&t->sip.inter_cube_energy,
+                                              (double)lb[TOPO_EDGE_INTER_CUBE]);
+        out->dyn_j[REP_EN_INTER_SIP] = dyn_j(&t->system.inter_sip_energy,
+                                             (double)lb[TOPO_EDGE_INTER_SIP]);
+        uint64_t n = s->n_pes;
+        out->static_j[REP_EN_PE_CPU] = static_j(&t->pe.cpu.energy, n, span, cls[0].busy);
+        out->static_j[REP_EN_PE_DMA] = static_j(&t->pe.dma.energy, n, span, cls[1].busy);
+        out->static_j[REP_EN_PE_GEMM] = static_j(&t->pe.gemm.energy, n, span, cls[2].busy);
+        out->static_j[REP_EN_PE_MATH] = static_j(&t->pe.math.energy, n, span, cls[3].busy);
+        out->static_j[REP_EN_TCM] = static_j(&t->pe.tcm.energy, n, span, tcm_busy);
+        out->static_j[REP_EN_NOC] = static_j(&t->cube.noc.energy, s->n_cubes, span, 0);
+        out->static_j[REP_EN_HBM] = static_j(&t->cube.hbm.energy, s->n_cubes, span, 0);
+        for (int c = 0; c < REP_EN_COUNT; c++) {
+                out->class_j[c] = out->dyn_j[c] + out->static_j[c];
+                out->total_j += out->class_j[c];
+                out->static_total_j += out->static_j[c];
+        }
+        if (span)
+                out->avg_power_w = out->total_j / ((double)span * 1e-12);
+}
+
 /* ---- JSON ---------------------------------------------------------------------- */
 
 json_t *rep_run_summary(const struct hw_sim *s, const struct rep_run_stats *st,
@@ -219,6 +291,16 @@ json_t *rep_run_summary(const struct hw_sim *s, const struct rep_run_stats *st,
         count_idle(s, &idle_pes, &idle_cubes);
         json_object_set_new(o, "idle_pes", json_integer(idle_pes));
         json_object_set_new(o, "idle_cubes", json_integer(idle_cubes));
+
+        struct rep_energy en;
+        rep_run_energy(s, st, &en);
+        json_object_set_new(o, "energy_j", jsonw_real(en.total_j));
+        json_t *ej = json_object();
+        for (int c = 0; c < REP_EN_COUNT; c++)
+                json_object_set_new(ej, rep_energy_class_name(c), jsonw_real(en.class_j[c]));
+        json_object_set_new(o, "energy_by_class_j", ej);
+        json_object_set_new(o, "static_j", jsonw_real(en.static_total_j));
+        json_object_set_new(o, "avg_power_w", jsonw_real(en.avg_power_w));
 
         json_t *pes = json_array();
         for (uint32_t i = 0; i < s->n_pes; i++) {
@@ -327,5 +409,13 @@ void rep_run_summary_text(const struct hw_sim *s, const struct rep_run_stats *st
                 b.peak_tflops > 0 ? 100.0 * b.gemm_tflops / b.peak_tflops : 0.0, b.peak_tflops,
                 b.hbm_gbps, b.peak_hbm_gbps > 0 ? 100.0 * b.hbm_gbps / b.peak_hbm_gbps : 0.0,
                 b.peak_hbm_gbps);
+        struct rep_energy en;
+        rep_run_energy(s, st, &en);
+        fprintf(out, "  energy: %.6g J (%.6g J static), average power %.4g W over the kernel time\n",
+                en.total_j, en.static_total_j, en.avg_power_w);
+        for (int c = 0; c < REP_EN_COUNT; c++)
+                if (en.class_j[c] > 0)
+                        fprintf(out, "    %-12s %12.6g J  %5.1f%%\n", rep_energy_class_name(c),
+                                en.class_j[c], 100.0 * en.class_j[c] / en.total_j);
         profile_table(st, profile ? SIZE_MAX : 5, out);
 }

@@ -52,6 +52,42 @@ const char *rep_bound_name(enum rep_bound);
 void rep_run_bounds(const struct hw_sim *s, const struct rep_run_stats *st,
                     struct rep_bounds *out);
 
+/* The component classes a run's energy is split into (docs/adr/0024). */
+enum rep_energy_class {
+        REP_EN_PE_CPU,               /* issued ops; static per PE */
+        REP_EN_PE_DMA,               /* static per PE only (its bytes: TCM, NoC) */
+        REP_EN_PE_GEMM,              /* MACs x fidelity passes */
+        REP_EN_PE_MATH,              /* element-cycles */
+        REP_EN_TCM,                  /* bytes read and written */
+        REP_EN_NOC,                  /* byte-hops on NoC links; idle per cube */
+        REP_EN_HBM,                  /* bytes read and written; idle per cube */
+        REP_EN_INTER_CUBE,           /* bytes over inter-cube links */
+        REP_EN_INTER_SIP,            /* bytes over inter-SIP links */
+        REP_EN_COUNT
+};
+
+/* A run's energy: each class's dynamic energy is its work counted by the
+ * machine and the runtime (MACs, element-cycles, bytes, byte-hops, ops)
+ * times the machine's energy per unit; its static energy is its idle
+ * power over the kernel time of each unit plus (active - idle) over the
+ * unit's busy time. */
+struct rep_energy {
+        double dyn_j[REP_EN_COUNT];  /* dynamic energy per class, joules */
+        double static_j[REP_EN_COUNT]; /* static energy per class, joules */
+        double class_j[REP_EN_COUNT]; /* dyn_j + static_j */
+        double total_j;              /* sum of class_j, in class order */
+        double static_total_j;       /* sum of static_j */
+        double avg_power_w;          /* total_j / kernel time (0 without kernel time) */
+        sim_ps kernel_ps;            /* the kernel time it is spread over */
+};
+
+/* "pe_cpu", "pe_dma", "pe_gemm", "pe_math", "tcm", "noc", "hbm",
+ * "inter_cube", "inter_sip". */
+const char *rep_energy_class_name(enum rep_energy_class);
+/* The energy of the run on machine s with statistics st. */
+void rep_run_energy(const struct hw_sim *s, const struct rep_run_stats *st,
+                    struct rep_energy *out);
+
 /* A new JSON object: kernel, machine, sim_ns, kernel_ns, events, issue
  * time by op type, busy time and utilisation, bounds, bound_by, of_bound,
  * achieved rates, and the pes array (pe, exec_start_ps, exec_end_ps), of

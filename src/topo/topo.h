@@ -94,6 +94,16 @@ struct topo_link {
         uint64_t bw_bytes_per_s;     /* bandwidth, bytes per second */
 };
 
+/* A component's energy (docs/adr/0024): its dynamic energy per unit of
+ * work (the unit is in the key's name: per MAC, per element-cycle, per
+ * byte, per byte-hop, per issued op) and its static power, idle and while
+ * busy. All 0 (the optional keys absent): the component costs nothing. */
+struct topo_energy {
+        uint64_t dyn_fj;             /* dynamic energy per unit of work, femtojoules */
+        uint64_t idle_mw;            /* static power while idle, per unit, milliwatts */
+        uint64_t active_mw;          /* static power while busy, per unit, milliwatts */
+};
+
 /* How a set of peers (SIPs of the system, cubes of a SIP) is linked. */
 enum topo_net {
         TOPO_NET_RING,               /* i <-> i+1 mod n (one pair when n == 2) */
@@ -107,6 +117,7 @@ struct topo_pe_cpu {
         sim_ps program_ps;           /* a device program's fixed launch and end on each PE,
                                       * counted in kernel time, picoseconds */
         sim_ps issue_cost_ps[TOPO_OP_COUNT]; /* per op type, ps; TOPO_COST_NONE = absent */
+        struct topo_energy energy;   /* per issued op; static per PE */
 };
 
 struct topo_pe_dma {
@@ -121,6 +132,7 @@ struct topo_pe_dma {
                                       * time for the request beside its bytes */
         sim_ps mcast_dest_ps;        /* a multicast's sender, per packet and destination */
         sim_ps mcast_linked_dest_ps; /* the same for a linked multicast */
+        struct topo_energy energy;   /* static per PE (its bytes are paid by TCM and NoC) */
 };
 
 /* The matrix engine. Each cycle it multiplies an [array_m, array_k] block
@@ -138,6 +150,7 @@ struct topo_pe_gemm {
         uint32_t fill_cycles;        /* pipeline fill before the first result, cycles per op */
         uint32_t drain_cycles;       /* pipeline drain after the last block, cycles per op */
         uint32_t fidelity_passes;    /* passes per op: LoFi 1, HiFi2 2, HiFi3 3, HiFi4 4 */
+        struct topo_energy energy;   /* per MAC per fidelity pass; static per PE */
 };
 
 struct topo_pe_math {
@@ -146,6 +159,8 @@ struct topo_pe_math {
         sim_ps node_overhead_ps;     /* per message handled, picoseconds */
         uint32_t cycles_per_element[TOPO_OP_COUNT]; /* per lane, cycles; math ops only (others 0) */
         uint32_t latency_cycles[TOPO_OP_COUNT]; /* pipeline latency per op, cycles; math ops only */
+        struct topo_energy energy;   /* per element-cycle (elements x cycles_per_element);
+                                      * static per PE */
 };
 
 struct topo_tcm {
@@ -155,6 +170,7 @@ struct topo_tcm {
         sim_ps node_overhead_ps;     /* per message handled, picoseconds */
         uint32_t banks;              /* independent banks, each bw / banks */
         uint32_t line_bytes;         /* interleave: consecutive lines go to consecutive banks */
+        struct topo_energy energy;   /* per byte read or written; static per PE */
 };
 
 /* The intra-PE links and the PE's NoC port. A link named a_b is the edge
@@ -204,6 +220,7 @@ struct topo_hbm {
         uint32_t near_efficiency_pct; /* a channel serves the PE at its attach point at this
                                       * % of channel bw (0: 100) */
         uint32_t far_efficiency_pct; /* and every other requester at this % (0: 100) */
+        struct topo_energy energy;   /* per byte read or written; idle power per cube */
 };
 
 /* The shape of a cube's NoC. Every shape has one router per PE. */
@@ -223,6 +240,8 @@ struct topo_noc {
         sim_ps router_node_overhead_ps; /* per flit/message at a router, picoseconds */
         uint32_t packet_bytes;       /* largest packet payload, bytes */
         uint32_t header_bytes;       /* header each packet adds on a link, bytes */
+        struct topo_energy energy;   /* per byte-hop (a byte over one NoC link); idle
+                                      * power per cube */
 };
 
 struct topo_cube {
@@ -239,12 +258,14 @@ struct topo_sip {
         struct topo_link host_link;  /* IO_CPU <-> each M_CPU of the SIP */
         enum topo_net cube_net;      /* how the cubes of a SIP are linked */
         struct topo_link inter_cube; /* between gateway routers of two cubes */
+        struct topo_energy inter_cube_energy; /* per byte over an inter-cube link */
 };
 
 struct topo_system {
         uint32_t sips;               /* SIPs in the system */
         enum topo_net sip_net;       /* how the SIPs are linked */
         struct topo_link inter_sip;  /* between cube 0 gateway routers of two SIPs */
+        struct topo_energy inter_sip_energy; /* per byte over an inter-SIP link */
 };
 
 /* A whole machine. Plain data: copy it freely; topo_fini is for symmetry. */

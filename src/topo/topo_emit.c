@@ -322,6 +322,8 @@ static void leaf_text(const struct topo *t, const struct topo__field *f, char *b
         case FS_NS: fmt_ratio(*(const uint64_t *)p, 1000, 3, buf, len); return;
         case FS_GBPS: fmt_ratio(*(const uint64_t *)p, 1000000000, 9, buf, len); return;
         case FS_MHZ: fmt_ratio(*(const uint64_t *)p, 1000000, 6, buf, len); return;
+        case FS_PJ:
+        case FS_W: fmt_ratio(*(const uint64_t *)p, 1000, 3, buf, len); return;
         case FS_KIB: snprintf(buf, len, "%" PRIu64, *(const uint64_t *)p >> 10); return;
         case FS_GIB: snprintf(buf, len, "%" PRIu64, *(const uint64_t *)p >> 30); return;
         }

@@ -38,6 +38,8 @@ enum topo__fstore {
         FS_COST,                     /* sim_ps from ns, or TOPO_COST_NONE */
         FS_SHAPE,                    /* enum topo_noc_shape */
         FS_COORDS,                   /* struct topo_coords */
+        FS_PJ,                       /* uint64_t femtojoules from picojoules */
+        FS_W,                        /* uint64_t milliwatts from watts */
 };
 
 struct topo__field {

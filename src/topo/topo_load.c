@@ -40,6 +40,14 @@ static const char *const base_words[] = { "default", "none", NULL };
 /* Optional keys (absent even with `base: none`: 0, the mechanism off). */
 #define F_OPT_INT(p, lo, hi, m) { p, FT_INT, FS_U32, false, lo, hi, OFF(m), NULL, true }
 #define F_OPT_NS(p, m) { p, FT_NUM, FS_NS, false, 0, 1e9, OFF(m), NULL, true }
+/* Energy (docs/adr/0024): optional maps and keys, >= 0; 0 or absent: free. */
+#define F_OPT_MAP(p) { p, FT_MAP, FS_NONE, false, 0, 0, 0, NULL, true }
+#define F_PJ(p, m) { p, FT_NUM, FS_PJ, false, 0, 1e6, OFF(m), NULL, true }
+#define F_W(p, m) { p, FT_NUM, FS_W, false, 0, 1e6, OFF(m), NULL, true }
+#define F_ENERGY(p, unit, m) F_OPT_MAP(p ".energy"), F_PJ(p ".energy.pj_per_" unit, m.dyn_fj), \
+        F_W(p ".energy.idle_w", m.idle_mw), F_W(p ".energy.active_w", m.active_mw)
+#define F_ENERGY_IDLE(p, unit, m) F_OPT_MAP(p ".energy"), \
+        F_PJ(p ".energy.pj_per_" unit, m.dyn_fj), F_W(p ".energy.idle_w", m.idle_mw)
 #define F_GBPS(p, m) { p, FT_NUM, FS_GBPS, true, 0, 1e6, OFF(m), NULL, false }
 #define F_MHZ(p, m) { p, FT_NUM, FS_MHZ, true, 0, 1e5, OFF(m), NULL, false }
 #define F_NET(p, m) { p, FT_ENUM, FS_NET, false, 0, 0, OFF(m), topo__net_words, false }
@@ -64,6 +72,8 @@ const struct topo__field topo__fields[] = {
         F_NET("system.inter_sip.topology", system.sip_net),
         F_NS("system.inter_sip.latency_ns", system.inter_sip.latency_ps),
         F_GBPS("system.inter_sip.bw_gbps", system.inter_sip.bw_bytes_per_s),
+        F_OPT_MAP("system.inter_sip.energy"),
+        F_PJ("system.inter_sip.energy.pj_per_byte", system.inter_sip_energy.dyn_fj),
 
         F_MAP("sip"),
         F_INT("sip.cubes", 1, 4096, sip.cubes),
@@ -74,6 +84,8 @@ const struct topo__field topo__fields[] = {
         F_NET("sip.inter_cube.topology", sip.cube_net),
         F_NS("sip.inter_cube.latency_ns", sip.inter_cube.latency_ps),
         F_GBPS("sip.inter_cube.bw_gbps", sip.inter_cube.bw_bytes_per_s),
+        F_OPT_MAP("sip.inter_cube.energy"),
+        F_PJ("sip.inter_cube.energy.pj_per_byte", sip.inter_cube_energy.dyn_fj),
 
         F_MAP("cube"),
         F_MAP("cube.m_cpu"),
@@ -95,6 +107,7 @@ const struct topo__field topo__fields[] = {
           true },
         F_OPT_INT("cube.hbm.near_efficiency_pct", 0, 100, cube.hbm.near_efficiency_pct),
         F_OPT_INT("cube.hbm.far_efficiency_pct", 0, 100, cube.hbm.far_efficiency_pct),
+        F_ENERGY_IDLE("cube.hbm", "byte", cube.hbm.energy),
         F_MAP("cube.noc"),
         F_INT("cube.noc.rows", 1, 1024, cube.noc.rows),
         F_INT("cube.noc.cols", 1, 1024, cube.noc.cols),
@@ -105,6 +118,7 @@ const struct topo__field topo__fields[] = {
         F_NS("cube.noc.router_node_overhead_ns", cube.noc.router_node_overhead_ps),
         F_INT("cube.noc.packet_bytes", 1, 1 << 20, cube.noc.packet_bytes),
         F_INT("cube.noc.header_bytes", 0, 1 << 20, cube.noc.header_bytes),
+        F_ENERGY_IDLE("cube.noc", "byte_hop", cube.noc.energy),
 
         F_MAP("pe"),
         F_MAP("pe.cpu"),
@@ -115,6 +129,7 @@ const struct topo__field topo__fields[] = {
         F_MAP("pe.cpu.issue_cost_ns"),
         TOPO_CTRL_OPS(F_COST)
         TOPO_MATH_OPS(F_COST)
+        F_ENERGY("pe.cpu", "op", pe.cpu.energy),
         F_MAP("pe.dma"),
         F_INT("pe.dma.channels", 1, 64, pe.dma.channels),
         F_GBPS("pe.dma.bw_gbps", pe.dma.bw_bytes_per_s),
@@ -124,6 +139,9 @@ const struct topo__field topo__fields[] = {
         F_OPT_NS("pe.dma.request_ns", pe.dma.request_ps),
         F_OPT_NS("pe.dma.mcast_dest_ns", pe.dma.mcast_dest_ps),
         F_OPT_NS("pe.dma.mcast_linked_dest_ns", pe.dma.mcast_linked_dest_ps),
+        F_OPT_MAP("pe.dma.energy"),
+        F_W("pe.dma.energy.idle_w", pe.dma.energy.idle_mw),
+        F_W("pe.dma.energy.active_w", pe.dma.energy.active_mw),
         F_MAP("pe.gemm"),
         F_INT("pe.gemm.macs_per_cycle", 1, 1 << 20, pe.gemm.macs_per_cycle),
         F_MHZ("pe.gemm.clock_mhz", pe.gemm.clock_hz),
@@ -135,6 +153,7 @@ const struct topo__field topo__fields[] = {
         F_INT("pe.gemm.fill_cycles", 0, 1e6, pe.gemm.fill_cycles),
         F_INT("pe.gemm.drain_cycles", 0, 1e6, pe.gemm.drain_cycles),
         F_INT("pe.gemm.fidelity_passes", 1, 4, pe.gemm.fidelity_passes),
+        F_ENERGY("pe.gemm", "mac", pe.gemm.energy),
         F_MAP("pe.math"),
         F_INT("pe.math.lanes", 1, 1 << 16, pe.math.lanes),
         F_MHZ("pe.math.clock_mhz", pe.math.clock_hz),
@@ -143,6 +162,7 @@ const struct topo__field topo__fields[] = {
         TOPO_MATH_OPS(F_CPE)
         F_MAP("pe.math.latency_cycles"),
         TOPO_MATH_OPS(F_LAT)
+        F_ENERGY("pe.math", "element_cycle", pe.math.energy),
         F_MAP("pe.tcm"),
         { "pe.tcm.size_kib", FT_INT, FS_KIB, false, 1, 1 << 30, OFF(pe.tcm.size_bytes), NULL,
           false },
@@ -152,6 +172,7 @@ const struct topo__field topo__fields[] = {
         F_NS("pe.tcm.node_overhead_ns", pe.tcm.node_overhead_ps),
         F_INT("pe.tcm.banks", 1, 1 << 16, pe.tcm.banks),
         F_INT("pe.tcm.line_bytes", 1, 1 << 20, pe.tcm.line_bytes),
+        F_ENERGY("pe.tcm", "byte", pe.tcm.energy),
         F_MAP("pe.links"),
         F_LINK("pe.links.cpu_dma", pe.links.cpu_dma),
         F_LINK("pe.links.cpu_gemm", pe.links.cpu_gemm),
@@ -188,9 +209,13 @@ void topo__stored_name(const char *yaml_name, char *buf, size_t len)
 {
         static const struct { const char *from, *to; } suffixes[] = {
                 { "_ns", "_ps" }, { "_gbps", "_bytes_per_s" }, { "_kib", "_bytes" },
-                { "_gib", "_bytes" }, { "_mhz", "_hz" },
+                { "_gib", "_bytes" }, { "_mhz", "_hz" }, { "_w", "_mw" },
         };
         size_t n = strlen(yaml_name);
+        if (strncmp(yaml_name, "pj_per_", 7) == 0) { /* energy: stored in fJ */
+                snprintf(buf, len, "fj_per_%s", yaml_name + 7);
+                return;
+        }
         for (size_t i = 0; i < ARRAY_LEN(suffixes); i++) {
                 size_t s = strlen(suffixes[i].from);
                 if (n > s && strcmp(yaml_name + n - s, suffixes[i].from) == 0) {
@@ -346,6 +371,8 @@ static bool store_num(struct topo *t, const struct topo__field *f, double x)
         case FS_MHZ: *(uint64_t *)p = (uint64_t)llround(x * 1e6); return *(uint64_t *)p > 0;
         case FS_KIB: *(uint64_t *)p = (uint64_t)x << 10; return true;
         case FS_GIB: *(uint64_t *)p = (uint64_t)x << 30; return true;
+        case FS_PJ:
+        case FS_W: *(uint64_t *)p = (uint64_t)llround(x * 1e3); return true;
         default: return true;
         }
 }

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# A run's energy (docs/adr/0024) against a hand computation from the
+# machine's parameters: a GEMM's MACs x pJ/MAC, bytes x pJ/byte, byte-hops
+# x pJ/byte-hop, ops x pJ/op, and static power over the kernel time and
+# the busy time; energy_by_class_j sums to energy_j; doubling one
+# parameter doubles its class's dynamic part and leaves the others alone;
+# the same run gives the same energy; a machine without energy keys costs 0.
+set -euo pipefail
+. "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
+
+gemm=(gemm --set m=256 --set n=512 --set k=384)
+"$bin" run "${gemm[@]}" --json >"$tmp/base.json"
+"$bin" run "${gemm[@]}" --json >"$tmp/again.json"
+"$bin" topo show --format json >"$tmp/topo.json"
+"$bin" run "${gemm[@]}" --set pe.gemm.energy.pj_per_mac=0.44 --json >"$tmp/mac2.json"
+"$bin" run "${gemm[@]}" --set cube.hbm.energy.pj_per_byte=96 --json >"$tmp/hbm2.json"
+"$bin" run "${gemm[@]}" --set pe.gemm.fidelity_passes=2 --json >"$tmp/hifi2.json"
+# A machine stating no energy keys: every class 0.
+cat >"$tmp/free.yaml" <<'YAML'
+version: 1
+pe:
+  cpu: {energy: {pj_per_op: 0, idle_w: 0, active_w: 0}}
+  dma: {energy: {idle_w: 0, active_w: 0}}
+  gemm: {energy: {pj_per_mac: 0, idle_w: 0, active_w: 0}}
+  math: {energy: {pj_per_element_cycle: 0, idle_w: 0, active_w: 0}}
+  tcm: {energy: {pj_per_byte: 0, idle_w: 0, active_w: 0}}
+cube:
+  hbm: {energy: {pj_per_byte: 0, idle_w: 0}}
+  noc: {energy: {pj_per_byte_hop: 0, idle_w: 0}}
+YAML
+"$bin" run "${gemm[@]}" --topo "$tmp/free.yaml" --json >"$tmp/free.json"
+
+python3 - "$tmp" <<'PY'
+import json, sys
+d = sys.argv[1]
+load = lambda n: json.load(open(f"{d}/{n}.json"))
+r, t = load("base"), load("topo")["machine"]
+m, n, k = 256, 512, 384
+span = r["kernel_ps"]
+pes = len(r["pes"])
+cubes = t["sip"]["cubes"]
+fails = []
+
+def close(what, got, want, rel=1e-9):
+    if abs(got - want) > rel * max(abs(want), 1e-30):
+        fails.append(f"{what}: got {got!r}, hand computation {want!r}")
+
+def static_at(e, units, busy, span):
+    """J: idle W over the idle part of units x span, active W over busy."""
+    busy = min(busy, units * span)
+    return (e.get("idle_mw", 0) * (units * span - busy) + e.get("active_mw", 0) * busy) * 1e-15
+
+static = lambda e, units, busy: static_at(e, units, busy, span)
+
+fj = lambda e, key: e[key] * 1e-15          # fJ -> J per unit
+pe, cube = t["pe"], t["cube"]
+cls = r["energy_by_class_j"]
+ops = sum(r["op_counts"].values())
+want = {
+    # MACs of C = A.B: m n k, one pass on the default machine
+    "pe_gemm": m * n * k * fj(pe["gemm"]["energy"], "fj_per_mac")
+               + static(pe["gemm"]["energy"], pes, r["busy_ps"]["pe_gemm"]),
+    "pe_cpu": ops * fj(pe["cpu"]["energy"], "fj_per_op")
+              + static(pe["cpu"]["energy"], pes, r["busy_ps"]["pe_cpu"]),
+    "pe_dma": static(pe["dma"]["energy"], pes, r["busy_ps"]["pe_dma"]),
+    "hbm": (r["hbm_read_bytes"] + r["hbm_write_bytes"]) * fj(cube["hbm"]["energy"], "fj_per_byte")
+           + static(cube["hbm"]["energy"], cubes, 0),
+    "noc": r["link_bytes"]["noc"] * fj(cube["noc"]["energy"], "fj_per_byte_hop")
+           + static(cube["noc"]["energy"], cubes, 0),
+    "inter_cube": r["link_bytes"]["inter_cube"] * 1e-15
+                  * t["sip"]["inter_cube"]["energy"]["fj_per_byte"],
+}
+for c, w in want.items():
+    close(f"energy_by_class_j.{c}", cls[c], w)
+if not all(v >= 0 for v in cls.values()):
+    fails.append(f"a class is negative: {cls}")
+close("sum of energy_by_class_j", sum(cls.values()), r["energy_j"])
+close("avg_power_w", r["avg_power_w"], r["energy_j"] / (span * 1e-12))
+if not 0 < r["static_j"] < r["energy_j"]:
+    fails.append(f"static_j {r['static_j']} not within (0, energy_j {r['energy_j']})")
+if r["energy_j"] != load("again")["energy_j"]:
+    fails.append("the same run gave a different energy")
+
+def doubled(name, c, dyn):
+    x = load(name)
+    for o in cls:
+        if o != c and x["energy_by_class_j"][o] != cls[o]:
+            fails.append(f"{name}: class {o} moved ({cls[o]} -> {x['energy_by_class_j'][o]})")
+    close(f"{name}: {c} grows by its dynamic part", x["energy_by_class_j"][c] - cls[c], dyn, 1e-6)
+    if x["energy_j"] < r["energy_j"]:
+        fails.append(f"{name}: doubling a parameter lowered the total")
+    if x["kernel_ps"] != span:
+        fails.append(f"{name}: an energy parameter changed the timing")
+
+doubled("mac2", "pe_gemm", m * n * k * fj(pe["gemm"]["energy"], "fj_per_mac"))
+doubled("hbm2", "hbm", (r["hbm_read_bytes"] + r["hbm_write_bytes"])
+        * fj(cube["hbm"]["energy"], "fj_per_byte"))
+# Two fidelity passes: the array runs twice, so twice the MACs' energy.
+h = load("hifi2")
+close("hifi2 pe_gemm dynamic",
+      h["energy_by_class_j"]["pe_gemm"] - static_at(pe["gemm"]["energy"], pes,
+                                                    h["busy_ps"]["pe_gemm"], h["kernel_ps"]),
+      2 * m * n * k * fj(pe["gemm"]["energy"], "fj_per_mac"))
+f = load("free")
+if f["energy_j"] != 0 or any(f["energy_by_class_j"].values()) or f["avg_power_w"] != 0:
+    fails.append(f"a machine with every energy key 0 used energy: {f['energy_by_class_j']}")
+# The existing keys are the same with or without the energy keys.
+for key in ("kernel_ps", "busy_ps", "link_bytes", "hbm_read_bytes", "bounds", "op_counts"):
+    if f[key] != r[key]:
+        fails.append(f"{key} differs with the energy keys 0")
+for x in fails:
+    print("FAIL", x)
+sys.exit(1 if fails else 0)
+PY
+# The text summary prints them.
+"$bin" run "${gemm[@]}" >"$tmp/text.txt"
+grep -Eq '^  energy: [0-9.e-]+ J \([0-9.e-]+ J static\), average power [0-9.]+ W' "$tmp/text.txt" ||
+        { echo "FAIL the text summary has no energy line"; cat "$tmp/text.txt"; exit 1; }
+grep -Eq '^    pe_gemm +[0-9.e-]+ J +[0-9.]+%$' "$tmp/text.txt" ||
+        { echo "FAIL the text summary has no energy per class"; exit 1; }
+echo "energy: ok"
