@@ -11,7 +11,6 @@
  * Data is computed at issue (operands are ready by then); consumers see it
  * only through the future, so the timing is as if computed at end. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,25 +21,7 @@
 
 static const char *const dtype_names[] = { "fp32", "bf16", "fp16", "bfp8_b", "bfp4_b" };
 
-/* ---- errors and logging ------------------------------------------------------ */
-
-_Noreturn void tl__fail(tl_ctx *tl, const char *file, int line, const char *op, const char *fmt,
-                        ...)
-{
-        char msg[512];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof msg, fmt, ap);
-        va_end(ap);
-        struct tl_run *r = tl->run;
-        diag_report(r->diag, DIAG_ERROR, file, (unsigned)line, 0, "PE %s: %s: %s", tl->pe->name,
-                    op, msg);
-        r->failed = true;
-        ev_stop(&tl->sim->ev);
-        ev_proc_note(tl->proc, "stopped by its kernel error");
-        ev_wait(tl->proc, &r->never);
-        abort(); /* never resumed */
-}
+/* ---- logging ------------------------------------------------------ */
 
 void tl__account(tl_ctx *tl, enum rep_engine e, const struct rep_op *op, const char *file,
                  int line, struct rep_line_hint *hint)
@@ -361,6 +342,31 @@ void tl__wait_tensor(tl_ctx *tl, tl_tensor *t, const char *file, int line)
         tl__check_tensor(tl, t, file, line, "tl_wait_tensor", "t");
         if (!t->owner->sharded)      /* untracked, and waiting touches no part of it */
                 tl__wait_ready(tl, t, file, line, "tl_wait_tensor");
+}
+
+/* ---- scratch scopes: the memory side is tensor.c's ---------------------- */
+
+void tl__scratch_scope_begin(tl_ctx *tl, const char *file, int line)
+{
+        tl__issue(tl, TOPO_OP_SCRATCH_SCOPE, file, line);
+        tl__scope_open(tl, file, line);
+}
+
+void tl__scratch_scope_end(tl_ctx *tl, const char *file, int line)
+{
+        tl__issue(tl, TOPO_OP_SCRATCH_SCOPE, file, line);
+        if (tl->n_scopes == 0)
+                tl__fail(tl, file, line, "tl_scratch_scope_end", "no scope is open");
+        struct tl_scope *s = &tl->scopes[--tl->n_scopes];
+        /* The scope's ops may still read or write its scratch. */
+        tl__wait_inflight(tl, tl->n_scopes + 1, "tl_scratch_scope_end");
+        if (s->busy_until > ev_now(&tl->sim->ev)) {
+                tl__note_wait(tl, TL_NOTE_AT, file, line, "tl_scratch_scope_end", NULL, 0);
+                sim_ps since = ev_now(&tl->sim->ev);
+                ev_sleep_until(tl->proc, s->busy_until);
+                tl__waited(tl, since, "the scope's ops", file, line);
+        }
+        tl__scope_close(tl, s);
 }
 
 static struct rep_trace_ref log_engine(tl_ctx *tl, const char *component, const char *op,

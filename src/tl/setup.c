@@ -130,15 +130,6 @@ int64_t tl_setup_input_dim(tl_setup *s, const char *tensor, int axis)
         return a.shape[axis];
 }
 
-void tl__shape_text(char *buf, size_t len, int ndim, const int64_t *shape)
-{
-        size_t n = (size_t)snprintf(buf, len, "[");
-        for (int i = 0; i < ndim && n < len; i++)
-                n += (size_t)snprintf(buf + n, len - n, "%s%lld", i ? ", " : "", (long long)shape[i]);
-        if (n < len)
-                snprintf(buf + n, len - n, "]");
-}
-
 /* Whether name can be the file stem of a new tensor: a name (base/names.h)
  * no tensor of the launch has yet; if not, reported at file:line. */
 static bool tensor_name_ok(tl_setup *s, const char *name, const char *file, int line)

@@ -491,6 +491,8 @@ static inline void tl__check_tensor(tl_ctx *tl, const tl_tensor *t, const char *
 void tl__check_dtype(tl_ctx *tl, tl_dtype dt, const char *file, int line, const char *op);
 /* The PE whose kernel is running on this thread now, or NULL (host side). */
 tl_ctx *tl__current(void);
+/* Make r the run of this thread (NULL: none); returns the one it was. */
+struct tl_run *tl__enter_run(struct tl_run *r);
 /* A kernel error unless t is a live tensor (tl__check_tensor) and local
  * (TCM or scratch). */
 void tl__need_local(tl_ctx *tl, const tl_tensor *t, const char *file, int line, const char *op,
@@ -528,6 +530,11 @@ int tl__inbox_check_empty(struct tl_run *r, struct diag *d);
  * reported). */
 void *tl__arena_alloc(tl_ctx *tl, size_t bytes);
 void tl__arena_rollback(tl_ctx *tl, size_t mark);
+/* Scratch scopes' memory side (the ops are tl__scratch_scope_begin/end):
+ * open a scope at file:line (a kernel error past TL_MAX_SCOPES); close s,
+ * just popped: its arena, scratch bytes and tensor structs die. */
+void tl__scope_open(tl_ctx *tl, const char *file, int line);
+void tl__scope_close(tl_ctx *tl, struct tl_scope *s);
 /* A struct of the PE's tensor pool for a composite's handle: magic
  * TL_HANDLE_MAGIC, handle_rec = rec; it lives and dies with the innermost
  * open scope like a tensor, so a handle whose scope ended is known as such
