@@ -115,6 +115,16 @@ uint64_t tl_dtype_bytes(tl_dtype dt, int64_t n, int64_t row_len)
         return rows * (mant + (per_row + 15) / 16);
 }
 
+uint64_t tl__bytes_as(const tl_tensor *t, tl_dtype dt)
+{
+        return tl_dtype_bytes(dt, tl__elems(t), t->ndim ? t->shape[t->ndim - 1] : 1);
+}
+
+uint64_t tl__tensor_bytes(const tl_tensor *t)
+{
+        return tl__bytes_as(t, t->dtype);
+}
+
 /* ---- arena ------------------------------------------------------------------ */
 
 #define ARENA_CHUNK (1u << 20)

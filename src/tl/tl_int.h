@@ -325,6 +325,10 @@ tl_machine tl__machine_of(const struct hw_sim *s);
 /* Account an executed op (profile, work) and record it in the op_log and
  * the trace (if open); where the trace put it. */
 struct rep_trace_ref tl__log(tl_ctx *tl, const struct rep_op *op);
+/* tl__log of a record of component's op, start..end, on this PE. */
+struct rep_trace_ref tl__log_engine(tl_ctx *tl, const char *component, const char *op,
+                                    sim_ps start, sim_ps end, uint64_t bytes, uint64_t flops,
+                                    uint64_t elem_cycles, const struct rep_param *p, unsigned n);
 /* The same for a record placed after its call returned (an HBM copy, a
  * composite's stage): charged to the call at file:line (its profile entry
  * kept in *hint, or NULL), with no arrows (the PE_CPU has moved on to
@@ -530,6 +534,9 @@ int tl__inbox_check_empty(struct tl_run *r, struct diag *d);
  * reported). */
 void *tl__arena_alloc(tl_ctx *tl, size_t bytes);
 void tl__arena_rollback(tl_ctx *tl, size_t mark);
+/* Bytes of t's elements held as dt; as its own dtype. */
+uint64_t tl__bytes_as(const tl_tensor *t, tl_dtype dt);
+uint64_t tl__tensor_bytes(const tl_tensor *t);
 /* Scratch scopes' memory side (the ops are tl__scratch_scope_begin/end):
  * open a scope at file:line (a kernel error past TL_MAX_SCOPES); close s,
  * just popped: its arena, scratch bytes and tensor structs die. */
