@@ -10,7 +10,6 @@
  *   4. the result's future completes at end; the call returns now.
  * Data is computed at issue (operands are ready by then); consumers see it
  * only through the future, so the timing is as if computed at end. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

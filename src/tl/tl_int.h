@@ -288,6 +288,7 @@ struct tl_site {
 };
 
 #define TL_MAX_GLOBALS 32
+#define TL_MAX_PARAMS 64 /* parameters a kernel may declare */
 
 /* A run: per-PE contexts, the setup's tensors, outputs, error state. */
 struct tl_run {
@@ -382,6 +383,13 @@ void tl__hbm_span(const struct tl_run *r, const tl_tensor *t, struct hw_hbm_span
 int tl_setup_run(struct tl_run *r, struct diag *d);
 /* Data mode: write the outputs to opts->outputs_dir. */
 int tl_write_outputs(struct tl_run *r, struct diag *d);
+/* Extent of axis of input tensor's file under --inputs, or -1 when there
+ * is none (tl_setup_input_dim). */
+int64_t tl__input_dim(const struct tl_run *r, const char *tensor, int axis);
+/* After the kernel's setup: the input files checked against the shapes
+ * and, in data mode, every tensor's storage filled (inputs read or
+ * generated, --save-inputs written); 0 or a negative errno, reported. */
+int tl__load_files(struct tl_run *r, struct diag *d);
 
 /* Data-mode checks (check.c). Before the run: every output has its
  * --expect file, of its shape (else -EINVAL); the inputs' non-finite
