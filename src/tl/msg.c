@@ -6,6 +6,7 @@
 
 #include "base/ckd.h"
 #include "base/util.h"
+#include "tl/ops.h"
 #include "tl/tl_int.h"
 
 /* ---- send / recv ------------------------------------------------------------------ */

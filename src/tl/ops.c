@@ -16,6 +16,8 @@
 
 #include "base/ckd.h"
 #include "base/util.h"
+#include "tl/ops.h"
+#include "tl/tensor.h"
 #include "tl/tl_int.h"
 
 static const char *const dtype_names[] = { "fp32", "bf16", "fp16", "bfp8_b", "bfp4_b" };

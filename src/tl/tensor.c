@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "tl/tensor.h"
 #include "tl/tl_int.h"
 
 #ifdef CUBESIM_SANITIZED

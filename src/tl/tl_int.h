@@ -169,7 +169,6 @@ struct tl_inbox {
 
 struct tl_run;
 struct tl_inflight;
-struct tl_dma_op;
 
 /* What a blocked process waits for, kept as pointers and numbers and
  * formatted only when a deadlock or budget report reads it. */
@@ -472,33 +471,6 @@ void tl__finish_at(tl_ctx *tl, tl_tensor *t, sim_ps end);
  * Every operand comes here through tl__wait_ready. */
 void tl__sharded_touch(tl_ctx *tl, const tl_tensor *t, const char *file, int line,
                        const char *op);
-/* tl__wait_ready when t is busy or a trace is written (marks t's producer). */
-void tl__wait_busy(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op);
-/* Block until t is ready (notes the wait for deadlock reports). Inline:
- * every operand of every op comes here, and most are ready. */
-static inline void tl__wait_ready(tl_ctx *tl, tl_tensor *t, const char *file, int line,
-                                  const char *op)
-{
-        if (t->owner->sharded)
-                tl__sharded_touch(tl, t, file, line, op);
-        if (t->owner->busy || tl->run->have_trace)
-                tl__wait_busy(tl, t, file, line, op);
-}
-/* The kernel error of a tensor that fails tl__check_tensor: what is wrong
- * with it (does not return). */
-_Noreturn void tl__bad_tensor(tl_ctx *tl, const tl_tensor *t, const char *file, int line,
-                              const char *op, const char *which);
-/* A kernel error unless t is a live tensor of this PE: not NULL, a tensor,
- * made on this PE, and its scratch scope (if any) not ended. which names
- * the operand in the message. Inline: every operand of every op is
- * checked, and passes. */
-static inline void tl__check_tensor(tl_ctx *tl, const tl_tensor *t, const char *file, int line,
-                                    const char *op, const char *which)
-{
-        if (!t || t->magic != TL_TENSOR_MAGIC || (t->ctx && t->ctx != tl) ||
-            tl__struct_dead(tl, t))
-                tl__bad_tensor(tl, t, file, line, op, which);
-}
 /* A kernel error unless dt is one of tl_dtype. */
 void tl__check_dtype(tl_ctx *tl, tl_dtype dt, const char *file, int line, const char *op);
 /* The PE whose kernel is running on this thread now, or NULL (host side). */
