@@ -54,14 +54,4 @@ void npy_free(struct npy_array *);
 size_t npy_dtype_size(enum npy_dtype);
 const char *npy_dtype_name(enum npy_dtype);
 
-/* IEEE conversions, round to nearest even; NaN stays NaN, overflow gives
- * infinity. */
-uint16_t npy_f32_to_bf16(float x);
-float npy_bf16_to_f32(uint16_t b);
-uint16_t npy_f32_to_f16(float x);
-float npy_f16_to_f32(uint16_t h);
-/* A float's IEEE-754 binary32 bits, and the float of such bits. */
-uint32_t npy_f32_bits(float x);
-float npy_bits_f32(uint32_t u);
-
 #endif

@@ -153,6 +153,58 @@ static int print_run(int rc, const cubesim_result *res, bool json, bool to_stder
         return rc;
 }
 
+/* The value v of option a of cubesim run (one that takes a value): into
+ * ro, *topo_path or sets[*n_sets]; problems to d. */
+static void run_value(struct cubesim_run_opts *ro, const char *a, char *v, const char **topo_path,
+                      char **sets, int *n_sets, struct diag *d)
+{
+        const char **text = text_opt(ro, a);
+        if (text) {
+                *text = v;
+        } else if (strcmp(a, "--topo") == 0) {
+                *topo_path = v;
+        } else if (strcmp(a, "--set") == 0) {
+                if (*n_sets == 256) {
+                        diag_error(d, "too many --set (at most 256)");
+                        return;
+                }
+                sets[(*n_sets)++] = v;
+        } else if (strcmp(a, "--mode") == 0) {
+                if (parse_mode(v, &ro->mode) < 0)
+                        diag_error(d, "--mode %s: expected oplog or data", v);
+        } else if (strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0) {
+                double x = 0;
+                if (!params_parse_double(v, &x) || x < 0)
+                        diag_error(d, "%s %s: expected a number >= 0", a, v);
+                else if (a[2] == 'r')
+                        ro->rtol = x;
+                else
+                        ro->atol = x;
+        } else if (strcmp(a, "--seed") == 0 || strcmp(a, "--max-events") == 0 ||
+                   strcmp(a, "--max-sim-ns") == 0) {
+                uint64_t x = 0;
+                bool budget = a[2] == 'm';
+                if (!params_parse_u64(v, &x) || (budget && (x == 0 || x > UINT64_MAX / 1000)))
+                        diag_error(d, "%s %s: expected %s", a, v,
+                                   budget ? "a positive integer" : "a non-negative integer");
+                else if (strcmp(a, "--seed") == 0)
+                        ro->seed = x;
+                else if (strcmp(a, "--max-events") == 0)
+                        ro->max_events = x;
+                else
+                        ro->max_sim_ns = x;
+        } else if (strcmp(a, "--timeout-s") == 0) {
+                cli_parse_timeout(v, &ro->timeout_s, d);
+        } else if (strcmp(a, "--trace-window") == 0) {
+                if (parse_window(v, &ro->trace_t0_ns, &ro->trace_t1_ns) < 0)
+                        diag_error(d, "--trace-window %s: expected T0:T1 in ns with T0 <= T1 "
+                                   "(T1 may be left out)", v);
+        } else if (strcmp(a, "--kernels") == 0) {
+                if (cubesim_kernels_load(v) != CUBESIM_OK)
+                        cli_take_messages(d, cubesim_messages());
+        }
+}
+
 int cli_run(int argc, char **argv)
 {
         static const char *const opts[] = { "--topo", "--set", "--mode", "--inputs", "--outputs",
@@ -211,53 +263,7 @@ int cli_run(int argc, char **argv)
                                 goto out_diag;
                         }
                         char *v = argv[++i];
-                        const char **text = text_opt(&ro, a);
-                        if (text) {
-                                *text = v;
-                        } else if (strcmp(a, "--topo") == 0) {
-                                topo_path = v;
-                        } else if (strcmp(a, "--set") == 0) {
-                                if (n_sets == 256) {
-                                        diag_error(&d, "too many --set (at most 256)");
-                                        continue;
-                                }
-                                sets[n_sets++] = v;
-                        } else if (strcmp(a, "--mode") == 0) {
-                                if (parse_mode(v, &ro.mode) < 0)
-                                        diag_error(&d, "--mode %s: expected oplog or data", v);
-                        } else if (strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0) {
-                                double x = 0;
-                                if (!params_parse_double(v, &x) || x < 0)
-                                        diag_error(&d, "%s %s: expected a number >= 0", a, v);
-                                else if (a[2] == 'r')
-                                        ro.rtol = x;
-                                else
-                                        ro.atol = x;
-                        } else if (strcmp(a, "--seed") == 0 || strcmp(a, "--max-events") == 0 ||
-                                   strcmp(a, "--max-sim-ns") == 0) {
-                                uint64_t x = 0;
-                                bool budget = a[2] == 'm';
-                                if (!params_parse_u64(v, &x) ||
-                                    (budget && (x == 0 || x > UINT64_MAX / 1000)))
-                                        diag_error(&d, "%s %s: expected %s", a, v,
-                                                   budget ? "a positive integer"
-                                                          : "a non-negative integer");
-                                else if (strcmp(a, "--seed") == 0)
-                                        ro.seed = x;
-                                else if (strcmp(a, "--max-events") == 0)
-                                        ro.max_events = x;
-                                else
-                                        ro.max_sim_ns = x;
-                        } else if (strcmp(a, "--timeout-s") == 0) {
-                                cli_parse_timeout(v, &ro.timeout_s, &d);
-                        } else if (strcmp(a, "--trace-window") == 0) {
-                                if (parse_window(v, &ro.trace_t0_ns, &ro.trace_t1_ns) < 0)
-                                        diag_error(&d, "--trace-window %s: expected T0:T1 in ns "
-                                                   "with T0 <= T1 (T1 may be left out)", v);
-                        } else if (strcmp(a, "--kernels") == 0) {
-                                if (cubesim_kernels_load(v) != CUBESIM_OK)
-                                        cli_take_messages(&d, cubesim_messages());
-                        }
+                        run_value(&ro, a, v, &topo_path, sets, &n_sets, &d);
                         continue;
                 }
                 if (a[0] == '-') {

@@ -263,23 +263,39 @@ static void gp_svg(FILE *f, const char *stem)
         fputs("\nreplot\nunset output\n", f);
 }
 
-/* Write time_PANEL.dat and .gp; false if the panel has nothing to draw. */
-static bool time_figure(const struct sweep__ctx *x, const struct sweep_panel *pn,
-                        const char *dir, char *stem, size_t stem_len)
+/* A time figure's points: those of the panel with a numeric x value and a
+ * result, grouped into series by their other coordinates. */
+struct time_pts {
+        struct xy *pts;              /* n points, in panel order */
+        char (*labels)[160];         /* n_series series labels */
+        size_t *series_of;           /* per point: its series */
+        size_t n;                    /* points */
+        size_t n_series;             /* series */
+        double max_ps, min_ps;       /* simulated time and roofline extremes, ps */
+        double min_x, max_x;         /* x extremes */
+        double y_at_min_x, y_at_max_x; /* the trend, for where the key goes */
+        bool all_binary;             /* every x value has a binary label (4Ki ...) */
+};
+
+static void time_pts_free(struct time_pts *t)
+{
+        free(t->pts);
+        free(t->labels);
+        free(t->series_of);
+}
+
+/* Gather the points of panel pn against xkey into *t; false when out of
+ * memory or none is drawable (t freed by the caller either way). */
+static bool time_collect(const struct sweep__ctx *x, const struct sweep_panel *pn,
+                         const char *xkey, struct time_pts *t)
 {
         const struct sweep_spec *s = x->spec;
-        const char *xkey = panel_x(x, pn);
-        if (!xkey)
+        *t = (struct time_pts){ .pts = calloc(pn->n_points, sizeof *t->pts),
+                                .labels = calloc(pn->n_points, sizeof *t->labels),
+                                .series_of = calloc(pn->n_points, sizeof *t->series_of),
+                                .min_ps = INFINITY, .min_x = INFINITY, .all_binary = true };
+        if (!t->pts || !t->labels || !t->series_of)
                 return false;
-        struct xy *pts = calloc(pn->n_points, sizeof *pts);
-        char (*labels)[160] = calloc(pn->n_points, sizeof *labels);
-        size_t *series_of = calloc(pn->n_points, sizeof *series_of);
-        size_t n = 0, n_series = 0;
-        double max_ps = 0, min_ps = INFINITY, min_x = INFINITY, max_x = 0;
-        double y_at_min_x = 0, y_at_max_x = 0;   /* the trend, for where the key goes */
-        bool all_binary = true;
-        if (!pts || !labels || !series_of)
-                goto fail;
         for (size_t i = pn->first_point; i < pn->first_point + pn->n_points; i++) {
                 json_t *r = x->recs[i];
                 const struct sweep_kv *kv = sweep_point_param(s, i, xkey);
@@ -289,50 +305,50 @@ static bool time_figure(const struct sweep__ctx *x, const struct sweep_panel *pn
                 char lab[160];
                 series_label(x, pn, i, xkey, lab, sizeof lab);
                 size_t k = 0;
-                while (k < n_series && strcmp(labels[k], lab) != 0)
+                while (k < t->n_series && strcmp(t->labels[k], lab) != 0)
                         k++;
-                if (k == n_series)
-                        snprintf(labels[n_series++], sizeof labels[0], "%s", lab);
-                series_of[n] = k;
-                pts[n++] = (struct xy){ v, i };
+                if (k == t->n_series)
+                        snprintf(t->labels[t->n_series++], sizeof t->labels[0], "%s", lab);
+                t->series_of[t->n] = k;
+                t->pts[t->n++] = (struct xy){ v, i };
                 double ps = (double)json_integer_value(json_object_get(r, "sim_ps"));
                 double roof = (double)json_integer_value(json_object_get(r, "hbm_roofline_ps"));
-                max_ps = fmax(max_ps, fmax(ps, roof));
-                min_ps = fmin(min_ps, roof > 0 ? fmin(ps, roof) : ps);
-                if (v < min_x)
-                        y_at_min_x = ps;
-                if (v > max_x)
-                        y_at_max_x = ps;
-                min_x = fmin(min_x, v);
-                max_x = fmax(max_x, v);
+                t->max_ps = fmax(t->max_ps, fmax(ps, roof));
+                t->min_ps = fmin(t->min_ps, roof > 0 ? fmin(ps, roof) : ps);
+                if (v < t->min_x)
+                        t->y_at_min_x = ps;
+                if (v > t->max_x)
+                        t->y_at_max_x = ps;
+                t->min_x = fmin(t->min_x, v);
+                t->max_x = fmax(t->max_x, v);
                 char tmp[32];
-                all_binary = all_binary && binary_label(v, tmp, sizeof tmp);
+                t->all_binary = t->all_binary && binary_label(v, tmp, sizeof tmp);
         }
-        if (n == 0)
-                goto fail;
-        double scale;
-        const char *unit = time_unit(max_ps, &scale);
-        /* Log axes where the values span 8x or more (or when asked). */
-        bool log_x = pn->figure.log > 0 || (pn->figure.log < 0 && min_x > 0 && max_x >= 8 * min_x);
-        bool log_y = pn->figure.log > 0 || (pn->figure.log < 0 && min_ps > 0 &&
-                                            max_ps >= 8 * min_ps);
-        snprintf(stem, stem_len, "time_%s", pn->name);
+        return t->n > 0;
+}
 
-        struct text dat, gp;
+/* Write STEM.dat: one block per series, sorted by x, times in unit
+ * (scale ps each). */
+static bool time_dat(const struct sweep__ctx *x, const struct sweep_panel *pn, const char *xkey,
+                     const struct time_pts *t, const char *unit, double scale, const char *dir,
+                     const char *stem)
+{
+        const struct sweep_spec *s = x->spec;
+        struct text dat;
         if (!text_open(&dat))
-                goto fail;
+                return false;
         fprintf(dat.f, "# cubesim sweep %s, panel %s (kernel %s): simulated time vs %s\n",
                 s->name, pn->name, pn->kernel, xkey);
         fprintf(dat.f, "# One block per series (gnuplot: index N). Columns: %s, simulated time "
                 "(launch to completion, %s), kernel time (first PE start to last PE end, %s)%s\n",
                 xkey, unit, unit, pn->figure.roofline_bytes_per_x > 0 ? ", HBM roofline" : "");
-        for (size_t k = 0; k < n_series; k++) {
-                fprintf(dat.f, "%s# series %zu: %s\n", k ? "\n\n" : "", k, labels[k]);
-                struct xy *sel = calloc(n, sizeof *sel);
+        for (size_t k = 0; k < t->n_series; k++) {
+                fprintf(dat.f, "%s# series %zu: %s\n", k ? "\n\n" : "", k, t->labels[k]);
+                struct xy *sel = calloc(t->n, sizeof *sel);
                 size_t m = 0;
-                for (size_t j = 0; sel && j < n; j++)
-                        if (series_of[j] == k)
-                                sel[m++] = pts[j];
+                for (size_t j = 0; sel && j < t->n; j++)
+                        if (t->series_of[j] == k)
+                                sel[m++] = t->pts[j];
                 if (sel)
                         qsort(sel, m, sizeof *sel, cmp_xy);
                 for (size_t j = 0; j < m; j++) {
@@ -351,11 +367,88 @@ static bool time_figure(const struct sweep__ctx *x, const struct sweep_panel *pn
         }
         char name[300];
         snprintf(name, sizeof name, "%s.dat", stem);
-        if (!text_save(&dat, dir, name))
-                goto fail;
+        return text_save(&dat, dir, name);
+}
 
+/* Exact tics at the x values when they are few (12 at most). */
+static void gp_xtics(FILE *f, const struct time_pts *t)
+{
+        if (t->n > 64)
+                return;
+        double uniq[64];
+        size_t nu = 0;
+        for (size_t j = 0; j < t->n; j++) {
+                size_t u = 0;
+                while (u < nu && uniq[u] != t->pts[j].x)
+                        u++;
+                if (u == nu && nu < 12)
+                        uniq[nu++] = t->pts[j].x;
+        }
+        if (nu > 12)
+                return;
+        fputs("set xtics (", f);
+        for (size_t u = 0; u < nu; u++) {
+                char lab[32];
+                if (!(t->all_binary && binary_label(uniq[u], lab, sizeof lab)))
+                        snprintf(lab, sizeof lab, "%g", uniq[u]);
+                fputs(u ? ", " : "", f);
+                gp_str(f, "%s", lab);
+                fprintf(f, " %.10g", uniq[u]);
+        }
+        fputs(")\n", f);
+}
+
+/* The plot command: a line per series, then the HBM roofline (roof):
+ * one line per series from the data's 4th column when the points have
+ * their own bandwidths (own_roof), else roof(x) of the machine's. */
+static void gp_time_plot(FILE *f, const struct sweep__ctx *x, const struct sweep_panel *pn,
+                         const char *xkey, const struct time_pts *t, bool roof, bool own_roof)
+{
+        static const int marks[] = { 7, 5, 9, 11, 13, 15, 6, 4, 8, 10, 12, 14 };
+        fputs("plot \\\n", f);
+        for (size_t k = 0; k < t->n_series; k++) {
+                fprintf(f, "    data index %zu using 1:2 with linespoints lw 2 pt %d title ", k,
+                        marks[k % 12]);
+                gp_str(f, "%s", t->labels[k]);
+                fputs(k + 1 < t->n_series || roof ? ", \\\n" : "\n", f);
+        }
+        if (roof && own_roof) {
+                for (size_t k = 0; k < t->n_series; k++) {
+                        fprintf(f, "    data index %zu using 1:4 with lines dt 2 lw 2 lc rgb "
+                                "\"black\" ", k);
+                        if (k == 0) {
+                                fputs("title ", f);
+                                gp_str(f, "HBM roofline: %.6g B x %s / own HBM bandwidth "
+                                       "per point", pn->figure.roofline_bytes_per_x, xkey);
+                        } else {
+                                fputs("notitle", f);
+                        }
+                        fputs(k + 1 < t->n_series ? ", \\\n" : "\n", f);
+                }
+        } else if (roof) {
+                char bw[64];
+                fmt_si((double)x->totals.hbm_bw_bytes_per_s, "B/s", bw, sizeof bw);
+                fputs("    roof(x) with lines dt 2 lw 2 lc rgb \"black\" title ", f);
+                gp_str(f, "HBM roofline: %.6g B x %s / %s", pn->figure.roofline_bytes_per_x,
+                       xkey, bw);
+                fputc('\n', f);
+        }
+}
+
+/* Write STEM.gp, which draws STEM.dat as STEM.png and STEM.svg. */
+static bool time_gp(const struct sweep__ctx *x, const struct sweep_panel *pn, const char *xkey,
+                    const struct time_pts *t, const char *unit, double scale, const char *dir,
+                    const char *stem)
+{
+        const struct sweep_spec *s = x->spec;
+        /* Log axes where the values span 8x or more (or when asked). */
+        bool log_x = pn->figure.log > 0 ||
+                     (pn->figure.log < 0 && t->min_x > 0 && t->max_x >= 8 * t->min_x);
+        bool log_y = pn->figure.log > 0 ||
+                     (pn->figure.log < 0 && t->min_ps > 0 && t->max_ps >= 8 * t->min_ps);
+        struct text gp;
         if (!text_open(&gp))
-                goto fail;
+                return false;
         char what[512];
         snprintf(what, sizeof what, "Simulated time vs %s, panel %s (kernel %s) of sweep %s.",
                  xkey, pn->name, pn->kernel, s->name);
@@ -374,50 +467,27 @@ static bool time_figure(const struct sweep__ctx *x, const struct sweep_panel *pn
          * grows with x; linear axes get headroom above the lines for it. */
         fprintf(gp.f, "set grid xtics ytics mxtics mytics lc rgb \"#dddddd\"\n"
                 "set key top %s box opaque\nset border 3\nset tics nomirror\n"
-                "set pointsize 1.3\n", y_at_max_x >= y_at_min_x ? "left" : "right");
+                "set pointsize 1.3\n", t->y_at_max_x >= t->y_at_min_x ? "left" : "right");
         if (log_x)
                 fputs("set logscale x\n", gp.f);
         if (log_y)
                 fputs("set logscale y\nset format y \"%g\"\n", gp.f);
         else
                 fprintf(gp.f, "set yrange [0:%.6g]\n",
-                        max_ps / scale * (1.25 + 0.07 * (double)n_series));
-        /* Exact tics at the x values when they are few. */
-        if (n <= 64) {
-                double uniq[64];
-                size_t nu = 0;
-                for (size_t j = 0; j < n; j++) {
-                        size_t u = 0;
-                        while (u < nu && uniq[u] != pts[j].x)
-                                u++;
-                        if (u == nu && nu < 12)
-                                uniq[nu++] = pts[j].x;
-                }
-                if (nu <= 12) {
-                        fputs("set xtics (", gp.f);
-                        for (size_t u = 0; u < nu; u++) {
-                                char lab[32];
-                                if (!(all_binary && binary_label(uniq[u], lab, sizeof lab)))
-                                        snprintf(lab, sizeof lab, "%g", uniq[u]);
-                                fputs(u ? ", " : "", gp.f);
-                                gp_str(gp.f, "%s", lab);
-                                fprintf(gp.f, " %.10g", uniq[u]);
-                        }
-                        fputs(")\n", gp.f);
-                }
-        }
+                        t->max_ps / scale * (1.25 + 0.07 * (double)t->n_series));
+        gp_xtics(gp.f, t);
         if (log_x)
-                fprintf(gp.f, "set xrange [%.10g:%.10g]\n", min_x / 1.3, max_x * 1.3);
+                fprintf(gp.f, "set xrange [%.10g:%.10g]\n", t->min_x / 1.3, t->max_x * 1.3);
         else
-                fprintf(gp.f, "set xrange [%.10g:%.10g]\n", min_x - (max_x - min_x) * 0.05,
-                        max_x + (max_x - min_x) * 0.05);
+                fprintf(gp.f, "set xrange [%.10g:%.10g]\n", t->min_x - (t->max_x - t->min_x) * 0.05,
+                        t->max_x + (t->max_x - t->min_x) * 0.05);
         bool roof = pn->figure.roofline_bytes_per_x > 0 && x->totals.hbm_bw_bytes_per_s;
         /* A point whose machine has another HBM bandwidth (a --set in the
          * sweep) is held to its own roofline: then the rooflines are
          * drawn from the points' own values (the data's 4th column). */
         bool own_roof = false;
-        for (size_t j = 0; roof && j < n; j++) {
-                json_int_t bw = json_integer_value(json_object_get(x->recs[pts[j].i],
+        for (size_t j = 0; roof && j < t->n; j++) {
+                json_int_t bw = json_integer_value(json_object_get(x->recs[t->pts[j].i],
                                                                    "hbm_bw_bytes_per_s"));
                 own_roof = own_roof || (bw > 0 && (uint64_t)bw != x->totals.hbm_bw_bytes_per_s);
         }
@@ -432,48 +502,32 @@ static bool time_figure(const struct sweep__ctx *x, const struct sweep_panel *pn
                 fputs("roof(x) = x * bytes_per_x / hbm_bw * 1e12 / unit\n", gp.f);
                 fputs("set samples 400\n", gp.f);
         }
-        static const int marks[] = { 7, 5, 9, 11, 13, 15, 6, 4, 8, 10, 12, 14 };
         gp_png(gp.f, stem);
-        fputs("plot \\\n", gp.f);
-        for (size_t k = 0; k < n_series; k++) {
-                fprintf(gp.f, "    data index %zu using 1:2 with linespoints lw 2 pt %d title ", k,
-                        marks[k % 12]);
-                gp_str(gp.f, "%s", labels[k]);
-                fputs(k + 1 < n_series || roof ? ", \\\n" : "\n", gp.f);
-        }
-        if (roof && own_roof) {
-                for (size_t k = 0; k < n_series; k++) {
-                        fprintf(gp.f, "    data index %zu using 1:4 with lines dt 2 lw 2 lc rgb "
-                                "\"black\" ", k);
-                        if (k == 0) {
-                                fputs("title ", gp.f);
-                                gp_str(gp.f, "HBM roofline: %.6g B x %s / own HBM bandwidth "
-                                       "per point", pn->figure.roofline_bytes_per_x, xkey);
-                        } else {
-                                fputs("notitle", gp.f);
-                        }
-                        fputs(k + 1 < n_series ? ", \\\n" : "\n", gp.f);
-                }
-        } else if (roof) {
-                char bw[64];
-                fmt_si((double)x->totals.hbm_bw_bytes_per_s, "B/s", bw, sizeof bw);
-                fputs("    roof(x) with lines dt 2 lw 2 lc rgb \"black\" title ", gp.f);
-                gp_str(gp.f, "HBM roofline: %.6g B x %s / %s", pn->figure.roofline_bytes_per_x,
-                       xkey, bw);
-                fputc('\n', gp.f);
-        }
+        gp_time_plot(gp.f, x, pn, xkey, t, roof, own_roof);
         gp_svg(gp.f, stem);
+        char name[300];
         snprintf(name, sizeof name, "%s.gp", stem);
-        bool ok = text_save(&gp, dir, name);
-        free(pts);
-        free(labels);
-        free(series_of);
+        return text_save(&gp, dir, name);
+}
+
+/* Write time_PANEL.dat and .gp; false if the panel has nothing to draw. */
+static bool time_figure(const struct sweep__ctx *x, const struct sweep_panel *pn,
+                        const char *dir, char *stem, size_t stem_len)
+{
+        const char *xkey = panel_x(x, pn);
+        if (!xkey)
+                return false;
+        struct time_pts t;
+        bool ok = time_collect(x, pn, xkey, &t);
+        if (ok) {
+                double scale;
+                const char *unit = time_unit(t.max_ps, &scale);
+                snprintf(stem, stem_len, "time_%s", pn->name);
+                ok = time_dat(x, pn, xkey, &t, unit, scale, dir, stem) &&
+                     time_gp(x, pn, xkey, &t, unit, scale, dir, stem);
+        }
+        time_pts_free(&t);
         return ok;
-fail:
-        free(pts);
-        free(labels);
-        free(series_of);
-        return false;
 }
 
 /* ---- bar charts over panels (or over points) ---- */

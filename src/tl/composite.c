@@ -18,6 +18,8 @@
 
 #include "base/util.h"
 #include "plan/plan.h"
+#include "tl/ops.h"
+#include "tl/tensor.h"
 #include "tl/tl_int.h"
 
 #define COMPOSITE_OUTS TL_INFLIGHT_OUTS

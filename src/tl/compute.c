@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "base/npy.h"
+#include "base/fp.h"
 #include "tl/tl_int.h"
 
 bool tl__is_bfp(tl_dtype dt)
@@ -41,8 +41,8 @@ float tl__round(float v, tl_dtype dt)
 {
         switch (dt) {
         case TL_FP32: return v;
-        case TL_BF16: return npy_bf16_to_f32(npy_f32_to_bf16(v));
-        case TL_FP16: return npy_f16_to_f32(npy_f32_to_f16(v));
+        case TL_BF16: return fp_bf16_to_f32(fp_f32_to_bf16(v));
+        case TL_FP16: return fp_f16_to_f32(fp_f32_to_f16(v));
         case TL_BFP8_B:
         case TL_BFP4_B: tl__bfp_round(&v, 1, 1, dt); return v;
         }

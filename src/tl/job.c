@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sigsafe.h"
 #include "base/util.h"
 #include "engine/watchdog.h"
 #include "tl/tl_int.h"
@@ -56,6 +57,60 @@ static void gather_stats(struct tl_run *r, struct rep_run_stats *st)
         memset(&r->profile, 0, sizeof r->profile);
 }
 
+/* The limit as typed: whole seconds, or with three decimals. */
+static void put_seconds(char *buf, size_t *n, size_t cap, double s)
+{
+        unsigned long long ms = (unsigned long long)(s * 1000 + 0.5);
+        sigsafe_put_u(buf, n, cap, ms / 1000);
+        if (ms % 1000) {
+                sigsafe_put(buf, n, cap, ".");
+                char frac[4] = { (char)('0' + ms / 100 % 10), (char)('0' + ms / 10 % 10),
+                                 (char)('0' + ms % 10), 0 };
+                for (int i = 2; i > 0 && frac[i] == '0'; i--)
+                        frac[i] = 0;
+                sigsafe_put(buf, n, cap, frac);
+        }
+}
+
+/* The watchdog's message (ev_watchdog_say; arg is the job): located like a
+ * kernel error at the running process's last tl_* call (file:line, PE,
+ * op) when there is one, else naming the kernel. */
+static void say_timeout(char *msg, size_t *n, size_t cap, const struct ev_loop *ev,
+                        const struct ev_proc *p, void *arg)
+{
+        const struct tl_job *job = arg;
+        if (p && p->at_file) {
+                sigsafe_put(msg, n, cap, p->at_file);
+                sigsafe_put(msg, n, cap, ":");
+                sigsafe_put_u(msg, n, cap, (unsigned long long)p->at_line);
+                sigsafe_put(msg, n, cap, ": PE ");
+                sigsafe_put(msg, n, cap, p->name ? p->name : "?");
+                sigsafe_put(msg, n, cap, ": error: ");
+        } else {
+                sigsafe_put(msg, n, cap, job->kernel->name);
+                sigsafe_put(msg, n, cap, ": error: ");
+        }
+        sigsafe_put(msg, n, cap, "wall-clock limit reached (--timeout-s ");
+        put_seconds(msg, n, cap, job->opts.timeout_s);
+        sigsafe_put(msg, n, cap, ") after ");
+        sigsafe_put_u(msg, n, cap, ev->n_events);
+        sigsafe_put(msg, n, cap, " events, ");
+        sigsafe_put_u(msg, n, cap, ev->now / SIM_PS_PER_NS);
+        sigsafe_put(msg, n, cap, " ns simulated; ");
+        if (p && p->at_file) {
+                sigsafe_put(msg, n, cap, "the kernel was running, its last tl_* call here (");
+                sigsafe_put(msg, n, cap, p->at_what ? p->at_what : "?");
+                sigsafe_put(msg, n, cap, "): a loop without tl_* calls never ends (a run "
+                                         "that is only long needs a larger --timeout-s)");
+        } else if (p) {
+                sigsafe_put(msg, n, cap, "process '");
+                sigsafe_put(msg, n, cap, p->name ? p->name : "?");
+                sigsafe_put(msg, n, cap, "' was running, before any tl_* call");
+        } else {
+                sigsafe_put(msg, n, cap, "a run this long needs a larger --timeout-s");
+        }
+}
+
 int tl_job_run(struct tl_job *job, struct diag *d)
 {
         job->machine = *job->topo;
@@ -82,7 +137,7 @@ int tl_job_run(struct tl_job *job, struct diag *d)
                 return -ENOMEM;
         }
         if (job->opts.timeout_s > 0 &&
-            (rc = ev_watchdog_arm(&job->sim.ev, job->opts.timeout_s, job->kernel->name)) < 0) {
+            (rc = ev_watchdog_arm(&job->sim.ev, job->opts.timeout_s, say_timeout, job)) < 0) {
                 diag_error(d, "--timeout-s: cannot set a timer: %s", strerror(-rc));
                 free(job->run);
                 job->run = NULL;

@@ -1,7 +1,10 @@
 /* tl/registry.c: the kernels by name: the built-in ones (kernels/builtin.c)
  * and those loaded from shared objects (--kernels lib.so) that export
- * cubesim_kernels; and the one --set router. */
+ * cubesim_kernels; the one --set router; and the checks of a kernel's
+ * parameter definitions and of a --set value against one. */
 #include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -121,4 +124,95 @@ const char *tl_set_topo_path(const char *key, size_t key_len, char *buf, size_t 
         else
                 snprintf(buf, len, "%.*s", (int)key_len, key);
         return buf;
+}
+
+/* ---- the checks of a kernel's parameters ---- */
+
+/* One parameter definition of kernel k; problems to d at where. */
+static int check_param_def(const struct tl_kernel *k, const struct tl_param *p, const char *where,
+                           struct diag *d)
+{
+        const char *name = p->name;
+        switch (p->kind) {
+        case TL_PARAM_INT:
+        case TL_PARAM_FLOAT:
+                if (!(p->min <= p->def && p->def <= p->max) ||
+                    (p->kind == TL_PARAM_INT && p->def != floor(p->def))) {
+                        diag_error_at(d, where, 0, 0,
+                                      "kernel %s: parameter '%s': default %g is not %s in "
+                                      "[%g, %g]", k->name, name, p->def,
+                                      p->kind == TL_PARAM_INT ? "an integer" : "a number",
+                                      p->min, p->max);
+                        return -EINVAL;
+                }
+                return 0;
+        case TL_PARAM_CHOICE: {
+                int n = 0;
+                while (p->choices && p->choices[n] && n < 256)
+                        n++;
+                if (n == 0) {
+                        diag_error_at(d, where, 0, 0,
+                                      "kernel %s: parameter '%s': a choice parameter needs "
+                                      "choices, a NULL-terminated list of words (got %s)",
+                                      k->name, name, p->choices ? "an empty list" : "NULL");
+                        return -EINVAL;
+                }
+                if (!(p->def >= 0 && p->def < n && p->def == floor(p->def))) {
+                        diag_error_at(d, where, 0, 0,
+                                      "kernel %s: parameter '%s': default %g is not an index "
+                                      "into its %d choices (0..%d)", k->name, name, p->def, n,
+                                      n - 1);
+                        return -EINVAL;
+                }
+                return 0;
+        }
+        }
+        diag_error_at(d, where, 0, 0, "kernel %s: parameter '%s': kind %d is not INT, FLOAT or "
+                      "CHOICE", k->name, name, (int)p->kind);
+        return -EINVAL;
+}
+
+int tl_kernel_check(const struct tl_kernel *k, const char *where, struct diag *d)
+{
+        int rc = 0, n = 0;
+        for (const struct tl_param *p = k->params; p && p->name; p++, n++) {
+                if (n == TL_MAX_PARAMS) {
+                        diag_error_at(d, where, 0, 0, "kernel %s: more than %d parameters",
+                                      k->name, TL_MAX_PARAMS);
+                        return -EINVAL;
+                }
+                if (check_param_def(k, p, where, d) < 0)
+                        rc = -EINVAL;
+        }
+        return rc;
+}
+
+bool tl_param_parse(const struct tl_param *p, const char *v, double *out, char *msg, size_t len)
+{
+        if (p->kind == TL_PARAM_CHOICE) {
+                for (int k = 0; p->choices[k]; k++) {
+                        if (strcmp(p->choices[k], v) == 0) {
+                                *out = k;
+                                return true;
+                        }
+                }
+                size_t n = (size_t)snprintf(msg, len, "expected one of");
+                for (int j = 0; p->choices[j] && n < len; j++)
+                        n += (size_t)snprintf(msg + n, len - n, "%s %s", j ? "," : "",
+                                              p->choices[j]);
+                return false;
+        }
+        if (p->kind == TL_PARAM_INT) {
+                int64_t i;
+                if (params_parse_i64(v, &i) && (double)i >= p->min && (double)i <= p->max) {
+                        *out = (double)i;
+                        return true;
+                }
+                snprintf(msg, len, "expected an integer in [%.0f, %.0f]", p->min, p->max);
+                return false;
+        }
+        if (params_parse_double(v, out) && *out >= p->min && *out <= p->max)
+                return true;
+        snprintf(msg, len, "expected a number in [%g, %g]", p->min, p->max);
+        return false;
 }

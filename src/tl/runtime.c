@@ -14,21 +14,6 @@
 #include "engine/watchdog.h"
 #include "tl/tl_int.h"
 
-/* The run whose event loop this thread is in (one run per thread at a
- * time): lets the context-free entry points (tl_numel, tl_set_pinned, ...)
- * report errors against the running PE. */
-static _Thread_local struct tl_run *running;
-
-tl_ctx *tl__current(void)
-{
-        struct tl_run *r = running;
-        if (!r || !r->sim->ev.current)
-                return NULL;
-        /* Every process of a machine is a PE's kernel (hw/launch.c). */
-        struct hw_pe *pe = container_of(r->sim->ev.current, struct hw_pe, proc);
-        return &r->ctx[pe->global];
-}
-
 /* ---- progress ---- */
 
 /* A run's progress line on stderr: simulated time, events and requests so
@@ -330,13 +315,12 @@ int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl
         }
         sim->ev.max_events = r->opts->max_events;
         sim->ev.max_time = r->opts->max_time_ps;
-        struct tl_run *outer = running;
         struct progress progress;
         if (r->opts->progress)
                 progress_start(&progress, sim, r->kernel->name);
-        running = r;
+        struct tl_run *outer = tl__enter_run(r);
         r->result = ev_run(&sim->ev, d);
-        running = outer;
+        tl__enter_run(outer);
         if (r->opts->progress)
                 progress_end(&progress, sim);
         int out = 0;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "tl/tensor.h"
 #include "tl/tl_int.h"
 
 #ifdef CUBESIM_SANITIZED
@@ -113,6 +114,16 @@ uint64_t tl_dtype_bytes(tl_dtype dt, int64_t n, int64_t row_len)
         uint64_t per_row = row_len > 0 ? (uint64_t)row_len : (uint64_t)n;
         uint64_t mant = dt == TL_BFP8_B ? per_row : (per_row + 1) / 2;
         return rows * (mant + (per_row + 15) / 16);
+}
+
+uint64_t tl__bytes_as(const tl_tensor *t, tl_dtype dt)
+{
+        return tl_dtype_bytes(dt, tl__elems(t), t->ndim ? t->shape[t->ndim - 1] : 1);
+}
+
+uint64_t tl__tensor_bytes(const tl_tensor *t)
+{
+        return tl__bytes_as(t, t->dtype);
 }
 
 /* ---- arena ------------------------------------------------------------------ */
@@ -487,9 +498,8 @@ tl_tensor *tl__reshape(tl_ctx *tl, tl_tensor *t, int ndim, const int64_t *shape,
 
 /* ---- scopes ---------------------------------------------------------------- */
 
-void tl__scratch_scope_begin(tl_ctx *tl, const char *file, int line)
+void tl__scope_open(tl_ctx *tl, const char *file, int line)
 {
-        tl__issue(tl, TOPO_OP_SCRATCH_SCOPE, file, line);
         if (tl->n_scopes == TL_MAX_SCOPES)
                 tl__fail(tl, file, line, "tl_scratch_scope_begin", "more than %d nested scopes",
                          TL_MAX_SCOPES);
@@ -500,20 +510,8 @@ void tl__scratch_scope_begin(tl_ctx *tl, const char *file, int line)
                                                         .line = line };
 }
 
-void tl__scratch_scope_end(tl_ctx *tl, const char *file, int line)
+void tl__scope_close(tl_ctx *tl, struct tl_scope *s)
 {
-        tl__issue(tl, TOPO_OP_SCRATCH_SCOPE, file, line);
-        if (tl->n_scopes == 0)
-                tl__fail(tl, file, line, "tl_scratch_scope_end", "no scope is open");
-        struct tl_scope *s = &tl->scopes[--tl->n_scopes];
-        /* The scope's ops may still read or write its scratch. */
-        tl__wait_inflight(tl, tl->n_scopes + 1, "tl_scratch_scope_end");
-        if (s->busy_until > ev_now(&tl->sim->ev)) {
-                tl__note_wait(tl, TL_NOTE_AT, file, line, "tl_scratch_scope_end", NULL, 0);
-                sim_ps since = ev_now(&tl->sim->ev);
-                ev_sleep_until(tl->proc, s->busy_until);
-                tl__waited(tl, since, "the scope's ops", file, line);
-        }
         if (tl->n_scopes > 0 && s->busy_until > tl->scopes[tl->n_scopes - 1].busy_until)
                 tl->scopes[tl->n_scopes - 1].busy_until = s->busy_until;
         tl__arena_rollback(tl, s->arena_mark);

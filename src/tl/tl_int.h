@@ -169,7 +169,6 @@ struct tl_inbox {
 
 struct tl_run;
 struct tl_inflight;
-struct tl_dma_op;
 
 /* What a blocked process waits for, kept as pointers and numbers and
  * formatted only when a deadlock or budget report reads it. */
@@ -288,6 +287,7 @@ struct tl_site {
 };
 
 #define TL_MAX_GLOBALS 32
+#define TL_MAX_PARAMS 64 /* parameters a kernel may declare */
 
 /* A run: per-PE contexts, the setup's tensors, outputs, error state. */
 struct tl_run {
@@ -325,6 +325,10 @@ tl_machine tl__machine_of(const struct hw_sim *s);
 /* Account an executed op (profile, work) and record it in the op_log and
  * the trace (if open); where the trace put it. */
 struct rep_trace_ref tl__log(tl_ctx *tl, const struct rep_op *op);
+/* tl__log of a record of component's op, start..end, on this PE. */
+struct rep_trace_ref tl__log_engine(tl_ctx *tl, const char *component, const char *op,
+                                    sim_ps start, sim_ps end, uint64_t bytes, uint64_t flops,
+                                    uint64_t elem_cycles, const struct rep_param *p, unsigned n);
 /* The same for a record placed after its call returned (an HBM copy, a
  * composite's stage): charged to the call at file:line (its profile entry
  * kept in *hint, or NULL), with no arrows (the PE_CPU has moved on to
@@ -378,6 +382,13 @@ void tl__hbm_span(const struct tl_run *r, const tl_tensor *t, struct hw_hbm_span
 int tl_setup_run(struct tl_run *r, struct diag *d);
 /* Data mode: write the outputs to opts->outputs_dir. */
 int tl_write_outputs(struct tl_run *r, struct diag *d);
+/* Extent of axis of input tensor's file under --inputs, or -1 when there
+ * is none (tl_setup_input_dim). */
+int64_t tl__input_dim(const struct tl_run *r, const char *tensor, int axis);
+/* After the kernel's setup: the input files checked against the shapes
+ * and, in data mode, every tensor's storage filled (inputs read or
+ * generated, --save-inputs written); 0 or a negative errno, reported. */
+int tl__load_files(struct tl_run *r, struct diag *d);
 
 /* Data-mode checks (check.c). Before the run: every output has its
  * --expect file, of its shape (else -EINVAL); the inputs' non-finite
@@ -460,37 +471,12 @@ void tl__finish_at(tl_ctx *tl, tl_tensor *t, sim_ps end);
  * Every operand comes here through tl__wait_ready. */
 void tl__sharded_touch(tl_ctx *tl, const tl_tensor *t, const char *file, int line,
                        const char *op);
-/* tl__wait_ready when t is busy or a trace is written (marks t's producer). */
-void tl__wait_busy(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op);
-/* Block until t is ready (notes the wait for deadlock reports). Inline:
- * every operand of every op comes here, and most are ready. */
-static inline void tl__wait_ready(tl_ctx *tl, tl_tensor *t, const char *file, int line,
-                                  const char *op)
-{
-        if (t->owner->sharded)
-                tl__sharded_touch(tl, t, file, line, op);
-        if (t->owner->busy || tl->run->have_trace)
-                tl__wait_busy(tl, t, file, line, op);
-}
-/* The kernel error of a tensor that fails tl__check_tensor: what is wrong
- * with it (does not return). */
-_Noreturn void tl__bad_tensor(tl_ctx *tl, const tl_tensor *t, const char *file, int line,
-                              const char *op, const char *which);
-/* A kernel error unless t is a live tensor of this PE: not NULL, a tensor,
- * made on this PE, and its scratch scope (if any) not ended. which names
- * the operand in the message. Inline: every operand of every op is
- * checked, and passes. */
-static inline void tl__check_tensor(tl_ctx *tl, const tl_tensor *t, const char *file, int line,
-                                    const char *op, const char *which)
-{
-        if (!t || t->magic != TL_TENSOR_MAGIC || (t->ctx && t->ctx != tl) ||
-            tl__struct_dead(tl, t))
-                tl__bad_tensor(tl, t, file, line, op, which);
-}
 /* A kernel error unless dt is one of tl_dtype. */
 void tl__check_dtype(tl_ctx *tl, tl_dtype dt, const char *file, int line, const char *op);
 /* The PE whose kernel is running on this thread now, or NULL (host side). */
 tl_ctx *tl__current(void);
+/* Make r the run of this thread (NULL: none); returns the one it was. */
+struct tl_run *tl__enter_run(struct tl_run *r);
 /* A kernel error unless t is a live tensor (tl__check_tensor) and local
  * (TCM or scratch). */
 void tl__need_local(tl_ctx *tl, const tl_tensor *t, const char *file, int line, const char *op,
@@ -528,6 +514,14 @@ int tl__inbox_check_empty(struct tl_run *r, struct diag *d);
  * reported). */
 void *tl__arena_alloc(tl_ctx *tl, size_t bytes);
 void tl__arena_rollback(tl_ctx *tl, size_t mark);
+/* Bytes of t's elements held as dt; as its own dtype. */
+uint64_t tl__bytes_as(const tl_tensor *t, tl_dtype dt);
+uint64_t tl__tensor_bytes(const tl_tensor *t);
+/* Scratch scopes' memory side (the ops are tl__scratch_scope_begin/end):
+ * open a scope at file:line (a kernel error past TL_MAX_SCOPES); close s,
+ * just popped: its arena, scratch bytes and tensor structs die. */
+void tl__scope_open(tl_ctx *tl, const char *file, int line);
+void tl__scope_close(tl_ctx *tl, struct tl_scope *s);
 /* A struct of the PE's tensor pool for a composite's handle: magic
  * TL_HANDLE_MAGIC, handle_rec = rec; it lives and dies with the innermost
  * open scope like a tensor, so a handle whose scope ended is known as such

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "base/npy.h"
+#include "base/fp.h"
 #include "fixture.h"
 #include "plan/plan.h"
 
@@ -609,7 +609,7 @@ Test(feed, a_bf16_merge_state_holds_bf16_values)
         for (int w = 0; w < 3; w++)
                 for (int i = 0; i < n[w]; i++) {
                         float x = st_composite[w][i];
-                        cr_assert_eq(x, npy_bf16_to_f32(npy_f32_to_bf16(x)),
+                        cr_assert_eq(x, fp_bf16_to_f32(fp_f32_to_bf16(x)),
                                      "state %d [%d] = %.9g is not a bf16 value", w, i, x);
                 }
 }

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "base/diag.h"
+#include "base/fp.h"
 #include "base/fsutil.h"
 #include "base/npy.h"
 
@@ -64,7 +65,7 @@ static char *messages(const struct diag *d)
 /* Same float, or both NaN. */
 static bool same(float a, float b)
 {
-        return (isnan(a) && isnan(b)) || npy_f32_bits(a) == npy_f32_bits(b);
+        return (isnan(a) && isnan(b)) || fp_f32_bits(a) == fp_f32_bits(b);
 }
 
 /* The data of the plain float32 reference files (see make_reference.py). */
@@ -135,11 +136,11 @@ static void read_data_ok(const char *name, struct npy_array *a)
 Test(conv, bf16_all_patterns_round_trip)
 {
         for (uint32_t b = 0; b < 65536; b++) {
-                float x = npy_bf16_to_f32((uint16_t)b);
-                cr_assert_eq(npy_f32_bits(x), b << 16, "widening 0x%04x", b);
-                uint16_t back = npy_f32_to_bf16(x);
+                float x = fp_bf16_to_f32((uint16_t)b);
+                cr_assert_eq(fp_f32_bits(x), b << 16, "widening 0x%04x", b);
+                uint16_t back = fp_f32_to_bf16(x);
                 if (isnan(x))
-                        cr_assert(isnan(npy_bf16_to_f32(back)), "NaN 0x%04x lost", b);
+                        cr_assert(isnan(fp_bf16_to_f32(back)), "NaN 0x%04x lost", b);
                 cr_assert_eq(back, b, "0x%04x came back as 0x%04x", b, back);
         }
 }
@@ -148,8 +149,8 @@ Test(conv, f16_all_patterns_round_trip)
 {
         unsigned n_nan = 0;
         for (uint32_t h = 0; h < 65536; h++) {
-                float x = npy_f16_to_f32((uint16_t)h);
-                uint16_t back = npy_f32_to_f16(x);
+                float x = fp_f16_to_f32((uint16_t)h);
+                uint16_t back = fp_f32_to_f16(x);
                 bool nan16 = (h & 0x7c00) == 0x7c00 && (h & 0x3ff);
                 cr_assert_eq(isnan(x), nan16, "0x%04x: NaN-ness", h);
                 if (nan16) {
@@ -181,7 +182,7 @@ Test(conv, f16_widening_values)
                 { 0x7e00, 0x7fc00000 },        /* quiet NaN */
         };
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-                cr_assert_eq(npy_f32_bits(npy_f16_to_f32(cases[i].h)), cases[i].f, "0x%04x",
+                cr_assert_eq(fp_f32_bits(fp_f16_to_f32(cases[i].h)), cases[i].f, "0x%04x",
                              cases[i].h);
 }
 
@@ -218,7 +219,7 @@ Test(conv, bf16_rounding_by_hand)
                 { 0xff800001, 0xffc0 },
         };
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-                uint16_t got = npy_f32_to_bf16(npy_bits_f32(cases[i].in));
+                uint16_t got = fp_f32_to_bf16(fp_bits_f32(cases[i].in));
                 cr_assert_eq(got, cases[i].out, "0x%08x -> 0x%04x, expected 0x%04x",
                              cases[i].in, got, cases[i].out);
         }
@@ -257,7 +258,7 @@ Test(conv, f16_rounding_by_hand)
                 { 0x7f800001, 0x7e00 },        /* payload below half: quiet bit set */
         };
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-                uint16_t got = npy_f32_to_f16(npy_bits_f32(cases[i].in));
+                uint16_t got = fp_f32_to_f16(fp_bits_f32(cases[i].in));
                 cr_assert_eq(got, cases[i].out, "0x%08x -> 0x%04x, expected 0x%04x",
                              cases[i].in, got, cases[i].out);
         }
@@ -285,15 +286,15 @@ Test(conv, sweep_against_float64_reference)
 {
         const double bf16_max = ldexp(255.0, 120);      /* 0x7f7f */
         for (uint64_t u = 0; u < ((uint64_t)1 << 32); u += 4099) {
-                float x = npy_bits_f32((uint32_t)u);
-                float h = npy_f16_to_f32(npy_f32_to_f16(x));
+                float x = fp_bits_f32((uint32_t)u);
+                float h = fp_f16_to_f32(fp_f32_to_f16(x));
                 float want = reference_round(x, 10, -14, 65504.0);
                 cr_assert(same(h, want), "f16: 0x%08x gave 0x%08x, expected 0x%08x",
-                          (uint32_t)u, npy_f32_bits(h), npy_f32_bits(want));
-                float b = npy_bf16_to_f32(npy_f32_to_bf16(x));
+                          (uint32_t)u, fp_f32_bits(h), fp_f32_bits(want));
+                float b = fp_bf16_to_f32(fp_f32_to_bf16(x));
                 want = reference_round(x, 7, -126, bf16_max);
                 cr_assert(same(b, want), "bf16: 0x%08x gave 0x%08x, expected 0x%08x",
-                          (uint32_t)u, npy_f32_bits(b), npy_f32_bits(want));
+                          (uint32_t)u, fp_f32_bits(b), fp_f32_bits(want));
         }
 }
 
@@ -307,10 +308,10 @@ Test(conv, f16_matches_numpy)
         cr_assert_eq(in.count, out.count);
         cr_assert_gt(in.count, 3000);
         for (uint64_t i = 0; i < in.count; i++) {
-                float got = npy_f16_to_f32(npy_f32_to_f16(in.data[i]));
+                float got = fp_f16_to_f32(fp_f32_to_f16(in.data[i]));
                 cr_assert(same(got, out.data[i]), "element %llu: 0x%08x -> 0x%08x, NumPy 0x%08x",
-                          (unsigned long long)i, npy_f32_bits(in.data[i]), npy_f32_bits(got),
-                          npy_f32_bits(out.data[i]));
+                          (unsigned long long)i, fp_f32_bits(in.data[i]), fp_f32_bits(got),
+                          fp_f32_bits(out.data[i]));
         }
         npy_free(&in);
         npy_free(&out);
@@ -329,7 +330,7 @@ static void assert_ramp(const struct npy_array *a, int ndim, const int64_t *shap
         cr_assert_eq(a->count, count);
         cr_assert_not_null(a->data);
         for (uint64_t i = 0; i < count; i++)
-                cr_assert_eq(npy_f32_bits(a->data[i]), npy_f32_bits(ramp(i)), "element %llu",
+                cr_assert_eq(fp_f32_bits(a->data[i]), fp_f32_bits(ramp(i)), "element %llu",
                              (unsigned long long)i);
 }
 
@@ -402,8 +403,8 @@ static void assert_same_data(const char *name, const char *ref_name, enum npy_dt
                 cr_assert_eq(a.shape[i], ref.shape[i]);
         for (uint64_t i = 0; i < a.count; i++)
                 cr_assert(same(a.data[i], ref.data[i]), "%s element %llu: 0x%08x, NumPy 0x%08x",
-                          name, (unsigned long long)i, npy_f32_bits(a.data[i]),
-                          npy_f32_bits(ref.data[i]));
+                          name, (unsigned long long)i, fp_f32_bits(a.data[i]),
+                          fp_f32_bits(ref.data[i]));
         npy_free(&a);
         npy_free(&ref);
 }
@@ -419,8 +420,8 @@ Test(read, numpy_float64_narrowed_like_numpy)
         struct npy_array a;
         read_data_ok("f8_mixed.npy", &a);
         cr_assert(isinf(a.data[3]) && a.data[3] > 0, "1e300 must overflow to +inf");
-        cr_assert_eq(npy_f32_bits(a.data[10]), 0x7f800000u, "FLT_MAX + ulp/2 ties to infinity");
-        cr_assert_eq(npy_f32_bits(a.data[9]), 0x7f7fffffu, "just under the tie stays FLT_MAX");
+        cr_assert_eq(fp_f32_bits(a.data[10]), 0x7f800000u, "FLT_MAX + ulp/2 ties to infinity");
+        cr_assert_eq(fp_f32_bits(a.data[9]), 0x7f7fffffu, "just under the tie stays FLT_MAX");
         npy_free(&a);
 }
 
@@ -781,9 +782,9 @@ static float sample(uint64_t i)
 static float narrowed(enum npy_dtype t, float x)
 {
         if (t == NPY_F16)
-                return npy_f16_to_f32(npy_f32_to_f16(x));
+                return fp_f16_to_f32(fp_f32_to_f16(x));
         if (t == NPY_BF16)
-                return npy_bf16_to_f32(npy_f32_to_bf16(x));
+                return fp_bf16_to_f32(fp_f32_to_bf16(x));
         return x;
 }
 
@@ -822,8 +823,8 @@ Test(write, round_trip_each_dtype_and_rank)
                                 cr_assert(same(a.data[i], narrowed(dt, data[i])),
                                           "%s ndim %d element %llu: 0x%08x, expected 0x%08x",
                                           npy_dtype_name(dt), ndim, (unsigned long long)i,
-                                          npy_f32_bits(a.data[i]),
-                                          npy_f32_bits(narrowed(dt, data[i])));
+                                          fp_f32_bits(a.data[i]),
+                                          fp_f32_bits(narrowed(dt, data[i])));
                         npy_free(&a);
 
                         /* NumPy's layout: 1.0 header padded to 64 bytes, '\n' last. */

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "base/npy.h"
+#include "base/fp.h"
 #include "fixture.h"
 
 TestSuite(ops, .init = fixture_small, .fini = fixture_fini);
@@ -472,7 +472,7 @@ Test(ops, a_composites_in_place_ops_round_to_the_outputs_dtype)
         for (int w = 0; w < 2; w++)
                 for (int i = 0; i < 64; i++) {
                         float v = inplace_out[w][i], want = (w ? 2.0f : (float)(i + 1)) / 3.0f;
-                        cr_assert_eq(v, npy_bf16_to_f32(npy_f32_to_bf16(v)),
+                        cr_assert_eq(v, fp_bf16_to_f32(fp_f32_to_bf16(v)),
                                      "output %d [%d] = %.9g is not a bf16 value", w, i, v);
                         cr_assert_float_eq(v, want, want / 128, "output %d [%d]", w, i);
                 }
