@@ -11,6 +11,9 @@ int cli_bench(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 int cli_topo(int argc, char **argv);
 int cli_kernels(int argc, char **argv);
+/* The first item of cubesim run's synopsis ("[--topo FILE]"), for the
+ * command list of cubesim --help; in buf (len bytes). */
+void cli_run_synopsis(char *buf, size_t len);
 
 /* The errno of a write to standard output that failed while the data
  * went straight to the file (a whole string larger than the buffer), for
@@ -52,5 +55,44 @@ int cli_parse_timeout(const char *v, double *seconds, struct diag *d);
 /* --jobs VALUE: worker processes, an integer in [1, 1024]; else a located
  * error to d ("--jobs VALUE: expected ...") and -1. */
 int cli_parse_jobs(const char *v, unsigned *jobs, struct diag *d);
+
+/* ---- option tables ---- */
+
+#include <stdio.h>
+
+enum {
+        CLI_OPT_REPEAT = 1,          /* may be given again: "[--set key=value ...]" */
+        CLI_OPT_NESTED = 2,          /* in the synopsis, inside the previous item's brackets */
+        CLI_OPT_ALT = 4,             /* in the synopsis, "| NAME" after the previous item */
+        CLI_OPTS_MAX = 64,           /* entries of one table at most */
+        CLI_OPTS_HELP = -1,          /* cli_opts_parse: --help or -h was given */
+};
+
+/* One option of a command: how it is parsed, applied and documented. */
+struct cli_opt {
+        const char *name;            /* "--topo" */
+        const char *metavar;         /* its value in the help ("FILE"); NULL: a flag */
+        const char *syn;             /* its value in the synopsis, if not metavar ("oplog|data") */
+        unsigned flags;              /* CLI_OPT_*: its place in the synopsis */
+        const char *help;            /* lines joined by '\n'; NULL: documented with the
+                                      * entry before it ("--rtol X, --atol X") */
+        void (*apply)(void *ctx, const struct cli_opt *o, char *v, struct diag *d);
+                                     /* store v (NULL for a flag) in ctx; problems to d */
+        size_t field;                /* offsetof of what apply sets in ctx */
+};
+
+/* Walk argv[1..argc) against tab (n entries): apply each option in turn
+ * to ctx, the one positional argument to *pos. CLI_OK; CLI_OPTS_HELP at
+ * --help or -h; CLI_BAD_INPUT after reporting an unknown option, a
+ * missing value or a second positional argument. */
+int cli_opts_parse(const char *cmd, const struct cli_opt *tab, size_t n, int argc, char **argv,
+                   void *ctx, const char **pos, struct diag *d);
+/* The command's help: "usage: HEAD" and the synopsis of tab, about, the
+ * options with their help, then tail. */
+void cli_opts_help(FILE *out, const char *head, const struct cli_opt *tab, size_t n,
+                   const char *about, const char *tail);
+/* The synopsis item of tab's first entry ("[--topo FILE]") in buf (len
+ * bytes). */
+size_t cli_opts_synopsis_first(const struct cli_opt *tab, size_t n, char *buf, size_t len);
 
 #endif

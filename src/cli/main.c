@@ -7,14 +7,15 @@
 #include "base/diag.h"
 #include "cli/cli.h"
 
-static const char usage[] =
+static const char usage_head[] =
         "usage: cubesim COMMAND [ARGS...]\n"
         "\n"
         "cubesim simulates a CUBE-based neural processing unit running kernels\n"
         "written in a Triton-like C language, and reports where the time goes.\n"
         "\n"
-        "Commands:\n"
-        "  run KERNEL [--topo FILE]   run a kernel on every PE and report its time\n"
+        "Commands:\n";
+
+static const char usage_tail[] =
         "  kernels                    list the kernels\n"
         "  bench list                 list the benches\n"
         "  bench run NAME [--set k=v] run a bench and print its figures\n"
@@ -29,6 +30,16 @@ static const char usage[] =
         "Exit status: 0 success; 1 the simulated program failed (kernel error,\n"
         "deadlock), or the output could not be written; 2 bad input (usage,\n"
         "topology, parameters).\n";
+
+/* The usage text: its run line from run's option table. */
+static void print_usage(FILE *out)
+{
+        char first[64], run[96];
+        cli_run_synopsis(first, sizeof first);
+        snprintf(run, sizeof run, "run KERNEL %s", first);
+        fprintf(out, "%s  %-26s run a kernel on every PE and report its time\n%s", usage_head, run,
+                usage_tail);
+}
 
 struct command {
         const char *name;            /* as typed */
@@ -70,12 +81,12 @@ static int finish_stdout(int rc)
 int main(int argc, char **argv)
 {
         if (argc < 2) {
-                fputs(usage, stderr);
+                print_usage(stderr);
                 return CLI_BAD_INPUT;
         }
         const char *cmd = argv[1];
         if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
-                fputs(usage, stdout);
+                print_usage(stdout);
                 return finish_stdout(CLI_OK);
         }
         if (strcmp(cmd, "--version") == 0) {

@@ -1,5 +1,6 @@
 /* cli/run_cmd.c: `cubesim run KERNEL` and `cubesim kernels`. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,79 +16,26 @@
 
 #include <cubesim/cubesim.h>
 
-static const char usage[] =
-        "usage: cubesim run KERNEL [--topo FILE] [--set key=value ...] [--mode oplog|data]\n"
-        "                  [--inputs DIR [--allow-random]] [--save-inputs DIR] [--outputs DIR]\n"
-        "                  [--expect DIR [--rtol X] [--atol X]] [--fail-on-nonfinite]\n"
-        "                  [--seed N] [--oplog FILE] [--trace FILE] [--trace-pes LIST]\n"
-        "                  [--trace-window T0:T1] [--kernels LIB.so] [--max-events N]\n"
-        "                  [--max-sim-ns T] [--timeout-s S] [--progress | --no-progress]\n"
-        "                  [--profile] [--json]\n"
+static const char about[] =
         "\n"
         "Run KERNEL on every PE of a machine and report where the time went: busy\n"
         "time and utilisation per component class, the run's bounds (its work at\n"
         "the machine's aggregate rates) and the binding one, achieved TFLOP/s and\n"
-        "GB/s, and the kernel source lines that took the most time.\n"
-        "\n"
-        "Options:\n"
-        "  --topo FILE       the machine (default: the built-in default machine)\n"
-        "  --set key=value   a kernel parameter ('cubesim kernels' lists them), or a\n"
-        "                    topology parameter by its dotted YAML path, e.g.\n"
-        "                    --set pe.dma.bw_gbps=128; issue_cost.OP_ns=N is short for\n"
-        "                    pe.cpu.issue_cost_ns.OP=N (repeatable)\n"
-        "  --mode MODE       oplog (default): timing only; data: real numbers, fp32\n"
-        "                    compute, bf16/fp16 rounding on store\n"
-        "  --inputs DIR      read inputs as DIR/NAME.npy (shapes must agree with the\n"
-        "                    parameters; unset shape parameters come from the files);\n"
-        "                    a missing file is an error naming the expected files\n"
-        "  --allow-random    with --inputs: generate the inputs that have no file\n"
-        "                    (without --inputs, data mode generates every input)\n"
-        "  --save-inputs DIR data mode: write the generated inputs as DIR/NAME.npy\n"
-        "  --outputs DIR     data mode: write outputs as DIR/NAME.npy (float32)\n"
-        "  --expect DIR      data mode: compare each output with DIR/NAME.npy; exit 1\n"
-        "                    naming the worst element when one is out of tolerance:\n"
-        "                    |got - want| > atol + rtol |want|\n"
-        "  --rtol X, --atol X  the tolerances of --expect (defaults by the output's\n"
-        "                    dtype: fp32 1.3e-6 and 1e-5, bf16 1.6e-2 and 1e-5, fp16\n"
-        "                    1e-3 and 1e-5, bfp8_b 2^-5 and 1e-5, bfp4_b 2^-2 and 1e-5)\n"
-        "  --fail-on-nonfinite  data mode: exit 1 when an input or output holds a NaN\n"
-        "                    or an infinity (they are reported in any case)\n"
-        "  --seed N          seed of the generated inputs (default 1)\n"
-        "  --oplog FILE      one JSON line per executed op (canonical: byte-identical\n"
-        "                    across runs of the same input); gzip if FILE.gz\n"
-        "  --trace FILE      Chrome Trace Event JSON (open in Perfetto UI or\n"
-        "                    chrome://tracing): a track per engine and DMA channel,\n"
-        "                    HBM channel and link, counters, blocked slices, arrows from\n"
-        "                    producer to consumer and send to recv; gzip if FILE.gz\n"
-        "  --trace-pes LIST  trace only these PEs (global indices, e.g. 0,4-7) and\n"
-        "                    their cubes' memory and links\n"
-        "  --trace-window T0:T1\n"
-        "                    trace only slices that meet [T0, T1] ns (T1 empty or 0:\n"
-        "                    to the end)\n"
-        "  --kernels LIB.so  also load the kernels a shared object exports\n"
-        "                    (see examples/user_kernel/); a kernel named like one\n"
-        "                    already there is an error (exit 2)\n"
-        "  --max-events N    stop with an error after N events (default 4e9: over\n"
-        "                    twenty times gqa_prefill at 128K on llama3-70b, 1.75e8;\n"
-        "                    these budgets only stop a kernel that never ends)\n"
-        "  --max-sim-ns T    stop with an error past T ns of simulated time\n"
-        "                    (default 1e10: ten simulated seconds, over twenty times\n"
-        "                    that run)\n"
-        "  --timeout-s S     stop with an error (exit 1) after S seconds of wall time,\n"
-        "                    even in a kernel that spins without calling tl_*\n"
-        "  --progress        draw the run's progress on stderr: simulated time, events\n"
-        "                    and requests so far, wall time (default: when stderr is a\n"
-        "                    terminal); the line is cleared when the run ends; not on\n"
-        "                    a terminal, plain lines (at most one a second)\n"
-        "  --no-progress     never draw it\n"
-        "  --profile         print the time of every kernel source line (issue, engine\n"
-        "                    time by engine, time the PE_CPU waited there, op count);\n"
-        "                    with --json, as \"profile\"\n"
-        "  --json            print the run summary as JSON (not with --oplog - or\n"
-        "                    --trace -; without --json their summary goes to stderr)\n"
+        "GB/s, and the kernel source lines that took the most time.\n";
+
+static const char tail[] =
         "\n"
         "Exit status: 0 the kernel ran on every PE; 1 it failed (kernel error,\n"
         "deadlock); 2 bad input.\n";
+
+/* What the options of cubesim run set. */
+struct run_args {
+        struct cubesim_run_opts ro;  /* the run's options */
+        const char *topo_path;       /* --topo FILE or NULL */
+        char *sets[256];             /* --set key=value, in order */
+        int n_sets;                  /* entries of sets */
+        int json;                    /* --json */
+};
 
 static int parse_mode(const char *v, int *mode)
 {
@@ -123,21 +71,6 @@ static int parse_window(const char *v, uint64_t *t0, uint64_t *t1)
         return 0;
 }
 
-/* Where an option whose value is kept as given (a file, a folder, a PE
- * list) goes in ro; NULL if opt is not one. */
-static const char **text_opt(struct cubesim_run_opts *ro, const char *opt)
-{
-        static const char *const names[] = { "--inputs", "--outputs", "--save-inputs",
-                                               "--expect", "--oplog", "--trace", "--trace-pes" };
-        const char **fields[] = { &ro->inputs_dir, &ro->outputs_dir, &ro->save_inputs_dir,
-                                  &ro->expect_dir, &ro->oplog_path, &ro->trace_path,
-                                  &ro->trace_pes };
-        for (size_t i = 0; i < ARRAY_LEN(names); i++)
-                if (strcmp(opt, names[i]) == 0)
-                        return fields[i];
-        return NULL;
-}
-
 /* The run's summary and messages, as the command prints them; returns
  * rc. */
 static int print_run(int rc, const cubesim_result *res, bool json, bool to_stderr)
@@ -153,129 +86,222 @@ static int print_run(int rc, const cubesim_result *res, bool json, bool to_stder
         return rc;
 }
 
-/* The value v of option a of cubesim run (one that takes a value): into
- * ro, *topo_path or sets[*n_sets]; problems to d. */
-static void run_value(struct cubesim_run_opts *ro, const char *a, char *v, const char **topo_path,
-                      char **sets, int *n_sets, struct diag *d)
+#define FIELD(c, o, type) ((type *)((char *)(c) + (o)->field))
+#define RO(f) (offsetof(struct run_args, ro) + offsetof(struct cubesim_run_opts, f))
+
+/* An option kept as given (a file, a folder, a PE list). */
+static void set_text(void *c, const struct cli_opt *o, char *v, struct diag *d)
 {
-        const char **text = text_opt(ro, a);
-        if (text) {
-                *text = v;
-        } else if (strcmp(a, "--topo") == 0) {
-                *topo_path = v;
-        } else if (strcmp(a, "--set") == 0) {
-                if (*n_sets == 256) {
-                        diag_error(d, "too many --set (at most 256)");
-                        return;
-                }
-                sets[(*n_sets)++] = v;
-        } else if (strcmp(a, "--mode") == 0) {
-                if (parse_mode(v, &ro->mode) < 0)
-                        diag_error(d, "--mode %s: expected oplog or data", v);
-        } else if (strcmp(a, "--rtol") == 0 || strcmp(a, "--atol") == 0) {
-                double x = 0;
-                if (!params_parse_double(v, &x) || x < 0)
-                        diag_error(d, "%s %s: expected a number >= 0", a, v);
-                else if (a[2] == 'r')
-                        ro->rtol = x;
-                else
-                        ro->atol = x;
-        } else if (strcmp(a, "--seed") == 0 || strcmp(a, "--max-events") == 0 ||
-                   strcmp(a, "--max-sim-ns") == 0) {
-                uint64_t x = 0;
-                bool budget = a[2] == 'm';
-                if (!params_parse_u64(v, &x) || (budget && (x == 0 || x > UINT64_MAX / 1000)))
-                        diag_error(d, "%s %s: expected %s", a, v,
-                                   budget ? "a positive integer" : "a non-negative integer");
-                else if (strcmp(a, "--seed") == 0)
-                        ro->seed = x;
-                else if (strcmp(a, "--max-events") == 0)
-                        ro->max_events = x;
-                else
-                        ro->max_sim_ns = x;
-        } else if (strcmp(a, "--timeout-s") == 0) {
-                cli_parse_timeout(v, &ro->timeout_s, d);
-        } else if (strcmp(a, "--trace-window") == 0) {
-                if (parse_window(v, &ro->trace_t0_ns, &ro->trace_t1_ns) < 0)
-                        diag_error(d, "--trace-window %s: expected T0:T1 in ns with T0 <= T1 "
-                                   "(T1 may be left out)", v);
-        } else if (strcmp(a, "--kernels") == 0) {
-                if (cubesim_kernels_load(v) != CUBESIM_OK)
-                        cli_take_messages(d, cubesim_messages());
+        (void)d;
+        *FIELD(c, o, const char *) = v;
+}
+
+/* A flag that turns an int on. */
+static void set_on(void *c, const struct cli_opt *o, char *v, struct diag *d)
+{
+        (void)v, (void)d;
+        *FIELD(c, o, int) = 1;
+}
+
+/* --progress and --no-progress. */
+static void set_progress(void *c, const struct cli_opt *o, char *v, struct diag *d)
+{
+        (void)v, (void)d;
+        ((struct run_args *)c)->ro.progress = o->name[2] == 'p';
+}
+
+static void add_set(void *c, const struct cli_opt *o, char *v, struct diag *d)
+{
+        (void)o;
+        struct run_args *r = c;
+        if (r->n_sets == 256) {
+                diag_error(d, "too many --set (at most 256)");
+                return;
         }
+        r->sets[r->n_sets++] = v;
+}
+
+static void set_mode(void *c, const struct cli_opt *o, char *v, struct diag *d)
+{
+        (void)o;
+        if (parse_mode(v, &((struct run_args *)c)->ro.mode) < 0)
+                diag_error(d, "--mode %s: expected oplog or data", v);
+}
+
+/* --rtol and --atol. */
+static void set_tol(void *c, const struct cli_opt *o, char *v, struct diag *d)
+{
+        double x = 0;
+        if (!params_parse_double(v, &x) || x < 0)
+                diag_error(d, "%s %s: expected a number >= 0", o->name, v);
+        else
+                *FIELD(c, o, double) = x;
+}
+
+static void set_seed(void *c, const struct cli_opt *o, char *v, struct diag *d)
+{
+        if (!params_parse_u64(v, FIELD(c, o, uint64_t)))
+                diag_error(d, "%s %s: expected a non-negative integer", o->name, v);
+}
+
+/* --max-events and --max-sim-ns. */
+static void set_budget(void *c, const struct cli_opt *o, char *v, struct diag *d)
+{
+        uint64_t x = 0;
+        if (!params_parse_u64(v, &x) || x == 0 || x > UINT64_MAX / 1000)
+                diag_error(d, "%s %s: expected a positive integer", o->name, v);
+        else
+                *FIELD(c, o, uint64_t) = x;
+}
+
+static void set_timeout(void *c, const struct cli_opt *o, char *v, struct diag *d)
+{
+        cli_parse_timeout(v, FIELD(c, o, double), d);
+}
+
+static void set_window(void *c, const struct cli_opt *o, char *v, struct diag *d)
+{
+        (void)o;
+        struct cubesim_run_opts *ro = &((struct run_args *)c)->ro;
+        if (parse_window(v, &ro->trace_t0_ns, &ro->trace_t1_ns) < 0)
+                diag_error(d, "--trace-window %s: expected T0:T1 in ns with T0 <= T1 "
+                           "(T1 may be left out)", v);
+}
+
+static void load_kernels(void *c, const struct cli_opt *o, char *v, struct diag *d)
+{
+        (void)c, (void)o;
+        if (cubesim_kernels_load(v) != CUBESIM_OK)
+                cli_take_messages(d, cubesim_messages());
+}
+
+/* The options of cubesim run, in the order of its help. */
+static const struct cli_opt run_opts[] = {
+        { "--topo", "FILE", NULL, 0,
+          "the machine (default: the built-in default machine)",
+          set_text, offsetof(struct run_args, topo_path) },
+        { "--set", "key=value", NULL, CLI_OPT_REPEAT,
+          "a kernel parameter ('cubesim kernels' lists them), or a\n"
+          "topology parameter by its dotted YAML path, e.g.\n"
+          "--set pe.dma.bw_gbps=128; issue_cost.OP_ns=N is short for\n"
+          "pe.cpu.issue_cost_ns.OP=N (repeatable)",
+          add_set, 0 },
+        { "--mode", "MODE", "oplog|data", 0,
+          "oplog (default): timing only; data: real numbers, fp32\n"
+          "compute, bf16/fp16 rounding on store",
+          set_mode, 0 },
+        { "--inputs", "DIR", NULL, 0,
+          "read inputs as DIR/NAME.npy (shapes must agree with the\n"
+          "parameters; unset shape parameters come from the files);\n"
+          "a missing file is an error naming the expected files",
+          set_text, RO(inputs_dir) },
+        { "--allow-random", NULL, NULL, CLI_OPT_NESTED,
+          "with --inputs: generate the inputs that have no file\n"
+          "(without --inputs, data mode generates every input)",
+          set_on, RO(allow_random) },
+        { "--save-inputs", "DIR", NULL, 0,
+          "data mode: write the generated inputs as DIR/NAME.npy",
+          set_text, RO(save_inputs_dir) },
+        { "--outputs", "DIR", NULL, 0,
+          "data mode: write outputs as DIR/NAME.npy (float32)",
+          set_text, RO(outputs_dir) },
+        { "--expect", "DIR", NULL, 0,
+          "data mode: compare each output with DIR/NAME.npy; exit 1\n"
+          "naming the worst element when one is out of tolerance:\n"
+          "|got - want| > atol + rtol |want|",
+          set_text, RO(expect_dir) },
+        { "--rtol", "X", NULL, CLI_OPT_NESTED,
+          "the tolerances of --expect (defaults by the output's\n"
+          "dtype: fp32 1.3e-6 and 1e-5, bf16 1.6e-2 and 1e-5, fp16\n"
+          "1e-3 and 1e-5, bfp8_b 2^-5 and 1e-5, bfp4_b 2^-2 and 1e-5)",
+          set_tol, RO(rtol) },
+        { "--atol", "X", NULL, CLI_OPT_NESTED, NULL, set_tol, RO(atol) },
+        { "--fail-on-nonfinite", NULL, NULL, 0,
+          "data mode: exit 1 when an input or output holds a NaN\n"
+          "or an infinity (they are reported in any case)",
+          set_on, RO(fail_on_nonfinite) },
+        { "--seed", "N", NULL, 0,
+          "seed of the generated inputs (default 1)",
+          set_seed, RO(seed) },
+        { "--oplog", "FILE", NULL, 0,
+          "one JSON line per executed op (canonical: byte-identical\n"
+          "across runs of the same input); gzip if FILE.gz",
+          set_text, RO(oplog_path) },
+        { "--trace", "FILE", NULL, 0,
+          "Chrome Trace Event JSON (open in Perfetto UI or\n"
+          "chrome://tracing): a track per engine and DMA channel,\n"
+          "HBM channel and link, counters, blocked slices, arrows from\n"
+          "producer to consumer and send to recv; gzip if FILE.gz",
+          set_text, RO(trace_path) },
+        { "--trace-pes", "LIST", NULL, 0,
+          "trace only these PEs (global indices, e.g. 0,4-7) and\n"
+          "their cubes' memory and links",
+          set_text, RO(trace_pes) },
+        { "--trace-window", "T0:T1", NULL, 0,
+          "trace only slices that meet [T0, T1] ns (T1 empty or 0:\n"
+          "to the end)",
+          set_window, 0 },
+        { "--kernels", "LIB.so", NULL, 0,
+          "also load the kernels a shared object exports\n"
+          "(see examples/user_kernel/); a kernel named like one\n"
+          "already there is an error (exit 2)",
+          load_kernels, 0 },
+        { "--max-events", "N", NULL, 0,
+          "stop with an error after N events (default 4e9: over\n"
+          "twenty times gqa_prefill at 128K on llama3-70b, 1.75e8;\n"
+          "these budgets only stop a kernel that never ends)",
+          set_budget, RO(max_events) },
+        { "--max-sim-ns", "T", NULL, 0,
+          "stop with an error past T ns of simulated time\n"
+          "(default 1e10: ten simulated seconds, over twenty times\n"
+          "that run)",
+          set_budget, RO(max_sim_ns) },
+        { "--timeout-s", "S", NULL, 0,
+          "stop with an error (exit 1) after S seconds of wall time,\n"
+          "even in a kernel that spins without calling tl_*",
+          set_timeout, RO(timeout_s) },
+        { "--progress", NULL, NULL, 0,
+          "draw the run's progress on stderr: simulated time, events\n"
+          "and requests so far, wall time (default: when stderr is a\n"
+          "terminal); the line is cleared when the run ends; not on\n"
+          "a terminal, plain lines (at most one a second)",
+          set_progress, 0 },
+        { "--no-progress", NULL, NULL, CLI_OPT_ALT, "never draw it", set_progress, 0 },
+        { "--profile", NULL, NULL, 0,
+          "print the time of every kernel source line (issue, engine\n"
+          "time by engine, time the PE_CPU waited there, op count);\n"
+          "with --json, as \"profile\"",
+          set_on, RO(profile) },
+        { "--json", NULL, NULL, 0,
+          "print the run summary as JSON (not with --oplog - or\n"
+          "--trace -; without --json their summary goes to stderr)",
+          set_on, offsetof(struct run_args, json) },
+};
+
+void cli_run_synopsis(char *buf, size_t len)
+{
+        cli_opts_synopsis_first(run_opts, ARRAY_LEN(run_opts), buf, len);
 }
 
 int cli_run(int argc, char **argv)
 {
-        static const char *const opts[] = { "--topo", "--set", "--mode", "--inputs", "--outputs",
-                                             "--seed", "--oplog", "--trace", "--trace-pes",
-                                             "--trace-window", "--kernels", "--json", "--profile",
-                                             "--max-events", "--max-sim-ns", "--timeout-s",
-                                             "--allow-random", "--save-inputs", "--expect",
-                                             "--rtol", "--atol", "--fail-on-nonfinite", "--help",
-                                             "--progress", "--no-progress", NULL };
-        const char *kernel = NULL, *topo_path = NULL;
-        char *sets[256];
-        int n_sets = 0;
-        bool json = false;
-        struct cubesim_run_opts ro;
-        cubesim_run_opts_init(&ro);
-        ro.progress = isatty(STDERR_FILENO);
+        const char *kernel = NULL;
+        struct run_args args = { .n_sets = 0 };
+        struct cubesim_run_opts *ro = &args.ro;
+        cubesim_run_opts_init(ro);
+        ro->progress = isatty(STDERR_FILENO);
         struct diag d;
         diag_init(&d);
-        int rc = CLI_OK;
-        for (int i = 1; i < argc; i++) {
-                const char *a = argv[i];
-                if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-                        fputs(usage, stdout);
-                        goto out_diag;
-                }
-                if (strcmp(a, "--json") == 0) {
-                        json = true;
-                        continue;
-                }
-                if (strcmp(a, "--allow-random") == 0) {
-                        ro.allow_random = true;
-                        continue;
-                }
-                if (strcmp(a, "--fail-on-nonfinite") == 0) {
-                        ro.fail_on_nonfinite = true;
-                        continue;
-                }
-                if (strcmp(a, "--profile") == 0) {
-                        ro.profile = true;
-                        continue;
-                }
-                if (strcmp(a, "--progress") == 0 || strcmp(a, "--no-progress") == 0) {
-                        ro.progress = a[2] == 'p';
-                        continue;
-                }
-                if (a[0] == '-' && a[1] == '-') {
-                        const char *const *o = opts;
-                        while (*o && strcmp(*o, a) != 0)
-                                o++;
-                        if (!*o) {
-                                rc = cli_unknown_option("run", a, opts);
-                                goto out_diag;
-                        }
-                        if (i + 1 >= argc) {
-                                rc = cli_error("run", "%s needs a value", a);
-                                goto out_diag;
-                        }
-                        char *v = argv[++i];
-                        run_value(&ro, a, v, &topo_path, sets, &n_sets, &d);
-                        continue;
-                }
-                if (a[0] == '-') {
-                        rc = cli_unknown_option("run", a, opts);
-                        goto out_diag;
-                }
-                if (kernel) {
-                        rc = cli_error("run", "unexpected argument '%s'", a);
-                        goto out_diag;
-                }
-                kernel = a;
+        int rc = cli_opts_parse("run", run_opts, ARRAY_LEN(run_opts), argc, argv, &args, &kernel,
+                                &d);
+        if (rc == CLI_OPTS_HELP) {
+                cli_opts_help(stdout, "cubesim run KERNEL", run_opts, ARRAY_LEN(run_opts), about,
+                              tail);
+                rc = CLI_OK;
+                goto out_diag;
         }
+        if (rc != CLI_OK)
+                goto out_diag;
         if (d.n_errors) {
                 rc = CLI_BAD_INPUT;
                 goto out_diag;
@@ -287,22 +313,22 @@ int cli_run(int argc, char **argv)
         /* "-" puts the op_log or the trace on standard output: the summary
          * must not be mixed into it (text goes to stderr; JSON is refused:
          * two documents on one stream are no JSON document). */
-        const char *on_stdout = ro.oplog_path && strcmp(ro.oplog_path, "-") == 0 ? "--oplog"
-                                : ro.trace_path && strcmp(ro.trace_path, "-") == 0 ? "--trace"
+        const char *on_stdout = ro->oplog_path && strcmp(ro->oplog_path, "-") == 0 ? "--oplog"
+                                : ro->trace_path && strcmp(ro->trace_path, "-") == 0 ? "--trace"
                                 : NULL;
-        if (on_stdout && json) {
+        if (on_stdout && args.json) {
                 rc = cli_error("run", "--json and %s - both write standard output, which would "
                                "hold two documents: give %s a file", on_stdout, on_stdout);
                 goto out_diag;
         }
         if (cubesim_kernel_find(kernel) != CUBESIM_OK)
-                return print_run(CLI_BAD_INPUT, NULL, json, false);
+                return print_run(CLI_BAD_INPUT, NULL, args.json, false);
         cubesim_machine *m = NULL;
-        if (topo_path && cubesim_machine_load(topo_path, &m) != CUBESIM_OK)
-                return print_run(CLI_BAD_INPUT, NULL, json, false);
+        if (args.topo_path && cubesim_machine_load(args.topo_path, &m) != CUBESIM_OK)
+                return print_run(CLI_BAD_INPUT, NULL, args.json, false);
         cubesim_result *res = NULL;
-        rc = cubesim_run(kernel, m, (const char *const *)sets, (size_t)n_sets, &ro, &res);
-        print_run(rc, res, json, on_stdout != NULL);
+        rc = cubesim_run(kernel, m, (const char *const *)args.sets, (size_t)args.n_sets, ro, &res);
+        print_run(rc, res, args.json, on_stdout != NULL);
         cubesim_result_free(res);
         cubesim_machine_free(m);
         cubesim_release();

@@ -1,0 +1,150 @@
+/* cli/opts.c: a command's options as one table: the parser walks it, and
+ * the command's usage text is written from it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "base/diag.h"
+#include "cli/cli.h"
+
+/* Widths of the generated text: the synopsis wraps at this column, an
+ * option's help starts at column HELP_COL. */
+enum { SYNOPSIS_WIDTH = 85, HELP_COL = 20 };
+
+/* The synopsis item of tab[i] and of the entries folded into it; returns
+ * the index past them. */
+static size_t synopsis_item(const struct cli_opt *tab, size_t n, size_t i, char *buf, size_t len)
+{
+        size_t used = 0;
+#define PUT(...) (used += (size_t)snprintf(buf + used, used < len ? len - used : 0, __VA_ARGS__))
+        PUT("[%s", tab[i].name);
+        if (tab[i].metavar)
+                PUT(" %s", tab[i].syn ? tab[i].syn : tab[i].metavar);
+        if (tab[i].flags & CLI_OPT_REPEAT)
+                PUT(" ...");
+        size_t j = i + 1;
+        for (; j < n && (tab[j].flags & (CLI_OPT_NESTED | CLI_OPT_ALT)); j++) {
+                if (tab[j].flags & CLI_OPT_ALT)
+                        PUT(" | %s", tab[j].name);
+                else if (tab[j].metavar)
+                        PUT(" [%s %s]", tab[j].name, tab[j].metavar);
+                else
+                        PUT(" [%s]", tab[j].name);
+        }
+        PUT("]");
+#undef PUT
+        return j;
+}
+
+size_t cli_opts_synopsis_first(const struct cli_opt *tab, size_t n, char *buf, size_t len)
+{
+        if (len)
+                buf[0] = '\0';
+        return n ? synopsis_item(tab, n, 0, buf, len) : 0;
+}
+
+/* "usage: HEAD ITEM ITEM ...", wrapped greedily before SYNOPSIS_WIDTH,
+ * continuation lines under the first item. */
+static void print_synopsis(FILE *out, const char *head, const struct cli_opt *tab, size_t n)
+{
+        int col = fprintf(out, "usage: %s", head);
+        const char *sp = strrchr(head, ' ');
+        int indent = (int)strlen("usage: ") + (sp ? (int)(sp - head) : 0);
+        for (size_t i = 0; i < n;) {
+                char item[160];
+                i = synopsis_item(tab, n, i, item, sizeof item);
+                int w = (int)strlen(item);
+                if (col + 1 + w > SYNOPSIS_WIDTH)
+                        col = fprintf(out, "\n%*s%s", indent, "", item) - 1;
+                else
+                        col += fprintf(out, " %s", item);
+        }
+        fputc('\n', out);
+}
+
+/* "  LABEL  HELP", LABEL the option, its metavar and those of the entries
+ * documented with it; HELP's lines start at HELP_COL. Returns the index
+ * past the entries printed. */
+static size_t print_entry(FILE *out, const struct cli_opt *tab, size_t n, size_t i)
+{
+        char label[96];
+        size_t used = 0;
+        size_t j = i;
+        do {
+                used += (size_t)snprintf(label + used, sizeof label - used, "%s%s%s%s",
+                                         j > i ? ", " : "", tab[j].name,
+                                         tab[j].metavar ? " " : "",
+                                         tab[j].metavar ? tab[j].metavar : "");
+                j++;
+        } while (j < n && !tab[j].help && used < sizeof label);
+        int w = (int)strlen(label);
+        if (w <= HELP_COL - 3)
+                fprintf(out, "  %-*s", HELP_COL - 2, label);
+        else if (w <= HELP_COL - 1)
+                fprintf(out, "  %s  ", label);
+        else
+                fprintf(out, "  %s\n%*s", label, HELP_COL, "");
+        for (const char *h = tab[i].help; *h;) {
+                const char *nl = strchr(h, '\n');
+                size_t len = nl ? (size_t)(nl - h) : strlen(h);
+                fprintf(out, "%.*s\n", (int)len, h);
+                h += len;
+                if (nl && *++h)
+                        fprintf(out, "%*s", HELP_COL, "");
+        }
+        return j;
+}
+
+void cli_opts_help(FILE *out, const char *head, const struct cli_opt *tab, size_t n,
+                   const char *about, const char *tail)
+{
+        print_synopsis(out, head, tab, n);
+        fputs(about, out);
+        fputs("\nOptions:\n", out);
+        for (size_t i = 0; i < n;)
+                i = print_entry(out, tab, n, i);
+        fputs(tail, out);
+}
+
+/* The entry of tab named a, or NULL. */
+static const struct cli_opt *find(const struct cli_opt *tab, size_t n, const char *a)
+{
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(tab[i].name, a) == 0)
+                        return &tab[i];
+        return NULL;
+}
+
+/* "unknown option" for a, with a hint from tab's names and --help. */
+static int unknown(const char *cmd, const struct cli_opt *tab, size_t n, const char *a)
+{
+        const char *names[CLI_OPTS_MAX + 2];
+        size_t k = 0;
+        for (size_t i = 0; i < n && k < CLI_OPTS_MAX; i++)
+                names[k++] = tab[i].name;
+        names[k++] = "--help";
+        names[k] = NULL;
+        return cli_unknown_option(cmd, a, names);
+}
+
+int cli_opts_parse(const char *cmd, const struct cli_opt *tab, size_t n, int argc, char **argv,
+                   void *ctx, const char **pos, struct diag *d)
+{
+        for (int i = 1; i < argc; i++) {
+                const char *a = argv[i];
+                if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+                        return CLI_OPTS_HELP;
+                const struct cli_opt *o = find(tab, n, a);
+                if (!o && a[0] == '-')
+                        return unknown(cmd, tab, n, a);
+                if (!o && *pos)
+                        return cli_error(cmd, "unexpected argument '%s'", a);
+                if (!o) {
+                        *pos = a;
+                        continue;
+                }
+                if (o->metavar && i + 1 >= argc)
+                        return cli_error(cmd, "%s needs a value", a);
+                o->apply(ctx, o, o->metavar ? argv[++i] : NULL, d);
+        }
+        return CLI_OK;
+}
