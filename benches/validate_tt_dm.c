@@ -90,7 +90,7 @@ static double run_ps(const struct topo *t, const char *pattern, int64_t bytes, i
         snprintf(kv[2], sizeof kv[2], "n=%lld", (long long)n);
         const char *sets[3] = { kv[0], kv[1], kv[2] };
         struct tl_job job = { .kernel = tl_kernel_find("tt_dm"), .topo = t, .sets = sets,
-                              .n_sets = 3, .opts = { .mode = TL_MODE_OPLOG, .seed = 1 } };
+                              .n_sets = 3, .opts = tl_run_opts_default() };
         double ps = 0;
         if (tl_job_run(&job, d) == 0) {
                 json_t *s = rep_run_summary(&job.sim, &job.stats, "tt_dm");

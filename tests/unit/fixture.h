@@ -74,6 +74,17 @@ static inline void fixture_fini(void)
         diag_fini(&d);
 }
 
+/* The default run options (tl_run_opts_default) with mode and seed, in a
+ * buffer the next call overwrites (fixture_run copies them). */
+static inline const struct tl_run_opts *fixture_opts(enum tl_mode mode, uint64_t seed)
+{
+        static struct tl_run_opts o;
+        o = tl_run_opts_default();
+        o.mode = mode;
+        o.seed = seed;
+        return &o;
+}
+
 /* Run kernel k on t with the --set values sets (borrowed until the test
  * ends) and opts (copied; NULL: tl_run_opts_default()); returns
  * tl_job_run's result. The run stays in job until the next fixture_run

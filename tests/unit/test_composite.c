@@ -397,8 +397,8 @@ static void k_epilogue_both_ways(tl_ctx *tl, const void *args)
 Test(feed, gemm_epilogue_composite_equals_ops_one_by_one)
 {
         static struct tl_kernel k = { .name = "both", .fn = k_epilogue_both_ways };
-        static struct tl_run_opts o = { .mode = TL_MODE_DATA, .seed = 1 };
-        fixture_run_ok(k.name, &k, &o, NULL, 0);
+        const struct tl_run_opts *o = fixture_opts(TL_MODE_DATA, 1);
+        fixture_run_ok(k.name, &k, o, NULL, 0);
         for (int i = 0; i < 64 * 48; i++)
                 cr_assert_eq(out_composite[i], out_ops[i], "element %d: %.9g vs %.9g", i,
                              out_composite[i], out_ops[i]);
@@ -436,8 +436,8 @@ static void k_wait_twice(tl_ctx *tl, const void *args)
 Test(feed, a_handle_waited_again_after_its_record_is_reused)
 {
         static struct tl_kernel k = { .name = "twice", .fn = k_wait_twice };
-        static struct tl_run_opts o = { .mode = TL_MODE_OPLOG, .seed = 1 };
-        fixture_run_ok(k.name, &k, &o, NULL, 0);
+        const struct tl_run_opts *o = fixture_opts(TL_MODE_OPLOG, 1);
+        fixture_run_ok(k.name, &k, o, NULL, 0);
         cr_assert_gt(second_end, again_at + 10 * SIM_PS_PER_NS,
                      "the second wait on h1 returned at %llu ps, h2 ended at %llu ps",
                      (unsigned long long)again_at, (unsigned long long)second_end);
@@ -485,8 +485,8 @@ static void k_merge_both_ways(tl_ctx *tl, const void *args)
 Test(feed, softmax_merge_equals_ops_one_by_one)
 {
         static struct tl_kernel k = { .name = "merge", .fn = k_merge_both_ways };
-        static struct tl_run_opts o = { .mode = TL_MODE_DATA, .seed = 1 };
-        fixture_run_ok(k.name, &k, &o, NULL, 0);
+        const struct tl_run_opts *o = fixture_opts(TL_MODE_DATA, 1);
+        fixture_run_ok(k.name, &k, o, NULL, 0);
         const int n[3] = { 64, 64, 64 * 32 };
         const char *name[3] = { "m", "l", "o" };
         for (int w = 0; w < 3; w++)
@@ -525,8 +525,8 @@ static void k_merge_empty(tl_ctx *tl, const void *args)
 Test(feed, merge_of_two_empty_states_is_not_nan)
 {
         static struct tl_kernel k = { .name = "empty", .fn = k_merge_empty };
-        static struct tl_run_opts o = { .mode = TL_MODE_DATA, .seed = 1 };
-        cr_assert_eq(fixture_run(&k, &o, NULL, 0), 0);
+        const struct tl_run_opts *o = fixture_opts(TL_MODE_DATA, 1);
+        cr_assert_eq(fixture_run(&k, o, NULL, 0), 0);
         for (int i = 0; i < 20; i++)
                 cr_assert(!isnan(out_composite[i]) && out_composite[i] == 0.0f, "[%d] = %g", i,
                           out_composite[i]);
@@ -570,8 +570,8 @@ static void k_merge_one_buffer(tl_ctx *tl, const void *args)
 Test(feed, merge_state_in_views_of_one_tensor)
 {
         static struct tl_kernel k = { .name = "one_buffer", .fn = k_merge_one_buffer };
-        static struct tl_run_opts o = { .mode = TL_MODE_DATA, .seed = 1 };
-        fixture_run_ok(k.name, &k, &o, NULL, 0);
+        const struct tl_run_opts *o = fixture_opts(TL_MODE_DATA, 1);
+        fixture_run_ok(k.name, &k, o, NULL, 0);
         const int n[3] = { 16, 16, 16 * 8 };
         for (int w = 0; w < 3; w++)
                 for (int i = 0; i < n[w]; i++)
@@ -603,8 +603,8 @@ static void k_merge_bf16_state(tl_ctx *tl, const void *args)
 Test(feed, a_bf16_merge_state_holds_bf16_values)
 {
         static struct tl_kernel k = { .name = "bf16_state", .fn = k_merge_bf16_state };
-        static struct tl_run_opts o = { .mode = TL_MODE_DATA, .seed = 1 };
-        fixture_run_ok(k.name, &k, &o, NULL, 0);
+        const struct tl_run_opts *o = fixture_opts(TL_MODE_DATA, 1);
+        fixture_run_ok(k.name, &k, o, NULL, 0);
         const int n[3] = { 8, 8, 64 };
         for (int w = 0; w < 3; w++)
                 for (int i = 0; i < n[w]; i++) {

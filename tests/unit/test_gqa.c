@@ -19,7 +19,7 @@ TestSuite(gqa, .init = fixture_small, .fini = fixture_fini);
 /* Run kernel `name` with --set values. */
 static int run_sets(const char *name, enum tl_mode mode, const char *const *sets, int n)
 {
-        return fixture_run(tl_kernel_find(name), &(struct tl_run_opts){ .mode = mode, .seed = 11 },
+        return fixture_run(tl_kernel_find(name), fixture_opts(mode, 11),
                            sets, (size_t)n);
 }
 
@@ -229,7 +229,7 @@ static const struct ref_case ref_cases[] = {
 
 static void run_ok(const char *name, const char *what, const char *const *sets, int n)
 {
-        fixture_run_ok(what, tl_kernel_find(name), &(struct tl_run_opts){ .mode = TL_MODE_DATA, .seed = 11 },
+        fixture_run_ok(what, tl_kernel_find(name), fixture_opts(TL_MODE_DATA, 11),
                        sets, (size_t)n);
 }
 

@@ -94,10 +94,9 @@ static int run_layer(const struct shape *s)
         snprintf(sets[n++], 48, "weight_dtype=%s", s->dtype);
         for (int i = 0; i < n; i++)
                 setp[i] = sets[i];
-        int rc = fixture_run(tl_kernel_find("llm_layer"),
-                             &(struct tl_run_opts){ .mode = TL_MODE_DATA, .seed = 3,
-                                                    .inputs_dir = dir },
-                             setp, (size_t)n);
+        struct tl_run_opts o = *fixture_opts(TL_MODE_DATA, 3);
+        o.inputs_dir = dir;
+        int rc = fixture_run(tl_kernel_find("llm_layer"), &o, setp, (size_t)n);
         if (rc != 0)
                 diag_print(&d, stderr);
         char cmd[128];
@@ -383,7 +382,7 @@ Test(llm, lm_head_matches_float64)
         const char *sets[] = { "hidden=96", "vocab=1000", "batch=3", "dtype=fp32",
                                "weight_dtype=fp32" };
         cr_assert_eq(fixture_run(tl_kernel_find("llm_lm_head"),
-                                 &(struct tl_run_opts){ .mode = TL_MODE_DATA, .seed = 5 }, sets, 5),
+                                 fixture_opts(TL_MODE_DATA, 5), sets, 5),
                      0);
         const float *x = in("x"), *w = in("w_lm");
         double *ref = zeros(3 * 1000), *xd = zeros(3 * 96);

@@ -16,7 +16,8 @@ static int run_kernel(tl_kernel_fn fn, enum tl_mode mode, const char *oplog)
 {
         static struct tl_kernel k;
         k = (struct tl_kernel){ .name = "test", .fn = fn };
-        struct tl_run_opts o = { .mode = mode, .seed = 1, .oplog_path = oplog };
+        struct tl_run_opts o = *fixture_opts(mode, 1);
+        o.oplog_path = oplog;
         int rc = fixture_run(&k, &o, NULL, 0);
         if (rc)
                 diag_print(&d, stderr);

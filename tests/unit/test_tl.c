@@ -18,7 +18,7 @@ static int run_kernel(tl_kernel_fn fn, enum tl_mode mode)
 {
         static struct tl_kernel k;
         k = (struct tl_kernel){ .name = "test", .fn = fn };
-        return fixture_run(&k, &(struct tl_run_opts){ .mode = mode, .seed = 1 }, NULL, 0);
+        return fixture_run(&k, fixture_opts(mode, 1), NULL, 0);
 }
 
 static tl_kernel_fn pe0_fn;          /* the body on_pe0 runs */
@@ -335,7 +335,8 @@ Test(tl, a_pe_without_a_stack_stops_the_run_with_a_message)
         static const struct tl_kernel k = { .name = "test", .fn = k_send_to_all };
         struct tl_run r;
         cr_assert_eq(setrlimit(RLIMIT_AS, &rl), 0);
-        int rc = tl_run_kernel(&sim, &k, &(struct tl_run_opts){ .seed = 1 }, &r, &d);
+        const struct tl_run_opts o = tl_run_opts_default();
+        int rc = tl_run_kernel(&sim, &k, &o, &r, &d);
         cr_assert_eq(rc, -1);
         cr_assert(diag_has("the kernel could not start: no stack could be mapped"));
         cr_assert(diag_has("vm.max_map_count"));
@@ -407,7 +408,7 @@ Test(tl, shape_mismatch_is_a_kernel_error)
 
 static void run_builtin(const char *name, const char *const *sets, int n)
 {
-        fixture_run_ok(name, tl_kernel_find(name), &(struct tl_run_opts){ .mode = TL_MODE_DATA, .seed = 3 },
+        fixture_run_ok(name, tl_kernel_find(name), fixture_opts(TL_MODE_DATA, 3),
                        sets, (size_t)n);
 }
 
@@ -469,8 +470,8 @@ static void k_forever(tl_ctx *tl, const void *a)
 Test(tl, a_kernel_that_never_ends_hits_the_time_budget)
 {
         static struct tl_kernel k = { .name = "forever", .fn = k_forever };
-        static struct tl_run_opts o = { .mode = TL_MODE_OPLOG, .seed = 1,
-                                        .max_time_ps = 2000 * SIM_PS_PER_NS };
+        struct tl_run_opts o = *fixture_opts(TL_MODE_OPLOG, 1);
+        o.max_time_ps = 2000 * SIM_PS_PER_NS;
         cr_assert_eq(fixture_run(&k, &o, NULL, 0), -1);
         cr_assert(diag_has("simulated time budget exceeded: the next event is at 2002.000 ns, past "
                            "the budget of 2000.000 ns"), "got: %s",
@@ -481,7 +482,8 @@ Test(tl, a_kernel_that_never_ends_hits_the_time_budget)
 Test(tl, a_kernel_that_never_ends_hits_the_event_budget)
 {
         static struct tl_kernel k = { .name = "forever", .fn = k_forever };
-        static struct tl_run_opts o = { .mode = TL_MODE_OPLOG, .seed = 1, .max_events = 5000 };
+        struct tl_run_opts o = *fixture_opts(TL_MODE_OPLOG, 1);
+        o.max_events = 5000;
         cr_assert_eq(fixture_run(&k, &o, NULL, 0), -1);
         cr_assert(diag_has("event budget exceeded: 5000 events"));
 }
@@ -503,8 +505,8 @@ static void expect_budget_note(tl_kernel_fn fn, const char *waits, const char *n
 {
         static struct tl_kernel k = { .name = "waits" };
         k.fn = fn;
-        static struct tl_run_opts o = { .mode = TL_MODE_OPLOG, .seed = 1,
-                                        .max_time_ps = 1000 * SIM_PS_PER_NS };
+        struct tl_run_opts o = *fixture_opts(TL_MODE_OPLOG, 1);
+        o.max_time_ps = 1000 * SIM_PS_PER_NS;
         cr_assert_eq(fixture_run(&k, &o, NULL, 0), -1);
         cr_assert(diag_has(waits), "got: %s", d.head ? d.head->text : "(none)");
         cr_assert(diag_has(note));
@@ -884,7 +886,7 @@ Test(tl, sharded_tensors_are_local_and_shared)
         static const struct tl_kernel k = { .name = "sharded", .fn = k_sharded,
                                             .args_size = sizeof(struct sharded_args),
                                             .setup = sharded_setup };
-        cr_assert_eq(fixture_run(&k, &(struct tl_run_opts){ .mode = TL_MODE_DATA, .seed = 1 },
+        cr_assert_eq(fixture_run(&k, fixture_opts(TL_MODE_DATA, 1),
                                  NULL, 0),
                      0);
         sim_ps dma = t.pe.dma.setup_ps + hw_bytes_ps(32 * 64 * 4 / t.pe.dma.channels,
@@ -934,7 +936,7 @@ Test(tl, replicated_outputs_are_gathered_from_each_cubes_copy)
         static const struct tl_kernel k = { .name = "replica", .fn = k_replica,
                                             .args_size = sizeof(struct replica_args),
                                             .setup = replica_setup };
-        cr_assert_eq(fixture_run(&k, &(struct tl_run_opts){ .mode = TL_MODE_DATA, .seed = 1 },
+        cr_assert_eq(fixture_run(&k, fixture_opts(TL_MODE_DATA, 1),
                                  NULL, 0),
                      0);
         struct tl_global *x = &job.run->globals[0], *y = &job.run->globals[1];
