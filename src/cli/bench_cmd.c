@@ -1,4 +1,5 @@
 /* cli/bench_cmd.c: `cubesim bench list` and `cubesim bench run NAME`. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,22 +7,56 @@
 #include "benches/bench.h"
 #include "base/diag.h"
 #include "base/params.h"
+#include "base/util.h"
 #include "cli/cli.h"
 
-static const char usage[] =
-        "usage: cubesim bench list\n"
-        "       cubesim bench run NAME [--set key=value ...] [--json] [--out DIR] [--jobs N]\n"
+static const char about[] =
         "       cubesim bench help NAME\n"
         "\n"
         "Benches measure cubesim itself or a simulated machine and print their\n"
         "figures; 'bench list' names them, 'bench help NAME' shows a bench's\n"
         "parameters.\n"
         "\n"
-        "Options of 'bench run':\n"
-        "  --set key=value   a bench parameter (repeatable)\n"
-        "  --json            print the figures as one JSON object\n"
-        "  --out DIR         where the bench writes its files (bench-specific default)\n"
-        "  --jobs N          worker processes for benches that sweep (default 1)\n";
+        "Options of 'bench run':\n";
+
+static void add_param(void *c, const struct cli_opt *o, char *v, struct diag *d)
+{
+        (void)o;
+        params_add(((struct bench_ctx *)c)->params, v, d);
+}
+
+static void set_json(void *c, const struct cli_opt *o, char *v, struct diag *d)
+{
+        (void)o, (void)v, (void)d;
+        ((struct bench_ctx *)c)->json = true;
+}
+
+static void set_jobs(void *c, const struct cli_opt *o, char *v, struct diag *d)
+{
+        (void)o;
+        cli_parse_jobs(v, &((struct bench_ctx *)c)->jobs, d);
+}
+
+/* The options of cubesim bench run, in the order of its help. */
+static const struct cli_opt run_opts[] = {
+        { "--set", "key=value", NULL, CLI_OPT_REPEAT, "a bench parameter (repeatable)",
+          add_param, 0 },
+        { "--json", NULL, NULL, 0, "print the figures as one JSON object", set_json, 0 },
+        { "--out", "DIR", NULL, 0, "where the bench writes its files (bench-specific default)",
+          cli_opt_text, offsetof(struct bench_ctx, out_dir) },
+        { "--jobs", "N", NULL, 0, "worker processes for benches that sweep (default 1)",
+          set_jobs, 0 },
+};
+
+/* The help of cubesim bench, its bench run line and options from
+ * run_opts. */
+static void usage(FILE *out)
+{
+        fputs("usage: cubesim bench list\n", out);
+        cli_opts_synopsis(out, "       cubesim bench run NAME", 85, run_opts, ARRAY_LEN(run_opts));
+        fputs(about, out);
+        cli_opts_list(out, run_opts, ARRAY_LEN(run_opts));
+}
 
 static int list(void)
 {
@@ -45,45 +80,21 @@ static const struct bench *lookup(const char *name)
 
 static int run(int argc, char **argv)
 {
-        static const char *const opts[] = { "--set", "--json", "--out", "--jobs", "--help", NULL };
         const char *name = NULL;
         struct params ps;
         struct diag d;
         params_init(&ps);
         diag_init(&d);
         struct bench_ctx ctx = { .params = &ps, .jobs = 1, .out = stdout, .diag = &d };
-        int rc = CLI_OK;
-        for (int i = 1; i < argc; i++) {
-                const char *a = argv[i];
-                if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-                        fputs(usage, stdout);
-                        goto out;
-                } else if (strcmp(a, "--json") == 0) {
-                        ctx.json = true;
-                } else if (strcmp(a, "--set") == 0 || strcmp(a, "--out") == 0 ||
-                           strcmp(a, "--jobs") == 0) {
-                        if (i + 1 >= argc) {
-                                rc = cli_error("bench run", "%s needs a value", a);
-                                goto out;
-                        }
-                        const char *v = argv[++i];
-                        if (a[2] == 's') {
-                                params_add(&ps, v, &d);
-                        } else if (a[2] == 'o') {
-                                ctx.out_dir = v;
-                        } else {
-                                cli_parse_jobs(v, &ctx.jobs, &d);
-                        }
-                } else if (a[0] == '-') {
-                        rc = cli_unknown_option("bench run", a, opts);
-                        goto out;
-                } else if (!name) {
-                        name = a;
-                } else {
-                        rc = cli_error("bench run", "unexpected argument '%s'", a);
-                        goto out;
-                }
+        int rc = cli_opts_parse("bench run", run_opts, ARRAY_LEN(run_opts), argc, argv, &ctx,
+                                &name, &d);
+        if (rc == CLI_OPTS_HELP) {
+                usage(stdout);
+                rc = CLI_OK;
+                goto out;
         }
+        if (rc != CLI_OK)
+                goto out;
         if (!name) {
                 rc = cli_error("bench run", "which bench? (see 'cubesim bench list')");
                 goto out;
@@ -108,7 +119,7 @@ out:
 int cli_bench(int argc, char **argv)
 {
         if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-                fputs(usage, argc < 2 ? stderr : stdout);
+                usage(argc < 2 ? stderr : stdout);
                 return argc < 2 ? CLI_BAD_INPUT : CLI_OK;
         }
         if (strcmp(argv[1], "list") == 0)

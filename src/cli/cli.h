@@ -87,10 +87,20 @@ struct cli_opt {
  * missing value or a second positional argument. */
 int cli_opts_parse(const char *cmd, const struct cli_opt *tab, size_t n, int argc, char **argv,
                    void *ctx, const char **pos, struct diag *d);
-/* The command's help: "usage: HEAD" and the synopsis of tab, about, the
- * options with their help, then tail. */
-void cli_opts_help(FILE *out, const char *head, const struct cli_opt *tab, size_t n,
+/* "LEAD [OPTION ...]": the synopsis of tab, wrapped greedily so that no
+ * line passes column width, continuation lines indented to LEAD's last
+ * space. */
+void cli_opts_synopsis(FILE *out, const char *lead, int width, const struct cli_opt *tab,
+                       size_t n);
+/* Each option of tab with its help: "  --NAME METAVAR   HELP", HELP's
+ * lines from column 20. */
+void cli_opts_list(FILE *out, const struct cli_opt *tab, size_t n);
+/* A command's help: the synopsis, about, "Options:" and the list, tail. */
+void cli_opts_help(FILE *out, const char *lead, int width, const struct cli_opt *tab, size_t n,
                    const char *about, const char *tail);
+/* apply for an option kept as given (a file, a folder, a list): the
+ * const char * at o->field in ctx. */
+void cli_opt_text(void *ctx, const struct cli_opt *o, char *v, struct diag *d);
 /* The synopsis item of tab's first entry ("[--topo FILE]") in buf (len
  * bytes). */
 size_t cli_opts_synopsis_first(const struct cli_opt *tab, size_t n, char *buf, size_t len);

@@ -6,9 +6,8 @@
 #include "base/diag.h"
 #include "cli/cli.h"
 
-/* Widths of the generated text: the synopsis wraps at this column, an
- * option's help starts at column HELP_COL. */
-enum { SYNOPSIS_WIDTH = 85, HELP_COL = 20 };
+/* An option's help starts at this column. */
+enum { HELP_COL = 20 };
 
 /* The synopsis item of tab[i] and of the entries folded into it; returns
  * the index past them. */
@@ -42,18 +41,17 @@ size_t cli_opts_synopsis_first(const struct cli_opt *tab, size_t n, char *buf, s
         return n ? synopsis_item(tab, n, 0, buf, len) : 0;
 }
 
-/* "usage: HEAD ITEM ITEM ...", wrapped greedily before SYNOPSIS_WIDTH,
- * continuation lines under the first item. */
-static void print_synopsis(FILE *out, const char *head, const struct cli_opt *tab, size_t n)
+void cli_opts_synopsis(FILE *out, const char *lead, int width, const struct cli_opt *tab,
+                       size_t n)
 {
-        int col = fprintf(out, "usage: %s", head);
-        const char *sp = strrchr(head, ' ');
-        int indent = (int)strlen("usage: ") + (sp ? (int)(sp - head) : 0);
+        int col = fprintf(out, "%s", lead);
+        const char *sp = strrchr(lead, ' ');
+        int indent = sp ? (int)(sp - lead) : 0;
         for (size_t i = 0; i < n;) {
                 char item[160];
                 i = synopsis_item(tab, n, i, item, sizeof item);
                 int w = (int)strlen(item);
-                if (col + 1 + w > SYNOPSIS_WIDTH)
+                if (col + 1 + w > width)
                         col = fprintf(out, "\n%*s%s", indent, "", item) - 1;
                 else
                         col += fprintf(out, " %s", item);
@@ -94,15 +92,26 @@ static size_t print_entry(FILE *out, const struct cli_opt *tab, size_t n, size_t
         return j;
 }
 
-void cli_opts_help(FILE *out, const char *head, const struct cli_opt *tab, size_t n,
-                   const char *about, const char *tail)
+void cli_opts_list(FILE *out, const struct cli_opt *tab, size_t n)
 {
-        print_synopsis(out, head, tab, n);
-        fputs(about, out);
-        fputs("\nOptions:\n", out);
         for (size_t i = 0; i < n;)
                 i = print_entry(out, tab, n, i);
+}
+
+void cli_opts_help(FILE *out, const char *lead, int width, const struct cli_opt *tab, size_t n,
+                   const char *about, const char *tail)
+{
+        cli_opts_synopsis(out, lead, width, tab, n);
+        fputs(about, out);
+        fputs("\nOptions:\n", out);
+        cli_opts_list(out, tab, n);
         fputs(tail, out);
+}
+
+void cli_opt_text(void *ctx, const struct cli_opt *o, char *v, struct diag *d)
+{
+        (void)d;
+        *(const char **)((char *)ctx + o->field) = v;
 }
 
 /* The entry of tab named a, or NULL. */

@@ -89,13 +89,6 @@ static int print_run(int rc, const cubesim_result *res, bool json, bool to_stder
 #define FIELD(c, o, type) ((type *)((char *)(c) + (o)->field))
 #define RO(f) (offsetof(struct run_args, ro) + offsetof(struct cubesim_run_opts, f))
 
-/* An option kept as given (a file, a folder, a PE list). */
-static void set_text(void *c, const struct cli_opt *o, char *v, struct diag *d)
-{
-        (void)d;
-        *FIELD(c, o, const char *) = v;
-}
-
 /* A flag that turns an int on. */
 static void set_on(void *c, const struct cli_opt *o, char *v, struct diag *d)
 {
@@ -179,7 +172,7 @@ static void load_kernels(void *c, const struct cli_opt *o, char *v, struct diag 
 static const struct cli_opt run_opts[] = {
         { "--topo", "FILE", NULL, 0,
           "the machine (default: the built-in default machine)",
-          set_text, offsetof(struct run_args, topo_path) },
+          cli_opt_text, offsetof(struct run_args, topo_path) },
         { "--set", "key=value", NULL, CLI_OPT_REPEAT,
           "a kernel parameter ('cubesim kernels' lists them), or a\n"
           "topology parameter by its dotted YAML path, e.g.\n"
@@ -194,22 +187,22 @@ static const struct cli_opt run_opts[] = {
           "read inputs as DIR/NAME.npy (shapes must agree with the\n"
           "parameters; unset shape parameters come from the files);\n"
           "a missing file is an error naming the expected files",
-          set_text, RO(inputs_dir) },
+          cli_opt_text, RO(inputs_dir) },
         { "--allow-random", NULL, NULL, CLI_OPT_NESTED,
           "with --inputs: generate the inputs that have no file\n"
           "(without --inputs, data mode generates every input)",
           set_on, RO(allow_random) },
         { "--save-inputs", "DIR", NULL, 0,
           "data mode: write the generated inputs as DIR/NAME.npy",
-          set_text, RO(save_inputs_dir) },
+          cli_opt_text, RO(save_inputs_dir) },
         { "--outputs", "DIR", NULL, 0,
           "data mode: write outputs as DIR/NAME.npy (float32)",
-          set_text, RO(outputs_dir) },
+          cli_opt_text, RO(outputs_dir) },
         { "--expect", "DIR", NULL, 0,
           "data mode: compare each output with DIR/NAME.npy; exit 1\n"
           "naming the worst element when one is out of tolerance:\n"
           "|got - want| > atol + rtol |want|",
-          set_text, RO(expect_dir) },
+          cli_opt_text, RO(expect_dir) },
         { "--rtol", "X", NULL, CLI_OPT_NESTED,
           "the tolerances of --expect (defaults by the output's\n"
           "dtype: fp32 1.3e-6 and 1e-5, bf16 1.6e-2 and 1e-5, fp16\n"
@@ -226,17 +219,17 @@ static const struct cli_opt run_opts[] = {
         { "--oplog", "FILE", NULL, 0,
           "one JSON line per executed op (canonical: byte-identical\n"
           "across runs of the same input); gzip if FILE.gz",
-          set_text, RO(oplog_path) },
+          cli_opt_text, RO(oplog_path) },
         { "--trace", "FILE", NULL, 0,
           "Chrome Trace Event JSON (open in Perfetto UI or\n"
           "chrome://tracing): a track per engine and DMA channel,\n"
           "HBM channel and link, counters, blocked slices, arrows from\n"
           "producer to consumer and send to recv; gzip if FILE.gz",
-          set_text, RO(trace_path) },
+          cli_opt_text, RO(trace_path) },
         { "--trace-pes", "LIST", NULL, 0,
           "trace only these PEs (global indices, e.g. 0,4-7) and\n"
           "their cubes' memory and links",
-          set_text, RO(trace_pes) },
+          cli_opt_text, RO(trace_pes) },
         { "--trace-window", "T0:T1", NULL, 0,
           "trace only slices that meet [T0, T1] ns (T1 empty or 0:\n"
           "to the end)",
@@ -295,8 +288,8 @@ int cli_run(int argc, char **argv)
         int rc = cli_opts_parse("run", run_opts, ARRAY_LEN(run_opts), argc, argv, &args, &kernel,
                                 &d);
         if (rc == CLI_OPTS_HELP) {
-                cli_opts_help(stdout, "cubesim run KERNEL", run_opts, ARRAY_LEN(run_opts), about,
-                              tail);
+                cli_opts_help(stdout, "usage: cubesim run KERNEL", 85, run_opts,
+                              ARRAY_LEN(run_opts), about, tail);
                 rc = CLI_OK;
                 goto out_diag;
         }
