@@ -25,27 +25,16 @@ static void add_param(void *c, const struct cli_opt *o, char *v, struct diag *d)
         params_add(((struct bench_ctx *)c)->params, v, d);
 }
 
-static void set_json(void *c, const struct cli_opt *o, char *v, struct diag *d)
-{
-        (void)o, (void)v, (void)d;
-        ((struct bench_ctx *)c)->json = true;
-}
-
-static void set_jobs(void *c, const struct cli_opt *o, char *v, struct diag *d)
-{
-        (void)o;
-        cli_parse_jobs(v, &((struct bench_ctx *)c)->jobs, d);
-}
-
 /* The options of cubesim bench run, in the order of its help. */
 static const struct cli_opt run_opts[] = {
         { "--set", "key=value", NULL, CLI_OPT_REPEAT, "a bench parameter (repeatable)",
           add_param, 0 },
-        { "--json", NULL, NULL, 0, "print the figures as one JSON object", set_json, 0 },
+        { "--json", NULL, NULL, 0, "print the figures as one JSON object",
+          cli_opt_true, offsetof(struct bench_ctx, json) },
         { "--out", "DIR", NULL, 0, "where the bench writes its files (bench-specific default)",
           cli_opt_text, offsetof(struct bench_ctx, out_dir) },
         { "--jobs", "N", NULL, 0, "worker processes for benches that sweep (default 1)",
-          set_jobs, 0 },
+          cli_opt_jobs, offsetof(struct bench_ctx, jobs) },
 };
 
 /* The help of cubesim bench, its bench run line and options from
@@ -53,7 +42,8 @@ static const struct cli_opt run_opts[] = {
 static void usage(FILE *out)
 {
         fputs("usage: cubesim bench list\n", out);
-        cli_opts_synopsis(out, "       cubesim bench run NAME", 85, run_opts, ARRAY_LEN(run_opts));
+        cli_opts_synopsis(out, "       cubesim bench run NAME", 85, 25, run_opts,
+                          ARRAY_LEN(run_opts));
         fputs(about, out);
         cli_opts_list(out, run_opts, ARRAY_LEN(run_opts));
 }

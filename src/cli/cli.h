@@ -88,19 +88,29 @@ struct cli_opt {
 int cli_opts_parse(const char *cmd, const struct cli_opt *tab, size_t n, int argc, char **argv,
                    void *ctx, const char **pos, struct diag *d);
 /* "LEAD [OPTION ...]": the synopsis of tab, wrapped greedily so that no
- * line passes column width, continuation lines indented to LEAD's last
- * space. */
-void cli_opts_synopsis(FILE *out, const char *lead, int width, const struct cli_opt *tab,
-                       size_t n);
+ * line passes column width, continuation lines indented by indent
+ * spaces. */
+void cli_opts_synopsis(FILE *out, const char *lead, int width, int indent,
+                       const struct cli_opt *tab, size_t n);
 /* Each option of tab with its help: "  --NAME METAVAR   HELP", HELP's
  * lines from column 20. */
 void cli_opts_list(FILE *out, const struct cli_opt *tab, size_t n);
 /* A command's help: the synopsis, about, "Options:" and the list, tail. */
-void cli_opts_help(FILE *out, const char *lead, int width, const struct cli_opt *tab, size_t n,
-                   const char *about, const char *tail);
+void cli_opts_help(FILE *out, const char *lead, int width, int indent,
+                   const struct cli_opt *tab, size_t n, const char *about, const char *tail);
 /* apply for an option kept as given (a file, a folder, a list): the
  * const char * at o->field in ctx. */
 void cli_opt_text(void *ctx, const struct cli_opt *o, char *v, struct diag *d);
+/* apply for --timeout-s and --jobs: cli_parse_timeout into the double,
+ * cli_parse_jobs into the unsigned at o->field in ctx. */
+void cli_opt_timeout(void *ctx, const struct cli_opt *o, char *v, struct diag *d);
+void cli_opt_jobs(void *ctx, const struct cli_opt *o, char *v, struct diag *d);
+/* apply for a flag: the bool at o->field in ctx becomes true. */
+void cli_opt_true(void *ctx, const struct cli_opt *o, char *v, struct diag *d);
+/* The entry of tab (n entries) named a, or NULL. */
+const struct cli_opt *cli_opts_find(const struct cli_opt *tab, size_t n, const char *a);
+/* cli_unknown_option for a, the hint from tab's names and --help. */
+int cli_opts_unknown(const char *cmd, const struct cli_opt *tab, size_t n, const char *a);
 /* The synopsis item of tab's first entry ("[--topo FILE]") in buf (len
  * bytes). */
 size_t cli_opts_synopsis_first(const struct cli_opt *tab, size_t n, char *buf, size_t len);

@@ -1,5 +1,6 @@
 /* cli/opts.c: a command's options as one table: the parser walks it, and
  * the command's usage text is written from it. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,12 +42,10 @@ size_t cli_opts_synopsis_first(const struct cli_opt *tab, size_t n, char *buf, s
         return n ? synopsis_item(tab, n, 0, buf, len) : 0;
 }
 
-void cli_opts_synopsis(FILE *out, const char *lead, int width, const struct cli_opt *tab,
-                       size_t n)
+void cli_opts_synopsis(FILE *out, const char *lead, int width, int indent,
+                       const struct cli_opt *tab, size_t n)
 {
         int col = fprintf(out, "%s", lead);
-        const char *sp = strrchr(lead, ' ');
-        int indent = sp ? (int)(sp - lead) : 0;
         for (size_t i = 0; i < n;) {
                 char item[160];
                 i = synopsis_item(tab, n, i, item, sizeof item);
@@ -98,14 +97,30 @@ void cli_opts_list(FILE *out, const struct cli_opt *tab, size_t n)
                 i = print_entry(out, tab, n, i);
 }
 
-void cli_opts_help(FILE *out, const char *lead, int width, const struct cli_opt *tab, size_t n,
-                   const char *about, const char *tail)
+void cli_opts_help(FILE *out, const char *lead, int width, int indent,
+                   const struct cli_opt *tab, size_t n, const char *about, const char *tail)
 {
-        cli_opts_synopsis(out, lead, width, tab, n);
+        cli_opts_synopsis(out, lead, width, indent, tab, n);
         fputs(about, out);
         fputs("\nOptions:\n", out);
         cli_opts_list(out, tab, n);
         fputs(tail, out);
+}
+
+void cli_opt_true(void *ctx, const struct cli_opt *o, char *v, struct diag *d)
+{
+        (void)v, (void)d;
+        *(bool *)((char *)ctx + o->field) = true;
+}
+
+void cli_opt_timeout(void *ctx, const struct cli_opt *o, char *v, struct diag *d)
+{
+        cli_parse_timeout(v, (double *)((char *)ctx + o->field), d);
+}
+
+void cli_opt_jobs(void *ctx, const struct cli_opt *o, char *v, struct diag *d)
+{
+        cli_parse_jobs(v, (unsigned *)((char *)ctx + o->field), d);
 }
 
 void cli_opt_text(void *ctx, const struct cli_opt *o, char *v, struct diag *d)
@@ -114,8 +129,7 @@ void cli_opt_text(void *ctx, const struct cli_opt *o, char *v, struct diag *d)
         *(const char **)((char *)ctx + o->field) = v;
 }
 
-/* The entry of tab named a, or NULL. */
-static const struct cli_opt *find(const struct cli_opt *tab, size_t n, const char *a)
+const struct cli_opt *cli_opts_find(const struct cli_opt *tab, size_t n, const char *a)
 {
         for (size_t i = 0; i < n; i++)
                 if (strcmp(tab[i].name, a) == 0)
@@ -123,8 +137,7 @@ static const struct cli_opt *find(const struct cli_opt *tab, size_t n, const cha
         return NULL;
 }
 
-/* "unknown option" for a, with a hint from tab's names and --help. */
-static int unknown(const char *cmd, const struct cli_opt *tab, size_t n, const char *a)
+int cli_opts_unknown(const char *cmd, const struct cli_opt *tab, size_t n, const char *a)
 {
         const char *names[CLI_OPTS_MAX + 2];
         size_t k = 0;
@@ -142,9 +155,9 @@ int cli_opts_parse(const char *cmd, const struct cli_opt *tab, size_t n, int arg
                 const char *a = argv[i];
                 if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
                         return CLI_OPTS_HELP;
-                const struct cli_opt *o = find(tab, n, a);
+                const struct cli_opt *o = cli_opts_find(tab, n, a);
                 if (!o && a[0] == '-')
-                        return unknown(cmd, tab, n, a);
+                        return cli_opts_unknown(cmd, tab, n, a);
                 if (!o && *pos)
                         return cli_error(cmd, "unexpected argument '%s'", a);
                 if (!o) {

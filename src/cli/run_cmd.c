@@ -147,11 +147,6 @@ static void set_budget(void *c, const struct cli_opt *o, char *v, struct diag *d
                 *FIELD(c, o, uint64_t) = x;
 }
 
-static void set_timeout(void *c, const struct cli_opt *o, char *v, struct diag *d)
-{
-        cli_parse_timeout(v, FIELD(c, o, double), d);
-}
-
 static void set_window(void *c, const struct cli_opt *o, char *v, struct diag *d)
 {
         (void)o;
@@ -252,7 +247,7 @@ static const struct cli_opt run_opts[] = {
         { "--timeout-s", "S", NULL, 0,
           "stop with an error (exit 1) after S seconds of wall time,\n"
           "even in a kernel that spins without calling tl_*",
-          set_timeout, RO(timeout_s) },
+          cli_opt_timeout, RO(timeout_s) },
         { "--progress", NULL, NULL, 0,
           "draw the run's progress on stderr: simulated time, events\n"
           "and requests so far, wall time (default: when stderr is a\n"
@@ -288,7 +283,7 @@ int cli_run(int argc, char **argv)
         int rc = cli_opts_parse("run", run_opts, ARRAY_LEN(run_opts), argc, argv, &args, &kernel,
                                 &d);
         if (rc == CLI_OPTS_HELP) {
-                cli_opts_help(stdout, "usage: cubesim run KERNEL", 85, run_opts,
+                cli_opts_help(stdout, "usage: cubesim run KERNEL", 85, 18, run_opts,
                               ARRAY_LEN(run_opts), about, tail);
                 rc = CLI_OK;
                 goto out_diag;
