@@ -60,6 +60,7 @@
 #include "base/muldiv.h"
 #include "engine/ev.h"
 #include "topo/topo.h"
+#include "hw/power.h"
 
 struct hw_sim;
 struct hw_pe;
@@ -110,6 +111,7 @@ struct hw_link {
         sim_ps last_drain;           /* and their drain, ps (pieces repeat) */
         sim_ps hop_ps;               /* its latency plus its far node's overhead */
         enum topo_edge_class cls;    /* its edge's class */
+        enum hw_pw_class pw;         /* its class in the power windows, or HW_PW_COUNT */
         uint64_t n_bytes;            /* stat: bytes carried */
 };
 
@@ -225,6 +227,7 @@ struct hw_sim {
         uint64_t class_bytes[TOPO_EDGE_CLASS_COUNT]; /* stat: bytes per link class */
         uint64_t hbm_remote_bytes;   /* stat: HBM bytes a PE read or wrote in another cube */
         struct hw_mcast_scratch *mcast; /* per-edge state of multicasts (mcast.c); owned */
+        struct hw_power power;       /* busy time per window of the kernel (power.h) */
         hw_busy_fn on_busy;          /* told of each link and HBM channel occupancy, or NULL */
         void *on_busy_ctx;           /* its context */
 };

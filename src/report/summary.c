@@ -170,6 +170,60 @@ static double dyn_j(const struct topo_energy *e, double work)
         return (double)e->dyn_fj * work * 1e-15;
 }
 
+/* The windows of out (docs/adr/0024): class c's energy less its idle part
+ * idle[c] goes to the windows by c's busy time in each (evenly over the
+ * kernel time for PE_CPU, whose issue time is not binned, and for a class
+ * busy nowhere), the idle part by each window's length. */
+static void power_windows(const struct hw_power *machine, const double idle[REP_EN_COUNT],
+                          struct rep_energy *out)
+{
+        /* Coarser windows if the kernel outlasts the bookings' windows. */
+        struct hw_power *p = malloc(sizeof *p);
+        if (!p)
+                return;
+        *p = *machine;
+        sim_ps span = out->kernel_ps;
+        while (p->window_ps && (span - 1) / HW_POWER_BINS >= p->window_ps)
+                hw_power_grow(p);
+        static const enum hw_pw_class pw[REP_EN_COUNT] = {
+                [REP_EN_PE_CPU] = HW_PW_COUNT,       [REP_EN_PE_DMA] = HW_PW_DMA,
+                [REP_EN_PE_GEMM] = HW_PW_GEMM,       [REP_EN_PE_MATH] = HW_PW_MATH,
+                [REP_EN_TCM] = HW_PW_TCM,            [REP_EN_NOC] = HW_PW_NOC,
+                [REP_EN_HBM] = HW_PW_HBM,            [REP_EN_INTER_CUBE] = HW_PW_INTER_CUBE,
+                [REP_EN_INTER_SIP] = HW_PW_INTER_SIP,
+        };
+        sim_ps w_ps = p->window_ps;
+        if (!span || !w_ps) {
+                free(p);
+                return;
+        }
+        uint64_t nw = (span - 1) / w_ps + 1;
+        uint32_t n = nw < HW_POWER_BINS ? (uint32_t)nw : HW_POWER_BINS;
+        out->n_windows = n;
+        out->window_ps = n == 1 ? span : w_ps;
+        double busy_all[HW_PW_COUNT] = { 0 };
+        for (uint32_t w = 0; w < n; w++)
+                for (int c = 0; c < HW_PW_COUNT; c++)
+                        busy_all[c] += (double)p->busy[w][c];
+        for (uint32_t w = 0; w < n; w++) {
+                sim_ps from = (sim_ps)w * w_ps;
+                double even = (double)(span - from < w_ps ? span - from : w_ps) / (double)span;
+                double e = 0;
+                for (int c = 0; c < REP_EN_COUNT; c++) {
+                        enum hw_pw_class k = pw[c];
+                        double share = k != HW_PW_COUNT && busy_all[k] > 0
+                                               ? (double)p->busy[w][k] / busy_all[k]
+                                               : even;
+                        e += (out->class_j[c] - idle[c]) * share + idle[c] * even;
+                }
+                out->window_j[w] = e;
+                double pw_w = e / ((double)out->window_ps * 1e-12);
+                if (pw_w > out->peak_power_w)
+                        out->peak_power_w = pw_w;
+        }
+        free(p);
+}
+
 void rep_run_energy(const struct hw_sim *s, const struct rep_run_stats *st,
                     struct rep_energy *out)
 {
@@ -216,6 +270,17 @@ void rep_run_energy(const struct hw_sim *s, const struct rep_run_stats *st,
         }
         if (span)
                 out->avg_power_w = out->total_j / ((double)span * 1e-12);
+        /* The idle part of each class's static energy, spread evenly. */
+        double idle[REP_EN_COUNT] = {
+                [REP_EN_PE_CPU] = static_j(&t->pe.cpu.energy, n, span, 0),
+                [REP_EN_PE_DMA] = static_j(&t->pe.dma.energy, n, span, 0),
+                [REP_EN_PE_GEMM] = static_j(&t->pe.gemm.energy, n, span, 0),
+                [REP_EN_PE_MATH] = static_j(&t->pe.math.energy, n, span, 0),
+                [REP_EN_TCM] = static_j(&t->pe.tcm.energy, n, span, 0),
+                [REP_EN_NOC] = static_j(&t->cube.noc.energy, s->n_cubes, span, 0),
+                [REP_EN_HBM] = static_j(&t->cube.hbm.energy, s->n_cubes, span, 0),
+        };
+        power_windows(&s->power, idle, out);
 }
 
 /* ---- JSON ---------------------------------------------------------------------- */
@@ -301,6 +366,12 @@ json_t *rep_run_summary(const struct hw_sim *s, const struct rep_run_stats *st,
         json_object_set_new(o, "energy_by_class_j", ej);
         json_object_set_new(o, "static_j", jsonw_real(en.static_total_j));
         json_object_set_new(o, "avg_power_w", jsonw_real(en.avg_power_w));
+        json_object_set_new(o, "peak_power_w", jsonw_real(en.peak_power_w));
+        json_object_set_new(o, "peak_power_window_ns", jsonw_real((double)en.window_ps / 1e3));
+        json_t *wj = json_array();
+        for (uint32_t w = 0; w < en.n_windows; w++)
+                json_array_append_new(wj, jsonw_real(en.window_j[w]));
+        json_object_set_new(o, "power_windows_j", wj);
 
         json_t *pes = json_array();
         for (uint32_t i = 0; i < s->n_pes; i++) {
@@ -413,6 +484,9 @@ void rep_run_summary_text(const struct hw_sim *s, const struct rep_run_stats *st
         rep_run_energy(s, st, &en);
         fprintf(out, "  energy: %.6g J (%.6g J static), average power %.4g W over the kernel time\n",
                 en.total_j, en.static_total_j, en.avg_power_w);
+        if (en.n_windows)
+                fprintf(out, "  peak power: %.4g W over a %.6g ns window (%" PRIu32 " windows)\n",
+                        en.peak_power_w, (double)en.window_ps / 1e3, en.n_windows);
         for (int c = 0; c < REP_EN_COUNT; c++)
                 if (en.class_j[c] > 0)
                         fprintf(out, "    %-12s %12.6g J  %5.1f%%\n", rep_energy_class_name(c),

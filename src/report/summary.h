@@ -79,6 +79,13 @@ struct rep_energy {
         double static_total_j;       /* sum of static_j */
         double avg_power_w;          /* total_j / kernel time (0 without kernel time) */
         sim_ps kernel_ps;            /* the kernel time it is spread over */
+        /* Power over windows of the kernel time (hw/power.h): each class's
+         * energy spread over the windows by its busy time in each (its idle
+         * part and PE_CPU's energy evenly over the kernel time). */
+        uint32_t n_windows;          /* windows covering the kernel time */
+        sim_ps window_ps;            /* their length (the last may be cut short) */
+        double window_j[HW_POWER_BINS]; /* energy per window; sums to total_j */
+        double peak_power_w;         /* the highest window's energy / window_ps */
 };
 
 /* "pe_cpu", "pe_dma", "pe_gemm", "pe_math", "tcm", "noc", "hbm",

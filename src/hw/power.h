@@ -1,0 +1,46 @@
+/* hw/power.h: busy time of the machine's priced components binned in
+ * fixed windows of simulated time, for the power over a window
+ * (docs/adr/0024). Each engine, TCM, DMA data path, link and HBM channel
+ * booking adds its busy interval to the windows it overlaps; the report
+ * spreads each class's energy over the windows by these shares. The
+ * windows start at the kernel's start and double in length (pairs of
+ * windows merged) whenever a booking ends past the last one, so a run
+ * keeps at most HW_POWER_BINS of them whatever its length. */
+#ifndef CUBESIM_HW_POWER_H
+#define CUBESIM_HW_POWER_H
+
+#include <stdint.h>
+
+#include "engine/ev.h"
+
+/* The binned classes. */
+enum hw_pw_class {
+        HW_PW_DMA,                   /* a PE's DMA data path */
+        HW_PW_GEMM,                  /* a PE's GEMM array */
+        HW_PW_MATH,                  /* a PE's MATH engine */
+        HW_PW_TCM,                   /* a PE's TCM banks */
+        HW_PW_NOC,                   /* NoC links */
+        HW_PW_INTER_CUBE,            /* links between cubes of a SIP */
+        HW_PW_INTER_SIP,             /* links between SIPs */
+        HW_PW_HBM,                   /* HBM channels */
+        HW_PW_COUNT
+};
+
+enum { HW_POWER_BINS = 256, HW_POWER_FIRST_WINDOW_PS = 1000 };
+
+struct hw_power {
+        sim_ps origin_ps;            /* start of window 0 (the kernel's start) */
+        sim_ps window_ps;            /* length of every window */
+        uint64_t busy[HW_POWER_BINS][HW_PW_COUNT]; /* busy ps per window and class, summed
+                                      * over the machine's units */
+};
+
+/* Empty the windows and start them at origin. */
+void hw_power_start(struct hw_power *, sim_ps origin);
+/* Double the window: window i takes the old windows 2i and 2i + 1. */
+void hw_power_grow(struct hw_power *);
+/* A unit of class c was busy over [begin, end): the part after the origin
+ * is added to the windows it overlaps. */
+void hw_power_book(struct hw_power *, enum hw_pw_class c, sim_ps begin, sim_ps end);
+
+#endif
