@@ -10,7 +10,8 @@
 # constant power (idle = active) has its peak equal to its average; a
 # machine paying only for MACs peaks above its average and no higher than
 # every PE's GEMM array busy for the whole window; the text summary states
-# the peak and its window.
+# the peak and its window; the trace's "power mW" counter of each cube
+# integrates to energy_j.
 set -euo pipefail
 . "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 
@@ -55,6 +56,7 @@ YAML
 machine "pj_per_mac: 0, idle_w: 0.5, active_w: 0.5" >"$tmp/flat.yaml"
 machine "pj_per_mac: 0.22, idle_w: 0, active_w: 0" >"$tmp/mac.yaml"
 "$bin" run gqa_prefill --json >"$tmp/gqa.json"
+"$bin" run "${gemm[@]}" --trace "$tmp/trace.json" --json >"$tmp/traced.json"
 "$bin" run "${gemm[@]}" --topo "$tmp/flat.yaml" --json >"$tmp/flat.json"
 "$bin" run "${gemm[@]}" --topo "$tmp/mac.yaml" --json >"$tmp/mac.json"
 
@@ -160,6 +162,20 @@ m = load("mac")
 cap = m["energy_j"] / (m["busy_ps"]["pe_gemm"] * 1e-12) * len(m["pes"])
 if not m["avg_power_w"] < m["peak_power_w"] <= cap * (1 + 1e-9):
     fails.append(f"MAC-only: peak {m['peak_power_w']} not in (avg {m['avg_power_w']}, {cap}]")
+# The trace's power counters: one per cube, their steps' energy summing to
+# energy_j within their whole-mW rounding.
+tr = json.load(open(f"{d}/trace.json"))
+tr = tr["traceEvents"] if isinstance(tr, dict) else tr
+steps = {}
+for e in tr:
+    if e.get("ph") == "C" and e.get("name") == "power mW":
+        steps.setdefault(e["pid"], []).append((e["ts"], e["args"]["power mW"]))
+t = load("traced")
+if len(steps) != cubes:
+    fails.append(f"power counters on {len(steps)} tracks, want one per cube ({cubes})")
+got = sum(v * 1e-3 * (t1 - t0) * 1e-6 for s in steps.values()
+          for (t0, v), (t1, _) in zip(sorted(s), sorted(s)[1:]))
+close("trace power counters' energy", got, t["energy_j"], 1e-3)
 for x in fails:
     print("FAIL", x)
 sys.exit(1 if fails else 0)

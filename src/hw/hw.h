@@ -112,6 +112,7 @@ struct hw_link {
         sim_ps hop_ps;               /* its latency plus its far node's overhead */
         enum topo_edge_class cls;    /* its edge's class */
         enum hw_pw_class pw;         /* its class in the power windows, or HW_PW_COUNT */
+        uint32_t cube;               /* its cube there (hw_edge_cube) */
         uint64_t n_bytes;            /* stat: bytes carried */
 };
 
@@ -375,6 +376,10 @@ sim_ps hw_dma_ps(const struct topo *, uint64_t bytes);
  * end; *start (may be NULL) the descriptor's start. */
 sim_ps hw_dma_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes, bool setup, sim_ps extra_ps,
                       sim_ps *start);
+
+/* The global index of the cube an edge belongs to: its source's, or its
+ * destination's when the source is in no cube (an IO_CPU); or TOPO_NONE. */
+uint32_t hw_edge_cube(const struct hw_sim *, uint32_t edge);
 
 /* The cube a PE belongs to. */
 static inline struct hw_cube *hw_pe_cube(struct hw_pe *pe)

@@ -1,25 +1,41 @@
 /* hw/power.c: busy time binned in windows (power.h). */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hw/power.h"
 
-void hw_power_start(struct hw_power *p, sim_ps origin)
+int hw_power_init(struct hw_power *p, uint32_t n_cubes)
 {
         memset(p, 0, sizeof *p);
+        p->busy = calloc(n_cubes ? n_cubes : 1, sizeof *p->busy);
+        p->n_cubes = n_cubes;
+        return p->busy ? 0 : -ENOMEM;
+}
+
+void hw_power_fini(struct hw_power *p)
+{
+        free(p->busy);
+        p->busy = NULL;
+}
+
+void hw_power_start(struct hw_power *p, sim_ps origin)
+{
+        memset(p->busy, 0, sizeof *p->busy * p->n_cubes);
         p->origin_ps = origin;
         p->window_ps = HW_POWER_FIRST_WINDOW_PS;
 }
 
-void hw_power_grow(struct hw_power *p)
+void hw_power_merge(uint64_t b[HW_POWER_BINS][HW_PW_COUNT])
 {
         for (uint32_t w = 0; w < HW_POWER_BINS / 2; w++)
                 for (int c = 0; c < HW_PW_COUNT; c++)
-                        p->busy[w][c] = p->busy[2 * w][c] + p->busy[2 * w + 1][c];
-        memset(p->busy[HW_POWER_BINS / 2], 0, sizeof p->busy[0] * (HW_POWER_BINS / 2));
-        p->window_ps *= 2;
+                        b[w][c] = b[2 * w][c] + b[2 * w + 1][c];
+        memset(b[HW_POWER_BINS / 2], 0, sizeof b[0] * (HW_POWER_BINS / 2));
 }
 
-void hw_power_book(struct hw_power *p, enum hw_pw_class c, sim_ps begin, sim_ps end)
+void hw_power_book(struct hw_power *p, uint32_t cube, enum hw_pw_class c, sim_ps begin,
+                   sim_ps end)
 {
         if (end <= p->origin_ps || !p->window_ps)
                 return;
@@ -27,14 +43,18 @@ void hw_power_book(struct hw_power *p, enum hw_pw_class c, sim_ps begin, sim_ps 
         end -= p->origin_ps;
         if (end <= begin)
                 return;
-        while ((end - 1) / HW_POWER_BINS >= p->window_ps)
-                hw_power_grow(p);
+        while ((end - 1) / HW_POWER_BINS >= p->window_ps) {
+                for (uint32_t k = 0; k < p->n_cubes; k++)
+                        hw_power_merge(p->busy[k]);
+                p->window_ps *= 2;
+        }
+        uint64_t (*b)[HW_PW_COUNT] = p->busy[cube];
         uint64_t w = begin / p->window_ps;
         sim_ps at = begin;
         while (at < end) {
                 sim_ps edge = (w + 1) * p->window_ps;
                 sim_ps to = end < edge ? end : edge;
-                p->busy[w][c] += to - at;
+                b[w][c] += to - at;
                 at = to;
                 w++;
         }

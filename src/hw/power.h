@@ -5,7 +5,9 @@
  * spreads each class's energy over the windows by these shares. The
  * windows start at the kernel's start and double in length (pairs of
  * windows merged) whenever a booking ends past the last one, so a run
- * keeps at most HW_POWER_BINS of them whatever its length. */
+ * keeps at most HW_POWER_BINS of them whatever its length. Kept per cube
+ * (a link is its source's cube's, or its destination's when the source is
+ * in no cube), for the trace's power counter of each cube. */
 #ifndef CUBESIM_HW_POWER_H
 #define CUBESIM_HW_POWER_H
 
@@ -31,16 +33,22 @@ enum { HW_POWER_BINS = 256, HW_POWER_FIRST_WINDOW_PS = 1000 };
 struct hw_power {
         sim_ps origin_ps;            /* start of window 0 (the kernel's start) */
         sim_ps window_ps;            /* length of every window */
-        uint64_t busy[HW_POWER_BINS][HW_PW_COUNT]; /* busy ps per window and class, summed
-                                      * over the machine's units */
+        uint32_t n_cubes;            /* cubes of the machine */
+        uint64_t (*busy)[HW_POWER_BINS][HW_PW_COUNT]; /* per cube, window and class: busy
+                                      * ps summed over the cube's units; owned */
 };
+
+/* Room for n_cubes cubes, no windows yet. 0 or -ENOMEM. */
+int hw_power_init(struct hw_power *, uint32_t n_cubes);
+void hw_power_fini(struct hw_power *);
 
 /* Empty the windows and start them at origin. */
 void hw_power_start(struct hw_power *, sim_ps origin);
-/* Double the window: window i takes the old windows 2i and 2i + 1. */
-void hw_power_grow(struct hw_power *);
-/* A unit of class c was busy over [begin, end): the part after the origin
- * is added to the windows it overlaps. */
-void hw_power_book(struct hw_power *, enum hw_pw_class c, sim_ps begin, sim_ps end);
+/* Double the window of bins b: window i takes old windows 2i and 2i + 1. */
+void hw_power_merge(uint64_t b[HW_POWER_BINS][HW_PW_COUNT]);
+/* A unit of class c in cube was busy over [begin, end): the part after the
+ * origin is added to the windows it overlaps. */
+void hw_power_book(struct hw_power *, uint32_t cube, enum hw_pw_class c, sim_ps begin,
+                   sim_ps end);
 
 #endif
