@@ -122,6 +122,7 @@ struct hw_pe {
         uint32_t cube;               /* cube within the SIP */
         uint32_t pe;                 /* PE within the cube (row-major in the mesh) */
         uint32_t global;             /* index in hw_sim.pes */
+        uint32_t global_cube;        /* index of its cube in hw_sim.cubes */
         uint32_t node_cpu;           /* graph nodes of its components */
         uint32_t node_dma;
         uint32_t node_gemm;

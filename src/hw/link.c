@@ -286,7 +286,7 @@ sim_ps hw_dma_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes, bool setup, s
                 from = begin + dma->setup_ps;
         }
         sim_ps end = ev_resource_reserve(&pe->dma, from, data, NULL);
-        hw_power_book(&pe->sim->power, pe->global / pe->sim->pes_per_cube, HW_PW_DMA, end - data, end);
+        hw_power_book(&pe->sim->power, pe->global_cube, HW_PW_DMA, end - data, end);
         if (start)
                 *start = begin;
         return end > from ? end : from;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "hw/power.h"
+#include "base/ckd.h"
 
 int hw_power_init(struct hw_power *p, uint32_t n_cubes)
 {
@@ -23,7 +24,9 @@ void hw_power_start(struct hw_power *p, sim_ps origin)
 {
         memset(p->busy, 0, sizeof *p->busy * p->n_cubes);
         p->origin_ps = origin;
-        p->window_ps = HW_POWER_FIRST_WINDOW_PS;
+        p->shift = HW_POWER_FIRST_SHIFT;
+        p->window_ps = (sim_ps)1 << p->shift;
+        p->limit_ps = sat_add_u64(origin, sat_mul_u64(p->window_ps, HW_POWER_BINS));
 }
 
 void hw_power_merge(uint64_t b[HW_POWER_BINS][HW_PW_COUNT])
@@ -34,8 +37,8 @@ void hw_power_merge(uint64_t b[HW_POWER_BINS][HW_PW_COUNT])
         memset(b[HW_POWER_BINS / 2], 0, sizeof b[0] * (HW_POWER_BINS / 2));
 }
 
-void hw_power_book(struct hw_power *p, uint32_t cube, enum hw_pw_class c, sim_ps begin,
-                   sim_ps end)
+void hw__power_book(struct hw_power *p, uint32_t cube, enum hw_pw_class c, sim_ps begin,
+                    sim_ps end)
 {
         if (end <= p->origin_ps || !p->window_ps)
                 return;
@@ -46,7 +49,9 @@ void hw_power_book(struct hw_power *p, uint32_t cube, enum hw_pw_class c, sim_ps
         while ((end - 1) / HW_POWER_BINS >= p->window_ps) {
                 for (uint32_t k = 0; k < p->n_cubes; k++)
                         hw_power_merge(p->busy[k]);
+                p->shift++;
                 p->window_ps *= 2;
+                p->limit_ps = sat_add_u64(p->origin_ps, sat_mul_u64(p->window_ps, HW_POWER_BINS));
         }
         uint64_t (*b)[HW_PW_COUNT] = p->busy[cube];
         uint64_t w = begin / p->window_ps;

@@ -51,6 +51,7 @@ static int init_pe(struct hw_sim *s, struct hw_pe *pe, uint32_t sip, uint32_t cu
         pe->cube = cube;
         pe->pe = idx;
         pe->global = (sip * s->topo->sip.cubes + cube) * s->pes_per_cube + idx;
+        pe->global_cube = sip * s->topo->sip.cubes + cube;
         pe->node_cpu = topo_node_index(g, TOPO_NODE_PE_CPU, sip, cube, idx);
         pe->node_dma = topo_node_index(g, TOPO_NODE_PE_DMA, sip, cube, idx);
         pe->node_gemm = topo_node_index(g, TOPO_NODE_PE_GEMM, sip, cube, idx);
@@ -286,7 +287,7 @@ static sim_ps tcm_book(struct hw_pe *pe, sim_ps at, uint64_t bytes, sim_ps ps)
         if (!bytes)
                 return at;
         sim_ps end = ev_resource_reserve(&pe->tcm, at, ps, NULL);
-        hw_power_book(&pe->sim->power, pe->global / pe->sim->pes_per_cube, HW_PW_TCM, end - ps, end);
+        hw_power_book(&pe->sim->power, pe->global_cube, HW_PW_TCM, end - ps, end);
         pe->tcm_bytes += bytes;
         pe->sim->class_bytes[TOPO_EDGE_INTRA_PE] += bytes;
         return end;
@@ -305,7 +306,7 @@ static sim_ps engine_run(struct hw_pe *pe, struct ev_resource *e, enum hw_pw_cla
 {
         sim_ps tcm_alone = tcm_ps(&pe->sim->topo->pe.tcm, &pe->sim->tcm_bank_ps, tcm_bytes);
         sim_ps begin, end = ev_resource_reserve(e, at, work > tcm_alone ? work : tcm_alone, &begin);
-        hw_power_book(&pe->sim->power, pe->global / pe->sim->pes_per_cube, pw, begin, end);
+        hw_power_book(&pe->sim->power, pe->global_cube, pw, begin, end);
         sim_ps tcm_end = tcm_book(pe, begin, tcm_bytes, tcm_alone);
         if (start)
                 *start = begin;
