@@ -5,6 +5,13 @@
 # the busy time; energy_by_class_j sums to energy_j; doubling one
 # parameter doubles its class's dynamic part and leaves the others alone;
 # the same run gives the same energy; a machine without energy keys costs 0.
+# Power over windows of the kernel time: the windows' energies sum to
+# energy_j; peak_power_w >= avg_power_w; a machine whose only cost is a
+# constant power (idle = active) has its peak equal to its average; a
+# machine paying only for MACs peaks above its average and no higher than
+# every PE's GEMM array busy for the whole window; the text summary states
+# the peak and its window; the trace's "power mW" counter of each cube
+# integrates to energy_j.
 set -euo pipefail
 . "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 
@@ -29,6 +36,29 @@ cube:
   noc: {energy: {pj_per_byte_hop: 0, idle_w: 0}}
 YAML
 "$bin" run "${gemm[@]}" --topo "$tmp/free.yaml" --json >"$tmp/free.json"
+
+# A machine costing nothing but pe.gemm's $1.
+machine() {
+        cat <<YAML
+version: 1
+pe:
+  gemm: {energy: {$1}}
+  cpu: {energy: {pj_per_op: 0, idle_w: 0, active_w: 0}}
+  dma: {energy: {idle_w: 0, active_w: 0}}
+  math: {energy: {pj_per_element_cycle: 0, idle_w: 0, active_w: 0}}
+  tcm: {energy: {pj_per_byte: 0, idle_w: 0, active_w: 0}}
+cube:
+  hbm: {energy: {pj_per_byte: 0, idle_w: 0}}
+  noc: {energy: {pj_per_byte_hop: 0, idle_w: 0}}
+sip: {inter_cube: {energy: {pj_per_byte: 0}}}
+YAML
+}
+machine "pj_per_mac: 0, idle_w: 0.5, active_w: 0.5" >"$tmp/flat.yaml"
+machine "pj_per_mac: 0.22, idle_w: 0, active_w: 0" >"$tmp/mac.yaml"
+"$bin" run gqa_prefill --json >"$tmp/gqa.json"
+"$bin" run "${gemm[@]}" --trace "$tmp/trace.json" --json >"$tmp/traced.json"
+"$bin" run "${gemm[@]}" --topo "$tmp/flat.yaml" --json >"$tmp/flat.json"
+"$bin" run "${gemm[@]}" --topo "$tmp/mac.yaml" --json >"$tmp/mac.json"
 
 python3 - "$tmp" <<'PY'
 import json, sys
@@ -108,6 +138,44 @@ if f["energy_j"] != 0 or any(f["energy_by_class_j"].values()) or f["avg_power_w"
 for key in ("kernel_ps", "busy_ps", "link_bytes", "hbm_read_bytes", "bounds", "op_counts"):
     if f[key] != r[key]:
         fails.append(f"{key} differs with the energy keys 0")
+
+# Power over windows.
+for name in ("base", "gqa", "flat", "mac"):
+    r = load(name)
+    win = r["power_windows_j"]
+    span, w_ns = r["kernel_ps"], r["peak_power_window_ns"]
+    close(f"{name}: sum of power_windows_j", sum(win), r["energy_j"])
+    if not r["peak_power_w"] >= r["avg_power_w"] * (1 - 1e-9):
+        fails.append(f"{name}: peak {r['peak_power_w']} below average {r['avg_power_w']}")
+    close(f"{name}: peak_power_w", r["peak_power_w"], max(win) / (w_ns * 1e-9))
+    if not (len(win) - 1) * w_ns * 1e3 < span <= len(win) * w_ns * 1e3:
+        fails.append(f"{name}: {len(win)} windows of {w_ns} ns do not cover {span} ps")
+    if not 1 <= len(win) <= 256:
+        fails.append(f"{name}: {len(win)} windows")
+    if min(win) < 0:
+        fails.append(f"{name}: a window has negative energy")
+f = load("flat")
+close("constant power: peak_power_w = avg_power_w", f["peak_power_w"], f["avg_power_w"])
+close("constant power: avg_power_w = 0.5 W x PEs", f["avg_power_w"], 0.5 * len(f["pes"]))
+m = load("mac")
+# Energy per busy ps of one array x every PE: the most a window can hold.
+cap = m["energy_j"] / (m["busy_ps"]["pe_gemm"] * 1e-12) * len(m["pes"])
+if not m["avg_power_w"] < m["peak_power_w"] <= cap * (1 + 1e-9):
+    fails.append(f"MAC-only: peak {m['peak_power_w']} not in (avg {m['avg_power_w']}, {cap}]")
+# The trace's power counters: one per cube, their steps' energy summing to
+# energy_j within their whole-mW rounding.
+tr = json.load(open(f"{d}/trace.json"))
+tr = tr["traceEvents"] if isinstance(tr, dict) else tr
+steps = {}
+for e in tr:
+    if e.get("ph") == "C" and e.get("name") == "power mW":
+        steps.setdefault(e["pid"], []).append((e["ts"], e["args"]["power mW"]))
+t = load("traced")
+if len(steps) != cubes:
+    fails.append(f"power counters on {len(steps)} tracks, want one per cube ({cubes})")
+got = sum(v * 1e-3 * (t1 - t0) * 1e-6 for s in steps.values()
+          for (t0, v), (t1, _) in zip(sorted(s), sorted(s)[1:]))
+close("trace power counters' energy", got, t["energy_j"], 1e-3)
 for x in fails:
     print("FAIL", x)
 sys.exit(1 if fails else 0)
@@ -118,4 +186,6 @@ grep -Eq '^  energy: [0-9.e-]+ J \([0-9.e-]+ J static\), average power [0-9.]+ W
         { echo "FAIL the text summary has no energy line"; cat "$tmp/text.txt"; exit 1; }
 grep -Eq '^    pe_gemm +[0-9.e-]+ J +[0-9.]+%$' "$tmp/text.txt" ||
         { echo "FAIL the text summary has no energy per class"; exit 1; }
+grep -Eq '^  peak power: [0-9.e+-]+ W over a [0-9.e+-]+ ns window \([0-9]+ windows\)$' "$tmp/text.txt" ||
+        { echo "FAIL the text summary has no peak power line"; cat "$tmp/text.txt"; exit 1; }
 echo "energy: ok"

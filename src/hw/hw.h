@@ -60,6 +60,7 @@
 #include "base/muldiv.h"
 #include "engine/ev.h"
 #include "topo/topo.h"
+#include "hw/power.h"
 
 struct hw_sim;
 struct hw_pe;
@@ -110,6 +111,8 @@ struct hw_link {
         sim_ps last_drain;           /* and their drain, ps (pieces repeat) */
         sim_ps hop_ps;               /* its latency plus its far node's overhead */
         enum topo_edge_class cls;    /* its edge's class */
+        enum hw_pw_class pw;         /* its class in the power windows, or HW_PW_COUNT */
+        uint32_t cube;               /* its cube there (hw_edge_cube) */
         uint64_t n_bytes;            /* stat: bytes carried */
 };
 
@@ -119,6 +122,7 @@ struct hw_pe {
         uint32_t cube;               /* cube within the SIP */
         uint32_t pe;                 /* PE within the cube (row-major in the mesh) */
         uint32_t global;             /* index in hw_sim.pes */
+        uint32_t global_cube;        /* index of its cube in hw_sim.cubes */
         uint32_t node_cpu;           /* graph nodes of its components */
         uint32_t node_dma;
         uint32_t node_gemm;
@@ -225,6 +229,7 @@ struct hw_sim {
         uint64_t class_bytes[TOPO_EDGE_CLASS_COUNT]; /* stat: bytes per link class */
         uint64_t hbm_remote_bytes;   /* stat: HBM bytes a PE read or wrote in another cube */
         struct hw_mcast_scratch *mcast; /* per-edge state of multicasts (mcast.c); owned */
+        struct hw_power power;       /* busy time per window of the kernel (power.h) */
         hw_busy_fn on_busy;          /* told of each link and HBM channel occupancy, or NULL */
         void *on_busy_ctx;           /* its context */
 };
@@ -372,6 +377,10 @@ sim_ps hw_dma_ps(const struct topo *, uint64_t bytes);
  * end; *start (may be NULL) the descriptor's start. */
 sim_ps hw_dma_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes, bool setup, sim_ps extra_ps,
                       sim_ps *start);
+
+/* The global index of the cube an edge belongs to: its source's, or its
+ * destination's when the source is in no cube (an IO_CPU); or TOPO_NONE. */
+uint32_t hw_edge_cube(const struct hw_sim *, uint32_t edge);
 
 /* The cube a PE belongs to. */
 static inline struct hw_cube *hw_pe_cube(struct hw_pe *pe)

@@ -159,6 +159,7 @@ int hw_launch(struct hw_sim *s, hw_pe_body body, void *arg)
         free(dsts);
         free(lats);
         s->target_start_ps = s->launch_ps + worst;
+        hw_power_start(&s->power, s->target_start_ps);
         for (uint32_t i = 0; i < s->n_cubes; i++)
                 s->cubes[i].n_done = 0;
         for (uint32_t i = 0; i < s->n_sips; i++) {

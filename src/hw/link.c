@@ -34,6 +34,8 @@ __attribute__((always_inline)) static inline void link_pass(struct hw_sim *s, ui
         sim_ps begin, end = ev_resource_reserve(&l->res, f->head, drain, &begin);
         l->n_bytes += bytes;
         s->class_bytes[l->cls] += bytes;
+        if (l->pw != HW_PW_COUNT)
+                hw_power_book(&s->power, l->cube, l->pw, begin, end);
         if (unlikely(s->on_busy))
                 s->on_busy(s->on_busy_ctx, HW_BUSY_LINK, 0, edge, begin, end, bytes);
         sim_ps hop = l->hop_ps;
@@ -199,6 +201,8 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
                         if (t == TOPO_PS_NONE)
                                 t = served;
                 }
+                hw_power_book(&s->power, c->sip * s->topo->sip.cubes + c->cube, HW_PW_HBM, begin,
+                              begin + service);
                 if (unlikely(s->on_busy))
                         s->on_busy(s->on_busy_ctx, HW_BUSY_HBM,
                                    c->sip * s->topo->sip.cubes + c->cube, ch, begin,
@@ -282,6 +286,7 @@ sim_ps hw_dma_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes, bool setup, s
                 from = begin + dma->setup_ps;
         }
         sim_ps end = ev_resource_reserve(&pe->dma, from, data, NULL);
+        hw_power_book(&pe->sim->power, pe->global_cube, HW_PW_DMA, end - data, end);
         if (start)
                 *start = begin;
         return end > from ? end : from;

@@ -51,6 +51,7 @@ static int init_pe(struct hw_sim *s, struct hw_pe *pe, uint32_t sip, uint32_t cu
         pe->cube = cube;
         pe->pe = idx;
         pe->global = (sip * s->topo->sip.cubes + cube) * s->pes_per_cube + idx;
+        pe->global_cube = sip * s->topo->sip.cubes + cube;
         pe->node_cpu = topo_node_index(g, TOPO_NODE_PE_CPU, sip, cube, idx);
         pe->node_dma = topo_node_index(g, TOPO_NODE_PE_DMA, sip, cube, idx);
         pe->node_gemm = topo_node_index(g, TOPO_NODE_PE_GEMM, sip, cube, idx);
@@ -86,7 +87,8 @@ int hw_sim_init(struct hw_sim *s, const struct topo *t, const struct ev_config *
         s->sips = calloc(s->n_sips, sizeof *s->sips);
         s->cubes = calloc(s->n_cubes, sizeof *s->cubes);
         s->pes = calloc(s->n_pes, sizeof *s->pes);
-        if (!s->links || !s->sips || !s->cubes || !s->pes)
+        if (!s->links || !s->sips || !s->cubes || !s->pes ||
+            hw_power_init(&s->power, s->n_cubes) < 0)
                 goto nomem;
         for (uint32_t e = 0; e < s->graph.n_edges; e++) {
                 ev_resource_init(&s->links[e].res, &s->ev, "link", 1, EV_SPLIT);
@@ -95,6 +97,13 @@ int hw_sim_init(struct hw_sim *s, const struct topo *t, const struct ev_config *
                 s->links[e].drain = muldiv_by_make(1000000000000ull, te->bw_bytes_per_s);
                 s->links[e].hop_ps = te->latency_ps + s->graph.nodes[te->dst].node_overhead_ps;
                 s->links[e].cls = te->cls;
+                s->links[e].pw = te->cls == TOPO_EDGE_NOC ? HW_PW_NOC
+                               : te->cls == TOPO_EDGE_INTER_CUBE ? HW_PW_INTER_CUBE
+                               : te->cls == TOPO_EDGE_INTER_SIP ? HW_PW_INTER_SIP
+                                                                 : HW_PW_COUNT;
+                s->links[e].cube = hw_edge_cube(s, e);
+                if (s->links[e].cube == TOPO_NONE)
+                        s->links[e].pw = HW_PW_COUNT;
         }
         s->channel_ps = muldiv_by_make(1000000000000ull, tp->cube.hbm.channel_bw_bytes_per_s);
         s->dma_ps = muldiv_by_make(1000000000000ull, hw_dma_bw(tp));
@@ -158,6 +167,7 @@ void hw_sim_fini(struct hw_sim *s)
 {
         /* First: unfinished processes live in s->pes. */
         ev_loop_fini(&s->ev);
+        hw_power_fini(&s->power);
         if (s->cubes)
                 for (uint32_t c = 0; c < s->n_cubes; c++) {
                         for (uint32_t ch = 0; s->cubes[c].channels &&
@@ -277,6 +287,7 @@ static sim_ps tcm_book(struct hw_pe *pe, sim_ps at, uint64_t bytes, sim_ps ps)
         if (!bytes)
                 return at;
         sim_ps end = ev_resource_reserve(&pe->tcm, at, ps, NULL);
+        hw_power_book(&pe->sim->power, pe->global_cube, HW_PW_TCM, end - ps, end);
         pe->tcm_bytes += bytes;
         pe->sim->class_bytes[TOPO_EDGE_INTRA_PE] += bytes;
         return end;
@@ -290,11 +301,12 @@ sim_ps hw_tcm_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes)
 
 /* An op on engine e: busy for work (at least the TCM time of tcm_bytes),
  * the banks serving tcm_bytes from its start; ready latency after both. */
-static sim_ps engine_run(struct hw_pe *pe, struct ev_resource *e, sim_ps work, sim_ps latency,
-                         uint64_t tcm_bytes, sim_ps at, sim_ps *start)
+static sim_ps engine_run(struct hw_pe *pe, struct ev_resource *e, enum hw_pw_class pw,
+                         sim_ps work, sim_ps latency, uint64_t tcm_bytes, sim_ps at, sim_ps *start)
 {
         sim_ps tcm_alone = tcm_ps(&pe->sim->topo->pe.tcm, &pe->sim->tcm_bank_ps, tcm_bytes);
         sim_ps begin, end = ev_resource_reserve(e, at, work > tcm_alone ? work : tcm_alone, &begin);
+        hw_power_book(&pe->sim->power, pe->global_cube, pw, begin, end);
         sim_ps tcm_end = tcm_book(pe, begin, tcm_bytes, tcm_alone);
         if (start)
                 *start = begin;
@@ -311,7 +323,7 @@ sim_ps hw_gemm_run(struct hw_pe *pe, uint64_t m, uint64_t n, uint64_t k, uint64_
         sim_ps lone = muldiv_by_ceil(&pe->sim->gemm_cycle_ps,
                                      sat_u64((unsigned __int128)g->fill_cycles + g->drain_cycles +
                                              cycles));
-        return engine_run(pe, &pe->gemm, work, lone - work, tcm_bytes, at, start);
+        return engine_run(pe, &pe->gemm, HW_PW_GEMM, work, lone - work, tcm_bytes, at, start);
 }
 
 sim_ps hw_math_run(struct hw_pe *pe, enum topo_op op, uint64_t elements, bool across_lanes,
@@ -323,7 +335,20 @@ sim_ps hw_math_run(struct hw_pe *pe, enum topo_op op, uint64_t elements, bool ac
         sim_ps work = muldiv_by_ceil(&pe->sim->math_cycle_ps, cycles);
         sim_ps lone = muldiv_by_ceil(&pe->sim->math_cycle_ps,
                                      sat_u64((unsigned __int128)m->latency_cycles[op] + cycles));
-        return engine_run(pe, &pe->math, work, lone - work, tcm_bytes, at, start);
+        return engine_run(pe, &pe->math, HW_PW_MATH, work, lone - work, tcm_bytes, at, start);
+}
+
+static uint32_t node_cube(const struct hw_sim *s, uint32_t node)
+{
+        const struct topo_node *n = &s->graph.nodes[node];
+        return n->cube == TOPO_NONE ? TOPO_NONE : n->sip * s->topo->sip.cubes + n->cube;
+}
+
+uint32_t hw_edge_cube(const struct hw_sim *s, uint32_t edge)
+{
+        const struct topo_edge *e = &s->graph.edges[edge];
+        uint32_t c = node_cube(s, e->src);
+        return c == TOPO_NONE ? node_cube(s, e->dst) : c;
 }
 
 uint64_t hw_sim_bookings(const struct hw_sim *s)

@@ -170,6 +170,95 @@ static double dyn_j(const struct topo_energy *e, double work)
         return (double)e->dyn_fj * work * 1e-15;
 }
 
+/* The bins of cube (every cube's summed if cube is UINT32_MAX) at windows
+ * of window_ps (a multiple of p's), into out. */
+static void bins_at(const struct hw_power *p, uint32_t cube, sim_ps window_ps,
+                    uint64_t out[HW_POWER_BINS][HW_PW_COUNT])
+{
+        memset(out, 0, sizeof(uint64_t[HW_POWER_BINS][HW_PW_COUNT]));
+        for (uint32_t k = 0; k < p->n_cubes; k++)
+                if (cube == UINT32_MAX || k == cube)
+                        for (uint32_t w = 0; w < HW_POWER_BINS; w++)
+                                for (int c = 0; c < HW_PW_COUNT; c++)
+                                        out[w][c] += p->busy[k][w][c];
+        for (sim_ps w = p->window_ps; w && w < window_ps; w *= 2)
+                hw_power_merge(out);
+}
+
+/* Energy per window of en's windows of the bins b, which hold the share
+ * part of the machine's units (1 for the machine, 1 / cubes for a cube):
+ * class c's energy less its idle part goes to the windows by c's busy time
+ * in each against the machine's (evenly over the kernel time for PE_CPU,
+ * whose issue time is not binned, and for a class busy nowhere), the idle
+ * part by each window's length (docs/adr/0024). */
+static void windows_j(const struct rep_energy *en, uint64_t b[HW_POWER_BINS][HW_PW_COUNT],
+                      double part, double out[HW_POWER_BINS])
+{
+        static const enum hw_pw_class pw[REP_EN_COUNT] = {
+                [REP_EN_PE_CPU] = HW_PW_COUNT,       [REP_EN_PE_DMA] = HW_PW_DMA,
+                [REP_EN_PE_GEMM] = HW_PW_GEMM,       [REP_EN_PE_MATH] = HW_PW_MATH,
+                [REP_EN_TCM] = HW_PW_TCM,            [REP_EN_NOC] = HW_PW_NOC,
+                [REP_EN_HBM] = HW_PW_HBM,            [REP_EN_INTER_CUBE] = HW_PW_INTER_CUBE,
+                [REP_EN_INTER_SIP] = HW_PW_INTER_SIP,
+        };
+        sim_ps span = en->kernel_ps, w_ps = en->window_ps;
+        for (uint32_t w = 0; w < en->n_windows; w++) {
+                sim_ps from = (sim_ps)w * w_ps;
+                double even = (double)(span - from < w_ps ? span - from : w_ps) / (double)span;
+                double e = 0;
+                for (int c = 0; c < REP_EN_COUNT; c++) {
+                        enum hw_pw_class k = pw[c];
+                        double share = k != HW_PW_COUNT && en->busy_ps[k] > 0
+                                               ? (double)b[w][k] / en->busy_ps[k]
+                                               : even * part;
+                        e += (en->class_j[c] - en->idle_j[c]) * share + en->idle_j[c] * even * part;
+                }
+                out[w] = e;
+        }
+}
+
+/* The machine's windows of out, its peak. */
+static void power_windows(const struct hw_power *p, struct rep_energy *out)
+{
+        sim_ps span = out->kernel_ps, w_ps = p->window_ps;
+        if (!span || !w_ps)
+                return;
+        /* Coarser windows if the kernel outlasts the bookings' windows. */
+        while ((span - 1) / HW_POWER_BINS >= w_ps)
+                w_ps *= 2;
+        uint64_t (*b)[HW_PW_COUNT] = malloc(sizeof(uint64_t[HW_POWER_BINS][HW_PW_COUNT]));
+        if (!b)
+                return;
+        bins_at(p, UINT32_MAX, w_ps, b);
+        out->n_windows = (uint32_t)((span - 1) / w_ps + 1);
+        out->window_ps = w_ps;
+        for (uint32_t w = 0; w < out->n_windows; w++)
+                for (int c = 0; c < HW_PW_COUNT; c++)
+                        out->busy_ps[c] += (double)b[w][c];
+        windows_j(out, b, 1.0, out->window_j);
+        free(b);
+        /* A kernel inside one window: its power over its own time. */
+        sim_ps len = out->n_windows == 1 ? span : w_ps;
+        out->peak_len_ps = len;
+        for (uint32_t w = 0; w < out->n_windows; w++)
+                if (out->window_j[w] / ((double)len * 1e-12) > out->peak_power_w)
+                        out->peak_power_w = out->window_j[w] / ((double)len * 1e-12);
+}
+
+uint32_t rep_energy_cube_windows(const struct hw_sim *s, const struct rep_energy *en,
+                                 uint32_t cube, double out[HW_POWER_BINS])
+{
+        if (!en->n_windows || cube >= s->n_cubes)
+                return 0;
+        uint64_t (*b)[HW_PW_COUNT] = malloc(sizeof(uint64_t[HW_POWER_BINS][HW_PW_COUNT]));
+        if (!b)
+                return 0;
+        bins_at(&s->power, cube, en->window_ps, b);
+        windows_j(en, b, 1.0 / (double)s->n_cubes, out);
+        free(b);
+        return en->n_windows;
+}
+
 void rep_run_energy(const struct hw_sim *s, const struct rep_run_stats *st,
                     struct rep_energy *out)
 {
@@ -216,6 +305,15 @@ void rep_run_energy(const struct hw_sim *s, const struct rep_run_stats *st,
         }
         if (span)
                 out->avg_power_w = out->total_j / ((double)span * 1e-12);
+        /* The idle part of each class's static energy, spread evenly. */
+        out->idle_j[REP_EN_PE_CPU] = static_j(&t->pe.cpu.energy, n, span, 0);
+        out->idle_j[REP_EN_PE_DMA] = static_j(&t->pe.dma.energy, n, span, 0);
+        out->idle_j[REP_EN_PE_GEMM] = static_j(&t->pe.gemm.energy, n, span, 0);
+        out->idle_j[REP_EN_PE_MATH] = static_j(&t->pe.math.energy, n, span, 0);
+        out->idle_j[REP_EN_TCM] = static_j(&t->pe.tcm.energy, n, span, 0);
+        out->idle_j[REP_EN_NOC] = static_j(&t->cube.noc.energy, s->n_cubes, span, 0);
+        out->idle_j[REP_EN_HBM] = static_j(&t->cube.hbm.energy, s->n_cubes, span, 0);
+        power_windows(&s->power, out);
 }
 
 /* ---- JSON ---------------------------------------------------------------------- */
@@ -301,6 +399,12 @@ json_t *rep_run_summary(const struct hw_sim *s, const struct rep_run_stats *st,
         json_object_set_new(o, "energy_by_class_j", ej);
         json_object_set_new(o, "static_j", jsonw_real(en.static_total_j));
         json_object_set_new(o, "avg_power_w", jsonw_real(en.avg_power_w));
+        json_object_set_new(o, "peak_power_w", jsonw_real(en.peak_power_w));
+        json_object_set_new(o, "peak_power_window_ns", jsonw_real((double)en.peak_len_ps / 1e3));
+        json_t *wj = json_array();
+        for (uint32_t w = 0; w < en.n_windows; w++)
+                json_array_append_new(wj, jsonw_real(en.window_j[w]));
+        json_object_set_new(o, "power_windows_j", wj);
 
         json_t *pes = json_array();
         for (uint32_t i = 0; i < s->n_pes; i++) {
@@ -413,6 +517,9 @@ void rep_run_summary_text(const struct hw_sim *s, const struct rep_run_stats *st
         rep_run_energy(s, st, &en);
         fprintf(out, "  energy: %.6g J (%.6g J static), average power %.4g W over the kernel time\n",
                 en.total_j, en.static_total_j, en.avg_power_w);
+        if (en.n_windows)
+                fprintf(out, "  peak power: %.4g W over a %.6g ns window (%" PRIu32 " windows)\n",
+                        en.peak_power_w, (double)en.peak_len_ps / 1e3, en.n_windows);
         for (int c = 0; c < REP_EN_COUNT; c++)
                 if (en.class_j[c] > 0)
                         fprintf(out, "    %-12s %12.6g J  %5.1f%%\n", rep_energy_class_name(c),

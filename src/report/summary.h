@@ -79,6 +79,18 @@ struct rep_energy {
         double static_total_j;       /* sum of static_j */
         double avg_power_w;          /* total_j / kernel time (0 without kernel time) */
         sim_ps kernel_ps;            /* the kernel time it is spread over */
+        /* Power over windows of the kernel time (hw/power.h): each class's
+         * energy spread over the windows by its busy time in each (its idle
+         * part and PE_CPU's energy evenly over the kernel time). */
+        double idle_j[REP_EN_COUNT]; /* the idle part of static_j: idle power x units x
+                                      * kernel time */
+        uint32_t n_windows;          /* windows covering the kernel time */
+        sim_ps window_ps;            /* their length (the last may be cut short) */
+        double busy_ps[HW_PW_COUNT]; /* busy ps per binned class in those windows */
+        double window_j[HW_POWER_BINS]; /* energy per window; sums to total_j */
+        sim_ps peak_len_ps;          /* the window of the peak: window_ps, or the
+                                      * kernel time if it fits in one */
+        double peak_power_w;         /* the highest window's energy / peak_len_ps */
 };
 
 /* "pe_cpu", "pe_dma", "pe_gemm", "pe_math", "tcm", "noc", "hbm",
@@ -87,6 +99,12 @@ const char *rep_energy_class_name(enum rep_energy_class);
 /* The energy of the run on machine s with statistics st. */
 void rep_run_energy(const struct hw_sim *s, const struct rep_run_stats *st,
                     struct rep_energy *out);
+
+/* The energy of cube's part of the machine in each of en's windows (its
+ * share of the machine's windows; the cubes' sum to en->window_j), in out;
+ * returns the number of windows (0: none, or out of memory). */
+uint32_t rep_energy_cube_windows(const struct hw_sim *s, const struct rep_energy *en,
+                                 uint32_t cube, double out[HW_POWER_BINS]);
 
 /* A new JSON object: kernel, machine, sim_ns, kernel_ns, events, issue
  * time by op type, busy time and utilisation, bounds, bound_by, of_bound,

@@ -2,6 +2,7 @@
 #include "report/trace_hw.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,21 +14,6 @@ enum { LINK_TID_BASE = 4096 };
 static bool traced_class(uint8_t cls)
 {
         return cls == TOPO_EDGE_NOC || cls == TOPO_EDGE_INTER_CUBE || cls == TOPO_EDGE_INTER_SIP;
-}
-
-static uint32_t node_cube(const struct hw_sim *s, uint32_t node)
-{
-        const struct topo_node *n = &s->graph.nodes[node];
-        return n->cube == TOPO_NONE ? TOPO_NONE : n->sip * s->topo->sip.cubes + n->cube;
-}
-
-/* The cube an edge's track belongs to: its source's, or its
- * destination's when the source is no cube's (an IO_CPU). */
-static uint32_t edge_cube(const struct hw_sim *s, uint32_t edge)
-{
-        const struct topo_edge *e = &s->graph.edges[edge];
-        uint32_t c = node_cube(s, e->src);
-        return c == TOPO_NONE ? node_cube(s, e->dst) : c;
 }
 
 static void name_cube(struct rep_trace_hw *h, uint32_t cube)
@@ -112,7 +98,7 @@ static void on_busy(void *ctx, enum hw_busy_kind kind, uint32_t cube, uint32_t i
         } else {
                 if (!traced_class(s->graph.edges[index].cls))
                         return;
-                cube = edge_cube(s, index);
+                cube = hw_edge_cube(s, index);
                 res = h->n_channels + index;
         }
         if (cube == TOPO_NONE || !h->cube_sel[cube])
@@ -187,6 +173,36 @@ void rep_trace_hw_dma(struct rep_trace_hw *h, uint32_t pe, sim_ps end)
         count(h, &h->dma_q[pe], now, 1, end > now ? end : now, -1);
 }
 
+void rep_trace_hw_power(struct rep_trace_hw *h, const struct rep_run_stats *st)
+{
+        struct hw_sim *s = h->s;
+        struct rep_energy *en = malloc(sizeof *en);
+        double *win = malloc(sizeof(double[HW_POWER_BINS]));
+        if (en && win) {
+                rep_run_energy(s, st, en);
+                for (uint32_t c = 0; c < s->n_cubes; c++) {
+                        uint32_t n = h->cube_sel[c] ? rep_energy_cube_windows(s, en, c, win) : 0;
+                        if (!n)
+                                continue;
+                        name_cube(h, c);
+                        struct rep_counter k = { .pid = s->n_pes + c, .name = "power mW" };
+                        int64_t was = 0;
+                        for (uint32_t w = 0; w <= n; w++) {
+                                sim_ps from = s->power.origin_ps + (sim_ps)w * en->window_ps;
+                                double len = (double)(w == 0 && n == 1 ? en->peak_len_ps
+                                                                       : en->window_ps);
+                                int64_t mw = w < n ? (int64_t)llround(win[w] / (len * 1e-15)) : 0;
+                                if (mw != was && rep_counter_add(&k, from, mw - was) == 0)
+                                        was = mw;
+                        }
+                        rep_counter_flush(h->t, &k, SIM_PS_MAX);
+                        rep_counter_fini(&k);
+                }
+        }
+        free(en);
+        free(win);
+}
+
 void rep_trace_hw_close(struct rep_trace_hw *h)
 {
         struct hw_sim *s = h->s;
@@ -200,7 +216,7 @@ void rep_trace_hw_close(struct rep_trace_hw *h)
                         flush_run(h, HW_BUSY_HBM, ch / per_cube, ch % per_cube);
                 for (uint32_t e = 0; e < s->graph.n_edges; e++)
                         if (h->runs[h->n_channels + e].open)
-                                flush_run(h, HW_BUSY_LINK, edge_cube(s, e), e);
+                                flush_run(h, HW_BUSY_LINK, hw_edge_cube(s, e), e);
         }
         for (uint32_t c = 0; h->hbm_bw && c < s->n_cubes; c++) {
                 rep_counter_flush(h->t, &h->hbm_bw[c], SIM_PS_MAX);

@@ -17,6 +17,7 @@
 #define CUBESIM_REPORT_TRACE_HW_H
 
 #include "hw/hw.h"
+#include "report/summary.h"
 #include "report/trace.h"
 
 struct rep_busy_run {
@@ -47,6 +48,10 @@ void rep_trace_hw_scratch(struct rep_trace_hw *, uint32_t pe, int64_t delta);
 /* PE pe's DMA takes an op now that ends at end. */
 void rep_trace_hw_dma(struct rep_trace_hw *, uint32_t pe, sim_ps end);
 /* Write every pending counter change and stop observing. */
+/* A "power mW" counter per traced cube: the cube's energy in each window
+ * of the run's energy accounting (rep_energy_cube_windows) over the
+ * window's length, for the run with statistics st. */
+void rep_trace_hw_power(struct rep_trace_hw *, const struct rep_run_stats *st);
 void rep_trace_hw_close(struct rep_trace_hw *);
 
 #endif

@@ -46,13 +46,7 @@ static void route_sets(struct tl_job *job, struct diag *d)
 /* The run's counts, its work, and its profile (moved: the stats own it). */
 static void gather_stats(struct tl_run *r, struct rep_run_stats *st)
 {
-        memset(st, 0, sizeof *st);
-        for (uint32_t i = 0; i < r->sim->n_pes; i++)
-                for (int op = 0; op < TOPO_OP_COUNT; op++) {
-                        st->issue_ps[op] += r->ctx[i].issue_ps[op];
-                        st->n_ops[op] += r->ctx[i].n_ops[op];
-                }
-        st->work = r->work;
+        tl__run_counts(r, st);
         st->profile = r->profile;
         memset(&r->profile, 0, sizeof r->profile);
 }

@@ -250,6 +250,17 @@ static int open_outputs(struct tl_run *r, struct diag *d)
         return 0;
 }
 
+void tl__run_counts(const struct tl_run *r, struct rep_run_stats *st)
+{
+        memset(st, 0, sizeof *st);
+        for (uint32_t i = 0; i < r->sim->n_pes; i++)
+                for (int op = 0; op < TOPO_OP_COUNT; op++) {
+                        st->issue_ps[op] += r->ctx[i].issue_ps[op];
+                        st->n_ops[op] += r->ctx[i].n_ops[op];
+                }
+        st->work = r->work;
+}
+
 /* Close the outputs; keep false (the run never started) leaves the files
  * they would replace as they were. */
 static int close_outputs(struct tl_run *r, bool keep, struct diag *d)
@@ -260,6 +271,12 @@ static int close_outputs(struct tl_run *r, bool keep, struct diag *d)
                 diag_error_at(d, r->opts->oplog_path, 0, 0, "writing the op_log failed: %s",
                               strerror(-e));
                 rc = -EIO;
+        }
+        if (r->have_trace && keep) {
+                /* The power counters need the run's energy (its counts). */
+                struct rep_run_stats st;
+                tl__run_counts(r, &st);
+                rep_trace_hw_power(&r->trace_hw, &st);
         }
         if (r->have_trace)
                 rep_trace_hw_close(&r->trace_hw);

@@ -508,6 +508,9 @@ void tl__msg_drop_payload(struct tl_msg *m);
  * error (the count, the first sender's file:line, its receiving PE and
  * tag) and -1. */
 int tl__inbox_check_empty(struct tl_run *r, struct diag *d);
+/* st: the run's op counts, issue time and work so far, no profile
+ * (runtime.c). */
+void tl__run_counts(const struct tl_run *r, struct rep_run_stats *st);
 
 /* Arena: bytes (16-aligned) or NULL; rollback frees all allocated since
  * pos was mark (poisoned under AddressSanitizer: a later access is
