@@ -102,11 +102,7 @@ const char *cubesim_kernel_summary(size_t i)
 /* "no kernel 'NAME'" with a hint, to d. */
 static void no_kernel(const char *name, struct diag *d)
 {
-        const char *names[512];
-        size_t n = 0;
-        while (n < 512 && (names[n] = cubesim_kernel_name(n)))
-                n++;
-        const char *hint = diag_suggest(name, names, n);
+        const char *hint = diag_suggest_at(name, cubesim_kernel_name);
         if (hint)
                 diag_error(d, "no kernel '%s'; did you mean '%s'?", name, hint);
         else
@@ -570,11 +566,7 @@ int cubesim_bench(const char *name, const char *const *sets, size_t n_sets, cons
         *json_out = NULL;
         const struct bench *b = name ? bench_find(name) : NULL;
         if (!b) {
-                const char *names[256];
-                size_t n = 0;
-                while (n < 255 && (names[n] = cubesim_bench_name(n)))
-                        n++;
-                const char *hint = diag_suggest(name ? name : "", names, n);
+                const char *hint = diag_suggest_at(name ? name : "", cubesim_bench_name);
                 if (hint)
                         diag_error(&d, "no bench '%s'; did you mean '%s'?", name ? name : "", hint);
                 else

@@ -158,3 +158,12 @@ const char *diag_suggest(const char *word, const char *const *candidates, size_t
         }
         return best;
 }
+
+const char *diag_suggest_at(const char *word, const char *(*name_at)(size_t i))
+{
+        const char *names[512];
+        size_t n = 0;
+        while (n < 512 && (names[n] = name_at(n)))
+                n++;
+        return diag_suggest(word, names, n);
+}

@@ -55,5 +55,8 @@ void diag_move(struct diag *dst, struct diag *src);
 /* The candidate closest to word by edit distance, if close enough to be a
  * plausible typo (distance <= max(1, strlen(word) / 3)); else NULL. */
 const char *diag_suggest(const char *word, const char *const *candidates, size_t n);
+/* The same over the names name_at(0), name_at(1), ... up to the first NULL
+ * (at most 512 of them): a registry's kernels, benches, ... */
+const char *diag_suggest_at(const char *word, const char *(*name_at)(size_t i));
 
 #endif

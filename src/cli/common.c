@@ -85,11 +85,7 @@ void cli_take_messages(struct diag *d, const char *text)
 int cli_not_found(const char *cmd, const char *what, const char *name,
                   const char *(*name_at)(size_t i), const char *see)
 {
-        const char *names[512];
-        size_t n = 0;
-        while (n < 512 && (names[n] = name_at(n)))
-                n++;
-        const char *hint = diag_suggest(name, names, n);
+        const char *hint = diag_suggest_at(name, name_at);
         if (hint)
                 fprintf(stderr, "cubesim %s: error: no %s '%s'; did you mean '%s'?\n", cmd, what,
                         name, hint);
