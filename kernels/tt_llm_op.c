@@ -1,0 +1,342 @@
+/* kernels/tt_llm_op.c: one device program of a decoder as tt-transformers
+ * runs it on a Tenstorrent grid (tt_llm.h; host side tt_llm_setup.c).
+ * A decode iteration or a prefill is a sequence of these launches, each
+ * paying the machine's program cost (pe.cpu.program_ns) on its own; the
+ * bench validate-tt-llm strings them together (docs/adr/0030).
+ *
+ *   mm_dram      ttnn's DRAM-sharded matmul (decode): the weight [K, N]
+ *                is split by columns over the DRAM channels, one shard per
+ *                bank, and worker c sits at channel c's attach point and
+ *                reads only its bank; in0 [m, K] is width-sharded in the
+ *                workers' L1 and gathered (each worker sends its K / W
+ *                columns to every other worker); each worker walks K in
+ *                TT_MM_KB rows, the next step's weights in flight while
+ *                this one multiplies, accumulating in L1 (packer_l1_acc).
+ *   norm, add, silu_mul, rotary, copy
+ *                tile-wise ops on the compute grid: the [rows, cols]
+ *                operands' 32 x 32 tiles split evenly over the grid's
+ *                cores, each core loading its tiles from DRAM, applying
+ *                the op's vector-unit steps and writing the result back
+ *                (RMSNorm's row statistic is taken over a core's block of
+ *                a row: the time of the distributed norm, not its values).
+ *   sdpa_decode  flash-decode: each (user, KV head) pair's cached keys
+ *                split in chunks over the grid's cores, the group's query
+ *                heads padded to one tile of rows; each core keeps an
+ *                online softmax over its chunks, and the first core of a
+ *                pair merges the others' states.
+ *   sdpa_prefill causal attention of the prompt: (user, query head,
+ *                TT_Q_CHUNK rows) items over the cores, each over the keys
+ *                it sees. */
+#include "gqa_common.h"
+#include "tt_llm.h"
+
+enum { TAG_GATHER = 10, TAG_MERGE = 20 };
+
+static tl_tensor *view2(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc)
+{
+        return tl_view(tl, t, ((int64_t[]){ r, c }), ((int64_t[]){ nr, nc }));
+}
+
+/* Index of this PE in the compute grid (row-major), or -1 outside it. */
+static int grid_index(tl_ctx *tl, const struct tt_op_args *a)
+{
+        if (tl_program_id(tl, 1) != 0 || tl_program_id(tl, 2) != 0)
+                return -1;
+        int cols = tl_mesh_dim(tl, 0), pe = tl_program_id(tl, 0);
+        int x = pe % cols, y = pe / cols;
+        return x < a->grid_x && y < a->grid_y ? y * a->grid_x + x : -1;
+}
+
+/* The rank of grid core g. */
+static int grid_rank(tl_ctx *tl, const struct tt_op_args *a, int64_t g)
+{
+        int cols = tl_mesh_dim(tl, 0);
+        return tl_rank(tl, (int)(g / a->grid_x) * cols + (int)(g % a->grid_x), 0, 0);
+}
+
+/* The PE of DRAM worker c: at its channel's attach point, else PE c. */
+static int worker_pe(tl_ctx *tl, int c)
+{
+        int pe = tl_hbm_channel_pe(tl, c);
+        return pe < 0 ? c : pe;
+}
+
+/* ---- mm_dram -------------------------------------------------------------------------- */
+
+static void mm_dram(tl_ctx *tl, const struct tt_op_args *a)
+{
+        if (tl_program_id(tl, 1) != 0 || tl_program_id(tl, 2) != 0)
+                return;
+        int me = tl_program_id(tl, 0), c = -1;
+        for (int i = 0; i < a->workers; i++)
+                if (worker_pe(tl, i) == me)
+                        c = i;
+        if (c < 0)
+                return;
+        int64_t m = a->m, k = a->k, nw = a->n / a->workers, ks = k / a->workers;
+        tl_tensor *mine = tl_reshape(tl, tl_view(tl, a->a, ((int64_t[]){ c, 0, 0 }),
+                                                 ((int64_t[]){ 1, m, k })),
+                                     2, ((int64_t[]){ m, k }));
+        /* The in0 gather: this worker's K / W columns to every other one. */
+        for (int i = 0; i < a->workers; i++)
+                if (i != c)
+                        tl_send(tl, tl_rank(tl, worker_pe(tl, i), 0, 0),
+                                view2(tl, mine, 0, (int64_t)c * ks, m, ks), TAG_GATHER);
+        for (int i = 0; i < a->workers; i++) {
+                if (i == c)
+                        continue;
+                tl_scratch_scope_begin(tl);
+                tl_wait_tensor(tl, tl_recv(tl, tl_rank(tl, worker_pe(tl, i), 0, 0), TAG_GATHER));
+                tl_scratch_scope_end(tl);
+        }
+        int64_t nbw = min64(nw, TT_MM_NB), kb = min64(k, TT_MM_KB);
+        tl_tensor *buf[2], *acc = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ m, nbw }));
+        for (int i = 0; i < 2; i++)
+                buf[i] = tl_alloc(tl, TL_TCM, a->wdt, 2, ((int64_t[]){ kb, nbw }));
+        tl_tensor *out = tl_reshape(tl, tl_view(tl, a->out, ((int64_t[]){ c, 0, 0 }),
+                                                ((int64_t[]){ 1, m, nw })),
+                                    2, ((int64_t[]){ m, nw }));
+        int64_t steps = (k + kb - 1) / kb;
+        for (int64_t n0 = 0; n0 < nw; n0 += nbw) {
+                int64_t nn = min64(nbw, nw - n0);
+                tl_scratch_scope_begin(tl);
+                tl_tensor *acc_v = view2(tl, acc, 0, 0, m, nn);
+                tl_copy_to(tl, view2(tl, buf[0], 0, 0, kb, nn), view2(tl, a->w[c], 0, n0, kb, nn));
+                for (int64_t s = 0; s < steps; s++) {
+                        int64_t k0 = s * kb, kn = min64(kb, k - k0);
+                        if (s + 1 < steps) {
+                                int64_t k1 = k0 + kb, kn1 = min64(kb, k - k1);
+                                tl_copy_to(tl, view2(tl, buf[(s + 1) % 2], 0, 0, kn1, nn),
+                                           view2(tl, a->w[c], k1, n0, kn1, nn));
+                        }
+                        tl_scratch_scope_begin(tl);
+                        tl_wait(tl, tl_composite(tl, &(tl_composite_desc){
+                                .op = TL_GEMM, .a = view2(tl, mine, 0, k0, m, kn),
+                                .b = view2(tl, buf[s % 2], 0, 0, kn, nn), .out = acc_v,
+                                .accumulate = s > 0, .tile_m = m, .tile_n = nn, .tile_k = kn }));
+                        tl_scratch_scope_end(tl);
+                }
+                tl_copy_to(tl, view2(tl, out, 0, n0, m, nn), acc_v);
+                tl_scratch_scope_end(tl);
+        }
+}
+
+/* ---- tile-wise ops -------------------------------------------------------------------- */
+
+/* The op's vector-unit steps on one block x (with the other inputs y, z). */
+static tl_tensor *elt_body(tl_ctx *tl, const struct tt_op_args *a, tl_tensor *x, tl_tensor *y,
+                           tl_tensor *z, tl_tensor *w)
+{
+        switch (a->op) {
+        case TT_OP_NORM: {
+                tl_tensor *inv = tl_rsqrt(tl, tl_add_scalar(tl, tl_mean(tl, tl_mul(tl, x, x), -1),
+                                                            LLM_EPS));
+                return tl_mul(tl, tl_mul(tl, x, inv), w);
+        }
+        case TT_OP_ADD:
+                return tl_add(tl, x, y);
+        case TT_OP_SILU_MUL:
+                return tl_mul(tl, tl_silu(tl, x), y);
+        case TT_OP_ROTARY:
+                /* x . cos + rotate_half(x) . sin: rotate_half is a matmul by
+                 * a fixed permutation tile in ttnn; here a product. */
+                return tl_add(tl, tl_mul(tl, x, y), tl_mul(tl, x, z));
+        default:
+                return x;
+        }
+}
+
+static void eltwise(tl_ctx *tl, const struct tt_op_args *a)
+{
+        int g = grid_index(tl, a);
+        if (g < 0)
+                return;
+        int64_t tr = a->rows / TT_TILE, tc = a->cols / TT_TILE, lo, hi;
+        gqa_split(tr * tc, a->grid_x * a->grid_y, g, &lo, &hi);
+        for (int64_t t = lo; t < hi;) {
+                int64_t r = t / tc, c = t % tc, w = min64(min64(TT_ELT_W, tc - c), hi - t);
+                int64_t r0 = r * TT_TILE, c0 = c * TT_TILE, nc = w * TT_TILE;
+                tl_scratch_scope_begin(tl);
+                tl_tensor *in[3] = { NULL, NULL, NULL }, *wt = NULL;
+                for (int i = 0; i < a->ins; i++)
+                        in[i] = tl_load(tl, view2(tl, a->in[i], r0, c0, TT_TILE, nc));
+                if (a->wrow)
+                        wt = tl_load(tl, view2(tl, a->wrow, 0, c0, 1, nc));
+                tl_store(tl, view2(tl, a->out, r0, c0, TT_TILE, nc),
+                         elt_body(tl, a, in[0], in[1], in[2], wt));
+                tl_scratch_scope_end(tl);
+                t += w;
+        }
+}
+
+/* ---- SDPA ----------------------------------------------------------------------------- */
+
+/* Rows [i0, i0 + n) of head h of user b of a [B, H, S, D] tensor, as [n, D]. */
+static tl_tensor *head_rows(tl_ctx *tl, tl_tensor *t, int64_t b, int64_t h, int64_t i0, int64_t n)
+{
+        int64_t d = tl_dim(t, 3);
+        tl_tensor *v = tl_view(tl, t, ((int64_t[]){ b, h, i0, 0 }), ((int64_t[]){ 1, 1, n, d }));
+        return tl_reshape(tl, v, 2, ((int64_t[]){ n, d }));
+}
+
+/* A core's online-softmax state in TCM. */
+struct sdpa_state {
+        tl_tensor *q;                /* [rows, D] the item's queries */
+        tl_tensor *kb[2];            /* [TT_KV_CHUNK, D] key chunks, double-buffered */
+        tl_tensor *m, *l, *o;        /* [rows, 1], [rows, 1], [rows, D] */
+};
+
+static void state_alloc(tl_ctx *tl, const struct tt_op_args *a, int64_t rows, struct sdpa_state *st)
+{
+        int64_t d = a->d;
+        st->q = tl_alloc(tl, TL_TCM, TL_BF16, 2, ((int64_t[]){ rows, d }));
+        for (int i = 0; i < 2; i++)
+                st->kb[i] = tl_alloc(tl, TL_TCM, a->kvdt, 2, ((int64_t[]){ TT_KV_CHUNK, d }));
+        st->m = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, 1 }));
+        st->l = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, 1 }));
+        st->o = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, d }));
+}
+
+/* Queries q_src [n, D] into the state, which starts empty; then keys
+ * [k0, k1) of (b, h), masked causally from key `diag` on (prefill). */
+static void attend(tl_ctx *tl, const struct tt_op_args *a, struct sdpa_state *st,
+                   tl_tensor *q_src, int64_t b, int64_t h, int64_t k0, int64_t k1, int64_t qpos)
+{
+        int64_t n = tl_dim(q_src, 0), d = a->d;
+        tl_copy_to(tl, view2(tl, st->q, 0, 0, n, d), q_src);
+        tl_scratch_scope_begin(tl);
+        tl_copy_to(tl, view2(tl, st->m, 0, 0, n, 1),
+                   tl_fill(tl, TL_FP32, 2, ((int64_t[]){ n, 1 }), GQA_NEG_BIG));
+        tl_copy_to(tl, view2(tl, st->l, 0, 0, n, 1),
+                   tl_fill(tl, TL_FP32, 2, ((int64_t[]){ n, 1 }), 0.0f));
+        tl_copy_to(tl, view2(tl, st->o, 0, 0, n, d),
+                   tl_fill(tl, TL_FP32, 2, ((int64_t[]){ n, d }), 0.0f));
+        tl_scratch_scope_end(tl);
+        if (k1 <= k0)
+                return;
+        tl_tensor *q = view2(tl, st->q, 0, 0, n, d), *m = view2(tl, st->m, 0, 0, n, 1);
+        tl_tensor *l = view2(tl, st->l, 0, 0, n, 1), *o = view2(tl, st->o, 0, 0, n, d);
+        int cur = 0;
+        tl_copy_to(tl, view2(tl, st->kb[0], 0, 0, min64(TT_KV_CHUNK, k1 - k0), d),
+                   head_rows(tl, a->kc, b, h, k0, min64(TT_KV_CHUNK, k1 - k0)));
+        for (int64_t j = k0; j < k1; j += TT_KV_CHUNK) {
+                int64_t e = min64(j + TT_KV_CHUNK, k1);
+                if (e < k1)
+                        tl_copy_to(tl, view2(tl, st->kb[1 - cur], 0, 0, min64(TT_KV_CHUNK, k1 - e), d),
+                                   head_rows(tl, a->kc, b, h, e, min64(TT_KV_CHUNK, k1 - e)));
+                tl_scratch_scope_begin(tl);
+                tl_tensor *s = tl_dot(tl, q, view2(tl, st->kb[cur], 0, 0, e - j, d), true);
+                if (qpos >= 0 && e - 1 > qpos)
+                        s = tl_mask_causal(tl, s, qpos - j);
+                tl_wait(tl, tl_softmax_merge(tl, s, head_rows(tl, a->vc, b, h, j, e - j), m, l, o));
+                tl_scratch_scope_end(tl);
+                cur = 1 - cur;
+        }
+}
+
+/* Merge the partial state (mb, lb, ob) into st's first n rows. */
+static void merge_state(tl_ctx *tl, struct sdpa_state *st, int64_t n, int64_t d, tl_tensor *mb,
+                        tl_tensor *lb, tl_tensor *ob)
+{
+        tl_tensor *m = view2(tl, st->m, 0, 0, n, 1), *l = view2(tl, st->l, 0, 0, n, 1);
+        tl_tensor *o = view2(tl, st->o, 0, 0, n, d);
+        tl_tensor *mn = tl_max(tl, m, mb);
+        tl_tensor *ea = tl_exp(tl, tl_sub(tl, m, mn)), *eb = tl_exp(tl, tl_sub(tl, mb, mn));
+        tl_copy_to(tl, l, tl_add(tl, tl_mul(tl, ea, l), tl_mul(tl, eb, lb)));
+        tl_copy_to(tl, o, tl_add(tl, tl_mul(tl, ea, o), tl_mul(tl, eb, ob)));
+        tl_copy_to(tl, m, mn);
+}
+
+static void write_out(tl_ctx *tl, struct sdpa_state *st, tl_tensor *dst, int64_t n, int64_t d)
+{
+        tl_scratch_scope_begin(tl);
+        tl_store(tl, dst, tl_div(tl, view2(tl, st->o, 0, 0, n, d),
+                                 tl_add_scalar(tl, view2(tl, st->l, 0, 0, n, 1), GQA_TINY)));
+        tl_scratch_scope_end(tl);
+}
+
+static void sdpa_decode(tl_ctx *tl, const struct tt_op_args *a)
+{
+        int g = grid_index(tl, a);
+        if (g < 0)
+                return;
+        int64_t cores = (int64_t)a->grid_x * a->grid_y, units = a->batch * a->hkv;
+        int64_t chunks = (a->keys + TT_KV_CHUNK - 1) / TT_KV_CHUNK, d = a->d;
+        int64_t splits = max64(1, min64(cores / units, chunks));
+        struct sdpa_state st;
+        state_alloc(tl, a, TT_TILE, &st);
+        for (int64_t w = g; w < units * splits; w += cores) {
+                int64_t u = w / splits, part = w % splits, b = u / a->hkv, h = u % a->hkv, k0, k1;
+                gqa_split(chunks, splits, part, &k0, &k1);
+                k0 *= TT_KV_CHUNK;
+                k1 = min64(k1 * TT_KV_CHUNK, a->keys);
+                tl_scratch_scope_begin(tl);
+                attend(tl, a, &st, tl_load(tl, head_rows(tl, a->q, b, h, 0, TT_TILE)), b, h, k0,
+                       k1, -1);
+                int root = grid_rank(tl, a, u * splits % cores);
+                if (part > 0) {
+                        tl_send(tl, root, view2(tl, st.m, 0, 0, TT_TILE, 1), TAG_MERGE);
+                        tl_send(tl, root, view2(tl, st.l, 0, 0, TT_TILE, 1), TAG_MERGE + 1);
+                        tl_send(tl, root, view2(tl, st.o, 0, 0, TT_TILE, d), TAG_MERGE + 2);
+                } else {
+                        for (int64_t p = 1; p < splits; p++) {
+                                int src = grid_rank(tl, a, (u * splits + p) % cores);
+                                tl_tensor *mb = tl_recv(tl, src, TAG_MERGE);
+                                tl_tensor *lb = tl_recv(tl, src, TAG_MERGE + 1);
+                                merge_state(tl, &st, TT_TILE, d, mb, lb,
+                                            tl_recv(tl, src, TAG_MERGE + 2));
+                        }
+                        write_out(tl, &st, head_rows(tl, a->o, b, h, 0, TT_TILE), TT_TILE, d);
+                }
+                tl_scratch_scope_end(tl);
+        }
+}
+
+static void sdpa_prefill(tl_ctx *tl, const struct tt_op_args *a)
+{
+        int g = grid_index(tl, a);
+        if (g < 0)
+                return;
+        int64_t cores = (int64_t)a->grid_x * a->grid_y, s = a->keys, d = a->d;
+        int64_t chunks = (s + TT_Q_CHUNK - 1) / TT_Q_CHUNK, items = a->batch * a->hq * chunks;
+        int64_t group = a->hq / a->hkv;
+        struct sdpa_state st;
+        state_alloc(tl, a, TT_Q_CHUNK, &st);
+        for (int64_t w = g; w < items; w += cores) {
+                int64_t b = w / (a->hq * chunks), qh = w / chunks % a->hq;
+                int64_t i0 = w % chunks * TT_Q_CHUNK, n = min64(TT_Q_CHUNK, s - i0);
+                tl_scratch_scope_begin(tl);
+                attend(tl, a, &st, tl_load(tl, head_rows(tl, a->q, b, qh, i0, n)), b, qh / group,
+                       0, i0 + n, i0);
+                write_out(tl, &st, head_rows(tl, a->o, b, qh, i0, n), n, d);
+                tl_scratch_scope_end(tl);
+        }
+}
+
+static void tt_llm_op(tl_ctx *tl, const void *argp)
+{
+        const struct tt_op_args *a = argp;
+        switch (a->op) {
+        case TT_OP_MM_DRAM:
+                mm_dram(tl, a);
+                return;
+        case TT_OP_SDPA_DECODE:
+                sdpa_decode(tl, a);
+                return;
+        case TT_OP_SDPA_PREFILL:
+                sdpa_prefill(tl, a);
+                return;
+        default:
+                eltwise(tl, a);
+        }
+}
+
+TL_KERNEL(tt_llm_op, tt_op,
+          "one device program of a decoder as tt-transformers runs it on a Tenstorrent grid "
+          "(DRAM-sharded matmul, RMSNorm, add, silu*mul, rotary, copy, SDPA decode/prefill)",
+          "op mm_dram: inputs a.npy [workers, m, k] (L1-sharded), w0.npy .. [k, n / workers] "
+          "(one DRAM channel each); output out.npy [workers, m, n / workers]. Tile-wise ops: "
+          "x0.npy .. [rows, cols] (norm: weight.npy [1, cols]); out.npy [rows, cols]. "
+          "sdpa_decode: q.npy [batch, kv_heads, 32, head_dim], k.npy, v.npy [batch, kv_heads, "
+          "keys, head_dim]; o.npy like q. sdpa_prefill: q.npy [batch, q_heads, keys, head_dim], "
+          "k.npy and v.npy [batch, kv_heads, keys, head_dim]; o.npy like q");
