@@ -45,4 +45,24 @@ int bench_print_json(const struct bench_ctx *c, json_t *v);
  * that generate sweep specs). */
 void bench_flow_list(FILE *f, const char *list);
 
+/* Split a CSV line at commas into at most max fields, in place (the line
+ * end dropped); col[i] is field i's 1-based column. Returns the count. */
+int bench_csv_split(char *line, char **f, unsigned *col, int max);
+/* A row of a table read by bench_csv_read: its index, its 1-based line,
+ * its needed cells in the order asked (NUL-terminated, shorter than the
+ * cell length) and their 1-based columns. Problems go to d. */
+typedef void (*bench_csv_row_fn)(void *ctx, int row, unsigned line, char **cells,
+                                 const unsigned *cols, struct diag *d);
+/* Read a CSV table whose header names at least the needed columns (in any
+ * order), calling fn for each non-blank row, at most max_rows of them.
+ * Problems are located FILE:LINE:COL: no header, a missing column, a
+ * missing or too long cell, too many rows, no rows at all. The number of
+ * rows, or -1 when d has an error. */
+int bench_csv_read(const char *path, const char *const *needed, int n_needed, int max_rows,
+                   size_t cell_len, bench_csv_row_fn fn, void *ctx, struct diag *d);
+/* Create the directory path and its parents; a failure goes to d. */
+void bench_make_dir(const char *path, struct diag *d);
+/* Write dir/name atomically; on failure a warning on stderr. 0 or -errno. */
+int bench_write_text(const char *dir, const char *name, const char *text, size_t len);
+
 #endif

@@ -12,6 +12,7 @@ extern const struct bench bench_llm_step;
 extern const struct bench bench_sim_speed;
 extern const struct bench bench_validate_tt_dm;
 extern const struct bench bench_validate_tt_gemm;
+extern const struct bench bench_validate_tt_llm;
 
 const struct bench *const bench_registry[] = {
         &bench_engine_hold,
@@ -21,6 +22,7 @@ const struct bench *const bench_registry[] = {
         &bench_llm_step,
         &bench_validate_tt_gemm,
         &bench_validate_tt_dm,
+        &bench_validate_tt_llm,
         &bench_sim_speed,
         NULL,
 };

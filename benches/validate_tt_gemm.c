@@ -31,7 +31,6 @@
 static const char *const vt_params[] = { "csv", "topo", "figures", NULL };
 
 #define MAX_ROWS 1024
-#define MAX_COLS 32
 
 /* The columns a row needs, in this order. */
 static const char *const needed[] = { "m", "k", "n", "dtype", "fidelity", "in0", "in1", "out",
@@ -46,24 +45,6 @@ struct vt_row {
         double predicted_ns;         /* the model's kernel time */
         double error_pct;            /* (predicted - measured) / measured x 100 */
 };
-
-/* Split line at commas into at most MAX_COLS fields, in place; col[i] is
- * field i's 1-based column. */
-static int split(char *line, char **f, unsigned *col)
-{
-        int n = 0;
-        line[strcspn(line, "\r\n")] = '\0';
-        for (char *p = line; n < MAX_COLS;) {
-                col[n] = (unsigned)(p - line) + 1;
-                f[n++] = p;
-                char *c = strchr(p, ',');
-                if (!c)
-                        break;
-                *c = '\0';
-                p = c + 1;
-        }
-        return n;
-}
 
 /* Check cell i of row against the kernel's parameter of that name (an
  * integer in its range, normalised; one of its choices); a problem is
@@ -96,69 +77,42 @@ static void check_cell(const struct tl_kernel *k, struct vt_row *row, int i, con
         diag_error_at(d, path, ln, col, "%s: expected one of %s (got '%s')", needed[i], list, v);
 }
 
+/* What read_rows' rows need: the kernel, the rows, the table's path. */
+struct vt_read {
+        const struct tl_kernel *k;   /* the kernel whose parameters check the cells */
+        struct vt_row *r;            /* the rows */
+        const char *path;            /* the table */
+};
+
+/* One row: its cells copied and checked against the kernel. */
+static void read_row(void *ctx, int n, unsigned ln, char **cell, const unsigned *at,
+                     struct diag *d)
+{
+        struct vt_read *rd = ctx;
+        struct vt_row *row = &rd->r[n];
+        row->line = ln;
+        for (int i = 0; i < N_NEEDED && d->n_errors == 0; i++) {
+                snprintf(row->field[i], sizeof row->field[i], "%s", cell[i]);
+                if (i != C_NS)
+                        check_cell(rd->k, row, i, rd->path, ln, at[i], d);
+        }
+        if (d->n_errors == 0 &&
+            (!params_parse_double(row->field[C_NS], &row->measured_ns) ||
+             !isfinite(row->measured_ns) || !(row->measured_ns > 0)))
+                diag_error_at(d, rd->path, ln, at[C_NS],
+                              "device_ns: expected a finite time in ns > 0 (got '%s')",
+                              row->field[C_NS]);
+}
+
 /* Read the table: rows into r (at most MAX_ROWS), each cell checked
  * against kernel k; problems located FILE:LINE:COL to d. Returns the
  * number of rows (at least one), or -1. */
 static int read_rows(const char *path, const struct tl_kernel *k, struct vt_row *r,
                      struct diag *d)
 {
-        FILE *f = fopen(path, "r");
-        if (!f) {
-                diag_error_at(d, path, 0, 0, "cannot open: %s", strerror(errno));
-                return -1;
-        }
-        char line[1024], *fld[MAX_COLS];
-        unsigned at[MAX_COLS];
-        int col[N_NEEDED], n = 0;
-        unsigned ln = 1;
-        if (!fgets(line, sizeof line, f)) {
-                diag_error_at(d, path, 1, 1, "expected a header line naming the columns");
-                fclose(f);
-                return -1;
-        }
-        int nf = split(line, fld, at);
-        for (int i = 0; i < N_NEEDED; i++) {
-                col[i] = -1;
-                for (int j = 0; j < nf; j++)
-                        if (strcmp(fld[j], needed[i]) == 0)
-                                col[i] = j;
-                if (col[i] < 0)
-                        diag_error_at(d, path, 1, 1, "missing column '%s'", needed[i]);
-        }
-        while (d->n_errors == 0 && fgets(line, sizeof line, f)) {
-                ln++;
-                if (line[strspn(line, " \r\n")] == '\0')
-                        continue;
-                if (n == MAX_ROWS) {
-                        diag_error_at(d, path, ln, 1, "more than %d rows", MAX_ROWS);
-                        break;
-                }
-                nf = split(line, fld, at);
-                struct vt_row *row = &r[n];
-                row->line = ln;
-                for (int i = 0; i < N_NEEDED && d->n_errors == 0; i++) {
-                        if (col[i] >= nf || strlen(fld[col[i]]) >= sizeof row->field[i]) {
-                                diag_error_at(d, path, ln, col[i] >= nf ? at[nf - 1] : at[col[i]],
-                                              "column '%s' is missing or too long", needed[i]);
-                                break;
-                        }
-                        snprintf(row->field[i], sizeof row->field[i], "%s", fld[col[i]]);
-                        if (i != C_NS)
-                                check_cell(k, row, i, path, ln, at[col[i]], d);
-                }
-                if (d->n_errors == 0 &&
-                    (!params_parse_double(row->field[C_NS], &row->measured_ns) ||
-                     !isfinite(row->measured_ns) || !(row->measured_ns > 0)))
-                        diag_error_at(d, path, ln, at[col[C_NS]],
-                                      "device_ns: expected a finite time in ns > 0 (got '%s')",
-                                      row->field[C_NS]);
-                n++;
-        }
-        fclose(f);
-        if (d->n_errors == 0 && n == 0)
-                diag_error_at(d, path, ln + 1, 1, "no rows: the table has only its header, "
-                              "and a MAPE needs at least one measured row");
-        return d->n_errors ? -1 : n;
+        struct vt_read rd = { k, r, path };
+        return bench_csv_read(path, needed, N_NEEDED, MAX_ROWS, sizeof r->field[0], read_row, &rd,
+                              d);
 }
 
 static bool has_param(const struct tl_kernel *k, const char *name)
@@ -213,39 +167,13 @@ static int predict(const struct topo *t, const struct tl_kernel *k, struct vt_ro
         return rc == 0 ? 0 : rc == -EINVAL ? 2 : 1;
 }
 
-static void make_dir(const char *path, struct diag *d)
-{
-        char buf[4400];
-        snprintf(buf, sizeof buf, "%s", path);
-        for (char *p = buf + 1; *p; p++) {
-                if (*p != '/')
-                        continue;
-                *p = '\0';
-                mkdir(buf, 0755);
-                *p = '/';
-        }
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-                diag_error_at(d, path, 0, 0, "cannot create the directory: %s", strerror(errno));
-}
-
-static int write_text(const char *dir, const char *name, const char *text, size_t len)
-{
-        char path[4400];
-        snprintf(path, sizeof path, "%s/%s", dir, name);
-        int rc = fs_write_atomic(path, text, len);
-        if (rc < 0)
-                fprintf(stderr, "cubesim bench: warning: cannot write %s: %s\n", path,
-                        strerror(-rc));
-        return rc;
-}
-
 /* table.md and the figure's data and script; gnuplot draws it if asked. */
 static void write_outputs(const char *dir, const struct vt_row *r, int n, double mape,
                           bool modelled, bool draw, struct diag *d)
 {
         char figs[4300];
         snprintf(figs, sizeof figs, "%.4200s/figures", dir);
-        make_dir(figs, d);
+        bench_make_dir(figs, d);
         if (d->n_errors)
                 return;
         char *buf = NULL;
@@ -263,7 +191,7 @@ static void write_outputs(const char *dir, const struct vt_row *r, int n, double
                         r[i].field[C_OUT], r[i].field[C_GX], r[i].field[C_GY], r[i].measured_ns,
                         r[i].predicted_ns, r[i].error_pct);
         fclose(f);
-        write_text(dir, "table.md", buf, len);
+        bench_write_text(dir, "table.md", buf, len);
         free(buf);
 
         f = open_memstream(&buf, &len);
@@ -271,7 +199,7 @@ static void write_outputs(const char *dir, const struct vt_row *r, int n, double
         for (int i = 0; i < n; i++)
                 fprintf(f, "%.1f %.1f\n", r[i].measured_ns, r[i].predicted_ns);
         fclose(f);
-        write_text(figs, "pred_vs_meas.dat", buf, len);
+        bench_write_text(figs, "pred_vs_meas.dat", buf, len);
         free(buf);
 
         f = open_memstream(&buf, &len);
@@ -294,7 +222,7 @@ static void write_outputs(const char *dir, const struct vt_row *r, int n, double
                    "unset output\n",
                 mape);
         fclose(f);
-        write_text(figs, "pred_vs_meas.gp", buf, len);
+        bench_write_text(figs, "pred_vs_meas.gp", buf, len);
         free(buf);
         char scripts[1][300] = { "pred_vs_meas.gp" };
         if (draw && sweep_gnuplot(figs, scripts, 1) < 0)

@@ -12,6 +12,7 @@
 #ifndef CUBESIM_KERNELS_LLM_H
 #define CUBESIM_KERNELS_LLM_H
 
+#include <stdbool.h>
 #include <cubesim/tl.h>
 
 #define LLM_ROPE_THETA 500000.0      /* RoPE base (Llama 3) */
@@ -29,10 +30,15 @@ struct llm_model {
         const char *name;            /* preset name, e.g. "llama3-70b" */
         int64_t hidden;              /* hidden_size */
         int64_t q_heads, kv_heads;   /* num_attention_heads, num_key_value_heads */
-        int64_t head_dim;            /* hidden_size / num_attention_heads */
+        int64_t head_dim;            /* head_dim, else hidden_size / num_attention_heads */
         int64_t ffn;                 /* intermediate_size */
         int64_t layers;              /* num_hidden_layers */
         int64_t vocab;               /* vocab_size */
+        double rope_theta;           /* rope_theta */
+        double rope_factor;          /* rope_scaling.factor (llama3 scaling), 0: none */
+        bool tied;                   /* tie_word_embeddings: the LM head is the embedding */
+        bool qkv_bias;               /* biases on q, k and v (Qwen2) */
+        const char *hf;              /* the Hugging Face repository of its config.json */
 };
 
 extern const struct llm_model llm_models[];   /* ended by name NULL */

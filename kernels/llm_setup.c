@@ -9,22 +9,47 @@
 #include "llm.h"
 
 /* The published configurations, from each model's config.json on the
- * Hugging Face hub (hidden_size, num_attention_heads, num_key_value_heads,
- * head_dim = hidden_size / num_attention_heads, intermediate_size,
- * num_hidden_layers, vocab_size):
- *   meta-llama/Meta-Llama-3-8B, meta-llama/Meta-Llama-3-70B,
- *   meta-llama/Llama-3.1-405B, Qwen/Qwen2-72B, mistralai/Mistral-7B-v0.1.
- * The layer itself is Llama 3's (RoPE theta 500000, no biases) for all of
- * them: Qwen2's QKV biases and its and Mistral's RoPE bases change no
- * GEMM shape or byte count. */
+ * Hugging Face hub (the `hf` field names the repository; the file is its
+ * config.json): hidden_size, num_attention_heads, num_key_value_heads,
+ * head_dim (hidden_size / num_attention_heads where config.json has no
+ * head_dim), intermediate_size, num_hidden_layers, vocab_size,
+ * rope_theta, rope_scaling.factor, tie_word_embeddings, and Qwen2's
+ * attention biases (modeling_qwen2: q_proj, k_proj, v_proj with
+ * bias=True). docs/models.md lists them. llm_layer computes Llama 3's
+ * layer for all of them (no biases; RoPE at the preset's theta, without
+ * the long-context scaling, which changes no shape); the biases, tied
+ * embeddings and scaling matter to the whole-model programs
+ * (kernels/tt_llm_model.c). */
+#define P(n, h, q, kv, d, f, l, v, th, fac, tied, bias, hf) \
+        { n, h, q, kv, d, f, l, v, th, fac, tied, bias, hf }
 const struct llm_model llm_models[] = {
-        { "llama3-8b", 4096, 32, 8, 128, 14336, 32, 128256 },
-        { "llama3-70b", 8192, 64, 8, 128, 28672, 80, 128256 },
-        { "llama31-405b", 16384, 128, 8, 128, 53248, 126, 128256 },
-        { "qwen2-72b", 8192, 64, 8, 128, 29568, 80, 152064 },
-        { "mistral-7b", 4096, 32, 8, 128, 14336, 32, 32000 },
-        { NULL, 0, 0, 0, 0, 0, 0, 0 },
+        P("llama3-8b", 4096, 32, 8, 128, 14336, 32, 128256, 500000, 0, false, false,
+          "meta-llama/Meta-Llama-3-8B"),
+        P("llama3-70b", 8192, 64, 8, 128, 28672, 80, 128256, 500000, 0, false, false,
+          "meta-llama/Meta-Llama-3-70B"),
+        P("llama31-405b", 16384, 128, 8, 128, 53248, 126, 128256, 500000, 8, false, false,
+          "meta-llama/Llama-3.1-405B"),
+        P("qwen2-72b", 8192, 64, 8, 128, 29568, 80, 152064, 1000000, 0, false, true,
+          "Qwen/Qwen2-72B"),
+        P("mistral-7b", 4096, 32, 8, 128, 14336, 32, 32000, 10000, 0, false, false,
+          "mistralai/Mistral-7B-v0.1"),
+        P("llama3.2-1b", 2048, 32, 8, 64, 8192, 16, 128256, 500000, 32, true, false,
+          "meta-llama/Llama-3.2-1B"),
+        P("llama3.2-3b", 3072, 24, 8, 128, 8192, 28, 128256, 500000, 32, true, false,
+          "meta-llama/Llama-3.2-3B"),
+        P("llama3.1-8b", 4096, 32, 8, 128, 14336, 32, 128256, 500000, 8, false, false,
+          "meta-llama/Llama-3.1-8B"),
+        P("llama3.1-70b", 8192, 64, 8, 128, 28672, 80, 128256, 500000, 8, false, false,
+          "meta-llama/Llama-3.1-70B"),
+        P("llama3.3-70b", 8192, 64, 8, 128, 28672, 80, 128256, 500000, 8, false, false,
+          "meta-llama/Llama-3.3-70B-Instruct"),
+        P("qwen2.5-7b", 3584, 28, 4, 128, 18944, 28, 152064, 1000000, 0, false, true,
+          "Qwen/Qwen2.5-7B"),
+        P("qwen2.5-72b", 8192, 64, 8, 128, 29568, 80, 152064, 1000000, 0, false, true,
+          "Qwen/Qwen2.5-72B"),
+        P(NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0, false, false, NULL),
 };
+#undef P
 
 const struct llm_model *llm_model_find(const char *name)
 {
@@ -34,9 +59,14 @@ const struct llm_model *llm_model_find(const char *name)
         return NULL;
 }
 
-static const char *const llm_model_names[] = { "none", "llama3-8b", "llama3-70b",
-                                               "llama31-405b", "qwen2-72b", "mistral-7b", NULL };
+/* "none", then llm_models' names in order (tests/tt_llm.sh checks it). */
+static const char *const llm_model_names[] = {
+        "none",        "llama3-8b",   "llama3-70b",   "llama31-405b", "qwen2-72b",
+        "mistral-7b",  "llama3.2-1b", "llama3.2-3b",  "llama3.1-8b",  "llama3.1-70b",
+        "llama3.3-70b", "qwen2.5-7b", "qwen2.5-72b",  NULL };
 static const char *const llm_dtypes[] = { "fp32", "bf16", "fp16", NULL };
+/* Weights may also be block floats (tl_dtype order: the index is the dtype). */
+static const char *const llm_wdtypes[] = { "fp32", "bf16", "fp16", "bfp8_b", "bfp4_b", NULL };
 /* In enum llm_part order; "other" is never run alone. */
 static const char *const llm_parts[] = { "all", "gemm", "attention", "norm", "allreduce", NULL };
 
@@ -52,7 +82,7 @@ const struct tl_param llm_params[] = {
         { "q_len", TL_PARAM_INT, 1, 1, 1 << 20, NULL, "new tokens Sq per sequence (1: decode)" },
         { "past_len", TL_PARAM_INT, 0, 0, 1 << 24, NULL, "cached positions P" },
         { "dtype", TL_PARAM_CHOICE, 1, 0, 0, llm_dtypes, "activations, KV cache and outputs" },
-        { "weight_dtype", TL_PARAM_CHOICE, 1, 0, 0, llm_dtypes, "weights and norm weights" },
+        { "weight_dtype", TL_PARAM_CHOICE, 1, 0, 0, llm_wdtypes, "weights and norm weights" },
         { "tp", TL_PARAM_INT, 1, 1, 4096, NULL,
           "tensor-parallel ranks: contiguous blocks of the machine's PEs (SIPs, else cubes)" },
         { "part", TL_PARAM_CHOICE, 0, 0, 0, llm_parts,
@@ -277,7 +307,7 @@ void llm_setup(tl_setup *s, void *argp)
         }
         check_machine(s, a, ok);
         a->scale = (float)(1.0 / sqrt((double)a->d));
-        a->log_theta = (float)log(LLM_ROPE_THETA);
+        a->log_theta = (float)log(m ? m->rope_theta : LLM_ROPE_THETA);
 
         int64_t b = a->batch, sq = a->sq, p = a->past, hd = a->hidden, d = a->d, f = a->ffn;
         int64_t qd = a->hq * d, kd = a->hkv * d, t = b * sq;
@@ -325,7 +355,7 @@ const struct tl_param llm_head_params[] = {
         { "vocab", TL_PARAM_INT, 1024, 1, 1 << 24, NULL, "vocabulary V" },
         { "batch", TL_PARAM_INT, 1, 1, 65536, NULL, "sequences B (one row each)" },
         { "dtype", TL_PARAM_CHOICE, 1, 0, 0, llm_dtypes, "x and logits" },
-        { "weight_dtype", TL_PARAM_CHOICE, 1, 0, 0, llm_dtypes, "w_lm" },
+        { "weight_dtype", TL_PARAM_CHOICE, 1, 0, 0, llm_wdtypes, "w_lm" },
         { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 

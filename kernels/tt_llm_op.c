@@ -82,34 +82,34 @@ static void mm_dram(tl_ctx *tl, const struct tt_op_args *a)
                 if (i != c)
                         tl_send(tl, tl_rank(tl, worker_pe(tl, i), 0, 0),
                                 view2(tl, mine, 0, (int64_t)c * ks, m, ks), TAG_GATHER);
-        for (int i = 0; i < a->workers; i++) {
-                if (i == c)
-                        continue;
-                tl_scratch_scope_begin(tl);
-                tl_wait_tensor(tl, tl_recv(tl, tl_rank(tl, worker_pe(tl, i), 0, 0), TAG_GATHER));
-                tl_scratch_scope_end(tl);
-        }
-        int64_t nbw = min64(nw, TT_MM_NB), kb = min64(k, TT_MM_KB);
+        int64_t nbw = min64(nw, TT_MM_NB), kb = min64(ks, TT_MM_KB);
         tl_tensor *buf[2], *acc = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ m, nbw }));
         for (int i = 0; i < 2; i++)
                 buf[i] = tl_alloc(tl, TL_TCM, a->wdt, 2, ((int64_t[]){ kb, nbw }));
         tl_tensor *out = tl_reshape(tl, tl_view(tl, a->out, ((int64_t[]){ c, 0, 0 }),
                                                 ((int64_t[]){ 1, m, nw })),
                                     2, ((int64_t[]){ m, nw }));
-        int64_t steps = (k + kb - 1) / kb;
+        /* K in steps of kb inside each worker's shard of ks columns; the
+         * first pass over N waits for shard i's gather at its first step. */
+        int64_t per = (ks + kb - 1) / kb, steps = per * a->workers;
         for (int64_t n0 = 0; n0 < nw; n0 += nbw) {
                 int64_t nn = min64(nbw, nw - n0);
                 tl_scratch_scope_begin(tl);
                 tl_tensor *acc_v = view2(tl, acc, 0, 0, m, nn);
                 tl_copy_to(tl, view2(tl, buf[0], 0, 0, kb, nn), view2(tl, a->w[c], 0, n0, kb, nn));
                 for (int64_t s = 0; s < steps; s++) {
-                        int64_t k0 = s * kb, kn = min64(kb, k - k0);
+                        int64_t sh = s / per, k0 = sh * ks + s % per * kb;
+                        int64_t kn = min64(kb, (sh + 1) * ks - k0);
                         if (s + 1 < steps) {
-                                int64_t k1 = k0 + kb, kn1 = min64(kb, k - k1);
-                                tl_copy_to(tl, view2(tl, buf[(s + 1) % 2], 0, 0, kn1, nn),
+                                int64_t s1 = s + 1, sh1 = s1 / per, k1 = sh1 * ks + s1 % per * kb;
+                                int64_t kn1 = min64(kb, (sh1 + 1) * ks - k1);
+                                tl_copy_to(tl, view2(tl, buf[s1 % 2], 0, 0, kn1, nn),
                                            view2(tl, a->w[c], k1, n0, kn1, nn));
                         }
                         tl_scratch_scope_begin(tl);
+                        if (n0 == 0 && s % per == 0 && sh != c)
+                                tl_wait_tensor(tl, tl_recv(tl, tl_rank(tl, worker_pe(tl, (int)sh),
+                                                                       0, 0), TAG_GATHER));
                         tl_wait(tl, tl_composite(tl, &(tl_composite_desc){
                                 .op = TL_GEMM, .a = view2(tl, mine, 0, k0, m, kn),
                                 .b = view2(tl, buf[s % 2], 0, 0, kn, nn), .out = acc_v,

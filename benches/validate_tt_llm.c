@@ -1,0 +1,558 @@
+/* benches/validate_tt_llm.c: validate-tt-llm, whole-model inference as
+ * tt-transformers deploys it, against measured Tenstorrent figures.
+ *
+ * Each row of the table (benches/data/tt_llm.csv by default: model,
+ * machine, precision, batch, prompt_len, gen_tokens, measured_tps_u,
+ * measured_ttft_ms) is checked for DRAM first: the weights, the KV cache
+ * of batch x (prompt + generated) positions and a prefill chunk's
+ * activations against the machine's DRAM (tt_mem_need); a model that does
+ * not fit is an error naming the sizes (exit 2), before any timing.
+ * Then it is predicted as a sequence of device programs
+ * (benches/tt_llm_model.c, kernel tt_llm_op and tt_matmul), each run as
+ * its own launch on the machine file in op_log mode and paying the
+ * machine's program cost, here set per launch from the bench's
+ * decode_program_ns and prefill_program_ns (docs/adr/0030):
+ *   - decode: the layer's programs at batch B; the decoder layers are
+ *     identical, so one is simulated and scaled by the layer count (the
+ *     last layer's MLP simulated again where its precision differs), plus
+ *     the final norm and the LM head. Only SDPA depends on the context:
+ *     it is simulated at `samples` contexts evenly spread over prompt ..
+ *     prompt + gen_tokens - 1 and interpolated linearly in between.
+ *     t/s/u = 1 / the mean iteration time over the gen_tokens iterations.
+ *   - TTFT: one user's prefill of prompt_len tokens, layer x layers, plus
+ *     the final norm and LM head on the last tile of rows. Prompts longer
+ *     than TT_PREFILL_SIM tokens are simulated at that length and scaled:
+ *     linearly, SDPA quadratically (said in the output).
+ * error = (predicted - measured) / measured x 100; the MAPEs are the means
+ * of |error| over the rows. Machines: n150 and p150 name their files;
+ * any other name NAME is topologies/tt_NAME.yaml. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "base/ckd.h"
+#include "bench.h"
+#include "report/summary.h"
+#include "sweep/sweep.h"
+#include "tl/tl_run.h"
+#include "tt_llm_model.h"
+
+/* The per-program costs scripts/fit_tt_llm.py fits to the two calibration
+ * rows (it prints them): a traced decode's and an untraced prefill's. */
+#define FIT_DECODE_PROGRAM_NS 18421
+#define FIT_PREFILL_PROGRAM_NS 66924
+#define TT_PREFILL_SIM 8192          /* longest prefill simulated as is */
+#define MAX_ROWS 256
+#define MAX_MEMO 64
+
+static const char *const vl_params[] = { "csv", "figures", "samples", "decode_program_ns",
+                                         "prefill_program_ns", NULL };
+
+static const char *const needed[] = { "model", "machine", "precision", "batch", "prompt_len",
+                                      "gen_tokens", "measured_tps_u", "measured_ttft_ms" };
+enum { C_MODEL, C_MACHINE, C_PREC, C_BATCH, C_PROMPT, C_GEN, C_TPS, C_TTFT, N_NEEDED };
+
+struct vl_row {
+        char field[N_NEEDED][32];    /* the columns as written */
+        unsigned line;               /* where it is in the table, 1-based */
+        unsigned col[N_NEEDED];      /* each needed column's 1-based position on the line */
+        const struct llm_model *m;   /* the model's preset */
+        struct tt_precision prec;    /* its precision configuration */
+        int64_t batch, prompt, gen;  /* users, prompt tokens, generated tokens */
+        double meas_tps, meas_ttft;  /* measured t/s/u and TTFT (ms) */
+        double pred_tps, pred_ttft;  /* predicted */
+        double err_tps, err_ttft;    /* (predicted - measured) / measured x 100 */
+        bool scaled;                 /* the prefill was simulated shorter and scaled */
+};
+
+/* The bench's run: its options and a memo of program times. */
+struct vl_ctx {
+        const char *csv;             /* the table */
+        int samples;                 /* SDPA contexts sampled per row */
+        double decode_ns, prefill_ns; /* the per-program costs */
+        struct diag *d;              /* problems */
+        const struct topo *t;        /* the row's machine */
+        struct { char key[420]; double ns; } memo[MAX_MEMO]; /* programs already run */
+        int n_memo;                  /* used */
+};
+
+static const char *model_name_at(size_t i)
+{
+        return llm_models[i].name;
+}
+
+static bool parse_i64_in(const char *v, int64_t lo, int64_t hi, int64_t *out)
+{
+        return params_parse_i64(v, out) && *out >= lo && *out <= hi;
+}
+
+static bool parse_pos(const char *v, double *out)
+{
+        return params_parse_double(v, out) && isfinite(*out) && *out > 0;
+}
+
+/* Check a row's cells; problems at csv:line:col. */
+static void check_row(struct vl_row *r, const char *path, struct diag *d)
+{
+        const char *f;
+        f = r->field[C_MODEL];
+        r->m = llm_model_find(f);
+        if (!r->m) {
+                const char *s = diag_suggest_at(f, model_name_at);
+                diag_error_at(d, path, r->line, r->col[C_MODEL], "model: unknown preset '%s'%s%s%s",
+                              f, s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "");
+                return;
+        }
+        if (!tt_precision_get(r->field[C_PREC], r->m, &r->prec)) {
+                diag_error_at(d, path, r->line, r->col[C_PREC], "precision: expected one of "
+                              "performance, accuracy, ff13_bfp4, bf16 (got '%s')", r->field[C_PREC]);
+                return;
+        }
+        static const struct { int c; int64_t lo, hi; } ints[] = {
+                { C_BATCH, 1, 32 }, { C_PROMPT, 1, 131072 }, { C_GEN, 1, 131072 } };
+        int64_t *dst[] = { &r->batch, &r->prompt, &r->gen };
+        for (int i = 0; i < 3; i++) {
+                if (parse_i64_in(r->field[ints[i].c], ints[i].lo, ints[i].hi, dst[i]))
+                        continue;
+                diag_error_at(d, path, r->line, r->col[ints[i].c], "%s: expected an integer in "
+                              "[%lld, %lld] (got '%s')", needed[ints[i].c], (long long)ints[i].lo,
+                              (long long)ints[i].hi, r->field[ints[i].c]);
+                return;
+        }
+        double *meas[] = { &r->meas_tps, &r->meas_ttft };
+        for (int i = 0; i < 2; i++)
+                if (!parse_pos(r->field[C_TPS + i], meas[i])) {
+                        diag_error_at(d, path, r->line, r->col[C_TPS + i], "%s: expected a finite "
+                                      "number > 0 (got '%s')", needed[C_TPS + i],
+                                      r->field[C_TPS + i]);
+                        return;
+                }
+}
+
+/* What read_row needs: the rows and the table's path. */
+struct vl_read {
+        struct vl_row *r;            /* the rows */
+        const char *path;            /* the table */
+};
+
+static void read_row(void *ctx, int n, unsigned ln, char **cell, const unsigned *at,
+                     struct diag *d)
+{
+        struct vl_read *rd = ctx;
+        struct vl_row *row = &rd->r[n];
+        memset(row, 0, sizeof *row);
+        row->line = ln;
+        for (int i = 0; i < N_NEEDED; i++) {
+                snprintf(row->field[i], sizeof row->field[i], "%s", cell[i]);
+                row->col[i] = at[i];
+        }
+        check_row(row, rd->path, d);
+}
+
+/* Read and check the table; the number of rows (at least one) or -1. */
+static int read_rows(const char *path, struct vl_row *r, struct diag *d)
+{
+        struct vl_read rd = { r, path };
+        return bench_csv_read(path, needed, N_NEEDED, MAX_ROWS, sizeof r->field[0], read_row, &rd,
+                              d);
+}
+
+/* The machine file of a machine name. */
+static void machine_file(const char *name, char *buf, size_t len)
+{
+        if (strcmp(name, "n150") == 0)
+                snprintf(buf, len, "topologies/tt_wormhole_n150.yaml");
+        else if (strcmp(name, "p150") == 0)
+                snprintf(buf, len, "topologies/tt_blackhole_p150.yaml");
+        else
+                snprintf(buf, len, "topologies/tt_%s.yaml", name);
+}
+
+/* Load row r's machine into t; 0, or 2 with the problem located at the row. */
+static int load_machine(const struct vl_ctx *c, const struct vl_row *r, struct topo *t)
+{
+        char path[128];
+        struct stat st;
+        machine_file(r->field[C_MACHINE], path, sizeof path);
+        if (stat(path, &st) != 0) {
+                diag_error_at(c->d, c->csv, r->line, r->col[C_MACHINE], "machine '%s': no machine "
+                              "file %s (n150 and p150 have one; n300, t3k and galaxy need theirs)",
+                              r->field[C_MACHINE], path);
+                return 2;
+        }
+        if (topo_load_file(path, t, c->d) < 0)
+                return 2;
+        if (t->system.sips * t->sip.cubes != 1) {
+                diag_error_at(c->d, c->csv, r->line, r->col[C_MACHINE], "machine '%s' (%s) has "
+                              "%u chips: the decoder programs run on one chip; tensor parallelism "
+                              "over chips is not modelled yet", r->field[C_MACHINE], path,
+                              t->system.sips * t->sip.cubes);
+                return 2;
+        }
+        return 0;
+}
+
+static double gb(uint64_t b)
+{
+        return (double)b / 1e9;
+}
+
+/* The DRAM check, before any timing: 0, or 2 naming the sizes. */
+static int check_fit(const struct vl_ctx *c, const struct vl_row *r, const struct topo *t)
+{
+        struct tt_mem mem;
+        uint64_t cap = sat_mul_u64(t->cube.hbm.size_bytes,
+                                   (uint64_t)t->system.sips * t->sip.cubes);
+        int64_t chunk = r->prompt < TT_PREFILL_SIM ? r->prompt : TT_PREFILL_SIM;
+        tt_mem_need(r->m, &r->prec, r->batch, r->prompt + r->gen, chunk, cap, &mem);
+        if (mem.total <= cap)
+                return 0;
+        diag_error_at(c->d, c->csv, r->line, 1, "%s in %s precision does not fit %s: weights "
+                      "%.2f GB + KV cache %.2f GB (batch %lld x %lld positions) + activations "
+                      "%.2f GB = %.2f GB, more than its %.2f GB of DRAM",
+                      r->m->name, r->prec.name, r->field[C_MACHINE], gb(mem.weights), gb(mem.kv),
+                      (long long)r->batch, (long long)(r->prompt + r->gen), gb(mem.act),
+                      gb(mem.total), gb(cap));
+        return 2;
+}
+
+/* Run one program; its kernel time in ns into *ns. 0, 2 or 1. */
+static int run_prog(struct vl_ctx *c, const struct tt_prog *p, double program_ns, double *ns)
+{
+        char key[420] = "", cost[64];
+        snprintf(cost, sizeof cost, "pe.cpu.program_ns=%.0f", program_ns);
+        const char *sets[12];
+        size_t n = 0;
+        for (int i = 0; i < p->n; i++) {
+                sets[n++] = p->sets[i];
+                size_t used = strlen(key);
+                snprintf(key + used, sizeof key - used, "%s ", p->sets[i]);
+        }
+        sets[n++] = cost;
+        size_t used = strlen(key);
+        snprintf(key + used, sizeof key - used, "%d %s", p->kernel, cost);
+        for (int i = 0; i < c->n_memo; i++)
+                if (strcmp(c->memo[i].key, key) == 0) {
+                        *ns = c->memo[i].ns;
+                        return 0;
+                }
+        const struct tl_kernel *k = tl_kernel_find(p->kernel ? "tt_matmul" : "tt_llm_op");
+        struct tl_job job = { .kernel = k, .topo = c->t, .sets = sets, .n_sets = n,
+                              .opts = tl_run_opts_default() };
+        int rc = tl_job_run(&job, c->d);
+        if (rc == 0) {
+                json_t *s = rep_run_summary(&job.sim, &job.stats, k->name);
+                *ns = (double)json_integer_value(json_object_get(s, "kernel_ps")) / 1000.0;
+                json_decref(s);
+                if (c->n_memo < MAX_MEMO) {
+                        snprintf(c->memo[c->n_memo].key, sizeof c->memo[0].key, "%s", key);
+                        c->memo[c->n_memo++].ns = *ns;
+                }
+        }
+        tl_job_fini(&job);
+        return rc == 0 ? 0 : rc == -EINVAL ? 2 : 1;
+}
+
+/* The programs' total time, ns, with or without those labelled "sdpa". */
+static int run_progs(struct vl_ctx *c, const struct tt_prog *p, int n, double program_ns,
+                     int sdpa, double *ns)
+{
+        *ns = 0;
+        for (int i = 0; i < n; i++) {
+                bool is_sdpa = strcmp(p[i].label, "sdpa") == 0;
+                if (sdpa >= 0 && is_sdpa != (sdpa == 1))
+                        continue;
+                double t;
+                int rc = run_prog(c, &p[i], program_ns, &t);
+                if (rc)
+                        return rc;
+                *ns += t;
+        }
+        return 0;
+}
+
+/* The MLP's programs of one layer at (ff13, ff2), ns (the last layer's
+ * differ from the others' in some configurations). */
+static int layer_time(struct vl_ctx *c, const struct vl_row *r, bool prefill, int64_t past,
+                      tl_dtype ff13, tl_dtype ff2, double program_ns, int sdpa, double *ns)
+{
+        struct tt_prog p[TT_MAX_PROGS];
+        int n = tt_layer_progs(r->m, &r->prec, prefill, r->batch, past, ff13, ff2, p);
+        return run_progs(c, p, n, program_ns, sdpa, ns);
+}
+
+static int head_time(struct vl_ctx *c, const struct vl_row *r, int64_t rows, double program_ns,
+                     double *ns)
+{
+        struct tt_prog p[TT_MAX_PROGS];
+        int n = tt_head_progs(r->m, &r->prec, rows, p);
+        return run_progs(c, p, n, program_ns, -1, ns);
+}
+
+/* Layers x one layer's non-SDPA programs, the last layer's difference and
+ * the head: the part of an iteration that does not grow with context. */
+static int fixed_part(struct vl_ctx *c, const struct vl_row *r, bool prefill, int64_t len,
+                      double pns, double *ns)
+{
+        const struct tt_precision *p = &r->prec;
+        double layer, last = 0, head;
+        int rc = layer_time(c, r, prefill, len, p->w[TT_W_FF13], p->w[TT_W_FF2], pns, 0, &layer);
+        if (!rc && p->last_mlp_bfp8)
+                rc = layer_time(c, r, prefill, len, TL_BFP8_B, TL_BFP8_B, pns, 0, &last);
+        if (!rc)
+                rc = head_time(c, r, prefill ? 1 : r->batch, pns, &head);
+        if (rc)
+                return rc;
+        double layers = (double)r->m->layers;
+        *ns = p->last_mlp_bfp8 ? (layers - 1) * layer + last + head : layers * layer + head;
+        return 0;
+}
+
+static int sdpa_time(struct vl_ctx *c, const struct vl_row *r, bool prefill, int64_t len,
+                     double pns, double *ns)
+{
+        const struct tt_precision *p = &r->prec;
+        return layer_time(c, r, prefill, len, p->w[TT_W_FF13], p->w[TT_W_FF2], pns, 1, ns);
+}
+
+/* t/s/u: 1 / the mean decode iteration over the generated tokens. */
+static int predict_decode(struct vl_ctx *c, struct vl_row *r)
+{
+        double fixed, s[64], layers = (double)r->m->layers;
+        int64_t at[64];
+        int k = r->gen < c->samples ? (int)r->gen : c->samples;
+        int rc = fixed_part(c, r, false, r->prompt, c->decode_ns, &fixed);
+        for (int i = 0; i < k && !rc; i++) {
+                at[i] = r->prompt + (k > 1 ? (r->gen - 1) * i / (k - 1) : 0);
+                rc = sdpa_time(c, r, false, at[i], c->decode_ns, &s[i]);
+        }
+        if (rc)
+                return rc;
+        double sum = 0;
+        for (int64_t t = 0, j = 0; t < r->gen; t++) {
+                int64_t past = r->prompt + t;
+                while (j + 1 < k - 1 && at[j + 1] < past)
+                        j++;
+                double v = s[j];
+                if (k > 1 && at[j + 1] > at[j])
+                        v += (s[j + 1] - s[j]) * (double)(past - at[j]) /
+                             (double)(at[j + 1] - at[j]);
+                sum += fixed + layers * v;
+        }
+        r->pred_tps = 1e9 / (sum / (double)r->gen);
+        return 0;
+}
+
+/* TTFT: one user's prefill (scaled past TT_PREFILL_SIM tokens). */
+static int predict_ttft(struct vl_ctx *c, struct vl_row *r)
+{
+        int64_t len = r->prompt < TT_PREFILL_SIM ? r->prompt : TT_PREFILL_SIM;
+        double f = (double)r->prompt / (double)len, fixed, head, sdpa;
+        r->scaled = f > 1;
+        struct vl_row one = *r;
+        one.batch = 1;
+        int rc = fixed_part(c, &one, true, len, c->prefill_ns, &fixed);
+        if (!rc)
+                rc = head_time(c, &one, 1, c->prefill_ns, &head);
+        if (!rc)
+                rc = sdpa_time(c, &one, true, len, c->prefill_ns, &sdpa);
+        if (rc)
+                return rc;
+        r->pred_ttft = ((fixed - head) * f + head + (double)r->m->layers * sdpa * f * f) / 1e6;
+        return 0;
+}
+
+static void figure(const char *dir, const struct vl_row *r, int n, double mt, double mf,
+                   bool draw, struct diag *d)
+{
+        char figs[4300];
+        snprintf(figs, sizeof figs, "%.4200s/figures", dir);
+        bench_make_dir(figs, d);
+        if (d->n_errors)
+                return;
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        fprintf(f, "# measured_tps_u predicted_tps_u measured_ttft_ms predicted_ttft_ms label\n");
+        for (int i = 0; i < n; i++)
+                fprintf(f, "%.3f %.3f %.3f %.3f %s/%s\n", r[i].meas_tps, r[i].pred_tps,
+                        r[i].meas_ttft, r[i].pred_ttft, r[i].m->name, r[i].field[C_MACHINE]);
+        fclose(f);
+        bench_write_text(figs, "pred_vs_meas.dat", buf, len);
+        free(buf);
+        f = open_memstream(&buf, &len);
+        fprintf(f, "# Predicted against measured t/s/u and TTFT. Redraw: gnuplot pred_vs_meas.gp\n"
+                   "reset\nset encoding utf8\n"
+                   "set terminal pngcairo size 1400,700 font \"DejaVu Sans,12\" noenhanced\n"
+                   "set output \"pred_vs_meas.png\"\n"
+                   "set multiplot layout 1,2\nset logscale xy\nset size square\nset grid\n"
+                   "set key top left\n"
+                   "do for [p=0:1] {\n"
+                   "  c = 1 + 2 * p\n"
+                   "  stats \"pred_vs_meas.dat\" using c nooutput\n"
+                   "  lo = STATS_min / 1.5; hi = STATS_max * 1.5\n"
+                   "  set xrange [lo:hi]; set yrange [lo:hi]\n"
+                   "  set xlabel (p == 0 ? \"measured t/s/u\" : \"measured TTFT (ms)\")\n"
+                   "  set ylabel (p == 0 ? \"predicted t/s/u\" : \"predicted TTFT (ms)\")\n"
+                   "  set title (p == 0 ? \"decode: MAPE %.1f%%\" : \"TTFT: MAPE %.1f%%\")\n"
+                   "  plot \"+\" using 1:(0.9 * $1):(1.1 * $1) with filledcurves "
+                   "fillcolor rgb \"#dddddd\" title \"+-10%%\", \\\n"
+                   "       x with lines lc rgb \"black\" title \"y = x\", \\\n"
+                   "       \"pred_vs_meas.dat\" using c:(column(c + 1)) with points pt 7 "
+                   "title \"rows\", \\\n"
+                   "       \"pred_vs_meas.dat\" using c:(column(c + 1)):5 with labels offset 1,1 "
+                   "left notitle\n"
+                   "}\nunset multiplot\nunset output\n", mt, mf);
+        fclose(f);
+        bench_write_text(figs, "pred_vs_meas.gp", buf, len);
+        free(buf);
+        char scripts[1][300] = { "pred_vs_meas.gp" };
+        if (draw && sweep_gnuplot(figs, scripts, 1) < 0)
+                fprintf(stderr, "cubesim bench: warning: gnuplot did not draw %s/pred_vs_meas.gp "
+                                "(see gnuplot.log there)\n", figs);
+}
+
+static json_t *row_json(const struct vl_row *r)
+{
+        return json_pack("{s:o, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o}",
+                         "model", jsonw_string(r->m->name),
+                         "machine", jsonw_string(r->field[C_MACHINE]),
+                         "precision", jsonw_string(r->prec.name),
+                         "batch", (json_int_t)r->batch, "prompt_len", (json_int_t)r->prompt,
+                         "measured_tps_u", jsonw_fixed(r->meas_tps, 2),
+                         "predicted_tps_u", jsonw_fixed(r->pred_tps, 2),
+                         "error_tps_pct", jsonw_fixed(r->err_tps, 2),
+                         "measured_ttft_ms", jsonw_fixed(r->meas_ttft, 2),
+                         "predicted_ttft_ms", jsonw_fixed(r->pred_ttft, 2),
+                         "error_ttft_pct", jsonw_fixed(r->err_ttft, 2));
+}
+
+static int predict_rows(struct vl_ctx *c, struct vl_row *rows, int n)
+{
+        for (int i = 0; i < n; i++) {
+                struct vl_row *r = &rows[i];
+                struct topo t;
+                int rc = load_machine(c, r, &t);
+                if (!rc)
+                        rc = check_fit(c, r, &t);
+                c->t = &t;
+                c->n_memo = 0;
+                if (!rc)
+                        rc = predict_decode(c, r);
+                if (!rc)
+                        rc = predict_ttft(c, r);
+                topo_fini(&t);
+                if (rc)
+                        return rc;
+                r->err_tps = (r->pred_tps - r->meas_tps) / r->meas_tps * 100;
+                r->err_ttft = (r->pred_ttft - r->meas_ttft) / r->meas_ttft * 100;
+        }
+        return 0;
+}
+
+static int run(const struct bench_ctx *bc)
+{
+        struct vl_ctx *c = calloc(1, sizeof *c);
+        struct vl_row *rows = calloc(MAX_ROWS, sizeof *rows);
+        uint64_t figures = 1, samples = 5, dns = FIT_DECODE_PROGRAM_NS, pns = FIT_PREFILL_PROGRAM_NS;
+        int status = 2;
+        if (!c || !rows) {
+                diag_error(bc->diag, "out of memory");
+                status = 1;
+                goto out;
+        }
+        params_str(bc->params, "csv", "benches/data/tt_llm.csv", &c->csv);
+        params_u64(bc->params, "figures", 1, 0, 1, &figures, bc->diag);
+        params_u64(bc->params, "samples", 5, 1, 64, &samples, bc->diag);
+        params_u64(bc->params, "decode_program_ns", FIT_DECODE_PROGRAM_NS, 0, 10000000, &dns,
+                   bc->diag);
+        params_u64(bc->params, "prefill_program_ns", FIT_PREFILL_PROGRAM_NS, 0, 10000000, &pns,
+                   bc->diag);
+        params_check_unused(bc->params, vl_params, "validate-tt-llm", bc->diag);
+        if (bc->diag->n_errors)
+                goto out;
+        c->d = bc->diag;
+        c->samples = (int)samples;
+        c->decode_ns = (double)dns;
+        c->prefill_ns = (double)pns;
+        int n = read_rows(c->csv, rows, c->d);
+        if (n < 0)
+                goto out;
+        status = predict_rows(c, rows, n);
+        if (status)
+                goto out;
+        double st = 0, sf = 0;
+        bool scaled = false;
+        for (int i = 0; i < n; i++) {
+                st += fabs(rows[i].err_tps);
+                sf += fabs(rows[i].err_ttft);
+                scaled |= rows[i].scaled;
+        }
+        double mt = st / n, mf = sf / n;
+        const char *dir = bc->out_dir ? bc->out_dir : "out/validate-tt-llm";
+        figure(dir, rows, n, mt, mf, figures != 0, bc->diag);
+        if (bc->diag->n_errors) {
+                status = 2;
+                goto out;
+        }
+        if (bc->json) {
+                json_t *a = json_array();
+                for (int i = 0; i < n; i++)
+                        json_array_append_new(a, row_json(&rows[i]));
+                status = bench_print_json(bc, json_pack("{s:o, s:o, s:o}", "rows", a,
+                                                        "mape_tps_pct", jsonw_fixed(mt, 2),
+                                                        "mape_ttft_pct", jsonw_fixed(mf, 2)));
+                goto out;
+        }
+        fprintf(bc->out, "%-13s %-7s %-11s %5s %6s %9s %9s %7s %9s %9s %7s\n", "model", "machine",
+                "precision", "batch", "prompt", "meas_tps", "pred_tps", "err_%", "meas_ttft",
+                "pred_ttft", "err_%");
+        for (int i = 0; i < n; i++) {
+                const struct vl_row *r = &rows[i];
+                fprintf(bc->out, "%-13s %-7s %-11s %5lld %6lld %9.2f %9.2f %+7.1f %9.1f %9.1f "
+                        "%+7.1f\n", r->m->name, r->field[C_MACHINE], r->prec.name,
+                        (long long)r->batch, (long long)r->prompt, r->meas_tps, r->pred_tps,
+                        r->err_tps, r->meas_ttft, r->pred_ttft, r->err_ttft);
+        }
+        fprintf(bc->out, "MAPE t/s/u %.1f%%, TTFT %.1f%% over %d rows (one layer simulated and "
+                "scaled by the layer count; SDPA at %d sampled contexts, interpolated%s); "
+                "figure in %s/figures\n", mt, mf, n, c->samples,
+                scaled ? "; prefills past 8192 tokens simulated at 8192 and scaled" : "", dir);
+out:
+        free(rows);
+        free(c);
+        return status;
+}
+
+const struct bench bench_validate_tt_llm = {
+        .name = "validate-tt-llm",
+        .summary = "whole-model decode t/s/u and TTFT as tt-transformers runs them, against "
+                   "measured Tenstorrent rows, MAPE",
+        .help = "Parameters:\n"
+                "  csv=FILE    the measured rows (default benches/data/tt_llm.csv; columns\n"
+                "              model, machine, precision, batch, prompt_len, gen_tokens,\n"
+                "              measured_tps_u, measured_ttft_ms)\n"
+                "  samples=N   SDPA contexts simulated per row, interpolated between (5)\n"
+                "  decode_program_ns=NS, prefill_program_ns=NS\n"
+                "              each device program's fixed cost in a decode iteration and in\n"
+                "              a prefill (default: the values scripts/fit_tt_llm.py fits)\n"
+                "  figures=0   skip gnuplot (the figure's data and script are written)\n"
+                "Machines: n150 (topologies/tt_wormhole_n150.yaml), p150\n"
+                "(tt_blackhole_p150.yaml), any other NAME topologies/tt_NAME.yaml; a\n"
+                "missing file is an error (exit 2). Each row is checked for DRAM first\n"
+                "(weights + KV cache + activations; exit 2 naming the sizes when it does not\n"
+                "fit). Decode: the layer's device programs (tt_llm_op) at batch B, one layer\n"
+                "simulated and scaled, SDPA at sampled contexts; t/s/u = 1 / the mean\n"
+                "iteration over gen_tokens. TTFT: one user's prefill (tt_matmul for its\n"
+                "matmuls). Writes DIR/figures/pred_vs_meas.* (DIR: --out, default\n"
+                "out/validate-tt-llm). Prints (--json) {\"rows\": [{\"model\", \"machine\",\n"
+                "\"precision\", \"batch\", \"prompt_len\", \"measured_tps_u\", \"predicted_tps_u\",\n"
+                "\"error_tps_pct\", \"measured_ttft_ms\", \"predicted_ttft_ms\",\n"
+                "\"error_ttft_pct\"}, ...], \"mape_tps_pct\": x, \"mape_ttft_pct\": x}.\n",
+        .params = vl_params,
+        .run = run,
+};
