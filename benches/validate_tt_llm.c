@@ -43,8 +43,8 @@
 
 /* The per-program costs scripts/fit_tt_llm.py fits to the two calibration
  * rows (it prints them): a traced decode's and an untraced prefill's. */
-#define FIT_DECODE_PROGRAM_NS 18421
-#define FIT_PREFILL_PROGRAM_NS 66924
+#define FIT_DECODE_PROGRAM_NS 21146
+#define FIT_PREFILL_PROGRAM_NS 67042
 #define TT_PREFILL_SIM 8192          /* longest prefill simulated as is */
 #define MAX_ROWS 256
 #define MAX_MEMO 64
@@ -213,10 +213,10 @@ static int check_fit(const struct vl_ctx *c, const struct vl_row *r, const struc
                 return 0;
         diag_error_at(c->d, c->csv, r->line, 1, "%s in %s precision does not fit %s: weights "
                       "%.2f GB + KV cache %.2f GB (batch %lld x %lld positions) + activations "
-                      "%.2f GB = %.2f GB, more than its %.2f GB of DRAM",
+                      "%.2f GB = %.2f GB, more than its %.2f GB (%.1f GiB) of DRAM",
                       r->m->name, r->prec.name, r->field[C_MACHINE], gb(mem.weights), gb(mem.kv),
                       (long long)r->batch, (long long)(r->prompt + r->gen), gb(mem.act),
-                      gb(mem.total), gb(cap));
+                      gb(mem.total), gb(cap), (double)cap / (double)(UINT64_C(1) << 30));
         return 2;
 }
 

@@ -17,7 +17,6 @@
 #define TT_TILE 32                   /* rows and columns of a ttnn tile */
 #define TT_KV_CHUNK 128              /* keys per SDPA chunk */
 #define TT_Q_CHUNK 64                /* query rows per SDPA prefill item */
-#define TT_MM_KB 128                 /* K rows of a DRAM-sharded matmul step */
 #define TT_MM_NB 1024                /* most output columns a worker holds at once */
 #define TT_ELT_W 8                   /* most tiles of a row an elementwise block takes */
 
@@ -42,10 +41,12 @@ struct tt_op_args {
         int64_t batch, hq, hkv, d;   /* SDPA: users, query and KV heads, head dim */
         int64_t keys;                /* SDPA decode: cached keys seen; prefill: prompt length */
         int workers;                 /* matmul: one per DRAM channel */
+        int shards;                  /* matmul: cores in0 is width-sharded over */
+        int64_t kb;                  /* matmul: K rows of a step (in0_block_w tiles) */
         int grid_x, grid_y;          /* the compute grid */
         int ins;                     /* elementwise: [rows, cols] inputs (1 to 3) */
         tl_dtype wdt, kvdt;          /* weight and KV-cache dtypes */
-        tl_tensor *a;                /* matmul: [workers, m, k] L1-sharded in0, gathered; elt: input 0 */
+        tl_tensor *a;                /* matmul: in0 [m, k], L1-sharded over `shards` cores */
         tl_tensor *w[64];            /* matmul: per worker [k, n / workers] in its channel */
         tl_tensor *in[3];            /* elementwise inputs [rows, cols] */
         tl_tensor *wrow;             /* RMSNorm weight [1, cols] */

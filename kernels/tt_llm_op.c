@@ -7,11 +7,14 @@
  *   mm_dram      ttnn's DRAM-sharded matmul (decode): the weight [K, N]
  *                is split by columns over the DRAM channels, one shard per
  *                bank, and worker c sits at channel c's attach point and
- *                reads only its bank; in0 [m, K] is width-sharded in the
- *                workers' L1 and gathered (each worker sends its K / W
- *                columns to every other worker); each worker walks K in
- *                TT_MM_KB rows, the next step's weights in flight while
- *                this one multiplies, accumulating in L1 (packer_l1_acc).
+ *                reads only its bank; in0 [m, K] is width-sharded over
+ *                `shards` cores of the grid, which send their shards to
+ *                every worker; each worker walks K in steps of kb rows
+ *                (in0_block_w), the next two steps' weights in flight
+ *                while this one multiplies, accumulating in L1.
+ *                shards and kb are tt-transformers' dram_matmul_config:
+ *                the most cores (<= 64) dividing K's and N's tiles, and
+ *                the largest in0_block_w <= 8 tiles dividing a shard.
  *   norm, add, silu_mul, rotary, copy
  *                tile-wise ops on the compute grid: the [rows, cols]
  *                operands' 32 x 32 tiles split evenly over the grid's
@@ -63,8 +66,25 @@ static int worker_pe(tl_ctx *tl, int c)
 
 /* ---- mm_dram -------------------------------------------------------------------------- */
 
+/* The in0 shards' senders: grid cores 0 .. shards - 1, each holding K /
+ * shards columns of in0, send them to every worker, once per pass over N. */
+static void mm_send_in0(tl_ctx *tl, const struct tt_op_args *a, int64_t passes)
+{
+        int g = grid_index(tl, a);
+        if (g < 0 || g >= a->shards)
+                return;
+        int64_t ks = a->k / a->shards;
+        tl_tensor *mine = view2(tl, a->a, 0, g * ks, a->m, ks);
+        for (int64_t p = 0; p < passes; p++)
+                for (int i = 0; i < a->workers; i++)
+                        tl_send(tl, tl_rank(tl, worker_pe(tl, i), 0, 0), mine, TAG_GATHER);
+}
+
 static void mm_dram(tl_ctx *tl, const struct tt_op_args *a)
 {
+        int64_t m = a->m, k = a->k, nw = a->n / a->workers, ks = k / a->shards, kb = a->kb;
+        int64_t nbw = min64(nw, TT_MM_NB), passes = (nw + nbw - 1) / nbw;
+        mm_send_in0(tl, a, passes);
         if (tl_program_id(tl, 1) != 0 || tl_program_id(tl, 2) != 0)
                 return;
         int me = tl_program_id(tl, 0), c = -1;
@@ -73,51 +93,42 @@ static void mm_dram(tl_ctx *tl, const struct tt_op_args *a)
                         c = i;
         if (c < 0)
                 return;
-        int64_t m = a->m, k = a->k, nw = a->n / a->workers, ks = k / a->workers;
-        tl_tensor *mine = tl_reshape(tl, tl_view(tl, a->a, ((int64_t[]){ c, 0, 0 }),
-                                                 ((int64_t[]){ 1, m, k })),
-                                     2, ((int64_t[]){ m, k }));
-        /* The in0 gather: this worker's K / W columns to every other one. */
-        for (int i = 0; i < a->workers; i++)
-                if (i != c)
-                        tl_send(tl, tl_rank(tl, worker_pe(tl, i), 0, 0),
-                                view2(tl, mine, 0, (int64_t)c * ks, m, ks), TAG_GATHER);
-        int64_t nbw = min64(nw, TT_MM_NB), kb = min64(ks, TT_MM_KB);
-        tl_tensor *buf[2], *acc = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ m, nbw }));
-        for (int i = 0; i < 2; i++)
+        tl_tensor *buf[3], *acc = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ m, nbw }));
+        for (int i = 0; i < 3; i++)
                 buf[i] = tl_alloc(tl, TL_TCM, a->wdt, 2, ((int64_t[]){ kb, nbw }));
         tl_tensor *out = tl_reshape(tl, tl_view(tl, a->out, ((int64_t[]){ c, 0, 0 }),
                                                 ((int64_t[]){ 1, m, nw })),
                                     2, ((int64_t[]){ m, nw }));
-        /* K in steps of kb inside each worker's shard of ks columns; the
-         * first pass over N waits for shard i's gather at its first step. */
-        int64_t per = (ks + kb - 1) / kb, steps = per * a->workers;
+        int64_t steps = k / kb, per = ks / kb;
+        tl_tensor *in0 = NULL;       /* the shard of in0 the step is in */
         for (int64_t n0 = 0; n0 < nw; n0 += nbw) {
-                int64_t nn = min64(nbw, nw - n0);
-                tl_scratch_scope_begin(tl);
+                int64_t nn = min64(nbw, nw - n0), sub = TT_TILE;
+                /* the output subblock: the largest of at most 8 tiles dividing nn */
+                for (int64_t w = 8; w > 1 && sub == TT_TILE; w--)
+                        if (nn / TT_TILE % w == 0)
+                                sub = w * TT_TILE;
                 tl_tensor *acc_v = view2(tl, acc, 0, 0, m, nn);
-                tl_copy_to(tl, view2(tl, buf[0], 0, 0, kb, nn), view2(tl, a->w[c], 0, n0, kb, nn));
+                /* Weights two steps ahead, in three buffers in rotation (as
+                 * ttnn's in1 circular buffer of three blocks). */
+                for (int64_t s = 0; s < 2 && s < steps; s++)
+                        tl_copy_to(tl, view2(tl, buf[s], 0, 0, kb, nn),
+                                   view2(tl, a->w[c], s * kb, n0, kb, nn));
                 for (int64_t s = 0; s < steps; s++) {
-                        int64_t sh = s / per, k0 = sh * ks + s % per * kb;
-                        int64_t kn = min64(kb, (sh + 1) * ks - k0);
-                        if (s + 1 < steps) {
-                                int64_t s1 = s + 1, sh1 = s1 / per, k1 = sh1 * ks + s1 % per * kb;
-                                int64_t kn1 = min64(kb, (sh1 + 1) * ks - k1);
-                                tl_copy_to(tl, view2(tl, buf[s1 % 2], 0, 0, kn1, nn),
-                                           view2(tl, a->w[c], k1, n0, kn1, nn));
+                        if (s + 2 < steps)
+                                tl_copy_to(tl, view2(tl, buf[(s + 2) % 3], 0, 0, kb, nn),
+                                           view2(tl, a->w[c], (s + 2) * kb, n0, kb, nn));
+                        if (s % per == 0) {
+                                tl_scratch_scope_begin(tl);
+                                in0 = tl_recv(tl, grid_rank(tl, a, s / per), TAG_GATHER);
                         }
-                        tl_scratch_scope_begin(tl);
-                        if (n0 == 0 && s % per == 0 && sh != c)
-                                tl_wait_tensor(tl, tl_recv(tl, tl_rank(tl, worker_pe(tl, (int)sh),
-                                                                       0, 0), TAG_GATHER));
                         tl_wait(tl, tl_composite(tl, &(tl_composite_desc){
-                                .op = TL_GEMM, .a = view2(tl, mine, 0, k0, m, kn),
-                                .b = view2(tl, buf[s % 2], 0, 0, kn, nn), .out = acc_v,
-                                .accumulate = s > 0, .tile_m = m, .tile_n = nn, .tile_k = kn }));
-                        tl_scratch_scope_end(tl);
+                                .op = TL_GEMM, .a = view2(tl, in0, 0, s % per * kb, m, kb),
+                                .b = view2(tl, buf[s % 3], 0, 0, kb, nn), .out = acc_v,
+                                .accumulate = s > 0, .tile_m = m, .tile_n = sub, .tile_k = kb }));
+                        if ((s + 1) % per == 0)
+                                tl_scratch_scope_end(tl);
                 }
                 tl_copy_to(tl, view2(tl, out, 0, n0, m, nn), acc_v);
-                tl_scratch_scope_end(tl);
         }
 }
 

@@ -46,11 +46,24 @@ static void setup_mm(tl_setup *s, struct tt_op_args *a)
                 return;
         }
         a->m = pad(tl_setup_int(s, "m"), TT_TILE);
-        a->k = pad(tl_setup_int(s, "k"), (int64_t)TT_TILE * a->workers);
+        a->k = pad(tl_setup_int(s, "k"), TT_TILE);
+        int64_t kt = a->k / TT_TILE, nt = pad(tl_setup_int(s, "n"), TT_TILE) / TT_TILE;
         a->n = pad(tl_setup_int(s, "n"), (int64_t)TT_TILE * a->workers);
         int64_t nw = a->n / a->workers;
-        a->a = tl_setup_tensor_sharded(s, "a", TL_INPUT, TL_BF16, 3,
-                                       (int64_t[]){ a->workers, a->m, a->k });
+        /* tt-transformers' dram_matmul_config: in0 over the most cores (at
+         * most the grid's, 64) that divide K's and N's tiles; in0_block_w
+         * the largest divisor of a shard's tiles up to 8. */
+        int cores = a->grid_x * a->grid_y;
+        a->shards = 1;
+        for (int c = cores < 64 ? cores : 64; c > 1 && a->shards == 1; c--)
+                if (kt % c == 0 && nt % c == 0)
+                        a->shards = c;
+        int64_t per = kt / a->shards, bw = 1;
+        for (int64_t w = 8; w > 1 && bw == 1; w--)
+                if (per % w == 0)
+                        bw = w;
+        a->kb = bw * TT_TILE;
+        a->a = tl_setup_tensor_sharded(s, "a", TL_INPUT, TL_BF16, 2, (int64_t[]){ a->m, a->k });
         for (int c = 0; c < a->workers; c++) {
                 char name[16];
                 snprintf(name, sizeof name, "w%d", c);

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# tests/tt_llm.sh: the bench validate-tt-llm and the kernel tt_llm_op.
+# The bench's --json has exactly the keys of its help, its errors and
+# MAPEs follow from its numbers and the figure's data and script are
+# written (a small model, short runs); a row whose model does not fit the
+# machine's DRAM, on a machine without a file, with an unknown preset or
+# precision is an error located at the row (exit 2, no JSON); a device
+# program pays pe.cpu.program_ns once, and a DRAM-sharded matmul never
+# beats its weights' bytes over the machine's DRAM bandwidth.
+set -euo pipefail
+. "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
+cd "$src"
+. "$src/tests/lib/numpy.sh"
+py=$(numpy_python)
+head=model,machine,precision,batch,prompt_len,gen_tokens,measured_tps_u,measured_ttft_ms
+
+printf '%s\n%s\n%s\n' "$head" "llama3.2-1b,n150,performance,1,64,8,90,20" \
+        "llama3.2-1b,n150,ff13_bfp4,4,96,3,40,30" >"$tmp/rows.csv"
+"$bin" bench run validate-tt-llm --set csv="$tmp/rows.csv" --set figures=0 --out "$tmp/out" \
+        --json >"$tmp/out.json"
+test -s "$tmp/out/figures/pred_vs_meas.dat"
+test -s "$tmp/out/figures/pred_vs_meas.gp"
+"$py" - "$tmp/out.json" <<'PY'
+import json, sys
+out = json.load(open(sys.argv[1]))
+assert set(out) == {"rows", "mape_tps_pct", "mape_ttft_pct"}, out.keys()
+keys = {"model", "machine", "precision", "batch", "prompt_len", "measured_tps_u",
+        "predicted_tps_u", "error_tps_pct", "measured_ttft_ms", "predicted_ttft_ms",
+        "error_ttft_pct"}
+rows = out["rows"]
+assert len(rows) == 2
+for r in rows:
+    assert set(r) == keys, r.keys()
+    assert r["predicted_tps_u"] > 0 and r["predicted_ttft_ms"] > 0, r
+    for m, p, e in (("measured_tps_u", "predicted_tps_u", "error_tps_pct"),
+                    ("measured_ttft_ms", "predicted_ttft_ms", "error_ttft_pct")):
+        want = (r[p] - r[m]) / r[m] * 100
+        assert abs(r[e] - want) < 0.1, (r, e, want)
+assert rows[0]["model"] == "llama3.2-1b" and rows[1]["precision"] == "ff13_bfp4"
+assert rows[1]["batch"] == 4 and rows[1]["prompt_len"] == 96
+# four users decode together: each user's rate is below one user's
+assert rows[1]["predicted_tps_u"] < rows[0]["predicted_tps_u"], rows
+for k, e in (("mape_tps_pct", "error_tps_pct"), ("mape_ttft_pct", "error_ttft_pct")):
+    want = sum(abs(r[e]) for r in rows) / len(rows)
+    assert abs(out[k] - want) < 0.02, (k, out[k], want)
+PY
+
+# Errors at the row, exit 2, nothing on stdout.
+bad() {  # row, expected message
+        printf '%s\n%s\n' "$head" "$1" >"$tmp/bad.csv"
+        set +e
+        "$bin" bench run validate-tt-llm --set csv="$tmp/bad.csv" --set figures=0 --out "$tmp/o2" \
+                --json >"$tmp/bad.out" 2>"$tmp/bad.err"
+        rc=$?
+        set -e
+        [ "$rc" = 2 ] || { echo "exit $rc for: $1"; cat "$tmp/bad.err"; exit 1; }
+        [ ! -s "$tmp/bad.out" ] || { echo "printed JSON for: $1"; exit 1; }
+        grep -qF -- "$2" "$tmp/bad.err" || { echo "want: $2"; cat "$tmp/bad.err"; exit 1; }
+}
+bad "llama3.1-8b,n150,bf16,1,128,200,28.3,104" \
+    "$tmp/bad.csv:2:1: error: llama3.1-8b in bf16 precision does not fit n150: weights 16.06 GB + KV cache 0.04 GB (batch 1 x 328 positions) + activations 0.02 GB = 16.12 GB, more than its 12.88 GB (12.0 GiB) of DRAM"
+bad "llama3.2-1b,x9,performance,1,128,200,28.3,104" \
+    "$tmp/bad.csv:2:13: error: machine 'x9': no machine file topologies/tt_x9.yaml (n150 and p150 have one; n300, t3k and galaxy need theirs)"
+bad "llama3.2-1c,n150,performance,1,128,200,28.3,104" \
+    "$tmp/bad.csv:2:1: error: model: unknown preset 'llama3.2-1c' (did you mean 'llama3.2-1b'?)"
+bad "llama3.2-1b,n150,fast,1,128,200,28.3,104" \
+    "$tmp/bad.csv:2:18: error: precision: expected one of performance, accuracy, ff13_bfp4, bf16 (got 'fast')"
+bad "llama3.2-1b,n150,performance,33,128,200,28.3,104" \
+    "$tmp/bad.csv:2:30: error: batch: expected an integer in [1, 32] (got '33')"
+
+# The program cost is paid once per launch.
+n150=topologies/tt_wormhole_n150.yaml
+t0=$("$bin" run tt_llm_op --topo $n150 --set op=norm --set rows=32 --set cols=2048 --json |
+     "$py" -c 'import json,sys; print(json.load(sys.stdin)["kernel_ps"])')
+t1=$("$bin" run tt_llm_op --topo $n150 --set op=norm --set rows=32 --set cols=2048 \
+     --set pe.cpu.program_ns=5000 --json | "$py" -c 'import json,sys; print(json.load(sys.stdin)["kernel_ps"])')
+[ $((t1 - t0)) = 5000000 ] || { echo "program cost: $t0 -> $t1"; exit 1; }
+
+# A DRAM-sharded matmul reads every weight once, each worker its own bank:
+# never faster than the DRAM, and near it for a large matrix.
+"$bin" run tt_llm_op --topo $n150 --set op=mm_dram --set k=4096 --set n=14336 --set wdtype=bfp4_b \
+        --set fidelity=lofi --json >"$tmp/mm.json"
+"$py" - "$tmp/mm.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+k, n = 4096, 14592                # 14336 padded to a multiple of 32 x 12 channels
+weight = k * n // 1024 * 576      # bfp4_b: 576 bytes per 1024 elements
+floor_ps = weight / (12 * 24e9 * 0.92) * 1e12
+assert r["kernel_ps"] >= floor_ps, (r["kernel_ps"], floor_ps)
+assert r["kernel_ps"] <= 1.5 * floor_ps, (r["kernel_ps"], floor_ps)
+PY
+echo ok

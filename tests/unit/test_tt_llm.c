@@ -1,0 +1,117 @@
+/* tests/unit/test_tt_llm.c: the whole-model tables of validate-tt-llm:
+ * the model presets (llm_layer's `model` choices name llm_models in order;
+ * the new presets' config.json figures), tt-transformers' precision
+ * configurations (benches/tt_llm_model.c against model_config.py and
+ * PERF.md), and the DRAM a deployment needs. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "../../benches/tt_llm_model.h"
+#include "tl/tl_run.h"
+
+Test(tt_llm, model_choices_name_the_presets_in_order)
+{
+        const struct tl_kernel *k = tl_kernel_find("llm_layer");
+        cr_assert(k);
+        const struct tl_param *p = tl_kernel_param(k, "model", 5);
+        cr_assert(p && p->choices);
+        cr_assert_str_eq(p->choices[0], "none");
+        size_t i = 0;
+        for (; llm_models[i].name; i++) {
+                cr_assert(p->choices[i + 1], "preset %s has no choice", llm_models[i].name);
+                cr_assert_str_eq(p->choices[i + 1], llm_models[i].name);
+        }
+        cr_assert_null(p->choices[i + 1]);
+}
+
+Test(tt_llm, new_presets_carry_their_config)
+{
+        const struct llm_model *m = llm_model_find("llama3.2-1b");
+        cr_assert(m);
+        cr_assert_eq(m->hidden, 2048);
+        cr_assert_eq(m->head_dim, 64);
+        cr_assert_eq(m->layers, 16);
+        cr_assert(m->tied);
+        cr_assert_float_eq(m->rope_factor, 32.0, 1e-9);
+        m = llm_model_find("qwen2.5-7b");
+        cr_assert(m);
+        cr_assert_eq(m->kv_heads, 4);
+        cr_assert_eq(m->ffn, 18944);
+        cr_assert(m->qkv_bias && !m->tied);
+        cr_assert_float_eq(m->rope_theta, 1e6, 1e-3);
+        m = llm_model_find("llama3.1-8b");
+        cr_assert(m && m->rope_factor == 8.0 && m->vocab == 128256);
+        for (const char *const *n = (const char *const[]){ "llama3.2-3b", "llama3.1-70b",
+                                                           "llama3.3-70b", "mistral-7b",
+                                                           "qwen2.5-72b", NULL };
+             *n; n++)
+                cr_assert(llm_model_find(*n), "%s", *n);
+        for (const struct llm_model *p = llm_models; p->name; p++) {
+                cr_assert(p->hf && strchr(p->hf, '/'), "%s cites no repository", p->name);
+                cr_assert(p->rope_theta > 0, "%s", p->name);
+        }
+}
+
+Test(tt_llm, precision_names_and_groups)
+{
+        struct tt_precision p;
+        const struct llm_model *l8 = llm_model_find("llama3.1-8b");
+        cr_assert(tt_precision_get("performance", l8, &p));
+        cr_assert_eq(p.w[TT_W_QKV], TL_BFP8_B);
+        cr_assert_eq(p.w[TT_W_KV], TL_BFP8_B);
+        cr_assert_eq(p.w[TT_W_FF13], TL_BFP4_B);
+        cr_assert_eq(p.w[TT_W_FF2], TL_BFP4_B);
+        cr_assert_eq(p.fid[TT_F_FF13], 1);
+        cr_assert_eq(p.fid[TT_F_QKV_DEC], 2);
+        cr_assert_eq(p.fid[TT_F_SDPA_PRE], 4);
+        cr_assert(p.last_mlp_bfp8);
+        cr_assert(tt_precision_get("performance", llm_model_find("llama3.2-1b"), &p));
+        cr_assert(!p.last_mlp_bfp8);
+        cr_assert(tt_precision_get("performance", llm_model_find("qwen2.5-7b"), &p));
+        cr_assert_eq(p.w[TT_W_QKV], TL_BF16);
+        cr_assert_eq(p.w[TT_W_KV], TL_BF16);
+        cr_assert_eq(p.w[TT_W_FF13], TL_BFP8_B);
+        cr_assert_eq(p.fid[TT_F_O_DEC], 4);
+        cr_assert(tt_precision_get("accuracy", llm_model_find("llama3.1-70b"), &p));
+        cr_assert_eq(p.w[TT_W_FF13], TL_BFP4_B);
+        cr_assert(tt_precision_get("accuracy", l8, &p));
+        cr_assert_eq(p.w[TT_W_FF13], TL_BFP8_B);
+        cr_assert_eq(p.w[TT_W_QKV], TL_BFP8_B);
+        cr_assert(tt_precision_get("ff13_bfp4", l8, &p));
+        cr_assert_eq(p.w[TT_W_FF13], TL_BFP4_B);
+        cr_assert_eq(p.w[TT_W_FF2], TL_BFP8_B);
+        cr_assert(tt_precision_get("bf16", l8, &p));
+        for (int i = 0; i < TT_W_COUNT; i++)
+                cr_assert_eq(p.w[i], TL_BF16);
+        cr_assert(!tt_precision_get("fast", l8, &p));
+        cr_assert(!tt_precision_get("", l8, &p));
+}
+
+Test(tt_llm, dram_need)
+{
+        const struct llm_model *m = llm_model_find("llama3.1-8b");
+        struct tt_precision p;
+        struct tt_mem mem;
+        uint64_t n150 = UINT64_C(12) << 30;
+        cr_assert(tt_precision_get("bf16", m, &p));
+        tt_mem_need(m, &p, 1, 328, 128, n150, &mem);
+        /* bf16: 32 x 218,112,000 weights, a 525,336,576-weight embedding and
+         * LM head, 2 bytes each */
+        cr_assert_eq(mem.weights, UINT64_C(2) * (32 * UINT64_C(218112000) + 2 * UINT64_C(525336576)));
+        cr_assert_gt(mem.total, n150);
+        cr_assert(tt_precision_get("performance", m, &p));
+        tt_mem_need(m, &p, 1, 328, 128, n150, &mem);
+        cr_assert_lt(mem.total, n150);
+        /* K and V: 2 x 32 layers x 8 heads x 328 positions x 136 bytes (bfp8 row of 128) */
+        cr_assert_eq(mem.kv, UINT64_C(2) * 32 * 8 * 328 * 136);
+        /* A tied bf16 head is the embedding itself. */
+        const struct llm_model *t = llm_model_find("llama3.2-1b");
+        struct tt_mem a, b;
+        cr_assert(tt_precision_get("bf16", t, &p));
+        tt_mem_need(t, &p, 1, 1, 32, n150, &a);
+        cr_assert(tt_precision_get("bf16", m, &p));
+        struct llm_model untied = *t;
+        untied.tied = false;
+        tt_mem_need(&untied, &p, 1, 1, 32, n150, &b);
+        cr_assert_eq(b.weights - a.weights, UINT64_C(2) * 2048 * 128256);
+}
