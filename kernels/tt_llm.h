@@ -40,6 +40,7 @@ struct tt_op_args {
         int64_t rows, cols;          /* elementwise ops: the [rows, cols] operands */
         int64_t batch, hq, hkv, d;   /* SDPA: users, query and KV heads, head dim */
         int64_t keys;                /* SDPA decode: cached keys seen; prefill: prompt length */
+        float scale;                 /* SDPA: 1 / sqrt(head dim) */
         int workers;                 /* matmul: one per DRAM channel */
         int shards;                  /* matmul: cores in0 is width-sharded over */
         int64_t kb;                  /* matmul: K rows of a step (in0_block_w tiles) */

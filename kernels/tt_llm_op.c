@@ -80,22 +80,18 @@ static void mm_send_in0(tl_ctx *tl, const struct tt_op_args *a, int64_t passes)
                         tl_send(tl, tl_rank(tl, worker_pe(tl, i), 0, 0), mine, TAG_GATHER);
 }
 
-static void mm_dram(tl_ctx *tl, const struct tt_op_args *a)
+/* A worker's TCM: three weight blocks in rotation and the output block. */
+struct mm_bufs {
+        tl_tensor *buf[3];           /* [kb, nbw] weight dtype */
+        tl_tensor *acc;              /* [m, nbw] fp32 */
+};
+
+/* Worker c: its bank's columns of the output. */
+static void mm_worker(tl_ctx *tl, const struct tt_op_args *a, int c, const struct mm_bufs *mb)
 {
         int64_t m = a->m, k = a->k, nw = a->n / a->workers, ks = k / a->shards, kb = a->kb;
-        int64_t nbw = min64(nw, TT_MM_NB), passes = (nw + nbw - 1) / nbw;
-        mm_send_in0(tl, a, passes);
-        if (tl_program_id(tl, 1) != 0 || tl_program_id(tl, 2) != 0)
-                return;
-        int me = tl_program_id(tl, 0), c = -1;
-        for (int i = 0; i < a->workers; i++)
-                if (worker_pe(tl, i) == me)
-                        c = i;
-        if (c < 0)
-                return;
-        tl_tensor *buf[3], *acc = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ m, nbw }));
-        for (int i = 0; i < 3; i++)
-                buf[i] = tl_alloc(tl, TL_TCM, a->wdt, 2, ((int64_t[]){ kb, nbw }));
+        int64_t nbw = min64(nw, TT_MM_NB);
+        tl_tensor *const *buf = mb->buf, *acc = mb->acc;
         tl_tensor *out = tl_reshape(tl, tl_view(tl, a->out, ((int64_t[]){ c, 0, 0 }),
                                                 ((int64_t[]){ 1, m, nw })),
                                     2, ((int64_t[]){ m, nw }));
@@ -129,6 +125,27 @@ static void mm_dram(tl_ctx *tl, const struct tt_op_args *a)
                                 tl_scratch_scope_end(tl);
                 }
                 tl_copy_to(tl, view2(tl, out, 0, n0, m, nn), acc_v);
+        }
+}
+
+static void mm_dram(tl_ctx *tl, const struct tt_op_args *a)
+{
+        int64_t nw = a->n / a->workers, nbw = min64(nw, TT_MM_NB);
+        mm_send_in0(tl, a, (nw + nbw - 1) / nbw);
+        if (tl_program_id(tl, 1) != 0 || tl_program_id(tl, 2) != 0)
+                return;
+        /* A PE at the attach point of several channels works for each. */
+        struct mm_bufs mb = { { NULL, NULL, NULL }, NULL };
+        for (int c = 0; c < a->workers; c++) {
+                if (worker_pe(tl, c) != tl_program_id(tl, 0))
+                        continue;
+                if (!mb.acc) {
+                        mb.acc = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ a->m, nbw }));
+                        for (int i = 0; i < 3; i++)
+                                mb.buf[i] = tl_alloc(tl, TL_TCM, a->wdt, 2,
+                                                     ((int64_t[]){ a->kb, nbw }));
+                }
+                mm_worker(tl, a, c, &mb);
         }
 }
 
@@ -208,14 +225,15 @@ static void state_alloc(tl_ctx *tl, const struct tt_op_args *a, int64_t rows, st
         st->o = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, d }));
 }
 
-/* Queries q_src [n, D] into the state, which starts empty; then keys
- * [k0, k1) of (b, h), masked causally from key `diag` on (prefill). */
+/* Queries q_src [n, D], scaled by 1 / sqrt(D), into the state, which
+ * starts empty; then keys [k0, k1) of (b, h), query row r at position
+ * qpos + r seeing keys up to it (prefill; qpos < 0: every key). */
 static void attend(tl_ctx *tl, const struct tt_op_args *a, struct sdpa_state *st,
                    tl_tensor *q_src, int64_t b, int64_t h, int64_t k0, int64_t k1, int64_t qpos)
 {
         int64_t n = tl_dim(q_src, 0), d = a->d;
-        tl_copy_to(tl, view2(tl, st->q, 0, 0, n, d), q_src);
         tl_scratch_scope_begin(tl);
+        tl_copy_to(tl, view2(tl, st->q, 0, 0, n, d), tl_scale(tl, q_src, a->scale));
         tl_copy_to(tl, view2(tl, st->m, 0, 0, n, 1),
                    tl_fill(tl, TL_FP32, 2, ((int64_t[]){ n, 1 }), GQA_NEG_BIG));
         tl_copy_to(tl, view2(tl, st->l, 0, 0, n, 1),

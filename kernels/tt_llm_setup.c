@@ -1,6 +1,7 @@
 /* kernels/tt_llm_setup.c: tt_llm_op's host side (tt_llm.h): its
  * parameters, their checks and the launch's tensors. Row counts are padded
  * to tiles here, so a program of 1 row costs what 32 do, as in ttnn. */
+#include <math.h>
 #include <stdio.h>
 
 #include "tt_llm.h"
@@ -84,7 +85,7 @@ static void setup_elt(tl_setup *s, struct tt_op_args *a)
         a->ins = ins[a->op];
         int64_t shape[2] = { a->rows, a->cols };
         for (int i = 0; i < a->ins; i++) {
-                char name[8];
+                char name[16];
                 snprintf(name, sizeof name, "x%d", i);
                 a->in[i] = tl_setup_tensor(s, name, TL_INPUT, TL_BF16, 2, shape);
         }
@@ -101,6 +102,7 @@ static void setup_sdpa(tl_setup *s, struct tt_op_args *a)
         a->hkv = tl_setup_int(s, "kv_heads");
         a->d = tl_setup_int(s, "head_dim");
         a->keys = tl_setup_int(s, "keys");
+        a->scale = (float)(1.0 / sqrt((double)a->d));
         if (a->hq % a->hkv != 0) {
                 tl_setup_error(s, "kv_heads (%lld) must divide q_heads (%lld)", (long long)a->hkv,
                                (long long)a->hq);

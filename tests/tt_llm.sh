@@ -6,7 +6,8 @@
 # machine's DRAM, on a machine without a file, with an unknown preset or
 # precision is an error located at the row (exit 2, no JSON); a device
 # program pays pe.cpu.program_ns once, and a DRAM-sharded matmul never
-# beats its weights' bytes over the machine's DRAM bandwidth.
+# beats its weights' bytes over the machine's DRAM bandwidth; in data mode the
+# matmul and both SDPA programs compute what NumPy does.
 set -euo pipefail
 . "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 cd "$src"
@@ -88,5 +89,45 @@ weight = k * n // 1024 * 576      # bfp4_b: 576 bytes per 1024 elements
 floor_ps = weight / (12 * 24e9 * 0.92) * 1e12
 assert r["kernel_ps"] >= floor_ps, (r["kernel_ps"], floor_ps)
 assert r["kernel_ps"] <= 1.5 * floor_ps, (r["kernel_ps"], floor_ps)
+PY
+# Data mode: each worker's columns are in0 . its bank's weights; SDPA is
+# softmax(q k^T / sqrt(D)) v over the keys a row sees (causal in prefill).
+data() {  # name, sets...
+        local name=$1
+        shift
+        mkdir -p "$tmp/$name/in" "$tmp/$name/out"
+        "$bin" run tt_llm_op --topo $n150 --mode data --save-inputs "$tmp/$name/in" \
+                --outputs "$tmp/$name/out" "$@" >/dev/null 2>"$tmp/$name/err" ||
+                { cat "$tmp/$name/err"; exit 1; }
+}
+data mm --set op=mm_dram --set m=1 --set k=256 --set n=384 --set wdtype=bfp8_b
+data dec --set op=sdpa_decode --set q_heads=8 --set kv_heads=2 --set head_dim=64 --set keys=300 \
+        --set kvdtype=bf16
+data pre --set op=sdpa_prefill --set q_heads=4 --set kv_heads=2 --set head_dim=64 --set keys=100 \
+        --set kvdtype=bf16
+"$py" - "$tmp" <<'PY'
+import sys
+import numpy as np
+d = sys.argv[1]
+ld = lambda n, f: np.load(f"{d}/{n}/{f}.npy").astype(np.float64)
+a, out = ld("mm", "in/a"), ld("mm", "out/out")
+assert out.shape == (12, 32, 32), out.shape
+for c in range(12):
+    ref = a @ ld("mm", f"in/w{c}")
+    assert np.abs(out[c] - ref).max() <= 0.01 * np.abs(ref).max() + 1e-3, c
+
+def attn(q, k, v, causal):
+    s = q @ k.T / np.sqrt(q.shape[1])
+    if causal:
+        s = np.where(np.tri(*s.shape, dtype=bool), s, -np.inf)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    return (p / p.sum(axis=1, keepdims=True)) @ v
+
+for name, causal, group in (("dec", False, 1), ("pre", True, 2)):
+    q, k, v, o = (ld(name, f) for f in ("in/q", "in/k", "in/v", "out/o"))
+    for h in range(q.shape[1]):
+        ref = attn(q[0, h], k[0, h // group], v[0, h // group], causal)
+        err = np.abs(o[0, h] - ref).max()
+        assert err < 0.03, (name, h, err)
 PY
 echo ok
