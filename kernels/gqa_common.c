@@ -242,9 +242,9 @@ static void attend_composite(tl_ctx *tl, const struct gqa_args *a, const struct 
         tl_softmax_merge(tl, sc, kv_rows(tl, a->v, b, h, j0, n), st->m, st->l, st->o);
 }
 
-/* (m, l, o) <- merge of (m, l, o) and (mb, lb, ob); scratch results. */
-static void merge(tl_ctx *tl, tl_tensor **m, tl_tensor **l, tl_tensor **o, tl_tensor *mb,
-                  tl_tensor *lb, tl_tensor *ob)
+/* gqa_merge: see gqa_common.h. */
+void gqa_merge(tl_ctx *tl, tl_tensor **m, tl_tensor **l, tl_tensor **o, tl_tensor *mb,
+               tl_tensor *lb, tl_tensor *ob)
 {
         tl_tensor *mn = tl_max(tl, *m, mb);
         tl_tensor *ea = tl_exp(tl, tl_sub(tl, *m, mn));
@@ -418,7 +418,7 @@ static void reduce_pair(tl_ctx *tl, const struct gqa_args *a, const struct gqa_d
                 tl_tensor *mc = tl_recv(tl, p->child[c], state_tag(pair, 0));
                 tl_tensor *lc = tl_recv(tl, p->child[c], state_tag(pair, 1));
                 tl_tensor *oc = tl_recv(tl, p->child[c], state_tag(pair, 2));
-                merge(tl, &m, &l, &o, mc, lc, oc);
+                gqa_merge(tl, &m, &l, &o, mc, lc, oc);
         }
         if (p->parent >= 0) {
                 tl_send(tl, p->parent, m, state_tag(pair, 0));

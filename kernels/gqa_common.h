@@ -147,6 +147,11 @@ struct gqa_decode_plan {
         bool composite;              /* opt2: the tile step as two composites */
 };
 
+/* (m, l, o) <- the merge of the online-softmax states (m, l, o) and
+ * (mb, lb, ob); the results are scratch tensors. */
+void gqa_merge(tl_ctx *tl, tl_tensor **m, tl_tensor **l, tl_tensor **o, tl_tensor *mb,
+               tl_tensor *lb, tl_tensor *ob);
+
 /* Run the decode plan on this PE. */
 void gqa_decode_run(tl_ctx *tl, const struct gqa_args *a, const struct gqa_decode_plan *p);
 

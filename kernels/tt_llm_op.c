@@ -267,13 +267,12 @@ static void attend(tl_ctx *tl, const struct tt_op_args *a, struct sdpa_state *st
 static void merge_state(tl_ctx *tl, struct sdpa_state *st, int64_t n, int64_t d, tl_tensor *mb,
                         tl_tensor *lb, tl_tensor *ob)
 {
-        tl_tensor *m = view2(tl, st->m, 0, 0, n, 1), *l = view2(tl, st->l, 0, 0, n, 1);
-        tl_tensor *o = view2(tl, st->o, 0, 0, n, d);
-        tl_tensor *mn = tl_max(tl, m, mb);
-        tl_tensor *ea = tl_exp(tl, tl_sub(tl, m, mn)), *eb = tl_exp(tl, tl_sub(tl, mb, mn));
-        tl_copy_to(tl, l, tl_add(tl, tl_mul(tl, ea, l), tl_mul(tl, eb, lb)));
-        tl_copy_to(tl, o, tl_add(tl, tl_mul(tl, ea, o), tl_mul(tl, eb, ob)));
-        tl_copy_to(tl, m, mn);
+        tl_tensor *sm = view2(tl, st->m, 0, 0, n, 1), *sl = view2(tl, st->l, 0, 0, n, 1);
+        tl_tensor *so = view2(tl, st->o, 0, 0, n, d), *m = sm, *l = sl, *o = so;
+        gqa_merge(tl, &m, &l, &o, mb, lb, ob);
+        tl_copy_to(tl, sl, l);
+        tl_copy_to(tl, so, o);
+        tl_copy_to(tl, sm, m);
 }
 
 static void write_out(tl_ctx *tl, struct sdpa_state *st, tl_tensor *dst, int64_t n, int64_t d)
