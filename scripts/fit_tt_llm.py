@@ -20,7 +20,8 @@ minimises the larger of the two rows' |error| (the goal is each row within
 10%), held at >= 0, found by ternary search on bench runs. The script then runs the
 bench at the fitted values and prints the rows' errors (the bench's
 defaults, FIT_DECODE_PROGRAM_NS and FIT_PREFILL_PROGRAM_NS in
-benches/validate_tt_llm.c, are these values)."""
+benches/validate_tt_llm.c, are these values). It also prints each row
+predicted from costs fitted to the other row alone (leave one out)."""
 import argparse
 import json
 import os
@@ -87,6 +88,19 @@ def main():
     dns, pns = minimax(args.bin, args.csv, max(hi_d, 1000), max(hi_p, 1000))
     print(f"decode_program_ns = {dns}")
     print(f"prefill_program_ns = {pns}")
+    # Leave one row out: each cost from one row alone (as if additive),
+    # predicting the other row.
+    for i, r in enumerate(r0):
+        for j, o in enumerate(r0):
+            if i == j:
+                continue
+            xd = max(0.0, (1e9 / r["measured_tps_u"] - it0[i]) / n_dec[i])
+            xp = max(0.0, (r["measured_ttft_ms"] * 1e6 - pf0[i]) / n_pre[i])
+            tps = 1e9 / (it0[j] + n_dec[j] * xd)
+            ttft = (pf0[j] + n_pre[j] * xp) / 1e6
+            print(f"fitted to {r['model']} alone ({xd:.0f}, {xp:.0f} ns): {o['model']} t/s/u "
+                  f"{tps:.2f} ({(tps / o['measured_tps_u'] - 1) * 100:+.1f}%), TTFT {ttft:.1f} ms "
+                  f"({(ttft / o['measured_ttft_ms'] - 1) * 100:+.1f}%)")
     rows = bench(args.bin, args.csv, dns, pns)
     for r in rows:
         print(f"{r['model']:<13} {r['machine']}: t/s/u {r['predicted_tps_u']:.2f} vs "
