@@ -165,11 +165,18 @@ static void msg_land(struct ev_loop *ev, struct ev_event *e)
 {
         struct tl_msg *m = container_of(e, struct tl_msg, land);
         tl_ctx *dst = m->dst;
-        if (dst->recv_src >= 0 && (int)m->src_rank == dst->recv_src && m->tag == dst->recv_tag) {
-                dst->recv_src = -1;
-                dst->recv_got = m;
-                ev_future_complete(ev, &dst->recv_ready, 0);
-                return;
+        /* The PE's inbox is its threads': the first that waits for it. */
+        for (struct tl_thread *th = dst->threads;; th = th->next) {
+                tl_ctx *c = th ? &th->ctx : dst;
+                if (c->recv_src >= 0 && (int)m->src_rank == c->recv_src &&
+                    m->tag == c->recv_tag) {
+                        c->recv_src = -1;
+                        c->recv_got = m;
+                        ev_future_complete(ev, &c->recv_ready, 0);
+                        return;
+                }
+                if (!th)
+                        break;
         }
         inbox_push(&dst->run->inbox, dst->rank, m);
 }
@@ -252,7 +259,8 @@ static void msg_deliver(tl_ctx *tl, struct tl_msg *m, uint64_t bytes, sim_ps sen
          * a message shorter than its drain starts at once (0: the
          * resource takes it from now). */
         sim_ps head = arrive > drain ? arrive - drain : 0;
-        sim_ps drain_start, landed = hw_dma_reserve(dst->pe, head, bytes, false, 0, &drain_start);
+        sim_ps drain_start, landed = hw_dma_reserve(dst->pe, tl->noc, head, bytes, false, 0,
+                                                          &drain_start);
         /* The receiver's DMA writes the tensor into its TCM. */
         sim_ps written = hw_tcm_reserve(dst->pe, drain_start, bytes);
         if (landed < written)
@@ -286,7 +294,7 @@ void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file,
         /* Sender's DMA: setup and read-out; then the route; then the
          * receiving DMA drains the bytes into its inbox. */
         sim_ps now = ev_now(&s->ev), start;
-        sim_ps sent = hw_dma_reserve(tl->pe, now, bytes, true, 0, &start);
+        sim_ps sent = hw_dma_reserve(tl->pe, tl->noc, now, bytes, true, 0, &start);
         sim_ps arrive = hw_xfer(s, tl->pe->node_dma, dst->pe->node_dma, bytes,
                                 start + s->topo->pe.dma.setup_ps);
         if (arrive == TOPO_PS_NONE)
@@ -340,7 +348,7 @@ static void mcast(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl_ten
         const struct topo_pe_dma *dma = &s->topo->pe.dma;
         sim_ps per_dest = linked ? dma->mcast_linked_dest_ps : dma->mcast_dest_ps;
         sim_ps extra = sat_mul_u64(sat_mul_u64(hw_noc_packets(s->topo, bytes), n), per_dest);
-        sim_ps sent = hw_dma_reserve(tl->pe, now, bytes, true, extra, &start);
+        sim_ps sent = hw_dma_reserve(tl->pe, tl->noc, now, bytes, true, extra, &start);
         if (n && hw_xfer_mcast(s, tl->pe->node_dma, dsts, n, bytes,
                                start + s->topo->pe.dma.setup_ps, arrive) == TOPO_PS_NONE)
                 tl__fail(tl, file, line, op, "host out of memory routing the multicast");

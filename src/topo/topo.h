@@ -116,6 +116,8 @@ struct topo_pe_cpu {
         sim_ps node_overhead_ps;     /* per message handled, picoseconds */
         sim_ps program_ps;           /* a device program's fixed launch and end on each PE,
                                       * counted in kernel time, picoseconds */
+        uint32_t cores;              /* issuing cores per PE, each with its own issue time for
+                                      * the kernel threads it runs (0: 1) */
         sim_ps issue_cost_ps[TOPO_OP_COUNT]; /* per op type, ps; TOPO_COST_NONE = absent */
         struct topo_energy energy;   /* per issued op; static per PE */
 };

@@ -126,6 +126,7 @@ const struct topo__field topo__fields[] = {
         F_INT("pe.cpu.dispatch_cycles", 0, 1e6, pe.cpu.dispatch_cycles),
         F_NS("pe.cpu.node_overhead_ns", pe.cpu.node_overhead_ps),
         F_NS("pe.cpu.program_ns", pe.cpu.program_ps),
+        F_OPT_INT("pe.cpu.cores", 0, 16, pe.cpu.cores),
         F_MAP("pe.cpu.issue_cost_ns"),
         TOPO_CTRL_OPS(F_COST)
         TOPO_MATH_OPS(F_COST)

@@ -305,7 +305,7 @@ Test(hw, a_drain_needs_no_descriptor_slot)
         cr_assert_lt(setup, data);
         for (uint32_t i = 0; i < t.pe.dma.channels; i++)
                 hw_dma_copy(&sim.pes[0], false, false, bytes, 0, NULL);
-        sim_ps start, end = hw_dma_reserve(&sim.pes[0], 0, bytes, false, 0, &start);
+        sim_ps start, end = hw_dma_reserve(&sim.pes[0], 0, 0, bytes, false, 0, &start);
         cr_assert_eq(start, 0);
         cr_assert_eq(end, (t.pe.dma.channels + 1) * data);
         /* A fifth copy waits for a slot. */
@@ -403,7 +403,7 @@ Test(hw_wormhole, a_core_issues_on_one_noc_with_a_request_per_packet)
         cr_assert_eq(hw_dma_request_ps(&t, p), t.pe.dma.request_ps);
         cr_assert_eq(hw_dma_request_ps(&t, p + 1), 2 * t.pe.dma.request_ps);
         /* A drain of one packet: its bytes at one NoC's rate and its request. */
-        sim_ps end = hw_dma_reserve(&sim.pes[0], 0, p, false, 0, NULL);
+        sim_ps end = hw_dma_reserve(&sim.pes[0], 0, 0, p, false, 0, NULL);
         cr_assert_eq(end, hw_bytes_ps(p, hw_dma_bw(&t)) + t.pe.dma.request_ps);
 }
 
