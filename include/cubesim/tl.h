@@ -215,6 +215,8 @@ TL_API void tl__store(tl_ctx *, tl_tensor *dst, tl_tensor *src, const char *file
 TL_API void tl__copy_to(tl_ctx *, tl_tensor *dst, tl_tensor *src, const char *file, int line);
 TL_API void tl__send(tl_ctx *, int dst_rank, tl_tensor *t, int tag, const char *file, int line);
 TL_API tl_tensor *tl__recv(tl_ctx *, int src_rank, int tag, const char *file, int line);
+TL_API void tl__recv_into(tl_ctx *, tl_tensor *dst, int src_rank, int tag, const char *file,
+                          int line);
 TL_API void tl__wait_tensor(tl_ctx *, tl_tensor *t, const char *file, int line);
 TL_API void tl__mcast(tl_ctx *, int row0, int col0, int n_rows, int n_cols, tl_tensor *t,
                       int tag, const char *file, int line);
@@ -260,6 +262,12 @@ TL_API int tl__hbm_channel_pe(tl_ctx *, int channel, const char *file, int line)
  * inbox; returns it as a new scratch tensor. Messages of one (src, tag)
  * arrive in send order. */
 #define tl_recv(tl, src_rank, tag) tl__recv((tl), (src_rank), (tag), __FILE__, __LINE__)
+/* tl_recv into dst (TCM or scratch, the message's dtype and shape) rather
+ * than a new scratch tensor: the receiving DMA wrote the bytes there as
+ * they drained (a multicast into a receiver's circular buffer page, as
+ * tt-metal's receivers take it). No time beyond tl_recv's. */
+#define tl_recv_into(tl, dst, src_rank, tag) \
+        tl__recv_into((tl), (dst), (src_rank), (tag), __FILE__, __LINE__)
 /* Block until t's data is ready. */
 #define tl_wait_tensor(tl, t) tl__wait_tensor((tl), (t), __FILE__, __LINE__)
 

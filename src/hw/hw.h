@@ -353,6 +353,11 @@ sim_ps hw_tcm_ps(const struct topo *, uint64_t bytes);
  * of the two. Returns that; *start (may be NULL) the engine's start. */
 sim_ps hw_gemm_run(struct hw_pe *pe, uint64_t m, uint64_t n, uint64_t k, uint64_t tcm_bytes,
                    sim_ps at, sim_ps *start);
+/* hw_gemm_run with operand_bytes of its operands read into the engine:
+ * at pe.gemm.operand_bytes_per_cycle (when set) the engine is busy at
+ * least their time, however few passes its work takes. */
+sim_ps hw_gemm_run_fed(struct hw_pe *pe, uint64_t m, uint64_t n, uint64_t k, uint64_t tcm_bytes,
+                       uint64_t operand_bytes, sim_ps at, sim_ps *start);
 sim_ps hw_math_run(struct hw_pe *pe, enum topo_op op, uint64_t elements, bool across_lanes,
                    uint64_t tcm_bytes, sim_ps at, sim_ps *start);
 /* Whether a composite stage of op reduces each row across the lanes. */

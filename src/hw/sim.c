@@ -318,9 +318,21 @@ static sim_ps engine_run(struct hw_pe *pe, struct ev_resource *e, enum hw_pw_cla
 sim_ps hw_gemm_run(struct hw_pe *pe, uint64_t m, uint64_t n, uint64_t k, uint64_t tcm_bytes,
                    sim_ps at, sim_ps *start)
 {
+        return hw_gemm_run_fed(pe, m, n, k, tcm_bytes, 0, at, start);
+}
+
+sim_ps hw_gemm_run_fed(struct hw_pe *pe, uint64_t m, uint64_t n, uint64_t k, uint64_t tcm_bytes,
+                       uint64_t operand_bytes, sim_ps at, sim_ps *start)
+{
         /* hw_gemm_ps's figures, its cycles counted once. */
         const struct topo_pe_gemm *g = &pe->sim->topo->pe.gemm;
         uint64_t cycles = gemm_work_cycles(g, m, n, k);
+        /* The engine waits for operands it cannot be fed faster. */
+        if (g->operand_bytes_per_cycle) {
+                uint64_t fed = div_up(operand_bytes, g->operand_bytes_per_cycle);
+                if (fed > cycles)
+                        cycles = fed;
+        }
         sim_ps work = muldiv_by_ceil(&pe->sim->gemm_cycle_ps, cycles);
         sim_ps lone = muldiv_by_ceil(&pe->sim->gemm_cycle_ps,
                                      sat_u64((unsigned __int128)g->fill_cycles + g->drain_cycles +

@@ -383,24 +383,32 @@ void tl__mcast_linked(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl
         mcast(tl, row0, col0, n_rows, n_cols, t, tag, true, file, line, "tl_mcast_linked");
 }
 
-tl_tensor *tl__recv(tl_ctx *tl, int src_rank, int tag, const char *file, int line)
+/* Take the next message from src_rank with tag for op, waiting for it to
+ * land; the inbox no longer counts it. */
+static struct tl_msg *take(tl_ctx *tl, int src_rank, int tag, const char *file, int line,
+                           const char *op)
 {
         tl__issue(tl, TOPO_OP_RECV, file, line);
-        check_rank(tl, src_rank, file, line, "tl_recv");
+        check_rank(tl, src_rank, file, line, op);
         struct tl_msg *m = inbox_take(&tl->run->inbox, tl->rank, (uint32_t)src_rank, tag);
         if (!m) {
                 tl->recv_src = src_rank;
                 tl->recv_tag = tag;
                 tl->recv_got = NULL;
                 ev_future_init(&tl->recv_ready, "tl_recv");
-                tl__note_wait(tl, TL_NOTE_RECV, file, line, "tl_recv", tl->sim->pes[src_rank].name,
-                              tag);
+                tl__note_wait(tl, TL_NOTE_RECV, file, line, op, tl->sim->pes[src_rank].name, tag);
                 sim_ps since = ev_now(&tl->sim->ev);
                 ev_wait(tl->proc, &tl->recv_ready);
                 tl__waited(tl, since, "tl_recv", file, line);
                 m = tl->recv_got;
         }
         tl->run->inbox.n_out--;
+        return m;
+}
+
+tl_tensor *tl__recv(tl_ctx *tl, int src_rank, int tag, const char *file, int line)
+{
+        struct tl_msg *m = take(tl, src_rank, tag, file, line, "tl_recv");
         tl_tensor *t = tl__new_tensor(tl, file, line, "tl_recv", TL_SCRATCH, m->dtype, m->ndim,
                                       m->shape);
         if (tl->run->opts->mode == TL_MODE_DATA && m->payload)
@@ -410,3 +418,37 @@ tl_tensor *tl__recv(tl_ctx *tl, int src_rank, int tag, const char *file, int lin
         return t;
 }
 
+void tl__recv_into(tl_ctx *tl, tl_tensor *dst, int src_rank, int tag, const char *file, int line)
+{
+        tl__need_local(tl, dst, file, line, "tl_recv_into", "dst");
+        tl__check_block_start(tl, file, line, "tl_recv_into", dst, "dst");
+        struct tl_msg *m = take(tl, src_rank, tag, file, line, "tl_recv_into");
+        bool same = m->ndim == dst->ndim && m->dtype == dst->dtype;
+        for (int i = 0; same && i < m->ndim; i++)
+                same = m->shape[i] == dst->shape[i];
+        if (!same) {
+                char sm[96], sd[96];
+                tl__shape_text(sm, sizeof sm, m->ndim, m->shape);
+                tl__shape_text(sd, sizeof sd, dst->ndim, dst->shape);
+                tl__fail(tl, file, line, "tl_recv_into", "the message from %s tag %d is %s%s, "
+                         "dst %s", tl->sim->pes[src_rank].name, tag, sm,
+                         m->dtype != dst->dtype ? " of another dtype" : "", sd);
+        }
+        tl__wait_ready(tl, dst, file, line, "tl_recv_into");
+        if (tl->run->opts->mode == TL_MODE_DATA && m->payload) {
+                /* The values, row-major, under dst's shape (rounded at the send). */
+                tl_tensor in = *dst, out;
+                in.base = m->payload->data;
+                in.offset = 0;
+                int64_t st = 1;
+                for (int i = dst->ndim - 1; i >= 0; i--) {
+                        in.stride[i] = st;
+                        st *= dst->shape[i];
+                }
+                tl__compute_copy(&in, tl__data_write(tl, dst, &out, file, line, "tl_recv_into"),
+                                 tl__is_bfp(dst->dtype) ? TL_FP32 : dst->dtype);
+        }
+        if (tl->run->have_trace)
+                dst->owner->made_at = m->drain_at;
+        msg_free(tl->run, m);
+}

@@ -152,6 +152,9 @@ struct topo_pe_gemm {
         uint32_t fill_cycles;        /* pipeline fill before the first result, cycles per op */
         uint32_t drain_cycles;       /* pipeline drain after the last block, cycles per op */
         uint32_t fidelity_passes;    /* passes per op: LoFi 1, HiFi2 2, HiFi3 3, HiFi4 4 */
+        uint32_t operand_bytes_per_cycle; /* the rate its operands come from TCM into the engine
+                                      * (Tensix's unpackers), bytes per engine cycle; 0: not
+                                      * limited beyond the TCM's bandwidth */
         struct topo_energy energy;   /* per MAC per fidelity pass; static per PE */
 };
 

@@ -154,6 +154,7 @@ const struct topo__field topo__fields[] = {
         F_INT("pe.gemm.fill_cycles", 0, 1e6, pe.gemm.fill_cycles),
         F_INT("pe.gemm.drain_cycles", 0, 1e6, pe.gemm.drain_cycles),
         F_INT("pe.gemm.fidelity_passes", 1, 4, pe.gemm.fidelity_passes),
+        F_OPT_INT("pe.gemm.operand_bytes_per_cycle", 0, 1 << 20, pe.gemm.operand_bytes_per_cycle),
         F_ENERGY("pe.gemm", "mac", pe.gemm.energy),
         F_MAP("pe.math"),
         F_INT("pe.math.lanes", 1, 1 << 16, pe.math.lanes),
