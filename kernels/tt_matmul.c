@@ -67,6 +67,7 @@ struct mm_args {
         bool out_l1;                 /* C ends sharded in TCM */
         bool l1_acc;                 /* K blocks accumulate in place (else a bias pass each) */
         int out_pages;               /* out = dram: pages of the writer's buffer (1 or 2) */
+        int buffers;                 /* pages of each operand's buffer */
         tl_dtype dt;                 /* A, B and C */
         tl_dtype acc_dt;             /* the out block's accumulator */
 };
@@ -91,6 +92,8 @@ static const struct tl_param mm_params[] = {
           "out block rows in tiles (0: the PE's output block, halved until it fits)" },
         { "out_block_w", TL_PARAM_INT, 0, 0, 1 << 16, NULL,
           "out block columns in tiles (0: the PE's output block, halved until it fits)" },
+        { "buffers", TL_PARAM_INT, 2, 1, 8, NULL,
+          "pages of each operand's circular buffer (2: tt-metal's double buffering)" },
         { "packer_l1_acc", TL_PARAM_INT, 1, 0, 1, NULL,
           "1: K blocks accumulate onto the out block in place; 0: a vector-unit add each" },
         { "fp32_acc", TL_PARAM_INT, 0, 0, 1, NULL,
@@ -111,15 +114,16 @@ static int64_t divisor_upto(int64_t n, int64_t cap)
         return 1;
 }
 
-/* The TCM a PE allocates beside scratch: two pages of each operand's K
- * block (a sender of an operand in L1 multicasts in place, but its
+/* The TCM a PE allocates beside scratch: `buffers` pages of each
+ * operand's K block (a sender of an operand in L1 multicasts in place, but its
  * receivers take pages) and the out block, accumulator or out_pages pages
  * for the writer. */
 static uint64_t tcm_alloc(const struct mm_args *g)
 {
         int64_t oh = g->obh * TILE, ow = g->obw * TILE, kw = g->kw * TILE;
         uint64_t acc = tl_dtype_bytes(g->acc_dt, oh * ow, ow);
-        return 2 * tl_dtype_bytes(g->dt, oh * kw, kw) + 2 * tl_dtype_bytes(g->dt, kw * ow, ow) +
+        return (uint64_t)g->buffers * (tl_dtype_bytes(g->dt, oh * kw, kw) +
+                                       tl_dtype_bytes(g->dt, kw * ow, ow)) +
                (g->out_l1 ? 1 : (uint64_t)g->out_pages) * acc;
 }
 
@@ -237,6 +241,7 @@ static void mm_setup(tl_setup *s, void *argp)
         bool fp32 = tl_setup_int(s, "fp32_acc") != 0;
         g->acc_dt = fp32 ? TL_FP32 : TL_BF16;
         g->l1_acc = tl_setup_int(s, "packer_l1_acc") != 0;
+        g->buffers = (int)tl_setup_int(s, "buffers");
         g->a_dram = tl_setup_choice(s, "in0") == 1;
         g->b_dram = tl_setup_choice(s, "in1") == 1;
         g->out_l1 = tl_setup_choice(s, "out") == 0;
@@ -438,7 +443,7 @@ static tl_cb *operand_cb(tl_ctx *tl, const char *name, const struct mm_args *g, 
                          int64_t rows, int64_t cols)
 {
         int64_t page[2] = { in_place ? 1 : rows, in_place ? 1 : cols };
-        return tl_cb_make(tl, name, g->dt, 2, page, 2);
+        return tl_cb_make(tl, name, g->dt, 2, page, g->buffers);
 }
 
 static void tt_matmul(tl_ctx *tl, const void *argp)

@@ -165,6 +165,11 @@ def main():
         ("no fixed program cost (program_ns = 0)", "nofixed"),
         ("matrix unit as inherited (1x64x64, 64+64 fill/drain)", lambda r: INHERITED_ARRAY),
         ("blocking as before (64-tile parts, K blocks <= 4)", old_blocking),
+        ("threads take turns on one issuing core (pe.cpu.cores = 1)",
+         lambda r: ["pe.cpu.cores=1"]),
+        ("one page per operand buffer (no double buffering)", lambda r: ["buffers=1"]),
+        ("the FPU not bound by the unpackers (operand_bytes_per_cycle = 0)",
+         lambda r: ["pe.gemm.operand_bytes_per_cycle=0"]),
     ]
     for name, extra in variants:
         if extra is None or extra == "nofixed":

@@ -133,6 +133,9 @@ struct hw_pe {
         struct ev_resource dma;      /* DMA engine's data path (divisible, bw); NoC 0's where
                                       * each core issues on one of two NoCs (hw_dma_nocs) */
         struct ev_resource dma1;     /* NoC 1's data path then; unused otherwise */
+        struct ev_resource dma_rx;   /* pe.dma.duplex: NoC 0's inbound data path (reads from HBM,
+                                      * receive drains), dma carrying the outbound; unused else */
+        struct ev_resource dma1_rx;  /* the same for NoC 1 */
         struct ev_resource dma_slots; /* its descriptor slots, one server per channel */
         struct ev_resource gemm;     /* matrix engine */
         struct ev_resource math;     /* vector engine */
@@ -376,13 +379,18 @@ uint64_t hw_dma_bw(const struct topo *);
  * hw_dma_bw: 2 where a core issues on one NoC of two (pe.dma.thread_nocs
  * half of pe.dma.channels), else 1 (one data path for every transfer). */
 unsigned hw_dma_nocs(const struct topo *);
-/* The name of NoC 1's data path, by which hw_path_pe tells it. */
-extern const char hw_dma1_name[];
-/* The PE whose data path (dma or dma1) path is. */
+/* The names of the data paths beside dma, by which hw_path_pe tells them. */
+extern const char hw_dma1_name[], hw_dma_rx_name[], hw_dma1_rx_name[];
+/* The PE whose data path (dma, dma1, dma_rx or dma1_rx) path is. */
 struct hw_pe *hw_path_pe(struct ev_resource *path);
-/* NoC noc's data path of pe (noc < hw_dma_nocs). */
-static inline struct ev_resource *hw_dma_path(struct hw_pe *pe, unsigned noc)
+/* NoC noc's data path of pe (noc < hw_dma_nocs) for bytes coming in (in)
+ * or going out: with pe.dma.duplex each direction has its own (a NoC
+ * interface injects and ejects a flit per cycle each), else one carries
+ * both. */
+static inline struct ev_resource *hw_dma_path(struct hw_pe *pe, unsigned noc, bool in)
 {
+        if (in && pe->sim->topo->pe.dma.duplex)
+                return noc ? &pe->dma1_rx : &pe->dma_rx;
         return noc ? &pe->dma1 : &pe->dma;
 }
 /* The NoC packets a transfer of bytes takes (at least one). */

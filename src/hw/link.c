@@ -244,11 +244,18 @@ uint64_t hw_dma_bw(const struct topo *t)
 }
 
 const char hw_dma1_name[] = "pe_dma_noc1";
+const char hw_dma_rx_name[] = "pe_dma_rx";
+const char hw_dma1_rx_name[] = "pe_dma_noc1_rx";
 
 struct hw_pe *hw_path_pe(struct ev_resource *path)
 {
-        return path->name == hw_dma1_name ? container_of(path, struct hw_pe, dma1)
-                                          : container_of(path, struct hw_pe, dma);
+        if (path->name == hw_dma1_name)
+                return container_of(path, struct hw_pe, dma1);
+        if (path->name == hw_dma_rx_name)
+                return container_of(path, struct hw_pe, dma_rx);
+        if (path->name == hw_dma1_rx_name)
+                return container_of(path, struct hw_pe, dma1_rx);
+        return container_of(path, struct hw_pe, dma);
 }
 
 unsigned hw_dma_nocs(const struct topo *t)
@@ -299,7 +306,7 @@ sim_ps hw_dma_reserve(struct hw_pe *pe, unsigned noc, sim_ps at, uint64_t bytes,
                 begin = dma_slot(pe, at, data);
                 from = begin + dma->setup_ps;
         }
-        sim_ps end = ev_resource_reserve(hw_dma_path(pe, noc), from, data, NULL);
+        sim_ps end = ev_resource_reserve(hw_dma_path(pe, noc, !setup), from, data, NULL);
         hw_power_book(&pe->sim->power, pe->global_cube, HW_PW_DMA, end - data, end);
         if (start)
                 *start = begin;
@@ -353,7 +360,8 @@ sim_ps hw_dma_copy_on(struct hw_pe *pe, unsigned noc, const struct hw_hbm_span *
                       const struct hw_hbm_span *to, uint64_t bytes, sim_ps at, sim_ps *start)
 {
         struct hw_sim *s = pe->sim;
-        struct ev_resource *path = hw_dma_path(pe, noc);
+        /* A read from HBM comes in; a write to it, or a TCM copy, goes out. */
+        struct ev_resource *path = hw_dma_path(pe, noc, from != NULL);
         uint32_t cube = pe->global / s->pes_per_cube;
         sim_ps begin = dma_slot(pe, at, muldiv_by_ceil(&s->dma_ps, bytes));
         sim_ps t = begin + s->topo->pe.dma.setup_ps;

@@ -61,6 +61,8 @@ static int init_pe(struct hw_sim *s, struct hw_pe *pe, uint32_t sip, uint32_t cu
         uint32_t ch = s->topo->pe.dma.channels;
         int rc = ev_resource_init(&pe->dma, &s->ev, "pe_dma", 1, EV_SPLIT);
         rc |= ev_resource_init(&pe->dma1, &s->ev, hw_dma1_name, 1, EV_SPLIT);
+        rc |= ev_resource_init(&pe->dma_rx, &s->ev, hw_dma_rx_name, 1, EV_SPLIT);
+        rc |= ev_resource_init(&pe->dma1_rx, &s->ev, hw_dma1_rx_name, 1, EV_SPLIT);
         rc |= ev_resource_init(&pe->dma_slots, &s->ev, "pe_dma_slot",
                                ch < EV_RESOURCE_MAX_SERVERS ? ch : EV_RESOURCE_MAX_SERVERS, EV_WHOLE);
         rc |= ev_resource_init(&pe->gemm, &s->ev, "pe_gemm", 1, EV_WHOLE);
@@ -181,6 +183,8 @@ void hw_sim_fini(struct hw_sim *s)
                 for (uint32_t i = 0; i < s->n_pes; i++) {
                         ev_resource_fini(&s->pes[i].dma);
                         ev_resource_fini(&s->pes[i].dma1);
+                        ev_resource_fini(&s->pes[i].dma_rx);
+                        ev_resource_fini(&s->pes[i].dma1_rx);
                         ev_resource_fini(&s->pes[i].dma_slots);
                         ev_resource_fini(&s->pes[i].gemm);
                         ev_resource_fini(&s->pes[i].math);
@@ -375,7 +379,8 @@ uint64_t hw_sim_bookings(const struct hw_sim *s)
                         n += s->cubes[c].channels[ch].n_requests;
         for (uint32_t i = 0; i < s->n_pes; i++) {
                 const struct hw_pe *pe = &s->pes[i];
-                n += pe->dma.n_requests + pe->dma1.n_requests + pe->dma_slots.n_requests + pe->gemm.n_requests +
+                n += pe->dma.n_requests + pe->dma1.n_requests + pe->dma_rx.n_requests +
+                     pe->dma1_rx.n_requests + pe->dma_slots.n_requests + pe->gemm.n_requests +
                      pe->math.n_requests + pe->tcm.n_requests;
         }
         return n;

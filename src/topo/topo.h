@@ -130,6 +130,8 @@ struct topo_pe_dma {
         uint32_t thread_nocs;        /* of the channels, those one issuing core's transfers
                                       * use: they move at bw x thread_nocs / channels
                                       * (0: all, at bw) */
+        uint32_t duplex;             /* 1: a data path per direction (bytes in, bytes out);
+                                      * 0: one carries both */
         sim_ps request_ps;           /* per NoC packet a transfer issues: the data path's
                                       * time for the request beside its bytes */
         sim_ps mcast_dest_ps;        /* a multicast's sender, per packet and destination */

@@ -137,6 +137,7 @@ const struct topo__field topo__fields[] = {
         F_NS("pe.dma.setup_ns", pe.dma.setup_ps),
         F_NS("pe.dma.node_overhead_ns", pe.dma.node_overhead_ps),
         F_OPT_INT("pe.dma.thread_nocs", 0, 64, pe.dma.thread_nocs),
+        F_OPT_INT("pe.dma.duplex", 0, 1, pe.dma.duplex),
         F_OPT_NS("pe.dma.request_ns", pe.dma.request_ps),
         F_OPT_NS("pe.dma.mcast_dest_ns", pe.dma.mcast_dest_ps),
         F_OPT_NS("pe.dma.mcast_linked_dest_ns", pe.dma.mcast_linked_dest_ps),
