@@ -135,12 +135,14 @@ static tl_tensor *row(tl_ctx *tl, tl_tensor *t, int64_t i, int64_t elems)
         return tl_view(tl, t, ((int64_t[]){ i, 0 }), ((int64_t[]){ 1, elems }));
 }
 
-/* n loads of rows [first, first + n) of t, all in flight, then waited. */
+/* n reads of rows [first, first + n) of t into TCM buffers of their own
+ * (a reader's L1, not the scratch arena), all in flight, then waited. */
 static void read_rows(tl_ctx *tl, tl_tensor *t, int64_t first, int64_t n, int64_t elems)
 {
         tl_scratch_scope_begin(tl);
         for (int64_t i = 0; i < n; i++)
-                tl_load(tl, row(tl, t, first + i, elems));
+                tl_copy_to(tl, tl_alloc(tl, TL_TCM, tl_dtype_of(t), 2, ((int64_t[]){ 1, elems })),
+                           row(tl, t, first + i, elems));
         tl_scratch_scope_end(tl);
 }
 

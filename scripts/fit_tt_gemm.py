@@ -30,7 +30,13 @@ each mechanism removed in turn:
   - the matrix unit as documented: the array, tile and fill/drain the file
     inherited before (1 x 64 x 64, no operand tiles, 64 + 64 cycles);
   - tt-metal's blocking: the old output parts (at most 8 tiles wide and 64
-    tiles) and K blocks (4, 2 or 1 tiles), fp32 accumulator."""
+    tiles) and K blocks (4, 2 or 1 tiles), fp32 accumulator;
+  - kernel threads on cores of their own (issue 23, item 2; docs/adr/0025):
+    pe.cpu.cores = 1, the reader, compute and writer threads taking turns
+    on one core;
+  - double buffering: tt_matmul's buffers=1, one page per operand buffer;
+  - the unpackers' feed of the FPU: pe.gemm.operand_bytes_per_cycle = 0;
+  - a NoC interface's two directions: pe.dma.duplex = 0."""
 import argparse
 import concurrent.futures as cf
 import csv
@@ -165,12 +171,20 @@ def main():
         ("no fixed program cost (program_ns = 0)", "nofixed"),
         ("matrix unit as inherited (1x64x64, 64+64 fill/drain)", lambda r: INHERITED_ARRAY),
         ("blocking as before (64-tile parts, K blocks <= 4)", old_blocking),
+        ("threads take turns on one issuing core (pe.cpu.cores = 1)",
+         lambda r: ["pe.cpu.cores=1"]),
+        ("one page per operand buffer (no double buffering)", lambda r: ["buffers=1"]),
+        ("the FPU not bound by the unpackers (operand_bytes_per_cycle = 0)",
+         lambda r: ["pe.gemm.operand_bytes_per_cycle=0"]),
+        ("one data path for both directions (pe.dma.duplex = 0)",
+         lambda r: ["pe.dma.duplex=0"]),
     ]
     for name, extra in variants:
         if extra is None or extra == "nofixed":
             b = base
         else:
-            b = predict(args.bin, rows, extra, args.jobs)
+            b = predict(args.bin, rows, lambda r, e=extra: ["pe.cpu.program_ns=0"] + e(r),
+                        args.jobs)
         x = 0.0 if extra == "nofixed" else fit_fixed(rows, b)
         a, p2, p4, w, _ = summary(rows, b, x)
         at = summary(rows, b, 0.0 if extra == "nofixed" else fixed)[0]

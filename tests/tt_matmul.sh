@@ -3,8 +3,9 @@
 # Data mode matches NumPy within the dtype's rounding (tests/lib/
 # tt_matmul_check.py) for every operand placement, uneven shapes and grids,
 # output parts and all three dtypes, on both Tenstorrent machines. In
-# op_log mode, the multicasts are counted against their closed form, and a
-# bad grid is a located parameter error (exit 2).
+# op_log mode, the multicasts are counted against their closed form, the
+# Tenstorrent mechanisms each make a difference, and a bad grid is a
+# located parameter error (exit 2).
 set -euo pipefail
 . "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 wh=$src/topologies/tt_wormhole_n150.yaml
@@ -88,7 +89,8 @@ n0=$(grep -c '"component": *"pe_math"' "$tmp/acc0.jsonl" || true)
 
 # pe.cpu.program_ns, the program's fixed launch and end, adds to the
 # kernel time exactly (every PE starts its body that much later).
-"$bin" run tt_matmul --topo "$wh" --set m=512 --set k=512 --set n=512 --json >"$tmp/p0.json"
+"$bin" run tt_matmul --topo "$wh" --set m=512 --set k=512 --set n=512 \
+        --set pe.cpu.program_ns=0 --json >"$tmp/p0.json"
 "$bin" run tt_matmul --topo "$wh" --set m=512 --set k=512 --set n=512 \
         --set pe.cpu.program_ns=1234 --json >"$tmp/p1.json"
 [ $(( $(ns "$tmp/p1.json") - $(ns "$tmp/p0.json") )) -eq 1234000 ] \
@@ -107,6 +109,25 @@ assert h2["bound_by"] == "PE_GEMM", h2["bound_by"]
 assert abs(h2["bounds"]["PE_GEMM"] - 2 * lo["bounds"]["PE_GEMM"]) < 1e-3, (h2["bounds"], lo["bounds"])
 assert h2["bounds"]["PE_GEMM"] > h2["bounds"]["HBM"], h2["bounds"]
 PY
+
+# The Tenstorrent mechanisms of ADR 0025, each against its absence:
+# - the unpackers' L1 read rate (pe.gemm.operand_bytes_per_cycle) bounds
+#   the FPU at HiFi2 on a sharded output's one-row subblocks;
+# - a NoC interface's own inbound path (pe.dma.duplex) lets B's reader
+#   take DRAM reads in while its multicasts go out;
+# - double-buffered operand pages (buffers=2) let a reader fetch the next
+#   K block during the compute.
+kt() { "$bin" run tt_matmul --topo "$wh" --json "$@" \
+        | "$py" -c 'import json,sys; print(json.load(sys.stdin)["kernel_ps"])'; }
+sq=(--set m=1024 --set k=1024 --set n=1024 --set fidelity=hifi2)
+big=(--set m=2048 --set k=2048 --set n=2048 --set fidelity=hifi2)
+small=(--set m=512 --set k=1024 --set n=1024)
+[ "$(kt "${big[@]}")" -gt "$(kt "${big[@]}" --set pe.gemm.operand_bytes_per_cycle=0)" ] \
+        || { echo "FAIL: the unpackers' rate does not slow HiFi2 1x4 subblocks" >&2; exit 1; }
+[ "$(kt "${small[@]}")" -lt "$(kt "${small[@]}" --set pe.dma.duplex=0)" ] \
+        || { echo "FAIL: duplex NoC interfaces are not faster" >&2; exit 1; }
+[ "$(kt "${sq[@]}")" -lt "$(kt "${sq[@]}" --set buffers=1)" ] \
+        || { echo "FAIL: double buffering is not faster than one page" >&2; exit 1; }
 
 # A grid larger than the NoC is bad input.
 if "$bin" run tt_matmul --topo "$wh" --set grid_x=9 >/dev/null 2>"$tmp/err"; then

@@ -153,6 +153,8 @@ typedef struct tl_machine {
         int hbm_channels;            /* HBM channels per cube */
         double hbm_bytes_per_s;      /* HBM bandwidth per cube, bytes/s */
         double noc_link_bytes_per_s; /* a mesh link, each direction, bytes/s */
+        int cpu_cores;               /* issuing cores per PE (pe.cpu.cores; tl_thread_start) */
+        int nocs;                    /* NoCs a core's transfers choose from (tl_set_noc) */
 } tl_machine;
 
 TL_API tl_machine tl_machine_info(tl_ctx *);
@@ -213,6 +215,8 @@ TL_API void tl__store(tl_ctx *, tl_tensor *dst, tl_tensor *src, const char *file
 TL_API void tl__copy_to(tl_ctx *, tl_tensor *dst, tl_tensor *src, const char *file, int line);
 TL_API void tl__send(tl_ctx *, int dst_rank, tl_tensor *t, int tag, const char *file, int line);
 TL_API tl_tensor *tl__recv(tl_ctx *, int src_rank, int tag, const char *file, int line);
+TL_API void tl__recv_into(tl_ctx *, tl_tensor *dst, int src_rank, int tag, const char *file,
+                          int line);
 TL_API void tl__wait_tensor(tl_ctx *, tl_tensor *t, const char *file, int line);
 TL_API void tl__mcast(tl_ctx *, int row0, int col0, int n_rows, int n_cols, tl_tensor *t,
                       int tag, const char *file, int line);
@@ -258,6 +262,12 @@ TL_API int tl__hbm_channel_pe(tl_ctx *, int channel, const char *file, int line)
  * inbox; returns it as a new scratch tensor. Messages of one (src, tag)
  * arrive in send order. */
 #define tl_recv(tl, src_rank, tag) tl__recv((tl), (src_rank), (tag), __FILE__, __LINE__)
+/* tl_recv into dst (TCM or scratch, the message's dtype and shape) rather
+ * than a new scratch tensor: the receiving DMA wrote the bytes there as
+ * they drained (a multicast into a receiver's circular buffer page, as
+ * tt-metal's receivers take it). No time beyond tl_recv's. */
+#define tl_recv_into(tl, dst, src_rank, tag) \
+        tl__recv_into((tl), (dst), (src_rank), (tag), __FILE__, __LINE__)
 /* Block until t's data is ready. */
 #define tl_wait_tensor(tl, t) tl__wait_tensor((tl), (t), __FILE__, __LINE__)
 
@@ -475,6 +485,78 @@ TL_API void tl__set_pinned(tl_tensor *t, bool pinned, const char *file, int line
  * scratch, used in place by the GEMM. One composite issue. */
 #define tl_softmax_merge(tl, s, v, m, l, o) \
         tl__softmax_merge((tl), (s), (v), (m), (l), (o), __FILE__, __LINE__)
+
+/* ---- kernel threads and circular buffers ------------------------------ */
+
+/* A PE runs the kernel on its first issuing core. The kernel may start more
+ * threads on the same PE, tt-metal's reader, compute and writer kernels:
+ * each runs fn(tl', copy) with a context of its own, copy being the
+ * thread's own copy of the arg_size (at most TL_THREAD_ARG_BYTES) bytes at
+ * arg, so the thread may outlive the caller's frame, (its own scratch
+ * scopes, outstanding ops and issue time) on the PE's next core, sharing
+ * the PE's engines, TCM and inbox. Thread i (the kernel itself is 0)
+ * issues on core i % pe.cpu.cores, so threads beyond the cores share one
+ * and take turns issuing. A thread's time is its own: its ops overlap the
+ * others' on the engines. The kernel's end waits for every thread it
+ * started to return. At most TL_MAX_THREADS threads a PE; a thread may not
+ * start threads. Tensors a thread made outside any scratch scope (tl_alloc
+ * at its top level, a circular buffer's pages) may be used by the PE's
+ * other threads; a scratch tensor belongs to its thread. Costs a wait's
+ * issue (pe.cpu.issue_cost_ns.wait). */
+#define TL_MAX_THREADS 8
+#define TL_THREAD_ARG_BYTES 256
+typedef void (*tl_thread_fn)(tl_ctx *tl, void *arg);
+TL_API void tl__thread_start(tl_ctx *, tl_thread_fn fn, const void *arg, size_t arg_size,
+                             const char *file, int line);
+#define tl_thread_start(tl, fn, arg, arg_size) \
+        tl__thread_start((tl), (fn), (arg), (arg_size), __FILE__, __LINE__)
+
+/* The NoC (0 .. tl_machine.nocs - 1) this thread's later transfers move
+ * on (loads, stores, copies, sends, multicasts; a message drains at its
+ * receiver on the NoC it was sent on). A machine whose cores each issue on
+ * one NoC of two (pe.dma.thread_nocs half of pe.dma.channels) gives each
+ * NoC its own data path at one NoC's rate, so two threads on two NoCs move
+ * data side by side; elsewhere there is one NoC. Thread i starts on NoC
+ * i % nocs. Free: no issue cost. */
+TL_API void tl__set_noc(tl_ctx *, int noc, const char *file, int line);
+#define tl_set_noc(tl, noc) tl__set_noc((tl), (noc), __FILE__, __LINE__)
+
+/* A circular buffer in TCM: n_pages pages of one shape and dtype, handed
+ * from the PE's producing thread to its consuming one in order, as
+ * tt-metal's circular buffers in L1 (cb_reserve_back, cb_push_back,
+ * cb_wait_front, cb_pop_front; a page here is what a kernel sizes it, e.g.
+ * a block of tiles). The producer reserves the back page (waiting while
+ * every page is full), writes it (its writes are futures as usual: the
+ * consumer's ops wait for them) and pushes it; the consumer waits for the
+ * front page, reads it and pops it, which first waits for the consumer's
+ * own outstanding ops (tt-metal's read or write barrier before the pop),
+ * so the page is free when the producer gets it back. Each call costs a
+ * wait's issue (pe.cpu.issue_cost_ns.wait). Made at a thread's top level
+ * (outside scratch scopes), once; its pages count as persistent TCM.
+ * Misuse is a kernel error: a second reserve before the push, a push
+ * without a reserve, a pop with nothing pushed, another PE's buffer. A
+ * wait that nothing can end (no thread pushes or pops) is reported as a
+ * deadlock naming the buffer and the waiting line. */
+typedef struct tl_cb tl_cb;
+TL_API tl_cb *tl__cb_make(tl_ctx *, const char *name, tl_dtype dt, int ndim,
+                          const int64_t *page_shape, int n_pages, const char *file, int line);
+TL_API tl_tensor *tl__cb_reserve_back(tl_ctx *, tl_cb *cb, const char *file, int line);
+TL_API void tl__cb_push_back(tl_ctx *, tl_cb *cb, const char *file, int line);
+TL_API tl_tensor *tl__cb_wait_front(tl_ctx *, tl_cb *cb, const char *file, int line);
+TL_API void tl__cb_pop_front(tl_ctx *, tl_cb *cb, const char *file, int line);
+/* A buffer named name (kept; messages use it) of n_pages (1 ..
+ * TL_CB_MAX_PAGES) pages of page_shape. */
+#define TL_CB_MAX_PAGES 16
+#define tl_cb_make(tl, name, dt, ndim, page_shape, n_pages) \
+        tl__cb_make((tl), (name), (dt), (ndim), (page_shape), (n_pages), __FILE__, __LINE__)
+/* Wait for a free page at the back; returns it (to write). */
+#define tl_cb_reserve_back(tl, cb) tl__cb_reserve_back((tl), (cb), __FILE__, __LINE__)
+/* Hand the reserved page to the consumer. */
+#define tl_cb_push_back(tl, cb) tl__cb_push_back((tl), (cb), __FILE__, __LINE__)
+/* Wait for a pushed page at the front; returns it (to read). */
+#define tl_cb_wait_front(tl, cb) tl__cb_wait_front((tl), (cb), __FILE__, __LINE__)
+/* Wait for this thread's outstanding ops, then free the front page. */
+#define tl_cb_pop_front(tl, cb) tl__cb_pop_front((tl), (cb), __FILE__, __LINE__)
 
 /* ---- kernels and their parameters --------------------------------------- */
 

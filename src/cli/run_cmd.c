@@ -390,6 +390,9 @@ int cli_kernels(int argc, char **argv)
                         printf("%-24s %s\n", k->name, k->summary ? k->summary : "");
                 else
                         print_kernel(k);
+                /* The write's error, before later calls change errno. */
+                if (ferror(stdout) && !cli_stdout_errno)
+                        cli_stdout_errno = errno;
         }
         return CLI_OK;
 }

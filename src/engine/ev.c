@@ -480,6 +480,21 @@ static void proc_wake(struct ev_loop *ev, struct ev_event *e)
         }
 }
 
+void ev_proc_discard(struct ev_proc *p)
+{
+        if (!p->co)
+                return;
+        struct ev_loop *ev = p->ev;
+        if (ev->finished == p) {     /* returned, its stack not yet freed */
+                ev->finished = NULL;
+                coro_release(&ev->stacks, p->co);
+        } else {
+                coro_discard(&ev->stacks, p->co);
+        }
+        p->co = NULL;
+        proc_unlink(ev, p);
+}
+
 int ev_proc_start(struct ev_loop *ev, struct ev_proc *p, const char *name, ev_proc_fn fn, void *arg)
 {
         memset(p, 0, sizeof *p);

@@ -196,6 +196,11 @@ struct ev_proc {
  * (deadlock, budget, stop), until ev_loop_fini. 0 or -ENOMEM. */
 int ev_proc_start(struct ev_loop *, struct ev_proc *p, const char *name, ev_proc_fn fn, void *arg);
 
+/* Drop a process that never finished (after a deadlock or a stop): its
+ * stack is discarded and the loop forgets it, so its owner may free p
+ * before ev_loop_fini. Nothing if it has finished or never started. */
+void ev_proc_discard(struct ev_proc *p);
+
 /* Within a process: */
 void ev_sleep(struct ev_proc *, sim_ps dt);
 void ev_sleep_until(struct ev_proc *, sim_ps when);

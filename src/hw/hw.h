@@ -99,6 +99,7 @@ struct hw_dma_req {
                                       * requester's, kept until placed) */
         const struct hw_hbm_span *to_home; /* to_hbm: where the bytes written go (same) */
         uint64_t bytes;              /* size */
+        unsigned noc;                /* the NoC it moves on (< hw_dma_nocs) */
         sim_ps at;                   /* issued at (now) */
         void (*done)(struct hw_dma_req *, sim_ps start, sim_ps end); /* placed */
         struct hw_dma_req *next;     /* in its cube's batch */
@@ -129,7 +130,12 @@ struct hw_pe {
         uint32_t node_math;
         uint32_t node_tcm;
         char name[48];               /* "sip0.cube1.pe5" */
-        struct ev_resource dma;      /* DMA engine's data path (divisible, bw) */
+        struct ev_resource dma;      /* DMA engine's data path (divisible, bw); NoC 0's where
+                                      * each core issues on one of two NoCs (hw_dma_nocs) */
+        struct ev_resource dma1;     /* NoC 1's data path then; unused otherwise */
+        struct ev_resource dma_rx;   /* pe.dma.duplex: NoC 0's inbound data path (reads from HBM,
+                                      * receive drains), dma carrying the outbound; unused else */
+        struct ev_resource dma1_rx;  /* the same for NoC 1 */
         struct ev_resource dma_slots; /* its descriptor slots, one server per channel */
         struct ev_resource gemm;     /* matrix engine */
         struct ev_resource math;     /* vector engine */
@@ -322,9 +328,12 @@ sim_ps hw_hbm_write(struct hw_sim *, struct hw_cube *, uint32_t src_node, uint64
 
 /* A DMA copy on pe's engine from at: reads the HBM of `from` first if
  * not NULL, writes the HBM of `to` after if not NULL (TCM otherwise, whose
- * banks carry the bytes). Returns the end; *start the engine start. */
+ * banks carry the bytes). Returns the end; *start the engine start. On
+ * NoC 0; hw_dma_copy_on moves it on NoC noc's data path. */
 sim_ps hw_dma_copy(struct hw_pe *pe, const struct hw_hbm_span *from, const struct hw_hbm_span *to,
                    uint64_t bytes, sim_ps at, sim_ps *start);
+sim_ps hw_dma_copy_on(struct hw_pe *pe, unsigned noc, const struct hw_hbm_span *from,
+                      const struct hw_hbm_span *to, uint64_t bytes, sim_ps at, sim_ps *start);
 
 /* hw_dma_copy, but a copy with an HBM side is placed at the end of the
  * current instant, with every HBM copy the cube's PEs issue at this
@@ -347,6 +356,11 @@ sim_ps hw_tcm_ps(const struct topo *, uint64_t bytes);
  * of the two. Returns that; *start (may be NULL) the engine's start. */
 sim_ps hw_gemm_run(struct hw_pe *pe, uint64_t m, uint64_t n, uint64_t k, uint64_t tcm_bytes,
                    sim_ps at, sim_ps *start);
+/* hw_gemm_run with operand_bytes of its operands read into the engine:
+ * at pe.gemm.operand_bytes_per_cycle (when set) the engine is busy at
+ * least their time, however few passes its work takes. */
+sim_ps hw_gemm_run_fed(struct hw_pe *pe, uint64_t m, uint64_t n, uint64_t k, uint64_t tcm_bytes,
+                       uint64_t operand_bytes, sim_ps at, sim_ps *start);
 sim_ps hw_math_run(struct hw_pe *pe, enum topo_op op, uint64_t elements, bool across_lanes,
                    uint64_t tcm_bytes, sim_ps at, sim_ps *start);
 /* Whether a composite stage of op reduces each row across the lanes. */
@@ -361,6 +375,24 @@ sim_ps hw_tcm_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes);
  * path: pe.dma.bw_gbps, or its share on the pe.dma.thread_nocs NoCs the
  * core issues on. */
 uint64_t hw_dma_bw(const struct topo *);
+/* The NoCs a PE's cores choose from, each with its own data path at
+ * hw_dma_bw: 2 where a core issues on one NoC of two (pe.dma.thread_nocs
+ * half of pe.dma.channels), else 1 (one data path for every transfer). */
+unsigned hw_dma_nocs(const struct topo *);
+/* The names of the data paths beside dma, by which hw_path_pe tells them. */
+extern const char hw_dma1_name[], hw_dma_rx_name[], hw_dma1_rx_name[];
+/* The PE whose data path (dma, dma1, dma_rx or dma1_rx) path is. */
+struct hw_pe *hw_path_pe(struct ev_resource *path);
+/* NoC noc's data path of pe (noc < hw_dma_nocs) for bytes coming in (in)
+ * or going out: with pe.dma.duplex each direction has its own (a NoC
+ * interface injects and ejects a flit per cycle each), else one carries
+ * both. */
+static inline struct ev_resource *hw_dma_path(struct hw_pe *pe, unsigned noc, bool in)
+{
+        if (in && pe->sim->topo->pe.dma.duplex)
+                return noc ? &pe->dma1_rx : &pe->dma_rx;
+        return noc ? &pe->dma1 : &pe->dma;
+}
 /* The NoC packets a transfer of bytes takes (at least one). */
 uint64_t hw_noc_packets(const struct topo *, uint64_t bytes);
 /* The data path's time for the requests of a transfer of bytes: one per
@@ -371,12 +403,12 @@ sim_ps hw_dma_request_ps(const struct topo *, uint64_t bytes);
 sim_ps hw_dma_ps(const struct topo *, uint64_t bytes);
 /* Reserve pe's DMA engine for bytes arriving at at: with setup (a
  * descriptor the PE_CPU issued), a descriptor slot from its earliest free
- * time, then the data path from the end of the setup for the bytes, their
+ * time, then NoC noc's data path from the end of the setup for the bytes, their
  * requests (hw_dma_request_ps) and extra_ps; without (a receive drain),
  * the data path from at for the bytes and their requests. Returns the
  * end; *start (may be NULL) the descriptor's start. */
-sim_ps hw_dma_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes, bool setup, sim_ps extra_ps,
-                      sim_ps *start);
+sim_ps hw_dma_reserve(struct hw_pe *pe, unsigned noc, sim_ps at, uint64_t bytes, bool setup,
+                      sim_ps extra_ps, sim_ps *start);
 
 /* The global index of the cube an edge belongs to: its source's, or its
  * destination's when the source is in no cube (an IO_CPU); or TOPO_NONE. */

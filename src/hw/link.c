@@ -149,7 +149,7 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
          * or in this instant's batch (a data path busy with TCM copies or
          * receive drains takes no share of the HBM). */
         size_t first = (size_t)(c - s->cubes) * s->pes_per_cube;
-        size_t self = pace ? container_of(pace, struct hw_pe, dma)->global : SIZE_MAX;
+        size_t self = pace ? hw_path_pe(pace)->global : SIZE_MAX;
         uint64_t streaming = 1;
         for (size_t i = first; pace && i < first + s->pes_per_cube; i++)
                 if (i != self && (s->pe_in_batch[i] || s->pe_hbm_until[i] > start))
@@ -243,6 +243,27 @@ uint64_t hw_dma_bw(const struct topo *t)
         return bw ? bw : 1;
 }
 
+const char hw_dma1_name[] = "pe_dma_noc1";
+const char hw_dma_rx_name[] = "pe_dma_rx";
+const char hw_dma1_rx_name[] = "pe_dma_noc1_rx";
+
+struct hw_pe *hw_path_pe(struct ev_resource *path)
+{
+        if (path->name == hw_dma1_name)
+                return container_of(path, struct hw_pe, dma1);
+        if (path->name == hw_dma_rx_name)
+                return container_of(path, struct hw_pe, dma_rx);
+        if (path->name == hw_dma1_rx_name)
+                return container_of(path, struct hw_pe, dma1_rx);
+        return container_of(path, struct hw_pe, dma);
+}
+
+unsigned hw_dma_nocs(const struct topo *t)
+{
+        const struct topo_pe_dma *dma = &t->pe.dma;
+        return dma->thread_nocs && dma->channels >= 2 * dma->thread_nocs ? 2 : 1;
+}
+
 uint64_t hw_noc_packets(const struct topo *t, uint64_t bytes)
 {
         return div_up(bytes ? bytes : 1, t->cube.noc.packet_bytes);
@@ -271,8 +292,8 @@ static sim_ps dma_slot(struct hw_pe *pe, sim_ps at, sim_ps data)
         return begin;
 }
 
-sim_ps hw_dma_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes, bool setup, sim_ps extra_ps,
-                      sim_ps *start)
+sim_ps hw_dma_reserve(struct hw_pe *pe, unsigned noc, sim_ps at, uint64_t bytes, bool setup,
+                      sim_ps extra_ps, sim_ps *start)
 {
         const struct topo_pe_dma *dma = &pe->sim->topo->pe.dma;
         sim_ps begin = at, from = at;
@@ -285,7 +306,7 @@ sim_ps hw_dma_reserve(struct hw_pe *pe, sim_ps at, uint64_t bytes, bool setup, s
                 begin = dma_slot(pe, at, data);
                 from = begin + dma->setup_ps;
         }
-        sim_ps end = ev_resource_reserve(&pe->dma, from, data, NULL);
+        sim_ps end = ev_resource_reserve(hw_dma_path(pe, noc, !setup), from, data, NULL);
         hw_power_book(&pe->sim->power, pe->global_cube, HW_PW_DMA, end - data, end);
         if (start)
                 *start = begin;
@@ -332,7 +353,15 @@ sim_ps hw_hbm_span_access(struct hw_sim *s, const struct hw_hbm_span *span, uint
 sim_ps hw_dma_copy(struct hw_pe *pe, const struct hw_hbm_span *from, const struct hw_hbm_span *to,
                    uint64_t bytes, sim_ps at, sim_ps *start)
 {
+        return hw_dma_copy_on(pe, 0, from, to, bytes, at, start);
+}
+
+sim_ps hw_dma_copy_on(struct hw_pe *pe, unsigned noc, const struct hw_hbm_span *from,
+                      const struct hw_hbm_span *to, uint64_t bytes, sim_ps at, sim_ps *start)
+{
         struct hw_sim *s = pe->sim;
+        /* A read from HBM comes in; a write to it, or a TCM copy, goes out. */
+        struct ev_resource *path = hw_dma_path(pe, noc, from != NULL);
         uint32_t cube = pe->global / s->pes_per_cube;
         sim_ps begin = dma_slot(pe, at, muldiv_by_ceil(&s->dma_ps, bytes));
         sim_ps t = begin + s->topo->pe.dma.setup_ps;
@@ -341,12 +370,12 @@ sim_ps hw_dma_copy(struct hw_pe *pe, const struct hw_hbm_span *from, const struc
         /* The data path paces the HBM side (reads, else writes), or moves a
          * TCM-to-TCM copy itself. */
         if (from)
-                t = hw_hbm_span_access(s, from, cube, pe->node_dma, bytes, false, t, &pe->dma);
+                t = hw_hbm_span_access(s, from, cube, pe->node_dma, bytes, false, t, path);
         if (to)
                 t = hw_hbm_span_access(s, to, cube, pe->node_dma, bytes, true, t,
-                                       from ? NULL : &pe->dma);
+                                       from ? NULL : path);
         if (!from && !to) {
-                sim_ps e = ev_resource_reserve(&pe->dma, t,
+                sim_ps e = ev_resource_reserve(path, t,
                                                muldiv_by_ceil(&s->dma_ps, bytes),
                                                NULL);
                 t = e > t ? e : t;
@@ -372,7 +401,7 @@ static void place_batch(struct ev_loop *ev, struct ev_event *e)
         while (list) {
                 struct hw_dma_req *r = list;
                 list = r->next;
-                sim_ps start, end = hw_dma_copy(r->pe, r->from_hbm ? r->from_home : NULL,
+                sim_ps start, end = hw_dma_copy_on(r->pe, r->noc, r->from_hbm ? r->from_home : NULL,
                                                 r->to_hbm ? r->to_home : NULL, r->bytes, r->at,
                                                 &start);
                 s->pe_in_batch[r->pe->global] = false;
@@ -383,8 +412,8 @@ static void place_batch(struct ev_loop *ev, struct ev_event *e)
 void hw_dma_copy_later(struct hw_dma_req *req)
 {
         if (!req->from_hbm && !req->to_hbm) {
-                sim_ps start, end = hw_dma_copy(req->pe, NULL, NULL, req->bytes, req->at,
-                                                &start);
+                sim_ps start, end = hw_dma_copy_on(req->pe, req->noc, NULL, NULL, req->bytes,
+                                                   req->at, &start);
                 req->done(req, start, end);
                 return;
         }

@@ -60,6 +60,9 @@ static int init_pe(struct hw_sim *s, struct hw_pe *pe, uint32_t sip, uint32_t cu
         snprintf(pe->name, sizeof pe->name, "sip%u.cube%u.pe%u", sip, cube, idx);
         uint32_t ch = s->topo->pe.dma.channels;
         int rc = ev_resource_init(&pe->dma, &s->ev, "pe_dma", 1, EV_SPLIT);
+        rc |= ev_resource_init(&pe->dma1, &s->ev, hw_dma1_name, 1, EV_SPLIT);
+        rc |= ev_resource_init(&pe->dma_rx, &s->ev, hw_dma_rx_name, 1, EV_SPLIT);
+        rc |= ev_resource_init(&pe->dma1_rx, &s->ev, hw_dma1_rx_name, 1, EV_SPLIT);
         rc |= ev_resource_init(&pe->dma_slots, &s->ev, "pe_dma_slot",
                                ch < EV_RESOURCE_MAX_SERVERS ? ch : EV_RESOURCE_MAX_SERVERS, EV_WHOLE);
         rc |= ev_resource_init(&pe->gemm, &s->ev, "pe_gemm", 1, EV_WHOLE);
@@ -179,6 +182,9 @@ void hw_sim_fini(struct hw_sim *s)
         if (s->pes)
                 for (uint32_t i = 0; i < s->n_pes; i++) {
                         ev_resource_fini(&s->pes[i].dma);
+                        ev_resource_fini(&s->pes[i].dma1);
+                        ev_resource_fini(&s->pes[i].dma_rx);
+                        ev_resource_fini(&s->pes[i].dma1_rx);
                         ev_resource_fini(&s->pes[i].dma_slots);
                         ev_resource_fini(&s->pes[i].gemm);
                         ev_resource_fini(&s->pes[i].math);
@@ -316,9 +322,21 @@ static sim_ps engine_run(struct hw_pe *pe, struct ev_resource *e, enum hw_pw_cla
 sim_ps hw_gemm_run(struct hw_pe *pe, uint64_t m, uint64_t n, uint64_t k, uint64_t tcm_bytes,
                    sim_ps at, sim_ps *start)
 {
+        return hw_gemm_run_fed(pe, m, n, k, tcm_bytes, 0, at, start);
+}
+
+sim_ps hw_gemm_run_fed(struct hw_pe *pe, uint64_t m, uint64_t n, uint64_t k, uint64_t tcm_bytes,
+                       uint64_t operand_bytes, sim_ps at, sim_ps *start)
+{
         /* hw_gemm_ps's figures, its cycles counted once. */
         const struct topo_pe_gemm *g = &pe->sim->topo->pe.gemm;
         uint64_t cycles = gemm_work_cycles(g, m, n, k);
+        /* The engine waits for operands it cannot be fed faster. */
+        if (g->operand_bytes_per_cycle) {
+                uint64_t fed = div_up(operand_bytes, g->operand_bytes_per_cycle);
+                if (fed > cycles)
+                        cycles = fed;
+        }
         sim_ps work = muldiv_by_ceil(&pe->sim->gemm_cycle_ps, cycles);
         sim_ps lone = muldiv_by_ceil(&pe->sim->gemm_cycle_ps,
                                      sat_u64((unsigned __int128)g->fill_cycles + g->drain_cycles +
@@ -361,7 +379,8 @@ uint64_t hw_sim_bookings(const struct hw_sim *s)
                         n += s->cubes[c].channels[ch].n_requests;
         for (uint32_t i = 0; i < s->n_pes; i++) {
                 const struct hw_pe *pe = &s->pes[i];
-                n += pe->dma.n_requests + pe->dma_slots.n_requests + pe->gemm.n_requests +
+                n += pe->dma.n_requests + pe->dma1.n_requests + pe->dma_rx.n_requests +
+                     pe->dma1_rx.n_requests + pe->dma_slots.n_requests + pe->gemm.n_requests +
                      pe->math.n_requests + pe->tcm.n_requests;
         }
         return n;

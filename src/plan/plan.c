@@ -220,13 +220,14 @@ static void place_tile_rest(struct plan_run *r)
         sim_ps ready = r->rd_ready;
         uint64_t rd_bytes = r->rd_bytes;
         /* Operands in from TCM, the fp32 tile out. */
-        uint64_t tcm = (uint64_t)(mm * kk) * g->a_elem_bytes + (uint64_t)(kk * nn) * g->b_elem_bytes +
-                       (uint64_t)(mm * nn) * 4;
+        uint64_t operands = (uint64_t)(mm * kk) * g->a_elem_bytes + (uint64_t)(kk * nn) * g->b_elem_bytes;
+        uint64_t tcm = operands + (uint64_t)(mm * nn) * 4;
         /* Accumulating: the engine starts the output tile from its values
          * in TCM (read once, at its first K tile) rather than from zero. */
         if (g->accumulate && r->tk == 0)
                 tcm += (uint64_t)(mm * nn) * g->out_elem_bytes;
-        sim_ps gs, ge = hw_gemm_run(pe, (uint64_t)mm, (uint64_t)nn, (uint64_t)kk, tcm, ready, &gs);
+        sim_ps gs, ge = hw_gemm_run_fed(pe, (uint64_t)mm, (uint64_t)nn, (uint64_t)kk, tcm, operands,
+                                        ready, &gs);
         log_stage(pc, &gm, "gemm", r->tile, gs, ge, rd_bytes, 2 * (uint64_t)(mm * nn * kk));
         r->buf_free[r->i % PLAN_DEPTH] = ge;
         /* The MATH stages read the GEMM's result from TCM. */

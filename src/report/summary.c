@@ -40,7 +40,8 @@ static void busy_classes(const struct hw_sim *s, const struct rep_run_stats *st,
         for (int op = 0; op < TOPO_OP_COUNT; op++)
                 cpu += st->issue_ps[op];
         for (uint32_t i = 0; i < s->n_pes; i++) {
-                dma += s->pes[i].dma.busy_ps;
+                dma += s->pes[i].dma.busy_ps + s->pes[i].dma1.busy_ps + s->pes[i].dma_rx.busy_ps +
+                       s->pes[i].dma1_rx.busy_ps;
                 gemm += s->pes[i].gemm.busy_ps;
                 math += s->pes[i].math.busy_ps;
         }
@@ -77,7 +78,8 @@ static void count_idle(const struct hw_sim *s, uint32_t *pes, uint32_t *cubes)
                 uint32_t idle = 0;
                 for (uint32_t p = c * s->pes_per_cube; p < (c + 1) * s->pes_per_cube; p++) {
                         const struct hw_pe *pe = &s->pes[p];
-                        if (!pe->dma.busy_ps && !pe->gemm.busy_ps && !pe->math.busy_ps)
+                        if (!pe->dma.busy_ps && !pe->dma1.busy_ps && !pe->dma_rx.busy_ps &&
+                            !pe->dma1_rx.busy_ps && !pe->gemm.busy_ps && !pe->math.busy_ps)
                                 idle++;
                 }
                 *pes += idle;

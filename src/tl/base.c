@@ -43,8 +43,13 @@ tl_ctx *tl__current(void)
         struct tl_run *r = running;
         if (!r || !r->sim->ev.current)
                 return NULL;
-        /* Every process of a machine is a PE's kernel (hw/launch.c). */
-        struct hw_pe *pe = container_of(r->sim->ev.current, struct hw_pe, proc);
+        /* Every process of a machine is a PE's kernel (hw/launch.c) or one
+         * of its threads (thread.c). */
+        struct ev_proc *p = r->sim->ev.current;
+        uintptr_t pes = (uintptr_t)r->sim->pes, at = (uintptr_t)p;
+        if (at < pes || at >= pes + r->sim->n_pes * sizeof *r->sim->pes)
+                return &container_of(p, struct tl_thread, proc)->ctx;
+        struct hw_pe *pe = container_of(p, struct hw_pe, proc);
         return &r->ctx[pe->global];
 }
 

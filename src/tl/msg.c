@@ -165,11 +165,18 @@ static void msg_land(struct ev_loop *ev, struct ev_event *e)
 {
         struct tl_msg *m = container_of(e, struct tl_msg, land);
         tl_ctx *dst = m->dst;
-        if (dst->recv_src >= 0 && (int)m->src_rank == dst->recv_src && m->tag == dst->recv_tag) {
-                dst->recv_src = -1;
-                dst->recv_got = m;
-                ev_future_complete(ev, &dst->recv_ready, 0);
-                return;
+        /* The PE's inbox is its threads': the first that waits for it. */
+        for (struct tl_thread *th = dst->threads;; th = th->next) {
+                tl_ctx *c = th ? &th->ctx : dst;
+                if (c->recv_src >= 0 && (int)m->src_rank == c->recv_src &&
+                    m->tag == c->recv_tag) {
+                        c->recv_src = -1;
+                        c->recv_got = m;
+                        ev_future_complete(ev, &c->recv_ready, 0);
+                        return;
+                }
+                if (!th)
+                        break;
         }
         inbox_push(&dst->run->inbox, dst->rank, m);
 }
@@ -252,7 +259,8 @@ static void msg_deliver(tl_ctx *tl, struct tl_msg *m, uint64_t bytes, sim_ps sen
          * a message shorter than its drain starts at once (0: the
          * resource takes it from now). */
         sim_ps head = arrive > drain ? arrive - drain : 0;
-        sim_ps drain_start, landed = hw_dma_reserve(dst->pe, head, bytes, false, 0, &drain_start);
+        sim_ps drain_start, landed = hw_dma_reserve(dst->pe, tl->noc, head, bytes, false, 0,
+                                                          &drain_start);
         /* The receiver's DMA writes the tensor into its TCM. */
         sim_ps written = hw_tcm_reserve(dst->pe, drain_start, bytes);
         if (landed < written)
@@ -286,7 +294,7 @@ void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file,
         /* Sender's DMA: setup and read-out; then the route; then the
          * receiving DMA drains the bytes into its inbox. */
         sim_ps now = ev_now(&s->ev), start;
-        sim_ps sent = hw_dma_reserve(tl->pe, now, bytes, true, 0, &start);
+        sim_ps sent = hw_dma_reserve(tl->pe, tl->noc, now, bytes, true, 0, &start);
         sim_ps arrive = hw_xfer(s, tl->pe->node_dma, dst->pe->node_dma, bytes,
                                 start + s->topo->pe.dma.setup_ps);
         if (arrive == TOPO_PS_NONE)
@@ -340,7 +348,7 @@ static void mcast(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl_ten
         const struct topo_pe_dma *dma = &s->topo->pe.dma;
         sim_ps per_dest = linked ? dma->mcast_linked_dest_ps : dma->mcast_dest_ps;
         sim_ps extra = sat_mul_u64(sat_mul_u64(hw_noc_packets(s->topo, bytes), n), per_dest);
-        sim_ps sent = hw_dma_reserve(tl->pe, now, bytes, true, extra, &start);
+        sim_ps sent = hw_dma_reserve(tl->pe, tl->noc, now, bytes, true, extra, &start);
         if (n && hw_xfer_mcast(s, tl->pe->node_dma, dsts, n, bytes,
                                start + s->topo->pe.dma.setup_ps, arrive) == TOPO_PS_NONE)
                 tl__fail(tl, file, line, op, "host out of memory routing the multicast");
@@ -375,24 +383,32 @@ void tl__mcast_linked(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl
         mcast(tl, row0, col0, n_rows, n_cols, t, tag, true, file, line, "tl_mcast_linked");
 }
 
-tl_tensor *tl__recv(tl_ctx *tl, int src_rank, int tag, const char *file, int line)
+/* Take the next message from src_rank with tag for op, waiting for it to
+ * land; the inbox no longer counts it. */
+static struct tl_msg *take(tl_ctx *tl, int src_rank, int tag, const char *file, int line,
+                           const char *op)
 {
         tl__issue(tl, TOPO_OP_RECV, file, line);
-        check_rank(tl, src_rank, file, line, "tl_recv");
+        check_rank(tl, src_rank, file, line, op);
         struct tl_msg *m = inbox_take(&tl->run->inbox, tl->rank, (uint32_t)src_rank, tag);
         if (!m) {
                 tl->recv_src = src_rank;
                 tl->recv_tag = tag;
                 tl->recv_got = NULL;
                 ev_future_init(&tl->recv_ready, "tl_recv");
-                tl__note_wait(tl, TL_NOTE_RECV, file, line, "tl_recv", tl->sim->pes[src_rank].name,
-                              tag);
+                tl__note_wait(tl, TL_NOTE_RECV, file, line, op, tl->sim->pes[src_rank].name, tag);
                 sim_ps since = ev_now(&tl->sim->ev);
                 ev_wait(tl->proc, &tl->recv_ready);
                 tl__waited(tl, since, "tl_recv", file, line);
                 m = tl->recv_got;
         }
         tl->run->inbox.n_out--;
+        return m;
+}
+
+tl_tensor *tl__recv(tl_ctx *tl, int src_rank, int tag, const char *file, int line)
+{
+        struct tl_msg *m = take(tl, src_rank, tag, file, line, "tl_recv");
         tl_tensor *t = tl__new_tensor(tl, file, line, "tl_recv", TL_SCRATCH, m->dtype, m->ndim,
                                       m->shape);
         if (tl->run->opts->mode == TL_MODE_DATA && m->payload)
@@ -402,3 +418,37 @@ tl_tensor *tl__recv(tl_ctx *tl, int src_rank, int tag, const char *file, int lin
         return t;
 }
 
+void tl__recv_into(tl_ctx *tl, tl_tensor *dst, int src_rank, int tag, const char *file, int line)
+{
+        tl__need_local(tl, dst, file, line, "tl_recv_into", "dst");
+        tl__check_block_start(tl, file, line, "tl_recv_into", dst, "dst");
+        struct tl_msg *m = take(tl, src_rank, tag, file, line, "tl_recv_into");
+        bool same = m->ndim == dst->ndim && m->dtype == dst->dtype;
+        for (int i = 0; same && i < m->ndim; i++)
+                same = m->shape[i] == dst->shape[i];
+        if (!same) {
+                char sm[96], sd[96];
+                tl__shape_text(sm, sizeof sm, m->ndim, m->shape);
+                tl__shape_text(sd, sizeof sd, dst->ndim, dst->shape);
+                tl__fail(tl, file, line, "tl_recv_into", "the message from %s tag %d is %s%s, "
+                         "dst %s", tl->sim->pes[src_rank].name, tag, sm,
+                         m->dtype != dst->dtype ? " of another dtype" : "", sd);
+        }
+        tl__wait_ready(tl, dst, file, line, "tl_recv_into");
+        if (tl->run->opts->mode == TL_MODE_DATA && m->payload) {
+                /* The values, row-major, under dst's shape (rounded at the send). */
+                tl_tensor in = *dst, out;
+                in.base = m->payload->data;
+                in.offset = 0;
+                int64_t st = 1;
+                for (int i = dst->ndim - 1; i >= 0; i--) {
+                        in.stride[i] = st;
+                        st *= dst->shape[i];
+                }
+                tl__compute_copy(&in, tl__data_write(tl, dst, &out, file, line, "tl_recv_into"),
+                                 tl__is_bfp(dst->dtype) ? TL_FP32 : dst->dtype);
+        }
+        if (tl->run->have_trace)
+                dst->owner->made_at = m->drain_at;
+        msg_free(tl->run, m);
+}

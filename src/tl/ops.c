@@ -140,17 +140,27 @@ void tl__issue(tl_ctx *tl, enum topo_op op, const char *file, int line)
                 ev_sleep(tl->proc, 0);
                 return;
         }
-        sim_ps now = ev_now(&tl->sim->ev);
+        sim_ps now = ev_now(&tl->sim->ev), begin = now;
+        if (tl->first->n_threads) {
+                /* Threads sharing a core take turns issuing on it. */
+                sim_ps *free_at = &tl->first->core_free[tl->core];
+                if (*free_at > begin)
+                        begin = *free_at;
+                *free_at = begin + cost;
+        }
         if (tl->run->have_oplog || tl->run->have_trace) {
                 struct rep_param p[2] = { { .name = "file", .kind = REP_STR, .s = file },
                                           { .name = "line", .kind = REP_INT, .i = line } };
                 struct rep_op rec = { .pe = tl->pe->name, .pe_index = tl->rank,
                                       .component = "pe_cpu", .op = topo_op_name(op),
-                                      .start_ps = now, .end_ps = now + cost, .params = p,
+                                      .start_ps = begin, .end_ps = begin + cost, .params = p,
                                       .n_params = 2 };
                 tl__log(tl, &rec);
         }
-        ev_sleep(tl->proc, cost);
+        if (begin == now)
+                ev_sleep(tl->proc, cost);
+        else
+                ev_sleep_until(tl->proc, begin + cost);
 }
 
 /* ---- futures of results ------------------------------------------------------ */
@@ -435,7 +445,8 @@ static void dma_move(tl_ctx *tl, const tl_tensor *src, const tl_tensor *dst, uin
         d->n_params = n;
         d->req = (struct hw_dma_req){ .pe = tl->pe, .from_hbm = src->space == TL_HBM,
                                       .to_hbm = dst->space == TL_HBM, .bytes = bytes,
-                                      .at = ev_now(&tl->sim->ev), .done = dma_placed };
+                                      .noc = tl->noc, .at = ev_now(&tl->sim->ev),
+                                      .done = dma_placed };
         if (d->req.from_hbm) {
                 tl__hbm_span(tl->run, src, &d->from_home);
                 d->req.from_home = &d->from_home;
@@ -919,6 +930,8 @@ tl_machine tl__machine_of(const struct hw_sim *s)
                 .hbm_bytes_per_s = (double)t->cube.hbm.channels *
                                    (double)t->cube.hbm.channel_bw_bytes_per_s,
                 .noc_link_bytes_per_s = (double)t->cube.noc.link_bw_bytes_per_s,
+                .cpu_cores = pe->cpu.cores ? (int)pe->cpu.cores : 1,
+                .nocs = (int)hw_dma_nocs(t),
         };
 }
 

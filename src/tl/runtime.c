@@ -88,22 +88,8 @@ static void pe_body(struct hw_pe *pe, void *arg)
         struct tl_run *r = arg;
         tl_ctx *tl = &r->ctx[pe->global];
         r->kernel->fn(tl, r->args);
-        if (tl->n_scopes) {
-                const struct tl_scope *open_scope = &tl->scopes[tl->n_scopes - 1];
-                tl__fail(tl, open_scope->file, open_scope->line, "kernel end",
-                         "%d scratch scope%s still open at the kernel's end; this "
-                         "tl_scratch_scope_begin has no tl_scratch_scope_end", tl->n_scopes,
-                         tl->n_scopes == 1 ? "" : "s");
-        }
-        /* The kernel is done when its stores and sends have left. */
-        tl__wait_inflight(tl, 0, "kernel end");
-        if (tl->busy_until > ev_now(&tl->sim->ev)) {
-                ev_proc_note(tl->proc, "kernel end: outstanding DMA");
-                sim_ps since = ev_now(&tl->sim->ev);
-                ev_sleep_until(tl->proc, tl->busy_until);
-                tl__waited(tl, since, "outstanding ops at the kernel's end", tl->proc->at_file,
-                           tl->proc->at_line);
-        }
+        tl__kernel_end(tl);
+        tl__join_threads(tl);
 }
 
 /* Where path would be created: its directory resolved and its name, a
@@ -250,14 +236,22 @@ static int open_outputs(struct tl_run *r, struct diag *d)
         return 0;
 }
 
+static void add_counts(struct rep_run_stats *st, const tl_ctx *c)
+{
+        for (int op = 0; op < TOPO_OP_COUNT; op++) {
+                st->issue_ps[op] += c->issue_ps[op];
+                st->n_ops[op] += c->n_ops[op];
+        }
+}
+
 void tl__run_counts(const struct tl_run *r, struct rep_run_stats *st)
 {
         memset(st, 0, sizeof *st);
-        for (uint32_t i = 0; i < r->sim->n_pes; i++)
-                for (int op = 0; op < TOPO_OP_COUNT; op++) {
-                        st->issue_ps[op] += r->ctx[i].issue_ps[op];
-                        st->n_ops[op] += r->ctx[i].n_ops[op];
-                }
+        for (uint32_t i = 0; i < r->sim->n_pes; i++) {
+                add_counts(st, &r->ctx[i]);
+                for (const struct tl_thread *th = r->ctx[i].threads; th; th = th->next)
+                        add_counts(st, &th->ctx);
+        }
         st->work = r->work;
 }
 
@@ -320,6 +314,7 @@ int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl
                 tl->run = r;
                 tl->rank = i;
                 tl->recv_src = -1;
+                tl->first = tl;
         }
         if ((rc = open_outputs(r, d)) < 0) {
                 close_outputs(r, false, d);
@@ -379,8 +374,10 @@ int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl
 void tl_run_fini(struct tl_run *r)
 {
         if (r->ctx)
-                for (uint32_t i = 0; i < r->sim->n_pes; i++)
+                for (uint32_t i = 0; i < r->sim->n_pes; i++) {
+                        tl__threads_fini(&r->ctx[i]);
                         tl__ctx_fini(&r->ctx[i]);
+                }
         free(r->ctx);
         tl__copies_free(r);
         for (int i = 0; i < r->n_globals; i++)

@@ -32,9 +32,13 @@ _Noreturn void tl__bad_tensor(tl_ctx *tl, const tl_tensor *t, const char *file, 
         if (t->magic != TL_TENSOR_MAGIC)
                 tl__fail(tl, file, line, op, "%s is not a tensor (a stale or wild pointer?)",
                          which);
-        if (t->ctx && t->ctx != tl)
+        if (t->ctx && t->ctx->first != tl->first)
                 tl__fail(tl, file, line, op, "%s was made on PE %s; send it with tl_send", which,
                          t->ctx->pe->name);
+        if (t->ctx && t->ctx != tl && t->scope_depth)
+                tl__fail(tl, file, line, op, "%s is another thread's scratch (%s); share "
+                         "tensors made outside scratch scopes, or a circular buffer's pages",
+                         which, t->ctx->thread ? t->ctx->thread->name : t->ctx->pe->name);
         /* The only check left: its scope has ended. */
         tl__fail(tl, file, line, op,
                  "%s was made in a scratch scope that has ended (tl_scratch_scope_end "
@@ -250,8 +254,12 @@ static void charge(tl_ctx *tl, const char *file, int line, const char *op, tl_sp
         const struct topo_tcm *tcm = &tl->sim->topo->pe.tcm;
         char want[32], cap[32];
         if (space == TL_SCRATCH) {
-                if (tl->scratch_bytes + bytes > tcm->scratch_ceiling_bytes) {
-                        format_bytes(want, sizeof want, tl->scratch_bytes + bytes);
+                /* One arena for the PE's threads. */
+                uint64_t used = tl->first->scratch_bytes;
+                for (const struct tl_thread *th = tl->first->threads; th; th = th->next)
+                        used += th->ctx.scratch_bytes;
+                if (used + bytes > tcm->scratch_ceiling_bytes) {
+                        format_bytes(want, sizeof want, used + bytes);
                         format_bytes(cap, sizeof cap, tcm->scratch_ceiling_bytes);
                         tl__fail(tl, file, line, op,
                                  "scratch: %s requested, %s ceiling (free scratch with "
@@ -265,13 +273,14 @@ static void charge(tl_ctx *tl, const char *file, int line, const char *op, tl_sp
                         tl->scratch_peak = tl->scratch_bytes;
         } else if (space == TL_TCM) {
                 uint64_t room = tcm->size_bytes - tcm->scratch_ceiling_bytes;
-                if (tl->tcm_bytes + bytes > room) {
-                        format_bytes(want, sizeof want, tl->tcm_bytes + bytes);
+                tl_ctx *home = tl->first;    /* the PE's threads share its TCM */
+                if (home->tcm_bytes + bytes > room) {
+                        format_bytes(want, sizeof want, home->tcm_bytes + bytes);
                         format_bytes(cap, sizeof cap, room);
                         tl__fail(tl, file, line, op,
                                  "TCM: %s requested, %s outside the scratch arena", want, cap);
                 }
-                tl->tcm_bytes += bytes;
+                home->tcm_bytes += bytes;
         }
 }
 

@@ -16,7 +16,8 @@ _Noreturn void tl__bad_tensor(tl_ctx *tl, const tl_tensor *t, const char *file, 
 static inline void tl__check_tensor(tl_ctx *tl, const tl_tensor *t, const char *file, int line,
                                     const char *op, const char *which)
 {
-        if (!t || t->magic != TL_TENSOR_MAGIC || (t->ctx && t->ctx != tl) ||
+        if (!t || t->magic != TL_TENSOR_MAGIC ||
+            (t->ctx && t->ctx != tl && (t->ctx->first != tl->first || t->scope_depth)) ||
             tl__struct_dead(tl, t))
                 tl__bad_tensor(tl, t, file, line, op, which);
 }

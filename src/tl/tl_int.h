@@ -201,6 +201,8 @@ struct tl_pool {
 
 #define TL_HINTS 32
 
+struct tl_thread;
+
 struct tl_ctx {
         struct hw_pe *pe;            /* the PE running this kernel instance */
         struct hw_sim *sim;          /* its machine */
@@ -237,7 +239,42 @@ struct tl_ctx {
         int n_deps;                  /* entries of deps */
         uint32_t site_hints[TL_HINTS]; /* data mode: its write sites (tl_run.sites) by line
                                         modulo TL_HINTS (0: none) */
+        /* Kernel threads (thread.c): */
+        struct tl_ctx *first;        /* the PE's first core's context (itself there) */
+        struct tl_thread *thread;    /* a started thread's record; NULL on the first core */
+        unsigned core;               /* the core it issues on (thread index % pe.cpu.cores) */
+        unsigned noc;                /* the NoC its transfers move on (tl_set_noc) */
+        /* First core only: */
+        struct tl_thread *threads;   /* the threads started on the PE, newest first */
+        int n_threads;               /* how many (the kernel itself not counted) */
+        int threads_live;            /* of them, not yet returned */
+        bool threads_waited;         /* the kernel's end waits on threads_done */
+        struct ev_future threads_done; /* completed when the last live thread returns */
+        sim_ps core_free[TL_MAX_THREADS]; /* per core: the end of its last issue */
+        struct tl_cb *cbs;           /* the PE's circular buffers, newest first */
 };
+
+/* A kernel thread started on a PE (tl_thread_start). */
+struct tl_thread {
+        struct ev_proc proc;         /* its process */
+        struct tl_ctx ctx;           /* its context */
+        struct tl_thread *next;      /* the PE's next (older) thread */
+        tl_thread_fn fn;             /* its body */
+        _Alignas(max_align_t) unsigned char arg[TL_THREAD_ARG_BYTES]; /* its argument's copy */
+        char name[64];               /* "sip0.cube0.pe5.t1": reports and deadlocks */
+};
+
+/* Wait for tl's outstanding ops, charged to file:line (what names the
+ * wait in the profile and the trace): a circular buffer's pop, a kernel's
+ * or a thread's end. */
+void tl__drain(tl_ctx *tl, const char *what, const char *file, int line);
+/* The end of a kernel or a thread: no scope open (else a kernel error),
+ * its stores and sends gone. */
+void tl__kernel_end(tl_ctx *tl);
+/* The kernel's end on the first core: wait for its threads to return. */
+void tl__join_threads(tl_ctx *tl);
+/* Free the PE's threads' records and contexts (after the run). */
+void tl__threads_fini(tl_ctx *tl);
 
 /* Note what the process is about to wait for (see struct tl_note). */
 void tl__note_wait(tl_ctx *tl, enum tl_note_kind kind, const char *file, int line, const char *op,

@@ -116,6 +116,8 @@ struct topo_pe_cpu {
         sim_ps node_overhead_ps;     /* per message handled, picoseconds */
         sim_ps program_ps;           /* a device program's fixed launch and end on each PE,
                                       * counted in kernel time, picoseconds */
+        uint32_t cores;              /* issuing cores per PE, each with its own issue time for
+                                      * the kernel threads it runs (0: 1) */
         sim_ps issue_cost_ps[TOPO_OP_COUNT]; /* per op type, ps; TOPO_COST_NONE = absent */
         struct topo_energy energy;   /* per issued op; static per PE */
 };
@@ -128,6 +130,8 @@ struct topo_pe_dma {
         uint32_t thread_nocs;        /* of the channels, those one issuing core's transfers
                                       * use: they move at bw x thread_nocs / channels
                                       * (0: all, at bw) */
+        uint32_t duplex;             /* 1: a data path per direction (bytes in, bytes out);
+                                      * 0: one carries both */
         sim_ps request_ps;           /* per NoC packet a transfer issues: the data path's
                                       * time for the request beside its bytes */
         sim_ps mcast_dest_ps;        /* a multicast's sender, per packet and destination */
@@ -150,6 +154,9 @@ struct topo_pe_gemm {
         uint32_t fill_cycles;        /* pipeline fill before the first result, cycles per op */
         uint32_t drain_cycles;       /* pipeline drain after the last block, cycles per op */
         uint32_t fidelity_passes;    /* passes per op: LoFi 1, HiFi2 2, HiFi3 3, HiFi4 4 */
+        uint32_t operand_bytes_per_cycle; /* the rate its operands come from TCM into the engine
+                                      * (Tensix's unpackers), bytes per engine cycle; 0: not
+                                      * limited beyond the TCM's bandwidth */
         struct topo_energy energy;   /* per MAC per fidelity pass; static per PE */
 };
 

@@ -126,6 +126,7 @@ const struct topo__field topo__fields[] = {
         F_INT("pe.cpu.dispatch_cycles", 0, 1e6, pe.cpu.dispatch_cycles),
         F_NS("pe.cpu.node_overhead_ns", pe.cpu.node_overhead_ps),
         F_NS("pe.cpu.program_ns", pe.cpu.program_ps),
+        F_OPT_INT("pe.cpu.cores", 0, 16, pe.cpu.cores),
         F_MAP("pe.cpu.issue_cost_ns"),
         TOPO_CTRL_OPS(F_COST)
         TOPO_MATH_OPS(F_COST)
@@ -136,6 +137,7 @@ const struct topo__field topo__fields[] = {
         F_NS("pe.dma.setup_ns", pe.dma.setup_ps),
         F_NS("pe.dma.node_overhead_ns", pe.dma.node_overhead_ps),
         F_OPT_INT("pe.dma.thread_nocs", 0, 64, pe.dma.thread_nocs),
+        F_OPT_INT("pe.dma.duplex", 0, 1, pe.dma.duplex),
         F_OPT_NS("pe.dma.request_ns", pe.dma.request_ps),
         F_OPT_NS("pe.dma.mcast_dest_ns", pe.dma.mcast_dest_ps),
         F_OPT_NS("pe.dma.mcast_linked_dest_ns", pe.dma.mcast_linked_dest_ps),
@@ -153,6 +155,7 @@ const struct topo__field topo__fields[] = {
         F_INT("pe.gemm.fill_cycles", 0, 1e6, pe.gemm.fill_cycles),
         F_INT("pe.gemm.drain_cycles", 0, 1e6, pe.gemm.drain_cycles),
         F_INT("pe.gemm.fidelity_passes", 1, 4, pe.gemm.fidelity_passes),
+        F_OPT_INT("pe.gemm.operand_bytes_per_cycle", 0, 1 << 20, pe.gemm.operand_bytes_per_cycle),
         F_ENERGY("pe.gemm", "mac", pe.gemm.energy),
         F_MAP("pe.math"),
         F_INT("pe.math.lanes", 1, 1 << 16, pe.math.lanes),
