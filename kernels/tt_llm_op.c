@@ -309,10 +309,12 @@ static void sdpa_decode(tl_ctx *tl, const struct tt_op_args *a)
                 } else {
                         for (int64_t p = 1; p < splits; p++) {
                                 int src = grid_rank(tl, a, (u * splits + p) % cores);
+                                tl_scratch_scope_begin(tl); /* one partial at a time */
                                 tl_tensor *mb = tl_recv(tl, src, TAG_MERGE);
                                 tl_tensor *lb = tl_recv(tl, src, TAG_MERGE + 1);
                                 merge_state(tl, &st, TT_TILE, d, mb, lb,
                                             tl_recv(tl, src, TAG_MERGE + 2));
+                                tl_scratch_scope_end(tl);
                         }
                         write_out(tl, &st, head_rows(tl, a->o, b, h, 0, TT_TILE), TT_TILE, d);
                 }

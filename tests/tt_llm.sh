@@ -71,7 +71,7 @@ bad "llama3.2-1b,n150,performance,33,128,200,28.3,104" \
 
 # The program cost is paid once per launch.
 n150=topologies/tt_wormhole_n150.yaml
-t0=$("$bin" run tt_llm_op --topo $n150 --set op=norm --set rows=32 --set cols=2048 --json |
+t0=$("$bin" run tt_llm_op --topo $n150 --set pe.cpu.program_ns=0 --set op=norm --set rows=32 --set cols=2048 --json |
      "$py" -c 'import json,sys; print(json.load(sys.stdin)["kernel_ps"])')
 t1=$("$bin" run tt_llm_op --topo $n150 --set op=norm --set rows=32 --set cols=2048 \
      --set pe.cpu.program_ns=5000 --json | "$py" -c 'import json,sys; print(json.load(sys.stdin)["kernel_ps"])')
