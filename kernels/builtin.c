@@ -21,6 +21,9 @@ extern const struct tl_kernel tl_kernel_llm_layer;
 extern const struct tl_kernel tl_kernel_llm_lm_head;
 extern const struct tl_kernel tl_kernel_tt_matmul;
 extern const struct tl_kernel tl_kernel_tt_dm;
+extern const struct tl_kernel tl_kernel_all_gather;
+extern const struct tl_kernel tl_kernel_reduce_scatter;
+extern const struct tl_kernel tl_kernel_all_reduce;
 extern const struct tl_kernel *const tl_builtin_kernels[];
 
 const struct tl_kernel *const tl_builtin_kernels[] = {
@@ -40,5 +43,8 @@ const struct tl_kernel *const tl_builtin_kernels[] = {
         &tl_kernel_llm_lm_head,
         &tl_kernel_tt_matmul,
         &tl_kernel_tt_dm,
+        &tl_kernel_all_gather,
+        &tl_kernel_reduce_scatter,
+        &tl_kernel_all_reduce,
         NULL,
 };

@@ -109,9 +109,9 @@ enum topo_net {
         TOPO_NET_RING,               /* i <-> i+1 mod n (one pair when n == 2) */
         TOPO_NET_FULL,               /* every pair */
         TOPO_NET_LINE,               /* i <-> i+1 (no wrap-around) */
-        TOPO_NET_MESH,               /* a 2D grid, rows of system.inter_sip.mesh_cols peers;
-                                      * each joined to its east and south neighbours
-                                      * (SIPs only) */
+        TOPO_NET_MESH,               /* a 2D grid, rows of system.inter_sip.mesh_cols peers
+                                      * (the last may be short); each joined to its east
+                                      * and south neighbours (SIPs only) */
 };
 
 struct topo_pe_cpu {

@@ -99,7 +99,7 @@ static uint64_t net_pairs(uint32_t n, enum topo_net net, uint32_t cols, uint32_t
                 break;
         case TOPO_NET_MESH:
                 for (uint32_t i = 0; cols && i < n; i++) {
-                        if ((i + 1) % cols != 0)
+                        if ((i + 1) % cols != 0 && i + 1 < n)
                                 PAIR(i, i + 1);
                         if (i + cols < n)
                                 PAIR(i, i + cols);

@@ -661,20 +661,19 @@ static void check_on_grid(struct loader *L, const char *key, const struct topo_c
         }
 }
 
-/* The SIP network: a mesh needs its row length; cubes are a ring or full. */
+/* The SIP network: a mesh needs its row length (its last row may be
+ * short); cubes are a ring or full. */
 static void check_sip_net(struct loader *L)
 {
         const struct topo *t = L->t;
         const struct topo_system *sy = &t->system;
-        if (sy->sip_net == TOPO_NET_MESH &&
-            (!sy->mesh_cols || sy->sips % sy->mesh_cols != 0)) {
+        if (sy->sip_net == TOPO_NET_MESH && !sy->mesh_cols) {
                 static const char *const p[] = { "system.inter_sip.topology",
-                                                 "system.inter_sip.mesh_cols", "system.sips" };
-                struct where w = latest(L, p, 3);
+                                                 "system.inter_sip.mesh_cols" };
+                struct where w = latest(L, p, 2);
                 error_at(L, w.line, w.col,
-                         "system.inter_sip.topology mesh needs system.inter_sip.mesh_cols > 0 "
-                         "dividing system.sips (%u); got mesh_cols %u",
-                         sy->sips, sy->mesh_cols);
+                         "system.inter_sip.topology mesh needs system.inter_sip.mesh_cols, the "
+                         "SIPs of a mesh row (> 0)");
         }
         if (t->sip.cube_net == TOPO_NET_LINE || t->sip.cube_net == TOPO_NET_MESH) {
                 static const char *const p[] = { "sip.inter_cube.topology" };

@@ -1109,6 +1109,9 @@ Test(topo, inter_sip_links_mesh_and_ports)
         count_sip_edges("version: 1\nsystem: {sips: 6, inter_sip: {topology: mesh, mesh_cols: 3, "
                         "links: 2, bw_gbps: 12.5, ports: [[1, 2], [3, 3]]}}\n",
                         28, 12500000000ull, 6);
+        /* A short last row: 6 SIPs in rows of 4 make 3 + 1 east and 2 south pairs. */
+        count_sip_edges("version: 1\nsystem: {sips: 6, inter_sip: {topology: mesh, mesh_cols: 4}}\n",
+                        12, 100 * GBPS, 0);
         /* A line of 4 has 3 pairs, a ring 4. */
         count_sip_edges("version: 1\nsystem: {sips: 4, inter_sip: {topology: line}}\n", 6,
                         100 * GBPS, 0);
