@@ -45,4 +45,15 @@ int bench_print_json(const struct bench_ctx *c, json_t *v);
  * that generate sweep specs). */
 void bench_flow_list(FILE *f, const char *list);
 
+/* Create the directory path and its parents (a failure to d, located
+ * at path). */
+void bench_make_dir(const char *path, struct diag *d);
+/* Write text to dir/name atomically; a failure is a warning on stderr.
+ * 0 or a negative errno. */
+int bench_write_text(const char *dir, const char *name, const char *text, size_t len);
+/* DIR/figures, created (figs gets its path); -1 with the problem in d. */
+int bench_figures_dir(const char *dir, char *figs, size_t len, struct diag *d);
+/* A table opened for reading, or NULL with "cannot open" located at path in d. */
+FILE *bench_open_table(const char *path, struct diag *d);
+
 #endif

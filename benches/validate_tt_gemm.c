@@ -213,40 +213,12 @@ static int predict(const struct topo *t, const struct tl_kernel *k, struct vt_ro
         return rc == 0 ? 0 : rc == -EINVAL ? 2 : 1;
 }
 
-static void make_dir(const char *path, struct diag *d)
-{
-        char buf[4400];
-        snprintf(buf, sizeof buf, "%s", path);
-        for (char *p = buf + 1; *p; p++) {
-                if (*p != '/')
-                        continue;
-                *p = '\0';
-                mkdir(buf, 0755);
-                *p = '/';
-        }
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-                diag_error_at(d, path, 0, 0, "cannot create the directory: %s", strerror(errno));
-}
-
-static int write_text(const char *dir, const char *name, const char *text, size_t len)
-{
-        char path[4400];
-        snprintf(path, sizeof path, "%s/%s", dir, name);
-        int rc = fs_write_atomic(path, text, len);
-        if (rc < 0)
-                fprintf(stderr, "cubesim bench: warning: cannot write %s: %s\n", path,
-                        strerror(-rc));
-        return rc;
-}
-
 /* table.md and the figure's data and script; gnuplot draws it if asked. */
 static void write_outputs(const char *dir, const struct vt_row *r, int n, double mape,
                           bool modelled, bool draw, struct diag *d)
 {
         char figs[4300];
-        snprintf(figs, sizeof figs, "%.4200s/figures", dir);
-        make_dir(figs, d);
-        if (d->n_errors)
+        if (bench_figures_dir(dir, figs, sizeof figs, d) < 0)
                 return;
         char *buf = NULL;
         size_t len = 0;
@@ -263,7 +235,7 @@ static void write_outputs(const char *dir, const struct vt_row *r, int n, double
                         r[i].field[C_OUT], r[i].field[C_GX], r[i].field[C_GY], r[i].measured_ns,
                         r[i].predicted_ns, r[i].error_pct);
         fclose(f);
-        write_text(dir, "table.md", buf, len);
+        bench_write_text(dir, "table.md", buf, len);
         free(buf);
 
         f = open_memstream(&buf, &len);
@@ -271,7 +243,7 @@ static void write_outputs(const char *dir, const struct vt_row *r, int n, double
         for (int i = 0; i < n; i++)
                 fprintf(f, "%.1f %.1f\n", r[i].measured_ns, r[i].predicted_ns);
         fclose(f);
-        write_text(figs, "pred_vs_meas.dat", buf, len);
+        bench_write_text(figs, "pred_vs_meas.dat", buf, len);
         free(buf);
 
         f = open_memstream(&buf, &len);
@@ -294,7 +266,7 @@ static void write_outputs(const char *dir, const struct vt_row *r, int n, double
                    "unset output\n",
                 mape);
         fclose(f);
-        write_text(figs, "pred_vs_meas.gp", buf, len);
+        bench_write_text(figs, "pred_vs_meas.gp", buf, len);
         free(buf);
         char scripts[1][300] = { "pred_vs_meas.gp" };
         if (draw && sweep_gnuplot(figs, scripts, 1) < 0)

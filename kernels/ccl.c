@@ -16,7 +16,9 @@
  * member's neighbours are its mesh neighbours (a 2 x 4 T3000: 0 1 2 3 7 6
  * 5 4; a mesh with a short last row: SIP order). Each member runs workers PEs per flow (flows: 2 when bidir) on
  * PEs 0, 1, ... of cube 0; they move the tensors between HBM and the
- * links in messages of chunk_bytes. */
+ * links in messages of chunk_bytes. Each PE opens and closes the run with
+ * a handshake with its neighbours (coll_handshake: tt-metal's entry
+ * barrier and exit wait). */
 #include "collective.h"
 
 enum ccl_op { CCL_ALL_GATHER, CCL_REDUCE_SCATTER, CCL_ALL_REDUCE };
@@ -150,6 +152,7 @@ static void ccl(tl_ctx *tl, const void *args)
                 for (int k = 0; k < per; k++)
                         t.ranks[i * per + k] = tl_rank(tl, k, 0, a->order[i]);
         }
+        coll_handshake(tl, &t, COLL_TAGS);
         tl_tensor *x = slice(tl, a->x, sip, a->rows, a->cols);
         tl_tensor *y = slice(tl, a->y, sip, tl_dim(a->y, 1), tl_dim(a->y, 2));
         switch (a->op) {
@@ -171,6 +174,7 @@ static void ccl(tl_ctx *tl, const void *args)
                 coll_all_reduce(tl, &t, x, y, 0);
                 break;
         }
+        coll_handshake(tl, &t, COLL_TAGS);
 }
 
 #define CCL_KERNEL(name, pfx, op, summary)                                                  \

@@ -275,6 +275,35 @@ void coll_all_reduce(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_te
         coll_all_gather(tl, t, mine, out, false, tag + 32);
 }
 
+/* The neighbour of this PE's member on side d (+1, -1), or -1. */
+static int neighbour(const struct coll_team *t, int d)
+{
+        int m = t->me + d;
+        if (t->algo == COLL_LINE && (m < 0 || m >= t->n))
+                return -1;
+        m = mod(m, t->n);
+        bool same = d < 0 && t->algo == COLL_RING && m == mod(t->me + 1, t->n);
+        if (m == t->me || same)
+                return -1;                           /* itself, or a ring's side +1 again */
+        return m;
+}
+
+void coll_handshake(tl_ctx *tl, const struct coll_team *t, int tag)
+{
+        tl_scratch_scope_begin(tl);
+        tl_tensor *token = tl_fill(tl, TL_FP32, 1, ((int64_t[]){ 1 }), 0.0f);
+        for (int d = 1; d >= -1; d -= 2)
+                if (neighbour(t, d) >= 0)
+                        tl_send(tl, rank_of(t, neighbour(t, d), t->flow, t->worker), token,
+                                tag);
+        for (int d = 1; d >= -1; d -= 2)
+                if (neighbour(t, d) >= 0)
+                        tl_wait_tensor(tl, tl_recv(tl, rank_of(t, neighbour(t, d), t->flow,
+                                                               t->worker),
+                                                   tag));
+        tl_scratch_scope_end(tl);
+}
+
 void coll_allreduce(tl_ctx *tl, const struct coll_group *g, tl_tensor *x, tl_dtype wire_dt,
                     int tag)
 {

@@ -98,6 +98,13 @@ void coll_reduce_scatter(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, t
 void coll_all_reduce(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
                      int tag);
 
+/* Meet the team's neighbours: this PE sends a token to the PE of its flow
+ * and worker on each neighbouring member (both sides; a line's ends have
+ * one) and waits for theirs. A collective run alone opens and closes with
+ * it (tt-metal's entry barrier and exit wait, docs/adr/0026). Uses tag
+ * (one message a pair of members). */
+void coll_handshake(tl_ctx *tl, const struct coll_team *t, int tag);
+
 /* Sum x over the group, in place: x is a contiguous persistent (TCM)
  * tensor of the same shape on every member; pieces travel as wire_dt
  * (e.g. TL_BF16: half the bytes of fp32) and the sums are x's dtype. The
