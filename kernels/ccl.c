@@ -16,7 +16,8 @@
  * member's neighbours are its mesh neighbours (a 2 x 4 T3000: 0 1 2 3 7 6
  * 5 4; a mesh with a short last row: SIP order). Each member runs workers PEs per flow (flows: 2 when bidir) on
  * PEs 0, 1, ... of cube 0; they move the tensors between HBM and the
- * links in messages of chunk_bytes. Each PE opens and closes the run with
+ * links in messages of chunk_bytes, at least `pipeline` messages a piece.
+ * Each PE opens and closes the run with
  * a handshake with its neighbours (coll_handshake: tt-metal's entry
  * barrier and exit wait). */
 #include "collective.h"
@@ -51,6 +52,8 @@ static const struct tl_param ccl_params[] = {
           "columns of each device's input (a 2 KiB bf16 page by default)" },
         { "chunk_bytes", TL_PARAM_INT, 65536, 1, 1 << 24, NULL,
           "bytes per message (whole rows, at least one)" },
+        { "pipeline", TL_PARAM_INT, 1, 1, 1 << 20, NULL,
+          "at least this many messages a piece (smaller than chunk_bytes if need be)" },
         { "dtype", TL_PARAM_CHOICE, 0, 0, 0, dtypes, "bf16 or fp32" },
         { NULL, 0, 0, 0, 0, NULL, NULL },
 };
@@ -113,6 +116,10 @@ static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
         int64_t row_bytes = (a->dim == 1 && op != CCL_ALL_GATHER ? (a->cols + a->n - 1) / a->n
                                                                   : a->cols) * size;
         a->chunk_rows = tl_setup_int(s, "chunk_bytes") / row_bytes;
+        int64_t piece = a->dim == 0 && op != CCL_ALL_GATHER ? a->rows / a->n : a->rows;
+        int64_t depth = tl_setup_int(s, "pipeline");
+        if (a->chunk_rows > (piece + depth - 1) / depth)
+                a->chunk_rows = (piece + depth - 1) / depth;
         if (a->chunk_rows < 1)
                 a->chunk_rows = 1;
         ring_order(a->n, tl_setup_sip_row(s), a->order);
@@ -144,7 +151,8 @@ static void ccl(tl_ctx *tl, const void *args)
         struct coll_team t = { .n = a->n, .algo = (enum coll_algo)a->algo, .bidir = a->bidir,
                                 .workers = a->workers, .flow = pe / a->workers,
                                 .worker = pe % a->workers, .chunk_rows = a->chunk_rows,
-                                .dim = a->dim, .wire_dt = a->dt };
+                                .dim = a->dim, .wire_dt = a->dt,
+                                .acks = a->algo == COLL_RING };
         int sip = tl_program_id(tl, 2);
         for (int i = 0; i < a->n; i++) {
                 if (a->order[i] == sip)
@@ -171,6 +179,10 @@ static void ccl(tl_ctx *tl, const void *args)
                 break;
         }
         case CCL_ALL_REDUCE:
+                /* tt-metal's all-reduce is a reduce-scatter then an
+                 * all-gather, each opening and closing as a collective */
+                coll_handshake(tl, &t, COLL_TAGS);
+                coll_handshake(tl, &t, COLL_TAGS);
                 coll_all_reduce(tl, &t, x, y, 0);
                 break;
         }

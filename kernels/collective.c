@@ -159,7 +159,44 @@ static int max_len(const struct coll_team *t, enum path_kind kind)
         return most;
 }
 
-/* ---- the collectives ---- */
+/* ---- the collectives ----
+ *
+ * At each position a PE first does the pieces it receives nothing for
+ * (it sends its own), then the others: a PE never waits on a receive
+ * while sends of the same position wait behind it. */
+
+#define ACK_TAG 16                   /* acknowledgements, from a collective's tag base */
+
+/* Acknowledge a chunk received from rank src (t->acks). */
+static void ack(tl_ctx *tl, const struct coll_team *t, int src, int tag)
+{
+        if (!t->acks)
+                return;
+        tl_scratch_scope_begin(tl);
+        tl_send(tl, src, tl_fill(tl, TL_FP32, 1, ((int64_t[]){ 4 }), 0.0f), tag + ACK_TAG);
+        tl_scratch_scope_end(tl);
+}
+
+/* Take the acknowledgements of the chunks sent: n[i] from rank i's (a
+ * flow sends to one rank, so a PE to at most two). */
+static void take_acks(tl_ctx *tl, const struct coll_team *t, const int dst[2],
+                      const int64_t n[2], int tag)
+{
+        for (int i = 0; t->acks && i < 2; i++)
+                for (int64_t k = 0; k < n[i]; k++) {
+                        tl_scratch_scope_begin(tl);
+                        tl_recv(tl, dst[i], tag + ACK_TAG);
+                        tl_scratch_scope_end(tl);
+                }
+}
+
+/* Count a chunk sent to rank dst (for take_acks). */
+static void count_sent(int dst, int dsts[2], int64_t n[2])
+{
+        int i = dsts[0] < 0 || dsts[0] == dst ? 0 : 1;
+        dsts[i] = dst;
+        n[i]++;
+}
 
 /* The chunks of piece j of full this PE handles at position p of the
  * piece's path in its flow (0: the position is not its member's); *len
@@ -176,7 +213,8 @@ static int64_t chunks_here(const struct coll_team *t, enum path_kind kind, tl_te
 void coll_all_gather(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
                      bool own, int tag)
 {
-        int f = t->flow, steps = max_len(t, PATH_GATHER), len;
+        int f = t->flow, steps = max_len(t, PATH_GATHER), len, dsts[2] = { -1, -1 };
+        int64_t sent[2] = { 0, 0 };
         for (int p = 0; p < steps; p++) {
                 for (int j = 0; j < t->n; j++) {
                         int64_t chunks = chunks_here(t, PATH_GATHER, out, p, j, &len);
@@ -191,17 +229,25 @@ void coll_all_gather(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_te
                                 if (!my_chunk(t, k))
                                         continue;
                                 tl_scratch_scope_begin(tl);
-                                tl_tensor *x = p == 0 ? fetch(tl, chunk_of(tl, t, in, k))
-                                                      : tl_recv(tl, rank_of(t, prev, f,
-                                                                            t->worker), tag);
+                                tl_tensor *x;
+                                if (p == 0) {
+                                        x = fetch(tl, chunk_of(tl, t, in, k));
+                                } else {
+                                        x = tl_recv(tl, rank_of(t, prev, f, t->worker), tag);
+                                        ack(tl, t, rank_of(t, prev, f, t->worker), tag);
+                                }
                                 if (store)
                                         tl_store(tl, chunk_of(tl, t, dst, k), x);
-                                if (next >= 0)
-                                        send_as(tl, t, rank_of(t, next, f, t->worker), x, tag);
+                                if (next >= 0) {
+                                        int to = rank_of(t, next, f, t->worker);
+                                        send_as(tl, t, to, x, tag);
+                                        count_sent(to, dsts, sent);
+                                }
                                 tl_scratch_scope_end(tl);
                         }
                 }
         }
+        take_acks(tl, t, dsts, sent, tag);
 }
 
 /* The rank a reduce path's position p sends to: the next member's PE of
@@ -219,43 +265,51 @@ static int reduce_next(const struct coll_team *t, int f, int j, int p, int len)
 void coll_reduce_scatter(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
                          int tag)
 {
-        int f = t->flow, steps = max_len(t, PATH_REDUCE), len;
+        int f = t->flow, steps = max_len(t, PATH_REDUCE), len, dsts[2] = { -1, -1 };
+        int64_t sent[2] = { 0, 0 };
         bool merge = t->algo == COLL_LINE && t->bidir && f == 0;
         for (int p = 0; p < steps; p++) {
-                for (int j = 0; j < t->n; j++) {
+                for (int q = 0; q < 2 * t->n; q++) {
+                        int pass = q / t->n, j = q % t->n;  /* sends first */
                         int64_t chunks = chunks_here(t, PATH_REDUCE, in, p, j, &len);
-                        if (!chunks)
+                        /* the partial from flow 1's side of the owner, if any */
+                        bool other = merge && p + 1 == len && j + 1 < t->n;
+                        if (!chunks || pass != (p > 0 || other))
                                 continue;
                         int prev = p > 0 ? path_at(t, PATH_REDUCE, f, j, p - 1) : -1;
                         int next = reduce_next(t, f, j, p, len);
                         bool add = first_visit(t, PATH_REDUCE, f, j, p);
-                        /* the partial from flow 1's side of the owner, if any */
-                        bool other = merge && p + 1 == len && j + 1 < t->n;
                         tl_tensor *src = piece_of(tl, t, in, j);
                         for (int64_t k = 0; k < chunks; k++) {
                                 if (!my_chunk(t, k))
                                         continue;
                                 tl_scratch_scope_begin(tl);
                                 tl_tensor *x = NULL;
-                                if (prev >= 0)
+                                if (prev >= 0) {
                                         x = tl_recv(tl, rank_of(t, prev, f, t->worker), tag);
+                                        ack(tl, t, rank_of(t, prev, f, t->worker), tag);
+                                }
                                 if (other) {
-                                        tl_tensor *y = tl_recv(tl, rank_of(t, j + 1, 1,
-                                                                           t->worker), tag);
+                                        int from = rank_of(t, j + 1, 1, t->worker);
+                                        tl_tensor *y = tl_recv(tl, from, tag);
+                                        ack(tl, t, from, tag);
                                         x = x ? tl_add(tl, x, y) : y;
                                 }
                                 if (add) {
                                         tl_tensor *mine = fetch(tl, chunk_of(tl, t, src, k));
                                         x = x ? tl_add(tl, x, mine) : mine;
                                 }
-                                if (next >= 0)
+                                if (next >= 0) {
                                         send_as(tl, t, next, x, tag);
-                                else
+                                        count_sent(next, dsts, sent);
+                                } else {
                                         tl_store(tl, chunk_of(tl, t, out, k), x);
+                                }
                                 tl_scratch_scope_end(tl);
                         }
                 }
         }
+        take_acks(tl, t, dsts, sent, tag);
 }
 
 void coll_all_reduce(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,

@@ -63,6 +63,10 @@ struct coll_team {
         int64_t chunk_rows;          /* rows per message, >= 1 */
         int dim;                     /* the axis pieces are cut along: 0 rows, 1 columns */
         tl_dtype wire_dt;            /* the dtype chunks travel as */
+        bool acks;                   /* each chunk received is acknowledged to its sender
+                                      * (a ring fabric's first-level acknowledgement: a
+                                      * message back over the link per message); the
+                                      * sender takes the acknowledgements at the end */
         int ranks[COLL_MAX_TEAM];    /* PE (m, f, w) is ranks[(m * flows + f) * workers + w] */
 };
 

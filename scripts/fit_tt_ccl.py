@@ -14,6 +14,7 @@ Free values (every other link number is documented, docs/tt-sources.md):
                                worker cores per link are chosen by
                                size-thresholded heuristics it does not list)
   chunk_bytes                  bytes per message
+  pipeline                     at least this many messages a piece
 
 For each point of the grid it runs `cubesim bench run validate-tt-ccl
 --json` (rows above max_bytes, default 16 MiB here, extrapolated at their
@@ -33,9 +34,10 @@ import sys
 
 OPS = ("all_gather", "reduce_scatter", "all_reduce")
 GRID = {
-    "message_ns": (0, 250, 500, 750, 1000),
+    "message_ns": (250, 400, 500, 600, 750),
     "workers": (1, 2, 3),
     "chunk_bytes": (32768, 65536),
+    "pipeline": (1, 2, 4),
 }
 
 
