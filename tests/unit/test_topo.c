@@ -1118,3 +1118,25 @@ Test(topo, inter_sip_links_mesh_and_ports)
         count_sip_edges("version: 1\nsystem: {sips: 4, inter_sip: {topology: ring}}\n", 8,
                         100 * GBPS, 0);
 }
+
+/* 8sip.yaml states its links as 9 of 25 GB/s without ports: still one
+ * 225 GB/s edge pair per ring neighbour, 500 ns, at the gateways (its
+ * timing before links were counted). */
+Test(topo, eight_sip_links_keep_their_timing)
+{
+        struct topo t;
+        struct topo_graph g;
+        load_graph("topologies/8sip.yaml", &t, &g);
+        uint32_t n = 0;
+        for (uint32_t e = 0; e < g.n_edges; e++) {
+                const struct topo_edge *x = &g.edges[e];
+                if (x->cls != TOPO_EDGE_INTER_SIP)
+                        continue;
+                n++;
+                cr_assert_eq(x->bw_bytes_per_s, 225 * GBPS);
+                cr_assert_eq(x->latency_ps, 500 * NS);
+                cr_assert_eq(x->src, topo_cube_gateway(&g, g.nodes[x->src].sip, 0));
+        }
+        cr_assert_eq(n, 16);
+        topo_graph_fini(&g);
+}
