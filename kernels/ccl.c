@@ -14,12 +14,14 @@
  * (system.inter_sip.topology mesh) row 0 left to right, the other rows
  * snaking back over columns 1 .. C-1, and column 0 back up, so each
  * member's neighbours are its mesh neighbours (a 2 x 4 T3000: 0 1 2 3 7 6
- * 5 4; a mesh with a short last row: SIP order). Each member runs workers PEs per flow (flows: 2 when bidir) on
- * PEs 0, 1, ... of cube 0; they move the tensors between HBM and the
- * links in messages of chunk_bytes, at least `pipeline` messages a piece.
- * Each PE opens and closes the run with
+ * 5 4; a mesh with a short last row: SIP order). Each member runs workers
+ * PEs per flow (flows: 2 when bidir) on PEs 0, 1, ... of cube 0; they move
+ * the tensors between HBM and the links in messages of chunk_bytes, at
+ * least `pipeline` messages a piece. Each PE opens and closes the run with
  * a handshake with its neighbours (coll_handshake: tt-metal's entry
- * barrier and exit wait). */
+ * barrier and exit wait; an all-reduce, a reduce-scatter then an
+ * all-gather there, pays both halves'), and on a ring every message is
+ * acknowledged (the ring fabric's first-level acknowledgement). */
 #include "collective.h"
 
 enum ccl_op { CCL_ALL_GATHER, CCL_REDUCE_SCATTER, CCL_ALL_REDUCE };
