@@ -64,5 +64,9 @@ int bench_csv_read(const char *path, const char *const *needed, int n_needed, in
 void bench_make_dir(const char *path, struct diag *d);
 /* Write dir/name atomically; on failure a warning on stderr. 0 or -errno. */
 int bench_write_text(const char *dir, const char *name, const char *text, size_t len);
+/* DIR/figures, created (figs gets its path); -1 with the problem in d. */
+int bench_figures_dir(const char *dir, char *figs, size_t len, struct diag *d);
+/* A table opened for reading, or NULL with "cannot open" located at path in d. */
+FILE *bench_open_table(const char *path, struct diag *d);
 
 #endif

@@ -49,6 +49,22 @@ int bench_write_text(const char *dir, const char *name, const char *text, size_t
         return rc;
 }
 
+int bench_figures_dir(const char *dir, char *figs, size_t len, struct diag *d)
+{
+        snprintf(figs, len, "%.4200s/figures", dir);
+        unsigned before = d->n_errors;
+        bench_make_dir(figs, d);
+        return d->n_errors == before ? 0 : -1;
+}
+
+FILE *bench_open_table(const char *path, struct diag *d)
+{
+        FILE *f = fopen(path, "r");
+        if (!f)
+                diag_error_at(d, path, 0, 0, "cannot open: %s", strerror(errno));
+        return f;
+}
+
 int bench_csv_read(const char *path, const char *const *needed, int n_needed, int max_rows,
                    size_t cell_len, bench_csv_row_fn fn, void *ctx, struct diag *d)
 {

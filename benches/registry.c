@@ -13,6 +13,7 @@ extern const struct bench bench_sim_speed;
 extern const struct bench bench_validate_tt_dm;
 extern const struct bench bench_validate_tt_gemm;
 extern const struct bench bench_validate_tt_llm;
+extern const struct bench bench_validate_tt_ccl;
 
 const struct bench *const bench_registry[] = {
         &bench_engine_hold,
@@ -23,6 +24,7 @@ const struct bench *const bench_registry[] = {
         &bench_validate_tt_gemm,
         &bench_validate_tt_dm,
         &bench_validate_tt_llm,
+        &bench_validate_tt_ccl,
         &bench_sim_speed,
         NULL,
 };

@@ -12,7 +12,6 @@
  * unicast to many destinations counts each) or `% of peak` (the rate over
  * cube.hbm.channels x channel_bw_gbps). error_pct = (predicted -
  * documented) / documented x 100; mape_pct is the mean of |error_pct|. */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,11 +37,9 @@ struct vd_row {
  * FILE:LINE:COL). */
 static int read_table(const char *path, struct vd_row *r, struct diag *d)
 {
-        FILE *f = fopen(path, "r");
-        if (!f) {
-                diag_error_at(d, path, 0, 0, "cannot open: %s", strerror(errno));
+        FILE *f = bench_open_table(path, d);
+        if (!f)
                 return -1;
-        }
         char line[256];
         int n = 0;
         unsigned ln = 1;

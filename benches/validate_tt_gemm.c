@@ -172,9 +172,7 @@ static void write_outputs(const char *dir, const struct vt_row *r, int n, double
                           bool modelled, bool draw, struct diag *d)
 {
         char figs[4300];
-        snprintf(figs, sizeof figs, "%.4200s/figures", dir);
-        bench_make_dir(figs, d);
-        if (d->n_errors)
+        if (bench_figures_dir(dir, figs, sizeof figs, d) < 0)
                 return;
         char *buf = NULL;
         size_t len = 0;

@@ -22,6 +22,9 @@ extern const struct tl_kernel tl_kernel_llm_lm_head;
 extern const struct tl_kernel tl_kernel_tt_matmul;
 extern const struct tl_kernel tl_kernel_tt_dm;
 extern const struct tl_kernel tl_kernel_tt_llm_op;
+extern const struct tl_kernel tl_kernel_all_gather;
+extern const struct tl_kernel tl_kernel_reduce_scatter;
+extern const struct tl_kernel tl_kernel_all_reduce;
 extern const struct tl_kernel *const tl_builtin_kernels[];
 
 const struct tl_kernel *const tl_builtin_kernels[] = {
@@ -42,5 +45,8 @@ const struct tl_kernel *const tl_builtin_kernels[] = {
         &tl_kernel_tt_matmul,
         &tl_kernel_tt_dm,
         &tl_kernel_tt_llm_op,
+        &tl_kernel_all_gather,
+        &tl_kernel_reduce_scatter,
+        &tl_kernel_all_reduce,
         NULL,
 };

@@ -1,5 +1,16 @@
-/* kernels/collective.c: a barrier and a ring all-reduce over tl_send and
- * tl_recv (see collective.h). Device code: runs on the PEs of a launch. */
+/* kernels/collective.c: a barrier, and all-gather, reduce-scatter and
+ * all-reduce over tl_send and tl_recv (see collective.h; docs/adr/0026).
+ * Device code: runs on the PEs of a launch.
+ *
+ * Every chunk of a piece travels along a path of members: an all-gather's
+ * from the piece's owner out to every member (each stores it at its first
+ * visit and passes it on), a reduce-scatter's from the far members to the
+ * owner (each adds its own input at its first visit; the owner stores the
+ * sum). A PE walks the positions of the paths in order, and at each the
+ * pieces, and in each piece its own chunks: what it receives at position
+ * p its neighbour sent at p - 1, in the same order, so the queues of
+ * every (source, tag) match. Sends do not block, so no PE waits on one
+ * that waits on it. */
 #include "collective.h"
 
 void coll_barrier(tl_ctx *tl, const struct coll_group *g, int tag)
@@ -16,49 +27,348 @@ void coll_barrier(tl_ctx *tl, const struct coll_group *g, int tag)
         }
 }
 
-/* Piece i of n of x's flat elements, or NULL when it is empty. */
-static tl_tensor *piece(tl_ctx *tl, tl_tensor *flat, int n, int i)
+/* ---- paths ---- */
+
+/* Which kind of path. */
+enum path_kind {
+        PATH_GATHER,                 /* from the owner to every member */
+        PATH_REDUCE,                 /* from the far members to the owner */
+};
+
+static int mod(int i, int n)
 {
-        int64_t total = tl_dim(flat, 0);
-        int64_t lo = total * i / n, hi = total * (i + 1) / n;
-        if (hi == lo)
-                return NULL;
-        return tl_view(tl, flat, ((int64_t[]){ lo }), ((int64_t[]){ hi - lo }));
+        return (i % n + n) % n;
 }
 
-static void send_piece(tl_ctx *tl, int dst, tl_tensor *p, tl_dtype wire_dt, int tag)
+/* The number of positions of piece j's path in flow f (0: no path). */
+static int path_len(const struct coll_team *t, enum path_kind kind, int f, int j)
 {
-        tl_send(tl, dst, wire_dt == TL_FP32 ? p : tl_cast(tl, p, wire_dt), tag);
+        int n = t->n;
+        if (t->algo == COLL_RING)
+                return n;
+        if (!t->bidir)                               /* out to n - 1 and back */
+                return 2 * n - 1 - j;
+        if (kind == PATH_GATHER)
+                return f == 0 ? n - j : j + 1;
+        return f == 0 ? j + 1 : n - 1 - j;           /* flow 1 ends next to j */
+}
+
+/* The member at position p of piece j's path in flow f. */
+static int path_at(const struct coll_team *t, enum path_kind kind, int f, int j, int p)
+{
+        int n = t->n;
+        if (t->algo == COLL_RING) {
+                int dir = f == 0 ? 1 : -1;
+                return kind == PATH_GATHER ? mod(j + dir * p, n) : mod(j + dir * (p + 1), n);
+        }
+        if (!t->bidir) {
+                if (kind == PATH_GATHER) {           /* j .. n-1, then n-2 .. 0 */
+                        int up = n - j;
+                        return p < up ? j + p : n - 2 - (p - up);
+                }
+                return p < n ? p : n - 2 - (p - n);  /* 0 .. n-1, then n-2 .. j */
+        }
+        if (kind == PATH_GATHER)
+                return f == 0 ? j + p : j - p;
+        return f == 0 ? p : n - 1 - p;
+}
+
+/* Whether position p is member m's first on the path. */
+static bool first_visit(const struct coll_team *t, enum path_kind kind, int f, int j, int p)
+{
+        int m = path_at(t, kind, f, j, p);
+        for (int q = 0; q < p; q++)
+                if (path_at(t, kind, f, j, q) == m)
+                        return false;
+        return true;
+}
+
+static int rank_of(const struct coll_team *t, int m, int f, int w)
+{
+        return t->ranks[(m * coll_flows(t) + f) * t->workers + w];
+}
+
+/* Whether chunk k is this PE's (its flow and worker). */
+static bool my_chunk(const struct coll_team *t, int64_t k)
+{
+        if (t->algo == COLL_RING && t->bidir)
+                return k % 2 == t->flow && (k / 2) % t->workers == t->worker;
+        return k % t->workers == t->worker;
+}
+
+/* ---- pieces and chunks ---- */
+
+static int64_t extent(const struct coll_team *t, tl_tensor *full)
+{
+        return tl_dim(full, t->dim);
+}
+
+/* Rows of a piece of full (its chunks are cut from them). */
+static int64_t piece_rows(const struct coll_team *t, int64_t ext, int64_t rows, int j)
+{
+        int64_t len = coll_piece_lo(ext, t->n, j + 1) - coll_piece_lo(ext, t->n, j);
+        return t->dim == 1 && len ? rows : len;
+}
+
+static int64_t n_chunks(const struct coll_team *t, int64_t rows)
+{
+        return (rows + t->chunk_rows - 1) / t->chunk_rows;
+}
+
+/* Chunk k of a tensor x shaped like piece j (rows by the chunk). */
+static tl_tensor *chunk_of(tl_ctx *tl, const struct coll_team *t, tl_tensor *x, int64_t k)
+{
+        int64_t rows = tl_dim(x, 0), r0 = k * t->chunk_rows;
+        int64_t nr = rows - r0 < t->chunk_rows ? rows - r0 : t->chunk_rows;
+        return tl_view(tl, x, ((int64_t[]){ r0, 0 }), ((int64_t[]){ nr, tl_dim(x, 1) }));
+}
+
+/* Piece j of the full tensor x; NULL when it is empty (more members than
+ * the extent: it has no chunks). */
+static tl_tensor *piece_of(tl_ctx *tl, const struct coll_team *t, tl_tensor *x, int j)
+{
+        int64_t ext = extent(t, x), lo = coll_piece_lo(ext, t->n, j);
+        int64_t len = coll_piece_lo(ext, t->n, j + 1) - lo;
+        if (!len)
+                return NULL;
+        if (t->dim == 0)
+                return tl_view(tl, x, ((int64_t[]){ lo, 0 }), ((int64_t[]){ len, tl_dim(x, 1) }));
+        return tl_view(tl, x, ((int64_t[]){ 0, lo }), ((int64_t[]){ tl_dim(x, 0), len }));
+}
+
+/* The values of x: a load from HBM, else (TCM) x itself. */
+static tl_tensor *fetch(tl_ctx *tl, tl_tensor *x)
+{
+        return tl_space_of(x) == TL_HBM ? tl_load(tl, x) : x;
+}
+
+static void send_as(tl_ctx *tl, const struct coll_team *t, int dst, tl_tensor *x, int tag)
+{
+        tl_send(tl, dst, tl_dtype_of(x) == t->wire_dt ? x : tl_cast(tl, x, t->wire_dt), tag);
+}
+
+/* The largest path of the collective's flows. */
+static int max_len(const struct coll_team *t, enum path_kind kind)
+{
+        int most = 0;
+        for (int f = 0; f < coll_flows(t); f++)
+                for (int j = 0; j < t->n; j++) {
+                        int len = path_len(t, kind, f, j);
+                        most = len > most ? len : most;
+                }
+        return most;
+}
+
+/* ---- the collectives ----
+ *
+ * At each position a PE first does the pieces it receives nothing for
+ * (it sends its own), then the others: a PE never waits on a receive
+ * while sends of the same position wait behind it. */
+
+#define ACK_TAG 16                   /* acknowledgements, from a collective's tag base */
+
+/* Acknowledge a chunk received from rank src (t->acks). */
+static void ack(tl_ctx *tl, const struct coll_team *t, int src, int tag)
+{
+        if (!t->acks)
+                return;
+        tl_scratch_scope_begin(tl);
+        tl_send(tl, src, tl_fill(tl, TL_FP32, 1, ((int64_t[]){ 4 }), 0.0f), tag + ACK_TAG);
+        tl_scratch_scope_end(tl);
+}
+
+/* Take the acknowledgements of the chunks sent: n[i] from rank i's (a
+ * flow sends to one rank, so a PE to at most two). */
+static void take_acks(tl_ctx *tl, const struct coll_team *t, const int dst[2],
+                      const int64_t n[2], int tag)
+{
+        for (int i = 0; t->acks && i < 2; i++)
+                for (int64_t k = 0; k < n[i]; k++) {
+                        tl_scratch_scope_begin(tl);
+                        tl_recv(tl, dst[i], tag + ACK_TAG);
+                        tl_scratch_scope_end(tl);
+                }
+}
+
+/* Count a chunk sent to rank dst (for take_acks). */
+static void count_sent(int dst, int dsts[2], int64_t n[2])
+{
+        int i = dsts[0] < 0 || dsts[0] == dst ? 0 : 1;
+        dsts[i] = dst;
+        n[i]++;
+}
+
+/* The chunks of piece j of full this PE handles at position p of the
+ * piece's path in its flow (0: the position is not its member's); *len
+ * is the path's length. */
+static int64_t chunks_here(const struct coll_team *t, enum path_kind kind, tl_tensor *full,
+                           int p, int j, int *len)
+{
+        *len = path_len(t, kind, t->flow, j);
+        if (p >= *len || path_at(t, kind, t->flow, j, p) != t->me)
+                return 0;
+        return n_chunks(t, piece_rows(t, extent(t, full), tl_dim(full, 0), j));
+}
+
+void coll_all_gather(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
+                     bool own, int tag)
+{
+        int f = t->flow, steps = max_len(t, PATH_GATHER), len, dsts[2] = { -1, -1 };
+        int64_t sent[2] = { 0, 0 };
+        for (int p = 0; p < steps; p++) {
+                for (int j = 0; j < t->n; j++) {
+                        int64_t chunks = chunks_here(t, PATH_GATHER, out, p, j, &len);
+                        if (!chunks)
+                                continue;
+                        int next = p + 1 < len ? path_at(t, PATH_GATHER, f, j, p + 1) : -1;
+                        int prev = p > 0 ? path_at(t, PATH_GATHER, f, j, p - 1) : -1;
+                        bool store = p > 0 ? first_visit(t, PATH_GATHER, f, j, p)
+                                           : own && (t->algo == COLL_RING || f == 0);
+                        tl_tensor *dst = piece_of(tl, t, out, j);
+                        for (int64_t k = 0; k < chunks; k++) {
+                                if (!my_chunk(t, k))
+                                        continue;
+                                tl_scratch_scope_begin(tl);
+                                tl_tensor *x;
+                                if (p == 0) {
+                                        x = fetch(tl, chunk_of(tl, t, in, k));
+                                } else {
+                                        x = tl_recv(tl, rank_of(t, prev, f, t->worker), tag);
+                                        ack(tl, t, rank_of(t, prev, f, t->worker), tag);
+                                }
+                                if (store)
+                                        tl_store(tl, chunk_of(tl, t, dst, k), x);
+                                if (next >= 0) {
+                                        int to = rank_of(t, next, f, t->worker);
+                                        send_as(tl, t, to, x, tag);
+                                        count_sent(to, dsts, sent);
+                                }
+                                tl_scratch_scope_end(tl);
+                        }
+                }
+        }
+        take_acks(tl, t, dsts, sent, tag);
+}
+
+/* The rank a reduce path's position p sends to: the next member's PE of
+ * the flow, but on a bidirectional line flow 1's last member hands the
+ * partial sum to the owner's flow 0 PE, which adds it to its own. */
+static int reduce_next(const struct coll_team *t, int f, int j, int p, int len)
+{
+        if (p + 1 < len)
+                return rank_of(t, path_at(t, PATH_REDUCE, f, j, p + 1), f, t->worker);
+        if (t->algo == COLL_LINE && t->bidir && f == 1)
+                return rank_of(t, j, 0, t->worker);
+        return -1;
+}
+
+void coll_reduce_scatter(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
+                         int tag)
+{
+        int f = t->flow, steps = max_len(t, PATH_REDUCE), len, dsts[2] = { -1, -1 };
+        int64_t sent[2] = { 0, 0 };
+        bool merge = t->algo == COLL_LINE && t->bidir && f == 0;
+        for (int p = 0; p < steps; p++) {
+                for (int q = 0; q < 2 * t->n; q++) {
+                        int pass = q / t->n, j = q % t->n;  /* sends first */
+                        int64_t chunks = chunks_here(t, PATH_REDUCE, in, p, j, &len);
+                        /* the partial from flow 1's side of the owner, if any */
+                        bool other = merge && p + 1 == len && j + 1 < t->n;
+                        if (!chunks || pass != (p > 0 || other))
+                                continue;
+                        int prev = p > 0 ? path_at(t, PATH_REDUCE, f, j, p - 1) : -1;
+                        int next = reduce_next(t, f, j, p, len);
+                        bool add = first_visit(t, PATH_REDUCE, f, j, p);
+                        tl_tensor *src = piece_of(tl, t, in, j);
+                        for (int64_t k = 0; k < chunks; k++) {
+                                if (!my_chunk(t, k))
+                                        continue;
+                                tl_scratch_scope_begin(tl);
+                                tl_tensor *x = NULL;
+                                if (prev >= 0) {
+                                        x = tl_recv(tl, rank_of(t, prev, f, t->worker), tag);
+                                        ack(tl, t, rank_of(t, prev, f, t->worker), tag);
+                                }
+                                if (other) {
+                                        int from = rank_of(t, j + 1, 1, t->worker);
+                                        tl_tensor *y = tl_recv(tl, from, tag);
+                                        ack(tl, t, from, tag);
+                                        x = x ? tl_add(tl, x, y) : y;
+                                }
+                                if (add) {
+                                        tl_tensor *mine = fetch(tl, chunk_of(tl, t, src, k));
+                                        x = x ? tl_add(tl, x, mine) : mine;
+                                }
+                                if (next >= 0) {
+                                        send_as(tl, t, next, x, tag);
+                                        count_sent(next, dsts, sent);
+                                } else {
+                                        tl_store(tl, chunk_of(tl, t, out, k), x);
+                                }
+                                tl_scratch_scope_end(tl);
+                        }
+                }
+        }
+        take_acks(tl, t, dsts, sent, tag);
+}
+
+void coll_all_reduce(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
+                     int tag)
+{
+        tl_tensor *mine = piece_of(tl, t, out, t->me);
+        coll_reduce_scatter(tl, t, in, mine, tag);
+        int per = coll_flows(t) * t->workers;
+        if (per > 1) {
+                /* The gather reads the piece the member's PEs stored: they
+                 * meet first (their ranks are evenly spaced). */
+                const int *r = &t->ranks[t->me * per];
+                struct coll_group local = { .first = r[0], .stride = r[1] - r[0], .n = per,
+                                            .me = t->flow * t->workers + t->worker };
+                coll_barrier(tl, &local, tag + 1);
+        }
+        coll_all_gather(tl, t, mine, out, false, tag + 32);
+}
+
+/* The neighbour of this PE's member on side d (+1, -1), or -1. */
+static int neighbour(const struct coll_team *t, int d)
+{
+        int m = t->me + d;
+        if (t->algo == COLL_LINE && (m < 0 || m >= t->n))
+                return -1;
+        m = mod(m, t->n);
+        bool same = d < 0 && t->algo == COLL_RING && m == mod(t->me + 1, t->n);
+        if (m == t->me || same)
+                return -1;                           /* itself, or a ring's side +1 again */
+        return m;
+}
+
+void coll_handshake(tl_ctx *tl, const struct coll_team *t, int tag)
+{
+        tl_scratch_scope_begin(tl);
+        tl_tensor *token = tl_fill(tl, TL_FP32, 1, ((int64_t[]){ 1 }), 0.0f);
+        for (int d = 1; d >= -1; d -= 2)
+                if (neighbour(t, d) >= 0)
+                        tl_send(tl, rank_of(t, neighbour(t, d), t->flow, t->worker), token,
+                                tag);
+        for (int d = 1; d >= -1; d -= 2)
+                if (neighbour(t, d) >= 0)
+                        tl_wait_tensor(tl, tl_recv(tl, rank_of(t, neighbour(t, d), t->flow,
+                                                               t->worker),
+                                                   tag));
+        tl_scratch_scope_end(tl);
 }
 
 void coll_allreduce(tl_ctx *tl, const struct coll_group *g, tl_tensor *x, tl_dtype wire_dt,
                     int tag)
 {
-        int n = g->n;
-        if (n < 2)
+        if (g->n < 2)
                 return;
-        tl_tensor *flat = tl_reshape(tl, x, 1, ((int64_t[]){ tl_numel(x) }));
-        int next = coll_rank(g, g->me + 1), prev = coll_rank(g, g->me - 1);
-        /* Reduce-scatter: at step s send piece me - s, add piece me - s - 1. */
-        for (int s = 0; s < n - 1; s++) {
-                tl_scratch_scope_begin(tl);
-                tl_tensor *out = piece(tl, flat, n, ((g->me - s) % n + n) % n);
-                tl_tensor *in = piece(tl, flat, n, ((g->me - s - 1) % n + n) % n);
-                if (out)
-                        send_piece(tl, next, out, wire_dt, tag);
-                if (in)
-                        tl_copy_to(tl, in, tl_add(tl, in, tl_recv(tl, prev, tag)));
-                tl_scratch_scope_end(tl);
-        }
-        /* All-gather: at step s pass on piece me + 1 - s, take piece me - s. */
-        for (int s = 0; s < n - 1; s++) {
-                tl_scratch_scope_begin(tl);
-                tl_tensor *out = piece(tl, flat, n, ((g->me + 1 - s) % n + n) % n);
-                tl_tensor *in = piece(tl, flat, n, ((g->me - s) % n + n) % n);
-                if (out)
-                        send_piece(tl, next, out, wire_dt, tag + 1);
-                if (in)
-                        tl_copy_to(tl, in, tl_recv(tl, prev, tag + 1));
-                tl_scratch_scope_end(tl);
-        }
+        struct coll_team t = { .n = g->n, .algo = COLL_RING, .workers = 1, .me = g->me,
+                               .chunk_rows = 1, .dim = 1, .wire_dt = wire_dt };
+        if (g->n > COLL_MAX_TEAM)
+                return;
+        for (int i = 0; i < g->n; i++)
+                t.ranks[i] = coll_rank(g, i);
+        tl_tensor *flat = tl_reshape(tl, x, 2, ((int64_t[]){ 1, tl_numel(x) }));
+        coll_all_reduce(tl, &t, flat, flat, tag);
 }

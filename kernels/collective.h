@@ -1,5 +1,7 @@
 /* kernels/collective.h: collectives for kernels, written with tl_send and
- * tl_recv: a dissemination barrier and a ring all-reduce (sum).
+ * tl_recv: a dissemination barrier, and all-gather, reduce-scatter and
+ * all-reduce (sum) in ring and line forms, uni- or bidirectional
+ * (docs/adr/0026).
  *
  * A group is a list of ranks; every member calls the collective with the
  * same list, its own index in it and the same tag base. Messages of one
@@ -9,9 +11,12 @@
 #ifndef CUBESIM_KERNELS_COLLECTIVE_H
 #define CUBESIM_KERNELS_COLLECTIVE_H
 
+#include <stdbool.h>
+
 #include <cubesim/tl.h>
 
 #define COLL_TAGS 64                 /* tags one collective may use from its base */
+#define COLL_MAX_TEAM 1024           /* PEs of a team (members x flows x workers) */
 
 /* A group of ranks first + i * stride, i < n, in ring order, and this
  * PE's place in it. */
@@ -32,14 +37,83 @@ static inline int coll_rank(const struct coll_group *g, int i)
  * member i sends a token to i + 2^r and waits for one from i - 2^r. */
 void coll_barrier(tl_ctx *tl, const struct coll_group *g, int tag);
 
+enum coll_algo {
+        COLL_RING,                   /* members 0 .. n-1 and back to 0 */
+        COLL_LINE,                   /* members 0 .. n-1, no link from n-1 to 0 */
+};
+
+/* A team: n members (devices) in ring or line order, each with flows x
+ * workers PEs. A flow is a direction: ring flow 0 runs from member i to
+ * i + 1, flow 1 (bidirectional) from i to i - 1; line flow 0 runs towards
+ * member n - 1 and flow 1 towards member 0 (a unidirectional line runs
+ * out to member n - 1 and back). Messages are chunks of chunk_rows rows of
+ * a piece; chunk k is carried by worker k mod workers of its flow (a
+ * bidirectional ring gives even chunks to flow 0, odd to flow 1; a
+ * bidirectional line carries every chunk both ways). Every PE of the team
+ * calls the collective with the same team but its own me, flow and
+ * worker. */
+struct coll_team {
+        int n;                       /* members */
+        enum coll_algo algo;         /* ring or line */
+        bool bidir;                  /* two flows (else one) */
+        int workers;                 /* PEs per flow and member, >= 1 */
+        int me;                      /* this PE's member */
+        int flow;                    /* its flow, 0 .. flows - 1 */
+        int worker;                  /* its worker, 0 .. workers - 1 */
+        int64_t chunk_rows;          /* rows per message, >= 1 */
+        int dim;                     /* the axis pieces are cut along: 0 rows, 1 columns */
+        tl_dtype wire_dt;            /* the dtype chunks travel as */
+        bool acks;                   /* each chunk received is acknowledged to its sender
+                                      * (a ring fabric's first-level acknowledgement: a
+                                      * message back over the link per message); the
+                                      * sender takes the acknowledgements at the end */
+        int ranks[COLL_MAX_TEAM];    /* PE (m, f, w) is ranks[(m * flows + f) * workers + w] */
+};
+
+/* The team's flows: 2 if bidir, else 1. */
+static inline int coll_flows(const struct coll_team *t)
+{
+        return t->bidir ? 2 : 1;
+}
+
+/* Piece j of n of an extent: [ext * j / n, ext * (j + 1) / n). */
+static inline int64_t coll_piece_lo(int64_t ext, int n, int j)
+{
+        return ext * j / n;
+}
+
+/* The tensors are 2-D, in HBM or TCM (persistent); along t->dim a full
+ * tensor of extent E is cut into n pieces, piece j of rows (dim 0) or
+ * columns (dim 1) [coll_piece_lo(E, n, j), coll_piece_lo(E, n, j + 1)),
+ * uneven when n does not divide E. */
+
+/* out (full) = the pieces of every member in order; in is this member's
+ * piece (its shape). own: also copy in to this member's piece of out
+ * (false when it is there already). */
+void coll_all_gather(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
+                     bool own, int tag);
+/* out (piece me's shape) = piece me of the sum over the members of in
+ * (full). */
+void coll_reduce_scatter(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
+                         int tag);
+/* out (full) = the sum over the members of in (full); out may be in. A
+ * reduce-scatter into out's piece me, the member's workers meet
+ * (coll_barrier), then an all-gather of the pieces. */
+void coll_all_reduce(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
+                     int tag);
+
+/* Meet the team's neighbours: this PE sends a token to the PE of its flow
+ * and worker on each neighbouring member (both sides; a line's ends have
+ * one) and waits for theirs. A collective run alone opens and closes with
+ * it (tt-metal's entry barrier and exit wait, docs/adr/0026). Uses tag
+ * (one message a pair of members). */
+void coll_handshake(tl_ctx *tl, const struct coll_team *t, int tag);
+
 /* Sum x over the group, in place: x is a contiguous persistent (TCM)
- * tensor of the same shape on every member. Its elements are cut into n
- * pieces; a ring reduce-scatter (n - 1 steps: send a piece to the next
- * member, add the one from the previous) leaves piece (me + 1) mod n
- * reduced on member me, and a ring all-gather (n - 1 steps) passes the
- * reduced pieces round. Pieces travel as wire_dt (e.g. TL_BF16: half the
- * bytes of fp32); the sums are fp32. Every member ends with the same
- * values. */
+ * tensor of the same shape on every member; pieces travel as wire_dt
+ * (e.g. TL_BF16: half the bytes of fp32) and the sums are x's dtype. The
+ * all-reduce above on a one-worker unidirectional ring of g's members,
+ * one message a piece. */
 void coll_allreduce(tl_ctx *tl, const struct coll_group *g, tl_tensor *x, tl_dtype wire_dt,
                     int tag);
 

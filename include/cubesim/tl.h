@@ -678,6 +678,10 @@ TL_API tl_tensor *tl__setup_tensor_sharded(tl_setup *, const char *name, tl_io i
 TL_API int tl_setup_grid(tl_setup *, int axis);
 /* The cube's NoC: axis 0 its columns, axis 1 its rows. */
 TL_API int tl_setup_mesh_dim(tl_setup *, int axis);
+/* How the machine's SIPs are laid out for collectives: the SIPs of a mesh
+ * (system.inter_sip.topology mesh) are rows of this many, SIP s at row
+ * s / it, column s % it; any other network is one row of all the SIPs. */
+TL_API int tl_setup_sip_row(tl_setup *);
 
 /* Reject the parameters (exit status 2): the message should name the
  * constraint, e.g. "q_heads (12) must be a multiple of kv_heads (8)". */

@@ -111,6 +111,8 @@ struct hw_link {
         uint64_t last_bytes;         /* the bytes of its last pass (0: none) */
         sim_ps last_drain;           /* and their drain, ps (pieces repeat) */
         sim_ps hop_ps;               /* its latency plus its far node's overhead */
+        sim_ps msg_ps;               /* each pass's fixed cost on it (inter-SIP: the
+                                      * machine's message_ns), on top of its bytes */
         enum topo_edge_class cls;    /* its edge's class */
         enum hw_pw_class pw;         /* its class in the power windows, or HW_PW_COUNT */
         uint32_t cube;               /* its cube there (hw_edge_cube) */

@@ -27,7 +27,8 @@ __attribute__((always_inline)) static inline void link_pass(struct hw_sim *s, ui
          * memory: a pass touched three). */
         struct hw_link *l = &s->links[edge];
         if (bytes != l->last_bytes) {
-                l->last_drain = muldiv_by_ceil(&l->drain, hw_wire_bytes(s->topo, l->cls, bytes));
+                l->last_drain = l->msg_ps +
+                                muldiv_by_ceil(&l->drain, hw_wire_bytes(s->topo, l->cls, bytes));
                 l->last_bytes = bytes;
         }
         sim_ps drain = l->last_drain;

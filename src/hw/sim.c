@@ -100,6 +100,8 @@ int hw_sim_init(struct hw_sim *s, const struct topo *t, const struct ev_config *
                 s->links[e].drain = muldiv_by_make(1000000000000ull, te->bw_bytes_per_s);
                 s->links[e].hop_ps = te->latency_ps + s->graph.nodes[te->dst].node_overhead_ps;
                 s->links[e].cls = te->cls;
+                if (te->cls == TOPO_EDGE_INTER_SIP)
+                        s->links[e].msg_ps = tp->system.inter_sip_message_ps;
                 s->links[e].pw = te->cls == TOPO_EDGE_NOC ? HW_PW_NOC
                                : te->cls == TOPO_EDGE_INTER_CUBE ? HW_PW_INTER_CUBE
                                : te->cls == TOPO_EDGE_INTER_SIP ? HW_PW_INTER_SIP

@@ -410,6 +410,12 @@ int tl_setup_mesh_dim(tl_setup *s, int axis)
         return (int)(axis == 0 ? noc->cols : noc->rows);
 }
 
+int tl_setup_sip_row(tl_setup *s)
+{
+        const struct topo_system *sy = &s->run->sim->topo->system;
+        return (int)(sy->sip_net == TOPO_NET_MESH && sy->mesh_cols ? sy->mesh_cols : sy->sips);
+}
+
 int tl_setup_grid(tl_setup *s, int axis)
 {
         const struct topo_cube *c = &s->run->sim->topo->cube;

@@ -108,6 +108,10 @@ struct topo_energy {
 enum topo_net {
         TOPO_NET_RING,               /* i <-> i+1 mod n (one pair when n == 2) */
         TOPO_NET_FULL,               /* every pair */
+        TOPO_NET_LINE,               /* i <-> i+1 (no wrap-around) */
+        TOPO_NET_MESH,               /* a 2D grid, rows of system.inter_sip.mesh_cols peers
+                                      * (the last may be short); each joined to its east
+                                      * and south neighbours (SIPs only) */
 };
 
 struct topo_pe_cpu {
@@ -271,8 +275,17 @@ struct topo_sip {
 struct topo_system {
         uint32_t sips;               /* SIPs in the system */
         enum topo_net sip_net;       /* how the SIPs are linked */
-        struct topo_link inter_sip;  /* between cube 0 gateway routers of two SIPs */
+        struct topo_link inter_sip;  /* one link, each direction: latency per hop and
+                                      * bandwidth per link and direction */
         struct topo_energy inter_sip_energy; /* per byte over an inter-SIP link */
+        uint32_t mesh_cols;          /* sip_net mesh: SIPs per mesh row (0: unused) */
+        uint32_t inter_sip_links;    /* parallel links per neighbouring pair (0: 1) */
+        sim_ps inter_sip_message_ps; /* each message's cost on an inter-SIP link (framing,
+                                      * the Ethernet core's handling), on top of its bytes */
+        struct topo_coords inter_sip_ports; /* the routers of cube 0 where the links attach
+                                      * (Ethernet cores): a SIP's k-th link uses
+                                      * ports[k % n]; none: every link at the gateway,
+                                      * the pair's links one edge of links x bw */
 };
 
 /* A whole machine. Plain data: copy it freely; topo_fini is for symmetry. */

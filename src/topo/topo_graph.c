@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ckd.h"
 #include "base/util.h"
 
 enum { DIR_E, DIR_W, DIR_S, DIR_N };
@@ -74,13 +75,59 @@ const char *topo_edge_class_name(enum topo_edge_class c)
         return (unsigned)c < TOPO_EDGE_CLASS_COUNT ? class_names[c] : "?";
 }
 
-static uint64_t net_edges(uint64_t n, enum topo_net net)
+/* The pairs of peers 0..n-1 that net links (cols: a mesh's row length),
+ * in order; fills pair[2 * i], pair[2 * i + 1] when pair is not NULL.
+ * Returns their count. */
+static uint64_t net_pairs(uint32_t n, enum topo_net net, uint32_t cols, uint32_t *pair)
 {
+        uint64_t k = 0;
+#define PAIR(a, b) do { if (pair) { pair[2 * k] = (a); pair[2 * k + 1] = (b); } k++; } while (0)
         if (n <= 1)
                 return 0;
-        if (net == TOPO_NET_FULL)
-                return n * (n - 1);
-        return n == 2 ? 2 : 2 * n;
+        switch (net) {
+        case TOPO_NET_FULL:
+                for (uint32_t i = 0; i < n; i++)
+                        for (uint32_t j = i + 1; j < n; j++)
+                                PAIR(i, j);
+                break;
+        case TOPO_NET_RING:
+        case TOPO_NET_LINE:
+                for (uint32_t i = 0; i + 1 < n; i++)
+                        PAIR(i, i + 1);
+                if (net == TOPO_NET_RING && n > 2)
+                        PAIR(n - 1, 0);
+                break;
+        case TOPO_NET_MESH:
+                for (uint32_t i = 0; cols && i < n; i++) {
+                        if ((i + 1) % cols != 0 && i + 1 < n)
+                                PAIR(i, i + 1);
+                        if (i + cols < n)
+                                PAIR(i, i + cols);
+                }
+                break;
+        }
+#undef PAIR
+        return k;
+}
+
+/* Directed edges of the net (cube nets: one per pair and direction). */
+static uint64_t net_edges(uint64_t n, enum topo_net net)
+{
+        return 2 * net_pairs((uint32_t)n, net, 0, NULL);
+}
+
+/* Inter-SIP links per neighbouring pair, and the graph edges per pair:
+ * with ports each link is an edge pair of its own, else the pair's links
+ * are one edge pair of links x the bandwidth. */
+static uint32_t sip_links(const struct topo *t)
+{
+        return t->system.inter_sip_links ? t->system.inter_sip_links : 1;
+}
+
+static uint64_t sip_net_edges(const struct topo *t)
+{
+        uint64_t pairs = net_pairs(t->system.sips, t->system.sip_net, t->system.mesh_cols, NULL);
+        return 2 * pairs * (t->system.inter_sip_ports.n ? sip_links(t) : 1);
 }
 
 void topo_graph_size(const struct topo *t, uint64_t *n_nodes, uint64_t *n_edges,
@@ -95,7 +142,7 @@ void topo_graph_size(const struct topo *t, uint64_t *n_nodes, uint64_t *n_edges,
                 mesh = 2 * r * (cols > 1) + 2 * r * (rows > 1);
         uint64_t cube_edges = 12 * r + mesh + 2 * ch + 2;
         uint64_t edges = sips * (cubes * (cube_edges + 2) + net_edges(cubes, t->sip.cube_net)) +
-                         net_edges(sips, t->system.sip_net);
+                         sip_net_edges(t);
         /* Per node: the node, its CSR offset, and routing scratch (distance,
          * hops, predecessor node and edge, two visit stamps). Per edge: the
          * edge and its CSR entry. Per router: four mesh edges. */
@@ -111,6 +158,7 @@ void topo_graph_size(const struct topo *t, uint64_t *n_nodes, uint64_t *n_edges,
 struct build {
         struct topo_graph *g;        /* being built */
         uint32_t next_edge;          /* edges made so far */
+        bool failed;                 /* out of memory on the way */
 };
 
 static uint32_t add_edge(struct build *b, uint32_t src, uint32_t dst, enum topo_edge_class cls,
@@ -132,20 +180,61 @@ static void add_pair(struct build *b, uint32_t x, uint32_t y, enum topo_edge_cla
         add_edge(b, y, x, cls, l);
 }
 
-/* Pairs of peers 0..n-1 linked by net, each pair (i, j) once, in order. */
+/* Pairs of peers 0..n-1 linked by a cube net (ring or full), each pair
+ * (i, j) once, in order. */
 static void add_net(struct build *b, uint32_t n, enum topo_net net, const uint32_t *peer,
                     enum topo_edge_class cls, const struct topo_link *l)
 {
-        if (n <= 1)
-                return;
-        if (net == TOPO_NET_FULL) {
-                for (uint32_t i = 0; i < n; i++)
-                        for (uint32_t j = i + 1; j < n; j++)
-                                add_pair(b, peer[i], peer[j], cls, l);
+        uint64_t pairs = net_pairs(n, net, 0, NULL);
+        uint32_t *pair = pairs ? malloc((size_t)pairs * 2 * sizeof *pair) : NULL;
+        if (pairs && !pair) {
+                b->failed = true;
                 return;
         }
-        for (uint32_t i = 0; i < (n == 2 ? 1 : n); i++)
-                add_pair(b, peer[i], peer[(i + 1) % n], cls, l);
+        net_pairs(n, net, 0, pair);
+        for (uint64_t k = 0; k < pairs; k++)
+                add_pair(b, peer[pair[2 * k]], peer[pair[2 * k + 1]], cls, l);
+        free(pair);
+}
+
+/* The inter-SIP links: for each neighbouring pair (in net_pairs' order)
+ * its links, the k-th link of a SIP (counted over its pairs in that
+ * order) at inter_sip_ports[k % n] of its cube 0; without ports one edge
+ * pair between the gateways of cube 0, links x the bandwidth. */
+static void add_sip_links(struct build *b)
+{
+        struct topo_graph *g = b->g;
+        const struct topo *t = &g->topo;
+        const struct topo_coords *ports = &t->system.inter_sip_ports;
+        uint64_t pairs = net_pairs(t->system.sips, t->system.sip_net, t->system.mesh_cols, NULL);
+        uint32_t *pair = pairs ? malloc((size_t)pairs * 2 * sizeof *pair) : NULL;
+        uint32_t *used = calloc(t->system.sips, sizeof *used);
+        if ((pairs && !pair) || !used) {
+                free(pair);
+                free(used);
+                b->failed = true;
+                return;
+        }
+        net_pairs(t->system.sips, t->system.sip_net, t->system.mesh_cols, pair);
+        struct topo_link l = t->system.inter_sip;
+        uint32_t links = sip_links(t);
+        if (!ports->n)
+                l.bw_bytes_per_s = sat_mul_u64(l.bw_bytes_per_s, links);
+        for (uint64_t k = 0; k < pairs; k++) {
+                uint32_t x = pair[2 * k], y = pair[2 * k + 1];
+                for (uint32_t j = 0; j < (ports->n ? links : 1); j++) {
+                        uint32_t ex = topo_cube_gateway(g, x, 0), ey = topo_cube_gateway(g, y, 0);
+                        if (ports->n) {
+                                const struct topo_coord *px = &ports->at[used[x]++ % ports->n];
+                                const struct topo_coord *py = &ports->at[used[y]++ % ports->n];
+                                ex = topo_router_at(g, x, 0, px->row, px->col);
+                                ey = topo_router_at(g, y, 0, py->row, py->col);
+                        }
+                        add_pair(b, ex, ey, TOPO_EDGE_INTER_SIP, &l);
+                }
+        }
+        free(pair);
+        free(used);
 }
 
 uint32_t topo_hbm_channel_router_index(const struct topo *t, uint32_t ch)
@@ -357,11 +446,10 @@ int topo_build_graph(const struct topo *t, struct topo_graph *g, struct diag *d)
                 add_net(&b, t->sip.cubes, t->sip.cube_net, peer, TOPO_EDGE_INTER_CUBE,
                         &t->sip.inter_cube);
         }
-        for (uint32_t s = 0; s < t->system.sips; s++)
-                peer[s] = topo_cube_gateway(g, s, 0);
-        add_net(&b, t->system.sips, t->system.sip_net, peer, TOPO_EDGE_INTER_SIP,
-                &t->system.inter_sip);
+        add_sip_links(&b);
         free(peer);
+        if (b.failed)
+                goto out_of_memory;
         CS_ASSERT(b.next_edge == g->n_edges);
         if (index_edges(g))
                 goto out_of_memory;

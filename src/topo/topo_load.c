@@ -29,7 +29,7 @@
 
 /* ---- the schema ---- */
 
-const char *const topo__net_words[] = { "ring", "full", NULL };
+const char *const topo__net_words[] = { "ring", "full", "line", "mesh", NULL };
 const char *const topo__shape_words[] = { "mesh", "torus", "dual_torus", NULL };
 static const char *const base_words[] = { "default", "none", NULL };
 
@@ -74,6 +74,11 @@ const struct topo__field topo__fields[] = {
         F_GBPS("system.inter_sip.bw_gbps", system.inter_sip.bw_bytes_per_s),
         F_OPT_MAP("system.inter_sip.energy"),
         F_PJ("system.inter_sip.energy.pj_per_byte", system.inter_sip_energy.dyn_fj),
+        F_OPT_INT("system.inter_sip.mesh_cols", 0, 4096, system.mesh_cols),
+        F_OPT_INT("system.inter_sip.links", 1, 64, system.inter_sip_links),
+        F_OPT_NS("system.inter_sip.message_ns", system.inter_sip_message_ps),
+        { "system.inter_sip.ports", FT_COORDS, FS_COORDS, false, 0, 1023,
+          OFF(system.inter_sip_ports), NULL, true },
 
         F_MAP("sip"),
         F_INT("sip.cubes", 1, 4096, sip.cubes),
@@ -642,10 +647,54 @@ static struct where latest(const struct loader *L, const char *const *paths, siz
         return w;
 }
 
+/* Every position of the list at key lies on the NoC. */
+static void check_on_grid(struct loader *L, const char *key, const struct topo_coords *at)
+{
+        const struct topo *t = L->t;
+        for (uint32_t i = 0; i < at->n; i++) {
+                if (at->at[i].row < t->cube.noc.rows && at->at[i].col < t->cube.noc.cols)
+                        continue;
+                const char *const p[] = { key, "cube.noc.rows", "cube.noc.cols" };
+                struct where w = latest(L, p, 3);
+                error_at(L, w.line, w.col,
+                         "%s[%u] = [%u, %u] is outside the %u x %u NoC (rows 0..%u, "
+                         "cols 0..%u)",
+                         key, i, at->at[i].row, at->at[i].col, t->cube.noc.rows,
+                         t->cube.noc.cols, t->cube.noc.rows - 1, t->cube.noc.cols - 1);
+        }
+}
+
+/* The SIP network: a mesh needs its row length (its last row may be
+ * short); cubes are a ring or full. */
+static void check_sip_net(struct loader *L)
+{
+        const struct topo *t = L->t;
+        const struct topo_system *sy = &t->system;
+        if (sy->sip_net == TOPO_NET_MESH && !sy->mesh_cols) {
+                static const char *const p[] = { "system.inter_sip.topology",
+                                                 "system.inter_sip.mesh_cols" };
+                struct where w = latest(L, p, 2);
+                error_at(L, w.line, w.col,
+                         "system.inter_sip.topology mesh needs system.inter_sip.mesh_cols, the "
+                         "SIPs of a mesh row (> 0)");
+        }
+        if (t->sip.cube_net == TOPO_NET_LINE || t->sip.cube_net == TOPO_NET_MESH) {
+                static const char *const p[] = { "sip.inter_cube.topology" };
+                struct where w = latest(L, p, 1);
+                error_at(L, w.line, w.col,
+                         "sip.inter_cube.topology must be ring or full (got %s): line and mesh "
+                         "are for system.inter_sip",
+                         topo__net_words[t->sip.cube_net]);
+        }
+}
+
 static void validate(struct loader *L)
 {
         const struct topo *t = L->t;
         struct where w;
+        /* Absent (optional): one link per pair. */
+        if (!L->t->system.inter_sip_links)
+                L->t->system.inter_sip_links = 1;
 
         if (t->pe.tcm.scratch_ceiling_bytes > t->pe.tcm.size_bytes) {
                 static const char *const p[] = { "pe.tcm.size_kib", "pe.tcm.scratch_ceiling_kib" };
@@ -685,18 +734,9 @@ static void validate(struct loader *L)
                          "entries [%u..%u] would place no channel",
                          at->n, t->cube.hbm.channels, t->cube.hbm.channels, at->n - 1);
         }
-        for (uint32_t i = 0; i < at->n; i++) {
-                if (at->at[i].row < t->cube.noc.rows && at->at[i].col < t->cube.noc.cols)
-                        continue;
-                static const char *const p[] = { "cube.hbm.attach", "cube.noc.rows",
-                                                 "cube.noc.cols" };
-                w = latest(L, p, 3);
-                error_at(L, w.line, w.col,
-                         "cube.hbm.attach[%u] = [%u, %u] is outside the %u x %u NoC (rows 0..%u, "
-                         "cols 0..%u)",
-                         i, at->at[i].row, at->at[i].col, t->cube.noc.rows, t->cube.noc.cols,
-                         t->cube.noc.rows - 1, t->cube.noc.cols - 1);
-        }
+        check_on_grid(L, "cube.hbm.attach", at);
+        check_on_grid(L, "system.inter_sip.ports", &t->system.inter_sip_ports);
+        check_sip_net(L);
 
         static const char *const counts[] = { "system.sips", "sip.cubes", "cube.noc.rows",
                                               "cube.noc.cols", "cube.hbm.channels",

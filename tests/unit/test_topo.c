@@ -1072,3 +1072,71 @@ Test(topo, compute_grid_fits_in_the_noc)
         cr_assert_eq(t.cube.compute_rows, 8);
         cr_assert_eq(t.cube.noc.rows, 10);
 }
+
+/* Inter-SIP links: a mesh of SIPs makes its east and south pairs; with
+ * ports, each of a pair's links is an edge pair between the ports (a SIP's
+ * k-th link at ports[k % n]); without, one edge pair of links x the
+ * bandwidth between the gateways. */
+static void count_sip_edges(const char *text, uint32_t want_edges, uint64_t want_bw,
+                            uint32_t want_src_index)
+{
+        struct topo t;
+        struct topo_graph g;
+        cr_assert_eq(topo_load_text("x.yaml", text, strlen(text), &t, &d), 0, "%s", text);
+        build(&t, &g);
+        uint32_t n = 0, first = TOPO_NONE;
+        for (uint32_t e = 0; e < g.n_edges; e++) {
+                if (g.edges[e].cls != TOPO_EDGE_INTER_SIP)
+                        continue;
+                if (first == TOPO_NONE)
+                        first = e;
+                n++;
+                cr_assert_eq(g.edges[e].bw_bytes_per_s, want_bw);
+        }
+        cr_assert_eq(n, want_edges);
+        cr_assert_eq(g.nodes[g.edges[first].src].index, want_src_index);
+        topo_graph_fini(&g);
+}
+
+Test(topo, inter_sip_links_mesh_and_ports)
+{
+        /* A 2 x 3 mesh: 2 rows x 2 east pairs + 3 south pairs = 7 pairs. */
+        count_sip_edges("version: 1\nsystem: {sips: 6, inter_sip: {topology: mesh, mesh_cols: 3, "
+                        "links: 2, bw_gbps: 12.5}}\n",
+                        14, 25 * GBPS, 0);
+        /* The same with ports: two edge pairs a pair; SIP 0's first link at
+         * port 0 ([1, 2] = router 6 of the 4 x 4 NoC). */
+        count_sip_edges("version: 1\nsystem: {sips: 6, inter_sip: {topology: mesh, mesh_cols: 3, "
+                        "links: 2, bw_gbps: 12.5, ports: [[1, 2], [3, 3]]}}\n",
+                        28, 12500000000ull, 6);
+        /* A short last row: 6 SIPs in rows of 4 make 3 + 1 east and 2 south pairs. */
+        count_sip_edges("version: 1\nsystem: {sips: 6, inter_sip: {topology: mesh, mesh_cols: 4}}\n",
+                        12, 100 * GBPS, 0);
+        /* A line of 4 has 3 pairs, a ring 4. */
+        count_sip_edges("version: 1\nsystem: {sips: 4, inter_sip: {topology: line}}\n", 6,
+                        100 * GBPS, 0);
+        count_sip_edges("version: 1\nsystem: {sips: 4, inter_sip: {topology: ring}}\n", 8,
+                        100 * GBPS, 0);
+}
+
+/* 8sip.yaml states its links as 9 of 25 GB/s without ports: still one
+ * 225 GB/s edge pair per ring neighbour, 500 ns, at the gateways (its
+ * timing before links were counted). */
+Test(topo, eight_sip_links_keep_their_timing)
+{
+        struct topo t;
+        struct topo_graph g;
+        load_graph("topologies/8sip.yaml", &t, &g);
+        uint32_t n = 0;
+        for (uint32_t e = 0; e < g.n_edges; e++) {
+                const struct topo_edge *x = &g.edges[e];
+                if (x->cls != TOPO_EDGE_INTER_SIP)
+                        continue;
+                n++;
+                cr_assert_eq(x->bw_bytes_per_s, 225 * GBPS);
+                cr_assert_eq(x->latency_ps, 500 * NS);
+                cr_assert_eq(x->src, topo_cube_gateway(&g, g.nodes[x->src].sip, 0));
+        }
+        cr_assert_eq(n, 16);
+        topo_graph_fini(&g);
+}

@@ -1,0 +1,218 @@
+/* kernels/ccl.c: the collectives of collective.h run alone, one member
+ * per SIP (a chip), as tt-metal's CCL benchmarks run them
+ * (validate-tt-ccl, docs/adr/0026):
+ *
+ *   all_gather      y[s] = the x of every member, concatenated along dim
+ *   reduce_scatter  y[s] = piece s's member index of the sum of every x,
+ *                   cut along dim (uneven pieces when n does not divide
+ *                   the extent; the rest of y[s] is left as it was)
+ *   all_reduce      y[s] = the sum of every x
+ *
+ * `bytes` is each device's input: x[s] is [rows, cols] of dtype with
+ * rows x cols x size = bytes (cols = min(cols, bytes / size)). Every SIP
+ * is a member, in ring order: SIP order 0 .. n-1, or on a mesh of SIPs
+ * (system.inter_sip.topology mesh) row 0 left to right, the other rows
+ * snaking back over columns 1 .. C-1, and column 0 back up, so each
+ * member's neighbours are its mesh neighbours (a 2 x 4 T3000: 0 1 2 3 7 6
+ * 5 4; a mesh with a short last row: SIP order). Each member runs workers
+ * PEs per flow (flows: 2 when bidir) on PEs 0, 1, ... of cube 0; they move
+ * the tensors between HBM and the links in messages of chunk_bytes, at
+ * least `pipeline` messages a piece. Each PE opens and closes the run with
+ * a handshake with its neighbours (coll_handshake: tt-metal's entry
+ * barrier and exit wait; an all-reduce, a reduce-scatter then an
+ * all-gather there, pays both halves'), and on a ring every message is
+ * acknowledged (the ring fabric's first-level acknowledgement). */
+#include "collective.h"
+
+enum ccl_op { CCL_ALL_GATHER, CCL_REDUCE_SCATTER, CCL_ALL_REDUCE };
+
+static const char *const algos[] = { "ring", "line", NULL };
+static const char *const dtypes[] = { "bf16", "fp32", NULL };
+
+struct ccl_args {
+        enum ccl_op op;              /* which collective */
+        int n;                       /* members: every SIP */
+        int order[COLL_MAX_TEAM];    /* member i is SIP order[i] */
+        int algo;                    /* enum coll_algo */
+        bool bidir;                  /* two flows */
+        int workers;                 /* PEs per flow and member */
+        int dim;                     /* the concatenation / split axis */
+        int64_t rows, cols;          /* each member's input */
+        int64_t chunk_rows;          /* rows per message */
+        tl_dtype dt;                 /* the tensors' dtype */
+        tl_tensor *x;                /* [n, rows, cols], x[s] in SIP s's HBM */
+        tl_tensor *y;                /* [n, ...], y[s] in SIP s's HBM */
+};
+
+static const struct tl_param ccl_params[] = {
+        { "bytes", TL_PARAM_INT, 65536, 2, 1ll << 40, NULL, "each device's input, bytes" },
+        { "dim", TL_PARAM_INT, 0, 0, 1, NULL, "the axis gathered or split: 0 rows, 1 columns" },
+        { "algo", TL_PARAM_CHOICE, 0, 0, 0, algos, "ring or line" },
+        { "bidir", TL_PARAM_INT, 1, 0, 1, NULL, "1: both directions (two flows)" },
+        { "workers", TL_PARAM_INT, 2, 1, 64, NULL, "PEs per flow and device" },
+        { "cols", TL_PARAM_INT, 1024, 1, 1 << 20, NULL,
+          "columns of each device's input (a 2 KiB bf16 page by default)" },
+        { "chunk_bytes", TL_PARAM_INT, 65536, 1, 1 << 24, NULL,
+          "bytes per message (whole rows, at least one)" },
+        { "pipeline", TL_PARAM_INT, 1, 1, 1 << 20, NULL,
+          "at least this many messages a piece (smaller than chunk_bytes if need be)" },
+        { "dtype", TL_PARAM_CHOICE, 0, 0, 0, dtypes, "bf16 or fp32" },
+        { NULL, 0, 0, 0, 0, NULL, NULL },
+};
+
+/* Member order over the SIPs: a ring through a mesh of rows of `row`. */
+static void ring_order(int n, int row, int *order)
+{
+        int rows = n / row, k = 0;
+        if (rows <= 1 || row < 2 || n % row) {
+                for (int i = 0; i < n; i++)
+                        order[i] = i;
+                return;
+        }
+        for (int c = 0; c < row; c++)
+                order[k++] = c;
+        for (int r = 1; r < rows; r++)
+                for (int i = 1; i < row; i++)
+                        order[k++] = r * row + ((r % 2) ? row - i : i);
+        for (int r = rows - 1; r >= 1; r--)
+                order[k++] = r * row;
+}
+
+static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
+{
+        a->op = op;
+        tl_machine m = tl_setup_machine(s);
+        a->n = m.sips;
+        a->algo = tl_setup_choice(s, "algo");
+        a->bidir = tl_setup_int(s, "bidir") != 0;
+        a->workers = (int)tl_setup_int(s, "workers");
+        a->dim = (int)tl_setup_int(s, "dim");
+        a->dt = tl_setup_choice(s, "dtype") == 0 ? TL_BF16 : TL_FP32;
+        int64_t size = a->dt == TL_BF16 ? 2 : 4, bytes = tl_setup_int(s, "bytes");
+        int64_t cols = tl_setup_int(s, "cols"), elems = bytes / size;
+        int per = (a->bidir ? 2 : 1) * a->workers;
+        if (m.cubes_per_sip != 1)
+                tl_setup_error(s, "a device is a SIP of one cube (the machine has %d cubes a "
+                               "SIP)", m.cubes_per_sip);
+        if ((int64_t)a->n * per > COLL_MAX_TEAM || per > m.pes_per_cube)
+                tl_setup_error(s, "%d devices x %d PEs (workers x flows) is more than %d, or "
+                               "more than a cube's %d PEs", a->n, per, COLL_MAX_TEAM,
+                               m.pes_per_cube);
+        if (cols > elems)
+                cols = elems;
+        if (bytes % size || elems < 1 || elems % cols) {
+                tl_setup_error(s, "bytes (%lld) must be whole rows of cols (%lld) %s elements",
+                               (long long)bytes, (long long)cols, dtypes[a->dt != TL_BF16]);
+                return;
+        }
+        a->rows = elems / cols;
+        a->cols = cols;
+        if (a->dim == 1 && a->cols < a->n && op != CCL_ALL_GATHER)
+                tl_setup_error(s, "dim 1 of %lld columns: fewer than the %d devices",
+                               (long long)a->cols, a->n);
+        if (a->dim == 0 && a->rows < a->n && op != CCL_ALL_GATHER)
+                tl_setup_error(s, "dim 0 of %lld rows: fewer than the %d devices (use dim=1 or "
+                               "fewer cols)", (long long)a->rows, a->n);
+        /* Rows of a message: a piece's rows are whole input rows (dim 0) or
+         * the piece's columns of them (dim 1). */
+        int64_t row_bytes = (a->dim == 1 && op != CCL_ALL_GATHER ? (a->cols + a->n - 1) / a->n
+                                                                  : a->cols) * size;
+        a->chunk_rows = tl_setup_int(s, "chunk_bytes") / row_bytes;
+        int64_t piece = a->dim == 0 && op != CCL_ALL_GATHER ? a->rows / a->n : a->rows;
+        int64_t depth = tl_setup_int(s, "pipeline");
+        if (a->chunk_rows > (piece + depth - 1) / depth)
+                a->chunk_rows = (piece + depth - 1) / depth;
+        if (a->chunk_rows < 1)
+                a->chunk_rows = 1;
+        ring_order(a->n, tl_setup_sip_row(s), a->order);
+        int64_t yr = a->rows, yc = a->cols;
+        if (op == CCL_ALL_GATHER)
+                *(a->dim ? &yc : &yr) *= a->n;
+        else if (op == CCL_REDUCE_SCATTER)
+                *(a->dim ? &yc : &yr) = ((a->dim ? yc : yr) + a->n - 1) / a->n;
+        a->x = tl_setup_tensor(s, "x", TL_INPUT, a->dt, 3, (int64_t[]){ a->n, a->rows, a->cols });
+        a->y = tl_setup_tensor(s, "y", TL_OUTPUT, a->dt, 3, (int64_t[]){ a->n, yr, yc });
+        tl_setup_shard(s, a->x, 0, 0);
+        tl_setup_shard(s, a->y, 0, 0);
+}
+
+/* SIP s's [rows, cols] of t ([n, rows, cols]). */
+static tl_tensor *slice(tl_ctx *tl, tl_tensor *t, int s, int64_t rows, int64_t cols)
+{
+        tl_tensor *v = tl_view(tl, t, ((int64_t[]){ s, 0, 0 }), ((int64_t[]){ 1, rows, cols }));
+        return tl_reshape(tl, v, 2, ((int64_t[]){ rows, cols }));
+}
+
+static void ccl(tl_ctx *tl, const void *args)
+{
+        const struct ccl_args *a = args;
+        int flows = a->bidir ? 2 : 1, per = flows * a->workers;
+        int pe = tl_program_id(tl, 0);
+        if (tl_program_id(tl, 1) != 0 || pe >= per)
+                return;
+        struct coll_team t = { .n = a->n, .algo = (enum coll_algo)a->algo, .bidir = a->bidir,
+                                .workers = a->workers, .flow = pe / a->workers,
+                                .worker = pe % a->workers, .chunk_rows = a->chunk_rows,
+                                .dim = a->dim, .wire_dt = a->dt,
+                                .acks = a->algo == COLL_RING };
+        int sip = tl_program_id(tl, 2);
+        for (int i = 0; i < a->n; i++) {
+                if (a->order[i] == sip)
+                        t.me = i;
+                for (int k = 0; k < per; k++)
+                        t.ranks[i * per + k] = tl_rank(tl, k, 0, a->order[i]);
+        }
+        coll_handshake(tl, &t, COLL_TAGS);
+        tl_tensor *x = slice(tl, a->x, sip, a->rows, a->cols);
+        tl_tensor *y = slice(tl, a->y, sip, tl_dim(a->y, 1), tl_dim(a->y, 2));
+        switch (a->op) {
+        case CCL_ALL_GATHER: {
+                /* x is this member's piece of y */
+                coll_all_gather(tl, &t, x, y, true, 0);
+                break;
+        }
+        case CCL_REDUCE_SCATTER: {
+                int64_t ext = a->dim ? a->cols : a->rows;
+                int64_t len = coll_piece_lo(ext, a->n, t.me + 1) - coll_piece_lo(ext, a->n, t.me);
+                tl_tensor *out = tl_view(tl, y, ((int64_t[]){ 0, 0 }),
+                                         ((int64_t[]){ a->dim ? a->rows : len,
+                                                       a->dim ? len : a->cols }));
+                coll_reduce_scatter(tl, &t, x, out, 0);
+                break;
+        }
+        case CCL_ALL_REDUCE:
+                /* tt-metal's all-reduce is a reduce-scatter then an
+                 * all-gather, each opening and closing as a collective */
+                coll_handshake(tl, &t, COLL_TAGS);
+                coll_handshake(tl, &t, COLL_TAGS);
+                coll_all_reduce(tl, &t, x, y, 0);
+                break;
+        }
+        coll_handshake(tl, &t, COLL_TAGS);
+}
+
+#define CCL_KERNEL(name, pfx, op, summary)                                                  \
+        struct pfx##_args {                                                                \
+                struct ccl_args a;                                                         \
+        };                                                                                 \
+        static void pfx##_setup(tl_setup *s, void *args)                                   \
+        {                                                                                  \
+                ccl_setup_op(s, args, op);                                                 \
+        }                                                                                  \
+        static void name(tl_ctx *tl, const void *args)                                     \
+        {                                                                                  \
+                ccl(tl, args);                                                             \
+        }                                                                                  \
+        TL_KERNEL(name, pfx, summary,                                                      \
+                  "x.npy [devices, rows, cols] (device s's input x[s], rows x cols x size = " \
+                  "bytes); y.npy [devices, ...] the result")
+
+#define ag_params ccl_params
+#define rs_params ccl_params
+#define ar_params ccl_params
+CCL_KERNEL(all_gather, ag, CCL_ALL_GATHER,
+           "all-gather over the SIPs (chips), ring or line, uni- or bidirectional");
+CCL_KERNEL(reduce_scatter, rs, CCL_REDUCE_SCATTER,
+           "reduce-scatter (sum) over the SIPs (chips), ring or line, uni- or bidirectional");
+CCL_KERNEL(all_reduce, ar, CCL_ALL_REDUCE,
+           "all-reduce (sum) over the SIPs (chips), ring or line, uni- or bidirectional");

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# tests/ccl_data.sh: the collectives (kernels/ccl.c over kernels/collective.c)
+# in data mode against NumPy (tests/lib/ccl_model.py): all_gather,
+# reduce_scatter and all_reduce, ring and line, uni- and bidirectional,
+# along dim 0 and dim 1, on 2 chips (tt_wormhole_n300.yaml), 3 (a T3000 cut
+# to one short row: pieces uneven in both dims, chunks that do not divide
+# them) and 8 (the T3000's 2 x 4 mesh in ring order), fp32 and bf16. Small
+# integers sum exactly in both, so every result must match exactly. Also
+# checks that the machine files the collectives run on have the documented
+# link counts, and that the links' per-message cost is paid per message.
+set -euo pipefail
+. "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
+. "$src/tests/lib/numpy.sh"
+py=$(numpy_python)
+cd "$src"
+
+fail() {
+        echo "FAIL: $*" >&2
+        exit 1
+}
+
+# topo devices order rows cols dtype [--set ...]
+check_all() {
+        local topo=$1 n=$2 order=$3 rows=$4 cols=$5 dt=$6 size=4
+        shift 6
+        [ "$dt" = bf16 ] && size=2
+        rm -rf "$tmp/c"
+        mkdir -p "$tmp/c"
+        "$py" tests/lib/ccl_model.py write "$tmp/c" "$n" "$rows" "$cols" 5
+        for op in all_gather reduce_scatter all_reduce; do
+                for algo in ring line; do
+                        for bidir in 0 1; do
+                                for dim in 0 1; do
+                                        rm -rf "$tmp/c/out"
+                                        "$bin" run $op --topo "$topo" "$@" --mode data \
+                                                --inputs "$tmp/c" --outputs "$tmp/c/out" \
+                                                --set bytes=$((rows * cols * size)) \
+                                                --set cols=$cols --set dtype=$dt \
+                                                --set chunk_bytes=$((3 * size * cols / 2)) \
+                                                --set algo=$algo --set bidir=$bidir \
+                                                --set dim=$dim >"$tmp/c/log" 2>&1 \
+                                                || fail "$op $algo bidir=$bidir dim=$dim on $topo: $(head -3 "$tmp/c/log")"
+                                        "$py" tests/lib/ccl_model.py check "$tmp/c" $op "$n" $dim "$order" \
+                                                || fail "$op $algo bidir=$bidir dim=$dim $dt on $topo $*"
+                                done
+                        done
+                done
+        done
+}
+
+check_all topologies/tt_wormhole_n300.yaml 2 0,1 5 6 fp32
+check_all topologies/tt_t3k.yaml 3 0,1,2 7 13 fp32 --set system.sips=3
+check_all topologies/tt_t3k.yaml 8 0,1,2,3,7,6,5,4 10 12 bf16
+
+# The link counts: n300 and T3000 one link a pair for user kernels, Galaxy four.
+for f in tt_wormhole_n300:1 tt_t3k:1 tt_galaxy:4; do
+        "$bin" topo show "topologies/${f%%:*}.yaml" --format json >"$tmp/t.json"
+        grep -q "\"links\": ${f##*:}," "$tmp/t.json" || fail "${f%%:*}: expected ${f##*:} links"
+done
+# The links' per-message cost is paid per message: 1 MiB a device in 64 KiB
+# messages (16 each way, and the handshakes) costs at least 16 x 600 ns more
+# with message_ns 600 than with 0.
+ag_ps() {
+        "$bin" run all_gather --topo topologies/tt_wormhole_n300.yaml \
+                --set system.inter_sip.message_ns=$1 --set bytes=1048576 --set workers=1 \
+                --set chunk_bytes=65536 --set algo=line --set bidir=0 --json |
+                "$py" -c 'import json, sys; print(json.load(sys.stdin)["kernel_ps"])'
+}
+t0=$(ag_ps 0)
+t1=$(ag_ps 600)
+[ $((t1 - t0)) -ge $((16 * 600000)) ] || fail "message_ns 600 adds $((t1 - t0)) ps (< 16 x 600 ns)"
+echo "ok"
