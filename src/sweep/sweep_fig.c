@@ -195,10 +195,12 @@ static void series_label(const struct sweep__ctx *x, const struct sweep_panel *p
         double v;
         if (pn->figure.series) {
                 const struct sweep_kv *kv = sweep_point_param(s, i, pn->figure.series);
+                char lab[256];
                 if (kv && numeric(kv->value, &v))   /* a bare number says nothing */
                         snprintf(buf, len, "%s=%s", kv->key, kv->value);
                 else
-                        snprintf(buf, len, "%s", kv ? kv->value : "(unset)");
+                        snprintf(buf, len, "%s",
+                                 kv ? sweep_kv_label(kv, lab, sizeof lab) : "(unset)");
                 one_line(buf);
                 return;
         }
@@ -211,11 +213,13 @@ static void series_label(const struct sweep__ctx *x, const struct sweep_panel *p
         for (size_t c = 0; c < pt->n_coords && at < len; c++) {
                 if (strcmp(pt->coords[c].key, xkey) == 0)
                         continue;
+                char lab[256];
+                const char *val = sweep_kv_label(&pt->coords[c], lab, sizeof lab);
                 if (n_other == 1 && !numeric(pt->coords[c].value, &v))
-                        at += (size_t)snprintf(buf + at, len - at, "%s", pt->coords[c].value);
+                        at += (size_t)snprintf(buf + at, len - at, "%s", val);
                 else
                         at += (size_t)snprintf(buf + at, len - at, "%s%s=%s", at ? ", " : "",
-                                               pt->coords[c].key, pt->coords[c].value);
+                                               pt->coords[c].key, val);
         }
         if (!buf[0])
                 snprintf(buf, len, "%s", pn->kernel);
@@ -554,8 +558,9 @@ static void row_label(const struct sweep__ctx *x, const struct rows *r, size_t k
         for (size_t c = 0; c < pt->n_coords && at < len; c++) {
                 if (c && strcmp(pt->coords[c].value, pt->coords[c - 1].value) == 0)
                         continue;
+                char lab[256];
                 at += (size_t)snprintf(buf + at, len - at, "%s%s", c ? " " : "",
-                                       pt->coords[c].value);
+                                       sweep_kv_label(&pt->coords[c], lab, sizeof lab));
         }
         if (!buf[0])
                 snprintf(buf, len, "%zu", k);
@@ -889,6 +894,12 @@ static void report_panel(const struct sweep__ctx *x, FILE *f, size_t p, bool hav
         const struct sweep_spec *s = x->spec;
         const struct sweep_panel *pn = &s->panels[p];
         fprintf(f, "\n## Panel %s: kernel `%s`\n\n", pn->name, pn->kernel);
+        if (pn->own_topo && pn->n_points) {
+                char m[256];
+                sweep_point_machine(s, pn->first_point, m, sizeof m);
+                fprintf(f, "Machine: `%s` (`%s`).\n\n", m, pn->topo_path ? pn->topo_path
+                                                                         : "built in");
+        }
         if (pn->n_params) {
                 fputs("Fixed parameters:", f);
                 for (size_t j = 0; j < pn->n_params; j++)
@@ -930,7 +941,8 @@ static void report_panel(const struct sweep__ctx *x, FILE *f, size_t p, bool hav
                 fprintf(f, "| %zu |", i - pn->first_point);
                 for (size_t c = 0; c < p0->n_coords; c++) {
                         const struct sweep_kv *kv = sweep_point_param(s, i, p0->coords[c].key);
-                        fprintf(f, " %s |", kv ? kv->value : "");
+                        char lab[256];
+                        fprintf(f, " %s |", kv ? sweep_kv_label(kv, lab, sizeof lab) : "");
                 }
                 const char *st = json_string_value(json_object_get(r, "status"));
                 if (!is_ok(r)) {
