@@ -159,6 +159,28 @@ static void fmt_si(double v, const char *unit, char *buf, size_t len)
 
 /* ---- the time figure of a panel ---- */
 
+/* The machine of points [first, first + n) as a title names it: the
+ * sweep's (with its PEs), the one they share, or "several machines". */
+static void machine_title(const struct sweep__ctx *x, size_t first, size_t n, char *buf,
+                          size_t len)
+{
+        if (!x->spec->machines_vary) {
+                snprintf(buf, len, "%s (%llu PEs)", x->topo.name,
+                         (unsigned long long)x->totals.pes);
+                return;
+        }
+        char m0[256], m[256];
+        sweep_point_machine(x->spec, first, m0, sizeof m0);
+        for (size_t i = first + 1; i < first + n; i++) {
+                sweep_point_machine(x->spec, i, m, sizeof m);
+                if (strcmp(m, m0) != 0) {
+                        snprintf(buf, len, "several machines");
+                        return;
+                }
+        }
+        snprintf(buf, len, "%s", m0);
+}
+
 /* The x parameter of panel pn: its figure's, else the first coordinate
  * that is numeric at every point and takes two values or more. */
 static const char *panel_x(const struct sweep__ctx *x, const struct sweep_panel *pn)
@@ -460,8 +482,9 @@ static bool time_gp(const struct sweep__ctx *x, const struct sweep_panel *pn, co
         fputs("data = ", gp.f);
         gp_str(gp.f, "%s.dat", stem);
         fputs("\nset title ", gp.f);
-        gp_str(gp.f, "%s: %s on %s (%llu PEs)", pn->name, pn->kernel, x->topo.name,
-               (unsigned long long)x->totals.pes);
+        char on[300];
+        machine_title(x, pn->first_point, pn->n_points, on, sizeof on);
+        gp_str(gp.f, "%s: %s on %s", pn->name, pn->kernel, on);
         fputs("\nset xlabel ", gp.f);
         gp_str(gp.f, "%s", pn->figure.x_label ? pn->figure.x_label : xkey);
         fputs("\nset ylabel ", gp.f);
@@ -646,7 +669,9 @@ static bool bar_begin(const struct sweep__ctx *x, const struct rows *r, const st
                 return false;
         gp_header(gp->f, fig->what, fig->stem);
         fputs("set title ", gp->f);
-        gp_str(gp->f, "%s (sweep %s on %s)", fig->title, x->spec->name, x->topo.name);
+        char on[300];
+        machine_title(x, 0, x->spec->n_points, on, sizeof on);
+        gp_str(gp->f, "%s (sweep %s on %s)", fig->title, x->spec->name, on);
         fprintf(gp->f, "\nset ylabel \"%s\"\nset xlabel \"%s\"\n", fig->ylabel,
                 r->points ? "point" : "panel");
         bar_style(gp->f, r, fig->stacked);
@@ -809,6 +834,63 @@ static bool dispatch_figure(const struct sweep__ctx *x, json_t *sw, const struct
         return text_save(&gp, dir, "dispatch.gp");
 }
 
+/* The energy classes of run --json's energy_by_class_j, in its order. */
+static const char *const energy_classes[] = { "pe_cpu", "pe_dma", "pe_gemm", "pe_math", "tcm",
+                                              "noc", "hbm", "inter_cube", "inter_sip", NULL };
+
+/* A unit for energies up to max_j: its name and the joules of one. */
+static const char *energy_unit(double max_j, double *scale)
+{
+        *scale = max_j >= 1 ? 1 : max_j >= 1e-3 ? 1e-3 : max_j >= 1e-6 ? 1e-6 : 1e-9;
+        return *scale == 1 ? "J" : *scale == 1e-3 ? "mJ" : *scale == 1e-6 ? "µJ" : "nJ";
+}
+
+/* Energy per row (a point, or a panel's points summed), stacked by
+ * component class, dynamic and static together (docs/adr/0024). */
+static bool energy_figure(const struct sweep__ctx *x, json_t *sw, const struct rows *r,
+                          const char *dir)
+{
+        double max_j = 0, scale;
+        for (size_t k = 0; k < r->n; k++)
+                max_j = fmax(max_j, json_number_value(json_object_get(row_summary(x, sw, r, k),
+                                                                      "energy_j")));
+        const char *unit = energy_unit(max_j, &scale);
+        char ylabel[64];
+        snprintf(ylabel, sizeof ylabel, "energy (%s)", unit);
+        const struct bar_fig fig = {
+                "energy",
+                "energy per component class (dynamic and static), summed over a panel's points",
+                "Energy by component class: each class's dynamic energy (MACs, element-ops, "
+                "bytes, hops) and its static energy over the kernel time, stacked.",
+                "Energy by component class", ylabel, true,
+        };
+        struct text dat, gp;
+        if (!bar_data(x, &fig, &dat))
+                return false;
+        fprintf(dat.f, "# in %s\nrow", unit);
+        for (int c = 0; energy_classes[c]; c++)
+                fprintf(dat.f, " %s", energy_classes[c]);
+        fputc('\n', dat.f);
+        for (size_t k = 0; k < r->n; k++) {
+                json_t *by = json_object_get(row_summary(x, sw, r, k), "energy_by_class_j");
+                char lab[200];
+                row_label(x, r, k, lab, sizeof lab);
+                fprintf(dat.f, "\"%s\"", lab);
+                for (int c = 0; energy_classes[c]; c++)
+                        fprintf(dat.f, " %.6g",
+                                json_number_value(json_object_get(by, energy_classes[c])) / scale);
+                fputc('\n', dat.f);
+        }
+        if (!bar_begin(x, r, &fig, &dat, &gp, dir))
+                return false;
+        fputs("plot \\\n", gp.f);
+        for (int c = 0; energy_classes[c]; c++)
+                fprintf(gp.f, "    \"energy.dat\" using %d%s title columnheader(%d)%s\n", c + 2,
+                        c == 0 ? ":xtic(1)" : "", c + 2, energy_classes[c + 1] ? ", \\" : "");
+        gp_svg(gp.f, "energy");
+        return text_save(&gp, dir, "energy.gp");
+}
+
 /* ---- gnuplot ---- */
 
 /* Run gnuplot on the scripts in dir; its messages go to dir/gnuplot.log.
@@ -928,14 +1010,15 @@ static void report_panel(const struct sweep__ctx *x, FILE *f, size_t p, bool hav
         if (roof)
                 fprintf(f, " HBM roofline (%s) | of roofline |", unit);
         fputs(" TFLOP/s | of peak | bound by | of bound |", f);
-        fputs(" PE_CPU | PE_DMA | PE_GEMM | PE_MATH | HBM | events | wall (s) |\n|---|", f);
+        fputs(" PE_CPU | PE_DMA | PE_GEMM | PE_MATH | HBM | energy (J) | avg power (W) |", f);
+        fputs(" events | wall (s) |\n|---|", f);
         for (size_t c = 0; c < p0->n_coords; c++)
                 fputs("---|", f);
         fputs("---|---:|---:|", f);
         if (roof)
                 fputs("---:|---:|", f);
         fputs("---:|---:|---|---:|", f);
-        fputs("---:|---:|---:|---:|---:|---:|---:|\n", f);
+        fputs("---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", f);
         for (size_t i = pn->first_point; i < pn->first_point + pn->n_points; i++) {
                 json_t *r = x->recs[i];
                 fprintf(f, "| %zu |", i - pn->first_point);
@@ -948,7 +1031,7 @@ static void report_panel(const struct sweep__ctx *x, FILE *f, size_t p, bool hav
                 if (!is_ok(r)) {
                         fprintf(f, " **%s** (exit %d) |", st ? st : "failed",
                                 (int)json_integer_value(json_object_get(r, "exit_status")));
-                        for (int c = 0; c < (roof ? 15 : 13); c++)
+                        for (int c = 0; c < (roof ? 17 : 15); c++)
                                 fputs(" |", f);
                         fputc('\n', f);
                         continue;
@@ -975,6 +1058,8 @@ static void report_panel(const struct sweep__ctx *x, FILE *f, size_t p, bool hav
                 for (int c = 0; class_names[c]; c++)
                         fprintf(f, " %.1f%% |",
                                 100.0 * json_number_value(json_object_get(u, class_names[c])));
+                fprintf(f, " %.4g | %.4g |", json_number_value(json_object_get(r, "energy_j")),
+                        json_number_value(json_object_get(r, "avg_power_w")));
                 fprintf(f, " %lld | %.2f |\n",
                         (long long)json_integer_value(json_object_get(r, "events")),
                         json_number_value(json_object_get(r, "wall_s")));
@@ -1018,6 +1103,11 @@ static bool write_report(const struct sweep__ctx *x, json_t *sw, bool *have_time
                 "%s, HBM %s, TCM %s in all.\n\n", CUBESIM_VERSION, x->topo.name,
                 (unsigned long long)x->totals.pes, (unsigned long long)x->totals.cubes,
                 (unsigned long long)x->totals.sips, x->totals.sips == 1 ? "" : "s", peak, bw, tcm);
+        if (s->machines_vary)
+                fputs("Points run on machines of their own: each names its machine in the "
+                      "`topology` or `machine` column (the file's name without `.yaml`, then "
+                      "`/VARIANT`) or its panel's heading, and in `sweep.json` as `machine`; "
+                      "the figures above are the spec's machine's.\n\n", f);
         size_t n_failed = (size_t)json_integer_value(json_object_get(sw, "n_failed"));
         fprintf(f, "%zu points in %zu panel%s, %zu failed. This run: %.2f s wall, %.3g simulated "
                 "events/s end to end. Every number comes from `sweep.json` next to this file; "
@@ -1040,7 +1130,8 @@ static bool write_report(const struct sweep__ctx *x, json_t *sw, bool *have_time
         else
                 fputs("\n## Where the time goes\n\n![utilisation per component class]"
                       "(figures/utilisation.png)\n\n![PE_CPU dispatch share]"
-                      "(figures/dispatch.png)\n\nFigures are also in SVG, with their gnuplot "
+                      "(figures/dispatch.png)\n\n![energy by component class]"
+                      "(figures/energy.png)\n\nFigures are also in SVG, with their gnuplot "
                       "scripts and data, in `figures/`.\n", f);
         dispatch_other(x, sw, f);
         for (size_t p = 0; p < s->n_panels; p++)
@@ -1081,7 +1172,7 @@ bool sweep__figures(struct sweep__ctx *x, json_t *sw)
         char dir[4200];
         snprintf(dir, sizeof dir, "%s/figures", x->opts->out_dir);
         bool *have_time = calloc(s->n_panels, sizeof *have_time);
-        char (*scripts)[300] = calloc(s->n_panels + 2, sizeof *scripts);
+        char (*scripts)[300] = calloc(s->n_panels + 3, sizeof *scripts);
         bool drawn = false;
         const char *why_not = "--no-figures";
         if (!have_time || !scripts)
@@ -1108,6 +1199,8 @@ bool sweep__figures(struct sweep__ctx *x, json_t *sw)
                 snprintf(scripts[n++], sizeof scripts[0], "utilisation.gp");
         if (dispatch_figure(x, sw, &rows, dir))
                 snprintf(scripts[n++], sizeof scripts[0], "dispatch.gp");
+        if (energy_figure(x, sw, &rows, dir))
+                snprintf(scripts[n++], sizeof scripts[0], "energy.gp");
         if (x->opts->no_figures)
                 goto report;
         int rc = run_gnuplot(dir, scripts, n);
