@@ -57,13 +57,7 @@ int bench_machine(const struct bench_ctx *c, const char *fallback, char *buf, si
                 char key[256];
                 snprintf(key, sizeof key, "%.*s", (int)p->key_len, p->key);
                 topo_set(&t, key, p->value, &tmp);
-                for (const struct diag_msg *m = tmp.head; m; m = m->next) {
-                        const char *body = strstr(m->text, "error: ");
-                        diag_error(c->diag, "--set %s=%s: %s", key, p->value,
-                                   body ? body + 7 : m->text);
-                }
-                diag_fini(&tmp);
-                diag_init(&tmp);
+                diag_move(c->diag, &tmp);
         }
         diag_fini(&tmp);
         topo_fini(&t);

@@ -50,6 +50,18 @@ static void print_line(const char *cmd, const char *text, size_t len)
         if (!bare && sscanf(text, "%u more messages not shown%n", &n, &end) == 1 &&
             (size_t)end == len)
                 bare = true;
+        /* A message located at an option ("--set k=v: error: ..."), which
+         * names no file: the command's form, the option first in its text. */
+        static const char *const levels[] = { ": error: ", ": warning: ", ": note: " };
+        for (int l = 0; !bare && text[0] == '-' && text[1] == '-' && l < 3; l++) {
+                const char *at = strstr(text, levels[l]);
+                if (!at || at >= text + len)
+                        continue;
+                size_t lab = (size_t)(at - text), lv = strlen(levels[l]);
+                fprintf(stderr, "cubesim %s: %.*s: %.*s: %.*s\n", cmd, (int)(lv - 4),
+                        levels[l] + 2, (int)lab, text, (int)(len - lab - lv), at + lv);
+                return;
+        }
         fprintf(stderr, "%s%s%s%.*s\n", bare ? "cubesim " : "", bare ? cmd : "",
                 bare ? ": " : "", (int)len, text);
 }

@@ -251,6 +251,8 @@ static void relocate(struct parser *p, struct diag *tmp, const struct ynode *n, 
         for (const struct diag_msg *m = tmp->head; m; m = m->next) {
                 const char *body = strstr(m->text, "error: ");
                 body = body ? body + 7 : m->text;
+                if (strncmp(body, "--set ", 6) == 0 && strstr(body, ": "))
+                        body = strstr(body, ": ") + 2;  /* the spec's location says it */
                 if (panel)
                         err(p, n, "%s (panel %s)", body, panel);
                 else

@@ -259,6 +259,7 @@ struct topo_sip {
         enum topo_net cube_net;      /* how the cubes of a SIP are linked */
         struct topo_link inter_cube; /* between gateway routers of two cubes */
         struct topo_energy inter_cube_energy; /* per byte over an inter-cube link */
+        uint64_t tdp_mw;             /* power limit of one SIP (chip), milliwatts; 0: none */
 };
 
 struct topo_system {
@@ -266,6 +267,7 @@ struct topo_system {
         enum topo_net sip_net;       /* how the SIPs are linked */
         struct topo_link inter_sip;  /* between cube 0 gateway routers of two SIPs */
         struct topo_energy inter_sip_energy; /* per byte over an inter-SIP link */
+        uint64_t tdp_mw;             /* power limit of the whole system, milliwatts; 0: none */
 };
 
 /* A whole machine. Plain data: copy it freely; topo_fini is for symmetry. */
