@@ -10,14 +10,6 @@
 set -u
 . "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 fail=0
-check() {  # check DESCRIPTION COMMAND...: the command must succeed
-        local what=$1
-        shift
-        if ! "$@"; then
-                echo "FAIL: $what"
-                fail=1
-        fi
-}
 cp "$src/topologies/small.yaml" "$tmp/small.yaml"
 cat >"$tmp/spec.yaml" <<'EOF'
 version: 1

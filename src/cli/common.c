@@ -1,4 +1,5 @@
 /* cli/common.c: helpers shared by the subcommands. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdbool.h>
@@ -68,20 +69,32 @@ static void print_line(const char *cmd, const char *text, size_t len)
 
 void cli_print_diag(const char *cmd, const struct diag *d)
 {
-        for (const struct diag_msg *m = d->head; m; m = m->next)
+        /* A deadlock of many PEs waiting alike reads as one note a kind. */
+        struct diag f;
+        diag_init(&f);
+        f.max_msgs = d->n_kept + 1;
+        diag_copy_folded(&f, d);
+        for (const struct diag_msg *m = f.head; m; m = m->next)
                 print_line(cmd, m->text, strlen(m->text));
-        if (d->n_dropped)
-                fprintf(stderr, "cubesim %s: %u more messages not shown\n", cmd, d->n_dropped);
+        if (f.n_dropped)
+                fprintf(stderr, "cubesim %s: %u more messages not shown\n", cmd, f.n_dropped);
+        diag_fini(&f);
 }
 
 void cli_print_messages(const char *cmd, const char *text)
 {
+        struct diag d;
+        diag_init(&d);
+        d.max_msgs = UINT_MAX;
         while (*text) {
                 const char *nl = strchr(text, '\n');
                 size_t len = nl ? (size_t)(nl - text) : strlen(text);
-                print_line(cmd, text, len);
+                diag_add_text(&d, strncmp(text, "note: ", 6) == 0 ? DIAG_NOTE : DIAG_ERROR,
+                              text, len);
                 text += len + (nl != NULL);
         }
+        cli_print_diag(cmd, &d);
+        diag_fini(&d);
 }
 
 void cli_take_messages(struct diag *d, const char *text)

@@ -494,7 +494,12 @@ static double us(sim_ps ps)
         return (double)ps / 1e6;
 }
 
-static void profile_table(const struct rep_run_stats *st, size_t max_lines, FILE *out)
+/* The per-line table: times summed over PEs (PE_DMA's over each PE's
+ * channels too), and the PE_CPU's time at the line (issue + waited) as a
+ * mean over the n_pes PEs, which compares with the kernel time: a PE's
+ * lines together take at most its time from start to end. */
+static void profile_table(const struct rep_run_stats *st, uint32_t n_pes, size_t max_lines,
+                          FILE *out)
 {
         struct rep_line *v;
         size_t n = rep_profile_sorted(&st->profile, &v);
@@ -502,19 +507,22 @@ static void profile_table(const struct rep_run_stats *st, size_t max_lines, FILE
                 return;
         size_t shown = n < max_lines ? n : max_lines;
         if (shown < n)
-                fprintf(out, "  top %zu kernel source lines by time (us, summed over PEs; "
-                        "--profile: all %zu):\n", shown, n);
+                fprintf(out, "  top %zu kernel source lines by time (us, summed over PEs and DMA "
+                        "channels; per PE: issue + waited over %" PRIu32 " PEs; --profile: all "
+                        "%zu):\n", shown, n_pes, n);
         else
-                fprintf(out, "  time per kernel source line (us, summed over PEs):\n");
-        fprintf(out, "    %-36s %10s %10s %10s %10s %10s %10s\n", "file:line", "ops", "issue",
-                "pe_dma", "pe_gemm", "pe_math", "waited");
+                fprintf(out, "  time per kernel source line (us, summed over PEs and DMA "
+                        "channels; per PE: issue + waited over %" PRIu32 " PEs):\n", n_pes);
+        fprintf(out, "    %-36s %10s %10s %10s %10s %10s %10s %10s\n", "file:line", "ops", "issue",
+                "pe_dma", "pe_gemm", "pe_math", "waited", "per PE");
         for (size_t i = 0; i < shown; i++) {
                 char place[256];
                 snprintf(place, sizeof place, "%s:%d", v[i].file, v[i].line);
-                fprintf(out, "    %-36s %10" PRIu64 " %10.3f %10.3f %10.3f %10.3f %10.3f\n", place,
-                        v[i].n_ops, us(v[i].issue_ps), us(v[i].engine_ps[REP_ENG_DMA]),
+                fprintf(out, "    %-36s %10" PRIu64 " %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f\n",
+                        place, v[i].n_ops, us(v[i].issue_ps), us(v[i].engine_ps[REP_ENG_DMA]),
                         us(v[i].engine_ps[REP_ENG_GEMM]), us(v[i].engine_ps[REP_ENG_MATH]),
-                        us(v[i].wait_ps));
+                        us(v[i].wait_ps),
+                        n_pes ? us(v[i].issue_ps + v[i].wait_ps) / n_pes : 0.0);
         }
         free(v);
 }
@@ -578,5 +586,5 @@ void rep_run_summary_text(const struct hw_sim *s, const struct rep_run_stats *st
                         "per-chip power limit sip.tdp_w = %.4g W (by %.1f%%)\n", en.max_sip,
                         en.max_sip_power_w, en.sip_tdp_w,
                         100.0 * (en.max_sip_power_w / en.sip_tdp_w - 1));
-        profile_table(st, profile ? SIZE_MAX : 5, out);
+        profile_table(st, s->n_pes, profile ? SIZE_MAX : 5, out);
 }

@@ -32,6 +32,10 @@
 
 #define FIG_W 960                    /* picture size, pixels (PNG) and points (SVG) */
 #define FIG_H 600
+#define KEY_INSIDE_CHARS 44          /* a time figure's key stays inside up to this label */
+#define KEY_INSIDE_ROWS 10           /* ... and this many series */
+#define KEY_CHAR_PX 9                /* width of a key character at FIG_FONT, pixels */
+#define KEY_ROW_PX 22                /* height of a key row, pixels */
 #define FIG_FONT "DejaVu Sans,12"
 
 /* A text being built, then written atomically. */
@@ -270,9 +274,12 @@ static void gp_header(FILE *f, const char *what, const char *stem)
 }
 
 /* The PNG terminal, before the plot command. */
+/* The picture's size: FIG_W x FIG_H, or what a long key needs (time figures). */
+static int fig_w = FIG_W, fig_h = FIG_H;
+
 static void gp_png(FILE *f, const char *stem)
 {
-        fprintf(f, "set terminal pngcairo size %d,%d font \"%s\" noenhanced\n", FIG_W, FIG_H,
+        fprintf(f, "set terminal pngcairo size %d,%d font \"%s\" noenhanced\n", fig_w, fig_h,
                 FIG_FONT);
         fputs("set output ", f);
         gp_str(f, "%s.png", stem);
@@ -283,7 +290,7 @@ static void gp_png(FILE *f, const char *stem)
 static void gp_svg(FILE *f, const char *stem)
 {
         fprintf(f, "set terminal svg size %d,%d font \"%s\" noenhanced background \"white\"\n",
-                FIG_W, FIG_H, FIG_FONT);
+                fig_w, fig_h, FIG_FONT);
         fputs("set output ", f);
         gp_str(f, "%s.svg", stem);
         fputs("\nreplot\nunset output\n", f);
@@ -492,22 +499,40 @@ static bool time_gp(const struct sweep__ctx *x, const struct sweep_panel *pn, co
         fputc('\n', gp.f);
         /* The key in the top corner the lines leave free: left when time
          * grows with x; linear axes get headroom above the lines for it. */
+        /* A key of long names or many lines would cover the lines or be
+         * cut at the picture's edge: it goes below the plot, one line per
+         * entry, and the picture grows to hold it whole. */
+        size_t longest = 0;
+        for (size_t k = 0; k < t->n_series; k++)
+                longest = strlen(t->labels[k]) > longest ? strlen(t->labels[k]) : longest;
+        bool below = longest > KEY_INSIDE_CHARS || t->n_series > KEY_INSIDE_ROWS;
         fprintf(gp.f, "set grid xtics ytics mxtics mytics lc rgb \"#dddddd\"\n"
-                "set key top %s box opaque\nset border 3\nset tics nomirror\n"
-                "set pointsize 1.3\n", t->y_at_max_x >= t->y_at_min_x ? "left" : "right");
+                "set border 3\nset tics nomirror\nset pointsize 1.3\n");
+        if (below) {
+                fig_w = (int)(longest * KEY_CHAR_PX + 160) > FIG_W
+                                ? (int)(longest * KEY_CHAR_PX + 160) : FIG_W;
+                fig_h = FIG_H + 60 + (int)(t->n_series < 200 ? t->n_series : 200) * KEY_ROW_PX;
+                fputs("set key below left Left reverse maxcols 1 box opaque\n", gp.f);
+        } else {
+                fprintf(gp.f, "set key top %s box opaque\n",
+                        t->y_at_max_x >= t->y_at_min_x ? "left" : "right");
+        }
         if (log_x)
                 fputs("set logscale x\n", gp.f);
         if (log_y)
                 fputs("set logscale y\nset format y \"%g\"\n", gp.f);
         else
                 fprintf(gp.f, "set yrange [0:%.6g]\n",
-                        t->max_ps / scale * (1.25 + 0.07 * (double)t->n_series));
+                        t->max_ps / scale * (below ? 1.1 : 1.25 + 0.07 * (double)t->n_series));
         gp_xtics(gp.f, t);
+        /* One x value (one good point, or every point at one x): a range
+         * around it, which gnuplot cannot make of a single value. */
+        double pad = t->max_x > t->min_x ? (t->max_x - t->min_x) * 0.05
+                                         : fmax(fabs(t->min_x) * 0.5, 1.0);
         if (log_x)
                 fprintf(gp.f, "set xrange [%.10g:%.10g]\n", t->min_x / 1.3, t->max_x * 1.3);
         else
-                fprintf(gp.f, "set xrange [%.10g:%.10g]\n", t->min_x - (t->max_x - t->min_x) * 0.05,
-                        t->max_x + (t->max_x - t->min_x) * 0.05);
+                fprintf(gp.f, "set xrange [%.10g:%.10g]\n", t->min_x - pad, t->max_x + pad);
         bool roof = pn->figure.roofline_bytes_per_x > 0 && x->totals.hbm_bw_bytes_per_s;
         /* A point whose machine has another HBM bandwidth (a --set in the
          * sweep) is held to its own roofline: then the rooflines are
@@ -532,6 +557,8 @@ static bool time_gp(const struct sweep__ctx *x, const struct sweep_panel *pn, co
         gp_png(gp.f, stem);
         gp_time_plot(gp.f, x, pn, xkey, t, roof, own_roof);
         gp_svg(gp.f, stem);
+        fig_w = FIG_W;
+        fig_h = FIG_H;
         char name[300];
         snprintf(name, sizeof name, "%s.gp", stem);
         return text_save(&gp, dir, name);
@@ -902,33 +929,36 @@ static int run_gnuplot(const char *dir, char scripts[][300], size_t n)
                 bin = "gnuplot";
         fflush(stdout);
         fflush(stderr);
-        pid_t pid = fork();
-        if (pid < 0)
-                return -EIO;
-        if (pid == 0) {
-                if (chdir(dir) < 0)
-                        _exit(126);
-                int fd = open("gnuplot.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-                if (fd >= 0) {
-                        dup2(fd, STDOUT_FILENO);
-                        dup2(fd, STDERR_FILENO);
-                }
-                char *argv[64];
-                size_t a = 0;
-                argv[a++] = (char *)bin;
-                for (size_t i = 0; i < n && a < 63; i++)
-                        argv[a++] = scripts[i];
-                argv[a] = NULL;
-                execvp(bin, argv);
-                _exit(errno == ENOENT ? 127 : 126);
-        }
-        int st;
-        while (waitpid(pid, &st, 0) < 0)
-                if (errno != EINTR)
+        /* One gnuplot per script: a figure gnuplot cannot draw costs only
+         * itself (gnuplot stops at a script's first error). */
+        int rc = 0;
+        for (size_t i = 0; i < n; i++) {
+                pid_t pid = fork();
+                if (pid < 0)
                         return -EIO;
-        if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
-                return -ENOENT;
-        return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+                if (pid == 0) {
+                        if (chdir(dir) < 0)
+                                _exit(126);
+                        int fd = open("gnuplot.log", O_WRONLY | O_CREAT | O_CLOEXEC |
+                                      (i ? O_APPEND : O_TRUNC), 0644);
+                        if (fd >= 0) {
+                                dup2(fd, STDOUT_FILENO);
+                                dup2(fd, STDERR_FILENO);
+                        }
+                        char *argv[] = { (char *)bin, scripts[i], NULL };
+                        execvp(bin, argv);
+                        _exit(errno == ENOENT ? 127 : 126);
+                }
+                int st;
+                while (waitpid(pid, &st, 0) < 0)
+                        if (errno != EINTR)
+                                return -EIO;
+                if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
+                        return -ENOENT;
+                if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                        rc = -EIO;
+        }
+        return rc;
 }
 
 int sweep_gnuplot(const char *dir, char scripts[][300], size_t n)
@@ -1143,6 +1173,21 @@ static bool write_report(const struct sweep__ctx *x, json_t *sw, bool *have_time
         return text_save(&t, dir, "report.md");
 }
 
+/* Remove the empty pictures gnuplot leaves of a figure it could not draw
+ * (it creates the file at 'set output'): an empty picture is no picture. */
+static void remove_empty(const char *dir, char scripts[][300], size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                for (int e = 0; e < 2; e++) {
+                        char path[4800];
+                        struct stat st;
+                        snprintf(path, sizeof path, "%s/%.*s.%s", dir,
+                                 (int)strcspn(scripts[i], "."), scripts[i], e ? "svg" : "png");
+                        if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+                                unlink(path);
+                }
+}
+
 /* Whether gnuplot made every picture of the scripts (a full disk makes it
  * fail quietly); warns of the first missing. */
 static bool pictures_made(const char *dir, char scripts[][300], size_t n)
@@ -1204,6 +1249,8 @@ bool sweep__figures(struct sweep__ctx *x, json_t *sw)
         if (x->opts->no_figures)
                 goto report;
         int rc = run_gnuplot(dir, scripts, n);
+        if (rc != -ENOENT)
+                remove_empty(dir, scripts, n);
         if (rc == -ENOENT) {
                 why_not = "gnuplot is not installed";
                 fprintf(stderr, "cubesim sweep: warning: gnuplot not found (install gnuplot-nox, "

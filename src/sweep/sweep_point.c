@@ -161,8 +161,22 @@ bool sweep__record_valid(json_t *rec, char *why, size_t len)
         return true;
 }
 
+static json_t *diag_lines(const struct diag *d);
+
+/* Every message of d, one per line (notes alike folded). */
+static json_t *diag_text(const struct diag *raw)
+{
+        struct diag folded, *d = &folded;
+        diag_init(d);
+        d->max_msgs = raw->n_kept + 1;
+        diag_copy_folded(d, raw);
+        json_t *j = diag_lines(d);
+        diag_fini(d);
+        return j;
+}
+
 /* Every message of d, one per line. */
-static json_t *diag_text(const struct diag *d)
+static json_t *diag_lines(const struct diag *d)
 {
         size_t len = 1;
         for (const struct diag_msg *m = d->head; m; m = m->next)

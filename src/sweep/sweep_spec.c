@@ -633,9 +633,11 @@ static const struct tl_kernel *scope_kernel(struct parser *p, const struct ynode
         }
         const char *hint = diag_suggest(kn->text, names, n);
         if (hint)
-                err(p, kn, "no kernel '%s'; did you mean '%s'?", kn->text, hint);
+                err(p, kn, "no kernel '%s'; did you mean '%s'? (a kernel of your own: "
+                    "--kernels LIB.so)", kn->text, hint);
         else
-                err(p, kn, "no kernel '%s' (kernels: %s)", kn->text, list);
+                err(p, kn, "no kernel '%s' (kernels: %s; a kernel of your own is loaded with "
+                    "--kernels LIB.so)", kn->text, list);
         return NULL;
 }
 
