@@ -57,6 +57,8 @@ EOF
 check "the time figure's series are the machines" grep -q '^# series 0: small$' "$out/figures/time_files.dat"
 check "the report names the machine column by its stem" grep -q '^| 0 | small | 128 | ok |' "$out/report.md"
 check "the report names a panel's machine" grep -q '^Machine: `small`' "$out/report.md"
+check "an idle warning counts the point's own machine" grep -qF \
+        '(topology=small, m=128) leaves 1 cubes and 4 PEs of its machine idle' "$out/report.md"
 # --resume: every point kept; then the machine file changes and only its points rerun.
 "$bin" sweep "$tmp/spec.yaml" --out "$out" --resume --no-figures >"$tmp/log" 2>&1
 check "--resume keeps all 8 points" grep -q '8 resumed' "$tmp/log"

@@ -990,13 +990,20 @@ static void idle_warnings(const struct sweep__ctx *x, FILE *f, const struct swee
                 any = true;
                 const struct sweep_point *pt = &s->points[i];
                 fprintf(f, "- **Warning:** point %zu (", i - pn->first_point);
-                for (size_t c = 0; c < pt->n_coords; c++)
+                for (size_t c = 0; c < pt->n_coords; c++) {
+                        char lab[256];
                         fprintf(f, "%s%s=%s", c ? ", " : "", pt->coords[c].key,
-                                pt->coords[c].value);
-                fprintf(f, ") leaves %lld of %llu cubes and %lld of %llu PEs idle (no DMA, GEMM "
-                        "or MATH work): its utilisation and bounds count units it never "
-                        "used.\n", (long long)cubes, (unsigned long long)x->totals.cubes,
-                        (long long)pes, (unsigned long long)x->totals.pes);
+                                sweep_kv_label(&pt->coords[c], lab, sizeof lab));
+                }
+                if (s->machines_vary)   /* its machine is not the sweep's: no totals */
+                        fprintf(f, ") leaves %lld cubes and %lld PEs of its machine idle",
+                                (long long)cubes, (long long)pes);
+                else
+                        fprintf(f, ") leaves %lld of %llu cubes and %lld of %llu PEs idle",
+                                (long long)cubes, (unsigned long long)x->totals.cubes,
+                                (long long)pes, (unsigned long long)x->totals.pes);
+                fputs(" (no DMA, GEMM or MATH work): its utilisation and bounds count units it "
+                      "never used.\n", f);
         }
 }
 
@@ -1137,7 +1144,7 @@ static bool write_report(const struct sweep__ctx *x, json_t *sw, bool *have_time
                 fputs("Points run on machines of their own: each names its machine in the "
                       "`topology` or `machine` column (the file's name without `.yaml`, then "
                       "`/VARIANT`) or its panel's heading, and in `sweep.json` as `machine`; "
-                      "the figures above are the spec's machine's.\n\n", f);
+                      "the machine described above is the spec's.\n\n", f);
         size_t n_failed = (size_t)json_integer_value(json_object_get(sw, "n_failed"));
         fprintf(f, "%zu points in %zu panel%s, %zu failed. This run: %.2f s wall, %.3g simulated "
                 "events/s end to end. Every number comes from `sweep.json` next to this file; "
