@@ -1,7 +1,8 @@
 /* benches/llm-step: time per token of whole models, from one simulated
  * decoder layer (kernel llm_layer) times the model's layers plus its LM
  * head GEMM (kernel llm_lm_head), as a sweep (src/sweep), bf16, op_log
- * mode, on the built-in default machine.
+ * mode, on the built-in default machine or --topo FILE, with the machine
+ * --set keys (dotted paths) in its spec's params.
  *
  * Panels:
  *   decode    llm_layer, q_len 1: model x batch (1, 32) x past_len (4K, 32K)
@@ -633,7 +634,10 @@ const struct bench bench_llm_step = {
                 "                      largest, llama31-405b, takes about 9 s and 1.2 GB\n"
                 "                      of memory a layer run)\n"
                 "  tp_sips=1,2,4,8     SIP counts of the TP panel (empty: none)\n"
-                "  figures=0           skip gnuplot\n",
+                "  figures=0           skip gnuplot\n"
+                "  KEY=VALUE           a dotted machine parameter (pe.dma.bw_gbps=512)\n"
+                "The machine is --topo FILE (default: the built-in one); run the bench once\n"
+                "per machine and 'cubesim compare DIR_A DIR_B' to put them side by side.\n",
         .params = step_params,
         .run = run,
 };
