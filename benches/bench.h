@@ -20,6 +20,7 @@ struct bench_ctx {
         bool json;                   /* --json: print one JSON object instead of text */
         const char *out_dir;         /* --out DIR, or NULL for the bench's default */
         unsigned jobs;               /* --jobs N (1: serial) */
+        const char *topo;            /* --topo FILE: the machine of benches that run kernels */
         FILE *out;                   /* where figures go (stdout) */
         struct diag *diag;           /* bad parameters are reported here */
 };
@@ -68,5 +69,16 @@ int bench_write_text(const char *dir, const char *name, const char *text, size_t
 int bench_figures_dir(const char *dir, char *figs, size_t len, struct diag *d);
 /* A table opened for reading, or NULL with "cannot open" located at path in d. */
 FILE *bench_open_table(const char *path, struct diag *d);
+/* The machine of a bench that runs kernels: --topo (made absolute, into
+ * buf; NULL for the built-in default, or when fallback, a bench's own
+ * topo= parameter, is NULL too) and its --set keys that are topology
+ * parameters (dotted paths), each checked on that machine and marked
+ * used. 0, or -EINVAL with the problems in c->diag ("--topo X: ...",
+ * "--set KEY=VALUE: ..."). */
+int bench_machine(const struct bench_ctx *c, const char *fallback, char *buf, size_t len,
+                  const char **topo);
+/* Write the machine --set keys as YAML map entries, one a line, each
+ * after indent (a sweep spec's params). */
+void bench_machine_params(const struct bench_ctx *c, FILE *f, const char *indent);
 
 #endif

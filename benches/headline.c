@@ -90,7 +90,7 @@ static void long_points(FILE *f, const char *models, const char *contexts, bool 
         }
 }
 
-static char *make_spec(const char *panels, const char *models, const char *decode,
+static char *make_spec(const struct bench_ctx *bc, const char *panels, const char *models, const char *decode,
                        const char *prefill, const char *long_models, const char *long_prefill,
                        const char *topo, size_t *len)
 {
@@ -105,7 +105,9 @@ static char *make_spec(const char *panels, const char *models, const char *decod
               "# so a token of context is 2 (K, V) x 8 x 128 x 2 bytes (bf16) = 4096 bytes.\n"
               "version: 1\nname: gqa_headline\n", f);
         fprintf(f, "topology: %s\n", topo ? topo : "default");
-        fputs("params:\n  batch: 1\n  dtype: bf16\npanels:\n", f);
+        fputs("params:\n  batch: 1\n  dtype: bf16\n", f);
+        bench_machine_params(bc, f, "  ");
+        fputs("panels:\n", f);
         for (size_t i = 0; i < N_PANELS; i++) {
                 const struct panel_def *p = &panel_defs[i];
                 if (panels && !in_list(panels, p->name))
@@ -218,6 +220,8 @@ static int run(const struct bench_ctx *c)
         params_str(c->params, "long_prefill_models", default_long_models, &long_models);
         params_str(c->params, "long_prefill_contexts", default_long_prefill, &long_prefill);
         params_str(c->params, "topo", NULL, &topo);
+        char topo_abs[4096];
+        bench_machine(c, topo, topo_abs, sizeof topo_abs, &topo);
         params_u64(c->params, "resume", 0, 0, 1, &resume, c->diag);
         params_u64(c->params, "figures", 1, 0, 1, &figures, c->diag);
         params_check_unused(c->params, headline_params, "milestone-gqa-headline", c->diag);
@@ -249,13 +253,6 @@ static int run(const struct bench_ctx *c)
         }
         if (n_sel == 0 && !c->diag->n_errors)
                 diag_error(c->diag, "--set panels=%s selects no panel", panels);
-        /* A relative machine file is relative to where the bench runs. */
-        char topo_abs[4096];
-        if (topo && topo[0] != '/') {
-                if (!realpath(topo, topo_abs))
-                        diag_error(c->diag, "--set topo=%s: no such file", topo);
-                topo = topo_abs;
-        }
         bool speak = sweep_launch_rank() == 0;
         if (c->diag->n_errors) {
                 if (!speak) {   /* every rank finds it; rank 0 says it */
@@ -265,7 +262,7 @@ static int run(const struct bench_ctx *c)
                 return 2;
         }
         size_t len;
-        char *text = make_spec(panels, models, decode, prefill, long_models, long_prefill, topo, &len);
+        char *text = make_spec(c, panels, models, decode, prefill, long_models, long_prefill, topo, &len);
         if (!text) {
                 diag_error(c->diag, "milestone-gqa-headline: out of memory");
                 return 1;
@@ -335,7 +332,9 @@ const struct bench bench_headline = {
                 "  long_prefill_models=a,b  models also run at the long prefill\n"
                 "                       contexts (default llama3-70b; empty: none)\n"
                 "  long_prefill_contexts=... those contexts (default 16384,32768)\n"
-                "  topo=FILE            the machine (default: the built-in default)\n"
+                "  topo=FILE            the machine (default: the built-in default; or\n"
+                "                       bench run --topo FILE, which wins)\n"
+                "  KEY=VALUE            a dotted machine parameter (pe.dma.bw_gbps=512)\n"
                 "  resume=1             keep the points already done in DIR\n"
                 "  figures=0            skip gnuplot (data, scripts and report still)\n"
                 "\n"

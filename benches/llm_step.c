@@ -1,7 +1,8 @@
 /* benches/llm-step: time per token of whole models, from one simulated
  * decoder layer (kernel llm_layer) times the model's layers plus its LM
  * head GEMM (kernel llm_lm_head), as a sweep (src/sweep), bf16, op_log
- * mode, on the built-in default machine.
+ * mode, on the built-in default machine or --topo FILE, with the machine
+ * --set keys (dotted paths) in its spec's params.
  *
  * Panels:
  *   decode    llm_layer, q_len 1: model x batch (1, 32) x past_len (4K, 32K)
@@ -98,7 +99,8 @@ struct step_opts {
         int n_batch, n_ctx;          /* entries */
 };
 
-static char *make_spec(const struct step_opts *so, size_t *len)
+static char *make_spec(const struct bench_ctx *c, const struct step_opts *so, const char *topo,
+                       size_t *len)
 {
         char *buf = NULL;
         FILE *f = open_memstream(&buf, len);
@@ -107,8 +109,11 @@ static char *make_spec(const struct step_opts *so, size_t *len)
         fputs("# The spec of `cubesim bench run llm-step` (benches/llm_step.c): one decoder\n"
               "# layer per model and case, each class of its ops alone, and the LM head.\n"
               "# Rerun or vary it with  cubesim sweep THIS_FILE [--jobs N]\n"
-              "version: 1\nname: llm_step\ntopology: default\n"
-              "params:\n  dtype: bf16\n  weight_dtype: bf16\npanels:\n", f);
+              "version: 1\nname: llm_step\n", f);
+        fprintf(f, "topology: %s\n", topo ? topo : "default");
+        fputs("params:\n  dtype: bf16\n  weight_dtype: bf16\n", f);
+        bench_machine_params(c, f, "  ");
+        fputs("panels:\n", f);
         const char *models = so->models, *prefill = so->prefill, *tp = so->tp;
         fputs("  - name: decode\n    kernel: llm_layer\n    params: {q_len: 1}\n"
               "    grid:\n      model: ", f);
@@ -412,9 +417,13 @@ static void add_case(struct step_case *cs, size_t *n, json_t *arr, const struct 
 static int write_results(const char *out_dir, json_t *sw, const struct step_opts *so,
                          bool figures, FILE *out, bool quiet)
 {
-        double hbm_bw = (double)json_integer_value(
-                json_object_get(json_object_get(sw, "machine"), "hbm_bw_bytes_per_s"));
         json_t *dec = find_panel(sw, "decode"), *pre = find_panel(sw, "prefill");
+        /* The points' own machine (after the machine --sets), else the sweep's. */
+        json_t *bw = json_object_get(json_array_get(json_object_get(dec, "points"), 0),
+                                     "hbm_bw_bytes_per_s");
+        if (!json_is_integer(bw))
+                bw = json_object_get(json_object_get(sw, "machine"), "hbm_bw_bytes_per_s");
+        double hbm_bw = (double)json_integer_value(bw);
         json_t *head = find_panel(sw, "lm-head"), *tp = find_panel(sw, "tp");
         struct step_case cs[MAX_CASES];
         size_t n = 0;
@@ -544,6 +553,9 @@ static int run(const struct bench_ctx *c)
         params_str(c->params, "prefill_models", default_prefill, &so.prefill);
         params_str(c->params, "tp_sips", default_tp, &so.tp);
         params_u64(c->params, "figures", 1, 0, 1, &figures, c->diag);
+        char topo_buf[4096];
+        const char *topo;
+        bench_machine(c, NULL, topo_buf, sizeof topo_buf, &topo);
         params_check_unused(c->params, step_params, "llm-step", c->diag);
         check_models("models", so.models, c->diag);
         check_models("prefill_models", so.prefill, c->diag);
@@ -552,7 +564,7 @@ static int run(const struct bench_ctx *c)
         if (c->diag->n_errors)
                 return 2;
         size_t len;
-        char *text = make_spec(&so, &len);
+        char *text = make_spec(c, &so, topo, &len);
         if (!text) {
                 diag_error(c->diag, "llm-step: out of memory");
                 return 1;
@@ -622,7 +634,10 @@ const struct bench bench_llm_step = {
                 "                      largest, llama31-405b, takes about 9 s and 1.2 GB\n"
                 "                      of memory a layer run)\n"
                 "  tp_sips=1,2,4,8     SIP counts of the TP panel (empty: none)\n"
-                "  figures=0           skip gnuplot\n",
+                "  figures=0           skip gnuplot\n"
+                "  KEY=VALUE           a dotted machine parameter (pe.dma.bw_gbps=512)\n"
+                "The machine is --topo FILE (default: the built-in one); run the bench once\n"
+                "per machine and 'cubesim compare DIR_A DIR_B' to put them side by side.\n",
         .params = step_params,
         .run = run,
 };

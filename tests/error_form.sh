@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every error message has one form: "cubesim COMMAND: error: ..." when it
 # names no file, "FILE[:LINE[:COL]]: error: ..." when it does; never a
-# bare "error: ...".
+# bare "error: ...", nor one located at an option ("--set k=v: error: ...").
 set -euo pipefail
 bin=${CUBESIM_BIN:?}
 tmp=$(mktemp -d)
@@ -18,7 +18,8 @@ while IFS= read -r cmd; do
                 *error:*|*warning:*) ;;
                 *) continue ;;
                 esac
-                if [[ ! $line =~ ^(cubesim\ [a-z\ ]+|[^\ ]+):\ (error|warning): ]]; then
+                # An option is not a file: "--set k=v: error:" is neither form.
+                if [[ ! $line =~ ^(cubesim\ [a-z\ ]+|[^-\ ][^\ ]*):\ (error|warning): ]]; then
                         echo "FAIL: cubesim $cmd: '$line'"
                         fail=1
                 fi
@@ -37,6 +38,13 @@ sweep $tmp/s.yaml --out $tmp/o
 sweep /nonexistent.yaml
 topo check $tmp/t.yaml
 kernels --kernels /nonexistent.so
+run gemm --set pe.dma.bw_gbps=-1
+run gemm --set system.tdp_w=-1
+topo check --set pe.dma.bw_gbps=x $tmp/t.yaml
+topo show --set pe.dmx=1
+bench run llm-step --set pe.dma.bw_gbps=-1
+compare /nonexistent.json $tmp/s.yaml
+compare $tmp/s.yaml $tmp/s.yaml
 EOF2
 [ $fail -eq 0 ] && echo "error_form: every message in one form"
 exit $fail

@@ -49,16 +49,22 @@ static int finish(struct diag *d, int rc)
         char *buf = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
+        /* Notes alike (a deadlock's PEs waiting alike) fold into one line. */
+        struct diag folded;
+        diag_init(&folded);
+        folded.max_msgs = d->n_kept + 1;
+        diag_copy_folded(&folded, d);
         if (f) {
-                for (const struct diag_msg *m = d->head; m; m = m->next)
+                for (const struct diag_msg *m = folded.head; m; m = m->next)
                         fprintf(f, "%s\n", m->text);
-                if (d->n_dropped)
-                        fprintf(f, "%u more messages not shown\n", d->n_dropped);
+                if (folded.n_dropped)
+                        fprintf(f, "%u more messages not shown\n", folded.n_dropped);
                 if (fclose(f) == 0)
                         last_messages = buf;
                 else
                         free(buf);
         }
+        diag_fini(&folded);
         diag_fini(d);
         return rc;
 }
@@ -104,9 +110,11 @@ static void no_kernel(const char *name, struct diag *d)
 {
         const char *hint = diag_suggest_at(name, cubesim_kernel_name);
         if (hint)
-                diag_error(d, "no kernel '%s'; did you mean '%s'?", name, hint);
+                diag_error(d, "no kernel '%s'; did you mean '%s'? (a kernel of your own: "
+                           "--kernels LIB.so)", name, hint);
         else
-                diag_error(d, "no kernel '%s' (see 'cubesim kernels')", name);
+                diag_error(d, "no kernel '%s' (see 'cubesim kernels'; a kernel of your own "
+                           "is loaded with --kernels LIB.so)", name);
 }
 
 int cubesim_kernel_find(const char *name)

@@ -2,6 +2,8 @@
 #include "base/diag.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,6 +93,71 @@ void diag_add_text(struct diag *d, enum diag_level level, const char *text, size
         char *t = d->tail->text;
         size_t skip = strlen(level_name(level)) + 2;
         memmove(t, t + skip, strlen(t + skip) + 1);
+}
+
+/* The first quoted name of text: its start (after the quote) and length;
+ * false if there is none. */
+static bool quoted_name(const char *text, const char **name, size_t *len)
+{
+        const char *q = strchr(text, '\'');
+        const char *e = q ? strchr(q + 1, '\'') : NULL;
+        if (!e)
+                return false;
+        *name = q + 1;
+        *len = (size_t)(e - q - 1);
+        return true;
+}
+
+/* Whether notes a and b read alike but for their first quoted name. */
+static bool alike(const char *a, const char *b)
+{
+        const char *na, *nb;
+        size_t la, lb;
+        if (!quoted_name(a, &na, &la) || !quoted_name(b, &nb, &lb) || na - a != nb - b ||
+            strncmp(a, b, (size_t)(na - a)) != 0)
+                return false;
+        return strcmp(na + la, nb + lb) == 0;
+}
+
+enum { FOLD_NAMES = 3 };             /* names listed in a folded note before "..." */
+
+void diag_copy_folded(struct diag *dst, const struct diag *src)
+{
+        size_t n = 0;
+        for (const struct diag_msg *m = src->head; m; m = m->next)
+                n++;
+        bool *done = calloc(n ? n : 1, sizeof *done);
+        size_t i = 0;
+        for (const struct diag_msg *m = src->head; m; m = m->next, i++) {
+                if (done && done[i])
+                        continue;
+                size_t more = 0, j = i + 1, at = 0;
+                char names[600] = "", last[130] = "";
+                for (const struct diag_msg *o = m->next; done && m->level == DIAG_NOTE && o;
+                     o = o->next, j++) {
+                        if (done[j] || o->level != DIAG_NOTE || !alike(m->text, o->text))
+                                continue;
+                        done[j] = true;
+                        const char *nm = "";
+                        size_t len = 0;
+                        quoted_name(o->text, &nm, &len);
+                        snprintf(last, sizeof last, "'%.*s'", (int)(len < 120 ? len : 120), nm);
+                        if (++more <= FOLD_NAMES && at < sizeof names)
+                                at += (size_t)snprintf(names + at, sizeof names - at, "%s%s",
+                                                       more == 1 ? "" : ", ", last);
+                }
+                if (!more) {
+                        diag_add_text(dst, m->level, m->text, strlen(m->text));
+                        continue;
+                }
+                char text[1024];
+                snprintf(text, sizeof text, "%s (and %zu more like it: %s%s%s)", m->text, more,
+                         names, more > FOLD_NAMES + 1 ? ", ... " : more > FOLD_NAMES ? ", " : "",
+                         more > FOLD_NAMES ? last : "");
+                diag_add_text(dst, m->level, text, strlen(text));
+        }
+        dst->n_dropped += src->n_dropped;
+        free(done);
 }
 
 void diag_print(const struct diag *d, FILE *out)

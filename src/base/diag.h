@@ -49,6 +49,12 @@ void diag_add_text(struct diag *, enum diag_level, const char *text, size_t len)
 /* Print every message, one per line, then "N more errors not shown". */
 void diag_print(const struct diag *, FILE *);
 
+/* Copy src's messages to the end of dst, the notes that read alike but
+ * for their first quoted name ("process 'X' waits on ...", one a PE) folded
+ * into the first of them, which then ends "(and N more like it: 'B',
+ * 'C', ... 'Z')"; every other message as it is, in order. */
+void diag_copy_folded(struct diag *dst, const struct diag *src);
+
 /* Move all messages of src to the end of dst; src is left empty. */
 void diag_move(struct diag *dst, struct diag *src);
 

@@ -29,6 +29,9 @@ static void add_param(void *c, const struct cli_opt *o, char *v, struct diag *d)
 static const struct cli_opt run_opts[] = {
         { "--set", "key=value", NULL, CLI_OPT_REPEAT, "a bench parameter (repeatable)",
           add_param, 0 },
+        { "--topo", "FILE", NULL, 0, "the machine of benches that run kernels (llm-step, "
+          "milestone-gqa-headline; default: built in); their --set takes its dotted "
+          "keys (pe.dma.bw_gbps=512)", cli_opt_text, offsetof(struct bench_ctx, topo) },
         { "--json", NULL, NULL, 0, "print the figures as one JSON object",
           cli_opt_true, offsetof(struct bench_ctx, json) },
         { "--out", "DIR", NULL, 0, "where the bench writes its files (bench-specific default)",

@@ -11,6 +11,7 @@ int cli_bench(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 int cli_topo(int argc, char **argv);
 int cli_kernels(int argc, char **argv);
+int cli_compare(int argc, char **argv);
 /* The first item of cubesim run's synopsis ("[--topo FILE]"), for the
  * command list of cubesim --help; in buf (len bytes). */
 void cli_run_synopsis(char *buf, size_t len);
@@ -87,6 +88,10 @@ struct cli_opt {
  * missing value or a second positional argument. */
 int cli_opts_parse(const char *cmd, const struct cli_opt *tab, size_t n, int argc, char **argv,
                    void *ctx, const char **pos, struct diag *d);
+/* The same with up to max_pos positional arguments, into pos[0..*n_pos)
+ * (*n_pos starts at 0). */
+int cli_opts_parse_n(const char *cmd, const struct cli_opt *tab, size_t n, int argc, char **argv,
+                     void *ctx, const char **pos, size_t max_pos, size_t *n_pos, struct diag *d);
 /* "LEAD [OPTION ...]": the synopsis of tab, wrapped greedily so that no
  * line passes column width, continuation lines indented by indent
  * spaces. */

@@ -1,4 +1,5 @@
 /* cli/common.c: helpers shared by the subcommands. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdbool.h>
@@ -50,26 +51,50 @@ static void print_line(const char *cmd, const char *text, size_t len)
         if (!bare && sscanf(text, "%u more messages not shown%n", &n, &end) == 1 &&
             (size_t)end == len)
                 bare = true;
+        /* A message located at an option ("--set k=v: error: ..."), which
+         * names no file: the command's form, the option first in its text. */
+        static const char *const levels[] = { ": error: ", ": warning: ", ": note: " };
+        for (int l = 0; !bare && text[0] == '-' && text[1] == '-' && l < 3; l++) {
+                const char *at = strstr(text, levels[l]);
+                if (!at || at >= text + len)
+                        continue;
+                size_t lab = (size_t)(at - text), lv = strlen(levels[l]);
+                fprintf(stderr, "cubesim %s: %.*s: %.*s: %.*s\n", cmd, (int)(lv - 4),
+                        levels[l] + 2, (int)lab, text, (int)(len - lab - lv), at + lv);
+                return;
+        }
         fprintf(stderr, "%s%s%s%.*s\n", bare ? "cubesim " : "", bare ? cmd : "",
                 bare ? ": " : "", (int)len, text);
 }
 
 void cli_print_diag(const char *cmd, const struct diag *d)
 {
-        for (const struct diag_msg *m = d->head; m; m = m->next)
+        /* A deadlock of many PEs waiting alike reads as one note a kind. */
+        struct diag f;
+        diag_init(&f);
+        f.max_msgs = d->n_kept + 1;
+        diag_copy_folded(&f, d);
+        for (const struct diag_msg *m = f.head; m; m = m->next)
                 print_line(cmd, m->text, strlen(m->text));
-        if (d->n_dropped)
-                fprintf(stderr, "cubesim %s: %u more messages not shown\n", cmd, d->n_dropped);
+        if (f.n_dropped)
+                fprintf(stderr, "cubesim %s: %u more messages not shown\n", cmd, f.n_dropped);
+        diag_fini(&f);
 }
 
 void cli_print_messages(const char *cmd, const char *text)
 {
+        struct diag d;
+        diag_init(&d);
+        d.max_msgs = UINT_MAX;
         while (*text) {
                 const char *nl = strchr(text, '\n');
                 size_t len = nl ? (size_t)(nl - text) : strlen(text);
-                print_line(cmd, text, len);
+                diag_add_text(&d, strncmp(text, "note: ", 6) == 0 ? DIAG_NOTE : DIAG_ERROR,
+                              text, len);
                 text += len + (nl != NULL);
         }
+        cli_print_diag(cmd, &d);
+        diag_fini(&d);
 }
 
 void cli_take_messages(struct diag *d, const char *text)

@@ -151,6 +151,13 @@ int cli_opts_unknown(const char *cmd, const struct cli_opt *tab, size_t n, const
 int cli_opts_parse(const char *cmd, const struct cli_opt *tab, size_t n, int argc, char **argv,
                    void *ctx, const char **pos, struct diag *d)
 {
+        size_t n_pos = 0;
+        return cli_opts_parse_n(cmd, tab, n, argc, argv, ctx, pos, 1, &n_pos, d);
+}
+
+int cli_opts_parse_n(const char *cmd, const struct cli_opt *tab, size_t n, int argc, char **argv,
+                     void *ctx, const char **pos, size_t max_pos, size_t *n_pos, struct diag *d)
+{
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i];
                 if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
@@ -158,10 +165,10 @@ int cli_opts_parse(const char *cmd, const struct cli_opt *tab, size_t n, int arg
                 const struct cli_opt *o = cli_opts_find(tab, n, a);
                 if (!o && a[0] == '-')
                         return cli_opts_unknown(cmd, tab, n, a);
-                if (!o && *pos)
+                if (!o && *n_pos == max_pos)
                         return cli_error(cmd, "unexpected argument '%s'", a);
                 if (!o) {
-                        *pos = a;
+                        pos[(*n_pos)++] = a;
                         continue;
                 }
                 if (o->metavar && i + 1 >= argc)

@@ -172,14 +172,13 @@ static double dyn_j(const struct topo_energy *e, double work)
         return (double)e->dyn_fj * work * 1e-15;
 }
 
-/* The bins of cube (every cube's summed if cube is UINT32_MAX) at windows
- * of window_ps (a multiple of p's), into out. */
-static void bins_at(const struct hw_power *p, uint32_t cube, sim_ps window_ps,
+/* The bins of cubes [first, first + n) summed, at windows of window_ps (a
+ * multiple of p's), into out. */
+static void bins_at(const struct hw_power *p, uint32_t first, uint32_t n, sim_ps window_ps,
                     uint64_t out[HW_POWER_BINS][HW_PW_COUNT])
 {
         memset(out, 0, sizeof(uint64_t[HW_POWER_BINS][HW_PW_COUNT]));
-        for (uint32_t k = 0; k < p->n_cubes; k++)
-                if (cube == UINT32_MAX || k == cube)
+        for (uint32_t k = first; k < p->n_cubes && k - first < n; k++)
                         for (uint32_t w = 0; w < HW_POWER_BINS; w++)
                                 for (int c = 0; c < HW_PW_COUNT; c++)
                                         out[w][c] += p->busy[k][w][c];
@@ -231,7 +230,7 @@ static void power_windows(const struct hw_power *p, struct rep_energy *out)
         uint64_t (*b)[HW_PW_COUNT] = malloc(sizeof(uint64_t[HW_POWER_BINS][HW_PW_COUNT]));
         if (!b)
                 return;
-        bins_at(p, UINT32_MAX, w_ps, b);
+        bins_at(p, 0, p->n_cubes, w_ps, b);
         out->n_windows = (uint32_t)((span - 1) / w_ps + 1);
         out->window_ps = w_ps;
         for (uint32_t w = 0; w < out->n_windows; w++)
@@ -255,10 +254,39 @@ uint32_t rep_energy_cube_windows(const struct hw_sim *s, const struct rep_energy
         uint64_t (*b)[HW_PW_COUNT] = malloc(sizeof(uint64_t[HW_POWER_BINS][HW_PW_COUNT]));
         if (!b)
                 return 0;
-        bins_at(&s->power, cube, en->window_ps, b);
+        bins_at(&s->power, cube, 1, en->window_ps, b);
         windows_j(en, b, 1.0 / (double)s->n_cubes, out);
         free(b);
         return en->n_windows;
+}
+
+/* The highest average power of one SIP (a chip) over the kernel time: its
+ * cubes' share of each window's energy (as the trace's power per cube),
+ * summed; which SIP into *sip. 0 without windows or memory. */
+static double max_sip_power(const struct hw_sim *s, const struct rep_energy *en, uint32_t *sip)
+{
+        uint32_t per = s->topo->sip.cubes, n_sips = per ? s->n_cubes / per : 0;
+        double best = 0, w_j[HW_POWER_BINS];
+        *sip = 0;
+        if (!en->n_windows || !en->kernel_ps)
+                return 0;
+        uint64_t (*b)[HW_PW_COUNT] = malloc(sizeof(uint64_t[HW_POWER_BINS][HW_PW_COUNT]));
+        if (!b)
+                return 0;
+        for (uint32_t k = 0; k < n_sips; k++) {
+                bins_at(&s->power, k * per, per, en->window_ps, b);
+                windows_j(en, b, (double)per / (double)s->n_cubes, w_j);
+                double j = 0;
+                for (uint32_t w = 0; w < en->n_windows; w++)
+                        j += w_j[w];
+                double p = j / ((double)en->kernel_ps * 1e-12);
+                if (p > best) {
+                        best = p;
+                        *sip = k;
+                }
+        }
+        free(b);
+        return best;
 }
 
 void rep_run_energy(const struct hw_sim *s, const struct rep_run_stats *st,
@@ -316,6 +344,13 @@ void rep_run_energy(const struct hw_sim *s, const struct rep_run_stats *st,
         out->idle_j[REP_EN_NOC] = static_j(&t->cube.noc.energy, s->n_cubes, span, 0);
         out->idle_j[REP_EN_HBM] = static_j(&t->cube.hbm.energy, s->n_cubes, span, 0);
         power_windows(&s->power, out);
+        out->tdp_w = (double)t->system.tdp_mw / 1e3;
+        out->over_tdp = out->tdp_w > 0 && out->avg_power_w > out->tdp_w;
+        out->sip_tdp_w = (double)t->sip.tdp_mw / 1e3;
+        if (out->sip_tdp_w > 0) {
+                out->max_sip_power_w = max_sip_power(s, out, &out->max_sip);
+                out->over_sip_tdp = out->max_sip_power_w > out->sip_tdp_w;
+        }
 }
 
 /* ---- JSON ---------------------------------------------------------------------- */
@@ -407,6 +442,16 @@ json_t *rep_run_summary(const struct hw_sim *s, const struct rep_run_stats *st,
         for (uint32_t w = 0; w < en.n_windows; w++)
                 json_array_append_new(wj, jsonw_real(en.window_j[w]));
         json_object_set_new(o, "power_windows_j", wj);
+        if (en.tdp_w > 0) {
+                json_object_set_new(o, "tdp_w", jsonw_real(en.tdp_w));
+                json_object_set_new(o, "over_tdp", json_boolean(en.over_tdp));
+        }
+        if (en.sip_tdp_w > 0) {
+                json_object_set_new(o, "sip_tdp_w", jsonw_real(en.sip_tdp_w));
+                json_object_set_new(o, "max_sip_power_w", jsonw_real(en.max_sip_power_w));
+                json_object_set_new(o, "max_power_sip", json_integer(en.max_sip));
+                json_object_set_new(o, "over_sip_tdp", json_boolean(en.over_sip_tdp));
+        }
 
         json_t *pes = json_array();
         for (uint32_t i = 0; i < s->n_pes; i++) {
@@ -451,7 +496,12 @@ static double us(sim_ps ps)
         return (double)ps / 1e6;
 }
 
-static void profile_table(const struct rep_run_stats *st, size_t max_lines, FILE *out)
+/* The per-line table: times summed over PEs (PE_DMA's over each PE's
+ * channels too), and the PE_CPU's time at the line (issue + waited) as a
+ * mean over the n_pes PEs, which compares with the kernel time: a PE's
+ * lines together take at most its time from start to end. */
+static void profile_table(const struct rep_run_stats *st, uint32_t n_pes, size_t max_lines,
+                          FILE *out)
 {
         struct rep_line *v;
         size_t n = rep_profile_sorted(&st->profile, &v);
@@ -459,19 +509,22 @@ static void profile_table(const struct rep_run_stats *st, size_t max_lines, FILE
                 return;
         size_t shown = n < max_lines ? n : max_lines;
         if (shown < n)
-                fprintf(out, "  top %zu kernel source lines by time (us, summed over PEs; "
-                        "--profile: all %zu):\n", shown, n);
+                fprintf(out, "  top %zu kernel source lines by time (us, summed over PEs and DMA "
+                        "channels; per PE: issue + waited over %" PRIu32 " PEs; --profile: all "
+                        "%zu):\n", shown, n_pes, n);
         else
-                fprintf(out, "  time per kernel source line (us, summed over PEs):\n");
-        fprintf(out, "    %-36s %10s %10s %10s %10s %10s %10s\n", "file:line", "ops", "issue",
-                "pe_dma", "pe_gemm", "pe_math", "waited");
+                fprintf(out, "  time per kernel source line (us, summed over PEs and DMA "
+                        "channels; per PE: issue + waited over %" PRIu32 " PEs):\n", n_pes);
+        fprintf(out, "    %-36s %10s %10s %10s %10s %10s %10s %10s\n", "file:line", "ops", "issue",
+                "pe_dma", "pe_gemm", "pe_math", "waited", "per PE");
         for (size_t i = 0; i < shown; i++) {
                 char place[256];
                 snprintf(place, sizeof place, "%s:%d", v[i].file, v[i].line);
-                fprintf(out, "    %-36s %10" PRIu64 " %10.3f %10.3f %10.3f %10.3f %10.3f\n", place,
-                        v[i].n_ops, us(v[i].issue_ps), us(v[i].engine_ps[REP_ENG_DMA]),
+                fprintf(out, "    %-36s %10" PRIu64 " %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f\n",
+                        place, v[i].n_ops, us(v[i].issue_ps), us(v[i].engine_ps[REP_ENG_DMA]),
                         us(v[i].engine_ps[REP_ENG_GEMM]), us(v[i].engine_ps[REP_ENG_MATH]),
-                        us(v[i].wait_ps));
+                        us(v[i].wait_ps),
+                        n_pes ? us(v[i].issue_ps + v[i].wait_ps) / n_pes : 0.0);
         }
         free(v);
 }
@@ -526,5 +579,14 @@ void rep_run_summary_text(const struct hw_sim *s, const struct rep_run_stats *st
                 if (en.class_j[c] > 0)
                         fprintf(out, "    %-12s %12.6g J  %5.1f%%\n", rep_energy_class_name(c),
                                 en.class_j[c], 100.0 * en.class_j[c] / en.total_j);
-        profile_table(st, profile ? SIZE_MAX : 5, out);
+        if (en.over_tdp)
+                fprintf(out, "  warning: average power %.4g W exceeds the machine's power limit "
+                        "system.tdp_w = %.4g W (by %.1f%%)\n", en.avg_power_w, en.tdp_w,
+                        100.0 * (en.avg_power_w / en.tdp_w - 1));
+        if (en.over_sip_tdp)
+                fprintf(out, "  warning: SIP %" PRIu32 "'s average power %.4g W exceeds the "
+                        "per-chip power limit sip.tdp_w = %.4g W (by %.1f%%)\n", en.max_sip,
+                        en.max_sip_power_w, en.sip_tdp_w,
+                        100.0 * (en.max_sip_power_w / en.sip_tdp_w - 1));
+        profile_table(st, s->n_pes, profile ? SIZE_MAX : 5, out);
 }

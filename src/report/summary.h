@@ -91,6 +91,12 @@ struct rep_energy {
         sim_ps peak_len_ps;          /* the window of the peak: window_ps, or the
                                       * kernel time if it fits in one */
         double peak_power_w;         /* the highest window's energy / peak_len_ps */
+        double tdp_w;                /* the machine's system.tdp_w (0: none) */
+        bool over_tdp;               /* avg_power_w > tdp_w */
+        double sip_tdp_w;            /* its sip.tdp_w, per chip (0: none) */
+        double max_sip_power_w;      /* the highest SIP's average power (with sip_tdp_w) */
+        uint32_t max_sip;            /* which SIP */
+        bool over_sip_tdp;           /* max_sip_power_w > sip_tdp_w */
 };
 
 /* "pe_cpu", "pe_dma", "pe_gemm", "pe_math", "tcm", "noc", "hbm",

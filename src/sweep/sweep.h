@@ -61,7 +61,17 @@ struct sweep_panel {
         size_t first_point;          /* its points are spec->points[first_point ..+ n_points) */
         size_t n_points;             /* how many */
         struct sweep_figure figure;  /* how to draw it */
+        const char *topo_path;       /* its `topology:` file, resolved; NULL: the spec's */
+        bool own_topo;               /* the panel names its machine (topo_path NULL: built in) */
         unsigned line;               /* its line in the spec (1-based; 0: the top level) */
+};
+
+/* A named machine variant (`machines: {NAME: {dotted.key: value}}`): the
+ * topology --sets a point takes when its parameter `machine` names it. */
+struct sweep_machine {
+        const char *name;            /* [A-Za-z0-9._-]+, unique in the spec */
+        struct sweep_kv *sets;       /* its topology parameters, spec order */
+        size_t n_sets;               /* entries of sets */
 };
 
 /* One simulation: the coordinates that vary; the rest is its panel's. */
@@ -75,6 +85,10 @@ struct sweep_spec {
         const char *path;            /* the spec file, or a label for built-in specs */
         const char *name;            /* `name:`, or the file's stem */
         const char *topo_path;       /* machine file, relative to the spec's dir; NULL: built in */
+        const char *base_dir;        /* where relative machine files are (NULL: the cwd) */
+        struct sweep_machine *machines; /* named variants, spec order */
+        size_t n_machines;           /* entries of machines */
+        bool machines_vary;          /* some panel or point names its machine or variant */
         const char *text;            /* the spec's text, copied to DIR/spec.yaml */
         size_t text_len;             /* bytes of text */
         struct sweep_panel *panels;  /* in spec order */
@@ -100,6 +114,19 @@ void sweep_spec_fini(struct sweep_spec *);
 /* The value of key for point i: its coordinate, else its panel's fixed
  * parameter; NULL if neither sets it. */
 const struct sweep_kv *sweep_point_param(const struct sweep_spec *, size_t i, const char *key);
+
+/* The machine file point i runs on (its parameter `topology`, else its
+ * panel's, else the spec's), resolved against the spec's folder, in buf;
+ * NULL for the built-in default machine. */
+const char *sweep_point_topo(const struct sweep_spec *, size_t i, char *buf, size_t len);
+/* The named variant point i runs (its parameter `machine`), or NULL. */
+const struct sweep_machine *sweep_point_variant(const struct sweep_spec *, size_t i);
+/* Point i's machine as figures and reports name it: the machine file's
+ * stem ("default" when built in), then "/VARIANT" when it runs one. */
+void sweep_point_machine(const struct sweep_spec *, size_t i, char *buf, size_t len);
+/* A parameter's value as a label: a machine file's stem for `topology`,
+ * else the value. */
+const char *sweep_kv_label(const struct sweep_kv *kv, char *buf, size_t len);
 
 struct sweep_opts {
         const char *out_dir;         /* where results go (created) */

@@ -100,6 +100,21 @@ static void point_key(const struct sweep__ctx *x, size_t i, char out[17])
                                                              : &pt->coords[j - pn->n_params];
                 h = fnv_str(fnv_str(h, kv->key), kv->value);
         }
+        /* A machine of its own: its file's text and its variant's sets. */
+        char buf[4096];
+        const char *topo = sweep_point_topo(s, i, buf, sizeof buf);
+        if (topo != s->topo_path && (!topo || !s->topo_path || strcmp(topo, s->topo_path) != 0)) {
+                size_t len = 0;
+                char *text = NULL;
+                if (topo && fs_read_capped(topo, TOPO_MAX_FILE_BYTES, &text, &len, NULL) == 0)
+                        h = fnv(h, text, len);
+                else if (!topo)
+                        h = fnv_str(h, topo_default_yaml(&len));
+                free(text);
+        }
+        const struct sweep_machine *m = sweep_point_variant(s, i);
+        for (size_t j = 0; m && j < m->n_sets; j++)
+                h = fnv_str(fnv_str(h, m->sets[j].key), m->sets[j].value);
         snprintf(out, 17, "%016" PRIx64, h);
 }
 

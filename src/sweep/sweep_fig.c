@@ -32,6 +32,10 @@
 
 #define FIG_W 960                    /* picture size, pixels (PNG) and points (SVG) */
 #define FIG_H 600
+#define KEY_INSIDE_CHARS 44          /* a time figure's key stays inside up to this label */
+#define KEY_INSIDE_ROWS 10           /* ... and this many series */
+#define KEY_CHAR_PX 9                /* width of a key character at FIG_FONT, pixels */
+#define KEY_ROW_PX 22                /* height of a key row, pixels */
 #define FIG_FONT "DejaVu Sans,12"
 
 /* A text being built, then written atomically. */
@@ -159,6 +163,28 @@ static void fmt_si(double v, const char *unit, char *buf, size_t len)
 
 /* ---- the time figure of a panel ---- */
 
+/* The machine of points [first, first + n) as a title names it: the
+ * sweep's (with its PEs), the one they share, or "several machines". */
+static void machine_title(const struct sweep__ctx *x, size_t first, size_t n, char *buf,
+                          size_t len)
+{
+        if (!x->spec->machines_vary) {
+                snprintf(buf, len, "%s (%llu PEs)", x->topo.name,
+                         (unsigned long long)x->totals.pes);
+                return;
+        }
+        char m0[256], m[256];
+        sweep_point_machine(x->spec, first, m0, sizeof m0);
+        for (size_t i = first + 1; i < first + n; i++) {
+                sweep_point_machine(x->spec, i, m, sizeof m);
+                if (strcmp(m, m0) != 0) {
+                        snprintf(buf, len, "several machines");
+                        return;
+                }
+        }
+        snprintf(buf, len, "%s", m0);
+}
+
 /* The x parameter of panel pn: its figure's, else the first coordinate
  * that is numeric at every point and takes two values or more. */
 static const char *panel_x(const struct sweep__ctx *x, const struct sweep_panel *pn)
@@ -195,10 +221,12 @@ static void series_label(const struct sweep__ctx *x, const struct sweep_panel *p
         double v;
         if (pn->figure.series) {
                 const struct sweep_kv *kv = sweep_point_param(s, i, pn->figure.series);
+                char lab[256];
                 if (kv && numeric(kv->value, &v))   /* a bare number says nothing */
                         snprintf(buf, len, "%s=%s", kv->key, kv->value);
                 else
-                        snprintf(buf, len, "%s", kv ? kv->value : "(unset)");
+                        snprintf(buf, len, "%s",
+                                 kv ? sweep_kv_label(kv, lab, sizeof lab) : "(unset)");
                 one_line(buf);
                 return;
         }
@@ -211,11 +239,13 @@ static void series_label(const struct sweep__ctx *x, const struct sweep_panel *p
         for (size_t c = 0; c < pt->n_coords && at < len; c++) {
                 if (strcmp(pt->coords[c].key, xkey) == 0)
                         continue;
+                char lab[256];
+                const char *val = sweep_kv_label(&pt->coords[c], lab, sizeof lab);
                 if (n_other == 1 && !numeric(pt->coords[c].value, &v))
-                        at += (size_t)snprintf(buf + at, len - at, "%s", pt->coords[c].value);
+                        at += (size_t)snprintf(buf + at, len - at, "%s", val);
                 else
                         at += (size_t)snprintf(buf + at, len - at, "%s%s=%s", at ? ", " : "",
-                                               pt->coords[c].key, pt->coords[c].value);
+                                               pt->coords[c].key, val);
         }
         if (!buf[0])
                 snprintf(buf, len, "%s", pn->kernel);
@@ -244,9 +274,12 @@ static void gp_header(FILE *f, const char *what, const char *stem)
 }
 
 /* The PNG terminal, before the plot command. */
+/* The picture's size: FIG_W x FIG_H, or what a long key needs (time figures). */
+static int fig_w = FIG_W, fig_h = FIG_H;
+
 static void gp_png(FILE *f, const char *stem)
 {
-        fprintf(f, "set terminal pngcairo size %d,%d font \"%s\" noenhanced\n", FIG_W, FIG_H,
+        fprintf(f, "set terminal pngcairo size %d,%d font \"%s\" noenhanced\n", fig_w, fig_h,
                 FIG_FONT);
         fputs("set output ", f);
         gp_str(f, "%s.png", stem);
@@ -257,7 +290,7 @@ static void gp_png(FILE *f, const char *stem)
 static void gp_svg(FILE *f, const char *stem)
 {
         fprintf(f, "set terminal svg size %d,%d font \"%s\" noenhanced background \"white\"\n",
-                FIG_W, FIG_H, FIG_FONT);
+                fig_w, fig_h, FIG_FONT);
         fputs("set output ", f);
         gp_str(f, "%s.svg", stem);
         fputs("\nreplot\nunset output\n", f);
@@ -456,8 +489,9 @@ static bool time_gp(const struct sweep__ctx *x, const struct sweep_panel *pn, co
         fputs("data = ", gp.f);
         gp_str(gp.f, "%s.dat", stem);
         fputs("\nset title ", gp.f);
-        gp_str(gp.f, "%s: %s on %s (%llu PEs)", pn->name, pn->kernel, x->topo.name,
-               (unsigned long long)x->totals.pes);
+        char on[300];
+        machine_title(x, pn->first_point, pn->n_points, on, sizeof on);
+        gp_str(gp.f, "%s: %s on %s", pn->name, pn->kernel, on);
         fputs("\nset xlabel ", gp.f);
         gp_str(gp.f, "%s", pn->figure.x_label ? pn->figure.x_label : xkey);
         fputs("\nset ylabel ", gp.f);
@@ -465,22 +499,40 @@ static bool time_gp(const struct sweep__ctx *x, const struct sweep_panel *pn, co
         fputc('\n', gp.f);
         /* The key in the top corner the lines leave free: left when time
          * grows with x; linear axes get headroom above the lines for it. */
+        /* A key of long names or many lines would cover the lines or be
+         * cut at the picture's edge: it goes below the plot, one line per
+         * entry, and the picture grows to hold it whole. */
+        size_t longest = 0;
+        for (size_t k = 0; k < t->n_series; k++)
+                longest = strlen(t->labels[k]) > longest ? strlen(t->labels[k]) : longest;
+        bool below = longest > KEY_INSIDE_CHARS || t->n_series > KEY_INSIDE_ROWS;
         fprintf(gp.f, "set grid xtics ytics mxtics mytics lc rgb \"#dddddd\"\n"
-                "set key top %s box opaque\nset border 3\nset tics nomirror\n"
-                "set pointsize 1.3\n", t->y_at_max_x >= t->y_at_min_x ? "left" : "right");
+                "set border 3\nset tics nomirror\nset pointsize 1.3\n");
+        if (below) {
+                fig_w = (int)(longest * KEY_CHAR_PX + 160) > FIG_W
+                                ? (int)(longest * KEY_CHAR_PX + 160) : FIG_W;
+                fig_h = FIG_H + 60 + (int)(t->n_series < 200 ? t->n_series : 200) * KEY_ROW_PX;
+                fputs("set key below left Left reverse maxcols 1 box opaque\n", gp.f);
+        } else {
+                fprintf(gp.f, "set key top %s box opaque\n",
+                        t->y_at_max_x >= t->y_at_min_x ? "left" : "right");
+        }
         if (log_x)
                 fputs("set logscale x\n", gp.f);
         if (log_y)
                 fputs("set logscale y\nset format y \"%g\"\n", gp.f);
         else
                 fprintf(gp.f, "set yrange [0:%.6g]\n",
-                        t->max_ps / scale * (1.25 + 0.07 * (double)t->n_series));
+                        t->max_ps / scale * (below ? 1.1 : 1.25 + 0.07 * (double)t->n_series));
         gp_xtics(gp.f, t);
+        /* One x value (one good point, or every point at one x): a range
+         * around it, which gnuplot cannot make of a single value. */
+        double pad = t->max_x > t->min_x ? (t->max_x - t->min_x) * 0.05
+                                         : fmax(fabs(t->min_x) * 0.5, 1.0);
         if (log_x)
                 fprintf(gp.f, "set xrange [%.10g:%.10g]\n", t->min_x / 1.3, t->max_x * 1.3);
         else
-                fprintf(gp.f, "set xrange [%.10g:%.10g]\n", t->min_x - (t->max_x - t->min_x) * 0.05,
-                        t->max_x + (t->max_x - t->min_x) * 0.05);
+                fprintf(gp.f, "set xrange [%.10g:%.10g]\n", t->min_x - pad, t->max_x + pad);
         bool roof = pn->figure.roofline_bytes_per_x > 0 && x->totals.hbm_bw_bytes_per_s;
         /* A point whose machine has another HBM bandwidth (a --set in the
          * sweep) is held to its own roofline: then the rooflines are
@@ -505,6 +557,8 @@ static bool time_gp(const struct sweep__ctx *x, const struct sweep_panel *pn, co
         gp_png(gp.f, stem);
         gp_time_plot(gp.f, x, pn, xkey, t, roof, own_roof);
         gp_svg(gp.f, stem);
+        fig_w = FIG_W;
+        fig_h = FIG_H;
         char name[300];
         snprintf(name, sizeof name, "%s.gp", stem);
         return text_save(&gp, dir, name);
@@ -554,8 +608,9 @@ static void row_label(const struct sweep__ctx *x, const struct rows *r, size_t k
         for (size_t c = 0; c < pt->n_coords && at < len; c++) {
                 if (c && strcmp(pt->coords[c].value, pt->coords[c - 1].value) == 0)
                         continue;
+                char lab[256];
                 at += (size_t)snprintf(buf + at, len - at, "%s%s", c ? " " : "",
-                                       pt->coords[c].value);
+                                       sweep_kv_label(&pt->coords[c], lab, sizeof lab));
         }
         if (!buf[0])
                 snprintf(buf, len, "%zu", k);
@@ -641,7 +696,9 @@ static bool bar_begin(const struct sweep__ctx *x, const struct rows *r, const st
                 return false;
         gp_header(gp->f, fig->what, fig->stem);
         fputs("set title ", gp->f);
-        gp_str(gp->f, "%s (sweep %s on %s)", fig->title, x->spec->name, x->topo.name);
+        char on[300];
+        machine_title(x, 0, x->spec->n_points, on, sizeof on);
+        gp_str(gp->f, "%s (sweep %s on %s)", fig->title, x->spec->name, on);
         fprintf(gp->f, "\nset ylabel \"%s\"\nset xlabel \"%s\"\n", fig->ylabel,
                 r->points ? "point" : "panel");
         bar_style(gp->f, r, fig->stacked);
@@ -804,6 +861,63 @@ static bool dispatch_figure(const struct sweep__ctx *x, json_t *sw, const struct
         return text_save(&gp, dir, "dispatch.gp");
 }
 
+/* The energy classes of run --json's energy_by_class_j, in its order. */
+static const char *const energy_classes[] = { "pe_cpu", "pe_dma", "pe_gemm", "pe_math", "tcm",
+                                              "noc", "hbm", "inter_cube", "inter_sip", NULL };
+
+/* A unit for energies up to max_j: its name and the joules of one. */
+static const char *energy_unit(double max_j, double *scale)
+{
+        *scale = max_j >= 1 ? 1 : max_j >= 1e-3 ? 1e-3 : max_j >= 1e-6 ? 1e-6 : 1e-9;
+        return *scale == 1 ? "J" : *scale == 1e-3 ? "mJ" : *scale == 1e-6 ? "µJ" : "nJ";
+}
+
+/* Energy per row (a point, or a panel's points summed), stacked by
+ * component class, dynamic and static together (docs/adr/0024). */
+static bool energy_figure(const struct sweep__ctx *x, json_t *sw, const struct rows *r,
+                          const char *dir)
+{
+        double max_j = 0, scale;
+        for (size_t k = 0; k < r->n; k++)
+                max_j = fmax(max_j, json_number_value(json_object_get(row_summary(x, sw, r, k),
+                                                                      "energy_j")));
+        const char *unit = energy_unit(max_j, &scale);
+        char ylabel[64];
+        snprintf(ylabel, sizeof ylabel, "energy (%s)", unit);
+        const struct bar_fig fig = {
+                "energy",
+                "energy per component class (dynamic and static), summed over a panel's points",
+                "Energy by component class: each class's dynamic energy (MACs, element-ops, "
+                "bytes, hops) and its static energy over the kernel time, stacked.",
+                "Energy by component class", ylabel, true,
+        };
+        struct text dat, gp;
+        if (!bar_data(x, &fig, &dat))
+                return false;
+        fprintf(dat.f, "# in %s\nrow", unit);
+        for (int c = 0; energy_classes[c]; c++)
+                fprintf(dat.f, " %s", energy_classes[c]);
+        fputc('\n', dat.f);
+        for (size_t k = 0; k < r->n; k++) {
+                json_t *by = json_object_get(row_summary(x, sw, r, k), "energy_by_class_j");
+                char lab[200];
+                row_label(x, r, k, lab, sizeof lab);
+                fprintf(dat.f, "\"%s\"", lab);
+                for (int c = 0; energy_classes[c]; c++)
+                        fprintf(dat.f, " %.6g",
+                                json_number_value(json_object_get(by, energy_classes[c])) / scale);
+                fputc('\n', dat.f);
+        }
+        if (!bar_begin(x, r, &fig, &dat, &gp, dir))
+                return false;
+        fputs("plot \\\n", gp.f);
+        for (int c = 0; energy_classes[c]; c++)
+                fprintf(gp.f, "    \"energy.dat\" using %d%s title columnheader(%d)%s\n", c + 2,
+                        c == 0 ? ":xtic(1)" : "", c + 2, energy_classes[c + 1] ? ", \\" : "");
+        gp_svg(gp.f, "energy");
+        return text_save(&gp, dir, "energy.gp");
+}
+
 /* ---- gnuplot ---- */
 
 /* Run gnuplot on the scripts in dir; its messages go to dir/gnuplot.log.
@@ -815,33 +929,36 @@ static int run_gnuplot(const char *dir, char scripts[][300], size_t n)
                 bin = "gnuplot";
         fflush(stdout);
         fflush(stderr);
-        pid_t pid = fork();
-        if (pid < 0)
-                return -EIO;
-        if (pid == 0) {
-                if (chdir(dir) < 0)
-                        _exit(126);
-                int fd = open("gnuplot.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-                if (fd >= 0) {
-                        dup2(fd, STDOUT_FILENO);
-                        dup2(fd, STDERR_FILENO);
-                }
-                char *argv[64];
-                size_t a = 0;
-                argv[a++] = (char *)bin;
-                for (size_t i = 0; i < n && a < 63; i++)
-                        argv[a++] = scripts[i];
-                argv[a] = NULL;
-                execvp(bin, argv);
-                _exit(errno == ENOENT ? 127 : 126);
-        }
-        int st;
-        while (waitpid(pid, &st, 0) < 0)
-                if (errno != EINTR)
+        /* One gnuplot per script: a figure gnuplot cannot draw costs only
+         * itself (gnuplot stops at a script's first error). */
+        int rc = 0;
+        for (size_t i = 0; i < n; i++) {
+                pid_t pid = fork();
+                if (pid < 0)
                         return -EIO;
-        if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
-                return -ENOENT;
-        return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+                if (pid == 0) {
+                        if (chdir(dir) < 0)
+                                _exit(126);
+                        int fd = open("gnuplot.log", O_WRONLY | O_CREAT | O_CLOEXEC |
+                                      (i ? O_APPEND : O_TRUNC), 0644);
+                        if (fd >= 0) {
+                                dup2(fd, STDOUT_FILENO);
+                                dup2(fd, STDERR_FILENO);
+                        }
+                        char *argv[] = { (char *)bin, scripts[i], NULL };
+                        execvp(bin, argv);
+                        _exit(errno == ENOENT ? 127 : 126);
+                }
+                int st;
+                while (waitpid(pid, &st, 0) < 0)
+                        if (errno != EINTR)
+                                return -EIO;
+                if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
+                        return -ENOENT;
+                if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                        rc = -EIO;
+        }
+        return rc;
 }
 
 int sweep_gnuplot(const char *dir, char scripts[][300], size_t n)
@@ -873,13 +990,20 @@ static void idle_warnings(const struct sweep__ctx *x, FILE *f, const struct swee
                 any = true;
                 const struct sweep_point *pt = &s->points[i];
                 fprintf(f, "- **Warning:** point %zu (", i - pn->first_point);
-                for (size_t c = 0; c < pt->n_coords; c++)
+                for (size_t c = 0; c < pt->n_coords; c++) {
+                        char lab[256];
                         fprintf(f, "%s%s=%s", c ? ", " : "", pt->coords[c].key,
-                                pt->coords[c].value);
-                fprintf(f, ") leaves %lld of %llu cubes and %lld of %llu PEs idle (no DMA, GEMM "
-                        "or MATH work): its utilisation and bounds count units it never "
-                        "used.\n", (long long)cubes, (unsigned long long)x->totals.cubes,
-                        (long long)pes, (unsigned long long)x->totals.pes);
+                                sweep_kv_label(&pt->coords[c], lab, sizeof lab));
+                }
+                if (s->machines_vary)   /* its machine is not the sweep's: no totals */
+                        fprintf(f, ") leaves %lld cubes and %lld PEs of its machine idle",
+                                (long long)cubes, (long long)pes);
+                else
+                        fprintf(f, ") leaves %lld of %llu cubes and %lld of %llu PEs idle",
+                                (long long)cubes, (unsigned long long)x->totals.cubes,
+                                (long long)pes, (unsigned long long)x->totals.pes);
+                fputs(" (no DMA, GEMM or MATH work): its utilisation and bounds count units it "
+                      "never used.\n", f);
         }
 }
 
@@ -889,6 +1013,12 @@ static void report_panel(const struct sweep__ctx *x, FILE *f, size_t p, bool hav
         const struct sweep_spec *s = x->spec;
         const struct sweep_panel *pn = &s->panels[p];
         fprintf(f, "\n## Panel %s: kernel `%s`\n\n", pn->name, pn->kernel);
+        if (pn->own_topo && pn->n_points) {
+                char m[256];
+                sweep_point_machine(s, pn->first_point, m, sizeof m);
+                fprintf(f, "Machine: `%s` (`%s`).\n\n", m, pn->topo_path ? pn->topo_path
+                                                                         : "built in");
+        }
         if (pn->n_params) {
                 fputs("Fixed parameters:", f);
                 for (size_t j = 0; j < pn->n_params; j++)
@@ -917,26 +1047,28 @@ static void report_panel(const struct sweep__ctx *x, FILE *f, size_t p, bool hav
         if (roof)
                 fprintf(f, " HBM roofline (%s) | of roofline |", unit);
         fputs(" TFLOP/s | of peak | bound by | of bound |", f);
-        fputs(" PE_CPU | PE_DMA | PE_GEMM | PE_MATH | HBM | events | wall (s) |\n|---|", f);
+        fputs(" PE_CPU | PE_DMA | PE_GEMM | PE_MATH | HBM | energy (J) | avg power (W) |", f);
+        fputs(" events | wall (s) |\n|---|", f);
         for (size_t c = 0; c < p0->n_coords; c++)
                 fputs("---|", f);
         fputs("---|---:|---:|", f);
         if (roof)
                 fputs("---:|---:|", f);
         fputs("---:|---:|---|---:|", f);
-        fputs("---:|---:|---:|---:|---:|---:|---:|\n", f);
+        fputs("---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", f);
         for (size_t i = pn->first_point; i < pn->first_point + pn->n_points; i++) {
                 json_t *r = x->recs[i];
                 fprintf(f, "| %zu |", i - pn->first_point);
                 for (size_t c = 0; c < p0->n_coords; c++) {
                         const struct sweep_kv *kv = sweep_point_param(s, i, p0->coords[c].key);
-                        fprintf(f, " %s |", kv ? kv->value : "");
+                        char lab[256];
+                        fprintf(f, " %s |", kv ? sweep_kv_label(kv, lab, sizeof lab) : "");
                 }
                 const char *st = json_string_value(json_object_get(r, "status"));
                 if (!is_ok(r)) {
                         fprintf(f, " **%s** (exit %d) |", st ? st : "failed",
                                 (int)json_integer_value(json_object_get(r, "exit_status")));
-                        for (int c = 0; c < (roof ? 15 : 13); c++)
+                        for (int c = 0; c < (roof ? 17 : 15); c++)
                                 fputs(" |", f);
                         fputc('\n', f);
                         continue;
@@ -963,6 +1095,8 @@ static void report_panel(const struct sweep__ctx *x, FILE *f, size_t p, bool hav
                 for (int c = 0; class_names[c]; c++)
                         fprintf(f, " %.1f%% |",
                                 100.0 * json_number_value(json_object_get(u, class_names[c])));
+                fprintf(f, " %.4g | %.4g |", json_number_value(json_object_get(r, "energy_j")),
+                        json_number_value(json_object_get(r, "avg_power_w")));
                 fprintf(f, " %lld | %.2f |\n",
                         (long long)json_integer_value(json_object_get(r, "events")),
                         json_number_value(json_object_get(r, "wall_s")));
@@ -1006,6 +1140,11 @@ static bool write_report(const struct sweep__ctx *x, json_t *sw, bool *have_time
                 "%s, HBM %s, TCM %s in all.\n\n", CUBESIM_VERSION, x->topo.name,
                 (unsigned long long)x->totals.pes, (unsigned long long)x->totals.cubes,
                 (unsigned long long)x->totals.sips, x->totals.sips == 1 ? "" : "s", peak, bw, tcm);
+        if (s->machines_vary)
+                fputs("Points run on machines of their own: each names its machine in the "
+                      "`topology` or `machine` column (the file's name without `.yaml`, then "
+                      "`/VARIANT`) or its panel's heading, and in `sweep.json` as `machine`; "
+                      "the machine described above is the spec's.\n\n", f);
         size_t n_failed = (size_t)json_integer_value(json_object_get(sw, "n_failed"));
         fprintf(f, "%zu points in %zu panel%s, %zu failed. This run: %.2f s wall, %.3g simulated "
                 "events/s end to end. Every number comes from `sweep.json` next to this file; "
@@ -1028,7 +1167,8 @@ static bool write_report(const struct sweep__ctx *x, json_t *sw, bool *have_time
         else
                 fputs("\n## Where the time goes\n\n![utilisation per component class]"
                       "(figures/utilisation.png)\n\n![PE_CPU dispatch share]"
-                      "(figures/dispatch.png)\n\nFigures are also in SVG, with their gnuplot "
+                      "(figures/dispatch.png)\n\n![energy by component class]"
+                      "(figures/energy.png)\n\nFigures are also in SVG, with their gnuplot "
                       "scripts and data, in `figures/`.\n", f);
         dispatch_other(x, sw, f);
         for (size_t p = 0; p < s->n_panels; p++)
@@ -1038,6 +1178,21 @@ static bool write_report(const struct sweep__ctx *x, json_t *sw, bool *have_time
         char dir[4200];
         snprintf(dir, sizeof dir, "%s", x->opts->out_dir);
         return text_save(&t, dir, "report.md");
+}
+
+/* Remove the empty pictures gnuplot leaves of a figure it could not draw
+ * (it creates the file at 'set output'): an empty picture is no picture. */
+static void remove_empty(const char *dir, char scripts[][300], size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                for (int e = 0; e < 2; e++) {
+                        char path[4800];
+                        struct stat st;
+                        snprintf(path, sizeof path, "%s/%.*s.%s", dir,
+                                 (int)strcspn(scripts[i], "."), scripts[i], e ? "svg" : "png");
+                        if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
+                                unlink(path);
+                }
 }
 
 /* Whether gnuplot made every picture of the scripts (a full disk makes it
@@ -1069,7 +1224,7 @@ bool sweep__figures(struct sweep__ctx *x, json_t *sw)
         char dir[4200];
         snprintf(dir, sizeof dir, "%s/figures", x->opts->out_dir);
         bool *have_time = calloc(s->n_panels, sizeof *have_time);
-        char (*scripts)[300] = calloc(s->n_panels + 2, sizeof *scripts);
+        char (*scripts)[300] = calloc(s->n_panels + 3, sizeof *scripts);
         bool drawn = false;
         const char *why_not = "--no-figures";
         if (!have_time || !scripts)
@@ -1096,9 +1251,13 @@ bool sweep__figures(struct sweep__ctx *x, json_t *sw)
                 snprintf(scripts[n++], sizeof scripts[0], "utilisation.gp");
         if (dispatch_figure(x, sw, &rows, dir))
                 snprintf(scripts[n++], sizeof scripts[0], "dispatch.gp");
+        if (energy_figure(x, sw, &rows, dir))
+                snprintf(scripts[n++], sizeof scripts[0], "energy.gp");
         if (x->opts->no_figures)
                 goto report;
         int rc = run_gnuplot(dir, scripts, n);
+        if (rc != -ENOENT)
+                remove_empty(dir, scripts, n);
         if (rc == -ENOENT) {
                 why_not = "gnuplot is not installed";
                 fprintf(stderr, "cubesim sweep: warning: gnuplot not found (install gnuplot-nox, "

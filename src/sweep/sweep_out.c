@@ -10,7 +10,8 @@
  * describes one). A panel's op_log_summary aggregates its good points:
  * sums of simulated time, kernel time, events, busy time per component
  * class, PE_CPU issue time and op counts by op type, bytes per link class
- * and HBM bytes; utilisation per class is the kernel-time-weighted mean
+ * and HBM bytes, energy (energy_j, static_j, energy_by_class_j) and
+ * avg_power_w, the energy over the summed kernel time; utilisation per class is the kernel-time-weighted mean
  * (so a long point weighs more than a short one, as in a real workload).
  * Sums run in spec order, so even the floating-point ones are the same on
  * every run. When a panel's figure has a roofline, each good point also
@@ -40,11 +41,26 @@ static void add_ints(json_t *dst, json_t *src)
         }
 }
 
+/* dst[key] += src[key] for every number member of src (reals). */
+static void add_reals(json_t *dst, json_t *src)
+{
+        const char *key;
+        json_t *v;
+        json_object_foreach(src, key, v) {
+                if (!json_is_number(v))
+                        continue;
+                json_t *have = json_object_get(dst, key);
+                json_object_set_new(dst, key, jsonw_real((have ? json_number_value(have) : 0) +
+                                                         json_number_value(v)));
+        }
+}
+
 static json_t *panel_summary(const struct sweep__ctx *x, const struct sweep_panel *pn)
 {
         json_t *o = json_object();
         json_t *busy = json_object(), *issue = json_object(), *ops = json_object();
-        json_t *links = json_object(), *util = json_object();
+        json_t *links = json_object(), *util = json_object(), *energy = json_object();
+        double energy_j = 0, static_j = 0;
         size_t n_ok = 0;
         json_int_t sum_sim = 0, kernel_ps = 0, events = 0, hbm_rd = 0, hbm_wr = 0;
         /* Weighted utilisation: sum of u * kernel_ps per class, in order. */
@@ -67,6 +83,9 @@ static json_t *panel_summary(const struct sweep__ctx *x, const struct sweep_pane
                 add_ints(issue, json_object_get(r, "pe_cpu_issue_ps"));
                 add_ints(ops, json_object_get(r, "op_counts"));
                 add_ints(links, json_object_get(r, "link_bytes"));
+                add_reals(energy, json_object_get(r, "energy_by_class_j"));
+                energy_j += json_number_value(json_object_get(r, "energy_j"));
+                static_j += json_number_value(json_object_get(r, "static_j"));
                 const char *key;
                 json_t *v;
                 json_object_foreach(json_object_get(r, "utilisation"), key, v) {
@@ -98,6 +117,12 @@ static json_t *panel_summary(const struct sweep__ctx *x, const struct sweep_pane
         json_object_set_new(o, "link_bytes", links);
         json_object_set_new(o, "hbm_read_bytes", json_integer(hbm_rd));
         json_object_set_new(o, "hbm_write_bytes", json_integer(hbm_wr));
+        json_object_set_new(o, "energy_j", jsonw_real(energy_j));
+        json_object_set_new(o, "static_j", jsonw_real(static_j));
+        json_object_set_new(o, "energy_by_class_j", energy);
+        /* Energy over the summed kernel time: the mean power of the points run back to back. */
+        json_object_set_new(o, "avg_power_w",
+                            jsonw_real(kernel_ps ? energy_j / ((double)kernel_ps * 1e-12) : 0.0));
         return o;
 }
 

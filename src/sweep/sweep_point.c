@@ -56,6 +56,11 @@ static json_t *new_record(const struct sweep_spec *s, size_t i, int exit_status)
         size_t first = s->panels[s->points[i].panel].first_point;
         json_object_set_new(o, "index", json_integer((json_int_t)(i - first)));
         json_object_set_new(o, "params", sweep__coords_json(s, i));
+        if (s->machines_vary) {
+                char mname[256];
+                sweep_point_machine(s, i, mname, sizeof mname);
+                json_object_set_new(o, "machine", jsonw_string(mname));
+        }
         json_object_set_new(o, "status", jsonw_string(exit_status >= 0 && exit_status <= 2
                                                              ? names[exit_status]
                                                              : "crashed"));
@@ -156,8 +161,22 @@ bool sweep__record_valid(json_t *rec, char *why, size_t len)
         return true;
 }
 
+static json_t *diag_lines(const struct diag *d);
+
+/* Every message of d, one per line (notes alike folded). */
+static json_t *diag_text(const struct diag *raw)
+{
+        struct diag folded, *d = &folded;
+        diag_init(d);
+        d->max_msgs = raw->n_kept + 1;
+        diag_copy_folded(d, raw);
+        json_t *j = diag_lines(d);
+        diag_fini(d);
+        return j;
+}
+
 /* Every message of d, one per line. */
-static json_t *diag_text(const struct diag *d)
+static json_t *diag_lines(const struct diag *d)
 {
         size_t len = 1;
         for (const struct diag_msg *m = d->head; m; m = m->next)
@@ -173,6 +192,36 @@ static json_t *diag_text(const struct diag *d)
         return j;
 }
 
+/* "key=value" for --set into kvs[*n] (malloc'd); false when out of memory. */
+static bool add_set(char **kvs, size_t *n, const struct sweep_kv *kv)
+{
+        size_t len = strlen(kv->key) + strlen(kv->value) + 2;
+        kvs[*n] = malloc(len);
+        if (!kvs[*n])
+                return false;
+        snprintf(kvs[(*n)++], len, "%s=%s", kv->key, kv->value);
+        return true;
+}
+
+/* The machine point i runs on: base, or its own machine file loaded into
+ * own (*loaded then true). 0, or -EINVAL with the problem in d. */
+static int point_machine(const struct sweep_spec *s, const struct topo *base, size_t i,
+                         struct topo *own, bool *loaded, const struct topo **out, struct diag *d)
+{
+        char buf[4096];
+        const char *path = sweep_point_topo(s, i, buf, sizeof buf);
+        *loaded = false;
+        *out = base;
+        if (path == s->topo_path || (path && s->topo_path && strcmp(path, s->topo_path) == 0))
+                return 0;
+        int rc = path ? topo_load_file(path, own, d) : topo_load_default(own, d);
+        if (rc < 0)
+                return -EINVAL;
+        *loaded = true;
+        *out = own;
+        return 0;
+}
+
 int sweep__run_point(const struct sweep_spec *s, const struct topo *base, size_t i, json_t **out)
 {
         double t0 = util_now_s();
@@ -180,8 +229,12 @@ int sweep__run_point(const struct sweep_spec *s, const struct topo *base, size_t
         const struct sweep_panel *pn = &s->panels[pt->panel];
         struct diag d;
         diag_init(&d);
-        size_t n_kv = pn->n_params + pt->n_coords;
+        const struct sweep_machine *variant = sweep_point_variant(s, i);
+        size_t n_kv = pn->n_params + pt->n_coords + (variant ? variant->n_sets : 0);
         char **kvs = calloc(n_kv ? n_kv : 1, sizeof *kvs);
+        struct topo own;
+        bool own_loaded = false;
+        const struct topo *machine = base;
         size_t n_sets = 0;           /* entries of kvs in use */
         int status = 2;
         /* A grid over kernels gives each point its own. */
@@ -198,22 +251,33 @@ int sweep__run_point(const struct sweep_spec *s, const struct topo *base, size_t
                 diag_error(&d, "no kernel '%s'", kname);
                 goto record;
         }
-        /* Fixed parameters first, then the point's: the last one wins. */
-        for (size_t j = 0; j < n_kv; j++) {
+        if (point_machine(s, base, i, &own, &own_loaded, &machine, &d) < 0)
+                goto record;
+        /* Fixed parameters first, then the point's: the last one wins. A
+         * machine variant's sets stand where `machine` is set. */
+        size_t n_fixed = pn->n_params + pt->n_coords;
+        for (size_t j = 0; j < n_fixed; j++) {
                 const struct sweep_kv *kv = j < pn->n_params ? &pn->params[j]
                                                              : &pt->coords[j - pn->n_params];
                 if (j >= pn->n_params && strcmp(kv->key, "kernel") == 0)
                         continue;    /* the point's kernel, chosen above */
-                size_t len = strlen(kv->key) + strlen(kv->value) + 2;
-                kvs[n_sets] = malloc(len);
-                if (!kvs[n_sets]) {
+                if (strcmp(kv->key, "topology") == 0)
+                        continue;    /* the machine, loaded above */
+                bool ok = true;
+                if (strcmp(kv->key, "machine") == 0) {
+                        const struct sweep_machine *m = sweep_point_variant(s, i);
+                        for (size_t v = 0; m && v < m->n_sets && ok; v++)
+                                ok = add_set(kvs, &n_sets, &m->sets[v]);
+                } else {
+                        ok = add_set(kvs, &n_sets, kv);
+                }
+                if (!ok) {
                         diag_error(&d, "out of memory");
                         goto record;
                 }
-                snprintf(kvs[n_sets++], len, "%s=%s", kv->key, kv->value);
         }
 
-        struct tl_job job = { .kernel = k, .topo = base, .sets = (const char *const *)kvs,
+        struct tl_job job = { .kernel = k, .topo = machine, .sets = (const char *const *)kvs,
                               .n_sets = n_sets,
                               .opts = tl_run_opts_default() };
         int krc = tl_job_run(&job, &d);
@@ -254,6 +318,8 @@ record:
         json_object_set_new(*out, "error", diag_text(&d));
         json_object_set_new(*out, "wall_s", jsonw_real(util_now_s() - t0));
 done:
+        if (own_loaded)
+                topo_fini(&own);
         for (size_t j = 0; kvs && j < n_kv; j++)
                 free(kvs[j]);
         free(kvs);

@@ -43,8 +43,11 @@ struct scope {
         const struct ynode *grid;    /* map of axes */
         const struct ynode *points;  /* list of maps */
         const struct ynode *figure;  /* map of figure options */
+        const struct ynode *topology; /* machine file */
         unsigned line;               /* where the scope's map starts */
 };
+
+#define MAX_TOPO_FILES 64            /* distinct machine files in one spec */
 
 struct parser {
         const char *file;            /* label of messages */
@@ -55,12 +58,17 @@ struct parser {
         const struct ynode *root;    /* the document: where unlocated problems point */
         const struct tl_kernel *axis_kernels[16]; /* the panel's grid axis `kernel`, if any */
         size_t n_axis_kernels;       /* its entries; 0: the panel has one kernel */
+        const char *base_dir;        /* relative machine files are relative to it */
+        const char *topo_seen[MAX_TOPO_FILES]; /* machine files checked (resolved, owned) */
+        bool topo_good[MAX_TOPO_FILES]; /* each loaded */
+        size_t n_topo_seen;          /* entries */
 };
 
 static const char *const top_keys[] = { "version", "name", "kernel", "topology", "params",
-                                        "grid", "points", "figure", "panels", NULL };
+                                        "grid", "points", "figure", "panels", "machines",
+                                        NULL };
 static const char *const panel_keys[] = { "name", "kernel", "params", "grid", "points",
-                                          "figure", NULL };
+                                          "figure", "topology", NULL };
 static const char *const figure_keys[] = { "x", "series", "x_label", "roofline_bytes_per_x",
                                            "log", NULL };
 
@@ -216,12 +224,13 @@ static void read_scope(struct parser *p, const struct ynode *map, struct scope *
                 extra[0] = slots[0];   /* version */
                 sc->name = slots[1];
                 sc->kernel = slots[2];
-                extra[1] = slots[3];   /* topology */
+                sc->topology = slots[3];
                 sc->params = slots[4];
                 sc->grid = slots[5];
                 sc->points = slots[6];
                 sc->figure = slots[7];
-                extra[2] = slots[8];   /* panels */
+                extra[1] = slots[8];   /* panels */
+                extra[2] = slots[9];   /* machines */
         } else {
                 sc->name = slots[0];
                 sc->kernel = slots[1];
@@ -229,6 +238,7 @@ static void read_scope(struct parser *p, const struct ynode *map, struct scope *
                 sc->grid = slots[3];
                 sc->points = slots[4];
                 sc->figure = slots[5];
+                sc->topology = slots[6];
         }
 }
 
@@ -241,6 +251,8 @@ static void relocate(struct parser *p, struct diag *tmp, const struct ynode *n, 
         for (const struct diag_msg *m = tmp->head; m; m = m->next) {
                 const char *body = strstr(m->text, "error: ");
                 body = body ? body + 7 : m->text;
+                if (strncmp(body, "--set ", 6) == 0 && strstr(body, ": "))
+                        body = strstr(body, ": ") + 2;  /* the spec's location says it */
                 if (panel)
                         err(p, n, "%s (panel %s)", body, panel);
                 else
@@ -250,6 +262,8 @@ static void relocate(struct parser *p, struct diag *tmp, const struct ynode *n, 
 
 static void check_kernel_param(struct parser *p, const struct tl_kernel *k,
                                const struct ynode *key, const struct ynode *val);
+static const char *machine_file(struct parser *p, const struct ynode *tn, bool *builtin);
+static void machine_variant(struct parser *p, const struct ynode *val);
 
 /* Check one parameter setting for kernel k (NULL: unknown kernel, check
  * nothing kernel-specific). */
@@ -263,6 +277,14 @@ static void check_param(struct parser *p, const struct tl_kernel *k, const struc
         if (memchr(val->text, '\0', val->len) || memchr(val->text, '\n', val->len)) {
                 err(p, val, "parameter '%s': a value cannot hold a NUL or a line break",
                     key->text);
+                return;
+        }
+        if (strcmp(key->text, "topology") == 0) {
+                machine_file(p, val, NULL);
+                return;
+        }
+        if (strcmp(key->text, "machine") == 0) {
+                machine_variant(p, val);
                 return;
         }
         if (tl_set_is_topo(k, key->text, key->len)) {
@@ -611,9 +633,11 @@ static const struct tl_kernel *scope_kernel(struct parser *p, const struct ynode
         }
         const char *hint = diag_suggest(kn->text, names, n);
         if (hint)
-                err(p, kn, "no kernel '%s'; did you mean '%s'?", kn->text, hint);
+                err(p, kn, "no kernel '%s'; did you mean '%s'? (a kernel of your own: "
+                    "--kernels LIB.so)", kn->text, hint);
         else
-                err(p, kn, "no kernel '%s' (kernels: %s)", kn->text, list);
+                err(p, kn, "no kernel '%s' (kernels: %s; a kernel of your own is loaded with "
+                    "--kernels LIB.so)", kn->text, list);
         return NULL;
 }
 
@@ -799,31 +823,162 @@ static const char *base_name(const char *path)
         return b ? b + 1 : path;
 }
 
-static void load_topology(struct parser *p, const struct ynode *tn, const char *base_dir)
+/* A machine file named in the spec, resolved against the spec's folder. */
+static void resolve(const struct parser *p, const char *name, char *buf, size_t len)
 {
-        struct sweep_spec *s = p->s;
-        if (!tn || (is_text(tn) && tn->plain && strcmp(tn->text, "default") == 0)) {
-                p->topo_ok = topo_load_default(&p->topo, p->d) == 0;
-                return;
+        if (name[0] == '/' || !p->base_dir || !*p->base_dir)
+                snprintf(buf, len, "%s", name);
+        else
+                snprintf(buf, len, "%s/%s", p->base_dir, name);
+}
+
+/* A `topology` value: 'default' (*builtin, NULL returned) or a machine
+ * file that loads, its resolved path returned (owned by the spec). Each
+ * file is loaded once; a bad one is reported where it is first named. */
+static const char *machine_file(struct parser *p, const struct ynode *tn, bool *builtin)
+{
+        if (builtin)
+                *builtin = false;
+        if (is_text(tn) && tn->plain && strcmp(tn->text, "default") == 0) {
+                if (builtin)
+                        *builtin = true;
+                return NULL;
         }
-        if (!is_text(tn)) {
-                wrong(p, tn, "topology must be 'default' or a file name");
-                return;
+        if (!is_text(tn) || memchr(tn->text, '\n', tn->len)) {
+                wrong(p, tn, "topology must be 'default' or a machine file's name");
+                return NULL;
         }
         char path[4096];
-        if (tn->text[0] == '/' || !base_dir || !*base_dir)
-                snprintf(path, sizeof path, "%s", tn->text);
-        else
-                snprintf(path, sizeof path, "%s/%s", base_dir, tn->text);
-        s->topo_path = keep(p, path, strlen(path));
+        resolve(p, tn->text, path, sizeof path);
+        for (size_t i = 0; i < p->n_topo_seen; i++)
+                if (strcmp(p->topo_seen[i], path) == 0)
+                        return p->topo_good[i] ? p->topo_seen[i] : NULL;
+        if (p->n_topo_seen == MAX_TOPO_FILES) {
+                err(p, tn, "more than %d machine files in one spec", MAX_TOPO_FILES);
+                return NULL;
+        }
+        const char *kept = keep(p, path, strlen(path));
+        if (!kept)
+                return NULL;
+        struct topo t;
         struct diag tmp;
         diag_init(&tmp);
-        p->topo_ok = topo_load_file(path, &p->topo, &tmp) == 0;
-        if (!p->topo_ok)
+        bool ok = topo_load_file(path, &t, &tmp) == 0;
+        if (ok)
+                topo_fini(&t);
+        else
                 err(p, tn, "topology '%s' is not usable (its problems follow)", tn->text);
         diag_move(p->d, &tmp);
         diag_fini(&tmp);
+        p->topo_seen[p->n_topo_seen] = kept;
+        p->topo_good[p->n_topo_seen++] = ok;
+        return ok ? kept : NULL;
 }
+
+/* A `machine` value: the name of one of the spec's `machines:`. */
+static void machine_variant(struct parser *p, const struct ynode *val)
+{
+        const struct sweep_spec *s = p->s;
+        if (!is_text(val)) {
+                wrong(p, val, "machine must name one of the spec's 'machines:'");
+                return;
+        }
+        const char *names[64] = { NULL };
+        size_t n = 0;
+        char list[512] = "";
+        for (size_t i = 0; i < s->n_machines; i++) {
+                if (strcmp(s->machines[i].name, val->text) == 0)
+                        return;
+                if (n < 64)
+                        names[n++] = s->machines[i].name;
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                         s->machines[i].name);
+        }
+        const char *hint = diag_suggest(val->text, names, n);
+        if (hint)
+                err(p, val, "no machine '%s' in 'machines:'; did you mean '%s'?", val->text, hint);
+        else if (n)
+                err(p, val, "no machine '%s' in 'machines:' (machines: %s)", val->text, list);
+        else
+                err(p, val, "no machine '%s': the spec has no 'machines:' map of named "
+                    "variants (NAME: {dotted.key: value, ...})", val->text);
+}
+
+/* `machines:`: NAME -> map of topology parameters. */
+static void read_machines(struct parser *p, const struct ynode *map)
+{
+        struct sweep_spec *s = p->s;
+        if (map->kind != YN_MAP || map->n_kids == 0) {
+                wrong(p, map, "machines must be a map of NAME: {dotted.key: value, ...}");
+                return;
+        }
+        s->machines = calloc(map->n_kids / 2, sizeof *s->machines);
+        if (!s->machines) {
+                diag_error(p->d, "%s: out of memory", p->file);
+                return;
+        }
+        for (size_t i = 0; i + 1 < map->n_kids; i += 2) {
+                const struct ynode *name = map->kids[i], *sets = map->kids[i + 1];
+                char why[160];
+                if (!good_name(name, why, sizeof why)) {
+                        err(p, name, "machine name %s; %s", why, NAME_RULE);
+                        continue;
+                }
+                bool dup = false;
+                for (size_t j = 0; j < s->n_machines; j++)
+                        dup = dup || strcmp(s->machines[j].name, name->text) == 0;
+                if (dup) {
+                        err(p, name, "machine '%s' is named twice in 'machines:'", name->text);
+                        continue;
+                }
+                if (sets->kind != YN_MAP) {
+                        wrong(p, sets, "machine '%s' must be a map of topology parameters "
+                              "(dotted.key: value)", name->text);
+                        continue;
+                }
+                struct sweep_machine *m = &s->machines[s->n_machines++];
+                m->name = keep(p, name->text, name->len);
+                m->sets = calloc(sets->n_kids / 2 + 1, sizeof *m->sets);
+                if (!m->name || !m->sets) {
+                        diag_error(p->d, "%s: out of memory", p->file);
+                        return;
+                }
+                for (size_t j = 0; j + 1 < sets->n_kids; j += 2) {
+                        const struct ynode *key = sets->kids[j], *val = sets->kids[j + 1];
+                        if (!param_name(p, key))
+                                continue;
+                        if (!memchr(key->text, '.', key->len)) {
+                                err(p, key, "machine '%s': '%s' is not a topology parameter "
+                                    "(a dotted path like pe.dma.bw_gbps)", name->text, key->text);
+                                continue;
+                        }
+                        check_param(p, NULL, key, val, NULL);
+                        fill_kv(p, &m->sets[m->n_sets++], key, val);
+                }
+        }
+}
+
+static void load_topology(struct parser *p, const struct ynode *tn)
+{
+        struct sweep_spec *s = p->s;
+        bool builtin;
+        if (!tn || (s->topo_path = machine_file(p, tn, &builtin), builtin)) {
+                p->topo_ok = topo_load_default(&p->topo, p->d) == 0;
+                return;
+        }
+        p->topo_ok = s->topo_path && topo_load_file(s->topo_path, &p->topo, p->d) == 0;
+}
+
+/* Whether point or panel parameters name a machine (file or variant). */
+static bool names_machine(const struct sweep_kv *kv, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(kv[i].key, "topology") == 0 || strcmp(kv[i].key, "machine") == 0)
+                        return true;
+        return false;
+}
+
+static bool good_name(const struct ynode *node, char *why, size_t len);
 
 static void parse_root(struct parser *p, const struct ynode *root, const char *base_dir)
 {
@@ -834,7 +989,7 @@ static void parse_root(struct parser *p, const struct ynode *root, const char *b
         read_scope(p, root, &top, true, "the sweep spec", extra);
         if (root->kind != YN_MAP)
                 return;
-        const struct ynode *version = extra[0], *topology = extra[1], *panels = extra[2];
+        const struct ynode *version = extra[0], *panels = extra[1], *machines = extra[2];
         if (!version)
                 err(p, root, "the spec has no 'version:'; write 'version: 1' first");
         else if (!is_text(version) || strcmp(version->text, "1") != 0)
@@ -860,7 +1015,11 @@ static void parse_root(struct parser *p, const struct ynode *root, const char *b
                             "give the sweep a name", why, NAME_RULE);
                 s->name = keep(p, stem, strlen(stem));
         }
-        load_topology(p, topology, base_dir);
+        p->base_dir = base_dir;
+        s->base_dir = base_dir ? keep(p, base_dir, strlen(base_dir)) : NULL;
+        load_topology(p, top.topology);
+        if (machines)
+                read_machines(p, machines);
 
         struct sweep_figure top_fig = { .log = -1 };
         if (top.figure)
@@ -920,6 +1079,12 @@ static void parse_root(struct parser *p, const struct ynode *root, const char *b
                         pn->name = keep(p, own->name->text, own->name->len);
                         if (own->figure)
                                 read_figure(p, own->figure, &pn->figure);
+                        if (own->topology) {
+                                bool builtin;
+                                pn->topo_path = machine_file(p, own->topology, &builtin);
+                                pn->own_topo = pn->topo_path || builtin;
+                                s->machines_vary = true;
+                        }
                 } else {
                         pn->name = s->name;
                 }
@@ -948,6 +1113,12 @@ static void parse_root(struct parser *p, const struct ynode *root, const char *b
         for (size_t i = 0; i < n_panels; i++)
                 lay_out(p, &s->panels[i], i, &plans[i], &at);
         s->n_points = at;
+        for (size_t i = 0; i < n_panels; i++)
+                if (names_machine(s->panels[i].params, s->panels[i].n_params))
+                        s->machines_vary = true;
+        for (size_t i = 0; i < s->n_points; i++)
+                if (names_machine(s->points[i].coords, s->points[i].n_coords))
+                        s->machines_vary = true;
 out:
         free(scopes);
         free(plans);
@@ -1031,6 +1202,9 @@ void sweep_spec_fini(struct sweep_spec *s)
         for (size_t i = 0; i < s->n_panels; i++)
                 free(s->panels[i].params);
         free(s->panels);
+        for (size_t i = 0; i < s->n_machines; i++)
+                free(s->machines[i].sets);
+        free(s->machines);
         free(s->points);
         free(s->pool);
         for (size_t i = 0; i < s->n_strs; i++)
@@ -1050,4 +1224,57 @@ const struct sweep_kv *sweep_point_param(const struct sweep_spec *s, size_t i, c
                 if (strcmp(pn->params[j].key, key) == 0)
                         return &pn->params[j];
         return NULL;
+}
+
+const char *sweep_point_topo(const struct sweep_spec *s, size_t i, char *buf, size_t len)
+{
+        const struct sweep_kv *kv = sweep_point_param(s, i, "topology");
+        if (!kv) {
+                const struct sweep_panel *pn = &s->panels[s->points[i].panel];
+                return pn->own_topo ? pn->topo_path : s->topo_path;
+        }
+        if (strcmp(kv->value, "default") == 0 && !kv->quoted)
+                return NULL;
+        if (kv->value[0] == '/' || !s->base_dir || !*s->base_dir)
+                snprintf(buf, len, "%s", kv->value);
+        else
+                snprintf(buf, len, "%s/%s", s->base_dir, kv->value);
+        return buf;
+}
+
+const struct sweep_machine *sweep_point_variant(const struct sweep_spec *s, size_t i)
+{
+        const struct sweep_kv *kv = sweep_point_param(s, i, "machine");
+        for (size_t m = 0; kv && m < s->n_machines; m++)
+                if (strcmp(s->machines[m].name, kv->value) == 0)
+                        return &s->machines[m];
+        return NULL;
+}
+
+/* The stem of a machine file's name: "topologies/n150.yaml" -> "n150". */
+static void file_stem(const char *path, char *buf, size_t len)
+{
+        const char *b = strrchr(path, '/');
+        snprintf(buf, len, "%s", b ? b + 1 : path);
+        char *dot = strrchr(buf, '.');
+        if (dot && dot != buf && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0))
+                *dot = '\0';
+}
+
+void sweep_point_machine(const struct sweep_spec *s, size_t i, char *buf, size_t len)
+{
+        char path[4096];
+        const char *topo = sweep_point_topo(s, i, path, sizeof path);
+        file_stem(topo ? topo : "default", buf, len);
+        const struct sweep_machine *m = sweep_point_variant(s, i);
+        if (m)
+                snprintf(buf + strlen(buf), len - strlen(buf), "/%s", m->name);
+}
+
+const char *sweep_kv_label(const struct sweep_kv *kv, char *buf, size_t len)
+{
+        if (strcmp(kv->key, "topology") != 0)
+                return kv->value;
+        file_stem(kv->value, buf, len);
+        return buf;
 }

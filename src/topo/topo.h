@@ -270,6 +270,7 @@ struct topo_sip {
         enum topo_net cube_net;      /* how the cubes of a SIP are linked */
         struct topo_link inter_cube; /* between gateway routers of two cubes */
         struct topo_energy inter_cube_energy; /* per byte over an inter-cube link */
+        uint64_t tdp_mw;             /* power limit of one SIP (chip), milliwatts; 0: none */
 };
 
 struct topo_system {
@@ -286,6 +287,7 @@ struct topo_system {
                                       * (Ethernet cores): a SIP's k-th link uses
                                       * ports[k % n]; none: every link at the gateway,
                                       * the pair's links one edge of links x bw */
+        uint64_t tdp_mw;             /* power limit of the whole system, milliwatts; 0: none */
 };
 
 /* A whole machine. Plain data: copy it freely; topo_fini is for symmetry. */

@@ -44,6 +44,8 @@ static const char *const base_words[] = { "default", "none", NULL };
 #define F_OPT_MAP(p) { p, FT_MAP, FS_NONE, false, 0, 0, 0, NULL, true }
 #define F_PJ(p, m) { p, FT_NUM, FS_PJ, false, 0, 1e6, OFF(m), NULL, true }
 #define F_W(p, m) { p, FT_NUM, FS_W, false, 0, 1e6, OFF(m), NULL, true }
+/* A power limit (system.tdp_w, sip.tdp_w): optional, watts, 0: none. */
+#define F_TDP(p, m) { p, FT_NUM, FS_W, false, 0, 1e9, OFF(m), NULL, true }
 #define F_ENERGY(p, unit, m) F_OPT_MAP(p ".energy"), F_PJ(p ".energy.pj_per_" unit, m.dyn_fj), \
         F_W(p ".energy.idle_w", m.idle_mw), F_W(p ".energy.active_w", m.active_mw)
 #define F_ENERGY_IDLE(p, unit, m) F_OPT_MAP(p ".energy"), \
@@ -79,6 +81,7 @@ const struct topo__field topo__fields[] = {
         F_OPT_NS("system.inter_sip.message_ns", system.inter_sip_message_ps),
         { "system.inter_sip.ports", FT_COORDS, FS_COORDS, false, 0, 1023,
           OFF(system.inter_sip_ports), NULL, true },
+        F_TDP("system.tdp_w", system.tdp_mw),
 
         F_MAP("sip"),
         F_INT("sip.cubes", 1, 4096, sip.cubes),
@@ -91,6 +94,7 @@ const struct topo__field topo__fields[] = {
         F_GBPS("sip.inter_cube.bw_gbps", sip.inter_cube.bw_bytes_per_s),
         F_OPT_MAP("sip.inter_cube.energy"),
         F_PJ("sip.inter_cube.energy.pj_per_byte", sip.inter_cube_energy.dyn_fj),
+        F_TDP("sip.tdp_w", sip.tdp_mw),
 
         F_MAP("cube"),
         F_MAP("cube.m_cpu"),
@@ -912,10 +916,42 @@ int topo_load_file(const char *path, struct topo *out, struct diag *d)
         return fs_parse_file(path, TOPO_MAX_FILE_BYTES, parse_file, out, d);
 }
 
+static int set_labelled(struct topo *t, const char *key, const char *value, const char *label,
+                        struct diag *d);
+
+/* The messages of src, located at label (an option, not a file), into d
+ * unlocated with label before their text: "error: --set k=v: WHAT", so
+ * that a command prints them in its own form. */
+static void unlocate(struct diag *d, struct diag *src, const char *label)
+{
+        size_t n = strlen(label);
+        for (const struct diag_msg *m = src->head; m; m = m->next) {
+                const char *body = strncmp(m->text, label, n) == 0 && m->text[n] == ':'
+                                           ? strstr(m->text + n, ": ")
+                                           : NULL;
+                const char *lv = body ? strstr(body + 2, ": ") : NULL;
+                if (lv)
+                        diag_report(d, m->level, NULL, 0, 0, "%s: %s", label, lv + 2);
+                else
+                        diag_add_text(d, m->level, m->text, strlen(m->text));
+        }
+}
+
 int topo_set(struct topo *t, const char *key, const char *value, struct diag *d)
 {
         char label[512];
         snprintf(label, sizeof label, "--set %s=%s", key, value);
+        struct diag tmp;
+        diag_init(&tmp);
+        int rc = set_labelled(t, key, value, label, &tmp);
+        unlocate(d, &tmp, label);
+        diag_fini(&tmp);
+        return rc;
+}
+
+static int set_labelled(struct topo *t, const char *key, const char *value, const char *label,
+                        struct diag *d)
+{
         int fi = find_field(key);
         const struct topo__field *f = fi >= 0 ? &topo__fields[fi] : NULL;
         if (!f || f->store == FS_NONE || f->store == FS_BASE || f->store == FS_COORDS) {

@@ -146,7 +146,8 @@ int main(void)
                 /* Refused and failed runs. */
                 run("gemmm", small, NULL, 0, NULL, CUBESIM_BAD_INPUT, NULL);
                 CHECK(strcmp(cubesim_messages(), "error: no kernel 'gemmm'; did you mean "
-                             "'gemm'?\n") == 0, "unknown kernel message");
+                             "'gemm'? (a kernel of your own: --kernels LIB.so)\n") == 0,
+                      "unknown kernel message");
                 static const char *const bad[] = { "m=abc" };
                 run("gemm", small, bad, 1, NULL, CUBESIM_BAD_INPUT, NULL);
                 CHECK(strstr(cubesim_messages(), "--set m=abc: expected an integer") != NULL,

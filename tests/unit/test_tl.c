@@ -571,7 +571,7 @@ Test(tl, a_job_applies_topology_sets_to_its_own_copy)
 
         const char *bad[] = { "pe.dma.bw_gbps=-3", "=1", "tile=2" };
         cr_assert_eq(fixture_run(tl_kernel_find("program_ids"), NULL, bad, 3), -EINVAL);
-        cr_assert(diag_has("--set pe.dma.bw_gbps=-3: error:"), "%s", d.head->text);
+        cr_assert(diag_has("error: --set pe.dma.bw_gbps=-3:"), "%s", d.head->text);
         cr_assert(diag_has("--set =1: expected key=value"));
 }
 

@@ -788,7 +788,7 @@ Test(topo, bad_set_fails_and_leaves_machine_unchanged)
                 const char *kv;              /* the --set argument */
                 const char *want;            /* expected message */
         } cases[] = {
-                { "pe.dma.bw_gbps=-1", "--set pe.dma.bw_gbps=-1: error: pe.dma.bw_gbps must be > 0 (got -1)" },
+                { "pe.dma.bw_gbps=-1", "error: --set pe.dma.bw_gbps=-1: pe.dma.bw_gbps must be > 0 (got -1)" },
                 { "pe.dma.bw_gbp=3", "unknown topology parameter 'pe.dma.bw_gbp'; did you mean 'pe.dma.bw_gbps'?" },
                 { "pe.dma=3", "'pe.dma' is a group of parameters; set one of: pe.dma.channels" },
                 { "pe.dma.channels=two", "pe.dma.channels: expected an integer, got 'two'" },
@@ -820,7 +820,7 @@ Test(topo, bad_set_fails_and_leaves_machine_unchanged)
         /* Limits hold across overrides: each is fine alone, not together. */
         cr_assert_eq(topo_set_kv(&t, "sip.cubes=4096", &d), 0);
         cr_assert_eq(topo_set_kv(&t, "cube.noc.rows=1024", &d), -EINVAL);
-        assert_has(d.head->text, "--set cube.noc.rows=1024: error: the machine has 16777216 PEs");
+        assert_has(d.head->text, "error: --set cube.noc.rows=1024: the machine has 16777216 PEs");
         cr_assert_eq(t.cube.noc.rows, 4);
 }
 
