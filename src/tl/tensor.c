@@ -262,7 +262,7 @@ static void charge(tl_ctx *tl, const char *file, int line, const char *op, tl_sp
                         format_bytes(want, sizeof want, used + bytes);
                         format_bytes(cap, sizeof cap, tcm->scratch_ceiling_bytes);
                         tl__fail(tl, file, line, op,
-                                 "scratch: %s requested, %s ceiling (free scratch with "
+                                 "scratch: %s requested, %s ceiling (pe.tcm.scratch_ceiling_kib; free scratch with "
                                  "tl_scratch_scope_begin/end; keep running state with tl_copy_to)",
                                  want, cap);
                 }

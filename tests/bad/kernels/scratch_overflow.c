@@ -1,7 +1,7 @@
 /* tests/bad/kernels/scratch_overflow.c: a loop that allocates scratch and
  * never closes a scope grows past the 1 MiB ceiling.
 // args: --topo topologies/small.yaml
-// expect: tests/bad/kernels/scratch_overflow.c:@LINE@: error: PE sip0.cube0.pe0: tl_alloc: scratch: 1.25 MiB requested, 1.00 MiB ceiling
+// expect: tests/bad/kernels/scratch_overflow.c:@LINE@: error: PE sip0.cube0.pe0: tl_alloc: scratch: 1.25 MiB requested, 1.00 MiB ceiling (pe.tcm.scratch_ceiling_kib;
  */
 #include <cubesim/tl.h>
 
