@@ -310,6 +310,16 @@ static sim_ps engine_run(struct hw_pe *pe, struct ev_resource *e, enum hw_pw_cla
         sim_ps tcm_end = tcm_book(pe, begin, tcm_bytes, tcm_alone);
         if (start)
                 *start = begin;
+        if (unlikely(pe->sim->dep_on)) {
+                /* Busy for the work, or for the TCM when that is longer. */
+                struct hw_dep *d = &pe->sim->dep;
+                *d = (struct hw_dep){ .start = begin,
+                                      .end = (tcm_end > end ? tcm_end : end) + latency };
+                d->part[work >= tcm_alone ? (pw == HW_PW_GEMM ? HW_DEP_GEMM : HW_DEP_MATH)
+                                          : HW_DEP_TCM] = end - begin;
+                d->part[HW_DEP_TCM] += tcm_end > end ? tcm_end - end : 0;
+                d->part[HW_DEP_LATENCY] = latency;
+        }
         return (tcm_end > end ? tcm_end : end) + latency;
 }
 

@@ -101,7 +101,8 @@ static tl_handle finish(tl_ctx *tl, struct tl_feed *feed, sim_ps math_ready,
         struct plan_ctx pc = { .pe = tl->pe, .start = ev_now(&tl->sim->ev),
                                .math_ready = math_ready, .done = placed, .done_ctx = rec,
                                .log = log_sink, .log_ctx = rec,
-                               .tally = !tl->run->have_oplog && !tl->run->have_trace };
+                               .tally = !tl->run->have_oplog && !tl->run->have_trace &&
+                                        !tl->run->cp };
         plan_feed(&feed->run, &feed->run.plan, &pc);
         return (tl_handle){ .p = h };
 }

@@ -1,0 +1,801 @@
+/* report/critpath.c: the dependence log, the walk back along the critical
+ * path and the what-if re-timing. See critpath.h and docs/adr/0028. */
+#include "report/critpath.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/jsonw.h"
+#include "report/trace.h"
+
+enum cp_kind {
+        CP_ISSUE,                    /* a PE's issue time */
+        CP_WAIT,                     /* a PE blocked */
+        CP_NODE,                     /* an op record */
+};
+
+/* An entry of the log: a step of a PE's timeline or an op. */
+struct cp_ent {
+        sim_ps a;                    /* step: its start; op: its issue (arrival) */
+        sim_ps s;                    /* op: its start (its first busy ps) */
+        sim_ps e;                    /* its end */
+        const char *file;            /* kernel line charged (NULL: none) */
+        const char *what;            /* op or call name (static), or NULL */
+        int32_t line;                /* and its line */
+        uint32_t pe;                 /* the PE it is on */
+        int32_t prev;                /* step: the PE's step before; op: the PE's last step
+                                      * at its issue (-1: none) */
+        int32_t dep;                 /* wait: the op that ended at its wake-up; op: the op of
+                                      * its PE that ended at its start (-1: none) */
+        int32_t xpred;               /* a drain: its send (-1: none) */
+        uint32_t parts;              /* index in parts, or UINT32_MAX: all of class cls */
+        uint8_t kind;                /* enum cp_kind */
+        uint8_t cls;                 /* an op's class (hw_dep_class) */
+        bool stage;                  /* placed after its call returned: started at dep */
+};
+
+struct cp_parts {
+        sim_ps p[HW_DEP_COUNT];      /* ps per class, summing to e - s */
+        sim_ps pace, pace_alt;       /* hw_dep's: of p[pace_cls], paced; at the other rate */
+        uint8_t pace_cls;            /* 0: no pacing */
+};
+
+/* A segment of the path, [t0, t1) on one class. */
+struct cp_seg {
+        sim_ps t0, t1;               /* its interval */
+        uint32_t pe;                 /* the PE */
+        uint8_t cls;                 /* enum hw_dep_class or rep_cp_class */
+        const char *kind;            /* "issue", "wait", "op", "queue", "transit", "launch" */
+        const char *file;            /* kernel line (NULL: none) */
+        int line;                    /* and line */
+        const char *what;            /* op name, or NULL */
+        int32_t ent;                 /* log entry it came from (-1: none) */
+};
+
+/* A step of the path from one PE to another. */
+struct cp_hop {
+        uint32_t pe;                 /* the PE that waited */
+        uint32_t on_pe;              /* the PE whose op it waited on */
+        const char *what;            /* that op ("send", "mcast") */
+        const char *file;            /* its line */
+        int line;
+        sim_ps at;                   /* when that op ended */
+};
+
+/* (PE, end time) -> the latest op of that PE ending then. */
+struct cp_slot {
+        sim_ps end;
+        uint32_t pe;
+        int32_t idx;                 /* -1: empty */
+};
+
+struct cp_line {
+        const char *file;
+        int line;
+        sim_ps ps;
+};
+
+struct rep_cp {
+        struct cp_ent *ents;         /* the log */
+        size_t n, cap;
+        struct cp_parts *parts;      /* op splits */
+        size_t n_parts, cap_parts;
+        struct cp_slot *slots;       /* the (PE, end) index, cap_slots a power of two */
+        size_t n_slots, cap_slots;
+        uint32_t n_pes;
+        int32_t *last_step;          /* per PE: its last timeline step (-1: none) */
+        int32_t *last_op;            /* per PE: the last op it issued (-1: none) */
+        bool oom;                    /* an entry was lost: no analysis */
+        /* After rep_cp_analyse: */
+        sim_ps target_start;         /* the kernel's start */
+        sim_ps kernel_ps;            /* the kernel time */
+        uint32_t end_pe;             /* the PE that ended last */
+        struct cp_seg *segs;         /* the path, in time order */
+        size_t n_segs, cap_segs;
+        struct cp_hop *hops;         /* PE to PE steps, latest first */
+        size_t n_hops, cap_hops;
+        sim_ps by_class[REP_CP_COUNT];
+        struct cp_line *lines;       /* by line, most time first */
+        size_t n_lines;
+        double whatif[REP_CP_COUNT]; /* estimated kernel time, class 2x faster (-1: none) */
+        const sim_ps *exec_end;      /* per PE (the machine's), during analysis */
+        const struct hw_sim *sim;    /* during analysis */
+};
+
+static const char *const class_names[REP_CP_COUNT] = {
+        [HW_DEP_CPU] = "pe_cpu", [HW_DEP_DMA] = "pe_dma", [HW_DEP_GEMM] = "pe_gemm",
+        [HW_DEP_MATH] = "pe_math", [HW_DEP_HBM] = "hbm_channel", [HW_DEP_NOC] = "noc",
+        [HW_DEP_TCM] = "tcm", [HW_DEP_LATENCY] = "latency", [REP_CP_LAUNCH] = "launch",
+        [REP_CP_WAIT] = "wait",
+};
+
+const char *rep_cp_class_name(int cls)
+{
+        return cls >= 0 && cls < REP_CP_COUNT ? class_names[cls] : "?";
+}
+
+struct rep_cp *rep_cp_new(uint32_t n_pes)
+{
+        struct rep_cp *cp = calloc(1, sizeof *cp);
+        if (!cp)
+                return NULL;
+        cp->n_pes = n_pes;
+        cp->last_step = malloc((n_pes ? n_pes : 1) * sizeof *cp->last_step);
+        cp->last_op = malloc((n_pes ? n_pes : 1) * sizeof *cp->last_op);
+        if (!cp->last_step || !cp->last_op) {
+                rep_cp_free(cp);
+                return NULL;
+        }
+        for (uint32_t i = 0; i < n_pes; i++)
+                cp->last_step[i] = cp->last_op[i] = -1;
+        return cp;
+}
+
+void rep_cp_free(struct rep_cp *cp)
+{
+        if (!cp)
+                return;
+        free(cp->ents);
+        free(cp->parts);
+        free(cp->slots);
+        free(cp->last_step);
+        free(cp->last_op);
+        free(cp->segs);
+        free(cp->hops);
+        free(cp->lines);
+        free(cp);
+}
+
+/* Room for one more of n in *v (cap entries of size bytes); false: none. */
+static bool grow(void **v, size_t *cap, size_t n, size_t size)
+{
+        if (n < *cap)
+                return true;
+        size_t c = *cap ? *cap * 2 : 1024;
+        void *p = realloc(*v, c * size);
+        if (!p)
+                return false;
+        *v = p;
+        *cap = c;
+        return true;
+}
+
+static size_t slot_hash(uint32_t pe, sim_ps end)
+{
+        uint64_t h = (end ^ (uint64_t)pe << 48) * UINT64_C(0x9e3779b97f4a7c15);
+        return (size_t)(h ^ h >> 29);
+}
+
+static struct cp_slot *slot_of(struct cp_slot *slots, size_t cap, uint32_t pe, sim_ps end)
+{
+        size_t mask = cap - 1;
+        for (size_t i = slot_hash(pe, end) & mask;; i = (i + 1) & mask)
+                if (slots[i].idx < 0 || (slots[i].pe == pe && slots[i].end == end))
+                        return &slots[i];
+}
+
+/* The latest op of pe that ended at end, or -1. */
+static int32_t op_ending(const struct rep_cp *cp, uint32_t pe, sim_ps end)
+{
+        if (!cp->cap_slots)
+                return -1;
+        return slot_of(cp->slots, cp->cap_slots, pe, end)->idx;
+}
+
+static bool index_op(struct rep_cp *cp, uint32_t pe, sim_ps end, int32_t idx)
+{
+        if (2 * (cp->n_slots + 1) > cp->cap_slots) {
+                size_t cap = cp->cap_slots ? cp->cap_slots * 2 : 4096;
+                struct cp_slot *s = malloc(cap * sizeof *s);
+                if (!s)
+                        return false;
+                for (size_t i = 0; i < cap; i++)
+                        s[i].idx = -1;
+                for (size_t i = 0; i < cp->cap_slots; i++)
+                        if (cp->slots[i].idx >= 0)
+                                *slot_of(s, cap, cp->slots[i].pe, cp->slots[i].end) = cp->slots[i];
+                free(cp->slots);
+                cp->slots = s;
+                cp->cap_slots = cap;
+        }
+        struct cp_slot *sl = slot_of(cp->slots, cp->cap_slots, pe, end);
+        if (sl->idx < 0)
+                cp->n_slots++;
+        *sl = (struct cp_slot){ .end = end, .pe = pe, .idx = idx };
+        return true;
+}
+
+/* A new entry, or NULL (the log is then marked incomplete). */
+static struct cp_ent *new_ent(struct rep_cp *cp)
+{
+        if (cp->oom || cp->n >= INT32_MAX ||
+            !grow((void **)&cp->ents, &cp->cap, cp->n, sizeof *cp->ents)) {
+                cp->oom = true;
+                return NULL;
+        }
+        struct cp_ent *x = &cp->ents[cp->n++];
+        memset(x, 0, sizeof *x);
+        x->prev = x->dep = x->xpred = -1;
+        x->parts = UINT32_MAX;
+        return x;
+}
+
+static void step(struct rep_cp *cp, enum cp_kind kind, uint32_t pe, sim_ps a, sim_ps b,
+                 const char *file, int line, const char *what)
+{
+        if (pe >= cp->n_pes || b <= a)
+                return;
+        struct cp_ent *x = new_ent(cp);
+        if (!x)
+                return;
+        *x = (struct cp_ent){ .a = a, .s = a, .e = b, .file = file, .what = what, .line = line,
+                              .pe = pe, .prev = cp->last_step[pe], .dep = -1, .xpred = -1,
+                              .parts = UINT32_MAX, .kind = (uint8_t)kind };
+        if (kind == CP_WAIT)
+                x->dep = op_ending(cp, pe, b);
+        cp->last_step[pe] = (int32_t)(cp->n - 1);
+}
+
+void rep_cp_issue(struct rep_cp *cp, uint32_t pe, sim_ps a, sim_ps b, const char *file, int line,
+                  const char *what)
+{
+        step(cp, CP_ISSUE, pe, a, b, file, line, what);
+}
+
+void rep_cp_wait(struct rep_cp *cp, uint32_t pe, sim_ps a, sim_ps b, const char *file, int line)
+{
+        step(cp, CP_WAIT, pe, a, b, file, line, NULL);
+}
+
+static enum hw_dep_class class_of(const char *component)
+{
+        if (!component)
+                return HW_DEP_CPU;
+        if (!strcmp(component, "pe_dma"))
+                return HW_DEP_DMA;
+        if (!strcmp(component, "pe_gemm"))
+                return HW_DEP_GEMM;
+        if (!strcmp(component, "pe_math"))
+                return HW_DEP_MATH;
+        return HW_DEP_CPU;
+}
+
+void rep_cp_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, const struct rep_op *op,
+               const char *file, int line, bool stage)
+{
+        uint32_t pe = op->pe_index;
+        if (pe >= cp->n_pes || issuer >= cp->n_pes || op->end_ps < op->start_ps)
+                return;
+        enum hw_dep_class cls = class_of(op->component);
+        if (cls == HW_DEP_CPU)
+                return;              /* the PE_CPU's own records: its issue steps */
+        sim_ps now = ev_now(&s->ev);
+        struct cp_ent *x = new_ent(cp);
+        if (!x)
+                return;
+        int32_t idx = (int32_t)(cp->n - 1);
+        x->kind = CP_NODE;
+        x->cls = (uint8_t)cls;
+        x->pe = pe;
+        x->file = file;
+        x->line = line;
+        x->what = op->op;
+        x->s = op->start_ps;
+        x->e = op->end_ps;
+        x->a = now < x->s ? now : x->s;
+        x->stage = stage;
+        if (pe != issuer) {
+                x->xpred = cp->last_op[issuer]; /* a drain: the send just recorded */
+        } else {
+                x->prev = cp->last_step[pe];
+                if (stage || x->s > x->a)
+                        x->dep = op_ending(cp, pe, x->s);
+                cp->last_op[issuer] = idx;
+        }
+        if (s->dep.start == x->s && s->dep.end == x->e && x->e > x->s) {
+                if (!grow((void **)&cp->parts, &cp->cap_parts, cp->n_parts, sizeof *cp->parts)) {
+                        cp->oom = true;
+                        return;
+                }
+                struct cp_parts *pp = &cp->parts[cp->n_parts];
+                memcpy(pp->p, s->dep.part, sizeof s->dep.part);
+                pp->pace = s->dep.pace;
+                pp->pace_alt = s->dep.pace_alt;
+                pp->pace_cls = s->dep.pace_cls;
+                x->parts = (uint32_t)cp->n_parts++;
+        }
+        if (!index_op(cp, pe, x->e, idx))
+                cp->oom = true;
+}
+
+/* ---- the walk ---- */
+
+/* The split of op x's [s, e), scaled to len ps: the largest part takes
+ * the rounding. */
+static void split(const struct rep_cp *cp, const struct cp_ent *x, sim_ps len,
+                  sim_ps out[HW_DEP_COUNT])
+{
+        memset(out, 0, sizeof(sim_ps) * HW_DEP_COUNT);
+        sim_ps total = x->e - x->s;
+        if (x->parts == UINT32_MAX || total == 0) {
+                out[x->cls] = len;
+                return;
+        }
+        const sim_ps *p = cp->parts[x->parts].p;
+        sim_ps sum = 0;
+        int big = 0;
+        for (int c = 0; c < HW_DEP_COUNT; c++) {
+                out[c] = (sim_ps)((unsigned __int128)p[c] * len / total);
+                sum += out[c];
+                if (p[c] > p[big])
+                        big = c;
+        }
+        out[big] += len - sum;
+}
+
+static void emit(struct rep_cp *cp, sim_ps t0, sim_ps t1, int cls, const char *kind,
+                 uint32_t pe, int32_t ent)
+{
+        if (t1 <= t0)
+                return;
+        const struct cp_ent *x = ent >= 0 ? &cp->ents[ent] : NULL;
+        struct cp_seg *last = cp->n_segs ? &cp->segs[cp->n_segs - 1] : NULL;
+        cp->by_class[cls] += t1 - t0;
+        /* Backwards: the last segment follows this one. */
+        if (last && last->ent == ent && ent >= 0 && last->cls == cls && last->t0 == t1 &&
+            last->kind == kind) {
+                last->t0 = t0;
+                return;
+        }
+        if (!grow((void **)&cp->segs, &cp->cap_segs, cp->n_segs, sizeof *cp->segs)) {
+                cp->oom = true;
+                return;
+        }
+        cp->segs[cp->n_segs++] = (struct cp_seg){ .t0 = t0, .t1 = t1, .pe = pe, .cls = (uint8_t)cls,
+                                                   .kind = kind, .file = x ? x->file : NULL,
+                                                   .line = x ? x->line : 0,
+                                                   .what = x ? x->what : NULL, .ent = ent };
+}
+
+/* [t0, t1) of op ent, split like its own time. */
+static void emit_split(struct rep_cp *cp, int32_t ent, sim_ps t0, sim_ps t1, const char *kind)
+{
+        if (t1 <= t0)
+                return;
+        const struct cp_ent *x = &cp->ents[ent];
+        sim_ps part[HW_DEP_COUNT];
+        split(cp, x, t1 - t0, part);
+        /* Latest first (the walk goes back): fixed latency last in time. */
+        sim_ps t = t1;
+        for (int c = HW_DEP_COUNT - 1; c >= 0; c--) {
+                if (!part[c])
+                        continue;
+                emit(cp, t - part[c], t, c, kind, x->pe, ent);
+                t -= part[c];
+        }
+}
+
+static void hop(struct rep_cp *cp, uint32_t pe, const struct cp_ent *p)
+{
+        if (!grow((void **)&cp->hops, &cp->cap_hops, cp->n_hops, sizeof *cp->hops)) {
+                cp->oom = true;
+                return;
+        }
+        cp->hops[cp->n_hops++] = (struct cp_hop){ .pe = pe, .on_pe = p->pe, .what = p->what,
+                                                  .file = p->file, .line = p->line, .at = p->e };
+}
+
+static sim_ps min_ps(sim_ps a, sim_ps b) { return a < b ? a : b; }
+static sim_ps max_ps(sim_ps a, sim_ps b) { return a > b ? a : b; }
+
+static void walk(struct rep_cp *cp)
+{
+        const struct cp_ent *E = cp->ents;
+        uint32_t pe = cp->end_pe;
+        sim_ps t = cp->target_start + cp->kernel_ps;
+        int32_t i = cp->last_step[pe];
+        bool at_op = false;
+        for (;;) {
+                if (at_op) {
+                        /* Op i, entered at t <= its end. */
+                        const struct cp_ent *x = &E[i];
+                        sim_ps s = min_ps(x->s, t);
+                        if (x->xpred >= 0) {
+                                const struct cp_ent *p = &E[x->xpred];
+                                sim_ps lo = min_ps(max_ps(s, p->e), t);
+                                emit(cp, lo, t, x->cls, "op", x->pe, i);
+                                sim_ps tp = min_ps(p->e, lo);
+                                emit(cp, tp, lo, HW_DEP_NOC, "transit", x->pe, i);
+                                if (p->pe != x->pe)
+                                        hop(cp, x->pe, p);
+                                t = tp;
+                                i = x->xpred;
+                                continue;
+                        }
+                        emit_split(cp, i, s, t, "op");
+                        t = s;
+                        if (x->dep >= 0) {
+                                sim_ps tq = min_ps(E[x->dep].e, t);
+                                emit_split(cp, i, tq, t, "queue");
+                                t = tq;
+                                i = x->dep;
+                                continue;
+                        }
+                        sim_ps a = min_ps(x->a, t);
+                        emit_split(cp, i, a, t, "queue");
+                        t = a;
+                        pe = x->pe;
+                        i = x->prev;
+                        at_op = false;
+                        continue;
+                }
+                /* PE pe's timeline at t, from step i back. */
+                while (i >= 0 && E[i].a >= t)
+                        i = E[i].prev;
+                if (i < 0) {
+                        emit(cp, cp->target_start, t, REP_CP_LAUNCH, "launch", pe, -1);
+                        return;
+                }
+                const struct cp_ent *x = &E[i];
+                if (x->e < t) {
+                        emit(cp, x->e, t, REP_CP_WAIT, "wait", pe, i);
+                        t = x->e;
+                }
+                if (x->kind == CP_ISSUE) {
+                        emit(cp, x->a, t, HW_DEP_CPU, "issue", pe, i);
+                        t = x->a;
+                        i = x->prev;
+                        continue;
+                }
+                if (x->dep >= 0 && E[x->dep].e > x->a) {
+                        sim_ps tx = min_ps(E[x->dep].e, t);
+                        emit(cp, tx, t, REP_CP_WAIT, "wait", pe, i);
+                        t = tx;
+                        i = x->dep;
+                        at_op = true;
+                        continue;
+                }
+                emit(cp, x->a, t, REP_CP_WAIT, "wait", pe, i);
+                t = x->a;
+                i = x->prev;
+        }
+}
+
+/* ---- what-if: re-time the log forward with class durations scaled ---- */
+
+/* Op x's own time scaled by k per class; its queue factor (the mean of k
+ * over its split) in *kq. */
+static double op_scaled(const struct rep_cp *cp, const struct cp_ent *x, const double *k,
+                        double *kq)
+{
+        sim_ps total = x->e - x->s;
+        if (x->parts == UINT32_MAX || total == 0) {
+                *kq = k[x->cls];
+                return (double)total * k[x->cls];
+        }
+        const struct cp_parts *pp = &cp->parts[x->parts];
+        const sim_ps *p = pp->p;
+        double d = 0;
+        for (int c = 0; c < HW_DEP_COUNT; c++)
+                d += (double)p[c] * k[c];
+        if (pp->pace_cls) {
+                /* Paced at the slower of two rates: the slower one after
+                 * the scaling. */
+                int pc = pp->pace_cls, ac = pc == HW_DEP_HBM ? HW_DEP_DMA : HW_DEP_HBM;
+                double paced = (double)pp->pace * k[pc], other = (double)pp->pace_alt * k[ac];
+                if (other > paced)
+                        d += other - paced;
+        }
+        *kq = d / (double)total;
+        return d;
+}
+
+static double retime(const struct rep_cp *cp, const double *k, double *F)
+{
+        const struct cp_ent *E = cp->ents;
+        for (size_t j = 0; j < cp->n; j++) {
+                const struct cp_ent *x = &E[j];
+                if (x->kind != CP_NODE) {
+                        double f0 = x->prev >= 0 ? F[x->prev] + ((double)x->a - (double)E[x->prev].e)
+                                                 : (double)x->a;
+                        if (x->kind == CP_ISSUE)
+                                F[j] = f0 + (double)(x->e - x->a) * k[HW_DEP_CPU];
+                        else if (x->dep >= 0 && E[x->dep].e > x->a)
+                                F[j] = f0 > F[x->dep] + (double)(x->e - E[x->dep].e)
+                                               ? f0 : F[x->dep] + (double)(x->e - E[x->dep].e);
+                        else
+                                F[j] = f0 + (double)(x->e - x->a);
+                        continue;
+                }
+                if (x->xpred >= 0) {
+                        const struct cp_ent *p = &E[x->xpred];
+                        double transit = x->s > p->e ? (double)(x->s - p->e) : 0;
+                        F[j] = F[x->xpred] + transit * k[HW_DEP_NOC] +
+                               (double)(x->e - max_ps(x->s, p->e)) * k[x->cls];
+                        continue;
+                }
+                double kq, own = op_scaled(cp, x, k, &kq);
+                double base = x->prev >= 0 ? F[x->prev] + ((double)x->a - (double)E[x->prev].e)
+                                           : (double)x->a;
+                double start;
+                if (x->dep >= 0)
+                        start = x->stage ? F[x->dep] : (base > F[x->dep] ? base : F[x->dep]);
+                else
+                        start = base + (double)(x->s - x->a) * kq;
+                F[j] = start + own;
+        }
+        double end = (double)cp->target_start;
+        for (uint32_t p = 0; p < cp->n_pes; p++) {
+                int32_t l = cp->last_step[p];
+                double f = l >= 0 ? F[l] + ((double)cp->exec_end[p] - (double)E[l].e)
+                                  : (double)cp->exec_end[p];
+                if (f > end)
+                        end = f;
+        }
+        return end - (double)cp->target_start;
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+        const struct cp_line *x = a, *y = b;
+        if (x->ps != y->ps)
+                return x->ps < y->ps ? 1 : -1;
+        int c = strcmp(x->file ? x->file : "", y->file ? y->file : "");
+        return c ? c : (x->line > y->line) - (x->line < y->line);
+}
+
+static int line_key_cmp(const void *a, const void *b)
+{
+        const struct cp_line *x = a, *y = b;
+        int c = strcmp(x->file ? x->file : "", y->file ? y->file : "");
+        return c ? c : (x->line > y->line) - (x->line < y->line);
+}
+
+static int by_lines(struct rep_cp *cp)
+{
+        cp->lines = malloc((cp->n_segs ? cp->n_segs : 1) * sizeof *cp->lines);
+        if (!cp->lines)
+                return -ENOMEM;
+        size_t n = 0;
+        for (size_t i = 0; i < cp->n_segs; i++)
+                cp->lines[n++] = (struct cp_line){ .file = cp->segs[i].file,
+                                                   .line = cp->segs[i].line,
+                                                   .ps = cp->segs[i].t1 - cp->segs[i].t0 };
+        qsort(cp->lines, n, sizeof *cp->lines, line_key_cmp);
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (m && !line_key_cmp(&cp->lines[m - 1], &cp->lines[i]))
+                        cp->lines[m - 1].ps += cp->lines[i].ps;
+                else
+                        cp->lines[m++] = cp->lines[i];
+        }
+        qsort(cp->lines, m, sizeof *cp->lines, line_cmp);
+        cp->n_lines = m;
+        return 0;
+}
+
+int rep_cp_analyse(struct rep_cp *cp, const struct hw_sim *s)
+{
+        if (cp->oom)
+                return -ENOMEM;
+        sim_ps *ends = malloc((s->n_pes ? s->n_pes : 1) * sizeof *ends);
+        double *F = malloc((cp->n ? cp->n : 1) * sizeof *F);
+        if (!ends || !F) {
+                free(ends);
+                free(F);
+                return -ENOMEM;
+        }
+        cp->target_start = s->target_start_ps;
+        cp->end_pe = 0;
+        sim_ps end = 0;
+        for (uint32_t p = 0; p < s->n_pes && p < cp->n_pes; p++) {
+                ends[p] = s->pes[p].exec_end_ps;
+                if (ends[p] > end) {
+                        end = ends[p];
+                        cp->end_pe = p;
+                }
+        }
+        cp->kernel_ps = end > cp->target_start ? end - cp->target_start : 0;
+        cp->exec_end = ends;
+        cp->sim = s;
+        walk(cp);
+        /* Backwards to time order. */
+        for (size_t i = 0; i < cp->n_segs / 2; i++) {
+                struct cp_seg tmp = cp->segs[i];
+                cp->segs[i] = cp->segs[cp->n_segs - 1 - i];
+                cp->segs[cp->n_segs - 1 - i] = tmp;
+        }
+        for (int c = 0; c < REP_CP_COUNT; c++) {
+                cp->whatif[c] = -1;
+                if (c >= HW_DEP_LATENCY)
+                        continue;
+                double k[REP_CP_COUNT];
+                for (int j = 0; j < REP_CP_COUNT; j++)
+                        k[j] = 1.0;
+                k[c] = 0.5;
+                cp->whatif[c] = retime(cp, k, F);
+        }
+        int rc = by_lines(cp);
+        cp->exec_end = NULL;
+        cp->sim = NULL;
+        free(ends);
+        free(F);
+        return rc < 0 ? rc : cp->oom ? -ENOMEM : 0;
+}
+
+sim_ps rep_cp_kernel_ps(const struct rep_cp *cp)
+{
+        return cp->kernel_ps;
+}
+
+double rep_cp_whatif_ps(const struct rep_cp *cp, int cls, double f)
+{
+        (void)cls;
+        (void)f;
+        return cls >= 0 && cls < REP_CP_COUNT && f == 0.5 ? cp->whatif[cls] : -1;
+}
+
+/* ---- output ---- */
+
+json_t *rep_cp_json(const struct rep_cp *cp)
+{
+        json_t *o = json_object();
+        json_object_set_new(o, "kernel_ps", json_integer((json_int_t)cp->kernel_ps));
+        json_t *bc = json_object();
+        for (int c = 0; c < REP_CP_COUNT; c++)
+                json_object_set_new(bc, class_names[c], json_integer((json_int_t)cp->by_class[c]));
+        json_object_set_new(o, "by_class", bc);
+        json_t *bl = json_array();
+        for (size_t i = 0; i < cp->n_lines; i++) {
+                json_t *l = json_object();
+                json_object_set_new(l, "file", jsonw_string(cp->lines[i].file ? cp->lines[i].file
+                                                                              : ""));
+                json_object_set_new(l, "line", json_integer(cp->lines[i].line));
+                json_object_set_new(l, "ps", json_integer((json_int_t)cp->lines[i].ps));
+                json_array_append_new(bl, l);
+        }
+        json_object_set_new(o, "by_line", bl);
+        json_t *sg = json_array();
+        for (size_t i = 0; i < cp->n_segs; i++) {
+                const struct cp_seg *g = &cp->segs[i];
+                json_t *j = json_object();
+                json_object_set_new(j, "pe", json_integer(g->pe));
+                json_object_set_new(j, "class", jsonw_string(class_names[g->cls]));
+                json_object_set_new(j, "kind", jsonw_string(g->kind));
+                if (g->what)
+                        json_object_set_new(j, "op", jsonw_string(g->what));
+                if (g->file) {
+                        json_object_set_new(j, "file", jsonw_string(g->file));
+                        json_object_set_new(j, "line", json_integer(g->line));
+                }
+                json_object_set_new(j, "start_ps", json_integer((json_int_t)g->t0));
+                json_object_set_new(j, "end_ps", json_integer((json_int_t)g->t1));
+                json_array_append_new(sg, j);
+        }
+        json_object_set_new(o, "segments", sg);
+        json_t *ch = json_array();
+        for (size_t i = cp->n_hops; i-- > 0;) {
+                const struct cp_hop *h = &cp->hops[i];
+                json_t *j = json_object();
+                json_object_set_new(j, "pe", json_integer(h->pe));
+                json_object_set_new(j, "waited_on_pe", json_integer(h->on_pe));
+                json_object_set_new(j, "op", jsonw_string(h->what ? h->what : ""));
+                json_object_set_new(j, "file", jsonw_string(h->file ? h->file : ""));
+                json_object_set_new(j, "line", json_integer(h->line));
+                json_object_set_new(j, "at_ps", json_integer((json_int_t)h->at));
+                json_array_append_new(ch, j);
+        }
+        json_object_set_new(o, "chain", ch);
+        json_t *wi = json_object();
+        for (int c = 0; c < REP_CP_COUNT; c++)
+                if (cp->whatif[c] >= 0)
+                        json_object_set_new(wi, class_names[c],
+                                            json_integer((json_int_t)(cp->whatif[c] + 0.5)));
+        json_object_set_new(o, "what_if_2x_kernel_ps", wi);
+        return o;
+}
+
+static int seg_len_cmp(const void *a, const void *b)
+{
+        const struct cp_seg *x = a, *y = b;
+        sim_ps lx = x->t1 - x->t0, ly = y->t1 - y->t0;
+        if (lx != ly)
+                return lx < ly ? 1 : -1;
+        return (x->t0 > y->t0) - (x->t0 < y->t0);
+}
+
+static double us(sim_ps ps)
+{
+        return (double)ps / 1e6;
+}
+
+static const char *base_name(const char *file)
+{
+        const char *slash = file ? strrchr(file, '/') : NULL;
+        return slash ? slash + 1 : file ? file : "?";
+}
+
+void rep_cp_text(const struct rep_cp *cp, FILE *out)
+{
+        double k = cp->kernel_ps ? 100.0 / (double)cp->kernel_ps : 0;
+        fprintf(out, "  critical path (back from PE %u's end to the kernel start: %zu segments, "
+                "%zu steps between PEs):\n", cp->end_pe, cp->n_segs, cp->n_hops);
+        fprintf(out, "    by class (us, %% of the kernel time):\n");
+        for (int c = 0; c < REP_CP_COUNT; c++)
+                if (cp->by_class[c])
+                        fprintf(out, "      %-12s %12.3f  %5.1f%%\n", class_names[c],
+                                us(cp->by_class[c]), k * (double)cp->by_class[c]);
+        size_t nl = cp->n_lines < 5 ? cp->n_lines : 5;
+        if (nl)
+                fprintf(out, "    by kernel source line (top %zu of %zu):\n", nl, cp->n_lines);
+        for (size_t i = 0; i < nl; i++) {
+                char place[256];
+                if (cp->lines[i].file)
+                        snprintf(place, sizeof place, "%s:%d", base_name(cp->lines[i].file),
+                                 cp->lines[i].line);
+                else
+                        snprintf(place, sizeof place, "(launch)");
+                fprintf(out, "      %-36s %12.3f  %5.1f%%\n", place, us(cp->lines[i].ps),
+                        k * (double)cp->lines[i].ps);
+        }
+        struct cp_seg *v = malloc((cp->n_segs ? cp->n_segs : 1) * sizeof *v);
+        if (v && cp->n_segs) {
+                memcpy(v, cp->segs, cp->n_segs * sizeof *v);
+                qsort(v, cp->n_segs, sizeof *v, seg_len_cmp);
+                size_t ns = cp->n_segs < 5 ? cp->n_segs : 5;
+                fprintf(out, "    longest segments:\n");
+                for (size_t i = 0; i < ns; i++) {
+                        char place[256] = "";
+                        if (v[i].file)
+                                snprintf(place, sizeof place, " at %s:%d", base_name(v[i].file),
+                                         v[i].line);
+                        fprintf(out, "      PE %u %s %s%s%s: %.3f us (%.3f..%.3f us)\n", v[i].pe,
+                                v[i].kind, class_names[v[i].cls], v[i].what ? " " : "",
+                                v[i].what ? v[i].what : "", us(v[i].t1 - v[i].t0), us(v[i].t0),
+                                us(v[i].t1));
+                        (void)place;
+                        if (place[0])
+                                fprintf(out, "        %s\n", place + 1);
+                }
+        }
+        free(v);
+        if (cp->n_hops) {
+                size_t nh = cp->n_hops < 8 ? cp->n_hops : 8;
+                fprintf(out, "    chain across PEs (latest first, %zu of %zu):\n", nh, cp->n_hops);
+                for (size_t i = 0; i < nh; i++) {
+                        const struct cp_hop *h = &cp->hops[i];
+                        fprintf(out, "      PE %u waited on PE %u's %s at %s:%d (ended %.3f us)\n",
+                                h->pe, h->on_pe, h->what ? h->what : "op", base_name(h->file),
+                                h->line, us(h->at));
+                }
+        }
+        fprintf(out, "    what-if, one class 2x faster (the recorded graph re-timed; an "
+                "estimate):\n");
+        for (int c = 0; c < REP_CP_COUNT; c++) {
+                if (cp->whatif[c] < 0)
+                        continue;
+                double d = cp->kernel_ps ? 100.0 * (cp->whatif[c] - (double)cp->kernel_ps) /
+                                                   (double)cp->kernel_ps
+                                         : 0;
+                fprintf(out, "      %-12s %12.3f us  %+6.1f%%\n", class_names[c],
+                        cp->whatif[c] / 1e6, d);
+        }
+}
+
+void rep_cp_trace(const struct rep_cp *cp, struct rep_trace *t, uint32_t pid)
+{
+        rep_trace_name(t, pid, -1, "critical path", pid);
+        rep_trace_name(t, pid, 0, "path", 0);
+        struct rep_lanes lanes = { 0 };
+        for (size_t i = 0; i < cp->n_segs; i++) {
+                const struct cp_seg *g = &cp->segs[i];
+                char name[160];
+                snprintf(name, sizeof name, "PE %u %s %s%s%s", g->pe, g->kind, class_names[g->cls],
+                         g->what ? " " : "", g->what ? g->what : "");
+                uint32_t opened = rep_trace_slice(t, &lanes, pid, 0, name, g->t0, g->t1, 0, 1);
+                if (opened)
+                        rep_trace_name(t, pid, (int)opened, "path", opened);
+        }
+}
