@@ -268,8 +268,8 @@ struct hw_sim {
         bool dep_on;                 /* split each op's time by class into dep (critical path) */
         struct hw_dep dep;           /* the last DMA copy's or engine op's split */
         struct hw_dep dep_access;    /* the last HBM access's split (hbm_access), from its start */
-        sim_ps dep_hops;             /* the last route walk's summed hop latencies */
-        sim_ps dep_hbm_edge;         /* and its time on HBM channel edges (bursts) */
+        const uint32_t *dep_route;   /* the route walked last (dep_on), its edges */
+        uint32_t dep_route_n;        /* and their count */
 };
 
 /* Requests placed on the machine's shared resources so far (links, HBM

@@ -61,15 +61,8 @@ static sim_ps walk(struct hw_sim *s, const uint32_t *route, uint32_t n, uint64_t
         for (uint32_t i = 0; i < n; i++)
                 link_pass(s, route[i], bytes, &f);
         if (unlikely(s->dep_on)) {
-                sim_ps hops = 0, hbm = 0;
-                for (uint32_t i = 0; i < n; i++) {
-                        const struct hw_link *l = &s->links[route[i]];
-                        hops += l->hop_ps;
-                        if (l->cls == TOPO_EDGE_HBM)
-                                hbm += l->last_drain;
-                }
-                s->dep_hops = hops;
-                s->dep_hbm_edge = hbm;
+                s->dep_route = route;
+                s->dep_route_n = n;
         }
         return hw__front_arrival(&f);
 }
@@ -78,21 +71,29 @@ static sim_ps walk(struct hw_sim *s, const uint32_t *route, uint32_t n, uint64_t
  * far, from the access's start: paced until at (class pace), then a read
  * is served by its channel until served and carried until t; a write is
  * carried until served and then served until t. The carriage is the
- * route's hop latencies (dep_hops), the bursts over the channel's own edge
- * (dep_hbm_edge), the rest NoC bandwidth and queues. */
+ * route's hop latencies, the bursts over the channel's own edge, the rest
+ * NoC bandwidth and queues. */
 static void dep_piece(struct hw_sim *s, enum hw_dep_class pace, uint64_t rate, uint64_t alt_rate,
                       bool write, sim_ps start, sim_ps at, sim_ps served, sim_ps t)
 {
         struct hw_dep *d = &s->dep_access;
         *d = (struct hw_dep){ .start = start, .end = t };
+        /* The route of the piece, walked last. */
+        sim_ps hops = 0, hbm = 0;
+        for (uint32_t i = 0; i < s->dep_route_n; i++) {
+                const struct hw_link *l = &s->links[s->dep_route[i]];
+                hops += l->hop_ps;
+                if (l->cls == TOPO_EDGE_HBM)
+                        hbm += l->last_drain;
+        }
         d->part[pace] = at - start;
         d->pace = at - start;
         d->pace_alt = (sim_ps)((unsigned __int128)d->pace * rate / (alt_rate ? alt_rate : 1));
         d->pace_cls = (uint8_t)pace;
         sim_ps carried = write ? served - at : t - served;
-        sim_ps lat = carried < s->dep_hops ? carried : s->dep_hops;
+        sim_ps lat = carried < hops ? carried : hops;
         /* The channel's own edge moves its bursts at the channel's rate. */
-        sim_ps burst = carried - lat < s->dep_hbm_edge ? carried - lat : s->dep_hbm_edge;
+        sim_ps burst = carried - lat < hbm ? carried - lat : hbm;
         d->part[HW_DEP_LATENCY] += lat;
         d->part[HW_DEP_HBM] += burst;
         d->part[HW_DEP_NOC] += carried - lat - burst;

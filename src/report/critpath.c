@@ -16,30 +16,40 @@ enum cp_kind {
         CP_NODE,                     /* an op record */
 };
 
-/* An entry of the log: a step of a PE's timeline or an op. */
+/* An entry of the log: a step of a PE's timeline or an op (56 bytes: a
+ * 32K prefill logs some twenty million). */
 struct cp_ent {
         sim_ps a;                    /* step: its start; op: its issue (arrival) */
         sim_ps s;                    /* op: its start (its first busy ps) */
         sim_ps e;                    /* its end */
-        const char *file;            /* kernel line charged (NULL: none) */
-        const char *what;            /* op or call name (static), or NULL */
-        int32_t line;                /* and its line */
+        uint32_t site;               /* its kernel line and name (cp->sites) */
         uint32_t pe;                 /* the PE it is on */
         int32_t prev;                /* step: the PE's step before; op: the PE's last step
                                       * at its issue (-1: none) */
         int32_t dep;                 /* wait: the op that ended at its wake-up; op: the op of
-                                      * its PE that ended at its start (-1: none) */
-        int32_t xpred;               /* a drain: its send (-1: none) */
-        uint32_t parts;              /* index in parts, or UINT32_MAX: all of class cls */
+                                      * its PE that ended at its start; a drain: its send
+                                      * (-1: none) */
+        uint32_t lat;                /* an op without parts: its fixed latency, ps */
+        uint32_t tcm;                /* and its TCM time past its engine's */
+        uint32_t parts;              /* index in parts, or UINT32_MAX: class cls, lat, tcm */
         uint8_t kind;                /* enum cp_kind */
         uint8_t cls;                 /* an op's class (hw_dep_class) */
         bool stage;                  /* placed after its call returned: started at dep */
+        bool drain;                  /* a receive's drain: dep is its send */
 };
 
+/* An op's split when it is more than its class, a latency and TCM time. */
 struct cp_parts {
-        sim_ps p[HW_DEP_COUNT];      /* ps per class, summing to e - s */
-        sim_ps pace, pace_alt;       /* hw_dep's: of p[pace_cls], paced; at the other rate */
+        uint32_t p[HW_DEP_COUNT];    /* ps per class, summing to e - s */
+        uint32_t pace, pace_alt;     /* hw_dep's: of p[pace_cls], paced; at the other rate */
         uint8_t pace_cls;            /* 0: no pacing */
+};
+
+/* A kernel line and what was called or run there. */
+struct cp_site {
+        const char *file;            /* NULL: none */
+        const char *what;            /* static name, or NULL */
+        int line;
 };
 
 /* A segment of the path, [t0, t1) on one class. */
@@ -64,12 +74,6 @@ struct cp_hop {
         sim_ps at;                   /* when that op ended */
 };
 
-/* (PE, end time) -> the latest op of that PE ending then. */
-struct cp_slot {
-        sim_ps end;
-        uint32_t pe;
-        int32_t idx;                 /* -1: empty */
-};
 
 struct cp_line {
         const char *file;
@@ -77,13 +81,23 @@ struct cp_line {
         sim_ps ps;
 };
 
+/* Ops per PE kept for the look-ups by end time (a power of two). */
+#define CP_RECENT 128
+
 struct rep_cp {
         struct cp_ent *ents;         /* the log */
         size_t n, cap;
         struct cp_parts *parts;      /* op splits */
         size_t n_parts, cap_parts;
-        struct cp_slot *slots;       /* the (PE, end) index, cap_slots a power of two */
-        size_t n_slots, cap_slots;
+        /* Per PE, its last CP_RECENT ops (a ring): where a wait's producer
+         * and the op an op queued behind are looked up by their end. */
+        sim_ps *recent_end;          /* n_pes * CP_RECENT ends (SIM_PS_MAX: none) */
+        int32_t *recent_idx;         /* and their entries */
+        uint32_t *recent_head;       /* per PE: the ring's next slot (mod CP_RECENT) */
+        struct cp_site *sites;       /* interned (file, line, what) */
+        size_t n_sites, cap_sites;
+        uint32_t *site_slots;        /* their index: entry + 1 (0: empty), a power of two */
+        size_t cap_site_slots;
         uint32_t n_pes;
         int32_t *last_step;          /* per PE: its last timeline step (-1: none) */
         int32_t *last_op;            /* per PE: the last op it issued (-1: none) */
@@ -124,12 +138,19 @@ struct rep_cp *rep_cp_new(uint32_t n_pes)
         cp->n_pes = n_pes;
         cp->last_step = malloc((n_pes ? n_pes : 1) * sizeof *cp->last_step);
         cp->last_op = malloc((n_pes ? n_pes : 1) * sizeof *cp->last_op);
-        if (!cp->last_step || !cp->last_op) {
+        size_t ring = (size_t)(n_pes ? n_pes : 1) * CP_RECENT;
+        cp->recent_end = malloc(ring * sizeof *cp->recent_end);
+        cp->recent_idx = malloc(ring * sizeof *cp->recent_idx);
+        cp->recent_head = calloc(n_pes ? n_pes : 1, sizeof *cp->recent_head);
+        if (!cp->last_step || !cp->last_op || !cp->recent_end || !cp->recent_idx ||
+            !cp->recent_head) {
                 rep_cp_free(cp);
                 return NULL;
         }
         for (uint32_t i = 0; i < n_pes; i++)
                 cp->last_step[i] = cp->last_op[i] = -1;
+        for (size_t i = 0; i < ring; i++)
+                cp->recent_end[i] = SIM_PS_MAX;
         return cp;
 }
 
@@ -139,7 +160,11 @@ void rep_cp_free(struct rep_cp *cp)
                 return;
         free(cp->ents);
         free(cp->parts);
-        free(cp->slots);
+        free(cp->recent_end);
+        free(cp->recent_idx);
+        free(cp->recent_head);
+        free(cp->sites);
+        free(cp->site_slots);
         free(cp->last_step);
         free(cp->last_op);
         free(cp->segs);
@@ -162,49 +187,64 @@ static bool grow(void **v, size_t *cap, size_t n, size_t size)
         return true;
 }
 
-static size_t slot_hash(uint32_t pe, sim_ps end)
-{
-        uint64_t h = (end ^ (uint64_t)pe << 48) * UINT64_C(0x9e3779b97f4a7c15);
-        return (size_t)(h ^ h >> 29);
-}
-
-static struct cp_slot *slot_of(struct cp_slot *slots, size_t cap, uint32_t pe, sim_ps end)
-{
-        size_t mask = cap - 1;
-        for (size_t i = slot_hash(pe, end) & mask;; i = (i + 1) & mask)
-                if (slots[i].idx < 0 || (slots[i].pe == pe && slots[i].end == end))
-                        return &slots[i];
-}
-
-/* The latest op of pe that ended at end, or -1. */
+/* The latest op of pe that ended at end among its last CP_RECENT, or -1. */
 static int32_t op_ending(const struct rep_cp *cp, uint32_t pe, sim_ps end)
 {
-        if (!cp->cap_slots)
-                return -1;
-        return slot_of(cp->slots, cp->cap_slots, pe, end)->idx;
+        const sim_ps *ends = &cp->recent_end[(size_t)pe * CP_RECENT];
+        uint32_t head = cp->recent_head[pe];
+        for (uint32_t k = 0; k < CP_RECENT; k++) {
+                uint32_t i = (head - 1 - k) & (CP_RECENT - 1);
+                if (ends[i] == end)
+                        return cp->recent_idx[(size_t)pe * CP_RECENT + i];
+        }
+        return -1;
 }
 
-static bool index_op(struct rep_cp *cp, uint32_t pe, sim_ps end, int32_t idx)
+static void index_op(struct rep_cp *cp, uint32_t pe, sim_ps end, int32_t idx)
 {
-        if (2 * (cp->n_slots + 1) > cp->cap_slots) {
-                size_t cap = cp->cap_slots ? cp->cap_slots * 2 : 4096;
-                struct cp_slot *s = malloc(cap * sizeof *s);
-                if (!s)
-                        return false;
-                for (size_t i = 0; i < cap; i++)
-                        s[i].idx = -1;
-                for (size_t i = 0; i < cp->cap_slots; i++)
-                        if (cp->slots[i].idx >= 0)
-                                *slot_of(s, cap, cp->slots[i].pe, cp->slots[i].end) = cp->slots[i];
-                free(cp->slots);
-                cp->slots = s;
-                cp->cap_slots = cap;
+        uint32_t i = cp->recent_head[pe]++ & (CP_RECENT - 1);
+        cp->recent_end[(size_t)pe * CP_RECENT + i] = end;
+        cp->recent_idx[(size_t)pe * CP_RECENT + i] = idx;
+}
+
+static size_t site_hash(const char *file, const char *what, int line)
+{
+        uint64_t h = ((uint64_t)(uintptr_t)file * UINT64_C(0x9e3779b97f4a7c15)) ^
+                     ((uint64_t)(uintptr_t)what * UINT64_C(0xbf58476d1ce4e5b9)) ^ (uint64_t)line;
+        return (size_t)(h ^ h >> 31);
+}
+
+/* The index of (file, line, what), made on first use; UINT32_MAX: no memory. */
+static uint32_t site_of(struct rep_cp *cp, const char *file, int line, const char *what)
+{
+        if (2 * (cp->n_sites + 1) > cp->cap_site_slots) {
+                size_t cap = cp->cap_site_slots ? cp->cap_site_slots * 2 : 256;
+                uint32_t *sl = calloc(cap, sizeof *sl);
+                if (!sl)
+                        return UINT32_MAX;
+                for (size_t k = 0; k < cp->n_sites; k++) {
+                        const struct cp_site *t = &cp->sites[k];
+                        size_t i = site_hash(t->file, t->what, t->line) & (cap - 1);
+                        while (sl[i])
+                                i = (i + 1) & (cap - 1);
+                        sl[i] = (uint32_t)k + 1;
+                }
+                free(cp->site_slots);
+                cp->site_slots = sl;
+                cp->cap_site_slots = cap;
         }
-        struct cp_slot *sl = slot_of(cp->slots, cp->cap_slots, pe, end);
-        if (sl->idx < 0)
-                cp->n_slots++;
-        *sl = (struct cp_slot){ .end = end, .pe = pe, .idx = idx };
-        return true;
+        size_t mask = cp->cap_site_slots - 1;
+        size_t i = site_hash(file, what, line) & mask;
+        for (; cp->site_slots[i]; i = (i + 1) & mask) {
+                const struct cp_site *t = &cp->sites[cp->site_slots[i] - 1];
+                if (t->file == file && t->what == what && t->line == line)
+                        return cp->site_slots[i] - 1;
+        }
+        if (!grow((void **)&cp->sites, &cp->cap_sites, cp->n_sites, sizeof *cp->sites))
+                return UINT32_MAX;
+        cp->sites[cp->n_sites] = (struct cp_site){ .file = file, .what = what, .line = line };
+        cp->site_slots[i] = (uint32_t)++cp->n_sites;
+        return (uint32_t)(cp->n_sites - 1);
 }
 
 /* A new entry, or NULL (the log is then marked incomplete). */
@@ -217,7 +257,7 @@ static struct cp_ent *new_ent(struct rep_cp *cp)
         }
         struct cp_ent *x = &cp->ents[cp->n++];
         memset(x, 0, sizeof *x);
-        x->prev = x->dep = x->xpred = -1;
+        x->prev = x->dep = -1;
         x->parts = UINT32_MAX;
         return x;
 }
@@ -227,12 +267,15 @@ static void step(struct rep_cp *cp, enum cp_kind kind, uint32_t pe, sim_ps a, si
 {
         if (pe >= cp->n_pes || b <= a)
                 return;
-        struct cp_ent *x = new_ent(cp);
-        if (!x)
+        uint32_t site = site_of(cp, file, line, what);
+        struct cp_ent *x = site == UINT32_MAX ? NULL : new_ent(cp);
+        if (!x) {
+                cp->oom = true;
                 return;
-        *x = (struct cp_ent){ .a = a, .s = a, .e = b, .file = file, .what = what, .line = line,
-                              .pe = pe, .prev = cp->last_step[pe], .dep = -1, .xpred = -1,
-                              .parts = UINT32_MAX, .kind = (uint8_t)kind };
+        }
+        *x = (struct cp_ent){ .a = a, .s = a, .e = b, .site = site, .pe = pe,
+                              .prev = cp->last_step[pe], .dep = -1, .parts = UINT32_MAX,
+                              .kind = (uint8_t)kind };
         if (kind == CP_WAIT)
                 x->dep = op_ending(cp, pe, b);
         cp->last_step[pe] = (int32_t)(cp->n - 1);
@@ -247,6 +290,36 @@ void rep_cp_issue(struct rep_cp *cp, uint32_t pe, sim_ps a, sim_ps b, const char
 void rep_cp_wait(struct rep_cp *cp, uint32_t pe, sim_ps a, sim_ps b, const char *file, int line)
 {
         step(cp, CP_WAIT, pe, a, b, file, line, NULL);
+}
+
+/* Keep d, the split of op x, in x (its class, a latency and TCM time) or
+ * beside it. An op longer than 2^32 ps (4.3 ms) is left all of its class. */
+static void keep_parts(struct rep_cp *cp, struct cp_ent *x, const struct hw_dep *d)
+{
+        bool simple = !d->pace_cls;
+        for (int c = 0; c < HW_DEP_COUNT; c++) {
+                if (d->part[c] > UINT32_MAX)
+                        return;
+                if (d->part[c] && c != x->cls && c != HW_DEP_LATENCY && c != HW_DEP_TCM)
+                        simple = false;
+        }
+        if (simple) {
+                x->lat = (uint32_t)d->part[HW_DEP_LATENCY];
+                x->tcm = (uint32_t)d->part[HW_DEP_TCM];
+                return;
+        }
+        if (d->pace > UINT32_MAX || d->pace_alt > UINT32_MAX ||
+            !grow((void **)&cp->parts, &cp->cap_parts, cp->n_parts, sizeof *cp->parts)) {
+                cp->oom |= cp->n_parts >= cp->cap_parts;
+                return;
+        }
+        struct cp_parts *pp = &cp->parts[cp->n_parts];
+        for (int c = 0; c < HW_DEP_COUNT; c++)
+                pp->p[c] = (uint32_t)d->part[c];
+        pp->pace = (uint32_t)d->pace;
+        pp->pace_alt = (uint32_t)d->pace_alt;
+        pp->pace_cls = d->pace_cls;
+        x->parts = (uint32_t)cp->n_parts++;
 }
 
 static enum hw_dep_class class_of(const char *component)
@@ -272,45 +345,51 @@ void rep_cp_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, const
         if (cls == HW_DEP_CPU)
                 return;              /* the PE_CPU's own records: its issue steps */
         sim_ps now = ev_now(&s->ev);
-        struct cp_ent *x = new_ent(cp);
-        if (!x)
+        uint32_t site = site_of(cp, file, line, op->op);
+        struct cp_ent *x = site == UINT32_MAX ? NULL : new_ent(cp);
+        if (!x) {
+                cp->oom = true;
                 return;
+        }
         int32_t idx = (int32_t)(cp->n - 1);
         x->kind = CP_NODE;
         x->cls = (uint8_t)cls;
         x->pe = pe;
-        x->file = file;
-        x->line = line;
-        x->what = op->op;
+        x->site = site;
         x->s = op->start_ps;
         x->e = op->end_ps;
         x->a = now < x->s ? now : x->s;
         x->stage = stage;
         if (pe != issuer) {
-                x->xpred = cp->last_op[issuer]; /* a drain: the send just recorded */
+                x->dep = cp->last_op[issuer]; /* a drain: the send just recorded */
+                x->drain = x->dep >= 0;
         } else {
                 x->prev = cp->last_step[pe];
                 if (stage || x->s > x->a)
                         x->dep = op_ending(cp, pe, x->s);
                 cp->last_op[issuer] = idx;
         }
-        if (s->dep.start == x->s && s->dep.end == x->e && x->e > x->s) {
-                if (!grow((void **)&cp->parts, &cp->cap_parts, cp->n_parts, sizeof *cp->parts)) {
-                        cp->oom = true;
-                        return;
-                }
-                struct cp_parts *pp = &cp->parts[cp->n_parts];
-                memcpy(pp->p, s->dep.part, sizeof s->dep.part);
-                pp->pace = s->dep.pace;
-                pp->pace_alt = s->dep.pace_alt;
-                pp->pace_cls = s->dep.pace_cls;
-                x->parts = (uint32_t)cp->n_parts++;
-        }
-        if (!index_op(cp, pe, x->e, idx))
-                cp->oom = true;
+        if (s->dep.start == x->s && s->dep.end == x->e && x->e > x->s)
+                keep_parts(cp, x, &s->dep);
+        index_op(cp, pe, x->e, idx);
 }
 
 /* ---- the walk ---- */
+
+/* Op x's time [s, e) by class. */
+static void parts_of(const struct rep_cp *cp, const struct cp_ent *x, sim_ps p[HW_DEP_COUNT])
+{
+        memset(p, 0, sizeof(sim_ps) * HW_DEP_COUNT);
+        if (x->parts != UINT32_MAX) {
+                for (int c = 0; c < HW_DEP_COUNT; c++)
+                        p[c] = cp->parts[x->parts].p[c];
+                return;
+        }
+        sim_ps total = x->e - x->s, fixed = (sim_ps)x->lat + x->tcm;
+        p[HW_DEP_LATENCY] = x->lat;
+        p[HW_DEP_TCM] += x->tcm;
+        p[x->cls] += total > fixed ? total - fixed : 0;
+}
 
 /* The split of op x's [s, e), scaled to len ps: the largest part takes
  * the rounding. */
@@ -319,11 +398,12 @@ static void split(const struct rep_cp *cp, const struct cp_ent *x, sim_ps len,
 {
         memset(out, 0, sizeof(sim_ps) * HW_DEP_COUNT);
         sim_ps total = x->e - x->s;
-        if (x->parts == UINT32_MAX || total == 0) {
+        if (total == 0) {
                 out[x->cls] = len;
                 return;
         }
-        const sim_ps *p = cp->parts[x->parts].p;
+        sim_ps p[HW_DEP_COUNT];
+        parts_of(cp, x, p);
         sim_ps sum = 0;
         int big = 0;
         for (int c = 0; c < HW_DEP_COUNT; c++) {
@@ -353,10 +433,11 @@ static void emit(struct rep_cp *cp, sim_ps t0, sim_ps t1, int cls, const char *k
                 cp->oom = true;
                 return;
         }
+        const struct cp_site *st = x ? &cp->sites[x->site] : NULL;
         cp->segs[cp->n_segs++] = (struct cp_seg){ .t0 = t0, .t1 = t1, .pe = pe, .cls = (uint8_t)cls,
-                                                   .kind = kind, .file = x ? x->file : NULL,
-                                                   .line = x ? x->line : 0,
-                                                   .what = x ? x->what : NULL, .ent = ent };
+                                                   .kind = kind, .file = st ? st->file : NULL,
+                                                   .line = st ? st->line : 0,
+                                                   .what = st ? st->what : NULL, .ent = ent };
 }
 
 /* [t0, t1) of op ent, split like its own time. */
@@ -383,8 +464,9 @@ static void hop(struct rep_cp *cp, uint32_t pe, const struct cp_ent *p)
                 cp->oom = true;
                 return;
         }
-        cp->hops[cp->n_hops++] = (struct cp_hop){ .pe = pe, .on_pe = p->pe, .what = p->what,
-                                                  .file = p->file, .line = p->line, .at = p->e };
+        const struct cp_site *st = &cp->sites[p->site];
+        cp->hops[cp->n_hops++] = (struct cp_hop){ .pe = pe, .on_pe = p->pe, .what = st->what,
+                                                  .file = st->file, .line = st->line, .at = p->e };
 }
 
 static sim_ps min_ps(sim_ps a, sim_ps b) { return a < b ? a : b; }
@@ -402,8 +484,8 @@ static void walk(struct rep_cp *cp)
                         /* Op i, entered at t <= its end. */
                         const struct cp_ent *x = &E[i];
                         sim_ps s = min_ps(x->s, t);
-                        if (x->xpred >= 0) {
-                                const struct cp_ent *p = &E[x->xpred];
+                        if (x->drain) {
+                                const struct cp_ent *p = &E[x->dep];
                                 sim_ps lo = min_ps(max_ps(s, p->e), t);
                                 emit(cp, lo, t, x->cls, "op", x->pe, i);
                                 sim_ps tp = min_ps(p->e, lo);
@@ -411,7 +493,7 @@ static void walk(struct rep_cp *cp)
                                 if (p->pe != x->pe)
                                         hop(cp, x->pe, p);
                                 t = tp;
-                                i = x->xpred;
+                                i = x->dep;
                                 continue;
                         }
                         emit_split(cp, i, s, t, "op");
@@ -463,78 +545,89 @@ static void walk(struct rep_cp *cp)
         }
 }
 
-/* ---- what-if: re-time the log forward with class durations scaled ---- */
+/* ---- what-if: re-time the log forward with one class 2x faster ---- */
 
-/* Op x's own time scaled by k per class; its queue factor (the mean of k
- * over its split) in *kq. */
-static double op_scaled(const struct rep_cp *cp, const struct cp_ent *x, const double *k,
-                        double *kq)
+/* The classes a what-if is made for: hw_dep's, but the fixed latencies. */
+#define CP_WHATIF HW_DEP_LATENCY
+
+/* How op x's own time [s, e) changes with class c 2x faster (<= 0); its
+ * mean factor over its split (for a queue behind ops like it) in *kq. */
+static float own_change(const struct rep_cp *cp, const struct cp_ent *x, int c, float *kq)
 {
         sim_ps total = x->e - x->s;
-        if (x->parts == UINT32_MAX || total == 0) {
-                *kq = k[x->cls];
-                return (double)total * k[x->cls];
-        }
-        const struct cp_parts *pp = &cp->parts[x->parts];
-        const sim_ps *p = pp->p;
-        double d = 0;
-        for (int c = 0; c < HW_DEP_COUNT; c++)
-                d += (double)p[c] * k[c];
-        if (pp->pace_cls) {
-                /* Paced at the slower of two rates: the slower one after
-                 * the scaling. */
+        sim_ps p[HW_DEP_COUNT];
+        parts_of(cp, x, p);
+        float d = -0.5f * (float)p[c];
+        if (x->parts != UINT32_MAX && cp->parts[x->parts].pace_cls) {
+                /* Paced at the slower of two rates: the slower one after. */
+                const struct cp_parts *pp = &cp->parts[x->parts];
                 int pc = pp->pace_cls, ac = pc == HW_DEP_HBM ? HW_DEP_DMA : HW_DEP_HBM;
-                double paced = (double)pp->pace * k[pc], other = (double)pp->pace_alt * k[ac];
-                if (other > paced)
-                        d += other - paced;
+                float paced = (float)pp->pace * (pc == c ? 0.5f : 1.0f);
+                float other = (float)pp->pace_alt * (ac == c ? 0.5f : 1.0f);
+                if (pc == c && other > paced)
+                        d += (other > (float)pp->pace ? (float)pp->pace : other) - paced;
         }
-        *kq = d / (double)total;
+        *kq = total ? 1.0f + d / (float)total : (x->cls == c ? 0.5f : 1.0f);
         return d;
 }
 
-static double retime(const struct rep_cp *cp, const double *k, double *F)
+/* Every entry's end moves by D[j][c] with class c 2x faster (the log in
+ * order: what an entry depends on comes before it). Returns the kernel
+ * times in out[c]. */
+static int retime(const struct rep_cp *cp, double out[CP_WHATIF])
 {
         const struct cp_ent *E = cp->ents;
+        float (*D)[CP_WHATIF] = malloc((cp->n ? cp->n : 1) * sizeof *D);
+        if (!D)
+                return -ENOMEM;
         for (size_t j = 0; j < cp->n; j++) {
                 const struct cp_ent *x = &E[j];
-                if (x->kind != CP_NODE) {
-                        double f0 = x->prev >= 0 ? F[x->prev] + ((double)x->a - (double)E[x->prev].e)
-                                                 : (double)x->a;
-                        if (x->kind == CP_ISSUE)
-                                F[j] = f0 + (double)(x->e - x->a) * k[HW_DEP_CPU];
-                        else if (x->dep >= 0 && E[x->dep].e > x->a)
-                                F[j] = f0 > F[x->dep] + (double)(x->e - E[x->dep].e)
-                                               ? f0 : F[x->dep] + (double)(x->e - E[x->dep].e);
-                        else
-                                F[j] = f0 + (double)(x->e - x->a);
-                        continue;
+                const float zero[CP_WHATIF] = { 0 };
+                const float *dp = x->prev >= 0 ? D[x->prev] : zero;
+                const float *dd = x->dep >= 0 ? D[x->dep] : zero;
+                for (int c = 0; c < CP_WHATIF; c++) {
+                        float v;
+                        if (x->kind == CP_ISSUE) {
+                                v = dp[c] - (c == HW_DEP_CPU ? 0.5f * (float)(x->e - x->a) : 0);
+                        } else if (x->kind == CP_WAIT) {
+                                /* Woken by its producer's end, or on its own. */
+                                v = dp[c];
+                                if (x->dep >= 0 && E[x->dep].e > x->a) {
+                                        float own = dp[c] - (float)(x->e - x->a);
+                                        v = own > dd[c] ? own : dd[c];
+                                }
+                        } else if (x->drain) {
+                                const struct cp_ent *p = &E[x->dep];
+                                sim_ps transit = x->s > p->e ? x->s - p->e : 0;
+                                sim_ps tail = x->e - max_ps(x->s, p->e);
+                                v = dd[c] - (c == HW_DEP_NOC ? 0.5f * (float)transit : 0) -
+                                    (c == x->cls ? 0.5f * (float)tail : 0);
+                        } else {
+                                float kq, own = own_change(cp, x, c, &kq);
+                                /* Its start moves with what it waited for: the op it
+                                 * queued behind, or its issue and its queue. */
+                                float base = dp[c] - (float)(x->s - x->a), start;
+                                if (x->dep >= 0)
+                                        start = x->stage ? dd[c] : (base > dd[c] ? base : dd[c]);
+                                else
+                                        start = dp[c] - (1.0f - kq) * (float)(x->s - x->a);
+                                v = start + own;
+                        }
+                        D[j][c] = v;
                 }
-                if (x->xpred >= 0) {
-                        const struct cp_ent *p = &E[x->xpred];
-                        double transit = x->s > p->e ? (double)(x->s - p->e) : 0;
-                        F[j] = F[x->xpred] + transit * k[HW_DEP_NOC] +
-                               (double)(x->e - max_ps(x->s, p->e)) * k[x->cls];
-                        continue;
+        }
+        for (int c = 0; c < CP_WHATIF; c++) {
+                double end = (double)cp->target_start;
+                for (uint32_t p = 0; p < cp->n_pes; p++) {
+                        int32_t l = cp->last_step[p];
+                        double f = (double)cp->exec_end[p] + (l >= 0 ? D[l][c] : 0);
+                        if (f > end)
+                                end = f;
                 }
-                double kq, own = op_scaled(cp, x, k, &kq);
-                double base = x->prev >= 0 ? F[x->prev] + ((double)x->a - (double)E[x->prev].e)
-                                           : (double)x->a;
-                double start;
-                if (x->dep >= 0)
-                        start = x->stage ? F[x->dep] : (base > F[x->dep] ? base : F[x->dep]);
-                else
-                        start = base + (double)(x->s - x->a) * kq;
-                F[j] = start + own;
+                out[c] = end - (double)cp->target_start;
         }
-        double end = (double)cp->target_start;
-        for (uint32_t p = 0; p < cp->n_pes; p++) {
-                int32_t l = cp->last_step[p];
-                double f = l >= 0 ? F[l] + ((double)cp->exec_end[p] - (double)E[l].e)
-                                  : (double)cp->exec_end[p];
-                if (f > end)
-                        end = f;
-        }
-        return end - (double)cp->target_start;
+        free(D);
+        return 0;
 }
 
 static int line_cmp(const void *a, const void *b)
@@ -581,12 +674,8 @@ int rep_cp_analyse(struct rep_cp *cp, const struct hw_sim *s)
         if (cp->oom)
                 return -ENOMEM;
         sim_ps *ends = malloc((s->n_pes ? s->n_pes : 1) * sizeof *ends);
-        double *F = malloc((cp->n ? cp->n : 1) * sizeof *F);
-        if (!ends || !F) {
-                free(ends);
-                free(F);
+        if (!ends)
                 return -ENOMEM;
-        }
         cp->target_start = s->target_start_ps;
         cp->end_pe = 0;
         sim_ps end = 0;
@@ -607,21 +696,18 @@ int rep_cp_analyse(struct rep_cp *cp, const struct hw_sim *s)
                 cp->segs[i] = cp->segs[cp->n_segs - 1 - i];
                 cp->segs[cp->n_segs - 1 - i] = tmp;
         }
-        for (int c = 0; c < REP_CP_COUNT; c++) {
+        double wi[CP_WHATIF];
+        for (int c = 0; c < REP_CP_COUNT; c++)
                 cp->whatif[c] = -1;
-                if (c >= HW_DEP_LATENCY)
-                        continue;
-                double k[REP_CP_COUNT];
-                for (int j = 0; j < REP_CP_COUNT; j++)
-                        k[j] = 1.0;
-                k[c] = 0.5;
-                cp->whatif[c] = retime(cp, k, F);
-        }
+        if (retime(cp, wi) < 0)
+                cp->oom = true;
+        else
+                for (int c = 0; c < CP_WHATIF; c++)
+                        cp->whatif[c] = wi[c];
         int rc = by_lines(cp);
         cp->exec_end = NULL;
         cp->sim = NULL;
         free(ends);
-        free(F);
         return rc < 0 ? rc : cp->oom ? -ENOMEM : 0;
 }
 
