@@ -209,12 +209,14 @@ struct hw_dep {
         sim_ps start;                /* the op's first busy ps (the descriptor's, an engine's) */
         sim_ps end;                  /* when its result is ready */
         sim_ps part[HW_DEP_COUNT];   /* ps per class */
-        /* Of part[pace_cls], the pacing of an HBM transfer: at the slower of
-         * the DMA's rate and the HBM's fair share. pace_alt: the same bytes
-         * at the other of the two rates (the class not pacing it). */
-        sim_ps pace;                 /* ps paced */
-        sim_ps pace_alt;             /* ps at the other rate */
-        uint8_t pace_cls;            /* HW_DEP_DMA or HW_DEP_HBM (0: no pacing) */
+        /* Of part[pace_cls], time set by the slower of two rates: an HBM
+         * transfer paced at the DMA's rate or its fair share of the HBM; an
+         * engine busy for its work or its TCM traffic. pace_alt: the same
+         * at the other rate, class alt_cls. */
+        sim_ps pace;                 /* ps at the slower rate */
+        sim_ps pace_alt;             /* ps at the other */
+        uint8_t pace_cls;            /* the slower's class (0: none) */
+        uint8_t alt_cls;             /* the other's */
 };
 
 /* What a shared resource was busy with, for an observer (the trace). */

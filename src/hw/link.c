@@ -90,6 +90,7 @@ static void dep_piece(struct hw_sim *s, enum hw_dep_class pace, uint64_t rate, u
         d->pace = at - start;
         d->pace_alt = (sim_ps)((unsigned __int128)d->pace * rate / (alt_rate ? alt_rate : 1));
         d->pace_cls = (uint8_t)pace;
+        d->alt_cls = pace == HW_DEP_HBM ? HW_DEP_DMA : HW_DEP_HBM;
         sim_ps carried = write ? served - at : t - served;
         sim_ps lat = carried < hops ? carried : hops;
         /* The channel's own edge moves its bursts at the channel's rate. */
@@ -393,6 +394,7 @@ static void dep_add_access(struct hw_sim *s, struct hw_dep *d)
                 d->pace += a->pace;
                 d->pace_alt += a->pace_alt;
                 d->pace_cls = a->pace_cls;
+                d->alt_cls = a->alt_cls;
         }
 }
 

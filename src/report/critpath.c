@@ -36,6 +36,7 @@ struct cp_ent {
         uint8_t cls;                 /* an op's class (hw_dep_class) */
         bool stage;                  /* placed after its call returned: started at dep */
         bool drain;                  /* a receive's drain: dep is its send */
+        bool trig;                   /* a stage: dep ended at its placement (a), not at s */
 };
 
 /* An op's split when it is more than its class, a latency and TCM time. */
@@ -43,6 +44,7 @@ struct cp_parts {
         uint32_t p[HW_DEP_COUNT];    /* ps per class, summing to e - s */
         uint32_t pace, pace_alt;     /* hw_dep's: of p[pace_cls], paced; at the other rate */
         uint8_t pace_cls;            /* 0: no pacing */
+        uint8_t alt_cls;             /* the class of pace_alt */
 };
 
 /* A kernel line and what was called or run there. */
@@ -81,19 +83,19 @@ struct cp_line {
         sim_ps ps;
 };
 
-/* Ops per PE kept for the look-ups by end time (a power of two). */
-#define CP_RECENT 128
+/* Slots per PE of the look-up of ops by end time (2^10: recent_slot). */
+#define CP_RECENT 1024
 
 struct rep_cp {
         struct cp_ent *ents;         /* the log */
         size_t n, cap;
         struct cp_parts *parts;      /* op splits */
         size_t n_parts, cap_parts;
-        /* Per PE, its last CP_RECENT ops (a ring): where a wait's producer
-         * and the op an op queued behind are looked up by their end. */
+        /* Per PE, its ops by end time, direct-mapped (a later op whose end
+         * maps to the same slot replaces an earlier one): where a wait's
+         * producer and the op an op queued behind are looked up. */
         sim_ps *recent_end;          /* n_pes * CP_RECENT ends (SIM_PS_MAX: none) */
         int32_t *recent_idx;         /* and their entries */
-        uint32_t *recent_head;       /* per PE: the ring's next slot (mod CP_RECENT) */
         struct cp_site *sites;       /* interned (file, line, what) */
         size_t n_sites, cap_sites;
         uint32_t *site_slots;        /* their index: entry + 1 (0: empty), a power of two */
@@ -141,9 +143,7 @@ struct rep_cp *rep_cp_new(uint32_t n_pes)
         size_t ring = (size_t)(n_pes ? n_pes : 1) * CP_RECENT;
         cp->recent_end = malloc(ring * sizeof *cp->recent_end);
         cp->recent_idx = malloc(ring * sizeof *cp->recent_idx);
-        cp->recent_head = calloc(n_pes ? n_pes : 1, sizeof *cp->recent_head);
-        if (!cp->last_step || !cp->last_op || !cp->recent_end || !cp->recent_idx ||
-            !cp->recent_head) {
+        if (!cp->last_step || !cp->last_op || !cp->recent_end || !cp->recent_idx) {
                 rep_cp_free(cp);
                 return NULL;
         }
@@ -162,7 +162,6 @@ void rep_cp_free(struct rep_cp *cp)
         free(cp->parts);
         free(cp->recent_end);
         free(cp->recent_idx);
-        free(cp->recent_head);
         free(cp->sites);
         free(cp->site_slots);
         free(cp->last_step);
@@ -187,24 +186,25 @@ static bool grow(void **v, size_t *cap, size_t n, size_t size)
         return true;
 }
 
-/* The latest op of pe that ended at end among its last CP_RECENT, or -1. */
+/* The slot of end in pe's index: direct-mapped by a hash of the time. */
+static size_t recent_slot(uint32_t pe, sim_ps end)
+{
+        uint64_t h = end * UINT64_C(0x9e3779b97f4a7c15);
+        return (size_t)pe * CP_RECENT + (size_t)(h >> 54);
+}
+
+/* The latest op of pe that ended at end, if still in its index, or -1. */
 static int32_t op_ending(const struct rep_cp *cp, uint32_t pe, sim_ps end)
 {
-        const sim_ps *ends = &cp->recent_end[(size_t)pe * CP_RECENT];
-        uint32_t head = cp->recent_head[pe];
-        for (uint32_t k = 0; k < CP_RECENT; k++) {
-                uint32_t i = (head - 1 - k) & (CP_RECENT - 1);
-                if (ends[i] == end)
-                        return cp->recent_idx[(size_t)pe * CP_RECENT + i];
-        }
-        return -1;
+        size_t i = recent_slot(pe, end);
+        return cp->recent_end[i] == end ? cp->recent_idx[i] : -1;
 }
 
 static void index_op(struct rep_cp *cp, uint32_t pe, sim_ps end, int32_t idx)
 {
-        uint32_t i = cp->recent_head[pe]++ & (CP_RECENT - 1);
-        cp->recent_end[(size_t)pe * CP_RECENT + i] = end;
-        cp->recent_idx[(size_t)pe * CP_RECENT + i] = idx;
+        size_t i = recent_slot(pe, end);
+        cp->recent_end[i] = end;
+        cp->recent_idx[i] = idx;
 }
 
 static size_t site_hash(const char *file, const char *what, int line)
@@ -319,6 +319,7 @@ static void keep_parts(struct rep_cp *cp, struct cp_ent *x, const struct hw_dep 
         pp->pace = (uint32_t)d->pace;
         pp->pace_alt = (uint32_t)d->pace_alt;
         pp->pace_cls = d->pace_cls;
+        pp->alt_cls = d->alt_cls;
         x->parts = (uint32_t)cp->n_parts++;
 }
 
@@ -367,6 +368,11 @@ void rep_cp_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, const
                 x->prev = cp->last_step[pe];
                 if (stage || x->s > x->a)
                         x->dep = op_ending(cp, pe, x->s);
+                if (stage && x->dep < 0 && x->a < x->s) {
+                        /* Placed by its feed when an op of the PE ended. */
+                        x->dep = op_ending(cp, pe, x->a);
+                        x->trig = x->dep >= 0;
+                }
                 cp->last_op[issuer] = idx;
         }
         if (s->dep.start == x->s && s->dep.end == x->e && x->e > x->s)
@@ -498,6 +504,13 @@ static void walk(struct rep_cp *cp)
                         }
                         emit_split(cp, i, s, t, "op");
                         t = s;
+                        if (x->dep >= 0 && x->trig) {
+                                sim_ps a = min_ps(x->a, t);
+                                emit_split(cp, i, a, t, "queue");
+                                t = min_ps(E[x->dep].e, a);
+                                i = x->dep;
+                                continue;
+                        }
                         if (x->dep >= 0) {
                                 sim_ps tq = min_ps(E[x->dep].e, t);
                                 emit_split(cp, i, tq, t, "queue");
@@ -561,7 +574,7 @@ static float own_change(const struct rep_cp *cp, const struct cp_ent *x, int c, 
         if (x->parts != UINT32_MAX && cp->parts[x->parts].pace_cls) {
                 /* Paced at the slower of two rates: the slower one after. */
                 const struct cp_parts *pp = &cp->parts[x->parts];
-                int pc = pp->pace_cls, ac = pc == HW_DEP_HBM ? HW_DEP_DMA : HW_DEP_HBM;
+                int pc = pp->pace_cls, ac = pp->alt_cls;
                 float paced = (float)pp->pace * (pc == c ? 0.5f : 1.0f);
                 float other = (float)pp->pace_alt * (ac == c ? 0.5f : 1.0f);
                 if (pc == c && other > paced)
@@ -607,7 +620,9 @@ static int retime(const struct rep_cp *cp, double out[CP_WHATIF])
                                 /* Its start moves with what it waited for: the op it
                                  * queued behind, or its issue and its queue. */
                                 float base = dp[c] - (float)(x->s - x->a), start;
-                                if (x->dep >= 0)
+                                if (x->dep >= 0 && x->trig)
+                                        start = dd[c] - (1.0f - kq) * (float)(x->s - x->a);
+                                else if (x->dep >= 0)
                                         start = x->stage ? dd[c] : (base > dd[c] ? base : dd[c]);
                                 else
                                         start = dp[c] - (1.0f - kq) * (float)(x->s - x->a);
