@@ -323,6 +323,65 @@ static void keep_parts(struct rep_cp *cp, struct cp_ent *x, const struct hw_dep 
         x->parts = (uint32_t)cp->n_parts++;
 }
 
+static void parts_of(const struct rep_cp *cp, const struct cp_ent *x, sim_ps p[HW_DEP_COUNT]);
+
+/* A composite's stage x that starts where the entry before it, a stage of
+ * the same class and call, ends (a chain of MATH stages) is folded into
+ * that entry, which keeps its name: the same times and dependences, one
+ * entry instead of many. True when folded (x is gone). */
+static bool merge_chained(struct rep_cp *cp, struct cp_ent *x)
+{
+        if (!x->stage || x->trig || cp->n < 2 || x->dep != (int32_t)(cp->n - 2))
+                return false;
+        struct cp_ent *w = &cp->ents[cp->n - 2];
+        if (w->kind != CP_NODE || !w->stage || w->drain || w->cls != x->cls ||
+            cp->sites[w->site].file != cp->sites[x->site].file ||
+            cp->sites[w->site].line != cp->sites[x->site].line || w->pe != x->pe ||
+            w->e != x->s || x->e - w->s > UINT32_MAX)
+                return false;
+        if (w->parts == UINT32_MAX && x->parts == UINT32_MAX) {
+                w->lat += x->lat;    /* both < 2^32 and their sum < e - s */
+                w->tcm += x->tcm;
+        } else {
+                /* w's split beside it (x's, if any, is the last made). */
+                sim_ps pw[HW_DEP_COUNT], px[HW_DEP_COUNT];
+                parts_of(cp, w, pw);
+                parts_of(cp, x, px);
+                struct cp_parts xs = { .pace_cls = 0 };
+                if (x->parts != UINT32_MAX) {
+                        xs = cp->parts[x->parts];
+                        cp->n_parts--;
+                }
+                if (w->parts == UINT32_MAX) {
+                        if (!grow((void **)&cp->parts, &cp->cap_parts, cp->n_parts,
+                                  sizeof *cp->parts)) {
+                                cp->oom = true;
+                                return false;
+                        }
+                        cp->parts[cp->n_parts] = (struct cp_parts){ .pace_cls = 0 };
+                        w->parts = (uint32_t)cp->n_parts++;
+                }
+                struct cp_parts *pp = &cp->parts[w->parts];
+                for (int c = 0; c < HW_DEP_COUNT; c++)
+                        pp->p[c] = (uint32_t)(pw[c] + px[c]);
+                if (xs.pace_cls && (!pp->pace_cls || (pp->pace_cls == xs.pace_cls &&
+                                                      pp->alt_cls == xs.alt_cls))) {
+                        pp->pace += xs.pace;
+                        pp->pace_alt += xs.pace_alt;
+                        pp->pace_cls = xs.pace_cls;
+                        pp->alt_cls = xs.alt_cls;
+                }
+        }
+        size_t slot = recent_slot(w->pe, w->e);
+        if (cp->recent_idx[slot] == (int32_t)(cp->n - 2))
+                cp->recent_end[slot] = SIM_PS_MAX;
+        w->e = x->e;
+        cp->n--;
+        cp->last_op[w->pe] = (int32_t)(cp->n - 1);
+        index_op(cp, w->pe, w->e, (int32_t)(cp->n - 1));
+        return true;
+}
+
 static enum hw_dep_class class_of(const char *component)
 {
         if (!component)
@@ -377,6 +436,8 @@ void rep_cp_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, const
         }
         if (s->dep.start == x->s && s->dep.end == x->e && x->e > x->s)
                 keep_parts(cp, x, &s->dep);
+        if (merge_chained(cp, x))
+                return;
         index_op(cp, pe, x->e, idx);
 }
 
