@@ -792,13 +792,6 @@ sim_ps rep_cp_kernel_ps(const struct rep_cp *cp)
         return cp->kernel_ps;
 }
 
-double rep_cp_whatif_ps(const struct rep_cp *cp, int cls, double f)
-{
-        (void)cls;
-        (void)f;
-        return cls >= 0 && cls < REP_CP_COUNT && f == 0.5 ? cp->whatif[cls] : -1;
-}
-
 /* ---- output ---- */
 
 json_t *rep_cp_json(const struct rep_cp *cp)
@@ -913,13 +906,10 @@ void rep_cp_text(const struct rep_cp *cp, FILE *out)
                         if (v[i].file)
                                 snprintf(place, sizeof place, " at %s:%d", base_name(v[i].file),
                                          v[i].line);
-                        fprintf(out, "      PE %u %s %s%s%s: %.3f us (%.3f..%.3f us)\n", v[i].pe,
-                                v[i].kind, class_names[v[i].cls], v[i].what ? " " : "",
-                                v[i].what ? v[i].what : "", us(v[i].t1 - v[i].t0), us(v[i].t0),
-                                us(v[i].t1));
-                        (void)place;
-                        if (place[0])
-                                fprintf(out, "        %s\n", place + 1);
+                        fprintf(out, "      %.3f us  PE %u %s %s%s%s%s (%.3f..%.3f us)\n",
+                                us(v[i].t1 - v[i].t0), v[i].pe, v[i].kind, class_names[v[i].cls],
+                                v[i].what ? " " : "", v[i].what ? v[i].what : "", place,
+                                us(v[i].t0), us(v[i].t1));
                 }
         }
         free(v);
@@ -933,6 +923,10 @@ void rep_cp_text(const struct rep_cp *cp, FILE *out)
                                 h->line, us(h->at));
                 }
         }
+        int most = -1;
+        for (int c = 0; c < REP_CP_COUNT; c++)
+                if (cp->whatif[c] >= 0 && (most < 0 || cp->whatif[c] < cp->whatif[most]))
+                        most = c;
         fprintf(out, "    what-if, one class 2x faster (the recorded graph re-timed; an "
                 "estimate):\n");
         for (int c = 0; c < REP_CP_COUNT; c++) {
@@ -944,6 +938,10 @@ void rep_cp_text(const struct rep_cp *cp, FILE *out)
                 fprintf(out, "      %-12s %12.3f us  %+6.1f%%\n", class_names[c],
                         cp->whatif[c] / 1e6, d);
         }
+        if (most >= 0 && cp->kernel_ps && cp->whatif[most] < (double)cp->kernel_ps)
+                fprintf(out, "    a 2x faster %s moves the kernel time most (estimated %+.1f%%)\n",
+                        class_names[most],
+                        100.0 * (cp->whatif[most] - (double)cp->kernel_ps) / (double)cp->kernel_ps);
 }
 
 void rep_cp_trace(const struct rep_cp *cp, struct rep_trace *t, uint32_t pid)

@@ -10,7 +10,9 @@
  *     send, a receive's drain): its PE, issue time, start, end, line, its
  *     time split by resource class (hw_dep), the PE's last timeline step
  *     at its issue, the op it queued behind (one of its PE's ops ended at
- *     its start) and, for a drain, the send it came from.
+ *     its start; for a composite's stage, else the op whose end placed it)
+ *     and, for a drain, the send it came from. A chain of a composite's
+ *     stages on one engine is one entry.
  * Every reference is to an earlier entry of the log, so the log is a
  * dependence graph in topological order.
  *
@@ -63,10 +65,8 @@ int rep_cp_analyse(struct rep_cp *, const struct hw_sim *s);
 /* "pe_cpu", "pe_dma", "pe_gemm", "pe_math", "hbm_channel", "noc", "tcm",
  * "latency", "launch", "wait". */
 const char *rep_cp_class_name(int cls);
-/* The path's kernel time, and the estimate with class cls's durations
- * scaled by f (after rep_cp_analyse). */
+/* The path's kernel time (after rep_cp_analyse). */
 sim_ps rep_cp_kernel_ps(const struct rep_cp *);
-double rep_cp_whatif_ps(const struct rep_cp *, int cls, double f);
 /* {"kernel_ps", "by_class", "by_line", "segments", "chain", "what_if"}. */
 json_t *rep_cp_json(const struct rep_cp *);
 /* The text section of the run summary. */
