@@ -83,17 +83,19 @@ struct cp_line {
         sim_ps ps;
 };
 
-/* Slots per PE of the look-up of ops by end time (2^10: recent_slot). */
-#define CP_RECENT 1024
+/* Slots per PE of the look-up of ops by end time: 64 sets (recent_set)
+ * of CP_WAYS, the oldest of a set replaced. */
+#define CP_WAYS 4
+#define CP_RECENT (64 * CP_WAYS)
 
 struct rep_cp {
         struct cp_ent *ents;         /* the log */
         size_t n, cap;
         struct cp_parts *parts;      /* op splits */
         size_t n_parts, cap_parts;
-        /* Per PE, its ops by end time, direct-mapped (a later op whose end
-         * maps to the same slot replaces an earlier one): where a wait's
-         * producer and the op an op queued behind are looked up. */
+        /* Per PE, its recent ops by end time, set-associative (the oldest
+         * of a set replaced): where a wait's producer and the op an op
+         * queued behind are looked up. */
         sim_ps *recent_end;          /* n_pes * CP_RECENT ends (SIM_PS_MAX: none) */
         int32_t *recent_idx;         /* and their entries */
         struct cp_site *sites;       /* interned (file, line, what) */
@@ -149,8 +151,10 @@ struct rep_cp *rep_cp_new(uint32_t n_pes)
         }
         for (uint32_t i = 0; i < n_pes; i++)
                 cp->last_step[i] = cp->last_op[i] = -1;
-        for (size_t i = 0; i < ring; i++)
+        for (size_t i = 0; i < ring; i++) {
                 cp->recent_end[i] = SIM_PS_MAX;
+                cp->recent_idx[i] = -1;
+        }
         return cp;
 }
 
@@ -186,25 +190,51 @@ static bool grow(void **v, size_t *cap, size_t n, size_t size)
         return true;
 }
 
-/* The slot of end in pe's index: direct-mapped by a hash of the time. */
-static size_t recent_slot(uint32_t pe, sim_ps end)
+/* The first slot of end's set in pe's index (CP_WAYS slots, by a hash of
+ * the time). */
+static size_t recent_set(uint32_t pe, sim_ps end)
 {
         uint64_t h = end * UINT64_C(0x9e3779b97f4a7c15);
-        return (size_t)pe * CP_RECENT + (size_t)(h >> 54);
+        return (size_t)pe * CP_RECENT + (size_t)(h >> 58) * CP_WAYS;
 }
 
 /* The latest op of pe that ended at end, if still in its index, or -1. */
 static int32_t op_ending(const struct rep_cp *cp, uint32_t pe, sim_ps end)
 {
-        size_t i = recent_slot(pe, end);
-        return cp->recent_end[i] == end ? cp->recent_idx[i] : -1;
+        size_t set = recent_set(pe, end);
+        int32_t best = -1;
+        for (size_t w = set; w < set + CP_WAYS; w++)
+                if (cp->recent_end[w] == end && cp->recent_idx[w] > best)
+                        best = cp->recent_idx[w];
+        return best;
 }
 
+/* Index op idx of pe ending at end: in place of one ending then, else of
+ * the oldest of its set. */
 static void index_op(struct rep_cp *cp, uint32_t pe, sim_ps end, int32_t idx)
 {
-        size_t i = recent_slot(pe, end);
-        cp->recent_end[i] = end;
-        cp->recent_idx[i] = idx;
+        size_t set = recent_set(pe, end), at = set;
+        for (size_t w = set; w < set + CP_WAYS; w++) {
+                if (cp->recent_end[w] == end) {
+                        at = w;
+                        break;
+                }
+                if (cp->recent_idx[w] < cp->recent_idx[at])
+                        at = w;
+        }
+        cp->recent_end[at] = end;
+        cp->recent_idx[at] = idx;
+}
+
+/* Drop idx from pe's index (its end is about to change). */
+static void unindex_op(struct rep_cp *cp, uint32_t pe, sim_ps end, int32_t idx)
+{
+        size_t set = recent_set(pe, end);
+        for (size_t w = set; w < set + CP_WAYS; w++)
+                if (cp->recent_end[w] == end && cp->recent_idx[w] == idx) {
+                        cp->recent_end[w] = SIM_PS_MAX;
+                        cp->recent_idx[w] = -1;
+                }
 }
 
 static size_t site_hash(const char *file, const char *what, int line)
@@ -372,9 +402,7 @@ static bool merge_chained(struct rep_cp *cp, struct cp_ent *x)
                         pp->alt_cls = xs.alt_cls;
                 }
         }
-        size_t slot = recent_slot(w->pe, w->e);
-        if (cp->recent_idx[slot] == (int32_t)(cp->n - 2))
-                cp->recent_end[slot] = SIM_PS_MAX;
+        unindex_op(cp, w->pe, w->e, (int32_t)(cp->n - 2));
         w->e = x->e;
         cp->n--;
         cp->last_op[w->pe] = (int32_t)(cp->n - 1);
