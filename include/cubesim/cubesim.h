@@ -79,6 +79,8 @@ struct cubesim_run_opts {
         size_t n_inputs;
         int keep_outputs;            /* data mode: keep the outputs in the result
                                       * (cubesim_result_output) */
+        int critical_path;           /* --critical-path: "critical_path" in the result's JSON
+                                      * and its section in the text */
 };
 
 /* The defaults of `cubesim run` (op_log mode, seed 1, the default

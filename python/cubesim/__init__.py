@@ -154,7 +154,7 @@ class Result:
 
     ``r.sim_ns``, ``r.kernel_ps``, ``r.bounds``, ``r.bound_by``,
     ``r.utilisation``, ``r.busy_ps``, ``r.link_bytes``, ``r.profile`` (with
-    ``profile=True``) ... and ``r.raw``, the whole dict; ``r["sim_ns"]``
+    ``profile=True``), ``r.critical_path`` (with ``critical_path=True``) ... and ``r.raw``, the whole dict; ``r["sim_ns"]``
     works too. ``r.outputs`` holds the outputs by tensor name (numpy
     arrays, float32) in data mode, ``r.inputs_report`` where each input
     came from, ``r.text`` the summary as ``cubesim run`` prints it, and
@@ -234,6 +234,7 @@ def _b(p: Optional[PathLike]) -> Optional[bytes]:
 def run(kernel: str, topo: Union[Machine, PathLike, None] = None, mode: str = "oplog",
         inputs: Union[Mapping[str, Any], PathLike, None] = None,
         outputs: Union[bool, PathLike, None] = None, *, profile: bool = False,
+        critical_path: bool = False,
         seed: Optional[int] = None, allow_random: bool = False,
         save_inputs: Optional[PathLike] = None, expect: Optional[PathLike] = None,
         rtol: Optional[float] = None, atol: Optional[float] = None,
@@ -279,6 +280,7 @@ def run(kernel: str, topo: Union[Machine, PathLike, None] = None, mode: str = "o
         o.outputs_dir = _b(outputs)
     o.keep_outputs = 0 if outputs is False else 1
     o.profile = int(profile)
+    o.critical_path = int(critical_path)
     o.allow_random = int(allow_random)
     o.fail_on_nonfinite = int(fail_on_nonfinite)
     o.progress = int(progress)

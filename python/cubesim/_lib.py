@@ -58,6 +58,7 @@ class RunOpts(ctypes.Structure):
         ("inputs", ctypes.POINTER(Array)),
         ("n_inputs", c_size_t),
         ("keep_outputs", c_int),
+        ("critical_path", c_int),
     ]
 
 

@@ -69,6 +69,18 @@ def test_run_matches_cli_json(kernel, topo, params):
     assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
 
 
+def test_critical_path_matches_cli():
+    """critical_path=True gives the command's critical_path, summing to the kernel time."""
+    rc, out, err = cli("run", "gemm", "--topo", SMALL, "--json", "--critical-path",
+                       "--set", "m=64", "--set", "n=64", "--set", "k=64")
+    assert rc == 0, err
+    want = json.loads(out)["critical_path"]
+    r = cubesim.run("gemm", topo=SMALL, critical_path=True, m=64, n=64, k=64)
+    assert r.critical_path == want
+    assert sum(want["by_class"].values()) == r.kernel_ps
+    assert "critical_path" not in cubesim.run("gemm", topo=SMALL, m=64, n=64, k=64).raw
+
+
 def test_result_attributes():
     r = cubesim.run("gemm", topo=SMALL, m=64, n=64, k=64)
     assert r.sim_ns > 0 and 0 < r.kernel_ps <= r.sim_ps

@@ -260,6 +260,13 @@ static const struct cli_opt run_opts[] = {
           "time by engine, time the PE_CPU waited there, op count);\n"
           "with --json, as \"profile\"",
           set_on, RO(profile) },
+        { "--critical-path", NULL, NULL, 0,
+          "record what each step of the run waited on and print the\n"
+          "critical path: its time by resource class and by kernel\n"
+          "source line, its longest segments, the chain across PEs,\n"
+          "and what-if estimates (one class 2x faster); with --json,\n"
+          "as \"critical_path\"; with --trace, a track of its own",
+          set_on, RO(critical_path) },
         { "--json", NULL, NULL, 0,
           "print the run summary as JSON (not with --oplog - or\n"
           "--trace -; without --json their summary goes to stderr)",

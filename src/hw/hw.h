@@ -153,6 +153,8 @@ struct hw_pe {
         bool finished;               /* the kernel has returned */
         struct ev_event done_ev;     /* the body returned; then its notice reaches the M_CPU */
         void *user;                  /* the kernel layer's per-PE state */
+        uint8_t dep_pace;            /* critical path: the class that paced its last HBM
+                                      * transfer (hw_dep_class; 0: none yet) */
 };
 
 /* A route of the graph (its edges live in the graph's route cache). */
@@ -190,6 +192,39 @@ struct hw_sip {
         uint32_t node_io_cpu;        /* graph node of its IO_CPU */
         struct ev_event launch_ev;   /* the host hands it the kernel */
         uint32_t n_done;             /* its cubes finished so far */
+};
+
+/* The resource classes an op's time is split into for the critical path
+ * (report/critpath.h, docs/adr/0028): the engines and the HBM channels
+ * (busy_ps's classes), NoC link bandwidth, TCM banks, and fixed latencies
+ * (link hops, HBM latency, DMA setup, engine fill and drain) that no
+ * bandwidth change moves. */
+enum hw_dep_class {
+        HW_DEP_CPU,                  /* PE_CPU issue */
+        HW_DEP_DMA,                  /* a PE's DMA engine and data path */
+        HW_DEP_GEMM,                 /* the GEMM array's work */
+        HW_DEP_MATH,                 /* the MATH lanes' work */
+        HW_DEP_HBM,                  /* HBM channels: service, queue, fair-share pacing */
+        HW_DEP_NOC,                  /* links: bytes at link bandwidth and their queues */
+        HW_DEP_TCM,                  /* TCM banks beyond the engine's own time */
+        HW_DEP_LATENCY,              /* fixed latencies */
+        HW_DEP_COUNT
+};
+
+/* The split of the last DMA copy's or engine op's time, [start, end), by
+ * class (parts sum to end - start); filled only while hw_sim.dep_on. */
+struct hw_dep {
+        sim_ps start;                /* the op's first busy ps (the descriptor's, an engine's) */
+        sim_ps end;                  /* when its result is ready */
+        sim_ps part[HW_DEP_COUNT];   /* ps per class */
+        /* Of part[pace_cls], time set by the slower of two rates: an HBM
+         * transfer paced at the DMA's rate or its fair share of the HBM; an
+         * engine busy for its work or its TCM traffic. pace_alt: the same
+         * at the other rate, class alt_cls. */
+        sim_ps pace;                 /* ps at the slower rate */
+        sim_ps pace_alt;             /* ps at the other */
+        uint8_t pace_cls;            /* the slower's class (0: none) */
+        uint8_t alt_cls;             /* the other's */
 };
 
 /* What a shared resource was busy with, for an observer (the trace). */
@@ -240,6 +275,11 @@ struct hw_sim {
         struct hw_power power;       /* busy time per window of the kernel (power.h) */
         hw_busy_fn on_busy;          /* told of each link and HBM channel occupancy, or NULL */
         void *on_busy_ctx;           /* its context */
+        bool dep_on;                 /* split each op's time by class into dep (critical path) */
+        struct hw_dep dep;           /* the last DMA copy's or engine op's split */
+        struct hw_dep dep_access;    /* the last HBM access's split (hbm_access), from its start */
+        const uint32_t *dep_route;   /* the route walked last (dep_on), its edges */
+        uint32_t dep_route_n;        /* and their count */
 };
 
 /* Requests placed on the machine's shared resources so far (links, HBM

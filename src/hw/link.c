@@ -61,7 +61,45 @@ static sim_ps walk(struct hw_sim *s, const uint32_t *route, uint32_t n, uint64_t
         struct hw_front f = { .head = start, .tail = start };
         for (uint32_t i = 0; i < n; i++)
                 link_pass(s, route[i], bytes, &f);
+        if (unlikely(s->dep_on)) {
+                s->dep_route = route;
+                s->dep_route_n = n;
+        }
         return hw__front_arrival(&f);
+}
+
+/* The critical path's split of an HBM piece (hbm_access) that ends last so
+ * far, from the access's start: paced until at (class pace), then a read
+ * is served by its channel until served and carried until t; a write is
+ * carried until served and then served until t. The carriage is the
+ * route's hop latencies, the bursts over the channel's own edge, the rest
+ * NoC bandwidth and queues. */
+static void dep_piece(struct hw_sim *s, enum hw_dep_class pace, uint64_t rate, uint64_t alt_rate,
+                      bool write, sim_ps start, sim_ps at, sim_ps served, sim_ps t)
+{
+        struct hw_dep *d = &s->dep_access;
+        *d = (struct hw_dep){ .start = start, .end = t };
+        /* The route of the piece, walked last. */
+        sim_ps hops = 0, hbm = 0;
+        for (uint32_t i = 0; i < s->dep_route_n; i++) {
+                const struct hw_link *l = &s->links[s->dep_route[i]];
+                hops += l->hop_ps;
+                if (l->cls == TOPO_EDGE_HBM)
+                        hbm += l->last_drain;
+        }
+        d->part[pace] = at - start;
+        d->pace = at - start;
+        d->pace_alt = (sim_ps)((unsigned __int128)d->pace * rate / (alt_rate ? alt_rate : 1));
+        d->pace_cls = (uint8_t)pace;
+        d->alt_cls = pace == HW_DEP_HBM ? HW_DEP_DMA : HW_DEP_HBM;
+        sim_ps carried = write ? served - at : t - served;
+        sim_ps lat = carried < hops ? carried : hops;
+        /* The channel's own edge moves its bursts at the channel's rate. */
+        sim_ps burst = carried - lat < hbm ? carried - lat : hbm;
+        d->part[HW_DEP_LATENCY] += lat;
+        d->part[HW_DEP_HBM] += burst;
+        d->part[HW_DEP_NOC] += carried - lat - burst;
+        d->part[HW_DEP_HBM] += write ? t - served : served - at;
 }
 
 sim_ps hw_xfer(struct hw_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, sim_ps start)
@@ -145,7 +183,9 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
         const struct topo_hbm *h = &s->topo->cube.hbm;
         uint64_t size = hw_hbm_piece_bytes(s->topo, bytes);
         uint64_t dma_bw = hw_dma_bw(s->topo);
-        sim_ps done = start, at = start, paced = 0;
+        sim_ps done = start, at = start, paced = 0, crit = start;
+        if (unlikely(s->dep_on))
+                s->dep_access = (struct hw_dep){ .start = start, .end = start };
         /* Streaming: PEs whose HBM copies hold their data paths past start,
          * or in this instant's batch (a data path busy with TCM copies or
          * receive drains takes no share of the HBM). */
@@ -190,17 +230,28 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
                 bool near = local != UINT32_MAX && s->channel_attach_pe[ch] == local;
                 sim_ps service = muldiv_by_ceil(near ? &s->channel_near_ps
                                                         : &s->channel_far_ps, b);
-                sim_ps t, begin;
+                sim_ps t, begin, mid;
                 if (write) {
                         t = channel_xfer(s, c, ch, node, true, b, at);
-                        t = ev_resource_reserve(&c->channels[ch], t == TOPO_PS_NONE ? at : t,
-                                                service, &begin);
+                        mid = t == TOPO_PS_NONE ? at : t;
+                        t = ev_resource_reserve(&c->channels[ch], mid, service, &begin);
                 } else {
-                        sim_ps served = ev_resource_reserve(&c->channels[ch], at, service,
-                                                            &begin);
-                        t = channel_xfer(s, c, ch, node, false, b, served);
+                        mid = ev_resource_reserve(&c->channels[ch], at, service, &begin);
+                        t = channel_xfer(s, c, ch, node, false, b, mid);
                         if (t == TOPO_PS_NONE)
-                                t = served;
+                                t = mid;
+                }
+                if (unlikely(s->dep_on) && (t >= crit || paced >= crit)) {
+                        /* The pacing is the HBM's when its fair share is the slower. */
+                        enum hw_dep_class pc = rate < dma_bw ? HW_DEP_HBM : HW_DEP_DMA;
+                        if (pace)
+                                container_of(pace, struct hw_pe, dma)->dep_pace = (uint8_t)pc;
+                        uint64_t alt = pc == HW_DEP_HBM ? dma_bw : share;
+                        if (t >= paced)
+                                dep_piece(s, pc, rate, alt, write, start, at, mid, t);
+                        else
+                                dep_piece(s, pc, rate, alt, write, start, paced, paced, paced);
+                        crit = t > paced ? t : paced;
                 }
                 hw_power_book(&s->power, c->sip * s->topo->sip.cubes + c->cube, HW_PW_HBM, begin,
                               begin + service);
@@ -322,6 +373,7 @@ sim_ps hw_hbm_span_access(struct hw_sim *s, const struct hw_hbm_span *span, uint
                 return hbm_access(s, &s->cubes[local], node, bytes, start, write, pace,
                                   span->channel_plus1);
         sim_ps done = start;
+        struct hw_dep best = { .start = start, .end = start };
         uint32_t n = span->kind == HW_HOME_ALL ? s->n_cubes : span->n_parts;
         uint64_t left = bytes;
         for (uint32_t i = 0; i < n && left; i++) {
@@ -345,10 +397,27 @@ sim_ps hw_hbm_span_access(struct hw_sim *s, const struct hw_hbm_span *span, uint
                         s->hbm_remote_bytes += b;
                 sim_ps t = hbm_access(s, &s->cubes[c], node, b, start, write, pace,
                                       span->channel_plus1);
-                if (t > done)
+                if (t > done) {
                         done = t;
+                        best = s->dep_access;
+                }
         }
+        s->dep_access = best;        /* the cube whose share ended last */
         return done;
+}
+
+/* Add the last HBM access's split to d (dep_on). */
+static void dep_add_access(struct hw_sim *s, struct hw_dep *d)
+{
+        const struct hw_dep *a = &s->dep_access;
+        for (int c = 0; c < HW_DEP_COUNT; c++)
+                d->part[c] += a->part[c];
+        if (a->pace_cls && (!d->pace_cls || d->pace_cls == a->pace_cls)) {
+                d->pace += a->pace;
+                d->pace_alt += a->pace_alt;
+                d->pace_cls = a->pace_cls;
+                d->alt_cls = a->alt_cls;
+        }
 }
 
 sim_ps hw_dma_copy(struct hw_pe *pe, const struct hw_hbm_span *from, const struct hw_hbm_span *to,
@@ -368,23 +437,42 @@ sim_ps hw_dma_copy_on(struct hw_pe *pe, unsigned noc, const struct hw_hbm_span *
         sim_ps t = begin + s->topo->pe.dma.setup_ps;
         /* The TCM side of the copy: what it reads there and what it writes. */
         sim_ps tcm_end = hw_tcm_reserve(pe, t, (from ? 0 : bytes) + (to ? 0 : bytes));
+        /* The critical path's split: the setup is a fixed latency. */
+        struct hw_dep d = { .start = begin };
+        d.part[HW_DEP_LATENCY] = t - begin;
         /* The data path paces the HBM side (reads, else writes), or moves a
          * TCM-to-TCM copy itself. */
-        if (from)
+        if (from) {
                 t = hw_hbm_span_access(s, from, cube, pe->node_dma, bytes, false, t, path);
-        if (to)
+                if (unlikely(s->dep_on))
+                        dep_add_access(s, &d);
+        }
+        if (to) {
                 t = hw_hbm_span_access(s, to, cube, pe->node_dma, bytes, true, t,
                                        from ? NULL : path);
+                if (unlikely(s->dep_on))
+                        dep_add_access(s, &d);
+        }
         if (!from && !to) {
                 sim_ps e = ev_resource_reserve(path, t,
                                                muldiv_by_ceil(&s->dma_ps, bytes),
                                                NULL);
+                /* Its own time on the data path, and the wait there behind
+                 * the PE's transfers, paced as the last of them was. */
+                sim_ps own = muldiv_by_ceil(&s->dma_ps, bytes), waited = e > t ? e - t : 0;
+                d.part[HW_DEP_DMA] = waited < own ? waited : own;
+                d.part[pe->dep_pace ? pe->dep_pace : HW_DEP_DMA] += waited - d.part[HW_DEP_DMA];
                 t = e > t ? e : t;
         }
+        d.part[HW_DEP_TCM] = t < tcm_end ? tcm_end - t : 0;
         if (t < tcm_end)
                 t = tcm_end;
         if (start)
                 *start = begin;
+        if (unlikely(s->dep_on)) {
+                d.end = t;
+                s->dep = d;
+        }
         return t;
 }
 

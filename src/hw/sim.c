@@ -318,6 +318,23 @@ static sim_ps engine_run(struct hw_pe *pe, struct ev_resource *e, enum hw_pw_cla
         sim_ps tcm_end = tcm_book(pe, begin, tcm_bytes, tcm_alone);
         if (start)
                 *start = begin;
+        if (unlikely(pe->sim->dep_on)) {
+                /* Busy for the work, or for the TCM when that is longer. */
+                struct hw_dep *d = &pe->sim->dep;
+                *d = (struct hw_dep){ .start = begin,
+                                      .end = (tcm_end > end ? tcm_end : end) + latency };
+                enum hw_dep_class ec = pw == HW_PW_GEMM ? HW_DEP_GEMM : HW_DEP_MATH;
+                d->part[work >= tcm_alone ? ec : HW_DEP_TCM] = end - begin;
+                if (work < 2 * tcm_alone && work > 0 && tcm_alone > 0) {
+                        /* Twice as fast, the other could bind. */
+                        d->pace = work >= tcm_alone ? work : tcm_alone;
+                        d->pace_alt = work >= tcm_alone ? tcm_alone : work;
+                        d->pace_cls = (uint8_t)(work >= tcm_alone ? ec : HW_DEP_TCM);
+                        d->alt_cls = (uint8_t)(work >= tcm_alone ? HW_DEP_TCM : ec);
+                }
+                d->part[HW_DEP_TCM] += tcm_end > end ? tcm_end - end : 0;
+                d->part[HW_DEP_LATENCY] = latency;
+        }
         return (tcm_end > end ? tcm_end : end) + latency;
 }
 

@@ -174,6 +174,8 @@ static inline void log_stage(struct plan_ctx *pc, const struct plan_stage *st, c
                 enum rep_engine e = unit_engine[st->unit];
                 pc->busy_ps[e] += end - start;
                 rep_work_add(&pc->work, e, bytes, flops, elem_cycles_of(pc, st, flops));
+                if (unlikely(pc->dep != NULL))
+                        pc->dep(pc->dep_ctx, unit_component[st->unit], op, start, end);
         } else if (pc->log) {
                 log_record(pc, st, op, tile, start, end, bytes, flops);
         }

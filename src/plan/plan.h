@@ -146,6 +146,10 @@ struct plan_ctx {
         sim_ps end;                  /* out: when the last stage ends */
         sim_ps busy_ps[REP_ENG_COUNT]; /* out (tally): the stages' engine time, by engine */
         struct rep_work work;        /* out (tally): their work */
+        /* With tally, also told of each stage placed (the critical path's
+         * log), or NULL. */
+        void (*dep)(void *ctx, const char *component, const char *op, sim_ps start, sim_ps end);
+        void *dep_ctx;               /* its context */
 };
 
 /* A plan being fed: the caller's storage, valid until done is called. */

@@ -18,6 +18,7 @@ struct rep_run_stats {
         uint64_t n_ops[TOPO_OP_COUNT]; /* ops issued by type, summed over PEs */
         struct rep_work work;        /* the run's work, for its bounds */
         struct rep_profile profile;  /* time per kernel source line (owned; rep_profile_fini) */
+        struct rep_cp *cp;           /* the critical path, analysed (owned), or NULL */
 };
 
 /* The resource classes a run is bounded by. */

@@ -53,6 +53,16 @@ static void log_sink(void *ctx, const struct rep_op *op)
         tl__log_stage(rec->tl, op, rec->file, rec->line, &rec->prof);
 }
 
+/* A stage placed while no record is written: for the critical path. */
+static void dep_sink(void *ctx, const char *component, const char *op, sim_ps start, sim_ps end)
+{
+        struct composite_rec *rec = ctx;
+        tl_ctx *tl = rec->tl;
+        struct rep_op r = { .pe = tl->pe->name, .pe_index = tl->rank, .component = component,
+                            .op = op, .start_ps = start, .end_ps = end };
+        rep_cp_op(tl->run->cp, tl->sim, tl->rank, &r, rec->file, rec->line, true);
+}
+
 /* The feed placed the last stage: it is not touched again. When no
  * record is written its stages' engine time and work were summed in the
  * feed (pc->tally), and are accounted now: a run's profile and work are
@@ -101,7 +111,8 @@ static tl_handle finish(tl_ctx *tl, struct tl_feed *feed, sim_ps math_ready,
         struct plan_ctx pc = { .pe = tl->pe, .start = ev_now(&tl->sim->ev),
                                .math_ready = math_ready, .done = placed, .done_ctx = rec,
                                .log = log_sink, .log_ctx = rec,
-                               .tally = !tl->run->have_oplog && !tl->run->have_trace };
+                               .tally = !tl->run->have_oplog && !tl->run->have_trace,
+                               .dep = tl->run->cp ? dep_sink : NULL, .dep_ctx = rec };
         plan_feed(&feed->run, &feed->run.plan, &pc);
         return (tl_handle){ .p = h };
 }

@@ -49,6 +49,8 @@ static void gather_stats(struct tl_run *r, struct rep_run_stats *st)
         tl__run_counts(r, st);
         st->profile = r->profile;
         memset(&r->profile, 0, sizeof r->profile);
+        st->cp = r->cp;
+        r->cp = NULL;
 }
 
 /* The limit as typed: whole seconds, or with three decimals. */
@@ -156,6 +158,8 @@ void tl_job_fini(struct tl_job *job)
                 job->run = NULL;
         }
         rep_profile_fini(&job->stats.profile);
+        rep_cp_free(job->stats.cp);
+        job->stats.cp = NULL;
         if (job->have_sim)
                 hw_sim_fini(&job->sim);
         job->have_sim = false;

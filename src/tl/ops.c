@@ -70,6 +70,8 @@ struct rep_trace_ref tl__log(tl_ctx *tl, const struct rep_op *op)
         enum rep_engine e = rep_engine_of(op->component);
         struct rep_trace_ref ref = record(tl, op, e, tl->proc->at_file, tl->proc->at_line,
                                           &tl->issued);
+        if (unlikely(r->cp))
+                rep_cp_op(r->cp, tl->sim, tl->rank, op, tl->proc->at_file, tl->proc->at_line, false);
         if (!r->have_trace || e == REP_ENG_CPU)
                 return ref;
         /* The op's first engine record receives the arrows from the
@@ -86,6 +88,8 @@ struct rep_trace_ref tl__log(tl_ctx *tl, const struct rep_op *op)
 struct rep_trace_ref tl__log_stage(tl_ctx *tl, const struct rep_op *op, const char *file,
                                    int line, struct rep_line_hint *hint)
 {
+        if (unlikely(tl->run->cp))
+                rep_cp_op(tl->run->cp, tl->sim, tl->rank, op, file, line, true);
         return record(tl, op, rep_engine_of(op->component), file, line, hint);
 }
 
@@ -95,6 +99,8 @@ void tl__waited(tl_ctx *tl, sim_ps since, const char *what, const char *file, in
         sim_ps now = ev_now(&tl->sim->ev);
         if (now <= since)
                 return;
+        if (unlikely(r->cp))
+                rep_cp_wait(r->cp, tl->rank, since, now, file, line);
         struct rep_line *l = rep_profile_hinted(&r->profile, file, line, &tl->issued);
         if (l)
                 l->wait_ps += now - since;
@@ -161,6 +167,8 @@ void tl__issue(tl_ctx *tl, enum topo_op op, const char *file, int line)
                 ev_sleep(tl->proc, cost);
         else
                 ev_sleep_until(tl->proc, begin + cost);
+        if (unlikely(tl->run->cp))
+                rep_cp_issue(tl->run->cp, tl->rank, now, begin + cost, file, line, tl->proc->at_what);
 }
 
 /* ---- futures of results ------------------------------------------------------ */
@@ -280,15 +288,19 @@ void tl__inflight_placed(struct tl_inflight *f, sim_ps end)
 
 void tl__wait_inflight(tl_ctx *tl, int depth, const char *what)
 {
+        sim_ps since = ev_now(&tl->sim->ev);
         for (;;) {
                 struct tl_inflight *f = tl->inflight;
                 while (f && f->depth < depth)
                         f = f->next;
                 if (!f)
-                        return;
+                        break;
                 (void)what; /* no note: formatting one per wait costs more than the wait */
                 ev_wait(tl->proc, &f->placed);
         }
+        if (unlikely(tl->run->cp))
+                rep_cp_wait(tl->run->cp, tl->rank, since, ev_now(&tl->sim->ev), tl->proc->at_file,
+                            tl->proc->at_line);
 }
 
 sim_ps tl__ready_at(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op)

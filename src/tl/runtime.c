@@ -272,6 +272,8 @@ static int close_outputs(struct tl_run *r, bool keep, struct diag *d)
                 tl__run_counts(r, &st);
                 rep_trace_hw_power(&r->trace_hw, &st);
         }
+        if (r->have_trace && keep && r->cp && rep_cp_kernel_ps(r->cp))
+                rep_cp_trace(r->cp, &r->trace, r->sim->n_pes + r->sim->n_cubes);
         if (r->have_trace)
                 rep_trace_hw_close(&r->trace_hw);
         if (r->have_trace && r->trace.n_dropped && keep)
@@ -320,6 +322,15 @@ int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl
                 close_outputs(r, false, d);
                 return rc;
         }
+        if (opts->critical_path) {
+                r->cp = rep_cp_new(sim->n_pes);
+                if (!r->cp) {
+                        diag_error(d, "out of memory for the critical path's log");
+                        close_outputs(r, false, d);
+                        return -ENOMEM;
+                }
+                sim->dep_on = true;
+        }
         if (hw_launch(sim, pe_body, r) < 0) {
                 diag_error(d, "out of memory launching the kernel");
                 close_outputs(r, false, d);
@@ -356,6 +367,10 @@ int tl_run_kernel(struct hw_sim *sim, const struct tl_kernel *k, const struct tl
                 }
                 if (out == 0)
                         out = tl__inbox_check_empty(r, d);
+        }
+        if (out == 0 && r->cp && rep_cp_analyse(r->cp, sim) < 0) {
+                diag_error(d, "host out of memory for the run's critical path");
+                out = -1;
         }
         if (close_outputs(r, true, d) < 0 && out == 0)
                 out = -1;
@@ -394,6 +409,8 @@ void tl_run_fini(struct tl_run *r)
         tl__inbox_fini(&r->inbox);
         free(r->args);
         free(r->trace_sel);
+        rep_cp_free(r->cp);
+        r->cp = NULL;
         rep_profile_fini(&r->profile);
         memset(r, 0, sizeof *r);
 }

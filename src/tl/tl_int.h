@@ -11,6 +11,7 @@
 
 #include "base/names.h"
 #include "plan/plan.h"
+#include "report/critpath.h"
 #include "report/oplog.h"
 #include "report/profile.h"
 #include "report/trace.h"
@@ -354,6 +355,7 @@ struct tl_run {
         struct tl_site *sites;       /* data mode: writes to replicated tensors; [0] unused */
         uint32_t n_sites, cap_sites; /* the last index used, entries allocated */
         enum ev_run_result result;   /* how the loop ended */
+        struct rep_cp *cp;           /* --critical-path: the dependence log, or NULL */
 };
 
 /* The kernel's view of machine s (tl_machine_info, tl_setup_machine). */

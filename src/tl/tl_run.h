@@ -77,6 +77,7 @@ struct tl_run_opts {
         double timeout_s;            /* tl_job_run: stop the process past this many seconds
                                       * of wall time, even mid-kernel (0: none; watchdog.h) */
         bool progress;               /* draw the run's progress on stderr (a terminal's line) */
+        bool critical_path;          /* record the dependence log (report/critpath.h) */
 };
 
 /* Default budgets: they stop a kernel that never ends, and bound nothing

@@ -1,0 +1,989 @@
+/* report/critpath.c: the dependence log, the walk back along the critical
+ * path and the what-if re-timing. See critpath.h and docs/adr/0028. */
+#include "report/critpath.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/jsonw.h"
+#include "report/trace.h"
+
+enum cp_kind {
+        CP_ISSUE,                    /* a PE's issue time */
+        CP_WAIT,                     /* a PE blocked */
+        CP_NODE,                     /* an op record */
+};
+
+/* An entry of the log: a step of a PE's timeline or an op (56 bytes: a
+ * 32K prefill logs some twenty million). */
+struct cp_ent {
+        sim_ps a;                    /* step: its start; op: its issue (arrival) */
+        sim_ps s;                    /* op: its start (its first busy ps) */
+        sim_ps e;                    /* its end */
+        uint32_t site;               /* its kernel line and name (cp->sites) */
+        uint32_t pe;                 /* the PE it is on */
+        int32_t prev;                /* step: the PE's step before; op: the PE's last step
+                                      * at its issue (-1: none) */
+        int32_t dep;                 /* wait: the op that ended at its wake-up; op: the op of
+                                      * its PE that ended at its start; a drain: its send
+                                      * (-1: none) */
+        uint32_t lat;                /* an op without parts: its fixed latency, ps */
+        uint32_t tcm;                /* and its TCM time past its engine's */
+        uint32_t parts;              /* index in parts, or UINT32_MAX: class cls, lat, tcm */
+        uint8_t kind;                /* enum cp_kind */
+        uint8_t cls;                 /* an op's class (hw_dep_class) */
+        bool stage;                  /* placed after its call returned: started at dep */
+        bool drain;                  /* a receive's drain: dep is its send */
+        bool trig;                   /* a stage: dep ended at its placement (a), not at s */
+};
+
+/* An op's split when it is more than its class, a latency and TCM time. */
+struct cp_parts {
+        uint32_t p[HW_DEP_COUNT];    /* ps per class, summing to e - s */
+        uint32_t pace, pace_alt;     /* hw_dep's: of p[pace_cls], paced; at the other rate */
+        uint8_t pace_cls;            /* 0: no pacing */
+        uint8_t alt_cls;             /* the class of pace_alt */
+};
+
+/* A kernel line and what was called or run there. */
+struct cp_site {
+        const char *file;            /* NULL: none */
+        const char *what;            /* static name, or NULL */
+        int line;
+};
+
+/* A segment of the path, [t0, t1) on one class. */
+struct cp_seg {
+        sim_ps t0, t1;               /* its interval */
+        uint32_t pe;                 /* the PE */
+        uint8_t cls;                 /* enum hw_dep_class or rep_cp_class */
+        const char *kind;            /* "issue", "wait", "op", "queue", "transit", "launch" */
+        const char *file;            /* kernel line (NULL: none) */
+        int line;                    /* and line */
+        const char *what;            /* op name, or NULL */
+        int32_t ent;                 /* log entry it came from (-1: none) */
+};
+
+/* A step of the path from one PE to another. */
+struct cp_hop {
+        uint32_t pe;                 /* the PE that waited */
+        uint32_t on_pe;              /* the PE whose op it waited on */
+        const char *what;            /* that op ("send", "mcast") */
+        const char *file;            /* its line */
+        int line;
+        sim_ps at;                   /* when that op ended */
+};
+
+
+struct cp_line {
+        const char *file;
+        int line;
+        sim_ps ps;
+};
+
+/* Slots per PE of the look-up of ops by end time: 64 sets (recent_set)
+ * of CP_WAYS, the oldest of a set replaced. */
+#define CP_WAYS 4
+#define CP_RECENT (64 * CP_WAYS)
+
+struct rep_cp {
+        struct cp_ent *ents;         /* the log */
+        size_t n, cap;
+        struct cp_parts *parts;      /* op splits */
+        size_t n_parts, cap_parts;
+        /* Per PE, its recent ops by end time, set-associative (the oldest
+         * of a set replaced): where a wait's producer and the op an op
+         * queued behind are looked up. */
+        sim_ps *recent_end;          /* n_pes * CP_RECENT ends (SIM_PS_MAX: none) */
+        int32_t *recent_idx;         /* and their entries */
+        struct cp_site *sites;       /* interned (file, line, what) */
+        size_t n_sites, cap_sites;
+        uint32_t *site_slots;        /* their index: entry + 1 (0: empty), a power of two */
+        size_t cap_site_slots;
+        uint32_t n_pes;
+        int32_t *last_step;          /* per PE: its last timeline step (-1: none) */
+        int32_t *last_op;            /* per PE: the last op it issued (-1: none) */
+        bool oom;                    /* an entry was lost: no analysis */
+        /* After rep_cp_analyse: */
+        sim_ps target_start;         /* the kernel's start */
+        sim_ps kernel_ps;            /* the kernel time */
+        uint32_t end_pe;             /* the PE that ended last */
+        struct cp_seg *segs;         /* the path, in time order */
+        size_t n_segs, cap_segs;
+        struct cp_hop *hops;         /* PE to PE steps, latest first */
+        size_t n_hops, cap_hops;
+        sim_ps by_class[REP_CP_COUNT];
+        struct cp_line *lines;       /* by line, most time first */
+        size_t n_lines;
+        double whatif[REP_CP_COUNT]; /* estimated kernel time, class 2x faster (-1: none) */
+        const sim_ps *exec_end;      /* per PE (the machine's), during analysis */
+        const struct hw_sim *sim;    /* during analysis */
+};
+
+static const char *const class_names[REP_CP_COUNT] = {
+        [HW_DEP_CPU] = "pe_cpu", [HW_DEP_DMA] = "pe_dma", [HW_DEP_GEMM] = "pe_gemm",
+        [HW_DEP_MATH] = "pe_math", [HW_DEP_HBM] = "hbm_channel", [HW_DEP_NOC] = "noc",
+        [HW_DEP_TCM] = "tcm", [HW_DEP_LATENCY] = "latency", [REP_CP_LAUNCH] = "launch",
+        [REP_CP_WAIT] = "wait",
+};
+
+const char *rep_cp_class_name(int cls)
+{
+        return cls >= 0 && cls < REP_CP_COUNT ? class_names[cls] : "?";
+}
+
+struct rep_cp *rep_cp_new(uint32_t n_pes)
+{
+        struct rep_cp *cp = calloc(1, sizeof *cp);
+        if (!cp)
+                return NULL;
+        cp->n_pes = n_pes;
+        cp->last_step = malloc((n_pes ? n_pes : 1) * sizeof *cp->last_step);
+        cp->last_op = malloc((n_pes ? n_pes : 1) * sizeof *cp->last_op);
+        size_t ring = (size_t)(n_pes ? n_pes : 1) * CP_RECENT;
+        cp->recent_end = malloc(ring * sizeof *cp->recent_end);
+        cp->recent_idx = malloc(ring * sizeof *cp->recent_idx);
+        if (!cp->last_step || !cp->last_op || !cp->recent_end || !cp->recent_idx) {
+                rep_cp_free(cp);
+                return NULL;
+        }
+        for (uint32_t i = 0; i < n_pes; i++)
+                cp->last_step[i] = cp->last_op[i] = -1;
+        for (size_t i = 0; i < ring; i++) {
+                cp->recent_end[i] = SIM_PS_MAX;
+                cp->recent_idx[i] = -1;
+        }
+        return cp;
+}
+
+void rep_cp_free(struct rep_cp *cp)
+{
+        if (!cp)
+                return;
+        free(cp->ents);
+        free(cp->parts);
+        free(cp->recent_end);
+        free(cp->recent_idx);
+        free(cp->sites);
+        free(cp->site_slots);
+        free(cp->last_step);
+        free(cp->last_op);
+        free(cp->segs);
+        free(cp->hops);
+        free(cp->lines);
+        free(cp);
+}
+
+/* Room for one more of n in *v (cap entries of size bytes); false: none. */
+static bool grow(void **v, size_t *cap, size_t n, size_t size)
+{
+        if (n < *cap)
+                return true;
+        size_t c = *cap ? *cap * 2 : 1024;
+        void *p = realloc(*v, c * size);
+        if (!p)
+                return false;
+        *v = p;
+        *cap = c;
+        return true;
+}
+
+/* The first slot of end's set in pe's index (CP_WAYS slots, by a hash of
+ * the time). */
+static size_t recent_set(uint32_t pe, sim_ps end)
+{
+        uint64_t h = end * UINT64_C(0x9e3779b97f4a7c15);
+        return (size_t)pe * CP_RECENT + (size_t)(h >> 58) * CP_WAYS;
+}
+
+/* The latest op of pe that ended at end, if still in its index, or -1. */
+static int32_t op_ending(const struct rep_cp *cp, uint32_t pe, sim_ps end)
+{
+        size_t set = recent_set(pe, end);
+        int32_t best = -1;
+        for (size_t w = set; w < set + CP_WAYS; w++)
+                if (cp->recent_end[w] == end && cp->recent_idx[w] > best)
+                        best = cp->recent_idx[w];
+        return best;
+}
+
+/* Index op idx of pe ending at end: in place of one ending then, else of
+ * the oldest of its set. */
+static void index_op(struct rep_cp *cp, uint32_t pe, sim_ps end, int32_t idx)
+{
+        size_t set = recent_set(pe, end), at = set;
+        for (size_t w = set; w < set + CP_WAYS; w++) {
+                if (cp->recent_end[w] == end) {
+                        at = w;
+                        break;
+                }
+                if (cp->recent_idx[w] < cp->recent_idx[at])
+                        at = w;
+        }
+        cp->recent_end[at] = end;
+        cp->recent_idx[at] = idx;
+}
+
+/* Drop idx from pe's index (its end is about to change). */
+static void unindex_op(struct rep_cp *cp, uint32_t pe, sim_ps end, int32_t idx)
+{
+        size_t set = recent_set(pe, end);
+        for (size_t w = set; w < set + CP_WAYS; w++)
+                if (cp->recent_end[w] == end && cp->recent_idx[w] == idx) {
+                        cp->recent_end[w] = SIM_PS_MAX;
+                        cp->recent_idx[w] = -1;
+                }
+}
+
+static size_t site_hash(const char *file, const char *what, int line)
+{
+        uint64_t h = ((uint64_t)(uintptr_t)file * UINT64_C(0x9e3779b97f4a7c15)) ^
+                     ((uint64_t)(uintptr_t)what * UINT64_C(0xbf58476d1ce4e5b9)) ^ (uint64_t)line;
+        return (size_t)(h ^ h >> 31);
+}
+
+/* The index of (file, line, what), made on first use; UINT32_MAX: no memory. */
+static uint32_t site_of(struct rep_cp *cp, const char *file, int line, const char *what)
+{
+        if (2 * (cp->n_sites + 1) > cp->cap_site_slots) {
+                size_t cap = cp->cap_site_slots ? cp->cap_site_slots * 2 : 256;
+                uint32_t *sl = calloc(cap, sizeof *sl);
+                if (!sl)
+                        return UINT32_MAX;
+                for (size_t k = 0; k < cp->n_sites; k++) {
+                        const struct cp_site *t = &cp->sites[k];
+                        size_t i = site_hash(t->file, t->what, t->line) & (cap - 1);
+                        while (sl[i])
+                                i = (i + 1) & (cap - 1);
+                        sl[i] = (uint32_t)k + 1;
+                }
+                free(cp->site_slots);
+                cp->site_slots = sl;
+                cp->cap_site_slots = cap;
+        }
+        size_t mask = cp->cap_site_slots - 1;
+        size_t i = site_hash(file, what, line) & mask;
+        for (; cp->site_slots[i]; i = (i + 1) & mask) {
+                const struct cp_site *t = &cp->sites[cp->site_slots[i] - 1];
+                if (t->file == file && t->what == what && t->line == line)
+                        return cp->site_slots[i] - 1;
+        }
+        if (!grow((void **)&cp->sites, &cp->cap_sites, cp->n_sites, sizeof *cp->sites))
+                return UINT32_MAX;
+        cp->sites[cp->n_sites] = (struct cp_site){ .file = file, .what = what, .line = line };
+        cp->site_slots[i] = (uint32_t)++cp->n_sites;
+        return (uint32_t)(cp->n_sites - 1);
+}
+
+/* A new entry, or NULL (the log is then marked incomplete). */
+static struct cp_ent *new_ent(struct rep_cp *cp)
+{
+        if (cp->oom || cp->n >= INT32_MAX ||
+            !grow((void **)&cp->ents, &cp->cap, cp->n, sizeof *cp->ents)) {
+                cp->oom = true;
+                return NULL;
+        }
+        struct cp_ent *x = &cp->ents[cp->n++];
+        memset(x, 0, sizeof *x);
+        x->prev = x->dep = -1;
+        x->parts = UINT32_MAX;
+        return x;
+}
+
+static void step(struct rep_cp *cp, enum cp_kind kind, uint32_t pe, sim_ps a, sim_ps b,
+                 const char *file, int line, const char *what)
+{
+        if (pe >= cp->n_pes || b <= a)
+                return;
+        uint32_t site = site_of(cp, file, line, what);
+        struct cp_ent *x = site == UINT32_MAX ? NULL : new_ent(cp);
+        if (!x) {
+                cp->oom = true;
+                return;
+        }
+        *x = (struct cp_ent){ .a = a, .s = a, .e = b, .site = site, .pe = pe,
+                              .prev = cp->last_step[pe], .dep = -1, .parts = UINT32_MAX,
+                              .kind = (uint8_t)kind };
+        if (kind == CP_WAIT)
+                x->dep = op_ending(cp, pe, b);
+        cp->last_step[pe] = (int32_t)(cp->n - 1);
+}
+
+void rep_cp_issue(struct rep_cp *cp, uint32_t pe, sim_ps a, sim_ps b, const char *file, int line,
+                  const char *what)
+{
+        step(cp, CP_ISSUE, pe, a, b, file, line, what);
+}
+
+void rep_cp_wait(struct rep_cp *cp, uint32_t pe, sim_ps a, sim_ps b, const char *file, int line)
+{
+        step(cp, CP_WAIT, pe, a, b, file, line, NULL);
+}
+
+/* Keep d, the split of op x, in x (its class, a latency and TCM time) or
+ * beside it. An op longer than 2^32 ps (4.3 ms) is left all of its class. */
+static void keep_parts(struct rep_cp *cp, struct cp_ent *x, const struct hw_dep *d)
+{
+        bool simple = !d->pace_cls;
+        for (int c = 0; c < HW_DEP_COUNT; c++) {
+                if (d->part[c] > UINT32_MAX)
+                        return;
+                if (d->part[c] && c != x->cls && c != HW_DEP_LATENCY && c != HW_DEP_TCM)
+                        simple = false;
+        }
+        if (simple) {
+                x->lat = (uint32_t)d->part[HW_DEP_LATENCY];
+                x->tcm = (uint32_t)d->part[HW_DEP_TCM];
+                return;
+        }
+        if (d->pace > UINT32_MAX || d->pace_alt > UINT32_MAX ||
+            !grow((void **)&cp->parts, &cp->cap_parts, cp->n_parts, sizeof *cp->parts)) {
+                cp->oom |= cp->n_parts >= cp->cap_parts;
+                return;
+        }
+        struct cp_parts *pp = &cp->parts[cp->n_parts];
+        for (int c = 0; c < HW_DEP_COUNT; c++)
+                pp->p[c] = (uint32_t)d->part[c];
+        pp->pace = (uint32_t)d->pace;
+        pp->pace_alt = (uint32_t)d->pace_alt;
+        pp->pace_cls = d->pace_cls;
+        pp->alt_cls = d->alt_cls;
+        x->parts = (uint32_t)cp->n_parts++;
+}
+
+static void parts_of(const struct rep_cp *cp, const struct cp_ent *x, sim_ps p[HW_DEP_COUNT]);
+
+/* A composite's stage x that starts where the entry before it, a stage of
+ * the same class and call, ends (a chain of MATH stages) is folded into
+ * that entry, which keeps its name: the same times and dependences, one
+ * entry instead of many. True when folded (x is gone). */
+static bool merge_chained(struct rep_cp *cp, struct cp_ent *x)
+{
+        if (!x->stage || x->trig || cp->n < 2 || x->dep != (int32_t)(cp->n - 2))
+                return false;
+        struct cp_ent *w = &cp->ents[cp->n - 2];
+        if (w->kind != CP_NODE || !w->stage || w->drain || w->cls != x->cls ||
+            cp->sites[w->site].file != cp->sites[x->site].file ||
+            cp->sites[w->site].line != cp->sites[x->site].line || w->pe != x->pe ||
+            w->e != x->s || x->e - w->s > UINT32_MAX)
+                return false;
+        if (w->parts == UINT32_MAX && x->parts == UINT32_MAX) {
+                w->lat += x->lat;    /* both < 2^32 and their sum < e - s */
+                w->tcm += x->tcm;
+        } else {
+                /* w's split beside it (x's, if any, is the last made). */
+                sim_ps pw[HW_DEP_COUNT], px[HW_DEP_COUNT];
+                parts_of(cp, w, pw);
+                parts_of(cp, x, px);
+                struct cp_parts xs = { .pace_cls = 0 };
+                if (x->parts != UINT32_MAX) {
+                        xs = cp->parts[x->parts];
+                        cp->n_parts--;
+                }
+                if (w->parts == UINT32_MAX) {
+                        if (!grow((void **)&cp->parts, &cp->cap_parts, cp->n_parts,
+                                  sizeof *cp->parts)) {
+                                cp->oom = true;
+                                return false;
+                        }
+                        cp->parts[cp->n_parts] = (struct cp_parts){ .pace_cls = 0 };
+                        w->parts = (uint32_t)cp->n_parts++;
+                }
+                struct cp_parts *pp = &cp->parts[w->parts];
+                for (int c = 0; c < HW_DEP_COUNT; c++)
+                        pp->p[c] = (uint32_t)(pw[c] + px[c]);
+                if (xs.pace_cls && (!pp->pace_cls || (pp->pace_cls == xs.pace_cls &&
+                                                      pp->alt_cls == xs.alt_cls))) {
+                        pp->pace += xs.pace;
+                        pp->pace_alt += xs.pace_alt;
+                        pp->pace_cls = xs.pace_cls;
+                        pp->alt_cls = xs.alt_cls;
+                }
+        }
+        unindex_op(cp, w->pe, w->e, (int32_t)(cp->n - 2));
+        w->e = x->e;
+        cp->n--;
+        cp->last_op[w->pe] = (int32_t)(cp->n - 1);
+        index_op(cp, w->pe, w->e, (int32_t)(cp->n - 1));
+        return true;
+}
+
+static enum hw_dep_class class_of(const char *component)
+{
+        if (!component)
+                return HW_DEP_CPU;
+        if (!strcmp(component, "pe_dma"))
+                return HW_DEP_DMA;
+        if (!strcmp(component, "pe_gemm"))
+                return HW_DEP_GEMM;
+        if (!strcmp(component, "pe_math"))
+                return HW_DEP_MATH;
+        return HW_DEP_CPU;
+}
+
+void rep_cp_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, const struct rep_op *op,
+               const char *file, int line, bool stage)
+{
+        uint32_t pe = op->pe_index;
+        if (pe >= cp->n_pes || issuer >= cp->n_pes || op->end_ps < op->start_ps)
+                return;
+        enum hw_dep_class cls = class_of(op->component);
+        if (cls == HW_DEP_CPU)
+                return;              /* the PE_CPU's own records: its issue steps */
+        sim_ps now = ev_now(&s->ev);
+        uint32_t site = site_of(cp, file, line, op->op);
+        struct cp_ent *x = site == UINT32_MAX ? NULL : new_ent(cp);
+        if (!x) {
+                cp->oom = true;
+                return;
+        }
+        int32_t idx = (int32_t)(cp->n - 1);
+        x->kind = CP_NODE;
+        x->cls = (uint8_t)cls;
+        x->pe = pe;
+        x->site = site;
+        x->s = op->start_ps;
+        x->e = op->end_ps;
+        x->a = now < x->s ? now : x->s;
+        x->stage = stage;
+        if (pe != issuer) {
+                x->dep = cp->last_op[issuer]; /* a drain: the send just recorded */
+                x->drain = x->dep >= 0;
+        } else {
+                x->prev = cp->last_step[pe];
+                if (stage || x->s > x->a)
+                        x->dep = op_ending(cp, pe, x->s);
+                if (stage && x->dep < 0 && x->a < x->s) {
+                        /* Placed by its feed when an op of the PE ended. */
+                        x->dep = op_ending(cp, pe, x->a);
+                        x->trig = x->dep >= 0;
+                }
+                cp->last_op[issuer] = idx;
+        }
+        if (s->dep.start == x->s && s->dep.end == x->e && x->e > x->s)
+                keep_parts(cp, x, &s->dep);
+        if (merge_chained(cp, x))
+                return;
+        index_op(cp, pe, x->e, idx);
+}
+
+/* ---- the walk ---- */
+
+/* Op x's time [s, e) by class. */
+static void parts_of(const struct rep_cp *cp, const struct cp_ent *x, sim_ps p[HW_DEP_COUNT])
+{
+        memset(p, 0, sizeof(sim_ps) * HW_DEP_COUNT);
+        if (x->parts != UINT32_MAX) {
+                for (int c = 0; c < HW_DEP_COUNT; c++)
+                        p[c] = cp->parts[x->parts].p[c];
+                return;
+        }
+        sim_ps total = x->e - x->s, fixed = (sim_ps)x->lat + x->tcm;
+        p[HW_DEP_LATENCY] = x->lat;
+        p[HW_DEP_TCM] += x->tcm;
+        p[x->cls] += total > fixed ? total - fixed : 0;
+}
+
+/* The split of op x's [s, e), scaled to len ps: the largest part takes
+ * the rounding. */
+static void split(const struct rep_cp *cp, const struct cp_ent *x, sim_ps len,
+                  sim_ps out[HW_DEP_COUNT])
+{
+        memset(out, 0, sizeof(sim_ps) * HW_DEP_COUNT);
+        sim_ps total = x->e - x->s;
+        if (total == 0) {
+                out[x->cls] = len;
+                return;
+        }
+        sim_ps p[HW_DEP_COUNT];
+        parts_of(cp, x, p);
+        sim_ps sum = 0;
+        int big = 0;
+        for (int c = 0; c < HW_DEP_COUNT; c++) {
+                out[c] = (sim_ps)((unsigned __int128)p[c] * len / total);
+                sum += out[c];
+                if (p[c] > p[big])
+                        big = c;
+        }
+        out[big] += len - sum;
+}
+
+static void emit(struct rep_cp *cp, sim_ps t0, sim_ps t1, int cls, const char *kind,
+                 uint32_t pe, int32_t ent)
+{
+        if (t1 <= t0)
+                return;
+        const struct cp_ent *x = ent >= 0 ? &cp->ents[ent] : NULL;
+        struct cp_seg *last = cp->n_segs ? &cp->segs[cp->n_segs - 1] : NULL;
+        cp->by_class[cls] += t1 - t0;
+        /* Backwards: the last segment follows this one. */
+        if (last && last->ent == ent && ent >= 0 && last->cls == cls && last->t0 == t1 &&
+            last->kind == kind) {
+                last->t0 = t0;
+                return;
+        }
+        if (!grow((void **)&cp->segs, &cp->cap_segs, cp->n_segs, sizeof *cp->segs)) {
+                cp->oom = true;
+                return;
+        }
+        const struct cp_site *st = x ? &cp->sites[x->site] : NULL;
+        cp->segs[cp->n_segs++] = (struct cp_seg){ .t0 = t0, .t1 = t1, .pe = pe, .cls = (uint8_t)cls,
+                                                   .kind = kind, .file = st ? st->file : NULL,
+                                                   .line = st ? st->line : 0,
+                                                   .what = st ? st->what : NULL, .ent = ent };
+}
+
+/* [t0, t1) of op ent, split like its own time. */
+static void emit_split(struct rep_cp *cp, int32_t ent, sim_ps t0, sim_ps t1, const char *kind)
+{
+        if (t1 <= t0)
+                return;
+        const struct cp_ent *x = &cp->ents[ent];
+        sim_ps part[HW_DEP_COUNT];
+        split(cp, x, t1 - t0, part);
+        /* Latest first (the walk goes back): fixed latency last in time. */
+        sim_ps t = t1;
+        for (int c = HW_DEP_COUNT - 1; c >= 0; c--) {
+                if (!part[c])
+                        continue;
+                emit(cp, t - part[c], t, c, kind, x->pe, ent);
+                t -= part[c];
+        }
+}
+
+static void hop(struct rep_cp *cp, uint32_t pe, const struct cp_ent *p)
+{
+        if (!grow((void **)&cp->hops, &cp->cap_hops, cp->n_hops, sizeof *cp->hops)) {
+                cp->oom = true;
+                return;
+        }
+        const struct cp_site *st = &cp->sites[p->site];
+        cp->hops[cp->n_hops++] = (struct cp_hop){ .pe = pe, .on_pe = p->pe, .what = st->what,
+                                                  .file = st->file, .line = st->line, .at = p->e };
+}
+
+static sim_ps min_ps(sim_ps a, sim_ps b) { return a < b ? a : b; }
+static sim_ps max_ps(sim_ps a, sim_ps b) { return a > b ? a : b; }
+
+static void walk(struct rep_cp *cp)
+{
+        const struct cp_ent *E = cp->ents;
+        uint32_t pe = cp->end_pe;
+        sim_ps t = cp->target_start + cp->kernel_ps;
+        int32_t i = cp->last_step[pe];
+        bool at_op = false;
+        for (;;) {
+                if (at_op) {
+                        /* Op i, entered at t <= its end. */
+                        const struct cp_ent *x = &E[i];
+                        sim_ps s = min_ps(x->s, t);
+                        if (x->drain) {
+                                const struct cp_ent *p = &E[x->dep];
+                                sim_ps lo = min_ps(max_ps(s, p->e), t);
+                                emit(cp, lo, t, x->cls, "op", x->pe, i);
+                                sim_ps tp = min_ps(p->e, lo);
+                                emit(cp, tp, lo, HW_DEP_NOC, "transit", x->pe, i);
+                                if (p->pe != x->pe)
+                                        hop(cp, x->pe, p);
+                                t = tp;
+                                i = x->dep;
+                                continue;
+                        }
+                        emit_split(cp, i, s, t, "op");
+                        t = s;
+                        if (x->dep >= 0 && x->trig) {
+                                sim_ps a = min_ps(x->a, t);
+                                emit_split(cp, i, a, t, "queue");
+                                t = min_ps(E[x->dep].e, a);
+                                i = x->dep;
+                                continue;
+                        }
+                        if (x->dep >= 0) {
+                                sim_ps tq = min_ps(E[x->dep].e, t);
+                                emit_split(cp, i, tq, t, "queue");
+                                t = tq;
+                                i = x->dep;
+                                continue;
+                        }
+                        sim_ps a = min_ps(x->a, t);
+                        emit_split(cp, i, a, t, "queue");
+                        t = a;
+                        pe = x->pe;
+                        i = x->prev;
+                        at_op = false;
+                        continue;
+                }
+                /* PE pe's timeline at t, from step i back. */
+                while (i >= 0 && E[i].a >= t)
+                        i = E[i].prev;
+                if (i < 0) {
+                        emit(cp, cp->target_start, t, REP_CP_LAUNCH, "launch", pe, -1);
+                        return;
+                }
+                const struct cp_ent *x = &E[i];
+                if (x->e < t) {
+                        emit(cp, x->e, t, REP_CP_WAIT, "wait", pe, i);
+                        t = x->e;
+                }
+                if (x->kind == CP_ISSUE) {
+                        emit(cp, x->a, t, HW_DEP_CPU, "issue", pe, i);
+                        t = x->a;
+                        i = x->prev;
+                        continue;
+                }
+                if (x->dep >= 0 && E[x->dep].e > x->a) {
+                        sim_ps tx = min_ps(E[x->dep].e, t);
+                        emit(cp, tx, t, REP_CP_WAIT, "wait", pe, i);
+                        t = tx;
+                        i = x->dep;
+                        at_op = true;
+                        continue;
+                }
+                emit(cp, x->a, t, REP_CP_WAIT, "wait", pe, i);
+                t = x->a;
+                i = x->prev;
+        }
+}
+
+/* ---- what-if: re-time the log forward with one class 2x faster ---- */
+
+/* The classes a what-if is made for: hw_dep's, but the fixed latencies. */
+#define CP_WHATIF HW_DEP_LATENCY
+
+/* How op x's own time [s, e) changes with class c 2x faster (<= 0); its
+ * mean factor over its split (for a queue behind ops like it) in *kq. */
+static float own_change(const struct rep_cp *cp, const struct cp_ent *x, int c, float *kq)
+{
+        sim_ps total = x->e - x->s;
+        sim_ps p[HW_DEP_COUNT];
+        parts_of(cp, x, p);
+        float d = -0.5f * (float)p[c];
+        if (x->parts != UINT32_MAX && cp->parts[x->parts].pace_cls) {
+                /* Paced at the slower of two rates: the slower one after. */
+                const struct cp_parts *pp = &cp->parts[x->parts];
+                int pc = pp->pace_cls, ac = pp->alt_cls;
+                float paced = (float)pp->pace * (pc == c ? 0.5f : 1.0f);
+                float other = (float)pp->pace_alt * (ac == c ? 0.5f : 1.0f);
+                if (pc == c && other > paced)
+                        d += (other > (float)pp->pace ? (float)pp->pace : other) - paced;
+        }
+        *kq = total ? 1.0f + d / (float)total : (x->cls == c ? 0.5f : 1.0f);
+        return d;
+}
+
+/* Every entry's end moves by D[j][c] with class c 2x faster (the log in
+ * order: what an entry depends on comes before it). Returns the kernel
+ * times in out[c]. */
+static int retime(const struct rep_cp *cp, double out[CP_WHATIF])
+{
+        const struct cp_ent *E = cp->ents;
+        float (*D)[CP_WHATIF] = malloc((cp->n ? cp->n : 1) * sizeof *D);
+        if (!D)
+                return -ENOMEM;
+        for (size_t j = 0; j < cp->n; j++) {
+                const struct cp_ent *x = &E[j];
+                const float zero[CP_WHATIF] = { 0 };
+                const float *dp = x->prev >= 0 ? D[x->prev] : zero;
+                const float *dd = x->dep >= 0 ? D[x->dep] : zero;
+                for (int c = 0; c < CP_WHATIF; c++) {
+                        float v;
+                        if (x->kind == CP_ISSUE) {
+                                v = dp[c] - (c == HW_DEP_CPU ? 0.5f * (float)(x->e - x->a) : 0);
+                        } else if (x->kind == CP_WAIT) {
+                                /* Woken by its producer's end, or on its own. */
+                                v = dp[c];
+                                if (x->dep >= 0 && E[x->dep].e > x->a) {
+                                        float own = dp[c] - (float)(x->e - x->a);
+                                        v = own > dd[c] ? own : dd[c];
+                                }
+                        } else if (x->drain) {
+                                const struct cp_ent *p = &E[x->dep];
+                                sim_ps transit = x->s > p->e ? x->s - p->e : 0;
+                                sim_ps tail = x->e - max_ps(x->s, p->e);
+                                v = dd[c] - (c == HW_DEP_NOC ? 0.5f * (float)transit : 0) -
+                                    (c == x->cls ? 0.5f * (float)tail : 0);
+                        } else {
+                                float kq, own = own_change(cp, x, c, &kq);
+                                /* Its start moves with what it waited for: the op it
+                                 * queued behind, or its issue and its queue. */
+                                float base = dp[c] - (float)(x->s - x->a), start;
+                                if (x->dep >= 0 && x->trig)
+                                        start = dd[c] - (1.0f - kq) * (float)(x->s - x->a);
+                                else if (x->dep >= 0)
+                                        start = x->stage ? dd[c] : (base > dd[c] ? base : dd[c]);
+                                else
+                                        start = dp[c] - (1.0f - kq) * (float)(x->s - x->a);
+                                v = start + own;
+                        }
+                        D[j][c] = v;
+                }
+        }
+        for (int c = 0; c < CP_WHATIF; c++) {
+                double end = (double)cp->target_start;
+                for (uint32_t p = 0; p < cp->n_pes; p++) {
+                        int32_t l = cp->last_step[p];
+                        double f = (double)cp->exec_end[p] + (l >= 0 ? D[l][c] : 0);
+                        if (f > end)
+                                end = f;
+                }
+                out[c] = end - (double)cp->target_start;
+        }
+        free(D);
+        return 0;
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+        const struct cp_line *x = a, *y = b;
+        if (x->ps != y->ps)
+                return x->ps < y->ps ? 1 : -1;
+        int c = strcmp(x->file ? x->file : "", y->file ? y->file : "");
+        return c ? c : (x->line > y->line) - (x->line < y->line);
+}
+
+static int line_key_cmp(const void *a, const void *b)
+{
+        const struct cp_line *x = a, *y = b;
+        int c = strcmp(x->file ? x->file : "", y->file ? y->file : "");
+        return c ? c : (x->line > y->line) - (x->line < y->line);
+}
+
+static int by_lines(struct rep_cp *cp)
+{
+        cp->lines = malloc((cp->n_segs ? cp->n_segs : 1) * sizeof *cp->lines);
+        if (!cp->lines)
+                return -ENOMEM;
+        size_t n = 0;
+        for (size_t i = 0; i < cp->n_segs; i++)
+                cp->lines[n++] = (struct cp_line){ .file = cp->segs[i].file,
+                                                   .line = cp->segs[i].line,
+                                                   .ps = cp->segs[i].t1 - cp->segs[i].t0 };
+        qsort(cp->lines, n, sizeof *cp->lines, line_key_cmp);
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (m && !line_key_cmp(&cp->lines[m - 1], &cp->lines[i]))
+                        cp->lines[m - 1].ps += cp->lines[i].ps;
+                else
+                        cp->lines[m++] = cp->lines[i];
+        }
+        qsort(cp->lines, m, sizeof *cp->lines, line_cmp);
+        cp->n_lines = m;
+        return 0;
+}
+
+int rep_cp_analyse(struct rep_cp *cp, const struct hw_sim *s)
+{
+        if (cp->oom)
+                return -ENOMEM;
+        sim_ps *ends = malloc((s->n_pes ? s->n_pes : 1) * sizeof *ends);
+        if (!ends)
+                return -ENOMEM;
+        cp->target_start = s->target_start_ps;
+        cp->end_pe = 0;
+        sim_ps end = 0;
+        for (uint32_t p = 0; p < s->n_pes && p < cp->n_pes; p++) {
+                ends[p] = s->pes[p].exec_end_ps;
+                if (ends[p] > end) {
+                        end = ends[p];
+                        cp->end_pe = p;
+                }
+        }
+        cp->kernel_ps = end > cp->target_start ? end - cp->target_start : 0;
+        cp->exec_end = ends;
+        cp->sim = s;
+        walk(cp);
+        /* Backwards to time order. */
+        for (size_t i = 0; i < cp->n_segs / 2; i++) {
+                struct cp_seg tmp = cp->segs[i];
+                cp->segs[i] = cp->segs[cp->n_segs - 1 - i];
+                cp->segs[cp->n_segs - 1 - i] = tmp;
+        }
+        double wi[CP_WHATIF];
+        for (int c = 0; c < REP_CP_COUNT; c++)
+                cp->whatif[c] = -1;
+        if (retime(cp, wi) < 0)
+                cp->oom = true;
+        else
+                for (int c = 0; c < CP_WHATIF; c++)
+                        cp->whatif[c] = wi[c];
+        int rc = by_lines(cp);
+        cp->exec_end = NULL;
+        cp->sim = NULL;
+        free(ends);
+        return rc < 0 ? rc : cp->oom ? -ENOMEM : 0;
+}
+
+sim_ps rep_cp_kernel_ps(const struct rep_cp *cp)
+{
+        return cp->kernel_ps;
+}
+
+/* ---- output ---- */
+
+json_t *rep_cp_json(const struct rep_cp *cp)
+{
+        json_t *o = json_object();
+        json_object_set_new(o, "kernel_ps", json_integer((json_int_t)cp->kernel_ps));
+        json_t *bc = json_object();
+        for (int c = 0; c < REP_CP_COUNT; c++)
+                json_object_set_new(bc, class_names[c], json_integer((json_int_t)cp->by_class[c]));
+        json_object_set_new(o, "by_class", bc);
+        json_t *bl = json_array();
+        for (size_t i = 0; i < cp->n_lines; i++) {
+                json_t *l = json_object();
+                json_object_set_new(l, "file", jsonw_string(cp->lines[i].file ? cp->lines[i].file
+                                                                              : ""));
+                json_object_set_new(l, "line", json_integer(cp->lines[i].line));
+                json_object_set_new(l, "ps", json_integer((json_int_t)cp->lines[i].ps));
+                json_array_append_new(bl, l);
+        }
+        json_object_set_new(o, "by_line", bl);
+        json_t *sg = json_array();
+        for (size_t i = 0; i < cp->n_segs; i++) {
+                const struct cp_seg *g = &cp->segs[i];
+                json_t *j = json_object();
+                json_object_set_new(j, "pe", json_integer(g->pe));
+                json_object_set_new(j, "class", jsonw_string(class_names[g->cls]));
+                json_object_set_new(j, "kind", jsonw_string(g->kind));
+                if (g->what)
+                        json_object_set_new(j, "op", jsonw_string(g->what));
+                if (g->file) {
+                        json_object_set_new(j, "file", jsonw_string(g->file));
+                        json_object_set_new(j, "line", json_integer(g->line));
+                }
+                json_object_set_new(j, "start_ps", json_integer((json_int_t)g->t0));
+                json_object_set_new(j, "end_ps", json_integer((json_int_t)g->t1));
+                json_array_append_new(sg, j);
+        }
+        json_object_set_new(o, "segments", sg);
+        json_t *ch = json_array();
+        for (size_t i = cp->n_hops; i-- > 0;) {
+                const struct cp_hop *h = &cp->hops[i];
+                json_t *j = json_object();
+                json_object_set_new(j, "pe", json_integer(h->pe));
+                json_object_set_new(j, "waited_on_pe", json_integer(h->on_pe));
+                json_object_set_new(j, "op", jsonw_string(h->what ? h->what : ""));
+                json_object_set_new(j, "file", jsonw_string(h->file ? h->file : ""));
+                json_object_set_new(j, "line", json_integer(h->line));
+                json_object_set_new(j, "at_ps", json_integer((json_int_t)h->at));
+                json_array_append_new(ch, j);
+        }
+        json_object_set_new(o, "chain", ch);
+        json_t *wi = json_object();
+        for (int c = 0; c < REP_CP_COUNT; c++)
+                if (cp->whatif[c] >= 0)
+                        json_object_set_new(wi, class_names[c],
+                                            json_integer((json_int_t)(cp->whatif[c] + 0.5)));
+        json_object_set_new(o, "what_if_2x_kernel_ps", wi);
+        return o;
+}
+
+static int seg_len_cmp(const void *a, const void *b)
+{
+        const struct cp_seg *x = a, *y = b;
+        sim_ps lx = x->t1 - x->t0, ly = y->t1 - y->t0;
+        if (lx != ly)
+                return lx < ly ? 1 : -1;
+        return (x->t0 > y->t0) - (x->t0 < y->t0);
+}
+
+static double us(sim_ps ps)
+{
+        return (double)ps / 1e6;
+}
+
+static const char *base_name(const char *file)
+{
+        const char *slash = file ? strrchr(file, '/') : NULL;
+        return slash ? slash + 1 : file ? file : "?";
+}
+
+void rep_cp_text(const struct rep_cp *cp, FILE *out)
+{
+        double k = cp->kernel_ps ? 100.0 / (double)cp->kernel_ps : 0;
+        fprintf(out, "  critical path (back from PE %u's end to the kernel start: %zu segments, "
+                "%zu steps between PEs):\n", cp->end_pe, cp->n_segs, cp->n_hops);
+        fprintf(out, "    by class (us, %% of the kernel time):\n");
+        for (int c = 0; c < REP_CP_COUNT; c++)
+                if (cp->by_class[c])
+                        fprintf(out, "      %-12s %12.3f  %5.1f%%\n", class_names[c],
+                                us(cp->by_class[c]), k * (double)cp->by_class[c]);
+        size_t nl = cp->n_lines < 5 ? cp->n_lines : 5;
+        if (nl)
+                fprintf(out, "    by kernel source line (top %zu of %zu):\n", nl, cp->n_lines);
+        for (size_t i = 0; i < nl; i++) {
+                char place[256];
+                if (cp->lines[i].file)
+                        snprintf(place, sizeof place, "%s:%d", base_name(cp->lines[i].file),
+                                 cp->lines[i].line);
+                else
+                        snprintf(place, sizeof place, "(launch)");
+                fprintf(out, "      %-36s %12.3f  %5.1f%%\n", place, us(cp->lines[i].ps),
+                        k * (double)cp->lines[i].ps);
+        }
+        struct cp_seg *v = malloc((cp->n_segs ? cp->n_segs : 1) * sizeof *v);
+        if (v && cp->n_segs) {
+                memcpy(v, cp->segs, cp->n_segs * sizeof *v);
+                qsort(v, cp->n_segs, sizeof *v, seg_len_cmp);
+                size_t ns = cp->n_segs < 5 ? cp->n_segs : 5;
+                fprintf(out, "    longest segments:\n");
+                for (size_t i = 0; i < ns; i++) {
+                        char place[256] = "";
+                        if (v[i].file)
+                                snprintf(place, sizeof place, " at %s:%d", base_name(v[i].file),
+                                         v[i].line);
+                        fprintf(out, "      %.3f us  PE %u %s %s%s%s%s (%.3f..%.3f us)\n",
+                                us(v[i].t1 - v[i].t0), v[i].pe, v[i].kind, class_names[v[i].cls],
+                                v[i].what ? " " : "", v[i].what ? v[i].what : "", place,
+                                us(v[i].t0), us(v[i].t1));
+                }
+        }
+        free(v);
+        if (cp->n_hops) {
+                size_t nh = cp->n_hops < 8 ? cp->n_hops : 8;
+                fprintf(out, "    chain across PEs (latest first, %zu of %zu):\n", nh, cp->n_hops);
+                for (size_t i = 0; i < nh; i++) {
+                        const struct cp_hop *h = &cp->hops[i];
+                        fprintf(out, "      PE %u waited on PE %u's %s at %s:%d (ended %.3f us)\n",
+                                h->pe, h->on_pe, h->what ? h->what : "op", base_name(h->file),
+                                h->line, us(h->at));
+                }
+        }
+        int most = -1;
+        for (int c = 0; c < REP_CP_COUNT; c++)
+                if (cp->whatif[c] >= 0 && (most < 0 || cp->whatif[c] < cp->whatif[most]))
+                        most = c;
+        fprintf(out, "    what-if, one class 2x faster (the recorded graph re-timed; an "
+                "estimate):\n");
+        for (int c = 0; c < REP_CP_COUNT; c++) {
+                if (cp->whatif[c] < 0)
+                        continue;
+                double d = cp->kernel_ps ? 100.0 * (cp->whatif[c] - (double)cp->kernel_ps) /
+                                                   (double)cp->kernel_ps
+                                         : 0;
+                fprintf(out, "      %-12s %12.3f us  %+6.1f%%\n", class_names[c],
+                        cp->whatif[c] / 1e6, d);
+        }
+        if (most >= 0 && cp->kernel_ps && cp->whatif[most] < (double)cp->kernel_ps)
+                fprintf(out, "    a 2x faster %s moves the kernel time most (estimated %+.1f%%)\n",
+                        class_names[most],
+                        100.0 * (cp->whatif[most] - (double)cp->kernel_ps) / (double)cp->kernel_ps);
+}
+
+void rep_cp_trace(const struct rep_cp *cp, struct rep_trace *t, uint32_t pid)
+{
+        rep_trace_name(t, pid, -1, "critical path", pid);
+        rep_trace_name(t, pid, 0, "path", 0);
+        struct rep_lanes lanes = { 0 };
+        for (size_t i = 0; i < cp->n_segs; i++) {
+                const struct cp_seg *g = &cp->segs[i];
+                char name[160];
+                snprintf(name, sizeof name, "PE %u %s %s%s%s", g->pe, g->kind, class_names[g->cls],
+                         g->what ? " " : "", g->what ? g->what : "");
+                uint32_t opened = rep_trace_slice(t, &lanes, pid, 0, name, g->t0, g->t1, 0, 1);
+                if (opened)
+                        rep_trace_name(t, pid, (int)opened, "path", opened);
+        }
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The critical path (cubesim run --critical-path, docs/adr/0028):
+#   - its by_class and by_line each sum to the kernel time exactly, and its
+#     segments tile the kernel time, in time order, on several kernels;
+#   - a kernel whose last PE waited on another PE's send names that chain,
+#     in the JSON and in the text ("PE 0 waited on PE 4's send at ...");
+#   - a what-if estimate is within 10% of a real rerun with that part 2x
+#     faster (2x HBM on gqa_decode_opt2 and gemm_epilogue), and the class
+#     the what-if moves most is the one the real reruns move most;
+#   - recording changes nothing: the op_log, and the summary up to the
+#     critical path's section, are byte-identical with and without the
+#     flag; without it the JSON has no critical_path and the text no section;
+#   - the trace gets a "critical path" track.
+set -euo pipefail
+. "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
+
+decode=(gqa_decode --set seq_len=4096)
+opt2=(gqa_decode_opt2 --set seq_len=4096)
+epi=(gemm_epilogue --set m=256 --set n=512 --set k=512)
+small=(gqa_prefill --topo "$src/topologies/small.yaml" --set q_heads=8 --set kv_heads=2
+       --set head_dim=32 --set seq_len=160 --set kv_tile=32)
+
+"$bin" run "${decode[@]}" --critical-path --json >"$tmp/decode.json"
+"$bin" run "${decode[@]}" --critical-path >"$tmp/decode.txt"
+"$bin" run "${opt2[@]}" --critical-path --json >"$tmp/opt2.json"
+"$bin" run "${opt2[@]}" --set cube.hbm.channel_bw_gbps=102.4 --json >"$tmp/opt2_hbm.json"
+"$bin" run "${epi[@]}" --critical-path --json >"$tmp/epi.json"
+for f in "pe.dma.bw_gbps=128" "cube.hbm.channel_bw_gbps=102.4" \
+         "cube.noc.link_bw_gbps=256 pe.links.dma_noc.bw_gbps=256" \
+         "pe.gemm.macs_per_cycle=8192" "pe.math.lanes=256"; do
+        sets=()
+        for kv in $f; do sets+=(--set "$kv"); done
+        name=${f%%=*}
+        "$bin" run "${epi[@]}" "${sets[@]}" --json >"$tmp/epi_$name.json"
+done
+"$bin" run "${small[@]}" --critical-path --json >"$tmp/small.json"
+
+# Recording changes nothing.
+"$bin" run "${small[@]}" --oplog "$tmp/plain.oplog" >"$tmp/plain.txt"
+"$bin" run "${small[@]}" --critical-path --oplog "$tmp/cp.oplog" >"$tmp/cp.txt"
+cmp -s "$tmp/plain.oplog" "$tmp/cp.oplog" || { echo "FAIL: the op_log differs with --critical-path"; exit 1; }
+n=$(wc -l <"$tmp/plain.txt")
+head -n "$n" "$tmp/cp.txt" | cmp -s - "$tmp/plain.txt" ||
+        { echo "FAIL: the summary before the critical path's section differs"; exit 1; }
+grep -q "critical path" "$tmp/plain.txt" && { echo "FAIL: a critical path without the flag"; exit 1; }
+grep -q "^  critical path" "$tmp/cp.txt" || { echo "FAIL: no critical path section"; exit 1; }
+"$bin" run "${small[@]}" --json >"$tmp/plain.json"
+"$bin" run "${small[@]}" --critical-path --trace "$tmp/t.json" >/dev/null
+grep -q '"critical path"' "$tmp/t.json" || { echo "FAIL: no critical path track in the trace"; exit 1; }
+grep -q "waited on PE [0-9]*'s send at gqa_common.c:[0-9]*" "$tmp/decode.txt" ||
+        { echo "FAIL: the text names no chain across PEs"; cat "$tmp/decode.txt"; exit 1; }
+
+python3 - "$tmp" <<'PY'
+import json, sys
+tmp = sys.argv[1]
+def load(name):
+    with open(f"{tmp}/{name}.json") as f:
+        return json.load(f)
+fails = 0
+def check(ok, what):
+    global fails
+    print(("ok   " if ok else "FAIL ") + what)
+    fails += not ok
+
+if "critical_path" in load("plain"):
+    check(False, "no critical_path in the JSON without the flag")
+for name in ("decode", "opt2", "epi", "small"):
+    r = load(name)
+    cp = r["critical_path"]
+    T = r["kernel_ps"]
+    bc = sum(cp["by_class"].values())
+    check(bc == T, f"{name}: by_class sums to {bc} ps, the kernel time {T} ps")
+    bl = sum(l["ps"] for l in cp["by_line"])
+    check(bl == T, f"{name}: by_line sums to {bl} ps")
+    segs = cp["segments"]
+    tiled = (segs[0]["start_ps"] == r["target_start_ps"] and
+             segs[-1]["end_ps"] == r["target_start_ps"] + T and
+             all(a["end_ps"] == b["start_ps"] for a, b in zip(segs, segs[1:])))
+    check(tiled, f"{name}: {len(segs)} segments tile the kernel time in order")
+    check(set(cp["by_class"]) >= {"pe_cpu", "pe_dma", "pe_gemm", "pe_math", "hbm_channel",
+                                  "launch"}, f"{name}: by_class has busy_ps's classes and launch")
+
+chain = load("decode")["critical_path"]["chain"]
+check(any(h["op"] == "send" and h["pe"] != h["waited_on_pe"] and h["file"].endswith("gqa_common.c")
+          for h in chain), f"decode: the chain names a PE waiting on another's send: {chain[:2]}")
+
+def err(est, real):
+    return abs(est - real) / real
+est = load("opt2")["critical_path"]["what_if_2x_kernel_ps"]["hbm_channel"]
+real = load("opt2_hbm")["kernel_ps"]
+check(err(est, real) <= 0.10, f"opt2: 2x HBM estimated {est} ps, real {real} ps "
+      f"({100 * (est - real) / real:+.1f}%)")
+e = load("epi")
+wi = e["critical_path"]["what_if_2x_kernel_ps"]
+reals = {"pe_dma": "pe.dma.bw_gbps", "hbm_channel": "cube.hbm.channel_bw_gbps",
+         "noc": "cube.noc.link_bw_gbps", "pe_gemm": "pe.gemm.macs_per_cycle",
+         "pe_math": "pe.math.lanes"}
+real = {c: load(f"epi_{k}")["kernel_ps"] for c, k in reals.items()}
+check(err(wi["hbm_channel"], real["hbm_channel"]) <= 0.10,
+      f"gemm_epilogue: 2x HBM estimated {wi['hbm_channel']} ps, real {real['hbm_channel']} ps")
+top_est = min(reals, key=lambda c: wi[c])
+top_real = min(reals, key=lambda c: real[c])
+check(top_est == top_real, f"gemm_epilogue: the what-if moves {top_est} most, the reruns {top_real}")
+sys.exit(1 if fails else 0)
+PY
