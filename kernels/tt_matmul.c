@@ -22,7 +22,15 @@
  *     accumulates into L1, tt-metal's packer_l1_acc), in subblocks of at
  *     most 8 tiles, the tiles the matrix unit's Dst registers hold.
  * Two pages per operand buffer: a reader runs at most two blocks ahead of
- * its compute (tt-metal's double buffering).
+ * its compute (tt-metal's double buffering). A sender multicasts a block
+ * only when every receiver has reserved the page it lands in: each
+ * receiver increments the sender's semaphore (tl_sem_inc) after its
+ * reserve, the sender waits for all of them (tt-metal's sender and
+ * receiver semaphores; handshake=0 drops the wait). With A in L1,
+ * block-sharded over each row (K split over the columns), the sender of K
+ * block b is the column whose shard holds it, not column 0 (tt-metal's
+ * block-sharded in0 sender/receiver kernel; a_rotate=0 keeps column 0).
+ * docs/adr/0031.
  *
  * The program config is tt-metal's MatmulMultiCoreReuseMultiCastProgramConfig
  * as its GEMM benchmark derives it (tests/ttnn/unit_tests/benchmarks/
