@@ -22,7 +22,15 @@
  *     accumulates into L1, tt-metal's packer_l1_acc), in subblocks of at
  *     most 8 tiles, the tiles the matrix unit's Dst registers hold.
  * Two pages per operand buffer: a reader runs at most two blocks ahead of
- * its compute (tt-metal's double buffering).
+ * its compute (tt-metal's double buffering). A sender multicasts a block
+ * only when every receiver has reserved the page it lands in: each
+ * receiver increments the sender's semaphore (tl_sem_inc) after its
+ * reserve, the sender waits for all of them (tt-metal's sender and
+ * receiver semaphores; handshake=0 drops the wait). With A in L1,
+ * block-sharded over each row (K split over the columns), the sender of K
+ * block b is the column whose shard holds it, not column 0 (tt-metal's
+ * block-sharded in0 sender/receiver kernel; a_rotate=0 keeps column 0).
+ * docs/adr/0031.
  *
  * The program config is tt-metal's MatmulMultiCoreReuseMultiCastProgramConfig
  * as its GEMM benchmark derives it (tests/ttnn/unit_tests/benchmarks/
@@ -49,6 +57,8 @@
 #define TILE 32
 #define TAG_A 1
 #define TAG_B 2
+#define SEM_A 0                     /* a row's A sender: its receivers' page reserved */
+#define SEM_B 1                     /* a column's B sender: the same */
 
 static const char *const dtypes[] = { "bf16", "bfp8_b", "bfp4_b", NULL };
 static const tl_dtype dtype_of[] = { TL_BF16, TL_BFP8_B, TL_BFP4_B };
@@ -68,6 +78,10 @@ struct mm_args {
         bool l1_acc;                 /* K blocks accumulate in place (else a bias pass each) */
         int out_pages;               /* out = dram: pages of the writer's buffer (1 or 2) */
         int buffers;                 /* pages of each operand's buffer */
+        bool handshake;              /* senders wait for their receivers' pages (semaphores) */
+        int64_t a_shard_w;           /* A block-sharded in L1 over each row: K tiles per shard,
+                                        K block b sent by column b * kw / a_shard_w; 0: A sent by
+                                        column 0 */
         tl_dtype dt;                 /* A, B and C */
         tl_dtype acc_dt;             /* the out block's accumulator */
 };
@@ -94,6 +108,12 @@ static const struct tl_param mm_params[] = {
           "out block columns in tiles (0: the PE's output block, halved until it fits)" },
         { "buffers", TL_PARAM_INT, 2, 1, 8, NULL,
           "pages of each operand's circular buffer (2: tt-metal's double buffering)" },
+        { "handshake", TL_PARAM_INT, 1, 0, 1, NULL,
+          "1: a multicast waits until every receiver has reserved its page (tt-metal's "
+          "sender and receiver semaphores); 0: it goes at once" },
+        { "a_rotate", TL_PARAM_INT, 1, 0, 1, NULL,
+          "A in L1: 1: block-sharded over each row, K block b sent by the column holding it "
+          "(where the blocks divide evenly); 0: column 0 sends every block" },
         { "packer_l1_acc", TL_PARAM_INT, 1, 0, 1, NULL,
           "1: K blocks accumulate onto the out block in place; 0: a vector-unit add each" },
         { "fp32_acc", TL_PARAM_INT, 0, 0, 1, NULL,
@@ -242,6 +262,7 @@ static void mm_setup(tl_setup *s, void *argp)
         g->acc_dt = fp32 ? TL_FP32 : TL_BF16;
         g->l1_acc = tl_setup_int(s, "packer_l1_acc") != 0;
         g->buffers = (int)tl_setup_int(s, "buffers");
+        g->handshake = tl_setup_int(s, "handshake") != 0;
         g->a_dram = tl_setup_choice(s, "in0") == 1;
         g->b_dram = tl_setup_choice(s, "in1") == 1;
         g->out_l1 = tl_setup_choice(s, "out") == 0;
@@ -262,6 +283,17 @@ static void mm_setup(tl_setup *s, void *argp)
         if (g->kw <= kt)
                 check_tcm(s, g, mc);
         pick_subblock(g, fp32);
+        /* A in L1 is block-sharded over each row, K split over the columns:
+         * tt-metal's in0 sender/receiver kernel for a block-sharded in0
+         * (reader_bmm_tile_layout_in0_sender_receiver_padding_block_sharded)
+         * sends K block b from the column whose shard holds it. Used when
+         * the shards and blocks divide evenly and every PE of a row has
+         * output in every part (all take part in every multicast);
+         * otherwise column 0 sends every block. */
+        g->a_shard_w = 0;
+        if (!g->a_dram && tl_setup_int(s, "a_rotate") && kt % g->gx == 0 && (kt / g->gx) % g->kw == 0 &&
+            nt == (int64_t)g->gx * g->pcn && g->pcn % g->obw == 0)
+                g->a_shard_w = kt / g->gx;
         int64_t as[2] = { g->m, g->k }, bs[2] = { g->k, g->n }, cs[2] = { g->m, g->n };
         tl_dtype dt = g->dt;
         g->a = g->a_dram ? tl_setup_tensor(s, "a", TL_INPUT, dt, 2, as)
@@ -330,6 +362,13 @@ static int64_t k_len(const struct mm_args *g, int64_t b)
         return min64(g->kw * TILE, g->k - b * g->kw * TILE);
 }
 
+/* The grid column that sends A's K block b (A block-sharded in L1: the
+ * column whose shard holds it; else column 0). */
+static int a_sender(const struct mm_args *g, int64_t b)
+{
+        return g->a_shard_w ? (int)(b * g->kw / g->a_shard_w) : 0;
+}
+
 /* One operand's reader (tt-metal's in0 or in1 sender/receiver kernel):
  * for each K block of each part, the sender reads it from DRAM into the
  * back page (or takes it in place from its L1 shard) and multicasts it
@@ -340,11 +379,13 @@ static void reader(tl_ctx *tl, const struct mm_pe *p, bool is_a)
 {
         const struct mm_args *g = p->g;
         tl_cb *cb = is_a ? p->cb_a : p->cb_b;
-        bool send = is_a ? p->x == 0 : p->y == 0, dram = is_a ? g->a_dram : g->b_dram;
-        int src = is_a ? p->a_src : p->b_src;
+        bool dram = is_a ? g->a_dram : g->b_dram;
         struct part q;
         for (int64_t i = -1; next_part(p, &i, &q);) {
                 for (int64_t b = 0; b < p->nb; b++) {
+                        int sx = a_sender(g, b);
+                        bool send = is_a ? p->x == sx : p->y == 0;
+                        int src = is_a ? p->a_src + sx : p->b_src;
                         int64_t k0 = b * g->kw * TILE, kn = k_len(g, b);
                         /* The page: the block (a sender of an operand in L1
                          * multicasts from its shard in place). */
@@ -358,11 +399,23 @@ static void reader(tl_ctx *tl, const struct mm_pe *p, bool is_a)
                                         tl_copy_to(tl, v, src_blk);
                         }
                         if (!send) {
+                                /* The page is free: tell the sender (tt-metal's
+                                 * noc_semaphore_inc), then take its multicast. */
+                                if (g->handshake)
+                                        tl_sem_inc(tl, src, is_a ? SEM_A : SEM_B, 1);
                                 tl_recv_into(tl, v, src, is_a ? TAG_A : TAG_B);
                         } else {
                                 int n = is_a ? q.a_cols : q.b_rows;
+                                /* Every receiver's page is free (noc_semaphore_wait,
+                                 * then noc_semaphore_set back to 0). */
+                                if (n > 0 && g->handshake) {
+                                        tl_sem_wait(tl, is_a ? SEM_A : SEM_B, n);
+                                        tl_sem_set(tl, is_a ? SEM_A : SEM_B, 0);
+                                }
+                                /* The row's first n + 1 columns but the sender. */
                                 if (n > 0 && is_a)
-                                        tl_mcast(tl, p->y, 1, 1, n, v, TAG_A);
+                                        tl_mcast(tl, p->y, g->a_shard_w ? 0 : 1, 1,
+                                                 g->a_shard_w ? n + 1 : n, v, TAG_A);
                                 else if (n > 0)
                                         tl_mcast(tl, 1, p->x, n, 1, v, TAG_B);
                         }
@@ -407,7 +460,7 @@ static void compute(tl_ctx *tl, const struct mm_pe *p)
                         tl_tensor *pb = tl_cb_wait_front(tl, p->cb_b);
                         tl_scratch_scope_begin(tl);
                         /* A sender of an operand in L1 multiplies its shard in place. */
-                        tl_tensor *ab = p->x == 0 && !g->a_dram
+                        tl_tensor *ab = p->x == a_sender(g, b) && !g->a_dram
                                                 ? block(tl, g->a, q.r0, k0, q.mr, kn)
                                                 : block(tl, pa, 0, 0, q.mr, kn);
                         tl_tensor *bb = p->y == 0 && !g->b_dram
@@ -461,7 +514,7 @@ static void tt_matmul(tl_ctx *tl, const void *argp)
                            .b_src = tl_rank(tl, x, 0, 0), .nb = cdiv(cdiv(g->k, TILE), g->kw),
                            .rows = min64(g->pcm * TILE, g->m - (int64_t)y * g->pcm * TILE),
                            .cols = min64(g->pcn * TILE, g->n - (int64_t)x * g->pcn * TILE) };
-        p.cb_a = operand_cb(tl, "in0", g, x == 0 && !g->a_dram, oh, kw);
+        p.cb_a = operand_cb(tl, "in0", g, x == 0 && !g->a_dram && !g->a_shard_w, oh, kw);
         p.cb_b = operand_cb(tl, "in1", g, y == 0 && !g->b_dram, kw, ow);
         int64_t out_shape[2] = { oh, ow };
         if (g->out_l1)

@@ -36,7 +36,11 @@ each mechanism removed in turn:
     on one core;
   - double buffering: tt_matmul's buffers=1, one page per operand buffer;
   - the unpackers' feed of the FPU: pe.gemm.operand_bytes_per_cycle = 0;
-  - a NoC interface's two directions: pe.dma.duplex = 0."""
+  - a NoC interface's two directions: pe.dma.duplex = 0;
+  - the senders' handshake (docs/adr/0031): tt_matmul's handshake=0, a
+    multicast going without waiting for its receivers' pages;
+  - the rotating A sender of a block-sharded A in L1 (docs/adr/0031):
+    tt_matmul's a_rotate=0, column 0 sending every K block."""
 import argparse
 import concurrent.futures as cf
 import csv
@@ -178,6 +182,8 @@ def main():
          lambda r: ["pe.gemm.operand_bytes_per_cycle=0"]),
         ("one data path for both directions (pe.dma.duplex = 0)",
          lambda r: ["pe.dma.duplex=0"]),
+        ("no sender/receiver handshake (handshake=0)", lambda r: ["handshake=0"]),
+        ("A in L1 sent by column 0 (no rotating sender)", lambda r: ["a_rotate=0"]),
     ]
     for name, extra in variants:
         if extra is None or extra == "nofixed":

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # tests/tt_matmul.sh: the tt_matmul kernel (2D-multicast blocked matmul).
+# Its senders' semaphore handshake and rotating A sender (docs/adr/0031)
+# are each checked against their absence.
 # Data mode matches NumPy within the dtype's rounding (tests/lib/
 # tt_matmul_check.py) for every operand placement, uneven shapes and grids,
 # output parts and all three dtypes, on both Tenstorrent machines. In
@@ -128,6 +130,47 @@ small=(--set m=512 --set k=1024 --set n=1024)
         || { echo "FAIL: duplex NoC interfaces are not faster" >&2; exit 1; }
 [ "$(kt "${sq[@]}")" -lt "$(kt "${sq[@]}" --set buffers=1)" ] \
         || { echo "FAIL: double buffering is not faster than one page" >&2; exit 1; }
+
+# The senders' handshake (tt-metal's in0/in1 sender and receiver
+# semaphores; docs/adr/0031): with one page per buffer, row 1's A sender
+# (PE 8) multicasts K block i+1 only after its receiver PE 9 has finished
+# multiplying block i (popped its page and reserved it again, then
+# incremented the sender's semaphore); with handshake=0 it goes earlier.
+# (a_rotate=0: column 0 sends every K block of A.)
+hs() {
+        "$bin" run tt_matmul --topo "$wh" --set m=1024 --set k=1024 --set n=1024 --set in0_block_w=4 \
+                --set a_rotate=0 --set buffers=1 --set handshake=$1 --oplog "$tmp/hs$1.jsonl" >/dev/null
+        "$py" - "$tmp/hs$1.jsonl" <<'PY'
+import json, sys
+mc, gm = [], []
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["pe"] == "sip0.cube0.pe8" and r["op"] == "mcast" and r["params"]["tag"] == 1:
+        mc.append(r)
+    elif r["pe"] == "sip0.cube0.pe9" and r["component"] == "pe_gemm":
+        gm.append(r)
+per = len(gm) // len(mc)
+assert len(mc) == 8 and per * len(mc) == len(gm), (len(mc), len(gm))
+ends = [max(g["end_ps"] for g in gm[i * per:(i + 1) * per]) for i in range(len(mc))]
+print("after" if all(mc[i + 1]["start_ps"] >= ends[i] for i in range(len(mc) - 1)) else "before")
+PY
+}
+[ "$(hs 1)" = after ] || { echo "FAIL: a multicast went before its receiver's page was free" >&2; exit 1; }
+[ "$(hs 0)" = before ] || { echo "FAIL: without the handshake the sender never ran ahead" >&2; exit 1; }
+
+# The rotating A sender (docs/adr/0031): A block-sharded in L1, K block b
+# is multicast by the column whose shard holds it, so at 1024^3 with
+# in0_block_w 4 (8 blocks, one per column's shard) every one of the 64
+# PEs sends A once; with a_rotate=0 only column 0's 8 PEs send.
+senders() {
+        "$bin" run tt_matmul --topo "$wh" --set m=1024 --set k=1024 --set n=1024 --set in0_block_w=4 \
+                --set a_rotate=$1 --oplog "$tmp/rot$1.jsonl" >/dev/null
+        "$py" -c 'import json,sys
+print(len({r["pe"] for r in map(json.loads, open(sys.argv[1]))
+           if r["op"] == "mcast" and r["params"]["tag"] == 1}))' "$tmp/rot$1.jsonl"
+}
+[ "$(senders 1)" -eq 64 ] || { echo "FAIL: rotating A senders: $(senders 1) PEs send, expected 64" >&2; exit 1; }
+[ "$(senders 0)" -eq 8 ] || { echo "FAIL: a_rotate=0: $(senders 0) PEs send A, expected 8" >&2; exit 1; }
 
 # A grid larger than the NoC is bad input.
 if "$bin" run tt_matmul --topo "$wh" --set grid_x=9 >/dev/null 2>"$tmp/err"; then

@@ -558,6 +558,33 @@ TL_API void tl__cb_pop_front(tl_ctx *, tl_cb *cb, const char *file, int line);
 /* Wait for this thread's outstanding ops, then free the front page. */
 #define tl_cb_pop_front(tl, cb) tl__cb_pop_front((tl), (cb), __FILE__, __LINE__)
 
+/* Semaphores: TL_MAX_SEMS counters per PE, numbered 0 .. TL_MAX_SEMS - 1,
+ * the same numbers on every PE, each starting at 0 (tt-metal's
+ * CreateSemaphore: one L1 word at the same address on every core of the
+ * program), shared by the PE's threads. The handshake of tt-metal's
+ * multicast matmul readers: a receiver that has reserved the page a
+ * multicast will land in increments its sender's semaphore
+ * (noc_semaphore_inc); the sender waits until all its receivers have
+ * (noc_semaphore_wait), sets it back to 0 (noc_semaphore_set), then
+ * multicasts, so no multicast lands before its page is free.
+ *
+ * tl_sem_inc adds n (>= 1) to semaphore sem of PE rank (this PE's own too):
+ * a NoC atomic that reaches rank after the route's latency (a DMA setup
+ * and the hops; this PE's own at once), costing a send's issue
+ * (pe.cpu.issue_cost_ns.send). tl_sem_wait blocks until this PE's
+ * semaphore sem is at least value (a wait's issue); tl_sem_set sets it
+ * (free: a store to the PE's own L1). Misuse is a kernel error (a
+ * semaphore number or rank out of range, n < 1, a negative value); a wait
+ * that no increment can end is reported as a deadlock naming the
+ * semaphore, its value and the waiting line. */
+#define TL_MAX_SEMS 8
+TL_API void tl__sem_inc(tl_ctx *, int rank, int sem, int n, const char *file, int line);
+TL_API void tl__sem_wait(tl_ctx *, int sem, int value, const char *file, int line);
+TL_API void tl__sem_set(tl_ctx *, int sem, int value, const char *file, int line);
+#define tl_sem_inc(tl, rank, sem, n) tl__sem_inc((tl), (rank), (sem), (n), __FILE__, __LINE__)
+#define tl_sem_wait(tl, sem, value) tl__sem_wait((tl), (sem), (value), __FILE__, __LINE__)
+#define tl_sem_set(tl, sem, value) tl__sem_set((tl), (sem), (value), __FILE__, __LINE__)
+
 /* ---- kernels and their parameters --------------------------------------- */
 
 typedef void (*tl_kernel_fn)(tl_ctx *tl, const void *args);

@@ -407,6 +407,7 @@ void tl_run_fini(struct tl_run *r)
                 m = next;
         }
         tl__inbox_fini(&r->inbox);
+        tl__sems_fini(r);
         free(r->args);
         free(r->trace_sel);
         rep_cp_free(r->cp);

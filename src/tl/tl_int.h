@@ -202,6 +202,14 @@ struct tl_pool {
 
 #define TL_HINTS 32
 
+/* A semaphore of a PE (sem.c). */
+struct tl_sem {
+        uint32_t value;              /* its count */
+        bool armed;                  /* a thread waits on changed */
+        struct ev_future changed;    /* completed at the next increment or set */
+        char note[96];               /* the blocked wait's deadlock note */
+};
+
 struct tl_thread;
 
 struct tl_ctx {
@@ -253,7 +261,21 @@ struct tl_ctx {
         struct ev_future threads_done; /* completed when the last live thread returns */
         sim_ps core_free[TL_MAX_THREADS]; /* per core: the end of its last issue */
         struct tl_cb *cbs;           /* the PE's circular buffers, newest first */
+        struct tl_sem sems[TL_MAX_SEMS]; /* the PE's semaphores (tl_sem_*) */
 };
+
+/* A tl_sem_inc on its way to its PE (sem.c; pooled in struct tl_run). */
+struct tl_sem_inc {
+        struct ev_event land;        /* fires when it reaches the PE */
+        struct tl_ctx *dst;          /* the PE's first core's context */
+        int sem;                     /* which semaphore */
+        uint32_t n;                  /* added */
+        struct tl_sem_inc *next_free; /* in the run's free list */
+        struct tl_sem_inc *next_all; /* in the run's list of every record */
+};
+
+/* Free the run's semaphore increment records. */
+void tl__sems_fini(struct tl_run *r);
 
 /* A kernel thread started on a PE (tl_thread_start). */
 struct tl_thread {
@@ -350,6 +372,8 @@ struct tl_run {
         struct tl_msg *free_msgs;    /* recycled messages */
         struct tl_msg *all_msgs;     /* every message made (owns them) */
         struct tl_inbox inbox;       /* landed messages not yet received */
+        struct tl_sem_inc *free_incs; /* recycled semaphore increments */
+        struct tl_sem_inc *all_incs; /* every one made (owns them) */
         uint64_t n_msgs_sent;        /* messages made by tl_send and tl_mcast */
         uint64_t next_flow;          /* trace flow ids */
         struct tl_site *sites;       /* data mode: writes to replicated tensors; [0] unused */
