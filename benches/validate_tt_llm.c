@@ -23,9 +23,17 @@
  *     the final norm and LM head on the last tile of rows. Prompts longer
  *     than TT_PREFILL_SIM tokens are simulated at that length and scaled:
  *     linearly, SDPA quadratically (said in the output).
+ * On a machine of several chips (n300, t3k, galaxy) the `dp` replicas
+ * split its chips and each replica splits the model over tp = chips / dp
+ * chips as tt-transformers does on a 1D mesh (benches/tt_llm_model.c,
+ * tt_shard_model): a chip's programs run on one chip of the machine
+ * (system.sips=1; every chip runs the same), the all-gathers and
+ * reduce-scatters over the links on tp chips (kernels/ccl.c); each chip's
+ * share is checked against its DRAM; batch is the users in all, batch /
+ * dp a replica's. tokens/s = t/s/u x batch, per chip / chips.
  * error = (predicted - measured) / measured x 100; the MAPEs are the means
- * of |error| over the rows. Machines: n150 and p150 name their files;
- * any other name NAME is topologies/tt_NAME.yaml. */
+ * of |error| over the rows. Machines: n150, n300 and p150 name their
+ * files; any other name NAME is topologies/tt_NAME.yaml. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -67,7 +75,7 @@ struct vl_row {
         double pred_tps, pred_ttft;  /* predicted */
         double err_tps, err_ttft;    /* (predicted - measured) / measured x 100 */
         bool scaled;                 /* the prefill was simulated shorter and scaled */
-        int64_t chips, tp;           /* the machine's chips; chips a replica splits the model over */
+        int64_t chips, tp;           /* the machine's chips; those one replica splits over */
         int64_t ubatch;              /* users a replica decodes: batch / dp */
         uint64_t chip_bytes;         /* one chip's weights (its share) */
         double tok_s, tok_s_chip;    /* predicted tokens/s in all and per chip */
@@ -249,8 +257,8 @@ static int check_fit(const struct vl_ctx *c, struct vl_row *r, const struct topo
                       "%.2f GB + KV cache %.2f GB (batch %lld x %lld positions) + activations "
                       "%.2f GB = %.2f GB, more than its %.2f GB (%.1f GiB) of DRAM",
                       r->m->name, r->prec.name, r->field[C_MACHINE], split, gb(mem.weights),
-                      gb(mem.kv), (long long)r->ubatch, (long long)(r->prompt + r->gen), gb(mem.act),
-                      gb(mem.total), gb(cap), (double)cap / (double)(UINT64_C(1) << 30));
+                      gb(mem.kv), (long long)r->ubatch, (long long)(r->prompt + r->gen),
+                      gb(mem.act), gb(mem.total), gb(cap), (double)cap / (double)(UINT64_C(1) << 30));
         return 2;
 }
 
@@ -510,7 +518,8 @@ static int run(const struct bench_ctx *bc)
 {
         struct vl_ctx *c = calloc(1, sizeof *c);
         struct vl_row *rows = calloc(MAX_ROWS, sizeof *rows);
-        uint64_t figures = 1, samples = 5, dp = 1, dns = FIT_DECODE_PROGRAM_NS, pns = FIT_PREFILL_PROGRAM_NS;
+        uint64_t figures = 1, samples = 5, dp = 1;
+        uint64_t dns = FIT_DECODE_PROGRAM_NS, pns = FIT_PREFILL_PROGRAM_NS;
         int status = 2;
         if (!c || !rows) {
                 diag_error(bc->diag, "out of memory");
@@ -596,18 +605,27 @@ const struct bench bench_validate_tt_llm = {
                 "              each device program's fixed cost in a decode iteration and in\n"
                 "              a prefill (default: the values scripts/fit_tt_llm.py fits)\n"
                 "  figures=0   skip gnuplot (the figure's data and script are written)\n"
-                "Machines: n150 (topologies/tt_wormhole_n150.yaml), p150\n"
-                "(tt_blackhole_p150.yaml), any other NAME topologies/tt_NAME.yaml; a\n"
-                "missing file is an error (exit 2). Each row is checked for DRAM first\n"
-                "(weights + KV cache + activations; exit 2 naming the sizes when it does not\n"
-                "fit). Decode: the layer's device programs (tt_llm_op) at batch B, one layer\n"
-                "simulated and scaled, SDPA at sampled contexts; t/s/u = 1 / the mean\n"
-                "iteration over gen_tokens. TTFT: one user's prefill (tt_matmul for its\n"
-                "matmuls). Writes DIR/figures/pred_vs_meas.* (DIR: --out, default\n"
+                "  dp=N        data-parallel replicas on each row's machine (1); each splits\n"
+                "              the model over chips / N chips (tensor parallel); batch is the\n"
+                "              users in all, batch / N a replica's\n"
+                "Machines: n150 (topologies/tt_wormhole_n150.yaml), n300\n"
+                "(tt_wormhole_n300.yaml), p150 (tt_blackhole_p150.yaml), any other NAME\n"
+                "topologies/tt_NAME.yaml (t3k, galaxy); a missing file is an error (exit\n"
+                "2). On several chips the layer's matmuls are split as tt-transformers\n"
+                "splits them, with an all-gather before each norm and a reduce-scatter\n"
+                "after WO and FF2 (kernels/ccl.c over the links). Each row is checked for\n"
+                "DRAM first, per chip (weights + KV cache + activations; exit 2 naming the\n"
+                "sizes when it does not fit). Decode: the layer's device programs\n"
+                "(tt_llm_op) at batch B, one layer simulated and scaled, SDPA at sampled\n"
+                "contexts; t/s/u = 1 / the mean iteration over gen_tokens. TTFT: one\n"
+                "user's prefill (tt_matmul for its matmuls). tokens/s = t/s/u x batch.\n"
+                "Writes DIR/figures/pred_vs_meas.* (DIR: --out, default\n"
                 "out/validate-tt-llm). Prints (--json) {\"rows\": [{\"model\", \"machine\",\n"
                 "\"precision\", \"batch\", \"prompt_len\", \"measured_tps_u\", \"predicted_tps_u\",\n"
                 "\"error_tps_pct\", \"measured_ttft_ms\", \"predicted_ttft_ms\",\n"
-                "\"error_ttft_pct\"}, ...], \"mape_tps_pct\": x, \"mape_ttft_pct\": x}.\n",
+                "\"error_ttft_pct\", \"chips\", \"tp\", \"weights_per_chip_gb\",\n"
+                "\"tokens_per_s\", \"tokens_per_s_per_chip\"}, ...], \"mape_tps_pct\": x,\n"
+                "\"mape_ttft_pct\": x}.\n",
         .params = vl_params,
         .run = run,
 };
