@@ -138,6 +138,35 @@ void tt_mem_need(const struct llm_model *m, const struct tt_precision *p, int64_
         out->capacity = capacity;
 }
 
+/* ---- tensor parallelism ------------------------------------------------------------- */
+
+static int64_t cdiv(int64_t a, int64_t b)
+{
+        return (a + b - 1) / b;
+}
+
+/* tt-transformers' split (mlp.py, attention.py, lm_head.py): W1 and W3
+ * by columns and W2 by rows (hidden_dim / num_devices a chip), WQKV by
+ * heads and WO by rows, the LM head by vocabulary columns. */
+bool tt_shard_model(const struct llm_model *m, int64_t tp, struct llm_model *out, char *why,
+                    size_t len)
+{
+        *out = *m;
+        if (tp <= 1)
+                return true;
+        if (m->q_heads % tp || m->hidden % tp || (m->kv_heads > tp && m->kv_heads % tp)) {
+                snprintf(why, len, "%s's %lld query heads, %lld KV heads and hidden size %lld do "
+                         "not split over %lld chips", m->name, (long long)m->q_heads,
+                         (long long)m->kv_heads, (long long)m->hidden, (long long)tp);
+                return false;
+        }
+        out->q_heads = m->q_heads / tp;
+        out->kv_heads = m->kv_heads > tp ? m->kv_heads / tp : 1;
+        out->ffn = cdiv(m->ffn, tp);
+        out->vocab = cdiv(m->vocab, tp);
+        return true;
+}
+
 /* ---- programs ----------------------------------------------------------------------- */
 
 static int64_t pad32(int64_t v)
@@ -184,8 +213,42 @@ static void elt(struct tt_prog *out, int *n, const char *label, const char *op, 
         prog(out, n, 0, label, "op=%s rows=%lld cols=%lld", op, (long long)rows, (long long)cols);
 }
 
-int tt_layer_progs(const struct llm_model *m, const struct tt_precision *p, bool prefill,
-                   int64_t batch, int64_t past, tl_dtype ff13, tl_dtype ff2, struct tt_prog *out)
+/* A collective over the tp chips on the bf16 [rows, cols] each chip holds
+ * (kernels/ccl.c, along the columns; validate-tt-ccl's fitted workers,
+ * messages and pipelining). */
+static void ccl(struct tt_prog *out, int *n, const struct tt_tp *tp, int kernel, int64_t rows,
+                int64_t cols)
+{
+        prog(out, n, kernel, "ccl", "bytes=%lld cols=%lld dim=1 algo=%s bidir=1 workers=2 "
+             "chunk_bytes=65536 pipeline=2", (long long)(rows * cols * 2), (long long)cols,
+             tp->algo);
+}
+
+/* The norm of a layer's or the head's input: the residual's column pieces
+ * gathered first when it is split over chips (DistributedNorm, not
+ * distributed: the all-gather on dim 3, then the norm on every chip). */
+static void gathered_norm(struct tt_prog *out, int *n, const struct tt_tp *tp, int64_t rows,
+                          int64_t h)
+{
+        if (tp->tp > 1)
+                ccl(out, n, tp, TT_K_ALL_GATHER, rows, h / tp->tp);
+        elt(out, n, "norm", "norm", rows, h);
+}
+
+/* The reduction of a row-split matmul's partial sums (tt_all_reduce: a
+ * reduce-scatter on an n300 or T3000), then the residual add on the
+ * chip's piece. */
+static void reduced_add(struct tt_prog *out, int *n, const struct tt_tp *tp, int64_t rows,
+                        int64_t h)
+{
+        if (tp->tp > 1)
+                ccl(out, n, tp, TT_K_REDUCE_SCATTER, rows, h);
+        elt(out, n, "residual", "add", rows, h / tp->tp);
+}
+
+int tt_layer_progs(const struct llm_model *m, const struct tt_precision *p, const struct tt_tp *tp,
+                   bool prefill, int64_t batch, int64_t past, tl_dtype ff13, tl_dtype ff2,
+                   struct tt_prog *out)
 {
         int n = 0;
         int64_t h = m->hidden, d = m->head_dim, hq = m->q_heads, hkv = m->kv_heads;
@@ -193,7 +256,7 @@ int tt_layer_progs(const struct llm_model *m, const struct tt_precision *p, bool
         int fq = p->fid[prefill ? TT_F_QKV_PRE : TT_F_QKV_DEC];
         int fo = p->fid[prefill ? TT_F_O_PRE : TT_F_O_DEC];
         const char *kv = tt_dtype_name(p->w[TT_W_KV]);
-        elt(out, &n, "norm", "norm", rows, h);
+        gathered_norm(out, &n, tp, rows, h);
         matmul(out, &n, prefill, "qkv", rows, h, qkv, p->w[TT_W_QKV], fq);
         elt(out, &n, "heads", "copy", rows, qkv);
         if (prefill) {
@@ -216,22 +279,22 @@ int tt_layer_progs(const struct llm_model *m, const struct tt_precision *p, bool
         }
         elt(out, &n, "heads", "copy", rows, hq * d);
         matmul(out, &n, prefill, "wo", rows, hq * d, h, p->w[TT_W_O], fo);
-        elt(out, &n, "residual", "add", rows, h);
-        elt(out, &n, "norm", "norm", rows, h);
+        reduced_add(out, &n, tp, rows, h);
+        gathered_norm(out, &n, tp, rows, h);
         matmul(out, &n, prefill, "ff1", rows, h, m->ffn, ff13, p->fid[TT_F_FF13]);
         matmul(out, &n, prefill, "ff3", rows, h, m->ffn, ff13, p->fid[TT_F_FF13]);
         elt(out, &n, "silu_mul", "silu_mul", rows, m->ffn);
         matmul(out, &n, prefill, "ff2", rows, m->ffn, h, ff2, p->fid[TT_F_FF2]);
-        elt(out, &n, "residual", "add", rows, h);
+        reduced_add(out, &n, tp, rows, h);
         return n;
 }
 
-int tt_head_progs(const struct llm_model *m, const struct tt_precision *p, int64_t batch,
-                  struct tt_prog *out)
+int tt_head_progs(const struct llm_model *m, const struct tt_precision *p, const struct tt_tp *tp,
+                  int64_t batch, struct tt_prog *out)
 {
         int n = 0;
         int64_t rows = pad32(batch);
-        elt(out, &n, "norm", "norm", rows, m->hidden);
+        gathered_norm(out, &n, tp, rows, m->hidden);
         matmul(out, &n, false, "lm_head", rows, m->hidden, m->vocab, p->w[TT_W_LM], 2);
         return n;
 }

@@ -43,23 +43,46 @@ struct tt_mem {
 void tt_mem_need(const struct llm_model *m, const struct tt_precision *p, int64_t batch,
                  int64_t positions, int64_t chunk, uint64_t capacity, struct tt_mem *out);
 
-/* One device program of a decoder step: tt_llm_op's --set values. */
+/* Tensor parallelism over tp chips as tt-transformers runs it on an n300,
+ * a T3000 or a Galaxy: m's share on each chip (q and KV heads, FF columns
+ * and vocabulary divided by tp; fewer KV heads than chips are replicated,
+ * one a chip) into *out, the hidden size kept. false, with why, when m's
+ * heads or hidden size do not divide over tp chips. */
+bool tt_shard_model(const struct llm_model *m, int64_t tp, struct llm_model *out, char *why,
+                    size_t len);
+
+/* The kernels of a device program. */
+enum tt_kernel { TT_K_OP, TT_K_MATMUL, TT_K_ALL_GATHER, TT_K_REDUCE_SCATTER };
+
+/* One device program of a decoder step: its kernel's --set values. */
 struct tt_prog {
         char sets[10][40];           /* "key=value" */
         int n;                       /* used */
         const char *label;           /* what it is, for the breakdown */
-        int kernel;                  /* 0: tt_llm_op, 1: tt_matmul */
+        int kernel;                  /* enum tt_kernel */
 };
-#define TT_MAX_PROGS 24
-/* The programs of one decoder layer: decode at context `past` (keys
- * cached) for `batch` users when prefill is false, else the prefill of one
- * user's `past` tokens. mlp_wdt is the layer's FF weights. Returns their
- * count. */
-int tt_layer_progs(const struct llm_model *m, const struct tt_precision *p, bool prefill,
-                   int64_t batch, int64_t past, tl_dtype ff13, tl_dtype ff2, struct tt_prog *out);
-/* The programs after the last layer: the final norm and the LM head
- * (prefill: on the last tile of rows only). */
-int tt_head_progs(const struct llm_model *m, const struct tt_precision *p, int64_t batch,
-                  struct tt_prog *out);
+#define TT_MAX_PROGS 32
+
+/* How the chips of a tensor-parallel group talk: tp chips (1: none, no
+ * collective), the collectives' algo (ring or line). */
+struct tt_tp {
+        int64_t tp;                  /* chips the model is split over */
+        const char *algo;            /* "ring" or "line" */
+};
+/* The programs of one decoder layer on one chip: decode at context `past`
+ * (keys cached) for `batch` users when prefill is false, else the prefill
+ * of one user's `past` tokens. m is the chip's share (tt_shard_model);
+ * ff13 and ff2 are the layer's FF weights. With tp->tp > 1 the residual
+ * is split by columns over the chips: an all-gather before each norm, a
+ * reduce-scatter after WO and after FF2 (tt-transformers' DistributedNorm
+ * and tt_all_reduce on a 1D mesh). Returns their count. */
+int tt_layer_progs(const struct llm_model *m, const struct tt_precision *p, const struct tt_tp *tp,
+                   bool prefill, int64_t batch, int64_t past, tl_dtype ff13, tl_dtype ff2,
+                   struct tt_prog *out);
+/* The programs after the last layer: (the all-gather,) the final norm and
+ * the LM head, its vocabulary split over the chips (prefill: on the last
+ * tile of rows only). */
+int tt_head_progs(const struct llm_model *m, const struct tt_precision *p, const struct tt_tp *tp,
+                  int64_t batch, struct tt_prog *out);
 
 #endif

@@ -23,9 +23,17 @@
  *     the final norm and LM head on the last tile of rows. Prompts longer
  *     than TT_PREFILL_SIM tokens are simulated at that length and scaled:
  *     linearly, SDPA quadratically (said in the output).
+ * On a machine of several chips (n300, t3k, galaxy) the `dp` replicas
+ * split its chips and each replica splits the model over tp = chips / dp
+ * chips as tt-transformers does on a 1D mesh (benches/tt_llm_model.c,
+ * tt_shard_model): a chip's programs run on one chip of the machine
+ * (system.sips=1; every chip runs the same), the all-gathers and
+ * reduce-scatters over the links on tp chips (kernels/ccl.c); each chip's
+ * share is checked against its DRAM; batch is the users in all, batch /
+ * dp a replica's. tokens/s = t/s/u x batch, per chip / chips.
  * error = (predicted - measured) / measured x 100; the MAPEs are the means
- * of |error| over the rows. Machines: n150 and p150 name their files;
- * any other name NAME is topologies/tt_NAME.yaml. */
+ * of |error| over the rows. Machines: n150, n300 and p150 name their
+ * files; any other name NAME is topologies/tt_NAME.yaml. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -50,7 +58,7 @@
 #define MAX_MEMO 64
 
 static const char *const vl_params[] = { "csv", "figures", "samples", "decode_program_ns",
-                                         "prefill_program_ns", NULL };
+                                         "prefill_program_ns", "dp", NULL };
 
 static const char *const needed[] = { "model", "machine", "precision", "batch", "prompt_len",
                                       "gen_tokens", "measured_tps_u", "measured_ttft_ms" };
@@ -67,6 +75,10 @@ struct vl_row {
         double pred_tps, pred_ttft;  /* predicted */
         double err_tps, err_ttft;    /* (predicted - measured) / measured x 100 */
         bool scaled;                 /* the prefill was simulated shorter and scaled */
+        int64_t chips, tp;           /* the machine's chips; those one replica splits over */
+        int64_t ubatch;              /* users a replica decodes: batch / dp */
+        uint64_t chip_bytes;         /* one chip's weights (its share) */
+        double tok_s, tok_s_chip;    /* predicted tokens/s in all and per chip */
 };
 
 /* The bench's run: its options and a memo of program times. */
@@ -76,6 +88,9 @@ struct vl_ctx {
         double decode_ns, prefill_ns; /* the per-program costs */
         struct diag *d;              /* problems */
         const struct topo *t;        /* the row's machine */
+        int64_t dp;                  /* data-parallel replicas on every machine */
+        struct tt_tp tp;             /* the row's tensor parallelism */
+        struct llm_model shard;      /* one chip's share of the row's model */
         struct { char key[420]; double ns; } memo[MAX_MEMO]; /* programs already run */
         int n_memo;                  /* used */
 };
@@ -166,6 +181,8 @@ static void machine_file(const char *name, char *buf, size_t len)
 {
         if (strcmp(name, "n150") == 0)
                 snprintf(buf, len, "topologies/tt_wormhole_n150.yaml");
+        else if (strcmp(name, "n300") == 0)
+                snprintf(buf, len, "topologies/tt_wormhole_n300.yaml");
         else if (strcmp(name, "p150") == 0)
                 snprintf(buf, len, "topologies/tt_blackhole_p150.yaml");
         else
@@ -180,17 +197,38 @@ static int load_machine(const struct vl_ctx *c, const struct vl_row *r, struct t
         machine_file(r->field[C_MACHINE], path, sizeof path);
         if (stat(path, &st) != 0) {
                 diag_error_at(c->d, c->csv, r->line, r->col[C_MACHINE], "machine '%s': no machine "
-                              "file %s (n150 and p150 have one; n300, t3k and galaxy need theirs)",
+                              "file %s (n150, n300, t3k, galaxy and p150 have one)",
                               r->field[C_MACHINE], path);
                 return 2;
         }
         if (topo_load_file(path, t, c->d) < 0)
                 return 2;
-        if (t->system.sips * t->sip.cubes != 1) {
-                diag_error_at(c->d, c->csv, r->line, r->col[C_MACHINE], "machine '%s' (%s) has "
-                              "%u chips: the decoder programs run on one chip; tensor parallelism "
-                              "over chips is not modelled yet", r->field[C_MACHINE], path,
-                              t->system.sips * t->sip.cubes);
+        return 0;
+}
+
+/* Row r's chips, replicas and each chip's share of the model (c->tp,
+ * c->shard); 0, or 2 with the problem located at the row. */
+static int split_row(struct vl_ctx *c, struct vl_row *r, const struct topo *t)
+{
+        char why[200];
+        r->chips = (int64_t)t->system.sips;
+        if (t->sip.cubes != 1 || r->chips % c->dp || r->batch % c->dp) {
+                diag_error_at(c->d, c->csv, r->line, r->col[C_MACHINE], "machine '%s': %lld "
+                              "chips of %u cubes and batch %lld do not split into dp %lld "
+                              "replicas (a chip is a SIP of one cube; dp must divide both)",
+                              r->field[C_MACHINE], (long long)r->chips, t->sip.cubes,
+                              (long long)r->batch, (long long)c->dp);
+                return 2;
+        }
+        r->tp = r->chips / c->dp;
+        r->ubatch = r->batch / c->dp;
+        /* model_config.py's ccl_topology: a ring on the T3000's 8 chips, a
+         * line on every other machine */
+        c->tp.tp = r->tp;
+        c->tp.algo = r->tp == 8 && t->system.sip_net == TOPO_NET_MESH ? "ring" : "line";
+        if (!tt_shard_model(r->m, r->tp, &c->shard, why, sizeof why)) {
+                diag_error_at(c->d, c->csv, r->line, r->col[C_MODEL], "%s (machine '%s', dp "
+                              "%lld)", why, r->field[C_MACHINE], (long long)c->dp);
                 return 2;
         }
         return 0;
@@ -202,31 +240,43 @@ static double gb(uint64_t b)
 }
 
 /* The DRAM check, before any timing: 0, or 2 naming the sizes. */
-static int check_fit(const struct vl_ctx *c, const struct vl_row *r, const struct topo *t)
+static int check_fit(const struct vl_ctx *c, struct vl_row *r, const struct topo *t)
 {
         struct tt_mem mem;
-        uint64_t cap = sat_mul_u64(t->cube.hbm.size_bytes,
-                                   (uint64_t)t->system.sips * t->sip.cubes);
+        char split[96] = "";
+        uint64_t cap = t->cube.hbm.size_bytes;
         int64_t chunk = r->prompt < TT_PREFILL_SIM ? r->prompt : TT_PREFILL_SIM;
-        tt_mem_need(r->m, &r->prec, r->batch, r->prompt + r->gen, chunk, cap, &mem);
+        tt_mem_need(&c->shard, &r->prec, r->ubatch, r->prompt + r->gen, chunk, cap, &mem);
+        r->chip_bytes = mem.weights;
         if (mem.total <= cap)
                 return 0;
-        diag_error_at(c->d, c->csv, r->line, 1, "%s in %s precision does not fit %s: weights "
+        if (r->tp > 1)
+                snprintf(split, sizeof split, " (a chip's share, tensor parallel over %lld chips)",
+                         (long long)r->tp);
+        diag_error_at(c->d, c->csv, r->line, 1, "%s in %s precision does not fit %s%s: weights "
                       "%.2f GB + KV cache %.2f GB (batch %lld x %lld positions) + activations "
                       "%.2f GB = %.2f GB, more than its %.2f GB (%.1f GiB) of DRAM",
-                      r->m->name, r->prec.name, r->field[C_MACHINE], gb(mem.weights), gb(mem.kv),
-                      (long long)r->batch, (long long)(r->prompt + r->gen), gb(mem.act),
-                      gb(mem.total), gb(cap), (double)cap / (double)(UINT64_C(1) << 30));
+                      r->m->name, r->prec.name, r->field[C_MACHINE], split, gb(mem.weights),
+                      gb(mem.kv), (long long)r->ubatch, (long long)(r->prompt + r->gen),
+                      gb(mem.act), gb(mem.total), gb(cap), (double)cap / (double)(UINT64_C(1) << 30));
         return 2;
 }
 
 /* Run one program; its kernel time in ns into *ns. 0, 2 or 1. */
 static int run_prog(struct vl_ctx *c, const struct tt_prog *p, double program_ns, double *ns)
 {
-        char key[420] = "", cost[64];
+        static const char *const kernels[] = { "tt_llm_op", "tt_matmul", "all_gather",
+                                               "reduce_scatter" };
+        char key[420] = "", cost[64], sips[40];
         snprintf(cost, sizeof cost, "pe.cpu.program_ns=%.0f", program_ns);
-        const char *sets[12];
+        /* a chip's program runs on one chip (every chip runs the same);
+         * a collective on the tensor-parallel group's chips */
+        snprintf(sips, sizeof sips, "system.sips=%lld",
+                 p->kernel >= TT_K_ALL_GATHER ? (long long)c->tp.tp : 1LL);
+        const char *sets[14];
         size_t n = 0;
+        if (c->t->system.sips > 1)
+                sets[n++] = sips;
         for (int i = 0; i < p->n; i++) {
                 sets[n++] = p->sets[i];
                 size_t used = strlen(key);
@@ -234,13 +284,13 @@ static int run_prog(struct vl_ctx *c, const struct tt_prog *p, double program_ns
         }
         sets[n++] = cost;
         size_t used = strlen(key);
-        snprintf(key + used, sizeof key - used, "%d %s", p->kernel, cost);
+        snprintf(key + used, sizeof key - used, "%d %s %s", p->kernel, cost, sips);
         for (int i = 0; i < c->n_memo; i++)
                 if (strcmp(c->memo[i].key, key) == 0) {
                         *ns = c->memo[i].ns;
                         return 0;
                 }
-        const struct tl_kernel *k = tl_kernel_find(p->kernel ? "tt_matmul" : "tt_llm_op");
+        const struct tl_kernel *k = tl_kernel_find(kernels[p->kernel]);
         struct tl_job job = { .kernel = k, .topo = c->t, .sets = sets, .n_sets = n,
                               .opts = tl_run_opts_default() };
         int rc = tl_job_run(&job, c->d);
@@ -281,7 +331,8 @@ static int layer_time(struct vl_ctx *c, const struct vl_row *r, bool prefill, in
                       tl_dtype ff13, tl_dtype ff2, double program_ns, int sdpa, double *ns)
 {
         struct tt_prog p[TT_MAX_PROGS];
-        int n = tt_layer_progs(r->m, &r->prec, prefill, r->batch, past, ff13, ff2, p);
+        int n = tt_layer_progs(&c->shard, &r->prec, &c->tp, prefill, r->ubatch, past, ff13, ff2,
+                               p);
         return run_progs(c, p, n, program_ns, sdpa, ns);
 }
 
@@ -289,7 +340,7 @@ static int head_time(struct vl_ctx *c, const struct vl_row *r, int64_t rows, dou
                      double *ns)
 {
         struct tt_prog p[TT_MAX_PROGS];
-        int n = tt_head_progs(r->m, &r->prec, rows, p);
+        int n = tt_head_progs(&c->shard, &r->prec, &c->tp, rows, p);
         return run_progs(c, p, n, program_ns, -1, ns);
 }
 
@@ -304,7 +355,7 @@ static int fixed_part(struct vl_ctx *c, const struct vl_row *r, bool prefill, in
         if (!rc && p->last_mlp_bfp8)
                 rc = layer_time(c, r, prefill, len, TL_BFP8_B, TL_BFP8_B, pns, 0, &last);
         if (!rc)
-                rc = head_time(c, r, prefill ? 1 : r->batch, pns, &head);
+                rc = head_time(c, r, prefill ? 1 : r->ubatch, pns, &head);
         if (rc)
                 return rc;
         double layers = (double)r->m->layers;
@@ -354,7 +405,7 @@ static int predict_ttft(struct vl_ctx *c, struct vl_row *r)
         double f = (double)r->prompt / (double)len, fixed, head, sdpa;
         r->scaled = f > 1;
         struct vl_row one = *r;
-        one.batch = 1;
+        one.batch = one.ubatch = 1;
         int rc = fixed_part(c, &one, true, len, c->prefill_ns, &fixed);
         if (!rc)
                 rc = head_time(c, &one, 1, c->prefill_ns, &head);
@@ -418,7 +469,8 @@ static void figure(const char *dir, const struct vl_row *r, int n, double mt, do
 
 static json_t *row_json(const struct vl_row *r)
 {
-        return json_pack("{s:o, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o}",
+        return json_pack("{s:o, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o, "
+                         "s:o, s:o}",
                          "model", jsonw_string(r->m->name),
                          "machine", jsonw_string(r->field[C_MACHINE]),
                          "precision", jsonw_string(r->prec.name),
@@ -428,7 +480,11 @@ static json_t *row_json(const struct vl_row *r)
                          "error_tps_pct", jsonw_fixed(r->err_tps, 2),
                          "measured_ttft_ms", jsonw_fixed(r->meas_ttft, 2),
                          "predicted_ttft_ms", jsonw_fixed(r->pred_ttft, 2),
-                         "error_ttft_pct", jsonw_fixed(r->err_ttft, 2));
+                         "error_ttft_pct", jsonw_fixed(r->err_ttft, 2),
+                         "chips", (json_int_t)r->chips, "tp", (json_int_t)r->tp,
+                         "weights_per_chip_gb", jsonw_fixed(gb(r->chip_bytes), 3),
+                         "tokens_per_s", jsonw_fixed(r->tok_s, 2),
+                         "tokens_per_s_per_chip", jsonw_fixed(r->tok_s_chip, 2));
 }
 
 static int predict_rows(struct vl_ctx *c, struct vl_row *rows, int n)
@@ -437,6 +493,8 @@ static int predict_rows(struct vl_ctx *c, struct vl_row *rows, int n)
                 struct vl_row *r = &rows[i];
                 struct topo t;
                 int rc = load_machine(c, r, &t);
+                if (!rc)
+                        rc = split_row(c, r, &t);
                 if (!rc)
                         rc = check_fit(c, r, &t);
                 c->t = &t;
@@ -450,6 +508,8 @@ static int predict_rows(struct vl_ctx *c, struct vl_row *rows, int n)
                         return rc;
                 r->err_tps = (r->pred_tps - r->meas_tps) / r->meas_tps * 100;
                 r->err_ttft = (r->pred_ttft - r->meas_ttft) / r->meas_ttft * 100;
+                r->tok_s = r->pred_tps * (double)r->batch;
+                r->tok_s_chip = r->tok_s / (double)r->chips;
         }
         return 0;
 }
@@ -458,7 +518,8 @@ static int run(const struct bench_ctx *bc)
 {
         struct vl_ctx *c = calloc(1, sizeof *c);
         struct vl_row *rows = calloc(MAX_ROWS, sizeof *rows);
-        uint64_t figures = 1, samples = 5, dns = FIT_DECODE_PROGRAM_NS, pns = FIT_PREFILL_PROGRAM_NS;
+        uint64_t figures = 1, samples = 5, dp = 1;
+        uint64_t dns = FIT_DECODE_PROGRAM_NS, pns = FIT_PREFILL_PROGRAM_NS;
         int status = 2;
         if (!c || !rows) {
                 diag_error(bc->diag, "out of memory");
@@ -472,11 +533,13 @@ static int run(const struct bench_ctx *bc)
                    bc->diag);
         params_u64(bc->params, "prefill_program_ns", FIT_PREFILL_PROGRAM_NS, 0, 10000000, &pns,
                    bc->diag);
+        params_u64(bc->params, "dp", 1, 1, 32, &dp, bc->diag);
         params_check_unused(bc->params, vl_params, "validate-tt-llm", bc->diag);
         if (bc->diag->n_errors)
                 goto out;
         c->d = bc->diag;
         c->samples = (int)samples;
+        c->dp = (int64_t)dp;
         c->decode_ns = (double)dns;
         c->prefill_ns = (double)pns;
         int n = read_rows(c->csv, rows, c->d);
@@ -508,15 +571,16 @@ static int run(const struct bench_ctx *bc)
                                                         "mape_ttft_pct", jsonw_fixed(mf, 2)));
                 goto out;
         }
-        fprintf(bc->out, "%-13s %-7s %-11s %5s %6s %9s %9s %7s %9s %9s %7s\n", "model", "machine",
-                "precision", "batch", "prompt", "meas_tps", "pred_tps", "err_%", "meas_ttft",
-                "pred_ttft", "err_%");
+        fprintf(bc->out, "%-13s %-7s %-11s %5s %6s %9s %9s %7s %9s %9s %7s %3s %9s %9s\n",
+                "model", "machine", "precision", "batch", "prompt", "meas_tps", "pred_tps", "err_%",
+                "meas_ttft", "pred_ttft", "err_%", "tp", "tok/s", "tok/s/chip");
         for (int i = 0; i < n; i++) {
                 const struct vl_row *r = &rows[i];
                 fprintf(bc->out, "%-13s %-7s %-11s %5lld %6lld %9.2f %9.2f %+7.1f %9.1f %9.1f "
-                        "%+7.1f\n", r->m->name, r->field[C_MACHINE], r->prec.name,
-                        (long long)r->batch, (long long)r->prompt, r->meas_tps, r->pred_tps,
-                        r->err_tps, r->meas_ttft, r->pred_ttft, r->err_ttft);
+                        "%+7.1f %3lld %9.1f %9.1f\n", r->m->name, r->field[C_MACHINE],
+                        r->prec.name, (long long)r->batch, (long long)r->prompt, r->meas_tps,
+                        r->pred_tps, r->err_tps, r->meas_ttft, r->pred_ttft, r->err_ttft,
+                        (long long)r->tp, r->tok_s, r->tok_s_chip);
         }
         fprintf(bc->out, "MAPE t/s/u %.1f%%, TTFT %.1f%% over %d rows (one layer simulated and "
                 "scaled by the layer count; SDPA at %d sampled contexts, interpolated%s); "
@@ -541,18 +605,27 @@ const struct bench bench_validate_tt_llm = {
                 "              each device program's fixed cost in a decode iteration and in\n"
                 "              a prefill (default: the values scripts/fit_tt_llm.py fits)\n"
                 "  figures=0   skip gnuplot (the figure's data and script are written)\n"
-                "Machines: n150 (topologies/tt_wormhole_n150.yaml), p150\n"
-                "(tt_blackhole_p150.yaml), any other NAME topologies/tt_NAME.yaml; a\n"
-                "missing file is an error (exit 2). Each row is checked for DRAM first\n"
-                "(weights + KV cache + activations; exit 2 naming the sizes when it does not\n"
-                "fit). Decode: the layer's device programs (tt_llm_op) at batch B, one layer\n"
-                "simulated and scaled, SDPA at sampled contexts; t/s/u = 1 / the mean\n"
-                "iteration over gen_tokens. TTFT: one user's prefill (tt_matmul for its\n"
-                "matmuls). Writes DIR/figures/pred_vs_meas.* (DIR: --out, default\n"
+                "  dp=N        data-parallel replicas on each row's machine (1); each splits\n"
+                "              the model over chips / N chips (tensor parallel); batch is the\n"
+                "              users in all, batch / N a replica's\n"
+                "Machines: n150 (topologies/tt_wormhole_n150.yaml), n300\n"
+                "(tt_wormhole_n300.yaml), p150 (tt_blackhole_p150.yaml), any other NAME\n"
+                "topologies/tt_NAME.yaml (t3k, galaxy); a missing file is an error (exit\n"
+                "2). On several chips the layer's matmuls are split as tt-transformers\n"
+                "splits them, with an all-gather before each norm and a reduce-scatter\n"
+                "after WO and FF2 (kernels/ccl.c over the links). Each row is checked for\n"
+                "DRAM first, per chip (weights + KV cache + activations; exit 2 naming the\n"
+                "sizes when it does not fit). Decode: the layer's device programs\n"
+                "(tt_llm_op) at batch B, one layer simulated and scaled, SDPA at sampled\n"
+                "contexts; t/s/u = 1 / the mean iteration over gen_tokens. TTFT: one\n"
+                "user's prefill (tt_matmul for its matmuls). tokens/s = t/s/u x batch.\n"
+                "Writes DIR/figures/pred_vs_meas.* (DIR: --out, default\n"
                 "out/validate-tt-llm). Prints (--json) {\"rows\": [{\"model\", \"machine\",\n"
                 "\"precision\", \"batch\", \"prompt_len\", \"measured_tps_u\", \"predicted_tps_u\",\n"
                 "\"error_tps_pct\", \"measured_ttft_ms\", \"predicted_ttft_ms\",\n"
-                "\"error_ttft_pct\"}, ...], \"mape_tps_pct\": x, \"mape_ttft_pct\": x}.\n",
+                "\"error_ttft_pct\", \"chips\", \"tp\", \"weights_per_chip_gb\",\n"
+                "\"tokens_per_s\", \"tokens_per_s_per_chip\"}, ...], \"mape_tps_pct\": x,\n"
+                "\"mape_ttft_pct\": x}.\n",
         .params = vl_params,
         .run = run,
 };

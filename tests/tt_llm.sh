@@ -27,7 +27,8 @@ out = json.load(open(sys.argv[1]))
 assert set(out) == {"rows", "mape_tps_pct", "mape_ttft_pct"}, out.keys()
 keys = {"model", "machine", "precision", "batch", "prompt_len", "measured_tps_u",
         "predicted_tps_u", "error_tps_pct", "measured_ttft_ms", "predicted_ttft_ms",
-        "error_ttft_pct"}
+        "error_ttft_pct", "chips", "tp", "weights_per_chip_gb", "tokens_per_s",
+        "tokens_per_s_per_chip"}
 rows = out["rows"]
 assert len(rows) == 2
 for r in rows:
@@ -46,6 +47,50 @@ for k, e in (("mape_tps_pct", "error_tps_pct"), ("mape_ttft_pct", "error_ttft_pc
     assert abs(out[k] - want) < 0.02, (k, out[k], want)
 PY
 
+# Tensor parallelism over the chips of an n300, a T3000 and a Galaxy: each
+# chip holds its share of the weights (fewer bytes a chip on more chips),
+# the collectives run over the links, and the 8B model decodes faster on
+# the n300's two chips than on the n150's one. tokens/s = t/s/u x batch,
+# per chip / chips. dp replicas split the chips: tp = chips / dp.
+printf '%s\n%s\n%s\n%s\n%s\n' "$head" "llama3.1-8b,n150,performance,1,128,64,28,100" \
+        "llama3.1-8b,n300,performance,1,128,64,28,100" \
+        "llama3.1-70b,t3k,performance,1,128,64,10,200" \
+        "llama3.1-8b,galaxy,performance,2,128,64,20,90" >"$tmp/tp.csv"
+"$bin" bench run validate-tt-llm --set csv="$tmp/tp.csv" --set figures=0 --out "$tmp/out" \
+        --json >"$tmp/tp.json"
+"$bin" bench run validate-tt-llm --set csv="$tmp/tp.csv" --set figures=0 --set dp=2 \
+        --out "$tmp/out" --json >"$tmp/dp.json" 2>"$tmp/dp.err" && { echo "dp=2 on an n150"; exit 1; }
+grep -qF "$tmp/tp.csv:2:13: error: machine 'n150': 1 chips of 1 cubes and batch 1 do not split into dp 2 replicas (a chip is a SIP of one cube; dp must divide both)" "$tmp/dp.err"
+printf '%s\n%s\n%s\n' "$head" "llama3.1-8b,n300,performance,2,128,64,28,100" \
+        "llama3.1-70b,t3k,performance,2,128,64,10,200" >"$tmp/dp.csv"
+"$bin" bench run validate-tt-llm --set csv="$tmp/dp.csv" --set figures=0 --set dp=2 \
+        --out "$tmp/out" --json >"$tmp/dp.json"
+"$py" - "$tmp/tp.json" "$tmp/dp.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+dp = json.load(open(sys.argv[2]))["rows"]
+n150, n300, t3k, galaxy = rows
+assert [r["chips"] for r in rows] == [1, 2, 8, 32], rows
+assert [r["tp"] for r in rows] == [1, 2, 8, 32], rows
+for r in rows + dp:
+    assert abs(r["tokens_per_s"] - r["predicted_tps_u"] * r["batch"]) < 0.05, r
+    assert abs(r["tokens_per_s_per_chip"] - r["tokens_per_s"] / r["chips"]) < 0.05, r
+# the 8B model's weights split over 2 and 32 chips: about 1/2 and 1/32 a chip
+w = n150["weights_per_chip_gb"]
+assert abs(n300["weights_per_chip_gb"] - w / 2) < 0.01 * w, (w, n300)
+assert abs(galaxy["weights_per_chip_gb"] - w / 32) < 0.01 * w, (w, galaxy)
+assert galaxy["weights_per_chip_gb"] < n300["weights_per_chip_gb"] < w
+# 70B over 8 chips fits a 12 GiB chip
+assert t3k["weights_per_chip_gb"] < 12.88, t3k
+# half the bytes a chip, two collectives a layer: faster, but below 2x
+assert n150["predicted_tps_u"] < n300["predicted_tps_u"] < 2 * n150["predicted_tps_u"], rows
+assert n300["predicted_ttft_ms"] < n150["predicted_ttft_ms"], rows
+# dp=2: the n300 as two n150-like replicas of one chip, the T3000 as two of 4
+assert [r["tp"] for r in dp] == [1, 4], dp
+assert abs(dp[0]["weights_per_chip_gb"] - w) < 1e-3, dp
+assert abs(dp[0]["predicted_tps_u"] - n150["predicted_tps_u"]) < 0.1 * n150["predicted_tps_u"], dp
+PY
+
 # Errors at the row, exit 2, nothing on stdout.
 bad() {  # row, expected message
         printf '%s\n%s\n' "$head" "$1" >"$tmp/bad.csv"
@@ -60,8 +105,12 @@ bad() {  # row, expected message
 }
 bad "llama3.1-8b,n150,bf16,1,128,200,28.3,104" \
     "$tmp/bad.csv:2:1: error: llama3.1-8b in bf16 precision does not fit n150: weights 16.06 GB + KV cache 0.04 GB (batch 1 x 328 positions) + activations 0.02 GB = 16.12 GB, more than its 12.88 GB (12.0 GiB) of DRAM"
+bad "llama3.1-70b,n300,bf16,1,128,200,28.3,104" \
+    "$tmp/bad.csv:2:1: error: llama3.1-70b in bf16 precision does not fit n300 (a chip's share, tensor parallel over 2 chips): weights 70.56 GB + KV cache 0.05 GB (batch 1 x 328 positions) + activations 0.02 GB = 70.63 GB, more than its 12.88 GB (12.0 GiB) of DRAM"
+bad "qwen2.5-7b,t3k,performance,1,128,200,28.3,104" \
+    "$tmp/bad.csv:2:1: error: qwen2.5-7b's 28 query heads, 4 KV heads and hidden size 3584 do not split over 8 chips (machine 't3k', dp 1)"
 bad "llama3.2-1b,x9,performance,1,128,200,28.3,104" \
-    "$tmp/bad.csv:2:13: error: machine 'x9': no machine file topologies/tt_x9.yaml (n150 and p150 have one; n300, t3k and galaxy need theirs)"
+    "$tmp/bad.csv:2:13: error: machine 'x9': no machine file topologies/tt_x9.yaml (n150, n300, t3k, galaxy and p150 have one)"
 bad "llama3.2-1c,n150,performance,1,128,200,28.3,104" \
     "$tmp/bad.csv:2:1: error: model: unknown preset 'llama3.2-1c' (did you mean 'llama3.2-1b'?)"
 bad "llama3.2-1b,n150,fast,1,128,200,28.3,104" \

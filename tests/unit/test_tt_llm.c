@@ -115,3 +115,51 @@ Test(tt_llm, dram_need)
         tt_mem_need(&untied, &p, 1, 1, 32, n150, &b);
         cr_assert_eq(b.weights - a.weights, UINT64_C(2) * 2048 * 128256);
 }
+
+/* Tensor parallelism: a chip's share of the heads, FF columns and
+ * vocabulary (KV heads replicated when fewer than chips), its bf16
+ * weights 1/tp of the model's to within the replicated norms, and the
+ * program sequence gains two all-gathers and two reduce-scatters a layer
+ * (the head one all-gather), none on one chip. */
+Test(tt_llm, tensor_parallel)
+{
+        const struct llm_model *m = llm_model_find("llama3.1-70b");
+        struct llm_model s;
+        char why[200];
+        cr_assert(tt_shard_model(m, 8, &s, why, sizeof why));
+        cr_assert_eq(s.q_heads, 8);
+        cr_assert_eq(s.kv_heads, 1);
+        cr_assert_eq(s.ffn, 28672 / 8);
+        cr_assert_eq(s.vocab, (128256 + 7) / 8);
+        cr_assert_eq(s.hidden, 8192);
+        cr_assert(tt_shard_model(m, 32, &s, why, sizeof why));
+        cr_assert_eq(s.q_heads, 2);
+        cr_assert_eq(s.kv_heads, 1);   /* 8 KV heads over 32 chips: one a chip */
+        cr_assert(!tt_shard_model(llm_model_find("qwen2.5-7b"), 8, &s, why, sizeof why));
+        cr_assert_str_eq(why, "qwen2.5-7b's 28 query heads, 4 KV heads and hidden size 3584 do "
+                              "not split over 8 chips");
+        const struct llm_model *l8 = llm_model_find("llama3.1-8b");
+        struct tt_precision p;
+        struct tt_mem one, two;
+        cr_assert(tt_precision_get("bf16", l8, &p));
+        tt_mem_need(l8, &p, 1, 1, 32, 0, &one);
+        cr_assert(tt_shard_model(l8, 2, &s, why, sizeof why));
+        tt_mem_need(&s, &p, 1, 1, 32, 0, &two);
+        /* everything halves but each layer's two bf16 norms (2 x 4096 x 2 bytes) */
+        cr_assert_eq(2 * two.weights - one.weights, 32 * UINT64_C(2) * 4096 * 2);
+        struct tt_prog pr[TT_MAX_PROGS];
+        struct tt_tp none = { 1, "line" }, tp2 = { 2, "line" };
+        int n1 = tt_layer_progs(l8, &p, &none, false, 1, 128, TL_BF16, TL_BF16, pr);
+        int n2 = tt_layer_progs(&s, &p, &tp2, false, 1, 128, TL_BF16, TL_BF16, pr);
+        cr_assert_eq(n2, n1 + 4);
+        int ag = 0, rs = 0;
+        for (int i = 0; i < n2; i++) {
+                ag += pr[i].kernel == TT_K_ALL_GATHER;
+                rs += pr[i].kernel == TT_K_REDUCE_SCATTER;
+        }
+        cr_assert_eq(ag, 2);
+        cr_assert_eq(rs, 2);
+        /* the all-gather's input: 32 rows x 2048 bf16 columns a chip */
+        cr_assert_str_eq(pr[0].sets[0], "bytes=131072");
+        cr_assert_eq(tt_head_progs(&s, &p, &tp2, 1, pr), tt_head_progs(l8, &p, &none, 1, pr) + 1);
+}
