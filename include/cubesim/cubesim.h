@@ -117,6 +117,8 @@ CUBESIM_API int cubesim_machine_load(const char *path, cubesim_machine **out);
  * value "128"; issue_cost.OP_ns is short for pe.cpu.issue_cost_ns.OP); on
  * error m is unchanged. */
 CUBESIM_API int cubesim_machine_set(cubesim_machine *m, const char *key, const char *value);
+/* The HBM capacity of machine m, bytes: every cube of every SIP. */
+CUBESIM_API uint64_t cubesim_machine_hbm_bytes(const cubesim_machine *m);
 /* A copy of m, to change apart; NULL when out of memory. */
 CUBESIM_API cubesim_machine *cubesim_machine_copy(const cubesim_machine *m);
 CUBESIM_API void cubesim_machine_free(cubesim_machine *m);

@@ -162,6 +162,12 @@ int cubesim_machine_set(cubesim_machine *m, const char *key, const char *value)
         return finish(&d, rc < 0 ? CUBESIM_BAD_INPUT : CUBESIM_OK);
 }
 
+uint64_t cubesim_machine_hbm_bytes(const cubesim_machine *m)
+{
+        const struct topo *t = &m->topo;
+        return sat_mul_u64(sat_mul_u64(t->system.sips, t->sip.cubes), t->cube.hbm.size_bytes);
+}
+
 cubesim_machine *cubesim_machine_copy(const cubesim_machine *m)
 {
         cubesim_machine *c = malloc(sizeof *c);
