@@ -198,6 +198,7 @@ static int choice(const char *opt, const char *v, const char *const *words, stru
 static void check(struct serve_args *a, struct diag *d)
 {
         struct serve_opts *so = &a->so;
+        bool bad_options = d->n_errors > 0; /* a --qps refused is no missing --qps */
         so->sets = a->sets;
         so->n_sets = a->n_sets;
         so->figures = !a->no_figures;
@@ -215,7 +216,7 @@ static void check(struct serve_args *a, struct diag *d)
         }
         if (so->qps > 0 && so->trace_path)
                 diag_error(d, "--qps and --trace exclude each other: arrivals come from one");
-        else if (so->qps <= 0 && !so->trace_path && !so->find_capacity)
+        else if (so->qps <= 0 && !so->trace_path && !so->find_capacity && !bad_options)
                 diag_error(d, "which arrivals? --qps X or --trace FILE");
         if (so->find_capacity && so->trace_path)
                 diag_error(d, "--find-capacity searches a --qps; it cannot take --trace");
@@ -252,7 +253,7 @@ int cli_serve(int argc, char **argv)
         }
         if (rc == CLI_OK && pos)
                 diag_error(&d, "unexpected argument '%s' (serve takes options only)", pos);
-        if (rc == CLI_OK && !d.n_errors)
+        if (rc == CLI_OK)
                 check(&a, &d);
         if (rc != CLI_OK || d.n_errors) {
                 rc = CLI_BAD_INPUT;
