@@ -115,30 +115,38 @@ static int find_capacity(const struct serve_opts *o, struct serve_steps *st, int
         return CUBESIM_OK;
 }
 
-int serve_run(const struct serve_opts *o, char **json_out, char **text_out, struct diag *d)
+/* The step model, the KV capacity and a first step (which checks the
+ * machine and --tp before any request). CUBESIM_OK or the failure. */
+static int setup(const struct serve_opts *o, struct serve_steps *st, int64_t *blocks,
+                 struct diag *d)
 {
-        *json_out = *text_out = NULL;
         const struct llm_model *m = llm_model_find(o->model);
         int bpe = precision_bytes(o->precision);
         if (!bpe)
                 diag_error(d, "--precision %s: expected bf16, fp16 or fp32 (other precisions "
                            "wait for whole-model precision)", o->precision);
+        if (!m)
+                diag_error(d, "--model %s: no model preset '%s'", o->model ? o->model : "",
+                           o->model ? o->model : "");
         if (!m || !bpe)
                 return CUBESIM_BAD_INPUT;
-        struct serve_steps st;
-        if (serve_steps_init(&st, o, m, d) < 0) {
-                serve_steps_fini(&st);
+        if (serve_steps_init(st, o, m, d) < 0)
                 return CUBESIM_BAD_INPUT;
-        }
-        int64_t blocks = kv_capacity(o, &st, bpe, d);
-        int rc = blocks < 0 ? CUBESIM_BAD_INPUT : CUBESIM_OK;
-        /* The first step checks the machine and --tp before any request. */
-        if (rc == CUBESIM_OK) {
-                struct serve_batch one = { .n_dec = 1, .n_head = 1 };
-                double ps, j;
-                serve_steps_time(&st, &one, true, &ps, &j);
-                rc = st.rc == CUBESIM_FAILED ? CUBESIM_FAILED : st.rc;
-        }
+        *blocks = kv_capacity(o, st, bpe, d);
+        if (*blocks < 0)
+                return CUBESIM_BAD_INPUT;
+        struct serve_batch one = { .n_dec = 1, .n_head = 1 };
+        double ps, j;
+        serve_steps_time(st, &one, true, &ps, &j);
+        return st->rc;
+}
+
+int serve_run(const struct serve_opts *o, char **json_out, char **text_out, struct diag *d)
+{
+        *json_out = *text_out = NULL;
+        struct serve_steps st = { 0 };
+        int64_t blocks = 0;
+        int rc = setup(o, &st, &blocks, d);
         struct serve_outcome oc = { 0 };
         struct serve_summary s;
         double cap = -1;
@@ -172,6 +180,28 @@ int serve_run(const struct serve_opts *o, char **json_out, char **text_out, stru
         if (rc == CUBESIM_OK && o->out_dir && serve_write_outputs(o, &oc, *json_out, d) < 0)
                 rc = CUBESIM_FAILED;
         outcome_free(&oc);
+        serve_steps_fini(&st);
+        return rc;
+}
+
+int serve_run_rates(const struct serve_opts *o, const double *rates, size_t n, char **jsons,
+                    struct diag *d)
+{
+        for (size_t i = 0; i < n; i++)
+                jsons[i] = NULL;
+        struct serve_steps st = { 0 };
+        int64_t blocks = 0;
+        int rc = setup(o, &st, &blocks, d);
+        for (size_t i = 0; i < n && rc == CUBESIM_OK; i++) {
+                struct serve_outcome oc;
+                struct serve_summary s;
+                rc = run_once(o, &st, blocks, rates[i], &oc, &s, d);
+                if (rc == CUBESIM_OK && !(jsons[i] = serve_summary_json(&s, -1))) {
+                        diag_error(d, "out of memory for the summary");
+                        rc = CUBESIM_FAILED;
+                }
+                outcome_free(&oc);
+        }
         serve_steps_fini(&st);
         return rc;
 }

@@ -81,4 +81,10 @@ void serve_opts_init(struct serve_opts *o);
  * d. */
 int serve_run(const struct serve_opts *o, char **json_out, char **text_out, struct diag *d);
 
+/* Run o at each of rates[n] requests/s (for --qps), the shapes
+ * simulated once for all: jsons[i] the summary at rates[i] as --json
+ * prints it (malloc'd; NULL after a failure). Status as serve_run. */
+int serve_run_rates(const struct serve_opts *o, const double *rates, size_t n, char **jsons,
+                    struct diag *d);
+
 #endif

@@ -362,9 +362,10 @@ static void w_timeline_gp(FILE *f, const struct serve_outcome *oc, const void *a
 
 static int make_dir(const char *path, struct diag *d)
 {
-        if (mkdir(path, 0777) == 0 || errno == EEXIST)
+        int rc = fs_mkdir_p(path);
+        if (rc == 0)
                 return 0;
-        diag_error(d, "--out: cannot create %s: %s", path, strerror(errno));
+        diag_error(d, "--out: cannot create %s: %s", path, strerror(-rc));
         return -1;
 }
 
