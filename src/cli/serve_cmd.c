@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../kernels/llm.h"
 #include "base/diag.h"
 #include "base/params.h"
 #include "base/util.h"
@@ -46,23 +45,10 @@ struct serve_args {
 #define SO(f) (offsetof(struct serve_args, so) + offsetof(struct serve_opts, f))
 #define FIELD(c, o, type) ((type *)((char *)(c) + (o)->field))
 
-/* The integer options' ranges. */
-static const struct {
-        const char *name;            /* option */
-        int64_t min, max;            /* allowed values */
-} int_ranges[] = {
-        { "--tp", 1, 4096 },         { "--dp", 1, 1024 },
-        { "--requests", 1, 10000000 }, { "--max-batch", 1, 65536 },
-        { "--max-batch-tokens", 1, 1 << 20 }, { "--chunk-tokens", 1, 1 << 20 },
-        { "--kv-block", 1, 65536 },  { "--check-steps", 1, 100000 },
-};
-
 static void set_int(void *c, const struct cli_opt *o, char *v, struct diag *d)
 {
         int64_t lo = 1, hi = 1, x = 0;
-        for (size_t i = 0; i < ARRAY_LEN(int_ranges); i++)
-                if (strcmp(int_ranges[i].name, o->name) == 0)
-                        lo = int_ranges[i].min, hi = int_ranges[i].max;
+        serve_int_range(o->name, &lo, &hi);
         if (!params_parse_i64(v, &x) || x < lo || x > hi) {
                 diag_error(d, "%s %s: expected an integer in [%lld, %lld]", o->name, v,
                            (long long)lo, (long long)hi);
@@ -170,30 +156,6 @@ static const struct cli_opt serve_options[] = {
           offsetof(struct serve_args, json) },
 };
 
-static const char *model_at(size_t i)
-{
-        return llm_models[i].name;
-}
-
-/* In enum serve_policy and enum serve_router order. */
-static const char *const policies[] = { "vllm", "sarathi", "static", NULL };
-static const char *const routers[] = { "round-robin", "least-loaded", NULL };
-
-/* The index of v in words, or 0 with "OPT V: expected A, B or C". */
-static int choice(const char *opt, const char *v, const char *const *words, struct diag *d)
-{
-        int n = 0;
-        for (; words[n]; n++)
-                if (strcmp(v, words[n]) == 0)
-                        return n;
-        if (n == 2)
-                diag_error(d, "%s %s: expected %s or %s", opt, v, words[0], words[1]);
-        else
-                diag_error(d, "%s %s: expected %s, %s or %s", opt, v, words[0], words[1],
-                           words[2]);
-        return 0;
-}
-
 /* The options that need one another, and the words of the choices. */
 static void check(struct serve_args *a, struct diag *d)
 {
@@ -202,26 +164,6 @@ static void check(struct serve_args *a, struct diag *d)
         so->sets = a->sets;
         so->n_sets = a->n_sets;
         so->figures = !a->no_figures;
-        if (!so->model) {
-                diag_error(d, "which model? --model M (llama3-8b, llama3-70b, llama31-405b, "
-                           "qwen2-72b, mistral-7b)");
-        } else if (!llm_model_find(so->model)) {
-                const char *hint = diag_suggest_at(so->model, model_at);
-                if (hint)
-                        diag_error(d, "--model %s: no model preset '%s'; did you mean '%s'?",
-                                   so->model, so->model, hint);
-                else
-                        diag_error(d, "--model %s: no model preset '%s' (llama3-8b, llama3-70b, "
-                                   "llama31-405b, qwen2-72b, mistral-7b)", so->model, so->model);
-        }
-        if (so->qps > 0 && so->trace_path)
-                diag_error(d, "--qps and --trace exclude each other: arrivals come from one");
-        else if (so->qps <= 0 && !so->trace_path && !so->find_capacity && !bad_options)
-                diag_error(d, "which arrivals? --qps X or --trace FILE");
-        if (so->find_capacity && so->trace_path)
-                diag_error(d, "--find-capacity searches a --qps; it cannot take --trace");
-        if (so->find_capacity && (so->slo_ttft_ms <= 0 || so->slo_tpot_ms <= 0))
-                diag_error(d, "--find-capacity needs both --slo-ttft-ms and --slo-tpot-ms");
         if (a->prompt)
                 serve_dist_parse("--prompt-len", a->prompt, &so->prompt, d);
         if (a->output)
@@ -229,11 +171,12 @@ static void check(struct serve_args *a, struct diag *d)
         if (so->duration_s > 0 && !a->requests_given)
                 so->requests = 0;
         if (a->policy)
-                so->policy = (enum serve_policy)choice("--policy", a->policy, policies, d);
+                so->policy = (enum serve_policy)serve_choice("--policy", a->policy,
+                                                             serve_policy_names, d);
         if (a->router)
-                so->router = (enum serve_router)choice("--router", a->router, routers, d);
-        if (so->exact && so->check_steps)
-                diag_error(d, "--check-steps compares the grid with --exact-steps: give one");
+                so->router = (enum serve_router)serve_choice("--router", a->router,
+                                                             serve_router_names, d);
+        serve_opts_check(so, bad_options, d);
 }
 
 int cli_serve(int argc, char **argv)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/diag.h"
 #include "base/util.h"
 #include "serve/serve_int.h"
 
@@ -18,6 +19,109 @@ void serve_opts_init(struct serve_opts *o)
                 .kv_block = 16, .policy = SERVE_VLLM, .router = SERVE_ROUND_ROBIN, .seed = 1,
                 .figures = true,
         };
+}
+
+/* The integer options' ranges. */
+static const struct {
+        const char *name;            /* option */
+        int64_t min, max;            /* allowed values */
+} int_ranges[] = {
+        { "--tp", 1, 4096 },         { "--dp", 1, 1024 },
+        { "--requests", 1, 10000000 }, { "--max-batch", 1, 65536 },
+        { "--max-batch-tokens", 1, 1 << 20 }, { "--chunk-tokens", 1, 1 << 20 },
+        { "--kv-block", 1, 65536 },  { "--check-steps", 1, 100000 },
+};
+
+void serve_int_range(const char *opt, int64_t *min, int64_t *max)
+{
+        for (size_t i = 0; i < ARRAY_LEN(int_ranges); i++)
+                if (strcmp(int_ranges[i].name, opt) == 0) {
+                        *min = int_ranges[i].min;
+                        *max = int_ranges[i].max;
+                }
+}
+
+const char *const serve_policy_names[] = { "vllm", "sarathi", "static", NULL };
+const char *const serve_router_names[] = { "round-robin", "least-loaded", NULL };
+
+int serve_choice(const char *opt, const char *v, const char *const *words, struct diag *d)
+{
+        int n = 0;
+        for (; words[n]; n++)
+                if (strcmp(v, words[n]) == 0)
+                        return n;
+        if (n == 2)
+                diag_error(d, "%s %s: expected %s or %s", opt, v, words[0], words[1]);
+        else
+                diag_error(d, "%s %s: expected %s, %s or %s", opt, v, words[0], words[1],
+                           words[2]);
+        return 0;
+}
+
+static const char *model_at(size_t i)
+{
+        return llm_models[i].name;
+}
+
+/* An integer option outside its range. */
+static void check_int(const char *opt, int64_t v, bool zero_ok, struct diag *d)
+{
+        int64_t lo = 1, hi = 1;
+        serve_int_range(opt, &lo, &hi);
+        if ((v < lo || v > hi) && !(zero_ok && v == 0))
+                diag_error(d, "%s %lld: expected an integer in [%lld, %lld]", opt, (long long)v,
+                           (long long)lo, (long long)hi);
+}
+
+/* A number option outside (0, 1e9] (0: not given, when zero_ok). */
+static void check_pos(const char *opt, double v, bool zero_ok, struct diag *d)
+{
+        if (!(v > 0 && v <= 1e9) && !(zero_ok && v == 0))
+                diag_error(d, "%s %g: expected a number in (0, 1e9]", opt, v);
+}
+
+void serve_opts_check(const struct serve_opts *o, bool quiet_arrivals, struct diag *d)
+{
+        if (!o->model) {
+                diag_error(d, "which model? --model M (llama3-8b, llama3-70b, llama31-405b, "
+                           "qwen2-72b, mistral-7b)");
+        } else if (!llm_model_find(o->model)) {
+                const char *hint = diag_suggest_at(o->model, model_at);
+                if (hint)
+                        diag_error(d, "--model %s: no model preset '%s'; did you mean '%s'?",
+                                   o->model, o->model, hint);
+                else
+                        diag_error(d, "--model %s: no model preset '%s' (llama3-8b, llama3-70b, "
+                                   "llama31-405b, qwen2-72b, mistral-7b)", o->model, o->model);
+        }
+        if (o->qps > 0 && o->trace_path)
+                diag_error(d, "--qps and --trace exclude each other: arrivals come from one");
+        else if (o->qps <= 0 && !o->trace_path && !o->find_capacity && !quiet_arrivals)
+                diag_error(d, "which arrivals? --qps X or --trace FILE");
+        if (o->find_capacity && o->trace_path)
+                diag_error(d, "--find-capacity searches a --qps; it cannot take --trace");
+        if (o->find_capacity && (o->slo_ttft_ms <= 0 || o->slo_tpot_ms <= 0))
+                diag_error(d, "--find-capacity needs both --slo-ttft-ms and --slo-tpot-ms");
+        if (o->exact && o->check_steps)
+                diag_error(d, "--check-steps compares the grid with --exact-steps: give one");
+        if (o->requests == 0 && o->duration_s <= 0 && !o->trace_path)
+                diag_error(d, "--requests 0: give --requests N or --duration-s T");
+        check_int("--tp", o->tp, false, d);
+        check_int("--dp", o->dp, false, d);
+        check_int("--requests", (int64_t)(o->requests > INT64_MAX ? INT64_MAX : o->requests),
+                  true, d);
+        check_int("--max-batch", o->max_batch, false, d);
+        check_int("--max-batch-tokens", o->max_batch_tokens, false, d);
+        check_int("--chunk-tokens", o->chunk_tokens, false, d);
+        check_int("--kv-block", o->kv_block, false, d);
+        check_int("--check-steps", (int64_t)(o->check_steps > 100000 ? 100001 : o->check_steps),
+                  true, d);
+        check_pos("--qps", o->qps, true, d);
+        check_pos("--duration-s", o->duration_s, true, d);
+        check_pos("--slo-ttft-ms", o->slo_ttft_ms, true, d);
+        check_pos("--slo-tpot-ms", o->slo_tpot_ms, true, d);
+        if (!o->precision)
+                diag_error(d, "--precision: expected bf16, fp16 or fp32");
 }
 
 /* Bytes per element of a --precision, or 0 if it is not supported. */

@@ -72,6 +72,17 @@ struct serve_opts {
 
 /* The defaults of `cubesim serve` (model NULL: required). */
 void serve_opts_init(struct serve_opts *o);
+/* Check what o's options need of one another and their ranges, in the
+ * command's words ("--tp 0: expected an integer in [1, 4096]"); problems
+ * to d. quiet_arrivals: say nothing of a missing --qps (one was refused). */
+void serve_opts_check(const struct serve_opts *o, bool quiet_arrivals, struct diag *d);
+/* The range of an integer option (--tp, --dp, --requests, --max-batch,
+ * --max-batch-tokens, --chunk-tokens, --kv-block, --check-steps). */
+void serve_int_range(const char *opt, int64_t *min, int64_t *max);
+/* The words of --policy and --router, in enum order, NULL-ended. */
+extern const char *const serve_policy_names[], *const serve_router_names[];
+/* The index of v in words, or 0 with "OPT V: expected A, B or C" to d. */
+int serve_choice(const char *opt, const char *v, const char *const *words, struct diag *d);
 
 /* Run the server as o says. *json_out: the summary as --json prints it
  * (malloc'd; with --find-capacity the run at the capacity plus
