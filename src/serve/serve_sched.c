@@ -492,7 +492,7 @@ static void continue_prefills(struct loop *L, struct replica *rp, struct serve_b
 
 /* Choose the next iteration of replica rp; false if there is nothing to
  * do. */
-static bool schedule(struct loop *L, struct replica *rp, struct serve_batch *b)
+static bool pick(struct loop *L, struct replica *rp, struct serve_batch *b)
 {
         const struct serve_opts *o = L->o;
         *b = (struct serve_batch){ .chunks = rp->chunks };
@@ -526,6 +526,19 @@ static bool schedule(struct loop *L, struct replica *rp, struct serve_batch *b)
                         b->n_head++;
         }
         return rp->n_members > 0;
+}
+
+/* pick, preempting the newest running request while the running ones
+ * can make no progress: without it, partly prefilled sarathi prompts that
+ * each need a block, none free, would leave the replica idle for good. */
+static bool schedule(struct loop *L, struct replica *rp, struct serve_batch *b)
+{
+        while (!pick(L, rp, b)) {
+                if (rp->run.n < 2)
+                        return false;
+                preempt_last(L, rp);
+        }
+        return true;
 }
 
 static bool record_iter(struct serve_outcome *out, const struct serve_iter *it)
