@@ -119,12 +119,12 @@ struct serve_flow {
 /* The outcome of one simulated serving run. */
 struct serve_outcome {
         struct serve_req *reqs;      /* requests, arrival order */
-        size_t n_reqs;
+        size_t n_reqs;               /* entries of reqs */
         struct serve_iter *iters;    /* iterations, in start order per replica */
-        size_t n_iters, cap_iters;
+        size_t n_iters, cap_iters;   /* entries of iters, its capacity */
         struct serve_flow *flows;    /* per request */
         sim_ps *itl_ps;              /* every gap between tokens */
-        size_t n_itl, cap_itl;
+        size_t n_itl, cap_itl;       /* entries of itl_ps, its capacity */
         int64_t kv_blocks;           /* blocks per replica */
         int64_t kv_peak;             /* most blocks in use on a replica */
         uint64_t preemptions;        /* in all */
@@ -147,21 +147,23 @@ void serve_outcome_fini(struct serve_outcome *out);
 
 /* ---- metrics and outputs (serve_out.c) ---- */
 
+/* A latency's mean and percentiles. */
 struct serve_stat {
         double mean, p50, p90, p99;  /* ms */
         size_t n;                    /* samples */
 };
 
+/* What a run prints (docs/serving.md names each). */
 struct serve_summary {
-        uint64_t requests, completed;
-        double duration_s;
-        double throughput_rps, throughput_tok_s, goodput_rps;
-        struct serve_stat ttft, tpot, itl, e2el;
-        double mean_in_system, mean_queue, mean_batch;
-        double kv_peak_frac;
-        uint64_t preemptions, iterations;
-        double energy_j, j_per_token;
-        double wall_s;
+        uint64_t requests, completed; /* arrived; served to the last token */
+        double duration_s;           /* first arrival to last completion, simulated s */
+        double throughput_rps, throughput_tok_s, goodput_rps; /* over duration_s */
+        struct serve_stat ttft, tpot, itl, e2el; /* latencies, ms */
+        double mean_in_system, mean_queue, mean_batch; /* time averages; per iteration */
+        double kv_peak_frac;         /* most KV blocks in use / blocks */
+        uint64_t preemptions, iterations; /* counts */
+        double energy_j, j_per_token; /* simulated energy; per output token */
+        double wall_s;               /* host seconds of the serving loop */
 };
 
 void serve_summarise(const struct serve_opts *o, struct serve_outcome *oc,
