@@ -38,7 +38,7 @@ PY
 }
 
 # -- low load: the model step ------------------------------------------------------------
-n_low=20; big || n_low=6
+n_low=20; big || n_low=4
 serve --qps 0.05 --requests $n_low --prompt-len 512 --output-len 128 --json >"$out/j"
 pre=$(step_ps llm_layer --set model=llama3-8b --set q_len=512)
 dec=$(step_ps llm_layer --set model=llama3-8b --set past_len=576)
@@ -54,12 +54,18 @@ little="abs(j['mean_in_system'] / (j['throughput_rps'] * j['e2el_ms']['mean'] / 
 check "low load: Little's law" "$little"
 
 # -- loaded: Little's law per policy, two replicas ----------------------------------------
-n_load=40; big || n_load=12
-for args in "--policy vllm" "--policy sarathi --chunk-tokens 136" "--policy static" \
-            "--dp 2 --router least-loaded" "--dp 2 --router round-robin --policy sarathi"; do
+n_load=40 mb=8 ol=uniform:8:40
+variants=("--policy vllm" "--policy sarathi --chunk-tokens 136" "--policy static"
+          "--dp 2 --router least-loaded" "--dp 2 --router round-robin --policy sarathi")
+if ! big; then
+        n_load=8 mb=4 ol=uniform:2:6
+        variants=("--policy vllm" "--policy sarathi --chunk-tokens 132"
+                  "--policy static --dp 2 --router least-loaded")
+fi
+for args in "${variants[@]}"; do
         # shellcheck disable=SC2086
-        serve --qps 8 --requests $n_load --prompt-len 128 --output-len uniform:8:40 \
-                --max-batch 8 $args --json >"$out/j"
+        serve --qps 8 --requests $n_load --prompt-len 128 --output-len $ol \
+                --max-batch $mb $args --json >"$out/j"
         check "loaded ($args): Little's law, all complete" \
                 "$little and j['completed'] == $n_load and j['iterations'] > 0"
 done
@@ -77,7 +83,7 @@ fi
 
 # -- determinism ------------------------------------------------------------------------------
 det="--qps 6 --requests 30 --prompt-len lognormal:100:0.3 --output-len uniform:8:32 --seed 7"
-big || det="--qps 6 --requests 8 --prompt-len lognormal:100:0.3 --output-len uniform:4:12 --seed 7"
+big || det="--qps 6 --requests 5 --prompt-len lognormal:64:0.1 --output-len uniform:2:5 --seed 7"
 # shellcheck disable=SC2086
 serve $det --json | sed 's/"wall_s": [0-9.]*//' >"$out/a"
 # shellcheck disable=SC2086
@@ -104,18 +110,18 @@ else
 fi
 
 # -- preemption: a KV cache smaller than the batch ---------------------------------------------
-# 4 GiB a cube leave 16 blocks of 512 tokens: 16 prompts of 500 fit, and
-# each needs a second block 12 tokens into its output.
-serve --qps 1000 --requests 24 --prompt-len 500 --output-len 24 --max-batch 24 \
-        --max-batch-tokens 1000 --kv-block 512 --set cube.hbm.size_gib=4 --json >"$out/j"
+# 4 GiB a cube leave 8 blocks of 1024 tokens: 8 prompts of 1000 fit, and
+# each needs a second block 24 tokens into its output.
+serve --qps 1000 --requests 8 --prompt-len 1000 --output-len 40 --max-batch 8 \
+        --max-batch-tokens 2000 --kv-block 1024 --set cube.hbm.size_gib=4 --json >"$out/j"
 check "a small KV cache preempts and every request still completes" \
-        "j['preemptions'] > 0 and j['completed'] == 24 and j['kv_peak_frac'] == 1 and $little"
+        "j['preemptions'] > 0 and j['completed'] == 8 and j['kv_peak_frac'] == 1 and $little"
 
 # -- the grid against exact simulation --------------------------------------------------------
-n_grid=30 n_check=12; big || { n_grid=10 n_check=4; }
-serve --qps 30 --requests $n_grid --prompt-len 300 --output-len uniform:16:40 \
+n_grid=30 n_check=12
+big && serve --qps 30 --requests $n_grid --prompt-len 300 --output-len uniform:16:40 \
         --policy sarathi --chunk-tokens 128 --max-batch 8 --check-steps $n_check >"$out/t"
-if python3 - "$out/t" "$n_check" <<'PY'; then echo "ok   the grid is within 3% of exact simulation"; else fail=1; fi
+big && if python3 - "$out/t" "$n_check" <<'PY'; then echo "ok   the grid is within 3% of exact simulation"; else fail=1; fi
 import re, sys
 m = re.search(r"step check: (\d+) off-grid iterations, .*: max ([0-9.]+)%", open(sys.argv[1]).read())
 ok = m and int(m.group(1)) >= int(sys.argv[2]) and float(m.group(2)) <= 3.0
@@ -124,7 +130,8 @@ sys.exit(0 if ok else 1)
 PY
 
 # -- --out ------------------------------------------------------------------------------------
-serve --qps 20 --requests 30 --output-len 16 --dp 2 --out "$out/o" --no-figures --json >"$out/j"
+serve --qps 20 --requests 30 --prompt-len 128 --output-len 4 --max-batch 4 --dp 2 \
+        --out "$out/o" --no-figures --json >"$out/j"
 for f in requests.csv iterations.csv summary.json trace.json figures/latency_cdf.dat \
          figures/latency_cdf.gp figures/timeline.gp; do
         [ -s "$out/o/$f" ] || { echo "FAIL --out: no $f"; fail=1; }

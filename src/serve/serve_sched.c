@@ -279,8 +279,10 @@ int serve_requests(const struct serve_opts *o, double qps, struct serve_req **re
 {
         *reqs = NULL;
         *n = 0;
+        if (o->trace_path && load_trace(o, reqs, n, d) < 0)
+                goto fail;
         if (o->trace_path)
-                return load_trace(o, reqs, n, d);
+                return 0;
         size_t cap = 0;
         uint64_t s_arr = o->seed, s_len = o->seed ^ 0x5eed1e57ull;
         double t = 0;
@@ -293,18 +295,23 @@ int serve_requests(const struct serve_opts *o, double qps, struct serve_req **re
                 if (i == MAX_REQUESTS) {
                         diag_error(d, "--duration-s %g at --qps %g: more than %d requests",
                                    o->duration_s, qps, MAX_REQUESTS);
-                        return -1;
+                        goto fail;
                 }
                 int64_t p = draw(&o->prompt, &s_len), out = draw(&o->output, &s_len);
                 if (push_req(reqs, n, &cap, t, p, out, d) < 0)
-                        return -1;
+                        goto fail;
         }
         if (*n == 0) {
                 diag_error(d, "--duration-s %g at --qps %g: no request arrives", o->duration_s,
                            qps);
-                return -1;
+                goto fail;
         }
         return 0;
+fail:
+        free(*reqs);
+        *reqs = NULL;
+        *n = 0;
+        return -1;
 }
 
 /* ---- replicas ---- */
