@@ -9,6 +9,7 @@ extern const struct bench bench_engine_phold;
 extern const struct bench bench_gqa_decode_dispatch;
 extern const struct bench bench_headline;
 extern const struct bench bench_llm_step;
+extern const struct bench bench_serving;
 extern const struct bench bench_sim_speed;
 extern const struct bench bench_validate_tt_dm;
 extern const struct bench bench_validate_tt_gemm;
@@ -21,6 +22,7 @@ const struct bench *const bench_registry[] = {
         &bench_gqa_decode_dispatch,
         &bench_headline,
         &bench_llm_step,
+        &bench_serving,
         &bench_validate_tt_gemm,
         &bench_validate_tt_dm,
         &bench_validate_tt_llm,

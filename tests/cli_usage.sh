@@ -26,5 +26,7 @@ expect 0 "sim_end_ns: 600" -- bench run engine-hold --set procs=10 --set iters=2
 expect 0 "procs=N" -- bench help engine-hold
 expect 0 "--max-events N    stop with an error after N events (default 4e9" -- run --help
 expect 0 "(default 1e10: ten simulated seconds" -- run --help
+expect 0 "usage: cubesim serve [--model M]" -- serve --help
+expect 0 "serve --model M --qps X" -- --help
 [ $fail -eq 0 ] && echo "cli usage: all cases pass"
 exit $fail

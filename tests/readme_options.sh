@@ -8,7 +8,7 @@ synopsis=$(awk '/^## Command line/{on=1} on && /^```$/{n++; if (n==2) exit; next
         "$src/README.md")
 [ -n "$synopsis" ] || { echo "FAIL: no synopsis block under '## Command line'"; exit 1; }
 fail=0
-for cmd in run kernels sweep "bench" topo compare; do
+for cmd in run kernels sweep "bench" topo compare serve; do
         # shellcheck disable=SC2086
         for opt in $("$bin" $cmd --help 2>&1 | grep -o -- '--[a-z][a-z-]*' | sort -u); do
                 [ "$opt" = --help ] && continue

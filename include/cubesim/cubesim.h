@@ -119,6 +119,8 @@ CUBESIM_API int cubesim_machine_load(const char *path, cubesim_machine **out);
  * value "128"; issue_cost.OP_ns is short for pe.cpu.issue_cost_ns.OP); on
  * error m is unchanged. */
 CUBESIM_API int cubesim_machine_set(cubesim_machine *m, const char *key, const char *value);
+/* The HBM capacity of machine m, bytes: every cube of every SIP. */
+CUBESIM_API uint64_t cubesim_machine_hbm_bytes(const cubesim_machine *m);
 /* A copy of m, to change apart; NULL when out of memory. */
 CUBESIM_API cubesim_machine *cubesim_machine_copy(const cubesim_machine *m);
 CUBESIM_API void cubesim_machine_free(cubesim_machine *m);
@@ -198,6 +200,45 @@ CUBESIM_API const char *cubesim_bench_name(size_t i);
  * cubesim_free), NULL unless CUBESIM_OK. */
 CUBESIM_API int cubesim_bench(const char *name, const char *const *sets, size_t n_sets,
                               const char *out_dir, unsigned jobs, char **json_out);
+
+/* ---- serving ---- */
+
+/* How to serve: the options of `cubesim serve` (docs/serving.md). Start
+ * from cubesim_serve_opts_init; strings may be NULL (the default). */
+struct cubesim_serve_opts {
+        const char *model;           /* --model: a preset (required) */
+        const char *topo_path;       /* --topo FILE (NULL: the built-in machine) */
+        const char *const *sets;     /* --set key=value: topology parameters */
+        size_t n_sets;               /* entries of sets */
+        int tp;                      /* --tp */
+        int dp;                      /* --dp */
+        const char *precision;       /* --precision: bf16, fp16, fp32 */
+        double qps;                  /* --qps (0: trace_path) */
+        const char *trace_path;      /* --trace FILE */
+        uint64_t requests;           /* --requests (0: as many as arrive in duration_s) */
+        double duration_s;           /* --duration-s (0: none) */
+        const char *prompt_len;      /* --prompt-len DIST (NULL: 512) */
+        const char *output_len;      /* --output-len DIST (NULL: 128) */
+        int64_t max_batch;           /* --max-batch */
+        int64_t max_batch_tokens;    /* --max-batch-tokens */
+        int64_t chunk_tokens;        /* --chunk-tokens */
+        int64_t kv_block;            /* --kv-block */
+        const char *policy;          /* --policy: vllm, sarathi, static */
+        const char *router;          /* --router: round-robin, least-loaded */
+        double slo_ttft_ms;          /* --slo-ttft-ms (0: none) */
+        double slo_tpot_ms;          /* --slo-tpot-ms (0: none) */
+        uint64_t seed;               /* --seed */
+        int find_capacity;           /* --find-capacity */
+        const char *out_dir;         /* --out DIR (NULL: no files) */
+        int figures;                 /* with out_dir: run gnuplot (0: --no-figures) */
+};
+
+/* The defaults of `cubesim serve`; model and qps still to give. */
+CUBESIM_API void cubesim_serve_opts_init(struct cubesim_serve_opts *opts);
+/* Serve as `cubesim serve ... --json` does; *json_out the summary it
+ * prints (free it with cubesim_free), NULL unless CUBESIM_OK. Bad options
+ * give CUBESIM_BAD_INPUT with the command's messages. */
+CUBESIM_API int cubesim_serve(const struct cubesim_serve_opts *opts, char **json_out);
 
 /* Free a string the library gave the caller to own. */
 CUBESIM_API void cubesim_free(void *p);

@@ -34,7 +34,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 from . import _lib
 
 __all__ = ["Error", "Machine", "Result", "Kernel", "run", "kernels", "load_kernels", "version",
-           "sweep", "bench", "benches"]
+           "sweep", "bench", "benches", "serve"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -420,6 +420,53 @@ def bench(name: str, out: Optional[PathLike] = None, jobs: int = 1, **params: An
     c_sets = (ctypes.c_char_p * max(len(sets), 1))(*sets)
     p = ctypes.c_void_p()
     status = _lib.bench(name.encode(), c_sets, len(sets), _b(out), int(jobs), ctypes.byref(p))
+    _raise_if(status)
+    try:
+        return json.loads(_lib.text(ctypes.cast(p, ctypes.c_char_p).value))
+    finally:
+        _lib.free(p)
+
+
+def serve(model: str, qps: Optional[float] = None, trace: Optional[PathLike] = None,
+          topo: Optional[PathLike] = None, sets: Optional[Mapping[str, Any]] = None,
+          out: Optional[PathLike] = None, figures: bool = True,
+          **opts: Any) -> Dict[str, Any]:
+    """Serve requests for ``model`` as ``cubesim serve ... --json`` does
+    (docs/serving.md) and return its summary (parsed). ``qps`` or
+    ``trace`` give the arrivals; ``sets`` are topology ``--set`` values;
+    ``out`` is ``--out``. The other options by their names without
+    dashes, ``-`` as ``_``: ``requests``, ``duration_s``, ``tp``, ``dp``,
+    ``precision``, ``prompt_len``, ``output_len`` (``512``,
+    ``"uniform:64:512"``, ``"lognormal:300:0.6"``), ``max_batch``,
+    ``max_batch_tokens``, ``chunk_tokens``, ``kv_block``, ``policy``,
+    ``router``, ``slo_ttft_ms``, ``slo_tpot_ms``, ``seed``,
+    ``find_capacity``."""
+    o = _lib.ServeOpts()
+    _lib.serve_opts_init(ctypes.byref(o))
+    o.model = model.encode()
+    o.qps = float(qps or 0)
+    o.trace_path = _b(trace)
+    o.topo_path = _b(topo)
+    o.out_dir = _b(out)
+    o.figures = int(bool(figures))
+    set_list = [f"{k}={_value(v)}".encode() for k, v in (sets or {}).items()]
+    c_sets = (ctypes.c_char_p * max(len(set_list), 1))(*set_list)
+    o.sets = c_sets
+    o.n_sets = len(set_list)
+    names = {f[0] for f in _lib.ServeOpts._fields_}
+    for k, v in opts.items():
+        if k not in names or k in ("sets", "n_sets", "model", "trace_path", "topo_path",
+                                   "out_dir", "figures"):
+            raise TypeError(f"serve() got an unexpected option '{k}'")
+        field = dict(_lib.ServeOpts._fields_)[k]
+        if field is ctypes.c_char_p:
+            setattr(o, k, _value(v).encode())
+        elif k == "find_capacity":
+            o.find_capacity = int(bool(v))
+        else:
+            setattr(o, k, v)
+    p = ctypes.c_void_p()
+    status = _lib.serve(ctypes.byref(o), ctypes.byref(p))
     _raise_if(status)
     try:
         return json.loads(_lib.text(ctypes.cast(p, ctypes.c_char_p).value))

@@ -86,6 +86,38 @@ class SweepOpts(ctypes.Structure):
     ]
 
 
+class ServeOpts(ctypes.Structure):
+    """struct cubesim_serve_opts, field for field."""
+
+    _fields_ = [
+        ("model", c_char_p),
+        ("topo_path", c_char_p),
+        ("sets", ctypes.POINTER(c_char_p)),
+        ("n_sets", c_size_t),
+        ("tp", c_int),
+        ("dp", c_int),
+        ("precision", c_char_p),
+        ("qps", c_double),
+        ("trace_path", c_char_p),
+        ("requests", c_uint64),
+        ("duration_s", c_double),
+        ("prompt_len", c_char_p),
+        ("output_len", c_char_p),
+        ("max_batch", ctypes.c_int64),
+        ("max_batch_tokens", ctypes.c_int64),
+        ("chunk_tokens", ctypes.c_int64),
+        ("kv_block", ctypes.c_int64),
+        ("policy", c_char_p),
+        ("router", c_char_p),
+        ("slo_ttft_ms", c_double),
+        ("slo_tpot_ms", c_double),
+        ("seed", c_uint64),
+        ("find_capacity", c_int),
+        ("out_dir", c_char_p),
+        ("figures", c_int),
+    ]
+
+
 def _candidates() -> list:
     env = os.environ.get("CUBESIM_LIB")
     out = []
@@ -161,6 +193,8 @@ sweep = _fn("cubesim_sweep", c_int, c_char_p, c_char_p, ctypes.POINTER(SweepOpts
 bench_name = _fn("cubesim_bench_name", c_char_p, c_size_t)
 bench = _fn("cubesim_bench", c_int, c_char_p, ctypes.POINTER(c_char_p), c_size_t, c_char_p,
             ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p))
+serve_opts_init = _fn("cubesim_serve_opts_init", None, ctypes.POINTER(ServeOpts))
+serve = _fn("cubesim_serve", c_int, ctypes.POINTER(ServeOpts), ctypes.POINTER(ctypes.c_void_p))
 free = _fn("cubesim_free", None, ctypes.c_void_p)
 
 

@@ -21,6 +21,7 @@
 #include "base/params.h"
 #include "benches/bench.h"
 #include "base/npy.h"
+#include "serve/serve.h"
 #include "sweep/sweep.h"
 #include "tl/tl_int.h"
 
@@ -168,6 +169,12 @@ int cubesim_machine_set(cubesim_machine *m, const char *key, const char *value)
         }
         int rc = topo_set(&m->topo, tl_set_topo_path(key, klen, path, sizeof path), value, &d);
         return finish(&d, rc < 0 ? CUBESIM_BAD_INPUT : CUBESIM_OK);
+}
+
+uint64_t cubesim_machine_hbm_bytes(const cubesim_machine *m)
+{
+        const struct topo *t = &m->topo;
+        return sat_mul_u64(sat_mul_u64(t->system.sips, t->sip.cubes), t->cube.hbm.size_bytes);
 }
 
 cubesim_machine *cubesim_machine_copy(const cubesim_machine *m)
@@ -615,6 +622,71 @@ int cubesim_bench(const char *name, const char *const *sets, size_t n_sets, cons
                         *json_out = buf;
                 else
                         free(buf);
+        }
+        return finish(&d, rc);
+}
+
+/* ---- serving ---- */
+
+void cubesim_serve_opts_init(struct cubesim_serve_opts *o)
+{
+        struct serve_opts so;
+        serve_opts_init(&so);
+        *o = (struct cubesim_serve_opts){
+                .tp = so.tp, .dp = so.dp, .precision = so.precision, .requests = so.requests,
+                .max_batch = so.max_batch, .max_batch_tokens = so.max_batch_tokens,
+                .chunk_tokens = so.chunk_tokens, .kv_block = so.kv_block, .seed = so.seed,
+                .figures = 1,
+        };
+}
+
+int cubesim_serve(const struct cubesim_serve_opts *o, char **json_out)
+{
+        struct diag d;
+        diag_init(&d);
+        *json_out = NULL;
+        struct serve_opts so;
+        serve_opts_init(&so);
+        so.model = o->model;
+        so.topo_path = o->topo_path;
+        so.sets = o->sets;
+        so.n_sets = o->n_sets;
+        so.tp = o->tp;
+        so.dp = o->dp;
+        so.precision = o->precision ? o->precision : "bf16";
+        so.qps = o->qps;
+        so.trace_path = o->trace_path;
+        so.requests = o->requests;
+        so.duration_s = o->duration_s;
+        so.max_batch = o->max_batch;
+        so.max_batch_tokens = o->max_batch_tokens;
+        so.chunk_tokens = o->chunk_tokens;
+        so.kv_block = o->kv_block;
+        so.slo_ttft_ms = o->slo_ttft_ms;
+        so.slo_tpot_ms = o->slo_tpot_ms;
+        so.seed = o->seed;
+        so.find_capacity = o->find_capacity != 0;
+        so.out_dir = o->out_dir;
+        so.figures = o->figures != 0;
+        if (o->prompt_len)
+                serve_dist_parse("--prompt-len", o->prompt_len, &so.prompt, &d);
+        if (o->output_len)
+                serve_dist_parse("--output-len", o->output_len, &so.output, &d);
+        if (o->policy)
+                so.policy = (enum serve_policy)serve_choice("--policy", o->policy,
+                                                            serve_policy_names, &d);
+        if (o->router)
+                so.router = (enum serve_router)serve_choice("--router", o->router,
+                                                            serve_router_names, &d);
+        serve_opts_check(&so, false, &d);
+        if (d.n_errors)
+                return finish(&d, CUBESIM_BAD_INPUT);
+        char *text = NULL;
+        int rc = serve_run(&so, json_out, &text, &d);
+        free(text);
+        if (rc != CUBESIM_OK) {
+                free(*json_out);
+                *json_out = NULL;
         }
         return finish(&d, rc);
 }

@@ -185,3 +185,23 @@ int fs_write_atomic(const char *path, const void *data, size_t len)
         fs_atomic_write(&a, data, len);
         return fs_atomic_commit(&a);
 }
+
+int fs_mkdir_p(const char *dir)
+{
+        char buf[4096];
+        snprintf(buf, sizeof buf, "%s", dir);
+        for (char *p = buf + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = '\0';
+                if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                *p = '/';
+        }
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        struct stat st;
+        if (stat(buf, &st) < 0)
+                return -errno;
+        return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}

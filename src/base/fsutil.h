@@ -64,4 +64,8 @@ int fs_atomic_end(struct fs_atomic *a, bool keep);
 /* Replace path with len bytes of data at once: begin, write, commit. */
 int fs_write_atomic(const char *path, const void *data, size_t len);
 
+/* Make directory dir and its missing parents (mode 0755 less the umask).
+ * 0, or a negative errno (-ENOTDIR: dir is there but not a directory). */
+int fs_mkdir_p(const char *dir);
+
 #endif

@@ -12,6 +12,7 @@ int cli_sweep(int argc, char **argv);
 int cli_topo(int argc, char **argv);
 int cli_kernels(int argc, char **argv);
 int cli_compare(int argc, char **argv);
+int cli_serve(int argc, char **argv);
 /* The first item of cubesim run's synopsis ("[--topo FILE]"), for the
  * command list of cubesim --help; in buf (len bytes). */
 void cli_run_synopsis(char *buf, size_t len);
@@ -110,6 +111,9 @@ void cli_opt_text(void *ctx, const struct cli_opt *o, char *v, struct diag *d);
  * cli_parse_jobs into the unsigned at o->field in ctx. */
 void cli_opt_timeout(void *ctx, const struct cli_opt *o, char *v, struct diag *d);
 void cli_opt_jobs(void *ctx, const struct cli_opt *o, char *v, struct diag *d);
+/* apply for --seed: the uint64_t at o->field in ctx, any non-negative
+ * integer ("--seed X: expected a non-negative integer"). */
+void cli_opt_u64(void *ctx, const struct cli_opt *o, char *v, struct diag *d);
 /* apply for a flag: the bool at o->field in ctx becomes true. */
 void cli_opt_true(void *ctx, const struct cli_opt *o, char *v, struct diag *d);
 /* The entry of tab (n entries) named a, or NULL. */

@@ -21,6 +21,7 @@ static const char usage_tail[] =
         "  bench run NAME [--set k=v] run a bench and print its figures\n"
         "  sweep SPEC.yaml [--jobs N] run a parameter sweep: sweep.json, figures, report\n"
         "  compare A B                two runs (--json) or two sweeps side by side\n"
+        "  serve --model M --qps X    serve an LLM under load: TTFT, TPOT, throughput\n"
         "  topo check FILE            validate a topology file\n"
         "  topo show [FILE]           print a machine's component graph (text, json, dot)\n"
         "\n"
@@ -54,6 +55,7 @@ static const struct command commands[] = {
         { "sweep", cli_sweep },
         { "topo", cli_topo },
         { "compare", cli_compare },
+        { "serve", cli_serve },
 };
 
 /* Every command's output ends here: a write that failed (a full disk,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/diag.h"
+#include "base/params.h"
 #include "cli/cli.h"
 
 /* An option's help starts at this column. */
@@ -121,6 +122,12 @@ void cli_opt_timeout(void *ctx, const struct cli_opt *o, char *v, struct diag *d
 void cli_opt_jobs(void *ctx, const struct cli_opt *o, char *v, struct diag *d)
 {
         cli_parse_jobs(v, (unsigned *)((char *)ctx + o->field), d);
+}
+
+void cli_opt_u64(void *ctx, const struct cli_opt *o, char *v, struct diag *d)
+{
+        if (!params_parse_u64(v, (uint64_t *)((char *)ctx + o->field)))
+                diag_error(d, "%s %s: expected a non-negative integer", o->name, v);
 }
 
 void cli_opt_text(void *ctx, const struct cli_opt *o, char *v, struct diag *d)

@@ -131,12 +131,6 @@ static void set_tol(void *c, const struct cli_opt *o, char *v, struct diag *d)
                 *FIELD(c, o, double) = x;
 }
 
-static void set_seed(void *c, const struct cli_opt *o, char *v, struct diag *d)
-{
-        if (!params_parse_u64(v, FIELD(c, o, uint64_t)))
-                diag_error(d, "%s %s: expected a non-negative integer", o->name, v);
-}
-
 /* --max-events and --max-sim-ns. */
 static void set_budget(void *c, const struct cli_opt *o, char *v, struct diag *d)
 {
@@ -210,7 +204,7 @@ static const struct cli_opt run_opts[] = {
           set_on, RO(fail_on_nonfinite) },
         { "--seed", "N", NULL, 0,
           "seed of the generated inputs (default 1)",
-          set_seed, RO(seed) },
+          cli_opt_u64, RO(seed) },
         { "--oplog", "FILE", NULL, 0,
           "one JSON line per executed op (canonical: byte-identical\n"
           "across runs of the same input); gzip if FILE.gz",

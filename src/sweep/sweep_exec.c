@@ -44,26 +44,6 @@ int sweep__write_json(const char *path, json_t *v)
         return jsonw_save(path, v, 2);
 }
 
-static int mkdir_p(const char *dir)
-{
-        char buf[4096];
-        snprintf(buf, sizeof buf, "%s", dir);
-        for (char *p = buf + 1; *p; p++) {
-                if (*p != '/')
-                        continue;
-                *p = '\0';
-                if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-                *p = '/';
-        }
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-                return -errno;
-        struct stat st;
-        if (stat(buf, &st) < 0)
-                return -errno;
-        return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-}
-
 /* ---- identity of a point, for --resume ---- */
 
 static uint64_t fnv(uint64_t h, const void *data, size_t len)
@@ -570,7 +550,7 @@ static int lock_dir(struct sweep__ctx *x)
 static int prepare_dir(struct sweep__ctx *x)
 {
         const char *dir = x->opts->out_dir;
-        int rc = mkdir_p(dir);
+        int rc = fs_mkdir_p(dir);
         if (rc < 0) {
                 diag_error_at(x->d, dir, 0, 0, "cannot make the output directory: %s",
                               strerror(-rc));
@@ -579,7 +559,7 @@ static int prepare_dir(struct sweep__ctx *x)
         if ((rc = lock_dir(x)) < 0)
                 return rc;
         snprintf(x->points_dir, sizeof x->points_dir, "%s/points", dir);
-        rc = mkdir_p(x->points_dir);
+        rc = fs_mkdir_p(x->points_dir);
         if (rc < 0) {
                 diag_error_at(x->d, x->points_dir, 0, 0, "cannot make the directory: %s",
                               strerror(-rc));

@@ -1,0 +1,215 @@
+/* cli/serve_cmd.c: `cubesim serve`: an LLM inference server under load on
+ * the simulated machine (src/serve, docs/serving.md). */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/diag.h"
+#include "base/params.h"
+#include "base/util.h"
+#include "cli/cli.h"
+#include "serve/serve.h"
+
+static const char about[] =
+        "\n"
+        "Serve requests for an LLM on the machine: Poisson arrivals at --qps (or a\n"
+        "trace), a scheduler (vllm: continuous batching, prefill first; sarathi:\n"
+        "chunked prefill mixed with decodes under a token budget; static: fixed\n"
+        "batches) over a paged KV cache sized from the HBM the weights leave, with\n"
+        "--dp replicas behind a router. Each iteration takes the simulated time of\n"
+        "the model step of its batch (llm_layer x layers + llm_lm_head; each shape\n"
+        "simulated once). Prints TTFT, TPOT, ITL and E2EL (mean, p50, p90, p99),\n"
+        "throughput, goodput, KV use, queue, batch, preemptions and energy.\n"
+        "DIST is N, uniform:A:B or lognormal:MEAN:SIGMA (tokens; drawn from --seed).\n"
+        "The trace format and the step model are in docs/serving.md.\n";
+
+static const char tail[] =
+        "\n"
+        "Exit status: 0 done; 1 a model step failed to simulate, or an output could\n"
+        "not be written; 2 bad input (options, machine, trace file).\n";
+
+/* What the options of cubesim serve set. */
+struct serve_args {
+        struct serve_opts so;        /* the run's options */
+        const char *sets[256];       /* --set key=value, in order */
+        size_t n_sets;               /* entries of sets */
+        const char *prompt, *output; /* --prompt-len, --output-len as given */
+        const char *policy, *router; /* --policy, --router as given */
+        bool json;                   /* --json */
+        bool requests_given;         /* --requests was given */
+        bool no_figures;             /* --no-figures */
+};
+
+#define SO(f) (offsetof(struct serve_args, so) + offsetof(struct serve_opts, f))
+#define FIELD(c, o, type) ((type *)((char *)(c) + (o)->field))
+
+static void set_int(void *c, const struct cli_opt *o, char *v, struct diag *d)
+{
+        int64_t lo = 1, hi = 1, x = 0;
+        serve_int_range(o->name, &lo, &hi);
+        if (!params_parse_i64(v, &x) || x < lo || x > hi) {
+                diag_error(d, "%s %s: expected an integer in [%lld, %lld]", o->name, v,
+                           (long long)lo, (long long)hi);
+                return;
+        }
+        if (strcmp(o->name, "--tp") == 0 || strcmp(o->name, "--dp") == 0)
+                *FIELD(c, o, int) = (int)x;
+        else if (strcmp(o->name, "--requests") == 0 || strcmp(o->name, "--check-steps") == 0)
+                *FIELD(c, o, uint64_t) = (uint64_t)x;
+        else
+                *FIELD(c, o, int64_t) = x;
+        if (strcmp(o->name, "--requests") == 0)
+                ((struct serve_args *)c)->requests_given = true;
+}
+
+/* --qps, --duration-s, --slo-ttft-ms, --slo-tpot-ms: a number in (0, 1e9]. */
+static void set_pos(void *c, const struct cli_opt *o, char *v, struct diag *d)
+{
+        double x = 0;
+        if (!params_parse_double(v, &x) || x <= 0 || x > 1e9)
+                diag_error(d, "%s %s: expected a number in (0, 1e9]", o->name, v);
+        else
+                *FIELD(c, o, double) = x;
+}
+
+static void add_set(void *c, const struct cli_opt *o, char *v, struct diag *d)
+{
+        (void)o;
+        struct serve_args *a = c;
+        if (a->n_sets == ARRAY_LEN(a->sets))
+                diag_error(d, "too many --set (at most 256)");
+        else
+                a->sets[a->n_sets++] = v;
+}
+
+/* The options of cubesim serve, in the order of its help. */
+static const struct cli_opt serve_options[] = {
+        { "--model", "M", NULL, 0,
+          "the model: llama3-8b, llama3-70b, llama31-405b, qwen2-72b,\nmistral-7b (required)",
+          cli_opt_text, SO(model) },
+        { "--topo", "FILE", NULL, 0, "the machine of one replica (default: the built-in one)",
+          cli_opt_text, SO(topo_path) },
+        { "--set", "k=v", NULL, CLI_OPT_REPEAT, "change a topology parameter of the machine",
+          add_set, 0 },
+        { "--tp", "N", NULL, 0, "tensor-parallel ranks of a replica (default 1)", set_int,
+          SO(tp) },
+        { "--dp", "R", NULL, 0, "replicas of the machine behind the router (default 1)",
+          set_int, SO(dp) },
+        { "--precision", "P", NULL, 0,
+          "weights, activations and KV cache: bf16 (default), fp16, fp32", cli_opt_text,
+          SO(precision) },
+        { "--qps", "X", NULL, 0, "Poisson arrivals at X requests per second", set_pos,
+          SO(qps) },
+        { "--trace", "FILE", NULL, CLI_OPT_ALT,
+          "arrivals from a CSV or JSONL file: arrival_s,\nprompt_tokens, output_tokens a request",
+          cli_opt_text, SO(trace_path) },
+        { "--requests", "N", NULL, 0,
+          "requests in all (default 1000; with --duration-s alone:\nas many as arrive)",
+          set_int, SO(requests) },
+        { "--duration-s", "T", NULL, 0, "only requests arriving before T seconds", set_pos,
+          SO(duration_s) },
+        { "--prompt-len", "DIST", NULL, 0, "prompt tokens (default 512)", cli_opt_text,
+          offsetof(struct serve_args, prompt) },
+        { "--output-len", "DIST", NULL, 0, "output tokens (default 128)", cli_opt_text,
+          offsetof(struct serve_args, output) },
+        { "--max-batch", "N", NULL, 0, "sequences in an iteration at most (default 256)",
+          set_int, SO(max_batch) },
+        { "--max-batch-tokens", "N", NULL, 0,
+          "prompt tokens in a prefill iteration at most (vllm,\nstatic; default 8192)",
+          set_int, SO(max_batch_tokens) },
+        { "--chunk-tokens", "N", NULL, 0,
+          "sarathi's token budget per iteration (default 512)", set_int,
+          SO(chunk_tokens) },
+        { "--kv-block", "N", NULL, 0, "tokens per KV-cache block (default 16)", set_int,
+          SO(kv_block) },
+        { "--policy", "P", "vllm|sarathi|static", 0, "the scheduler (default vllm)",
+          cli_opt_text, offsetof(struct serve_args, policy) },
+        { "--router", "R", "round-robin|least-loaded", 0,
+          "how --dp replicas share requests (default round-robin)", cli_opt_text,
+          offsetof(struct serve_args, router) },
+        { "--slo-ttft-ms", "X", NULL, 0, "time-to-first-token objective, for goodput",
+          set_pos, SO(slo_ttft_ms) },
+        { "--slo-tpot-ms", "Y", NULL, 0, "time-per-output-token objective, for goodput",
+          set_pos, SO(slo_tpot_ms) },
+        { "--seed", "N", NULL, 0, "arrivals and lengths (default 1)", cli_opt_u64, SO(seed) },
+        { "--find-capacity", NULL, NULL, 0,
+          "search the highest --qps at which both SLOs hold at p99\n(from --qps, default 1)",
+          cli_opt_true, SO(find_capacity) },
+        { "--out", "DIR", NULL, 0,
+          "write requests.csv, iterations.csv, summary.json,\ntrace.json (Perfetto) and "
+          "figures/",
+          cli_opt_text, SO(out_dir) },
+        { "--no-figures", NULL, NULL, 0, "with --out: write the figures' scripts, run no gnuplot",
+          cli_opt_true, offsetof(struct serve_args, no_figures) },
+        { "--exact-steps", NULL, NULL, 0,
+          "simulate every iteration's exact shape (no grid; slow)", cli_opt_true,
+          SO(exact) },
+        { "--check-steps", "N", NULL, 0,
+          "after the run, simulate N of its off-grid iterations\nexactly and print the "
+          "grid's error",
+          set_int, SO(check_steps) },
+        { "--progress", NULL, NULL, 0, "a line on stderr per --find-capacity probe",
+          cli_opt_true, SO(progress) },
+        { "--json", NULL, NULL, 0, "print the summary as JSON", cli_opt_true,
+          offsetof(struct serve_args, json) },
+};
+
+/* The options that need one another, and the words of the choices. */
+static void check(struct serve_args *a, struct diag *d)
+{
+        struct serve_opts *so = &a->so;
+        bool bad_options = d->n_errors > 0; /* a --qps refused is no missing --qps */
+        so->sets = a->sets;
+        so->n_sets = a->n_sets;
+        so->figures = !a->no_figures;
+        if (a->prompt)
+                serve_dist_parse("--prompt-len", a->prompt, &so->prompt, d);
+        if (a->output)
+                serve_dist_parse("--output-len", a->output, &so->output, d);
+        if (so->duration_s > 0 && !a->requests_given)
+                so->requests = 0;
+        if (a->policy)
+                so->policy = (enum serve_policy)serve_choice("--policy", a->policy,
+                                                             serve_policy_names, d);
+        if (a->router)
+                so->router = (enum serve_router)serve_choice("--router", a->router,
+                                                             serve_router_names, d);
+        serve_opts_check(so, bad_options, d);
+}
+
+int cli_serve(int argc, char **argv)
+{
+        struct serve_args a = { 0 };
+        serve_opts_init(&a.so);
+        struct diag d;
+        diag_init(&d);
+        const char *pos = NULL;
+        int rc = cli_opts_parse("serve", serve_options, ARRAY_LEN(serve_options), argc, argv, &a,
+                                &pos, &d);
+        if (rc == CLI_OPTS_HELP) {
+                cli_opts_help(stdout, "usage: cubesim serve", 80, 14, serve_options,
+                              ARRAY_LEN(serve_options), about, tail);
+                rc = CLI_OK;
+                goto out;
+        }
+        if (rc == CLI_OK && pos)
+                diag_error(&d, "unexpected argument '%s' (serve takes options only)", pos);
+        if (rc == CLI_OK)
+                check(&a, &d);
+        if (rc != CLI_OK || d.n_errors) {
+                rc = CLI_BAD_INPUT;
+                goto out;
+        }
+        char *json = NULL, *text = NULL;
+        rc = serve_run(&a.so, &json, &text, &d);
+        if (rc == CLI_OK && fputs(a.json ? json : text, stdout) == EOF)
+                cli_stdout_errno = errno;
+        free(json);
+        free(text);
+out:
+        cli_print_diag("serve", &d);
+        diag_fini(&d);
+        return rc;
+}
