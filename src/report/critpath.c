@@ -14,6 +14,8 @@ enum cp_kind {
         CP_ISSUE,                    /* a PE's issue time */
         CP_WAIT,                     /* a PE blocked */
         CP_NODE,                     /* an op record */
+        CP_SIGNAL,                   /* a thread's push or pop on a circular buffer: an op
+                                      * of no length, after its thread's last step */
 };
 
 /* An entry of the log: a step of a PE's timeline or an op (56 bytes: a
@@ -37,6 +39,8 @@ struct cp_ent {
         bool stage;                  /* placed after its call returned: started at dep */
         bool drain;                  /* a receive's drain: dep is its send */
         bool trig;                   /* a stage: dep ended at its placement (a), not at s */
+        uint8_t thread;              /* a wait or a signal: its thread on the PE (0: the
+                                      * kernel) */
 };
 
 /* An op's split when it is more than its class, a latency and TCM time. */
@@ -70,6 +74,7 @@ struct cp_seg {
 struct cp_hop {
         uint32_t pe;                 /* the PE that waited */
         uint32_t on_pe;              /* the PE whose op it waited on */
+        int thread, on_thread;       /* a wait on a thread's signal: the threads (else -1) */
         const char *what;            /* that op ("send", "mcast") */
         const char *file;            /* its line */
         int line;
@@ -292,17 +297,27 @@ static struct cp_ent *new_ent(struct rep_cp *cp)
         return x;
 }
 
+/* A new entry and, in *site, its site's index; NULL when out of memory
+ * (the log is then marked incomplete). */
+static struct cp_ent *site_ent(struct rep_cp *cp, const char *file, int line, const char *what,
+                               uint32_t *site)
+{
+        *site = site_of(cp, file, line, what);
+        struct cp_ent *x = *site == UINT32_MAX ? NULL : new_ent(cp);
+        if (!x)
+                cp->oom = true;
+        return x;
+}
+
 static void step(struct rep_cp *cp, enum cp_kind kind, uint32_t pe, sim_ps a, sim_ps b,
                  const char *file, int line, const char *what)
 {
         if (pe >= cp->n_pes || b <= a)
                 return;
-        uint32_t site = site_of(cp, file, line, what);
-        struct cp_ent *x = site == UINT32_MAX ? NULL : new_ent(cp);
-        if (!x) {
-                cp->oom = true;
+        uint32_t site;
+        struct cp_ent *x = site_ent(cp, file, line, what, &site);
+        if (!x)
                 return;
-        }
         *x = (struct cp_ent){ .a = a, .s = a, .e = b, .site = site, .pe = pe,
                               .prev = cp->last_step[pe], .dep = -1, .parts = UINT32_MAX,
                               .kind = (uint8_t)kind };
@@ -317,9 +332,30 @@ void rep_cp_issue(struct rep_cp *cp, uint32_t pe, sim_ps a, sim_ps b, const char
         step(cp, CP_ISSUE, pe, a, b, file, line, what);
 }
 
-void rep_cp_wait(struct rep_cp *cp, uint32_t pe, sim_ps a, sim_ps b, const char *file, int line)
+void rep_cp_wait(struct rep_cp *cp, uint32_t pe, int thread, sim_ps a, sim_ps b, const char *file,
+                 int line)
 {
+        size_t n = cp->n;
         step(cp, CP_WAIT, pe, a, b, file, line, NULL);
+        if (cp->n > n)
+                cp->ents[n].thread = (uint8_t)thread;
+}
+
+void rep_cp_signal(struct rep_cp *cp, uint32_t pe, int thread, sim_ps at, const char *file,
+                   int line, const char *what)
+{
+        if (!cp || pe >= cp->n_pes)
+                return;
+        uint32_t site;
+        struct cp_ent *x = site_ent(cp, file, line, what, &site);
+        if (!x)
+                return;
+        int32_t idx = (int32_t)(cp->n - 1);
+        *x = (struct cp_ent){ .a = at, .s = at, .e = at, .site = site, .pe = pe,
+                              .prev = cp->last_step[pe], .dep = -1, .parts = UINT32_MAX,
+                              .kind = CP_SIGNAL, .cls = HW_DEP_CPU, .thread = (uint8_t)thread };
+        /* The latest op ending then: the producer of a wait woken now. */
+        index_op(cp, pe, at, idx);
 }
 
 /* Keep d, the split of op x, in x (its class, a latency and TCM time) or
@@ -433,12 +469,10 @@ void rep_cp_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, const
         if (cls == HW_DEP_CPU)
                 return;              /* the PE_CPU's own records: its issue steps */
         sim_ps now = ev_now(&s->ev);
-        uint32_t site = site_of(cp, file, line, op->op);
-        struct cp_ent *x = site == UINT32_MAX ? NULL : new_ent(cp);
-        if (!x) {
-                cp->oom = true;
+        uint32_t site;
+        struct cp_ent *x = site_ent(cp, file, line, op->op, &site);
+        if (!x)
                 return;
-        }
         int32_t idx = (int32_t)(cp->n - 1);
         x->kind = CP_NODE;
         x->cls = (uint8_t)cls;
@@ -553,14 +587,19 @@ static void emit_split(struct rep_cp *cp, int32_t ent, sim_ps t0, sim_ps t1, con
         }
 }
 
-static void hop(struct rep_cp *cp, uint32_t pe, const struct cp_ent *p)
+/* PE pe (its thread, or -1) waited on op p. */
+static void hop(struct rep_cp *cp, uint32_t pe, int thread, const struct cp_ent *p)
 {
         if (!grow((void **)&cp->hops, &cp->cap_hops, cp->n_hops, sizeof *cp->hops)) {
                 cp->oom = true;
                 return;
         }
         const struct cp_site *st = &cp->sites[p->site];
-        cp->hops[cp->n_hops++] = (struct cp_hop){ .pe = pe, .on_pe = p->pe, .what = st->what,
+        bool sig = p->kind == CP_SIGNAL;
+        cp->hops[cp->n_hops++] = (struct cp_hop){ .pe = pe, .on_pe = p->pe,
+                                                  .thread = sig ? thread : -1,
+                                                  .on_thread = sig ? p->thread : -1,
+                                                  .what = st->what,
                                                   .file = st->file, .line = st->line, .at = p->e };
 }
 
@@ -586,7 +625,7 @@ static void walk(struct rep_cp *cp)
                                 sim_ps tp = min_ps(p->e, lo);
                                 emit(cp, tp, lo, HW_DEP_NOC, "transit", x->pe, i);
                                 if (p->pe != x->pe)
-                                        hop(cp, x->pe, p);
+                                        hop(cp, x->pe, -1, p);
                                 t = tp;
                                 i = x->dep;
                                 continue;
@@ -636,6 +675,8 @@ static void walk(struct rep_cp *cp)
                 if (x->dep >= 0 && E[x->dep].e > x->a) {
                         sim_ps tx = min_ps(E[x->dep].e, t);
                         emit(cp, tx, t, REP_CP_WAIT, "wait", pe, i);
+                        if (E[x->dep].kind == CP_SIGNAL)
+                                hop(cp, pe, x->thread, &E[x->dep]);
                         t = tx;
                         i = x->dep;
                         at_op = true;
@@ -864,6 +905,10 @@ json_t *rep_cp_json(const struct rep_cp *cp)
                 json_t *j = json_object();
                 json_object_set_new(j, "pe", json_integer(h->pe));
                 json_object_set_new(j, "waited_on_pe", json_integer(h->on_pe));
+                if (h->thread >= 0) {
+                        json_object_set_new(j, "thread", json_integer(h->thread));
+                        json_object_set_new(j, "waited_on_thread", json_integer(h->on_thread));
+                }
                 json_object_set_new(j, "op", jsonw_string(h->what ? h->what : ""));
                 json_object_set_new(j, "file", jsonw_string(h->file ? h->file : ""));
                 json_object_set_new(j, "line", json_integer(h->line));
@@ -943,12 +988,19 @@ void rep_cp_text(const struct rep_cp *cp, FILE *out)
         free(v);
         if (cp->n_hops) {
                 size_t nh = cp->n_hops < 8 ? cp->n_hops : 8;
-                fprintf(out, "    chain across PEs (latest first, %zu of %zu):\n", nh, cp->n_hops);
+                fprintf(out, "    chain across PEs and threads (latest first, %zu of %zu):\n",
+                        nh, cp->n_hops);
                 for (size_t i = 0; i < nh; i++) {
                         const struct cp_hop *h = &cp->hops[i];
-                        fprintf(out, "      PE %u waited on PE %u's %s at %s:%d (ended %.3f us)\n",
-                                h->pe, h->on_pe, h->what ? h->what : "op", base_name(h->file),
-                                h->line, us(h->at));
+                        const char *what = h->what ? h->what : "op";
+                        if (h->thread >= 0)
+                                fprintf(out, "      thread t%d of PE %u waited on thread t%d's %s "
+                                        "at %s:%d (%.3f us)\n", h->thread, h->pe, h->on_thread,
+                                        what, base_name(h->file), h->line, us(h->at));
+                        else
+                                fprintf(out, "      PE %u waited on PE %u's %s at %s:%d (ended "
+                                        "%.3f us)\n", h->pe, h->on_pe, what, base_name(h->file),
+                                        h->line, us(h->at));
                 }
         }
         int most = -1;
