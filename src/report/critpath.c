@@ -728,6 +728,56 @@ static float own_change(const struct rep_cp *cp, const struct cp_ent *x, const s
         return d;
 }
 
+/* How entry x's end moves with each class 2x faster (v), from the moves
+ * of its prev (dp) and its dep (dd). */
+static void moves(const struct rep_cp *cp, const struct cp_ent *x, const float *dp,
+                  const float *dd, float v[CP_WHATIF])
+{
+        const struct cp_ent *E = cp->ents;
+        if (x->kind == CP_ISSUE) {
+                for (int c = 0; c < CP_WHATIF; c++)
+                        v[c] = dp[c] - (c == HW_DEP_CPU ? 0.5f * (float)(x->e - x->a) : 0);
+                return;
+        }
+        if (x->kind == CP_WAIT) {
+                /* Woken by its producer's end, or on its own. */
+                bool woken = x->dep >= 0 && E[x->dep].e > x->a;
+                for (int c = 0; c < CP_WHATIF; c++) {
+                        v[c] = dp[c];
+                        if (woken) {
+                                float own = dp[c] - (float)(x->e - x->a);
+                                v[c] = own > dd[c] ? own : dd[c];
+                        }
+                }
+                return;
+        }
+        if (x->drain) {
+                const struct cp_ent *p = &E[x->dep];
+                sim_ps transit = x->s > p->e ? x->s - p->e : 0;
+                sim_ps tail = x->e - max_ps(x->s, p->e);
+                for (int c = 0; c < CP_WHATIF; c++)
+                        v[c] = dd[c] - (c == HW_DEP_NOC ? 0.5f * (float)transit : 0) -
+                               (c == (int)x->cls ? 0.5f * (float)tail : 0);
+                return;
+        }
+        sim_ps part[HW_DEP_COUNT];
+        parts_of(cp, x, part);
+        float queue = (float)(x->s - x->a);
+        for (int c = 0; c < CP_WHATIF; c++) {
+                float kq, own = own_change(cp, x, part, c, &kq);
+                /* Its start moves with what it waited for: the op it queued
+                 * behind, or its issue and its queue. */
+                float base = dp[c] - queue, start;
+                if (x->dep >= 0 && x->trig)
+                        start = dd[c] - (1.0f - kq) * queue;
+                else if (x->dep >= 0)
+                        start = x->stage ? dd[c] : (base > dd[c] ? base : dd[c]);
+                else
+                        start = dp[c] - (1.0f - kq) * queue;
+                v[c] = start + own;
+        }
+}
+
 /* A what-if's value of an entry that later entries still read: how much
  * its end moves per class, and how many reads are left. */
 struct cp_slot {
@@ -768,39 +818,7 @@ static int retime(const struct rep_cp *cp, double out[CP_WHATIF])
                 const float *dp = x->prev >= 0 ? slot[R[x->prev]].d : zero;
                 const float *dd = x->dep >= 0 ? slot[R[x->dep]].d : zero;
                 float v[CP_WHATIF];
-                sim_ps part[HW_DEP_COUNT];
-                if (x->kind != CP_ISSUE && x->kind != CP_WAIT && !x->drain)
-                        parts_of(cp, x, part);
-                for (int c = 0; c < CP_WHATIF; c++) {
-                        if (x->kind == CP_ISSUE) {
-                                v[c] = dp[c] - (c == HW_DEP_CPU ? 0.5f * (float)(x->e - x->a) : 0);
-                        } else if (x->kind == CP_WAIT) {
-                                /* Woken by its producer's end, or on its own. */
-                                v[c] = dp[c];
-                                if (x->dep >= 0 && E[x->dep].e > x->a) {
-                                        float own = dp[c] - (float)(x->e - x->a);
-                                        v[c] = own > dd[c] ? own : dd[c];
-                                }
-                        } else if (x->drain) {
-                                const struct cp_ent *p = &E[x->dep];
-                                sim_ps transit = x->s > p->e ? x->s - p->e : 0;
-                                sim_ps tail = x->e - max_ps(x->s, p->e);
-                                v[c] = dd[c] - (c == HW_DEP_NOC ? 0.5f * (float)transit : 0) -
-                                       (c == x->cls ? 0.5f * (float)tail : 0);
-                        } else {
-                                float kq, own = own_change(cp, x, part, c, &kq);
-                                /* Its start moves with what it waited for: the op it
-                                 * queued behind, or its issue and its queue. */
-                                float base = dp[c] - (float)(x->s - x->a), start;
-                                if (x->dep >= 0 && x->trig)
-                                        start = dd[c] - (1.0f - kq) * (float)(x->s - x->a);
-                                else if (x->dep >= 0)
-                                        start = x->stage ? dd[c] : (base > dd[c] ? base : dd[c]);
-                                else
-                                        start = dp[c] - (1.0f - kq) * (float)(x->s - x->a);
-                                v[c] = start + own;
-                        }
-                }
+                moves(cp, x, dp, dd, v);
                 /* Its reads done: a slot no later entry reads is free. */
                 const int32_t read[2] = { x->prev, x->dep };
                 for (int k = 0; k < 2; k++) {
