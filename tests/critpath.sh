@@ -10,13 +10,19 @@
 #   - recording changes nothing: the op_log, and the summary up to the
 #     critical path's section, are byte-identical with and without the
 #     flag; without it the JSON has no critical_path and the text no section;
-#   - the trace gets a "critical path" track.
+#   - the trace gets a "critical path" track;
+#   - kernel threads on circular buffers (tt_matmul): a wait on a push is
+#     linked to that push, so the path has next to no unexplained "wait"
+#     and its chain names the thread and the push ("thread t0 of PE 9
+#     waited on thread t2's tl_cb_push_back at tt_matmul.c:369").
 set -euo pipefail
 . "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 
 decode=(gqa_decode --set seq_len=4096)
 opt2=(gqa_decode_opt2 --set seq_len=4096)
 epi=(gemm_epilogue --set m=256 --set n=512 --set k=512)
+tt=(tt_matmul --topo "$src/topologies/tt_wormhole_n150.yaml" --set m=512 --set k=1024
+    --set n=1024)
 small=(gqa_prefill --topo "$src/topologies/small.yaml" --set q_heads=8 --set kv_heads=2
        --set head_dim=32 --set seq_len=160 --set kv_tile=32)
 
@@ -34,6 +40,10 @@ for f in "pe.dma.bw_gbps=128" "cube.hbm.channel_bw_gbps=102.4" \
         "$bin" run "${epi[@]}" "${sets[@]}" --json >"$tmp/epi_$name.json"
 done
 "$bin" run "${small[@]}" --critical-path --json >"$tmp/small.json"
+"$bin" run "${tt[@]}" --critical-path --json >"$tmp/tt.json"
+"$bin" run "${tt[@]}" --critical-path >"$tmp/tt.txt"
+grep -q "thread t[0-9] of PE [0-9]* waited on thread t[0-9]'s tl_cb_push_back at tt_matmul.c:[0-9]*" \
+        "$tmp/tt.txt" || { echo "FAIL: the text names no wait on a CB push"; cat "$tmp/tt.txt"; exit 1; }
 
 # Recording changes nothing.
 "$bin" run "${small[@]}" --oplog "$tmp/plain.oplog" >"$tmp/plain.txt"
@@ -64,7 +74,7 @@ def check(ok, what):
 
 if "critical_path" in load("plain"):
     check(False, "no critical_path in the JSON without the flag")
-for name in ("decode", "opt2", "epi", "small"):
+for name in ("decode", "opt2", "epi", "small", "tt"):
     r = load(name)
     cp = r["critical_path"]
     T = r["kernel_ps"]
@@ -83,6 +93,14 @@ for name in ("decode", "opt2", "epi", "small"):
 chain = load("decode")["critical_path"]["chain"]
 check(any(h["op"] == "send" and h["pe"] != h["waited_on_pe"] and h["file"].endswith("gqa_common.c")
           for h in chain), f"decode: the chain names a PE waiting on another's send: {chain[:2]}")
+
+tt = load("tt")
+wait = tt["critical_path"]["by_class"].get("wait", 0)
+check(wait <= tt["kernel_ps"] // 100, f"tt_matmul: {wait} ps of unexplained wait in "
+      f"{tt['kernel_ps']} ps (at most 1%)")
+check(any(h["op"] == "tl_cb_push_back" and h.get("thread", -1) != h.get("waited_on_thread", -1)
+          and h["file"].endswith("tt_matmul.c") for h in tt["critical_path"]["chain"]),
+      "tt_matmul: the chain names a thread waiting on another's tl_cb_push_back")
 
 def err(est, real):
     return abs(est - real) / real

@@ -14,10 +14,12 @@ enum cp_kind {
         CP_ISSUE,                    /* a PE's issue time */
         CP_WAIT,                     /* a PE blocked */
         CP_NODE,                     /* an op record */
+        CP_SIGNAL,                   /* a thread's push or pop on a circular buffer: an op
+                                      * of no length, after its thread's last step */
 };
 
 /* An entry of the log: a step of a PE's timeline or an op (56 bytes: a
- * 32K prefill logs some twenty million). */
+ * 32K prefill logs some fifteen million). */
 struct cp_ent {
         sim_ps a;                    /* step: its start; op: its issue (arrival) */
         sim_ps s;                    /* op: its start (its first busy ps) */
@@ -32,12 +34,24 @@ struct cp_ent {
         uint32_t lat;                /* an op without parts: its fixed latency, ps */
         uint32_t tcm;                /* and its TCM time past its engine's */
         uint32_t parts;              /* index in parts, or UINT32_MAX: class cls, lat, tcm */
-        uint8_t kind;                /* enum cp_kind */
-        uint8_t cls;                 /* an op's class (hw_dep_class) */
-        bool stage;                  /* placed after its call returned: started at dep */
-        bool drain;                  /* a receive's drain: dep is its send */
-        bool trig;                   /* a stage: dep ended at its placement (a), not at s */
+        unsigned kind : 2;           /* enum cp_kind */
+        unsigned cls : 4;            /* an op's class (hw_dep_class) */
+        unsigned stage : 1;          /* placed after its call returned: started at dep */
+        unsigned drain : 1;          /* a receive's drain: dep is its send */
+        unsigned trig : 1;           /* a stage: dep ended at its placement (a), not at s */
+        unsigned thread : 4;         /* a wait or a signal: its thread on the PE (0: the
+                                      * kernel; TL_MAX_THREADS is 8; CP_THREADS - 1: more) */
 };
+_Static_assert(HW_DEP_COUNT <= 16, "cp_ent's cls field");
+#define CP_THREADS 16
+
+/* Thread number t as kept in an entry. */
+static unsigned thread_field(int t)
+{
+        return t < 0 ? 0 : t < CP_THREADS ? (unsigned)t : CP_THREADS - 1;
+}
+
+_Static_assert(sizeof(struct cp_ent) <= 56, "a log entry is 56 bytes");
 
 /* An op's split when it is more than its class, a latency and TCM time. */
 struct cp_parts {
@@ -70,6 +84,7 @@ struct cp_seg {
 struct cp_hop {
         uint32_t pe;                 /* the PE that waited */
         uint32_t on_pe;              /* the PE whose op it waited on */
+        int thread, on_thread;       /* a wait on a thread's signal: the threads (else -1) */
         const char *what;            /* that op ("send", "mcast") */
         const char *file;            /* its line */
         int line;
@@ -292,20 +307,30 @@ static struct cp_ent *new_ent(struct rep_cp *cp)
         return x;
 }
 
+/* A new entry and, in *site, its site's index; NULL when out of memory
+ * (the log is then marked incomplete). */
+static struct cp_ent *site_ent(struct rep_cp *cp, const char *file, int line, const char *what,
+                               uint32_t *site)
+{
+        *site = site_of(cp, file, line, what);
+        struct cp_ent *x = *site == UINT32_MAX ? NULL : new_ent(cp);
+        if (!x)
+                cp->oom = true;
+        return x;
+}
+
 static void step(struct rep_cp *cp, enum cp_kind kind, uint32_t pe, sim_ps a, sim_ps b,
                  const char *file, int line, const char *what)
 {
         if (pe >= cp->n_pes || b <= a)
                 return;
-        uint32_t site = site_of(cp, file, line, what);
-        struct cp_ent *x = site == UINT32_MAX ? NULL : new_ent(cp);
-        if (!x) {
-                cp->oom = true;
+        uint32_t site;
+        struct cp_ent *x = site_ent(cp, file, line, what, &site);
+        if (!x)
                 return;
-        }
         *x = (struct cp_ent){ .a = a, .s = a, .e = b, .site = site, .pe = pe,
                               .prev = cp->last_step[pe], .dep = -1, .parts = UINT32_MAX,
-                              .kind = (uint8_t)kind };
+                              .kind = kind };
         if (kind == CP_WAIT)
                 x->dep = op_ending(cp, pe, b);
         cp->last_step[pe] = (int32_t)(cp->n - 1);
@@ -317,9 +342,30 @@ void rep_cp_issue(struct rep_cp *cp, uint32_t pe, sim_ps a, sim_ps b, const char
         step(cp, CP_ISSUE, pe, a, b, file, line, what);
 }
 
-void rep_cp_wait(struct rep_cp *cp, uint32_t pe, sim_ps a, sim_ps b, const char *file, int line)
+void rep_cp_wait(struct rep_cp *cp, uint32_t pe, int thread, sim_ps a, sim_ps b, const char *file,
+                 int line)
 {
+        size_t n = cp->n;
         step(cp, CP_WAIT, pe, a, b, file, line, NULL);
+        if (cp->n > n)
+                cp->ents[n].thread = thread_field(thread);
+}
+
+void rep_cp_signal(struct rep_cp *cp, uint32_t pe, int thread, sim_ps at, const char *file,
+                   int line, const char *what)
+{
+        if (!cp || pe >= cp->n_pes)
+                return;
+        uint32_t site;
+        struct cp_ent *x = site_ent(cp, file, line, what, &site);
+        if (!x)
+                return;
+        int32_t idx = (int32_t)(cp->n - 1);
+        *x = (struct cp_ent){ .a = at, .s = at, .e = at, .site = site, .pe = pe,
+                              .prev = cp->last_step[pe], .dep = -1, .parts = UINT32_MAX,
+                              .kind = CP_SIGNAL, .cls = HW_DEP_CPU, .thread = thread_field(thread) };
+        /* The latest op ending then: the producer of a wait woken now. */
+        index_op(cp, pe, at, idx);
 }
 
 /* Keep d, the split of op x, in x (its class, a latency and TCM time) or
@@ -412,15 +458,19 @@ static bool merge_chained(struct rep_cp *cp, struct cp_ent *x)
 
 static enum hw_dep_class class_of(const char *component)
 {
-        if (!component)
+        /* "pe_dma", "pe_gemm", "pe_math": by their fourth letter first. */
+        if (!component || component[0] != 'p' || component[1] != 'e' || component[2] != '_')
                 return HW_DEP_CPU;
-        if (!strcmp(component, "pe_dma"))
-                return HW_DEP_DMA;
-        if (!strcmp(component, "pe_gemm"))
-                return HW_DEP_GEMM;
-        if (!strcmp(component, "pe_math"))
-                return HW_DEP_MATH;
-        return HW_DEP_CPU;
+        switch (component[3]) {
+        case 'd':
+                return strcmp(component + 3, "dma") ? HW_DEP_CPU : HW_DEP_DMA;
+        case 'g':
+                return strcmp(component + 3, "gemm") ? HW_DEP_CPU : HW_DEP_GEMM;
+        case 'm':
+                return strcmp(component + 3, "math") ? HW_DEP_CPU : HW_DEP_MATH;
+        default:
+                return HW_DEP_CPU;
+        }
 }
 
 void rep_cp_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, const struct rep_op *op,
@@ -433,15 +483,13 @@ void rep_cp_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, const
         if (cls == HW_DEP_CPU)
                 return;              /* the PE_CPU's own records: its issue steps */
         sim_ps now = ev_now(&s->ev);
-        uint32_t site = site_of(cp, file, line, op->op);
-        struct cp_ent *x = site == UINT32_MAX ? NULL : new_ent(cp);
-        if (!x) {
-                cp->oom = true;
+        uint32_t site;
+        struct cp_ent *x = site_ent(cp, file, line, op->op, &site);
+        if (!x)
                 return;
-        }
         int32_t idx = (int32_t)(cp->n - 1);
         x->kind = CP_NODE;
-        x->cls = (uint8_t)cls;
+        x->cls = cls;
         x->pe = pe;
         x->site = site;
         x->s = op->start_ps;
@@ -553,14 +601,19 @@ static void emit_split(struct rep_cp *cp, int32_t ent, sim_ps t0, sim_ps t1, con
         }
 }
 
-static void hop(struct rep_cp *cp, uint32_t pe, const struct cp_ent *p)
+/* PE pe (its thread, or -1) waited on op p. */
+static void hop(struct rep_cp *cp, uint32_t pe, int thread, const struct cp_ent *p)
 {
         if (!grow((void **)&cp->hops, &cp->cap_hops, cp->n_hops, sizeof *cp->hops)) {
                 cp->oom = true;
                 return;
         }
         const struct cp_site *st = &cp->sites[p->site];
-        cp->hops[cp->n_hops++] = (struct cp_hop){ .pe = pe, .on_pe = p->pe, .what = st->what,
+        bool sig = p->kind == CP_SIGNAL;
+        cp->hops[cp->n_hops++] = (struct cp_hop){ .pe = pe, .on_pe = p->pe,
+                                                  .thread = sig ? thread : -1,
+                                                  .on_thread = sig ? (int)p->thread : -1,
+                                                  .what = st->what,
                                                   .file = st->file, .line = st->line, .at = p->e };
 }
 
@@ -586,7 +639,7 @@ static void walk(struct rep_cp *cp)
                                 sim_ps tp = min_ps(p->e, lo);
                                 emit(cp, tp, lo, HW_DEP_NOC, "transit", x->pe, i);
                                 if (p->pe != x->pe)
-                                        hop(cp, x->pe, p);
+                                        hop(cp, x->pe, -1, p);
                                 t = tp;
                                 i = x->dep;
                                 continue;
@@ -636,6 +689,8 @@ static void walk(struct rep_cp *cp)
                 if (x->dep >= 0 && E[x->dep].e > x->a) {
                         sim_ps tx = min_ps(E[x->dep].e, t);
                         emit(cp, tx, t, REP_CP_WAIT, "wait", pe, i);
+                        if (E[x->dep].kind == CP_SIGNAL)
+                                hop(cp, pe, x->thread, &E[x->dep]);
                         t = tx;
                         i = x->dep;
                         at_op = true;
@@ -652,13 +707,13 @@ static void walk(struct rep_cp *cp)
 /* The classes a what-if is made for: hw_dep's, but the fixed latencies. */
 #define CP_WHATIF HW_DEP_LATENCY
 
-/* How op x's own time [s, e) changes with class c 2x faster (<= 0); its
- * mean factor over its split (for a queue behind ops like it) in *kq. */
-static float own_change(const struct rep_cp *cp, const struct cp_ent *x, int c, float *kq)
+/* How op x's own time [s, e), p by class (parts_of), changes with class
+ * c 2x faster (<= 0); its mean factor over its split (for a queue behind
+ * ops like it) in *kq. */
+static float own_change(const struct rep_cp *cp, const struct cp_ent *x, const sim_ps *p, int c,
+                        float *kq)
 {
         sim_ps total = x->e - x->s;
-        sim_ps p[HW_DEP_COUNT];
-        parts_of(cp, x, p);
         float d = -0.5f * (float)p[c];
         if (x->parts != UINT32_MAX && cp->parts[x->parts].pace_cls) {
                 /* Paced at the slower of two rates: the slower one after. */
@@ -673,65 +728,136 @@ static float own_change(const struct rep_cp *cp, const struct cp_ent *x, int c, 
         return d;
 }
 
-/* Every entry's end moves by D[j][c] with class c 2x faster (the log in
- * order: what an entry depends on comes before it). Returns the kernel
- * times in out[c]. */
+/* How entry x's end moves with each class 2x faster (v), from the moves
+ * of its prev (dp) and its dep (dd). */
+static void moves(const struct rep_cp *cp, const struct cp_ent *x, const float *dp,
+                  const float *dd, float v[CP_WHATIF])
+{
+        const struct cp_ent *E = cp->ents;
+        if (x->kind == CP_ISSUE) {
+                for (int c = 0; c < CP_WHATIF; c++)
+                        v[c] = dp[c] - (c == HW_DEP_CPU ? 0.5f * (float)(x->e - x->a) : 0);
+                return;
+        }
+        if (x->kind == CP_WAIT) {
+                /* Woken by its producer's end, or on its own. */
+                bool woken = x->dep >= 0 && E[x->dep].e > x->a;
+                for (int c = 0; c < CP_WHATIF; c++) {
+                        v[c] = dp[c];
+                        if (woken) {
+                                float own = dp[c] - (float)(x->e - x->a);
+                                v[c] = own > dd[c] ? own : dd[c];
+                        }
+                }
+                return;
+        }
+        if (x->drain) {
+                const struct cp_ent *p = &E[x->dep];
+                sim_ps transit = x->s > p->e ? x->s - p->e : 0;
+                sim_ps tail = x->e - max_ps(x->s, p->e);
+                for (int c = 0; c < CP_WHATIF; c++)
+                        v[c] = dd[c] - (c == HW_DEP_NOC ? 0.5f * (float)transit : 0) -
+                               (c == (int)x->cls ? 0.5f * (float)tail : 0);
+                return;
+        }
+        sim_ps part[HW_DEP_COUNT];
+        parts_of(cp, x, part);
+        float queue = (float)(x->s - x->a);
+        for (int c = 0; c < CP_WHATIF; c++) {
+                float kq, own = own_change(cp, x, part, c, &kq);
+                /* Its start moves with what it waited for: the op it queued
+                 * behind, or its issue and its queue. */
+                float base = dp[c] - queue, start;
+                if (x->dep >= 0 && x->trig)
+                        start = dd[c] - (1.0f - kq) * queue;
+                else if (x->dep >= 0)
+                        start = x->stage ? dd[c] : (base > dd[c] ? base : dd[c]);
+                else
+                        start = dp[c] - (1.0f - kq) * queue;
+                v[c] = start + own;
+        }
+}
+
+/* A what-if's value of an entry that later entries still read: how much
+ * its end moves per class, and how many reads are left. */
+struct cp_slot {
+        float d[CP_WHATIF];          /* the move of its end with class c 2x faster, ps */
+        uint32_t refs;               /* later entries (and PE ends) yet to read it */
+};
+
+/* Every entry's end moves by d[c] with class c 2x faster (the log in
+ * order: what an entry depends on comes before it). One pass, forward:
+ * an entry's moves are kept, in a slot, only until the last entry that
+ * reads them (its prev or dep, or its PE's end), so what is held at a
+ * time is what is still referred to, not the whole log. Returns the
+ * kernel times in out[c]. */
 static int retime(const struct rep_cp *cp, double out[CP_WHATIF])
 {
         const struct cp_ent *E = cp->ents;
-        float (*D)[CP_WHATIF] = malloc((cp->n ? cp->n : 1) * sizeof *D);
-        if (!D)
-                return -ENOMEM;
+        /* Per entry: first the number of its readers, then its slot (-1:
+         * none, nothing reads it). */
+        int32_t *R = calloc(cp->n ? cp->n : 1, sizeof *R);
+        struct cp_slot *slot = NULL;
+        int32_t *free_slots = NULL;
+        size_t n_slots = 0, cap_slots = 0, n_free = 0, cap_free = 0;
+        int rc = -ENOMEM;
+        if (!R)
+                return rc;
+        for (size_t j = 0; j < cp->n; j++) {
+                if (E[j].prev >= 0)
+                        R[E[j].prev]++;
+                if (E[j].dep >= 0)
+                        R[E[j].dep]++;
+        }
+        for (uint32_t p = 0; p < cp->n_pes; p++)
+                if (cp->last_step[p] >= 0)
+                        R[cp->last_step[p]]++;
         for (size_t j = 0; j < cp->n; j++) {
                 const struct cp_ent *x = &E[j];
                 const float zero[CP_WHATIF] = { 0 };
-                const float *dp = x->prev >= 0 ? D[x->prev] : zero;
-                const float *dd = x->dep >= 0 ? D[x->dep] : zero;
-                for (int c = 0; c < CP_WHATIF; c++) {
-                        float v;
-                        if (x->kind == CP_ISSUE) {
-                                v = dp[c] - (c == HW_DEP_CPU ? 0.5f * (float)(x->e - x->a) : 0);
-                        } else if (x->kind == CP_WAIT) {
-                                /* Woken by its producer's end, or on its own. */
-                                v = dp[c];
-                                if (x->dep >= 0 && E[x->dep].e > x->a) {
-                                        float own = dp[c] - (float)(x->e - x->a);
-                                        v = own > dd[c] ? own : dd[c];
-                                }
-                        } else if (x->drain) {
-                                const struct cp_ent *p = &E[x->dep];
-                                sim_ps transit = x->s > p->e ? x->s - p->e : 0;
-                                sim_ps tail = x->e - max_ps(x->s, p->e);
-                                v = dd[c] - (c == HW_DEP_NOC ? 0.5f * (float)transit : 0) -
-                                    (c == x->cls ? 0.5f * (float)tail : 0);
-                        } else {
-                                float kq, own = own_change(cp, x, c, &kq);
-                                /* Its start moves with what it waited for: the op it
-                                 * queued behind, or its issue and its queue. */
-                                float base = dp[c] - (float)(x->s - x->a), start;
-                                if (x->dep >= 0 && x->trig)
-                                        start = dd[c] - (1.0f - kq) * (float)(x->s - x->a);
-                                else if (x->dep >= 0)
-                                        start = x->stage ? dd[c] : (base > dd[c] ? base : dd[c]);
-                                else
-                                        start = dp[c] - (1.0f - kq) * (float)(x->s - x->a);
-                                v = start + own;
-                        }
-                        D[j][c] = v;
+                const float *dp = x->prev >= 0 ? slot[R[x->prev]].d : zero;
+                const float *dd = x->dep >= 0 ? slot[R[x->dep]].d : zero;
+                float v[CP_WHATIF];
+                moves(cp, x, dp, dd, v);
+                /* Its reads done: a slot no later entry reads is free. */
+                const int32_t read[2] = { x->prev, x->dep };
+                for (int k = 0; k < 2; k++) {
+                        if (read[k] < 0 || --slot[R[read[k]]].refs)
+                                continue;
+                        if (!grow((void **)&free_slots, &cap_free, n_free, sizeof *free_slots))
+                                goto out;
+                        free_slots[n_free++] = R[read[k]];
                 }
+                uint32_t refs = (uint32_t)R[j];
+                R[j] = -1;
+                if (!refs)
+                        continue;
+                if (n_free) {
+                        R[j] = free_slots[--n_free];
+                } else {
+                        if (!grow((void **)&slot, &cap_slots, n_slots, sizeof *slot))
+                                goto out;
+                        R[j] = (int32_t)n_slots++;
+                }
+                memcpy(slot[R[j]].d, v, sizeof v);
+                slot[R[j]].refs = refs;
         }
         for (int c = 0; c < CP_WHATIF; c++) {
                 double end = (double)cp->target_start;
                 for (uint32_t p = 0; p < cp->n_pes; p++) {
                         int32_t l = cp->last_step[p];
-                        double f = (double)cp->exec_end[p] + (l >= 0 ? D[l][c] : 0);
+                        double f = (double)cp->exec_end[p] + (l >= 0 ? slot[R[l]].d[c] : 0);
                         if (f > end)
                                 end = f;
                 }
                 out[c] = end - (double)cp->target_start;
         }
-        free(D);
-        return 0;
+        rc = 0;
+out:
+        free(R);
+        free(slot);
+        free(free_slots);
+        return rc;
 }
 
 static int line_cmp(const void *a, const void *b)
@@ -864,6 +990,10 @@ json_t *rep_cp_json(const struct rep_cp *cp)
                 json_t *j = json_object();
                 json_object_set_new(j, "pe", json_integer(h->pe));
                 json_object_set_new(j, "waited_on_pe", json_integer(h->on_pe));
+                if (h->thread >= 0) {
+                        json_object_set_new(j, "thread", json_integer(h->thread));
+                        json_object_set_new(j, "waited_on_thread", json_integer(h->on_thread));
+                }
                 json_object_set_new(j, "op", jsonw_string(h->what ? h->what : ""));
                 json_object_set_new(j, "file", jsonw_string(h->file ? h->file : ""));
                 json_object_set_new(j, "line", json_integer(h->line));
@@ -943,12 +1073,19 @@ void rep_cp_text(const struct rep_cp *cp, FILE *out)
         free(v);
         if (cp->n_hops) {
                 size_t nh = cp->n_hops < 8 ? cp->n_hops : 8;
-                fprintf(out, "    chain across PEs (latest first, %zu of %zu):\n", nh, cp->n_hops);
+                fprintf(out, "    chain across PEs and threads (latest first, %zu of %zu):\n",
+                        nh, cp->n_hops);
                 for (size_t i = 0; i < nh; i++) {
                         const struct cp_hop *h = &cp->hops[i];
-                        fprintf(out, "      PE %u waited on PE %u's %s at %s:%d (ended %.3f us)\n",
-                                h->pe, h->on_pe, h->what ? h->what : "op", base_name(h->file),
-                                h->line, us(h->at));
+                        const char *what = h->what ? h->what : "op";
+                        if (h->thread >= 0)
+                                fprintf(out, "      thread t%d of PE %u waited on thread t%d's %s "
+                                        "at %s:%d (%.3f us)\n", h->thread, h->pe, h->on_thread,
+                                        what, base_name(h->file), h->line, us(h->at));
+                        else
+                                fprintf(out, "      PE %u waited on PE %u's %s at %s:%d (ended "
+                                        "%.3f us)\n", h->pe, h->on_pe, what, base_name(h->file),
+                                        h->line, us(h->at));
                 }
         }
         int most = -1;

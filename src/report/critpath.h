@@ -5,7 +5,9 @@
  * things happen:
  *   - per PE, its timeline: issue time on the PE_CPU, and each wait (from
  *     when to when, at which kernel line), with the op that ended at the
- *     wake-up (the producer it waited for: looked up by PE and end time);
+ *     wake-up (the producer it waited for: looked up by PE and end time),
+ *     or the signal that woke it (another kernel thread's push or pop on
+ *     a circular buffer, recorded as an op of no length at its time);
  *   - per op record (an engine's work, a DMA copy, a composite's stage, a
  *     send, a receive's drain): its PE, issue time, start, end, line, its
  *     time split by resource class (hw_dep), the PE's last timeline step
@@ -49,8 +51,16 @@ void rep_cp_free(struct rep_cp *);
 /* PE pe paid issue time on its PE_CPU over [a, b) for what at file:line. */
 void rep_cp_issue(struct rep_cp *, uint32_t pe, sim_ps a, sim_ps b, const char *file, int line,
                   const char *what);
-/* PE pe was blocked over [a, b) at file:line. */
-void rep_cp_wait(struct rep_cp *, uint32_t pe, sim_ps a, sim_ps b, const char *file, int line);
+/* Thread `thread` of PE pe (0: the kernel) was blocked over [a, b) at
+ * file:line. */
+void rep_cp_wait(struct rep_cp *, uint32_t pe, int thread, sim_ps a, sim_ps b, const char *file,
+                 int line);
+/* Thread `thread` of PE pe did what at file:line at `at`, which may wake
+ * another thread of the PE (a circular buffer's push or pop): a wait of
+ * the PE that ends then is linked to it, as a receive to its send. The
+ * log may be NULL (nothing recorded). */
+void rep_cp_signal(struct rep_cp *, uint32_t pe, int thread, sim_ps at, const char *file,
+                   int line, const char *what);
 /* An op record of PE issuer (op->pe_index differs for a receive's drain,
  * which the issuer's last op, its send, caused), charged to file:line,
  * issued at `now`; stage: placed after its call returned (a composite's

@@ -100,7 +100,7 @@ void tl__waited(tl_ctx *tl, sim_ps since, const char *what, const char *file, in
         if (now <= since)
                 return;
         if (unlikely(r->cp))
-                rep_cp_wait(r->cp, tl->rank, since, now, file, line);
+                rep_cp_wait(r->cp, tl->rank, tl__thread_no(tl), since, now, file, line);
         struct rep_line *l = rep_profile_hinted(&r->profile, file, line, &tl->issued);
         if (l)
                 l->wait_ps += now - since;
@@ -299,8 +299,15 @@ void tl__wait_inflight(tl_ctx *tl, int depth, const char *what)
                 ev_wait(tl->proc, &f->placed);
         }
         if (unlikely(tl->run->cp))
-                rep_cp_wait(tl->run->cp, tl->rank, since, ev_now(&tl->sim->ev), tl->proc->at_file,
-                            tl->proc->at_line);
+                rep_cp_wait(tl->run->cp, tl->rank, tl__thread_no(tl), since, ev_now(&tl->sim->ev),
+                            tl->proc->at_file, tl->proc->at_line);
+}
+
+void tl__cp_signal(tl_ctx *tl, const char *file, int line, const char *what)
+{
+        if (unlikely(tl->run->cp))
+                rep_cp_signal(tl->run->cp, tl->rank, tl__thread_no(tl), ev_now(&tl->sim->ev), file,
+                              line, what);
 }
 
 sim_ps tl__ready_at(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op)

@@ -107,6 +107,7 @@ void tl__thread_start(tl_ctx *tl, tl_thread_fn fn, const void *arg, size_t arg_s
         uint32_t cores = tl->sim->topo->pe.cpu.cores ? tl->sim->topo->pe.cpu.cores : 1;
         snprintf(th->name, sizeof th->name, "%s.t%d", tl->pe->name, index);
         th->fn = fn;
+        th->index = index;
         if (arg_size)
                 memcpy(th->arg, arg, arg_size);
         th->next = tl->threads;
@@ -245,6 +246,7 @@ void tl__cb_push_back(tl_ctx *tl, tl_cb *cb, const char *file, int line)
                          "reserved; call tl_cb_reserve_back first", cb->name);
         cb->reserved = false;
         cb->n_pushed++;
+        tl__cp_signal(tl, file, line, "tl_cb_push_back");
         cb_changed(tl, cb);
 }
 
@@ -268,5 +270,6 @@ void tl__cb_pop_front(tl_ctx *tl, tl_cb *cb, const char *file, int line)
         tl__drain(tl, "tl_cb_pop_front", file, line);
         cb->head = (cb->head + 1) % cb->n_pages;
         cb->n_pushed--;
+        tl__cp_signal(tl, file, line, "tl_cb_pop_front");
         cb_changed(tl, cb);
 }

@@ -285,7 +285,18 @@ struct tl_thread {
         tl_thread_fn fn;             /* its body */
         _Alignas(max_align_t) unsigned char arg[TL_THREAD_ARG_BYTES]; /* its argument's copy */
         char name[64];               /* "sip0.cube0.pe5.t1": reports and deadlocks */
+        int index;                   /* its number on the PE, 1.. (the kernel is 0) */
 };
+
+/* tl's thread number on its PE: 0 for the kernel. */
+static inline int tl__thread_no(const tl_ctx *tl)
+{
+        return tl->thread ? tl->thread->index : 0;
+}
+
+/* For the critical path (rep_cp_signal): tl did what at file:line now,
+ * which may wake another thread of its PE. */
+void tl__cp_signal(tl_ctx *tl, const char *file, int line, const char *what);
 
 /* Wait for tl's outstanding ops, charged to file:line (what names the
  * wait in the profile and the trace): a circular buffer's pop, a kernel's
