@@ -310,6 +310,20 @@ void tl__cp_signal(tl_ctx *tl, const char *file, int line, const char *what)
                               line, what);
 }
 
+void tl__cp_remote(tl_ctx *tl, uint32_t dst, const char *what, sim_ps start, sim_ps end,
+                   const char *file, int line)
+{
+        if (likely(!tl->run->cp))
+                return;
+        /* The sender's part, then its landing at dst, which a wait there
+         * woken at end follows back to the sender (a send and its drain). */
+        struct rep_op op = { .pe_index = tl->rank, .component = "pe_dma", .op = what,
+                             .start_ps = start, .end_ps = end };
+        rep_cp_op(tl->run->cp, tl->sim, tl->rank, &op, file, line, false);
+        op.pe_index = dst;
+        rep_cp_op(tl->run->cp, tl->sim, tl->rank, &op, file, line, false);
+}
+
 sim_ps tl__ready_at(tl_ctx *tl, tl_tensor *t, const char *file, int line, const char *op)
 {
         const tl_tensor *o = t->owner;

@@ -52,6 +52,7 @@ void tl__sem_inc(tl_ctx *tl, int rank, int sem, int n, const char *file, int lin
         sim_ps now = ev_now(&hs->ev);
         if (dst->pe == tl->pe) {
                 s->value += (uint32_t)n;
+                tl__cp_signal(tl, file, line, "tl_sem_inc");
                 sem_changed(tl, s);
                 return;
         }
@@ -76,6 +77,7 @@ void tl__sem_inc(tl_ctx *tl, int rank, int sem, int n, const char *file, int lin
         in->sem = sem;
         in->n = (uint32_t)n;
         in->land.fn = inc_land;
+        tl__cp_remote(tl, (uint32_t)rank, "tl_sem_inc", now, at, file, line);
         ev_schedule_at(&hs->ev, &in->land, at);
 }
 
@@ -105,6 +107,7 @@ void tl__sem_set(tl_ctx *tl, int sem, int value, const char *file, int line)
         if (value < 0)
                 tl__fail(tl, file, line, "tl_sem_set", "value %d: expected at least 0", value);
         s->value = (uint32_t)value;
+        tl__cp_signal(tl, file, line, "tl_sem_set");
         sem_changed(tl, s);
 }
 

@@ -297,6 +297,10 @@ static inline int tl__thread_no(const tl_ctx *tl)
 /* For the critical path (rep_cp_signal): tl did what at file:line now,
  * which may wake another thread of its PE. */
 void tl__cp_signal(tl_ctx *tl, const char *file, int line, const char *what);
+/* For the critical path: a small transfer from this PE to PE dst over
+ * [start, end) (a semaphore increment), linked as a send and its landing. */
+void tl__cp_remote(tl_ctx *tl, uint32_t dst, const char *what, sim_ps start, sim_ps end,
+                   const char *file, int line);
 
 /* Wait for tl's outstanding ops, charged to file:line (what names the
  * wait in the profile and the trace): a circular buffer's pop, a kernel's
