@@ -1062,7 +1062,8 @@ void topo_totals(const struct topo *t, struct topo_totals *out)
 
 /* ---- energy per MAC by operand class ---- */
 
-/* Rank of each dtype's multiplier, widest highest: tl_dtype order. */
+/* The class of each tl_dtype (in tl_dtype order), and each class's rank
+ * by its multiplier's width, widest highest. */
 static const enum topo_mac_dt dtype_class[] = { TOPO_MAC_FP32, TOPO_MAC_BF16, TOPO_MAC_BF16,
                                                 TOPO_MAC_BFP8, TOPO_MAC_BFP4 };
 static const int class_width[TOPO_MAC_COUNT] = { [TOPO_MAC_FP32] = 3, [TOPO_MAC_BF16] = 2,
