@@ -12,6 +12,12 @@
 # every PE's GEMM array busy for the whole window; the text summary states
 # the peak and its window; the trace's "power mW" counter of each cube
 # integrates to energy_j.
+# Energy per MAC by operand dtype: on a machine paying only for MACs, an
+# fp32 GEMM costs the derived ratio (2.3) x a bf16 GEMM of the same
+# shape, bfp8_b 0.55 and bfp4_b 0.475; setting pj_per_mac_fp32 prices fp32
+# at that figure and leaves bf16 alone; gemm_macs_by_dtype counts the MACs
+# in the operands' class; topo show states the derived figures, and its
+# YAML (~ for a derived one) loads back to the same machine.
 set -euo pipefail
 . "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 
@@ -188,4 +194,55 @@ grep -Eq '^    pe_gemm +[0-9.e-]+ J +[0-9.]+%$' "$tmp/text.txt" ||
         { echo "FAIL the text summary has no energy per class"; exit 1; }
 grep -Eq '^  peak power: [0-9.e+-]+ W over a [0-9.e+-]+ ns window \([0-9]+ windows\)$' "$tmp/text.txt" ||
         { echo "FAIL the text summary has no peak power line"; cat "$tmp/text.txt"; exit 1; }
+# Energy per MAC by operand dtype.
+for dt in bf16 fp32 bfp8_b bfp4_b; do
+        "$bin" run "${gemm[@]}" --set dtype=$dt --topo "$tmp/mac.yaml" --json >"$tmp/dt_$dt.json"
+done
+"$bin" run "${gemm[@]}" --set dtype=fp32 --topo "$tmp/mac.yaml" \
+        --set pe.gemm.energy.pj_per_mac_fp32=1.5 --json >"$tmp/dt_fp32_set.json"
+"$bin" run "${gemm[@]}" --set dtype=bf16 --topo "$tmp/mac.yaml" \
+        --set pe.gemm.energy.pj_per_mac_fp32=1.5 --json >"$tmp/dt_bf16_set.json"
+"$bin" topo show "$tmp/mac.yaml" --format json >"$tmp/mac_topo.json"
+"$bin" topo show "$tmp/mac.yaml" --set pe.gemm.energy.pj_per_mac_bfp8=0.3 >"$tmp/mac_shown.yaml"
+"$bin" topo show "$tmp/mac_shown.yaml" --format json >"$tmp/mac_again.json"
+"$bin" topo show "$tmp/mac.yaml" --set pe.gemm.energy.pj_per_mac_bfp8=0.3 --format json \
+        >"$tmp/mac_set.json"
+python3 - "$tmp" <<'PY2'
+import json, sys
+d = sys.argv[1]
+load = lambda n: json.load(open(f"{d}/{n}.json"))
+macs = 256 * 512 * 384
+fails = []
+gemm_j = lambda r: r["energy_by_class_j"]["pe_gemm"]
+def close(what, got, want, rel=1e-9):
+    if abs(got - want) > rel * max(abs(want), 1e-30):
+        fails.append(f"{what}: got {got!r}, want {want!r}")
+bf = load("dt_bf16")
+close("bf16 GEMM energy", gemm_j(bf), macs * 0.22e-12)
+for dt, ratio in (("fp32", 2.3), ("bfp8_b", 0.55), ("bfp4_b", 0.475)):
+    r = load(f"dt_{dt}")
+    close(f"{dt} / bf16 GEMM energy", gemm_j(r) / gemm_j(bf), ratio, 1e-2)
+    want = {k: (macs if k == dt else 0) for k in ("bf16", "fp32", "bfp8_b", "bfp4_b")}
+    if r["gemm_macs_by_dtype"] != want:
+        fails.append(f"{dt}: gemm_macs_by_dtype {r['gemm_macs_by_dtype']}, want {want}")
+    close(f"{dt}: classes sum to energy_j", sum(r["energy_by_class_j"].values()), r["energy_j"])
+if gemm_j(load("dt_fp32")) <= gemm_j(bf):
+    fails.append("an fp32 GEMM costs no more than a bf16 one")
+close("pj_per_mac_fp32=1.5 prices fp32", gemm_j(load("dt_fp32_set")), macs * 1.5e-12)
+if gemm_j(load("dt_bf16_set")) != gemm_j(bf):
+    fails.append("pj_per_mac_fp32 moved a bf16 GEMM's energy")
+e = load("mac_topo")["machine"]["pe"]["gemm"]["energy"]
+want = {"fj_per_mac": 220, "fj_per_mac_fp32": 506, "fj_per_mac_bfp8": 121, "fj_per_mac_bfp4": 105}
+if {k: e[k] for k in want} != want:
+    fails.append(f"topo show's MAC energies {e}, want {want}")
+if load("mac_again")["machine"] != load("mac_set")["machine"]:
+    fails.append("topo show's YAML does not load back to the same machine")
+if load("mac_set")["machine"]["pe"]["gemm"]["energy"]["fj_per_mac_bfp8"] != 300:
+    fails.append("--set pe.gemm.energy.pj_per_mac_bfp8=0.3 is not 300 fJ")
+for x in fails:
+    print("FAIL", x)
+sys.exit(1 if fails else 0)
+PY2
+grep -q "pj_per_mac_fp32: ~" "$tmp/mac_shown.yaml" ||
+        { echo "FAIL topo show does not state a derived MAC energy as ~"; exit 1; }
 echo "energy: ok"

@@ -143,12 +143,14 @@ static uint64_t elem_cycles_of(const struct plan_ctx *pc, const struct plan_stag
 /* The op_log record of a stage (log_stage), out of the tallying path. */
 __attribute__((noinline)) static void log_record(struct plan_ctx *pc, const struct plan_stage *st,
                                                  const char *op, int64_t tile, sim_ps start,
-                                                 sim_ps end, uint64_t bytes, uint64_t flops)
+                                                 sim_ps end, uint64_t bytes, uint64_t flops,
+                                                 enum topo_mac_dt mac_dt)
 {
         struct rep_op rec = { .pe = pc->pe->name, .pe_index = pc->pe->global,
                               .component = unit_component[st->unit], .op = op,
                               .start_ps = start, .end_ps = end, .bytes = bytes, .flops = flops,
-                              .elem_cycles = elem_cycles_of(pc, st, flops) };
+                              .elem_cycles = elem_cycles_of(pc, st, flops),
+                              .mac_dt = (uint8_t)mac_dt };
         struct rep_param p[5] = {
                 { .name = "composite", .kind = REP_INT, .i = 1 },
                 { .name = "scope", .kind = REP_STR, .s = scope_name(st->scope) },
@@ -165,20 +167,28 @@ __attribute__((noinline)) static void log_record(struct plan_ctx *pc, const stru
 }
 
 /* A stage placed: tallied (inline: every stage of every composite comes
- * here), or recorded. */
-static inline void log_stage(struct plan_ctx *pc, const struct plan_stage *st, const char *op,
-                             int64_t tile, sim_ps start, sim_ps end, uint64_t bytes,
-                             uint64_t flops)
+ * here), or recorded; mac_dt: a GEMM stage's operand class (else unused). */
+static inline void log_stage_dt(struct plan_ctx *pc, const struct plan_stage *st,
+                                const char *op, int64_t tile, sim_ps start, sim_ps end,
+                                uint64_t bytes, uint64_t flops, enum topo_mac_dt mac_dt)
 {
         if (pc->tally) {
                 enum rep_engine e = unit_engine[st->unit];
                 pc->busy_ps[e] += end - start;
-                rep_work_add(&pc->work, e, bytes, flops, elem_cycles_of(pc, st, flops));
+                rep_work_add(&pc->work, e, bytes, flops, elem_cycles_of(pc, st, flops), mac_dt);
                 if (unlikely(pc->dep != NULL))
                         pc->dep(pc->dep_ctx, unit_component[st->unit], op, start, end);
         } else if (pc->log) {
-                log_record(pc, st, op, tile, start, end, bytes, flops);
+                log_record(pc, st, op, tile, start, end, bytes, flops, mac_dt);
         }
+}
+
+/* log_stage_dt of a DMA or MATH stage. */
+static inline void log_stage(struct plan_ctx *pc, const struct plan_stage *st, const char *op,
+                             int64_t tile, sim_ps start, sim_ps end, uint64_t bytes,
+                             uint64_t flops)
+{
+        log_stage_dt(pc, st, op, tile, start, end, bytes, flops, TOPO_MAC_BF16);
 }
 
 /* One MATH stage from at (and not before the tensors it reads are ready):
@@ -230,7 +240,8 @@ static void place_tile_rest(struct plan_run *r)
                 tcm += (uint64_t)(mm * nn) * g->out_elem_bytes;
         sim_ps gs, ge = hw_gemm_run_fed(pe, (uint64_t)mm, (uint64_t)nn, (uint64_t)kk, tcm, operands,
                                         ready, &gs);
-        log_stage(pc, &gm, "gemm", r->tile, gs, ge, rd_bytes, 2 * (uint64_t)(mm * nn * kk));
+        log_stage_dt(pc, &gm, "gemm", r->tile, gs, ge, rd_bytes, 2 * (uint64_t)(mm * nn * kk),
+                     g->mac_dt);
         r->buf_free[r->i % PLAN_DEPTH] = ge;
         /* The MATH stages read the GEMM's result from TCM. */
         sim_ps te = ge;

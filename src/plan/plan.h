@@ -66,6 +66,7 @@ struct plan_gemm {
                                       * each output tile reads them in (no MATH pass) */
         struct hw_hbm_span a_home, b_home, out_home; /* where their HBM bytes are, when in HBM */
         uint32_t a_elem_bytes, b_elem_bytes, out_elem_bytes; /* element sizes */
+        enum topo_mac_dt mac_dt;     /* the operands' class, for the energy per MAC */
 };
 
 struct plan_stage {

@@ -47,6 +47,7 @@ struct rep_op {
         /* Not in the op_log: */
         uint64_t elem_cycles;        /* PE_MATH: elements x the op's cycles per element */
         uint32_t channel;            /* the engine channel the model used (0 if it keeps none) */
+        uint8_t mac_dt;              /* PE_GEMM: its operands' enum topo_mac_dt (0: bf16) */
 };
 
 struct rep_oplog {

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "engine/ev.h"
+#include "topo/topo.h"
 
 enum rep_engine {
         REP_ENG_DMA,                 /* PE_DMA */
@@ -83,19 +84,26 @@ void rep_profile_fini(struct rep_profile *);
 /* The work a run did, summed over every PE, from its op records. */
 struct rep_work {
         uint64_t gemm_flops;         /* PE_GEMM floating-point operations (2 per MAC) */
+        uint64_t gemm_flops_dt[TOPO_MAC_COUNT]; /* of them, by operand class (enum
+                                      * topo_mac_dt), for the energy per MAC */
         uint64_t math_elements;      /* PE_MATH elements processed */
         uint64_t math_elem_cycles;   /* PE_MATH elements x the op's cycles per element */
         uint64_t dma_bytes;          /* bytes the PE_DMA engines moved (a send at both ends) */
 };
 
 /* Add to w the work of a record on engine e: its bytes (PE_DMA), its
- * flops (PE_GEMM; PE_MATH: its elements) and elem_cycles (PE_MATH). */
+ * flops (PE_GEMM, of operand class mac_dt; PE_MATH: its elements) and
+ * elem_cycles (PE_MATH). */
 static inline void rep_work_add(struct rep_work *w, enum rep_engine e, uint64_t bytes,
-                                uint64_t flops, uint64_t elem_cycles)
+                                uint64_t flops, uint64_t elem_cycles, enum topo_mac_dt mac_dt)
 {
         switch (e) {
         case REP_ENG_DMA: w->dma_bytes += bytes; break;
-        case REP_ENG_GEMM: w->gemm_flops += flops; break;
+        case REP_ENG_GEMM:
+                w->gemm_flops += flops;
+                w->gemm_flops_dt[(unsigned)mac_dt < TOPO_MAC_COUNT ? mac_dt : TOPO_MAC_FP32] +=
+                        flops;
+                break;
         case REP_ENG_MATH:
                 w->math_elements += flops;
                 w->math_elem_cycles += elem_cycles;
@@ -108,6 +116,8 @@ static inline void rep_work_add(struct rep_work *w, enum rep_engine e, uint64_t 
 static inline void rep_work_sum(struct rep_work *w, const struct rep_work *b)
 {
         w->gemm_flops += b->gemm_flops;
+        for (int c = 0; c < TOPO_MAC_COUNT; c++)
+                w->gemm_flops_dt[c] += b->gemm_flops_dt[c];
         w->math_elements += b->math_elements;
         w->math_elem_cycles += b->math_elem_cycles;
         w->dma_bytes += b->dma_bytes;

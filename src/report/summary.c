@@ -172,6 +172,21 @@ static double dyn_j(const struct topo_energy *e, double work)
         return (double)e->dyn_fj * work * 1e-15;
 }
 
+/* Dynamic energy of the run's GEMM MACs, joules: each operand class's
+ * MACs x fidelity passes (each pass runs the array again,
+ * pe.gemm.fidelity_passes) x the class's energy per MAC. */
+static double gemm_dyn_j(const struct topo_pe_gemm *g, const struct rep_work *w)
+{
+        double j = 0;
+        for (int c = 0; c < TOPO_MAC_COUNT; c++) {
+                if (!w->gemm_flops_dt[c])
+                        continue;
+                double macs = (double)w->gemm_flops_dt[c] / 2.0 * (double)g->fidelity_passes;
+                j += topo_gemm_mac_fj(g, (enum topo_mac_dt)c) * macs * 1e-15;
+        }
+        return j;
+}
+
 /* The bins of cubes [first, first + n) summed, at windows of window_ps (a
  * multiple of p's), into out. */
 static void bins_at(const struct hw_power *p, uint32_t first, uint32_t n, sim_ps window_ps,
@@ -307,11 +322,9 @@ void rep_run_energy(const struct hw_sim *s, const struct rep_run_stats *st,
                 tcm_busy += s->pes[i].tcm.busy_ps;
         }
         hbm_bytes(s, &rd, &wr);
-        /* Each fidelity pass runs the array again (pe.gemm.fidelity_passes). */
-        double macs = (double)st->work.gemm_flops / 2.0 * (double)t->pe.gemm.fidelity_passes;
         const uint64_t *lb = s->class_bytes;
         out->dyn_j[REP_EN_PE_CPU] = dyn_j(&t->pe.cpu.energy, (double)ops);
-        out->dyn_j[REP_EN_PE_GEMM] = dyn_j(&t->pe.gemm.energy, macs);
+        out->dyn_j[REP_EN_PE_GEMM] = gemm_dyn_j(&t->pe.gemm, &st->work);
         out->dyn_j[REP_EN_PE_MATH] = dyn_j(&t->pe.math.energy, (double)st->work.math_elem_cycles);
         out->dyn_j[REP_EN_TCM] = dyn_j(&t->pe.tcm.energy, (double)tcm_bytes);
         out->dyn_j[REP_EN_NOC] = dyn_j(&t->cube.noc.energy, (double)lb[TOPO_EDGE_NOC]);
@@ -411,6 +424,11 @@ json_t *rep_run_summary(const struct hw_sim *s, const struct rep_run_stats *st,
         json_object_set_new(o, "bound_by", jsonw_string(rep_bound_name(bd.by)));
         json_object_set_new(o, "of_bound", jsonw_real(bd.of_bound));
         json_object_set_new(o, "gemm_flops", json_integer((json_int_t)st->work.gemm_flops));
+        json_t *md = json_object();
+        for (int c = 0; c < TOPO_MAC_COUNT; c++)
+                json_object_set_new(md, topo_mac_dt_name((enum topo_mac_dt)c),
+                                    json_integer((json_int_t)(st->work.gemm_flops_dt[c] / 2)));
+        json_object_set_new(o, "gemm_macs_by_dtype", md);
         json_object_set_new(o, "tflops", jsonw_real(bd.gemm_tflops));
         json_object_set_new(o, "peak_tflops", jsonw_real(bd.peak_tflops));
         json_object_set_new(o, "hbm_gbps", jsonw_real(bd.hbm_gbps));

@@ -440,6 +440,7 @@ tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file
                 gemm_operand(tl, d->b, &g->b_pinned, &g->b_hbm, &g->b_home, &g->b_elem_bytes);
                 gemm_operand(tl, d->out, &g->out_pinned, &g->out_hbm, &g->out_home,
                              &g->out_elem_bytes);
+                g->mac_dt = topo_mac_dt_of(d->a->dtype, d->b->dtype);
                 g->accumulate = d->accumulate;
                 if (d->accumulate && !g->out_pinned)
                         tl__fail(tl, file, line, op, "accumulate: the output must be consumed in "
@@ -611,6 +612,7 @@ tl_handle tl__softmax_merge(tl_ctx *tl, tl_tensor *s, tl_tensor *v, tl_tensor *m
         g->a_hbm = g->out_hbm = false;
         g->a_elem_bytes = g->out_elem_bytes = 4;
         gemm_operand(tl, v, &g->b_pinned, &g->b_hbm, &g->b_home, &g->b_elem_bytes);
+        g->mac_dt = topo_mac_dt_of(TL_FP32, v->dtype); /* P is fp32 */
         /* Planned once per PE from the op list, then reused with this
          * call's shapes (scores in HBM: planned, to be refused). */
         struct pipeline_plan *plan = &feed->run.plan;

@@ -32,7 +32,8 @@ void tl__account(tl_ctx *tl, enum rep_engine e, const struct rep_op *op, const c
         struct rep_line *l = rep_profile_hinted(&r->profile, file, line, hint ? hint : &none);
         if (l)
                 l->engine_ps[e] += op->end_ps - op->start_ps;
-        rep_work_add(&r->work, e, op->bytes, op->flops, op->elem_cycles);
+        rep_work_add(&r->work, e, op->bytes, op->flops, op->elem_cycles,
+                     (enum topo_mac_dt)op->mac_dt);
 }
 
 void tl__account_sums(tl_ctx *tl, const sim_ps busy_ps[REP_ENG_COUNT], const struct rep_work *w,
@@ -413,15 +414,26 @@ void tl__scratch_scope_end(tl_ctx *tl, const char *file, int line)
         tl__scope_close(tl, s);
 }
 
-struct rep_trace_ref tl__log_engine(tl_ctx *tl, const char *component, const char *op,
-                                    sim_ps start, sim_ps end, uint64_t bytes, uint64_t flops,
-                                    uint64_t elem_cycles, const struct rep_param *p, unsigned n)
+/* tl__log_engine of a record whose GEMM operands are of class mac_dt. */
+static struct rep_trace_ref log_engine_dt(tl_ctx *tl, const char *component, const char *op,
+                                          sim_ps start, sim_ps end, uint64_t bytes,
+                                          uint64_t flops, uint64_t elem_cycles,
+                                          const struct rep_param *p, unsigned n,
+                                          enum topo_mac_dt mac_dt)
 {
         struct rep_op rec = { .pe = tl->pe->name, .pe_index = tl->rank, .component = component,
                               .op = op, .start_ps = start, .end_ps = end, .bytes = bytes,
                               .flops = flops, .params = p, .n_params = n,
-                              .elem_cycles = elem_cycles };
+                              .elem_cycles = elem_cycles, .mac_dt = (uint8_t)mac_dt };
         return tl__log(tl, &rec);
+}
+
+struct rep_trace_ref tl__log_engine(tl_ctx *tl, const char *component, const char *op,
+                                    sim_ps start, sim_ps end, uint64_t bytes, uint64_t flops,
+                                    uint64_t elem_cycles, const struct rep_param *p, unsigned n)
+{
+        return log_engine_dt(tl, component, op, start, end, bytes, flops, elem_cycles, p, n,
+                             TOPO_MAC_BF16);
 }
 
 static bool data_mode(const tl_ctx *tl)
@@ -885,8 +897,8 @@ tl_tensor *tl__dot(tl_ctx *tl, tl_tensor *a, tl_tensor *b, bool trans_b, const c
         struct rep_param p[3] = { { .name = "m", .kind = REP_INT, .i = m },
                                   { .name = "n", .kind = REP_INT, .i = n },
                                   { .name = "k", .kind = REP_INT, .i = k } };
-        tl__log_engine(tl, "pe_gemm", "dot", start, end, tl__tensor_bytes(a) + tl__tensor_bytes(b),
-                   flops, 0, p, 3);
+        log_engine_dt(tl, "pe_gemm", "dot", start, end, tl__tensor_bytes(a) + tl__tensor_bytes(b),
+                      flops, 0, p, 3, topo_mac_dt_of(a->dtype, b->dtype));
         tl__finish_at(tl, out, end);
         return out;
 }

@@ -86,6 +86,22 @@ static inline bool topo_op_is_math(enum topo_op op)
  * the op falls back to dispatch_cycles at the CPU clock. */
 #define TOPO_COST_NONE UINT64_MAX
 
+/* A GEMM's operand class for its energy per MAC (docs/adr/0024): the
+ * wider of its two operands' dtypes. 0 is bf16, the class of
+ * pe.gemm.energy.pj_per_mac, so a record that states none is priced as
+ * before the classes. */
+enum topo_mac_dt {
+        TOPO_MAC_BF16,               /* bf16 or fp16: pj_per_mac */
+        TOPO_MAC_FP32,               /* fp32: pj_per_mac_fp32 */
+        TOPO_MAC_BFP8,               /* bfp8_b: pj_per_mac_bfp8 */
+        TOPO_MAC_BFP4,               /* bfp4_b: pj_per_mac_bfp4 */
+        TOPO_MAC_COUNT
+};
+
+/* A per-class MAC energy the file does not state (absent or `~`): derived
+ * from pj_per_mac by the class's ratio (topo_gemm_mac_fj). */
+#define TOPO_FJ_DERIVED UINT64_MAX
+
 /* ---- resolved parameters ---- */
 
 /* A link (one direction of it when instantiated both ways). */
@@ -161,7 +177,11 @@ struct topo_pe_gemm {
         uint32_t operand_bytes_per_cycle; /* the rate its operands come from TCM into the engine
                                       * (Tensix's unpackers), bytes per engine cycle; 0: not
                                       * limited beyond the TCM's bandwidth */
-        struct topo_energy energy;   /* per MAC per fidelity pass; static per PE */
+        struct topo_energy energy;   /* per MAC per fidelity pass (bf16 and fp16 operands);
+                                      * static per PE */
+        uint64_t mac_fj[TOPO_MAC_COUNT]; /* per MAC per fidelity pass of each operand class,
+                                      * femtojoules, or TOPO_FJ_DERIVED; [TOPO_MAC_BF16]
+                                      * unused (energy.dyn_fj) */
 };
 
 struct topo_pe_math {
@@ -335,6 +355,15 @@ void topo_totals(const struct topo *t, struct topo_totals *out);
 sim_ps topo_issue_cost_ps(const struct topo_pe_cpu *cpu, enum topo_op op);
 /* Duration of n cycles at clock_hz, rounded up to whole ps (saturates). */
 sim_ps topo_cycles_to_ps(uint64_t cycles, uint64_t clock_hz);
+
+/* The operand class of a GEMM of a by b: the wider dtype's. */
+enum topo_mac_dt topo_mac_dt_of(tl_dtype a, tl_dtype b);
+/* Its name: "bf16" (with fp16), "fp32", "bfp8_b", "bfp4_b". */
+const char *topo_mac_dt_name(enum topo_mac_dt c);
+/* Energy per MAC per fidelity pass of class c, femtojoules: the file's
+ * value, or energy.dyn_fj scaled by the class's multiplier against bf16's
+ * (Horowitz's 45 nm figures, docs/energy-sources.md) when it states none. */
+double topo_gemm_mac_fj(const struct topo_pe_gemm *g, enum topo_mac_dt c);
 
 /* The built-in default topology, the text of topologies/default.yaml. */
 const char *topo_default_yaml(size_t *len);

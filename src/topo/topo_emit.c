@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,12 @@ static json_t *leaf_json(const struct topo *t, const struct topo__field *f)
                 if (*(const sim_ps *)p == TOPO_COST_NONE)
                         return json_null();
                 return json_integer((json_int_t) * (const sim_ps *)p);
+        case FS_PJ:
+                if (f->type == FT_PJ_DT && *(const uint64_t *)p == TOPO_FJ_DERIVED)
+                        return json_integer((json_int_t)llround(topo_gemm_mac_fj(
+                                &t->pe.gemm, (enum topo_mac_dt)(((const uint64_t *)p -
+                                                                 t->pe.gemm.mac_fj)))));
+                return json_integer((json_int_t) * (const uint64_t *)p);
         default: return json_integer((json_int_t) * (const uint64_t *)p);
         }
 }
@@ -323,6 +330,12 @@ static void leaf_text(const struct topo *t, const struct topo__field *f, char *b
         case FS_GBPS: fmt_ratio(*(const uint64_t *)p, 1000000000, 9, buf, len); return;
         case FS_MHZ: fmt_ratio(*(const uint64_t *)p, 1000000, 6, buf, len); return;
         case FS_PJ:
+                if (f->type == FT_PJ_DT && *(const uint64_t *)p == TOPO_FJ_DERIVED) {
+                        snprintf(buf, len, "~");
+                        return;
+                }
+                fmt_ratio(*(const uint64_t *)p, 1000, 3, buf, len);
+                return;
         case FS_W: fmt_ratio(*(const uint64_t *)p, 1000, 3, buf, len); return;
         case FS_KIB: snprintf(buf, len, "%" PRIu64, *(const uint64_t *)p >> 10); return;
         case FS_GIB: snprintf(buf, len, "%" PRIu64, *(const uint64_t *)p >> 30); return;

@@ -21,6 +21,7 @@ enum topo__ftype {
         FT_STR,                      /* any scalar */
         FT_ENUM,                     /* one of a fixed list of words */
         FT_COST,                     /* a number, or null (entry absent) */
+        FT_PJ_DT,                    /* a number of pJ, or null (derived: TOPO_FJ_DERIVED) */
         FT_COORDS,                   /* a list of [row, col] pairs */
 };
 

@@ -50,6 +50,8 @@ static const char *const base_words[] = { "default", "none", NULL };
         F_W(p ".energy.idle_w", m.idle_mw), F_W(p ".energy.active_w", m.active_mw)
 #define F_ENERGY_IDLE(p, unit, m) F_OPT_MAP(p ".energy"), \
         F_PJ(p ".energy.pj_per_" unit, m.dyn_fj), F_W(p ".energy.idle_w", m.idle_mw)
+/* A GEMM operand class's energy per MAC: optional; absent or ~: derived. */
+#define F_PJ_DT(p, c) { p, FT_PJ_DT, FS_PJ, false, 0, 1e6, OFF(pe.gemm.mac_fj[c]), NULL, true }
 #define F_GBPS(p, m) { p, FT_NUM, FS_GBPS, true, 0, 1e6, OFF(m), NULL, false }
 #define F_MHZ(p, m) { p, FT_NUM, FS_MHZ, true, 0, 1e5, OFF(m), NULL, false }
 #define F_NET(p, m) { p, FT_ENUM, FS_NET, false, 0, 0, OFF(m), topo__net_words, false }
@@ -166,6 +168,9 @@ const struct topo__field topo__fields[] = {
         F_INT("pe.gemm.fidelity_passes", 1, 4, pe.gemm.fidelity_passes),
         F_OPT_INT("pe.gemm.operand_bytes_per_cycle", 0, 1 << 20, pe.gemm.operand_bytes_per_cycle),
         F_ENERGY("pe.gemm", "mac", pe.gemm.energy),
+        F_PJ_DT("pe.gemm.energy.pj_per_mac_fp32", TOPO_MAC_FP32),
+        F_PJ_DT("pe.gemm.energy.pj_per_mac_bfp8", TOPO_MAC_BFP8),
+        F_PJ_DT("pe.gemm.energy.pj_per_mac_bfp4", TOPO_MAC_BFP4),
         F_MAP("pe.math"),
         F_INT("pe.math.lanes", 1, 1 << 16, pe.math.lanes),
         F_MHZ("pe.math.clock_mhz", pe.math.clock_hz),
@@ -317,6 +322,7 @@ static const char *expected(const struct topo__field *f, char *buf, size_t len)
         case FT_INT: return "an integer";
         case FT_NUM: return "a number";
         case FT_COST: return "a number of ns, or ~ (not in the table)";
+        case FT_PJ_DT: return "a number of pJ, or ~ (derived from pj_per_mac)";
         case FT_STR: return "a string";
         case FT_COORDS: return "a list of [row, col] pairs";
         case FT_ENUM: {
@@ -453,7 +459,7 @@ static void set_leaf(struct loader *L, int fi, const struct ynode *v)
                 set_coords(L, f, v);
                 return;
         }
-        if (v->kind != YN_SCALAR || (is_null(v) && f->type != FT_COST) ||
+        if (v->kind != YN_SCALAR || (is_null(v) && f->type != FT_COST && f->type != FT_PJ_DT) ||
             memchr(v->text, '\0', v->len)) {
                 describe(v, got, sizeof got);
                 error_at(L, v->line, v->col, "%s: expected %s, got %s", f->path,
@@ -507,6 +513,10 @@ static void set_leaf(struct loader *L, int fi, const struct ynode *v)
         }
         if (f->type == FT_COST && is_null(v)) {
                 *(sim_ps *)slot(L->t, f) = TOPO_COST_NONE;
+                return;
+        }
+        if (f->type == FT_PJ_DT && is_null(v)) {
+                *(uint64_t *)slot(L->t, f) = TOPO_FJ_DERIVED;
                 return;
         }
 
@@ -811,6 +821,8 @@ static int load_text(const char *name, const char *text, size_t len, struct topo
         unsigned errors_before = d->n_errors;
         struct ynode *root;
         memset(out, 0, sizeof *out);
+        for (int c = 0; c < TOPO_MAC_COUNT; c++)
+                out->pe.gemm.mac_fj[c] = TOPO_FJ_DERIVED;
         static const struct ytree_limits limits = {
                 .max_depth = TOPO_MAX_DEPTH,
                 .max_nodes = TOPO_MAX_YAML_NODES,
@@ -1046,6 +1058,54 @@ void topo_totals(const struct topo *t, struct topo_totals *out)
         out->hbm_bw_bytes_per_s = sat_mul_u64(
                 sat_mul_u64(t->cube.hbm.channel_bw_bytes_per_s, t->cube.hbm.channels), out->cubes);
         out->tcm_bytes = sat_mul_u64(t->pe.tcm.size_bytes, out->pes);
+}
+
+/* ---- energy per MAC by operand class ---- */
+
+/* The class of each tl_dtype (in tl_dtype order), and each class's rank
+ * by its multiplier's width, widest highest. */
+static const enum topo_mac_dt dtype_class[] = { TOPO_MAC_FP32, TOPO_MAC_BF16, TOPO_MAC_BF16,
+                                                TOPO_MAC_BFP8, TOPO_MAC_BFP4 };
+static const int class_width[TOPO_MAC_COUNT] = { [TOPO_MAC_FP32] = 3, [TOPO_MAC_BF16] = 2,
+                                                 [TOPO_MAC_BFP8] = 1, [TOPO_MAC_BFP4] = 0 };
+
+static enum topo_mac_dt class_of(tl_dtype d)
+{
+        return (unsigned)d < ARRAY_LEN(dtype_class) ? dtype_class[d] : TOPO_MAC_FP32;
+}
+
+enum topo_mac_dt topo_mac_dt_of(tl_dtype a, tl_dtype b)
+{
+        enum topo_mac_dt ca = class_of(a), cb = class_of(b);
+        return class_width[ca] >= class_width[cb] ? ca : cb;
+}
+
+const char *topo_mac_dt_name(enum topo_mac_dt c)
+{
+        static const char *const names[TOPO_MAC_COUNT] = { "bf16", "fp32", "bfp8_b", "bfp4_b" };
+        return (unsigned)c < TOPO_MAC_COUNT ? names[c] : "?";
+}
+
+/* The derivation (docs/energy-sources.md, [E-H14] and [E-MAC]): a MAC is a
+ * multiply of the class's operands and a 32-bit FP accumulate (0.9 pJ;
+ * compute is fp32); 45 nm multiplies: fp32 3.7 pJ, 16-bit FP 1.1, 8-bit
+ * integer 0.2 (a block float's mantissas), 4-bit 0.05 (8-bit's x (4/8)^2,
+ * an assumption). pj_per_mac is bf16's 1.1 + 0.9, so class c costs
+ * pj_per_mac x (mult_c + 0.9) / 2.0. */
+static const double mult_fj_45nm[TOPO_MAC_COUNT] = {
+        [TOPO_MAC_BF16] = 1100, [TOPO_MAC_FP32] = 3700, [TOPO_MAC_BFP8] = 200,
+        [TOPO_MAC_BFP4] = 50,
+};
+#define ACC_FJ_45NM 900.0
+
+double topo_gemm_mac_fj(const struct topo_pe_gemm *g, enum topo_mac_dt c)
+{
+        if ((unsigned)c >= TOPO_MAC_COUNT)
+                c = TOPO_MAC_FP32;
+        if (c != TOPO_MAC_BF16 && g->mac_fj[c] != TOPO_FJ_DERIVED)
+                return (double)g->mac_fj[c];
+        return (double)g->energy.dyn_fj * (mult_fj_45nm[c] + ACC_FJ_45NM) /
+               (mult_fj_45nm[TOPO_MAC_BF16] + ACC_FJ_45NM);
 }
 
 sim_ps topo_cycles_to_ps(uint64_t cycles, uint64_t clock_hz)

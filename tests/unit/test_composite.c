@@ -273,7 +273,8 @@ static void log_work(void *ctx, const struct rep_op *op)
         enum rep_engine e = rep_engine_of(op->component);
         cr_assert_lt(e, REP_ENG_COUNT);
         logged_busy[e] += op->end_ps - op->start_ps;
-        rep_work_add(&logged_work, e, op->bytes, op->flops, op->elem_cycles);
+        rep_work_add(&logged_work, e, op->bytes, op->flops, op->elem_cycles,
+                     (enum topo_mac_dt)op->mac_dt);
         n_logged++;
 }
 
@@ -295,6 +296,7 @@ Test(feed, tally_sums_what_log_sees)
         static struct pipeline_plan p;
         static struct plan_run a, b;
         plan_ok(ops, 5, &shape, &p);
+        p.gemm.mac_dt = TOPO_MAC_FP32; /* the GEMM's MACs are counted in its class */
         n_logged = 0;
         memset(logged_busy, 0, sizeof logged_busy);
         memset(&logged_work, 0, sizeof logged_work);
@@ -312,6 +314,9 @@ Test(feed, tally_sums_what_log_sees)
         }
         cr_assert_gt(logged_work.math_elem_cycles, 0);
         cr_assert_eq(memcmp(&b.pc.work, &logged_work, sizeof logged_work), 0);
+        cr_assert_gt(logged_work.gemm_flops, 0);
+        cr_assert_eq(logged_work.gemm_flops_dt[TOPO_MAC_FP32], logged_work.gemm_flops);
+        cr_assert_eq(b.pc.work.gemm_flops_dt[TOPO_MAC_FP32], b.pc.work.gemm_flops);
         cr_assert_eq(b.pc.completions, a.pc.completions);
         cr_assert_eq(b.pc.end, a.pc.end);
 }
