@@ -27,4 +27,8 @@ export CUBESIM_LIB=$lib PYTHONPATH=$src/python${PYTHONPATH:+:$PYTHONPATH}
 cd "$src"
 # -p no:cacheprovider: nothing written into the source tree. Exit 5 (no
 # tests collected) fails like any other non-zero status.
-"${pre[@]}" "$py" -m pytest -q -p no:cacheprovider python/tests
+# --basetemp: a directory of this run's own (pytest's shared default under
+# /tmp is pruned by any other pytest run of the same user meanwhile).
+base=$(mktemp -d)
+trap 'rm -rf "$base"' EXIT
+"${pre[@]}" "$py" -m pytest -q -p no:cacheprovider --basetemp "$base/t" python/tests
