@@ -18,7 +18,8 @@
 #define LLM_ROPE_THETA 500000.0      /* RoPE base (Llama 3) */
 #define LLM_EPS 1e-5f                /* RMSNorm epsilon */
 #define LLM_KV_TILE 128              /* keys per attention tile */
-#define LLM_Q_ROWS 64                /* query rows per attention block (prefill) */
+#define LLM_Q_ROWS 128               /* query rows per attention block (prefill) */
+#define LLM_RAMP_ROWS(sq) ((sq) == 1 ? 64 : LLM_Q_ROWS) /* RoPE ramp rows (decode: its old size) */
 #define LLM_MAX_GROUP 64             /* most query heads per KV head (rows of a decode block) */
 #define LLM_TM 256                   /* rows of a GEMM output block */
 #define LLM_TN 128                   /* columns of a GEMM output block */

@@ -53,7 +53,7 @@ struct llm_pe {
         struct coll_group block;     /* the PEs of its tensor-parallel rank */
         struct coll_group ring;      /* PE block.me of every rank: the all-reduce ring */
         int rank;                    /* tensor-parallel rank (block index) */
-        tl_tensor *ramp;             /* TCM [LLM_Q_ROWS, 1] fp32: 0, 1, 2, .. */
+        tl_tensor *ramp;             /* TCM [LLM_RAMP_ROWS, 1] fp32: 0, 1, 2, .. */
         tl_tensor *freq;             /* TCM [1, D/2] fp32: theta^(-2i/D) */
         struct llm_gemm_plan plan;   /* its GEMM blocking (llm.h) */
         tl_tensor *abuf[2];          /* TCM [LLM_TM, plan.tk] dtype: GEMM A tiles, ping-pong */
@@ -149,9 +149,9 @@ static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
         pe->ring = (struct coll_group){ .first = me % per, .stride = per, .n = a->tp,
                                         .me = pe->rank };
         int64_t half = a->d / 2;
-        pe->ramp = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ LLM_Q_ROWS, 1 }));
+        pe->ramp = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ LLM_RAMP_ROWS(a->sq), 1 }));
         pe->freq = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 1, half }));
-        fill_ramp(tl, pe->ramp, LLM_Q_ROWS);
+        fill_ramp(tl, pe->ramp, LLM_RAMP_ROWS(a->sq));
         /* freq_i = e^(-2i/D ln theta): a ramp along the row, then exp. */
         tl_tensor *col = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ half, 1 }));
         fill_ramp(tl, col, half);

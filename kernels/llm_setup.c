@@ -138,7 +138,7 @@ static uint64_t persistent_bytes(const struct llm_args *a)
 {
         int64_t d = a->d, half = d / 2, rows = a->sq == 1 ? a->group : LLM_Q_ROWS;
         struct llm_gemm_plan p = llm_gemm_plan_of(a->sq, a->dt, a->wdt);
-        uint64_t n = f32(LLM_Q_ROWS) + 2 * f32(half) +
+        uint64_t n = f32(LLM_RAMP_ROWS(a->sq)) + 2 * f32(half) +
                      2 * (tl_dtype_bytes(a->dt, LLM_TM * p.tk, p.tk) +
                           (uint64_t)p.nb * tl_dtype_bytes(a->wdt, p.tk * p.tn, p.tn) +
                           f32(LLM_TM * p.tn));
