@@ -30,11 +30,14 @@
  * Phases 5 and 8 need no barrier before their all-reduce: a PE reduces the
  * columns it computed. Temporaries live in HBM (llm_setup.c).
  *
- * GEMMs stream their operands through TCM (two loads and one GEMM
- * composite on TCM operands per K step of LLM_TK, the next step's loads
- * issued first), in output blocks of LLM_TM x LLM_TN. Decode is
- * weight-bandwidth bound: the next step's loads are in flight while this
- * step computes. */
+ * GEMMs stream their operands through TCM (per K step, the loads of an A
+ * tile and its B tiles and one GEMM composite on TCM operands per B tile,
+ * the next step's loads issued first), blocked as llm_gemm_plan_of
+ * (llm.h) says: decode in output blocks of LLM_TM x LLM_TN, K steps of
+ * LLM_TK (weight-bandwidth bound: the next step's loads are in flight
+ * while this step computes); prefill in LLM_TM x (LLM_NB x LLM_PTN)
+ * blocks whose sub-blocks share each A tile, K steps of LLM_PTK
+ * (docs/adr/0032). */
 #include "collective.h"
 #include "gqa_common.h"
 #include "llm.h"
