@@ -223,6 +223,7 @@ struct step_case {
         double head_j;               /* the LM head's */
         double step_j;               /* layers x layer + head: one step of the batch */
         double j_per_token;          /* step_j / (batch x q_len) */
+        double of_peak;              /* the layer's GEMM FLOP/s / the machine's peak (prefill) */
 };
 
 static double weight_bytes(const struct llm_model *m)
@@ -255,6 +256,9 @@ static bool fill_case(struct step_case *c, json_t *panel, json_t *head, const ch
         }
         c->layer_ps = point_ps(panel, keys, vals, n);
         c->layer_j = point_num(panel, "energy_j", keys, vals, n);
+        double tf = point_num(panel, "tflops", keys, vals, n);
+        double peak = point_num(panel, "peak_tflops", keys, vals, n);
+        c->of_peak = tf >= 0 && peak > 0 ? tf / peak : 0;
         for (int k = 0; k < N_CLASSES; k++) {
                 vals[n - 1] = classes[k];
                 c->class_ps[k] = point_ps(panel, keys, vals, n);
@@ -371,6 +375,8 @@ static json_t *case_json(const struct step_case *c)
                               jsonw_real(c->token_ps), "tokens_per_s_per_user",
                               jsonw_real(1e12 / c->token_ps));
         json_object_set_new(o, "tokens_per_s", jsonw_real((double)c->batch * 1e12 / c->token_ps));
+        if (c->q_len > 1)
+                json_object_set_new(o, "of_peak_gemm", jsonw_real(c->of_peak));
         json_t *bd = json_object();
         const char *names[5] = { "gemm", "attention", "norm", "allreduce", "other" };
         for (int k = 0; k < 5; k++)
@@ -448,7 +454,8 @@ static int write_results(const char *out_dir, json_t *sw, const struct step_opts
               "the LM head GEMM (`llm_lm_head`). Decode: time per output token (TPOT), tokens/s "
               "per user (1 / TPOT) and in all (batch / TPOT); the HBM roofline is (weight bytes "
               "+ KV bytes) / the machine's HBM bandwidth. Prefill (2048 tokens, no cache, batch "
-              "1): time to first token (TTFT). Times in ms. Energy (docs/adr/0024): a step's "
+              "1): time to first token (TTFT); its \"of roofline\" is the share of the "
+              "machine's peak GEMM FLOP/s the layer reaches. Times in ms. Energy (docs/adr/0024): a step's "
               "joules (layers x layer + LM head) per token (decode: per user's token; "
               "prefill: per prompt token) and tokens per joule.\n\n"
               "| case | layer | LM head | TPOT or TTFT | tok/s/user | tok/s | roofline "
@@ -472,7 +479,7 @@ static int write_results(const char *out_dir, json_t *sw, const struct step_opts
                         md_ms(f, c->roofline_ps);
                         fprintf(f, " %.0f%% |", 100 * c->roofline_ps / c->token_ps);
                 } else {
-                        fputs(" - | - |", f);
+                        fprintf(f, " - | %.0f%% |", 100 * c->of_peak);
                 }
                 for (int k = 0; k < 5; k++)
                         md_ms(f, b[k]);
@@ -487,8 +494,9 @@ static int write_results(const char *out_dir, json_t *sw, const struct step_opts
                                 100 * c->roofline_ps / c->token_ps, c->j_per_token,
                                 c->j_per_token > 0 ? 1.0 / c->j_per_token : 0.0);
                 else if (!quiet)
-                        fprintf(out, "%-28s TTFT %9.3f ms  %.4g J/prompt token\n", c->label,
-                                c->token_ps / 1e9, c->j_per_token);
+                        fprintf(out, "%-28s TTFT %9.3f ms  %3.0f%% of peak GEMM FLOP/s  "
+                                "%.4g J/prompt token\n", c->label, c->token_ps / 1e9,
+                                100 * c->of_peak, c->j_per_token);
         }
         bool drawn = n && breakdown_figure(out_dir, cs, n, figures);
         fprintf(f, "\n%s`figures/llm_breakdown.gp` draws the time per token by op class%s.\n",

@@ -18,12 +18,36 @@
 #define LLM_ROPE_THETA 500000.0      /* RoPE base (Llama 3) */
 #define LLM_EPS 1e-5f                /* RMSNorm epsilon */
 #define LLM_KV_TILE 128              /* keys per attention tile */
-#define LLM_Q_ROWS 64                /* query rows per attention block (prefill) */
+#define LLM_Q_ROWS 128               /* query rows per attention block (prefill) */
+#define LLM_RAMP_ROWS(sq) ((sq) == 1 ? 64 : LLM_Q_ROWS) /* RoPE ramp rows (decode: its old size) */
 #define LLM_MAX_GROUP 64             /* most query heads per KV head (rows of a decode block) */
 #define LLM_TM 256                   /* rows of a GEMM output block */
 #define LLM_TN 128                   /* columns of a GEMM output block */
 #define LLM_TK 128                   /* K step of a GEMM */
+#define LLM_PTN 256                  /* prefill: columns of a GEMM output sub-block */
+#define LLM_PTK 64                   /* prefill: K step of a GEMM */
+#define LLM_NB 2                     /* prefill: sub-blocks sharing each A tile */
 #define LLM_NORM_ELEMS 32768         /* elements of one RMSNorm block in scratch */
+
+/* How a PE blocks its GEMMs. Decode (Sq = 1) is weight-bandwidth bound:
+ * one LLM_TM x LLM_TN output per A tile, K steps of LLM_TK. Prefill is
+ * compute bound if each operand byte feeds enough MACs: LLM_NB output
+ * sub-blocks of LLM_TM x LLM_PTN (LLM_TN for 4-byte types, to fit TCM)
+ * share each A tile, in K steps of LLM_PTK, so a K step moves
+ * (TM + NB x TN) x TK operand elements for TM x NB x TN x TK MACs. */
+struct llm_gemm_plan {
+        int64_t tk;                  /* K step */
+        int64_t tn;                  /* columns of one sub-block */
+        int nb;                      /* sub-blocks (B tiles and accumulators) per A tile */
+};
+
+static inline struct llm_gemm_plan llm_gemm_plan_of(int64_t sq, tl_dtype dt, tl_dtype wdt)
+{
+        if (sq == 1)
+                return (struct llm_gemm_plan){ LLM_TK, LLM_TN, 1 };
+        bool narrow = tl_dtype_size(dt) > 2 || tl_dtype_size(wdt) > 2;
+        return (struct llm_gemm_plan){ LLM_PTK, narrow ? LLM_TN : LLM_PTN, LLM_NB };
+}
 
 /* A published model configuration. */
 struct llm_model {

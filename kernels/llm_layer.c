@@ -30,11 +30,14 @@
  * Phases 5 and 8 need no barrier before their all-reduce: a PE reduces the
  * columns it computed. Temporaries live in HBM (llm_setup.c).
  *
- * GEMMs stream their operands through TCM (two loads and one GEMM
- * composite on TCM operands per K step of LLM_TK, the next step's loads
- * issued first), in output blocks of LLM_TM x LLM_TN. Decode is
- * weight-bandwidth bound: the next step's loads are in flight while this
- * step computes. */
+ * GEMMs stream their operands through TCM (per K step, the loads of an A
+ * tile and its B tiles and one GEMM composite on TCM operands per B tile,
+ * the next step's loads issued first), blocked as llm_gemm_plan_of
+ * (llm.h) says: decode in output blocks of LLM_TM x LLM_TN, K steps of
+ * LLM_TK (weight-bandwidth bound: the next step's loads are in flight
+ * while this step computes); prefill in LLM_TM x (LLM_NB x LLM_PTN)
+ * blocks whose sub-blocks share each A tile, K steps of LLM_PTK
+ * (docs/adr/0032). */
 #include "collective.h"
 #include "gqa_common.h"
 #include "llm.h"
@@ -53,11 +56,12 @@ struct llm_pe {
         struct coll_group block;     /* the PEs of its tensor-parallel rank */
         struct coll_group ring;      /* PE block.me of every rank: the all-reduce ring */
         int rank;                    /* tensor-parallel rank (block index) */
-        tl_tensor *ramp;             /* TCM [LLM_Q_ROWS, 1] fp32: 0, 1, 2, .. */
+        tl_tensor *ramp;             /* TCM [LLM_RAMP_ROWS, 1] fp32: 0, 1, 2, .. */
         tl_tensor *freq;             /* TCM [1, D/2] fp32: theta^(-2i/D) */
-        tl_tensor *abuf[2];          /* TCM [LLM_TM, LLM_TK] dtype: GEMM A tiles, ping-pong */
-        tl_tensor *bbuf[2];          /* TCM [LLM_TK, LLM_TN] weight dtype: GEMM B tiles */
-        tl_tensor *acc[2];           /* TCM [LLM_TM * LLM_TN] fp32: GEMM output blocks */
+        struct llm_gemm_plan plan;   /* its GEMM blocking (llm.h) */
+        tl_tensor *abuf[2];          /* TCM [LLM_TM, plan.tk] dtype: GEMM A tiles, ping-pong */
+        tl_tensor *bbuf[2][LLM_NB];  /* TCM [plan.tk, plan.tn] weight dtype: GEMM B tiles */
+        tl_tensor *acc[LLM_NB];      /* TCM [LLM_TM * plan.tn] fp32: GEMM output sub-blocks */
         struct share out;            /* its share of [T, H] in phases 5 and 8 */
 };
 
@@ -101,13 +105,17 @@ static void fill_ramp(tl_ctx *tl, tl_tensor *t, int64_t n)
         tl_scratch_scope_end(tl);
 }
 
-/* The PE's GEMM buffers: activations of dtype dt, weights of wdt. */
-static void gemm_bufs(tl_ctx *tl, tl_dtype dt, tl_dtype wdt, struct llm_pe *pe)
+/* The PE's GEMM buffers for Sq query rows: activations of dtype dt,
+ * weights of wdt (two accumulators even for one sub-block: gate and up). */
+static void gemm_bufs(tl_ctx *tl, int64_t sq, tl_dtype dt, tl_dtype wdt, struct llm_pe *pe)
 {
+        struct llm_gemm_plan p = llm_gemm_plan_of(sq, dt, wdt);
+        pe->plan = p;
         for (int i = 0; i < 2; i++) {
-                pe->abuf[i] = tl_alloc(tl, TL_TCM, dt, 2, ((int64_t[]){ LLM_TM, LLM_TK }));
-                pe->bbuf[i] = tl_alloc(tl, TL_TCM, wdt, 2, ((int64_t[]){ LLM_TK, LLM_TN }));
-                pe->acc[i] = tl_alloc(tl, TL_TCM, TL_FP32, 1, ((int64_t[]){ LLM_TM * LLM_TN }));
+                pe->abuf[i] = tl_alloc(tl, TL_TCM, dt, 2, ((int64_t[]){ LLM_TM, p.tk }));
+                for (int j = 0; j < p.nb; j++)
+                        pe->bbuf[i][j] = tl_alloc(tl, TL_TCM, wdt, 2, ((int64_t[]){ p.tk, p.tn }));
+                pe->acc[i] = tl_alloc(tl, TL_TCM, TL_FP32, 1, ((int64_t[]){ LLM_TM * p.tn }));
         }
 }
 
@@ -144,9 +152,9 @@ static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
         pe->ring = (struct coll_group){ .first = me % per, .stride = per, .n = a->tp,
                                         .me = pe->rank };
         int64_t half = a->d / 2;
-        pe->ramp = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ LLM_Q_ROWS, 1 }));
+        pe->ramp = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ LLM_RAMP_ROWS(a->sq), 1 }));
         pe->freq = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 1, half }));
-        fill_ramp(tl, pe->ramp, LLM_Q_ROWS);
+        fill_ramp(tl, pe->ramp, LLM_RAMP_ROWS(a->sq));
         /* freq_i = e^(-2i/D ln theta): a ramp along the row, then exp. */
         tl_tensor *col = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ half, 1 }));
         fill_ramp(tl, col, half);
@@ -155,7 +163,7 @@ static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
         tl_copy_to(tl, pe->freq, tl_exp(tl, tl_scale(tl, row, -2.0f * a->log_theta / (float)a->d)));
         tl_scratch_scope_end(tl);
         pe->out = share_of(&pe->block, a->batch * a->sq, a->hidden);
-        gemm_bufs(tl, a->dt, a->wdt, pe);
+        gemm_bufs(tl, a->sq, a->dt, a->wdt, pe);
 }
 
 /* ---- norms ---------------------------------------------------------------------- */
@@ -201,38 +209,49 @@ static tl_tensor *corner(tl_ctx *tl, struct corner *c, int64_t rows, int64_t col
         return c->v;
 }
 
-/* acc [m, n] (TCM, fp32, pinned) = a [m, K] . b [K, n], m <= LLM_TM,
- * n <= LLM_TN: K in LLM_TK steps through the PE's ping-pong buffers, the
- * loads of step s + 1 issued before the GEMM of step s (DMA and GEMM
- * overlap). A step is one composite on TCM operands that adds its product
- * to acc in place (no DMA). */
-static void gemm_block(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, tl_tensor *b,
-                       tl_tensor *acc)
+/* acc[i] [m, n_i] (TCM, fp32, pinned) = a [m, K] . b[i] [K, n_i] for the
+ * nb sub-blocks i, m <= LLM_TM, n_i <= plan.tn: K in plan.tk steps through
+ * the PE's ping-pong buffers, the loads of step s + 1 issued before the
+ * GEMMs of step s (DMA and GEMM overlap). The sub-blocks share each A
+ * tile. A GEMM is one composite on TCM operands that adds its product to
+ * acc[i] in place (no DMA). */
+static void gemm_multi(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int nb,
+                       tl_tensor *const *b, tl_tensor *const *acc)
 {
-        int64_t m = tl_dim(a, 0), k = tl_dim(a, 1), n = tl_dim(b, 1);
-        int64_t steps = (k + LLM_TK - 1) / LLM_TK;
-        int64_t kk = min64(LLM_TK, k);
+        int64_t m = tl_dim(a, 0), k = tl_dim(a, 1), tk = pe->plan.tk;
+        int64_t steps = (k + tk - 1) / tk;
         struct corner av[2] = { { .buf = pe->abuf[0] }, { .buf = pe->abuf[1] } };
-        struct corner bv[2] = { { .buf = pe->bbuf[0] }, { .buf = pe->bbuf[1] } };
-        tl_copy_to(tl, corner(tl, &av[0], m, kk), view2(tl, a, 0, 0, m, kk));
-        tl_copy_to(tl, corner(tl, &bv[0], kk, n), view2(tl, b, 0, 0, kk, n));
-        for (int64_t s = 0; s < steps; s++) {
-                int cur = (int)(s % 2), nxt = 1 - cur;
-                int64_t k0 = s * LLM_TK, kn = min64(LLM_TK, k - k0);
-                if (s + 1 < steps) {
-                        int64_t k1 = k0 + LLM_TK, kn1 = min64(LLM_TK, k - k1);
-                        tl_copy_to(tl, corner(tl, &av[nxt], m, kn1),
-                                   view2(tl, a, 0, k1, m, kn1));
-                        tl_copy_to(tl, corner(tl, &bv[nxt], kn1, n),
-                                   view2(tl, b, k1, 0, kn1, n));
+        struct corner bv[2][LLM_NB];
+        for (int j = 0; j < nb; j++)
+                for (int i = 0; i < 2; i++)
+                        bv[i][j] = (struct corner){ .buf = pe->bbuf[i][j] };
+        for (int64_t s = -1; s < steps; s++) {
+                int cur = (int)((s + 2) % 2), nxt = 1 - cur;
+                if (s + 1 < steps) { /* the loads of step s + 1 (the first: before any GEMM) */
+                        int64_t k1 = (s + 1) * tk, kn1 = min64(tk, k - k1);
+                        tl_copy_to(tl, corner(tl, &av[nxt], m, kn1), view2(tl, a, 0, k1, m, kn1));
+                        for (int j = 0; j < nb; j++) {
+                                int64_t n = tl_dim(b[j], 1);
+                                tl_copy_to(tl, corner(tl, &bv[nxt][j], kn1, n),
+                                           view2(tl, b[j], k1, 0, kn1, n));
+                        }
                 }
+                if (s < 0)
+                        continue;
+                int64_t kn = min64(tk, k - s * tk);
                 tl_tensor *ta = corner(tl, &av[cur], m, kn);
-                tl_tensor *tb = corner(tl, &bv[cur], kn, n);
-                tl_wait(tl, tl_composite(tl, &(tl_composite_desc){
-                        .op = TL_GEMM, .a = ta, .b = tb, .out = acc,
-                        .epilogue = (tl_epilogue[]){ { .op = TL_ADD, .tensor = acc } },
-                        .n_epilogue = s > 0, .tile_m = m, .tile_n = n, .tile_k = kn,
-                }));
+                tl_handle h[LLM_NB];
+                for (int j = 0; j < nb; j++) {
+                        int64_t n = tl_dim(b[j], 1);
+                        tl_tensor *tb = corner(tl, &bv[cur][j], kn, n);
+                        h[j] = tl_composite(tl, &(tl_composite_desc){
+                                .op = TL_GEMM, .a = ta, .b = tb, .out = acc[j],
+                                .epilogue = (tl_epilogue[]){ { .op = TL_ADD, .tensor = acc[j] } },
+                                .n_epilogue = s > 0, .tile_m = m, .tile_n = n, .tile_k = kn,
+                        });
+                }
+                for (int j = 0; j < nb; j++)
+                        tl_wait(tl, h[j]);
         }
 }
 
@@ -246,17 +265,42 @@ static tl_tensor *acc_block(tl_ctx *tl, tl_tensor *acc, int64_t rows, int64_t co
         return r;
 }
 
-/* The blocks of a [rows, cols] output: LLM_TM rows by LLM_TN columns. */
-#define FOR_BLOCKS(rows, cols, r0, nr, c0, nc)                                             \
+/* The blocks of a [rows, cols] output: LLM_TM rows by w columns. */
+#define FOR_BLOCKS(rows, cols, w, r0, nr, c0, nc)                                          \
         for (int64_t r0 = 0, nr; r0 < (rows) && (nr = min64(LLM_TM, (rows) - r0)) > 0;      \
              r0 += LLM_TM)                                                                  \
-                for (int64_t c0 = 0, nc; c0 < (cols) && (nc = min64(LLM_TN, (cols) - c0)) > 0; \
-                     c0 += LLM_TN)
+                for (int64_t c0 = 0, nc; c0 < (cols) && (nc = min64((w), (cols) - c0)) > 0; \
+                     c0 += (w))
+
+/* The columns of one output block: plan.nb sub-blocks of plan.tn. */
+static int64_t block_cols(const struct llm_pe *pe)
+{
+        return pe->plan.nb * pe->plan.tn;
+}
+
+/* The output block a [m, K] . b [K, n], n <= block_cols(pe): its plan.tn
+ * wide sub-blocks as acc[0 ..) (the PE's accumulators), computed when run.
+ * Returns how many sub-blocks. */
+static int gemm_cols(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, tl_tensor *b, bool run,
+                     tl_tensor **acc)
+{
+        int64_t m = tl_dim(a, 0), k = tl_dim(b, 0), n = tl_dim(b, 1), tn = pe->plan.tn;
+        tl_tensor *bs[LLM_NB];
+        int nb = 0;
+        for (int64_t c = 0; c < n; c += tn, nb++) {
+                int64_t w = min64(tn, n - c);
+                acc[nb] = acc_block(tl, pe->acc[nb], m, w);
+                bs[nb] = view2(tl, b, 0, c, k, w);
+        }
+        if (run)
+                gemm_multi(tl, pe, a, nb, bs, acc);
+        return nb;
+}
 
 /* Phase 2: this PE's share of the block's q | k | v columns. */
 static void qkv(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
 {
-        int64_t t = a->batch * a->sq, hd = a->hidden;
+        int64_t t = a->batch * a->sq, hd = a->hidden, tn = pe->plan.tn;
         int64_t wq = a->hq / a->tp * a->d, wk = a->hkv / a->tp * a->d;
         struct { tl_tensor *w, *dst; int64_t width; } m[3] = {
                 { a->wq, a->q, wq }, { a->wk, a->kt, wk }, { a->wv, a->vt, wk },
@@ -267,14 +311,16 @@ static void qkv(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
                 int64_t c0 = max64(lo, base) - base, c1 = min64(hi, base + m[i].width) - base;
                 base += m[i].width;
                 int64_t g0 = pe->rank * m[i].width + c0;   /* the column in the whole matrix */
-                FOR_BLOCKS(sh.rows, c1 - c0, i0, nr, j0, nc) {
-                        tl_tensor *acc = acc_block(tl, pe->acc[0], nr, nc);
+                FOR_BLOCKS(sh.rows, c1 - c0, block_cols(pe), i0, nr, j0, nc) {
                         int64_t r = sh.r0 + i0;
                         if (!runs(a, LLM_PART_GEMM))
                                 continue;
-                        gemm_block(tl, pe, view2(tl, a->n1, r, 0, nr, hd),
-                                   view2(tl, m[i].w, 0, g0 + j0, hd, nc), acc);
-                        tl_store(tl, view2(tl, m[i].dst, r, g0 + j0, nr, nc), acc);
+                        tl_tensor *acc[LLM_NB];
+                        int nb = gemm_cols(tl, pe, view2(tl, a->n1, r, 0, nr, hd),
+                                           view2(tl, m[i].w, 0, g0 + j0, hd, nc), true, acc);
+                        for (int j = 0; j < nb; j++)
+                                tl_store(tl, view2(tl, m[i].dst, r, g0 + j0 + j * tn, nr,
+                                                   tl_dim(acc[j], 1)), acc[j]);
                 }
         }
 }
@@ -286,20 +332,23 @@ static void row_parallel(tl_ctx *tl, const struct llm_args *a, const struct llm_
                          tl_tensor *src, int64_t k0, int64_t k, tl_tensor *w, tl_tensor *res,
                          tl_tensor *dst)
 {
-        FOR_BLOCKS(pe->out.rows, pe->out.cols, i0, nr, j0, nc) {
-                int64_t r0 = pe->out.r0 + i0, c = pe->out.c0 + j0;
-                tl_tensor *acc = acc_block(tl, pe->acc[0], nr, nc);
-                if (runs(a, LLM_PART_GEMM))
-                        gemm_block(tl, pe, view2(tl, src, r0, k0, nr, k),
-                                   view2(tl, w, k0, c, k, nc), acc);
-                if (runs(a, LLM_PART_ALLREDUCE))
-                        coll_allreduce(tl, &pe->ring, acc, a->dt, TAG_ALLREDUCE);
-                if (!runs(a, LLM_PART_OTHER))
-                        continue;
-                tl_scratch_scope_begin(tl);
-                tl_tensor *r = tl_load(tl, view2(tl, res, r0, c, nr, nc));
-                tl_store(tl, view2(tl, dst, r0, c, nr, nc), tl_add(tl, acc, r));
-                tl_scratch_scope_end(tl);
+        FOR_BLOCKS(pe->out.rows, pe->out.cols, block_cols(pe), i0, nr, j0, nc) {
+                int64_t r0 = pe->out.r0 + i0;
+                tl_tensor *acc[LLM_NB];
+                int nb = gemm_cols(tl, pe, view2(tl, src, r0, k0, nr, k),
+                                   view2(tl, w, k0, pe->out.c0 + j0, k, nc),
+                                   runs(a, LLM_PART_GEMM), acc);
+                for (int j = 0; j < nb; j++) {
+                        int64_t c = pe->out.c0 + j0 + j * pe->plan.tn, ncj = tl_dim(acc[j], 1);
+                        if (runs(a, LLM_PART_ALLREDUCE))
+                                coll_allreduce(tl, &pe->ring, acc[j], a->dt, TAG_ALLREDUCE);
+                        if (!runs(a, LLM_PART_OTHER))
+                                continue;
+                        tl_scratch_scope_begin(tl);
+                        tl_tensor *r = tl_load(tl, view2(tl, res, r0, c, nr, ncj));
+                        tl_store(tl, view2(tl, dst, r0, c, nr, ncj), tl_add(tl, acc[j], r));
+                        tl_scratch_scope_end(tl);
+                }
         }
 }
 
@@ -308,14 +357,18 @@ static void gate_up(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *p
 {
         int64_t t = a->batch * a->sq, hd = a->hidden, fl = a->ffn / a->tp;
         struct share sh = share_of(&pe->block, t, fl);
-        FOR_BLOCKS(sh.rows, sh.cols, i0, nr, j0, nc) {
+        FOR_BLOCKS(sh.rows, sh.cols, pe->plan.tn, i0, nr, j0, nc) {
                 int64_t r0 = sh.r0 + i0, c = pe->rank * fl + sh.c0 + j0;
-                tl_tensor *g = acc_block(tl, pe->acc[0], nr, nc);
-                tl_tensor *u = acc_block(tl, pe->acc[1], nr, nc);
+                tl_tensor *acc[2] = { acc_block(tl, pe->acc[0], nr, nc),
+                                      acc_block(tl, pe->acc[1], nr, nc) };
+                tl_tensor *g = acc[0], *u = acc[1];
                 tl_tensor *n2 = view2(tl, a->n2, r0, 0, nr, hd);
-                if (runs(a, LLM_PART_GEMM)) {
-                        gemm_block(tl, pe, n2, view2(tl, a->wg, 0, c, hd, nc), g);
-                        gemm_block(tl, pe, n2, view2(tl, a->wu, 0, c, hd, nc), u);
+                tl_tensor *b[2] = { view2(tl, a->wg, 0, c, hd, nc), view2(tl, a->wu, 0, c, hd, nc) };
+                if (runs(a, LLM_PART_GEMM) && pe->plan.nb >= 2) {
+                        gemm_multi(tl, pe, n2, 2, b, acc);    /* gate and up share n2's tiles */
+                } else if (runs(a, LLM_PART_GEMM)) {
+                        gemm_multi(tl, pe, n2, 1, &b[0], &acc[0]);
+                        gemm_multi(tl, pe, n2, 1, &b[1], &acc[1]);
                 }
                 if (!runs(a, LLM_PART_OTHER))
                         continue;
@@ -596,13 +649,13 @@ static void llm_lm_head(tl_ctx *tl, const void *argp)
         const struct llm_head_args *a = argp;
         int n = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
         struct llm_pe pe;
-        gemm_bufs(tl, a->dt, a->wdt, &pe);
+        gemm_bufs(tl, 1, a->dt, a->wdt, &pe);
         int64_t lo, hi;
         gqa_split(a->vocab, n, tl_rank(tl, -1, -1, -1), &lo, &hi);
-        FOR_BLOCKS(a->batch, hi - lo, r0, nr, j0, nc) {
+        FOR_BLOCKS(a->batch, hi - lo, pe.plan.tn, r0, nr, j0, nc) {
                 tl_tensor *acc = acc_block(tl, pe.acc[0], nr, nc);
-                gemm_block(tl, &pe, view2(tl, a->x, r0, 0, nr, a->hidden),
-                           view2(tl, a->w, 0, lo + j0, a->hidden, nc), acc);
+                tl_tensor *b = view2(tl, a->w, 0, lo + j0, a->hidden, nc);
+                gemm_multi(tl, &pe, view2(tl, a->x, r0, 0, nr, a->hidden), 1, &b, &acc);
                 tl_store(tl, view2(tl, a->logits, r0, lo + j0, nr, nc), acc);
         }
 }

@@ -137,9 +137,11 @@ static uint64_t rope_bytes(int64_t r, int64_t d, bool one_pos)
 static uint64_t persistent_bytes(const struct llm_args *a)
 {
         int64_t d = a->d, half = d / 2, rows = a->sq == 1 ? a->group : LLM_Q_ROWS;
-        uint64_t n = f32(LLM_Q_ROWS) + 2 * f32(half) +
-                     2 * (tl_dtype_bytes(a->dt, LLM_TM * LLM_TK, LLM_TK) +
-                          tl_dtype_bytes(a->wdt, LLM_TK * LLM_TN, LLM_TN) + f32(LLM_TM * LLM_TN));
+        struct llm_gemm_plan p = llm_gemm_plan_of(a->sq, a->dt, a->wdt);
+        uint64_t n = f32(LLM_RAMP_ROWS(a->sq)) + 2 * f32(half) +
+                     2 * (tl_dtype_bytes(a->dt, LLM_TM * p.tk, p.tk) +
+                          (uint64_t)p.nb * tl_dtype_bytes(a->wdt, p.tk * p.tn, p.tn) +
+                          f32(LLM_TM * p.tn));
         if (a->part == LLM_PART_ALL || a->part == LLM_PART_ATTENTION)
                 n += 2 * f32(rows * d) + 2 * tl_dtype_bytes(a->dt, LLM_KV_TILE * d, d) +
                      2 * f32(rows);

@@ -279,12 +279,16 @@ static const struct layer_case layer_cases[] = {
         { "decode_with_cache_fp32", { 2, 1, 200, 70, 4, 2, 16, 90, 1, "fp32" } },
         /* Sq > 1 with P > 0: the causal mask over the new keys, after the cache. */
         { "prefill_after_cache_fp32", { 2, 5, 7, 64, 4, 2, 16, 96, 1, "fp32" } },
-        /* 70 query rows: a block of 64 and a tail of 6; no cache. */
-        { "prefill_no_cache_query_tail_fp32", { 1, 70, 0, 32, 2, 1, 16, 48, 1, "fp32" } },
+        /* 140 query rows: a block of 128 (LLM_Q_ROWS) and a tail of 12; no cache. */
+        { "prefill_no_cache_query_tail_fp32", { 1, 140, 0, 32, 2, 1, 16, 48, 1, "fp32" } },
         { "tp2_decode_fp32", { 1, 1, 130, 64, 4, 2, 16, 96, 2, "fp32" } },
         { "tp2_prefill_fp32", { 2, 3, 9, 48, 8, 2, 8, 40, 2, "fp32" } },
         { "decode_bf16", { 2, 1, 150, 64, 8, 2, 16, 96, 1, "bf16" } },
         { "tp2_prefill_bf16", { 1, 4, 20, 64, 4, 2, 16, 64, 2, "bf16" } },
+        /* Prefill blocks (llm.h): output blocks of two sub-blocks sharing each A
+         * tile, K steps of 64 with a tail (600, 520), sub-block tails. */
+        { "prefill_wide_blocks_bf16", { 1, 33, 0, 2100, 8, 2, 64, 600, 1, "bf16" } },
+        { "prefill_wide_blocks_fp32", { 1, 20, 0, 1100, 4, 2, 32, 520, 1, "fp32" } },
         /* 8 PEs in 3 ranks of 2: PEs 6 and 7 take no part. */
         { "tp3_leaves_pes_idle_fp32", { 1, 2, 6, 48, 6, 3, 8, 48, 3, "fp32" } },
 };
