@@ -65,6 +65,29 @@ int bench_csv_read(const char *path, const char *const *needed, int n_needed, in
 void bench_make_dir(const char *path, struct diag *d);
 /* Write dir/name atomically; on failure a warning on stderr. 0 or -errno. */
 int bench_write_text(const char *dir, const char *name, const char *text, size_t len);
+/* Close the memory stream f (its text in *buf, *len), replace path with
+ * its text and free it. 0, -EIO (the stream failed) or -errno. */
+int bench_save_stream(const char *path, FILE *f, char **buf, size_t *len);
+/* Close the memory stream f and write its text to dir/name with
+ * bench_write_text (a warning on failure); frees it. 0 or -errno. */
+int bench_write_stream(const char *dir, const char *name, FILE *f, char **buf, size_t *len);
+/* Run gnuplot on the n scripts in figs; a warning on stderr when it did
+ * not draw (naming the script when there is one). */
+void bench_draw(const char *figs, char scripts[][300], int n);
+/* Begin a generated sweep spec in a memory stream (its text into *buf,
+ * *len): the comment lines head, version 1, name, the topology (topo, or
+ * "default"), the params lines (each "  key: value\n") with the --set
+ * machine keys after them, then "panels:". NULL when out of memory. */
+FILE *bench_spec_begin(const struct bench_ctx *c, const char *head, const char *name,
+                       const char *topo, const char *params, char **buf, size_t *len);
+/* Close the spec's stream: its text (the caller frees it), or NULL (freed)
+ * when the stream failed. */
+char *bench_spec_end(FILE *f, char **buf);
+/* Create DIR/figures (figs gets its path) and open a memory stream for the
+ * first output file (its text into *buf, *len); NULL when the directory
+ * could not be made (the problem in d) or out of memory. */
+FILE *bench_outputs_open(const char *dir, char *figs, size_t figs_len, char **buf, size_t *len,
+                         struct diag *d);
 /* DIR/figures, created (figs gets its path); -1 with the problem in d. */
 int bench_figures_dir(const char *dir, char *figs, size_t len, struct diag *d);
 /* A table opened for reading, or NULL with "cannot open" located at path in d. */

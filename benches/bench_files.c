@@ -1,11 +1,13 @@
 /* benches/bench_files.c: what the validation benches share to read their
  * tables and write their outputs (bench.h). */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "base/fsutil.h"
 #include "bench.h"
+#include "sweep/sweep.h"
 
 int bench_csv_split(char *line, char **f, unsigned *col, int max)
 {
@@ -47,6 +49,65 @@ int bench_write_text(const char *dir, const char *name, const char *text, size_t
                 fprintf(stderr, "cubesim bench: warning: cannot write %s: %s\n", path,
                         strerror(-rc));
         return rc;
+}
+
+int bench_save_stream(const char *path, FILE *f, char **buf, size_t *len)
+{
+        int rc = fclose(f) == 0 ? fs_write_atomic(path, *buf, *len) : -EIO;
+        free(*buf);
+        *buf = NULL;
+        return rc;
+}
+
+int bench_write_stream(const char *dir, const char *name, FILE *f, char **buf, size_t *len)
+{
+        fclose(f);
+        int rc = bench_write_text(dir, name, *buf, *len);
+        free(*buf);
+        *buf = NULL;
+        return rc;
+}
+
+void bench_draw(const char *figs, char scripts[][300], int n)
+{
+        if (sweep_gnuplot(figs, scripts, (size_t)n) >= 0)
+                return;
+        if (n == 1)
+                fprintf(stderr, "cubesim bench: warning: gnuplot did not draw %s/%s "
+                                "(see gnuplot.log there)\n", figs, scripts[0]);
+        else
+                fprintf(stderr, "cubesim bench: warning: gnuplot did not draw the figures in %s "
+                                "(see gnuplot.log there)\n", figs);
+}
+
+FILE *bench_spec_begin(const struct bench_ctx *c, const char *head, const char *name,
+                       const char *topo, const char *params, char **buf, size_t *len)
+{
+        FILE *f = open_memstream(buf, len);
+        if (!f)
+                return NULL;
+        fprintf(f, "%sversion: 1\nname: %s\ntopology: %s\nparams:\n%s", head, name,
+                topo ? topo : "default", params);
+        bench_machine_params(c, f, "  ");
+        fputs("panels:\n", f);
+        return f;
+}
+
+char *bench_spec_end(FILE *f, char **buf)
+{
+        if (fclose(f) != 0) {
+                free(*buf);
+                return NULL;
+        }
+        return *buf;
+}
+
+FILE *bench_outputs_open(const char *dir, char *figs, size_t figs_len, char **buf, size_t *len,
+                         struct diag *d)
+{
+        if (bench_figures_dir(dir, figs, figs_len, d) < 0)
+                return NULL;
+        return open_memstream(buf, len);
 }
 
 int bench_figures_dir(const char *dir, char *figs, size_t len, struct diag *d)

@@ -95,19 +95,18 @@ static char *make_spec(const struct bench_ctx *bc, const char *panels, const cha
                        const char *topo, size_t *len)
 {
         char *buf = NULL;
-        FILE *f = open_memstream(&buf, len);
+        FILE *f = bench_spec_begin(bc, "# The spec of `cubesim bench run milestone-gqa-headline` "
+                                   "(benches/headline.c):\n"
+                                   "# GQA attention over the model presets and contexts. Rerun "
+                                   "or vary it with\n"
+                                   "#     cubesim sweep THIS_FILE [--jobs N]\n"
+                                   "# The decode rooflines: every model here has 8 KV heads of "
+                                   "dimension 128,\n"
+                                   "# so a token of context is 2 (K, V) x 8 x 128 x 2 bytes "
+                                   "(bf16) = 4096 bytes.\n",
+                                   "gqa_headline", topo, "  batch: 1\n  dtype: bf16\n", &buf, len);
         if (!f)
                 return NULL;
-        fputs("# The spec of `cubesim bench run milestone-gqa-headline` (benches/headline.c):\n"
-              "# GQA attention over the model presets and contexts. Rerun or vary it with\n"
-              "#     cubesim sweep THIS_FILE [--jobs N]\n"
-              "# The decode rooflines: every model here has 8 KV heads of dimension 128,\n"
-              "# so a token of context is 2 (K, V) x 8 x 128 x 2 bytes (bf16) = 4096 bytes.\n"
-              "version: 1\nname: gqa_headline\n", f);
-        fprintf(f, "topology: %s\n", topo ? topo : "default");
-        fputs("params:\n  batch: 1\n  dtype: bf16\n", f);
-        bench_machine_params(bc, f, "  ");
-        fputs("panels:\n", f);
         for (size_t i = 0; i < N_PANELS; i++) {
                 const struct panel_def *p = &panel_defs[i];
                 if (panels && !in_list(panels, p->name))
@@ -147,11 +146,7 @@ static char *make_spec(const struct bench_ctx *bc, const char *panels, const cha
                 if (!p->prefill)
                         fputs("      roofline_bytes_per_x: 4096\n", f);
         }
-        if (fclose(f) != 0) {
-                free(buf);
-                return NULL;
-        }
-        return buf;
+        return bench_spec_end(f, &buf);
 }
 
 /* The report's table of the model presets' shapes, with a note for each

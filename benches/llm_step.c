@@ -103,17 +103,15 @@ static char *make_spec(const struct bench_ctx *c, const struct step_opts *so, co
                        size_t *len)
 {
         char *buf = NULL;
-        FILE *f = open_memstream(&buf, len);
+        FILE *f = bench_spec_begin(c, "# The spec of `cubesim bench run llm-step` "
+                                   "(benches/llm_step.c): one decoder\n"
+                                   "# layer per model and case, each class of its ops alone, "
+                                   "and the LM head.\n"
+                                   "# Rerun or vary it with  cubesim sweep THIS_FILE [--jobs N]\n",
+                                   "llm_step", topo, "  dtype: bf16\n  weight_dtype: bf16\n", &buf,
+                                   len);
         if (!f)
                 return NULL;
-        fputs("# The spec of `cubesim bench run llm-step` (benches/llm_step.c): one decoder\n"
-              "# layer per model and case, each class of its ops alone, and the LM head.\n"
-              "# Rerun or vary it with  cubesim sweep THIS_FILE [--jobs N]\n"
-              "version: 1\nname: llm_step\n", f);
-        fprintf(f, "topology: %s\n", topo ? topo : "default");
-        fputs("params:\n  dtype: bf16\n  weight_dtype: bf16\n", f);
-        bench_machine_params(c, f, "  ");
-        fputs("panels:\n", f);
         const char *models = so->models, *prefill = so->prefill, *tp = so->tp;
         fputs("  - name: decode\n    kernel: llm_layer\n    params: {q_len: 1}\n"
               "    grid:\n      model: ", f);
@@ -151,11 +149,7 @@ static char *make_spec(const struct bench_ctx *c, const struct step_opts *so, co
                 fputs("\n      part: [all, allreduce]\n"
                       "    figure: {x: tp, x_label: \"tensor-parallel SIPs\"}\n", f);
         }
-        if (fclose(f) != 0) {
-                free(buf);
-                return NULL;
-        }
-        return buf;
+        return bench_spec_end(f, &buf);
 }
 
 /* ---- reading sweep.json ------------------------------------------------------------ */
@@ -311,15 +305,6 @@ static int run_gnuplot(const char *dir, const char *script)
         return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
-/* Close the memory stream f (its text in *buf, *len) and replace path
- * with its text; frees it. */
-static bool save_text(const char *path, FILE *f, char *const *buf, const size_t *len)
-{
-        bool ok = fclose(f) == 0 && fs_write_atomic(path, *buf, *len) == 0;
-        free(*buf);
-        return ok;
-}
-
 /* DIR/figures/llm_breakdown.{dat,gp} and, with gnuplot, .png and .svg. */
 static bool breakdown_figure(const char *out_dir, const struct step_case *cs, size_t n,
                              bool draw)
@@ -339,7 +324,7 @@ static bool breakdown_figure(const char *out_dir, const struct step_case *cs, si
                         b[1] / 1e9, b[2] / 1e9, b[3] / 1e9, b[4] / 1e9);
         }
         snprintf(path, sizeof path, "%s/llm_breakdown.dat", dir);
-        if (!save_text(path, f, &buf, &len))
+        if (bench_save_stream(path, f, &buf, &len) < 0)
                 return false;
         f = open_memstream(&buf, &len);
         if (!f)
@@ -356,7 +341,7 @@ static bool breakdown_figure(const char *out_dir, const struct step_case *cs, si
               "title word(\"GEMM attention norm all-reduce other\", c-1)\n"
               "set terminal svg size 1400,700\nset output 'llm_breakdown.svg'\nreplot\n", f);
         snprintf(path, sizeof path, "%s/llm_breakdown.gp", dir);
-        if (!save_text(path, f, &buf, &len))
+        if (bench_save_stream(path, f, &buf, &len) < 0)
                 return false;
         return draw && run_gnuplot(dir, "llm_breakdown.gp") == 0;
 }

@@ -51,14 +51,6 @@ static double num(json_t *j, const char *k1, const char *k2)
         return json_is_number(v) ? json_number_value(v) : 0;
 }
 
-/* Close f (its text in *buf) and replace path with it. */
-static int save_stream(const char *path, FILE *f, char **buf, size_t *len)
-{
-        int rc = fclose(f) == 0 ? fs_write_atomic(path, *buf, *len) : -EIO;
-        free(*buf);
-        return rc;
-}
-
 static int write_figure(const char *dir, json_t *const *runs, const double *rates, int n,
                         bool draw)
 {
@@ -74,7 +66,7 @@ static int write_figure(const char *dir, json_t *const *runs, const double *rate
                         num(runs[i], "throughput_tok_s", NULL), num(runs[i], "ttft_ms", "p99"),
                         num(runs[i], "tpot_ms", "p99"), num(runs[i], "e2el_ms", "p99"));
         snprintf(path, sizeof path, "%s/serving.dat", dir);
-        int rc = save_stream(path, f, &buf, &len);
+        int rc = bench_save_stream(path, f, &buf, &len);
         if (rc < 0 || !(f = open_memstream(&buf, &len)))
                 return rc < 0 ? rc : -ENOMEM;
         static const char plots[] =
@@ -92,7 +84,7 @@ static int write_figure(const char *dir, json_t *const *runs, const double *rate
                 "set terminal pngcairo size 1200,450\nset output 'serving.png'\n%s"
                 "set terminal svg size 1200,450\nset output 'serving.svg'\n%s", plots, plots);
         snprintf(path, sizeof path, "%s/serving.gp", dir);
-        rc = save_stream(path, f, &buf, &len);
+        rc = bench_save_stream(path, f, &buf, &len);
         if (rc == 0 && draw) {
                 char scripts[1][300] = { "serving.gp" };
                 sweep_gnuplot(dir, scripts, 1);
@@ -140,7 +132,7 @@ static int write_report(const char *out_dir, const struct serve_opts *so, json_t
                 "latency against throughput%s.\n",
                 drawn ? "![serving](figures/serving.png)\n\n" : "",
                 drawn ? "" : " (not drawn: figures=0)");
-        return save_stream(path, f, &buf, &len);
+        return bench_save_stream(path, f, &buf, &len);
 }
 
 static int run(const struct bench_ctx *c)

@@ -211,12 +211,11 @@ static int predict_all(const struct vc_cfg *cfg, struct vc_row *r, int n, const 
 static void write_outputs(const char *dir, const struct vc_row *r, int n, double mape,
                           bool draw, struct diag *d)
 {
-        char figs[4300];
-        if (bench_figures_dir(dir, figs, sizeof figs, d) < 0)
-                return;
-        char *buf = NULL;
+        char figs[4300], *buf = NULL;
         size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
+        FILE *f = bench_outputs_open(dir, figs, sizeof figs, &buf, &len, d);
+        if (!f)
+                return;
         fprintf(f, "# validate-tt-ccl\n\nMAPE %.1f%% over %d rows.\n\n", mape, n);
         for (int o = 0; o < 3; o++)
                 fprintf(f, "![%s](figures/%s.png)\n", ops[o], ops[o]);
@@ -226,9 +225,7 @@ static void write_outputs(const char *dir, const struct vc_row *r, int n, double
                 fprintf(f, "| %s | %s | %d | %lld | %.2f | %.2f | %+.1f | %s |\n", ops[r[i].op],
                         r[i].topology, r[i].devices, (long long)r[i].bytes, r[i].measured_us,
                         r[i].predicted_us, r[i].error_pct, r[i].simulated ? "yes" : "no");
-        fclose(f);
-        bench_write_text(dir, "table.md", buf, len);
-        free(buf);
+        bench_write_stream(dir, "table.md", f, &buf, &len);
         char scripts[3][300];
         for (int o = 0; o < 3; o++) {
                 /* one data block per configuration: bytes measured predicted */
@@ -248,11 +245,9 @@ static void write_outputs(const char *dir, const struct vc_row *r, int n, double
                                 fprintf(f, "%lld %.3f %.3f\n", (long long)r[j].bytes,
                                         r[j].measured_us, r[j].predicted_us);
                 }
-                fclose(f);
                 char name[64];
                 snprintf(name, sizeof name, "%s.dat", ops[o]);
-                bench_write_text(figs, name, buf, len);
-                free(buf);
+                bench_write_stream(figs, name, f, &buf, &len);
                 f = open_memstream(&buf, &len);
                 fprintf(f, "# %s: measured (points) and predicted (lines) time against the "
                            "tensor's bytes. Redraw: gnuplot %s.gp\nreset\nset encoding utf8\n"
@@ -271,15 +266,12 @@ static void write_outputs(const char *dir, const struct vc_row *r, int n, double
                 fprintf(f, "\nset terminal svg size 900,650 font \"DejaVu Sans,12\" noenhanced "
                            "background \"white\"\nset output \"%s.svg\"\nreplot\nunset output\n",
                         ops[o]);
-                fclose(f);
                 snprintf(name, sizeof name, "%s.gp", ops[o]);
-                bench_write_text(figs, name, buf, len);
-                free(buf);
+                bench_write_stream(figs, name, f, &buf, &len);
                 snprintf(scripts[o], sizeof scripts[o], "%s", name);
         }
-        if (draw && sweep_gnuplot(figs, scripts, 3) < 0)
-                fprintf(stderr, "cubesim bench: warning: gnuplot did not draw the figures in %s "
-                                "(see gnuplot.log there)\n", figs);
+        if (draw)
+                bench_draw(figs, scripts, 3);
 }
 
 static json_t *row_json(const struct vc_row *r)

@@ -171,12 +171,11 @@ static int predict(const struct topo *t, const struct tl_kernel *k, struct vt_ro
 static void write_outputs(const char *dir, const struct vt_row *r, int n, double mape,
                           bool modelled, bool draw, struct diag *d)
 {
-        char figs[4300];
-        if (bench_figures_dir(dir, figs, sizeof figs, d) < 0)
-                return;
-        char *buf = NULL;
+        char figs[4300], *buf = NULL;
         size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
+        FILE *f = bench_outputs_open(dir, figs, sizeof figs, &buf, &len, d);
+        if (!f)
+                return;
         fprintf(f, "# validate-tt-gemm\n\nMAPE %.1f%% over %d rows%s.\n\n"
                    "![predicted vs measured](figures/pred_vs_meas.png)\n\n"
                    "| m | k | n | dtype | fidelity | in0 | in1 | out | grid | measured ns | "
@@ -188,17 +187,13 @@ static void write_outputs(const char *dir, const struct vt_row *r, int n, double
                         r[i].field[C_FID], r[i].field[C_IN0], r[i].field[C_IN1],
                         r[i].field[C_OUT], r[i].field[C_GX], r[i].field[C_GY], r[i].measured_ns,
                         r[i].predicted_ns, r[i].error_pct);
-        fclose(f);
-        bench_write_text(dir, "table.md", buf, len);
-        free(buf);
+        bench_write_stream(dir, "table.md", f, &buf, &len);
 
         f = open_memstream(&buf, &len);
         fprintf(f, "# measured_ns predicted_ns (one line per calibration row)\n");
         for (int i = 0; i < n; i++)
                 fprintf(f, "%.1f %.1f\n", r[i].measured_ns, r[i].predicted_ns);
-        fclose(f);
-        bench_write_text(figs, "pred_vs_meas.dat", buf, len);
-        free(buf);
+        bench_write_stream(figs, "pred_vs_meas.dat", f, &buf, &len);
 
         f = open_memstream(&buf, &len);
         fprintf(f, "# Predicted against measured kernel time. Redraw: gnuplot pred_vs_meas.gp\n"
@@ -219,13 +214,10 @@ static void write_outputs(const char *dir, const struct vt_row *r, int n, double
                    "background \"white\"\nset output \"pred_vs_meas.svg\"\nreplot\n"
                    "unset output\n",
                 mape);
-        fclose(f);
-        bench_write_text(figs, "pred_vs_meas.gp", buf, len);
-        free(buf);
+        bench_write_stream(figs, "pred_vs_meas.gp", f, &buf, &len);
         char scripts[1][300] = { "pred_vs_meas.gp" };
-        if (draw && sweep_gnuplot(figs, scripts, 1) < 0)
-                fprintf(stderr, "cubesim bench: warning: gnuplot did not draw %s/pred_vs_meas.gp "
-                                "(see gnuplot.log there)\n", figs);
+        if (draw)
+                bench_draw(figs, scripts, 1);
 }
 
 /* A row for --json: the kernel's integer columns as numbers, the others

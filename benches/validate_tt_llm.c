@@ -420,21 +420,16 @@ static int predict_ttft(struct vl_ctx *c, struct vl_row *r)
 static void figure(const char *dir, const struct vl_row *r, int n, double mt, double mf,
                    bool draw, struct diag *d)
 {
-        char figs[4300];
-        snprintf(figs, sizeof figs, "%.4200s/figures", dir);
-        bench_make_dir(figs, d);
-        if (d->n_errors)
-                return;
-        char *buf = NULL;
+        char figs[4300], *buf = NULL;
         size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
+        FILE *f = bench_outputs_open(dir, figs, sizeof figs, &buf, &len, d);
+        if (!f)
+                return;
         fprintf(f, "# measured_tps_u predicted_tps_u measured_ttft_ms predicted_ttft_ms label\n");
         for (int i = 0; i < n; i++)
                 fprintf(f, "%.3f %.3f %.3f %.3f %s/%s\n", r[i].meas_tps, r[i].pred_tps,
                         r[i].meas_ttft, r[i].pred_ttft, r[i].m->name, r[i].field[C_MACHINE]);
-        fclose(f);
-        bench_write_text(figs, "pred_vs_meas.dat", buf, len);
-        free(buf);
+        bench_write_stream(figs, "pred_vs_meas.dat", f, &buf, &len);
         f = open_memstream(&buf, &len);
         fprintf(f, "# Predicted against measured t/s/u and TTFT. Redraw: gnuplot pred_vs_meas.gp\n"
                    "reset\nset encoding utf8\n"
@@ -458,13 +453,10 @@ static void figure(const char *dir, const struct vl_row *r, int n, double mt, do
                    "       \"pred_vs_meas.dat\" using c:(column(c + 1)):5 with labels offset 1,1 "
                    "left notitle\n"
                    "}\nunset multiplot\nunset output\n", mt, mf);
-        fclose(f);
-        bench_write_text(figs, "pred_vs_meas.gp", buf, len);
-        free(buf);
+        bench_write_stream(figs, "pred_vs_meas.gp", f, &buf, &len);
         char scripts[1][300] = { "pred_vs_meas.gp" };
-        if (draw && sweep_gnuplot(figs, scripts, 1) < 0)
-                fprintf(stderr, "cubesim bench: warning: gnuplot did not draw %s/pred_vs_meas.gp "
-                                "(see gnuplot.log there)\n", figs);
+        if (draw)
+                bench_draw(figs, scripts, 1);
 }
 
 static json_t *row_json(const struct vl_row *r)

@@ -37,8 +37,8 @@ static tl_tensor *rows_of(tl_ctx *tl, tl_tensor *t, int64_t n)
         return tl_view(tl, t, ((int64_t[]){ 0, 0 }), ((int64_t[]){ n, tl_dim(t, 1) }));
 }
 
-/* Keys [j0, j0 + n) of head h of batch b of k or v, as [n, D]. */
-static tl_tensor *kv_rows(tl_ctx *tl, tl_tensor *x, int64_t b, int64_t h, int64_t j0, int64_t n)
+/* gqa_head_rows: see gqa_common.h. */
+tl_tensor *gqa_head_rows(tl_ctx *tl, tl_tensor *x, int64_t b, int64_t h, int64_t j0, int64_t n)
 {
         int64_t d = tl_dim(x, 3);
         tl_tensor *v = tl_view(tl, x, ((int64_t[]){ b, h, j0, 0 }), ((int64_t[]){ 1, 1, n, d }));
@@ -121,7 +121,7 @@ struct lazy_keys {
 static tl_tensor *load_chunk(tl_ctx *tl, const struct lazy_keys *kk, tl_tensor *x, int64_t c)
 {
         int64_t c0 = kk->j0 + c * kk->chunk, cn = min64(kk->chunk, kk->j0 + kk->n - c0);
-        return tl_load(tl, kv_rows(tl, x, kk->b, kk->h, c0, cn));
+        return tl_load(tl, gqa_head_rows(tl, x, kk->b, kk->h, c0, cn));
 }
 
 /* Merge the scores of q against k, then p . v, into the running state st
@@ -234,12 +234,12 @@ static void attend_composite(tl_ctx *tl, const struct gqa_args *a, const struct 
         }
         tl_tensor *sc = tl_alloc(tl, TL_SCRATCH, TL_FP32, 2, ((int64_t[]){ rows, n }));
         tl_composite(tl, &(tl_composite_desc){
-                .op = TL_GEMM, .a = q, .b = kv_rows(tl, a->k, b, h, j0, n), .trans_b = true,
+                .op = TL_GEMM, .a = q, .b = gqa_head_rows(tl, a->k, b, h, j0, n), .trans_b = true,
                 .out = sc, .tile_m = rows, .tile_n = 64, .tile_k = a->d,
                 .epilogue = (tl_epilogue[]){ { .op = TL_SCALE, .factor = a->scale } },
                 .n_epilogue = 1,
         });
-        tl_softmax_merge(tl, sc, kv_rows(tl, a->v, b, h, j0, n), st->m, st->l, st->o);
+        tl_softmax_merge(tl, sc, gqa_head_rows(tl, a->v, b, h, j0, n), st->m, st->l, st->o);
 }
 
 /* gqa_merge: see gqa_common.h. */
@@ -293,9 +293,9 @@ static void ring_top_up(tl_ctx *tl, struct gqa_kv_ring *r)
                         r->hold[src.slot][i].p = NULL;
                 }
                 tl_copy_to(tl, rows_of(tl, r->kbuf[src.slot], src.n),
-                           kv_rows(tl, r->a->k, src.b, src.h, src.j0, src.n));
+                           gqa_head_rows(tl, r->a->k, src.b, src.h, src.j0, src.n));
                 tl_copy_to(tl, rows_of(tl, r->vbuf[src.slot], src.n),
-                           kv_rows(tl, r->a->v, src.b, src.h, src.j0, src.n));
+                           gqa_head_rows(tl, r->a->v, src.b, src.h, src.j0, src.n));
                 if (src.q)
                         tl_copy_to(tl, src.q_dst, src.q);
                 r->fifo[(r->head + r->count) % GQA_MAX_DEPTH] = src;
@@ -1011,4 +1011,15 @@ int64_t gqa_short_pair(const struct gqa_short *m, int64_t i)
                                          .group0 = m->group0, .group_step = m->group_step,
                                          .groups = m->groups };
         return pair_at(&probe, i);
+}
+
+/* gqa_merge_into: see gqa_common.h. */
+void gqa_merge_into(tl_ctx *tl, tl_tensor *m, tl_tensor *l, tl_tensor *o, tl_tensor *mb,
+                    tl_tensor *lb, tl_tensor *ob)
+{
+        tl_tensor *mn = m, *ln = l, *on = o;
+        gqa_merge(tl, &mn, &ln, &on, mb, lb, ob);
+        tl_copy_to(tl, l, ln);
+        tl_copy_to(tl, o, on);
+        tl_copy_to(tl, m, mn);
 }

@@ -152,6 +152,15 @@ struct gqa_decode_plan {
 void gqa_merge(tl_ctx *tl, tl_tensor **m, tl_tensor **l, tl_tensor **o, tl_tensor *mb,
                tl_tensor *lb, tl_tensor *ob);
 
+/* The same merge in place: the tensors m, l, o (views of the state in
+ * TCM) get the merged state, copied in the order l, o, m. */
+void gqa_merge_into(tl_ctx *tl, tl_tensor *m, tl_tensor *l, tl_tensor *o, tl_tensor *mb,
+                    tl_tensor *lb, tl_tensor *ob);
+
+/* Rows [j0, j0 + n) of head h of batch b of a [B, H, S, D] tensor (keys
+ * of k or v, or a head's queries or outputs), as [n, D]. */
+tl_tensor *gqa_head_rows(tl_ctx *tl, tl_tensor *x, int64_t b, int64_t h, int64_t j0, int64_t n);
+
 /* Run the decode plan on this PE. */
 void gqa_decode_run(tl_ctx *tl, const struct gqa_args *a, const struct gqa_decode_plan *p);
 

@@ -70,14 +70,6 @@ static tl_tensor *view2(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t 
         return tl_view(tl, t, ((int64_t[]){ r, c }), ((int64_t[]){ nr, nc }));
 }
 
-/* Rows [i0, i0 + n) of head h of a [B, Hkv, S, D] tensor, as [n, D]. */
-static tl_tensor *head_rows(tl_ctx *tl, tl_tensor *t, int64_t b, int64_t h, int64_t i0, int64_t n)
-{
-        int64_t d = tl_dim(t, 3);
-        tl_tensor *v = tl_view(tl, t, ((int64_t[]){ b, h, i0, 0 }), ((int64_t[]){ 1, 1, n, d }));
-        return tl_reshape(tl, v, 2, ((int64_t[]){ n, d }));
-}
-
 /* Whether the run includes the ops of class part (all of them with
  * part=all; with part=CLASS only those, for the time of one class). */
 static bool runs(const struct llm_args *a, enum llm_part part)
@@ -406,11 +398,11 @@ static void new_kv(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe
                 int64_t row = b * a->sq + i0;
                 tl_scratch_scope_begin(tl);
                 tl_tensor *k = tl_load(tl, view2(tl, a->kt, row, h * a->d, n, a->d));
-                tl_tensor *h1, *h2, *dst = head_rows(tl, a->k_new, b, h, i0, n);
+                tl_tensor *h1, *h2, *dst = gqa_head_rows(tl, a->k_new, b, h, i0, n);
                 rope(tl, a, pe, k, a->past + i0, false, &h1, &h2);
                 tl_store(tl, view2(tl, dst, 0, 0, n, half), h1);
                 tl_store(tl, view2(tl, dst, 0, half, n, half), h2);
-                tl_store(tl, head_rows(tl, a->v_new, b, h, i0, n),
+                tl_store(tl, gqa_head_rows(tl, a->v_new, b, h, i0, n),
                          tl_load(tl, view2(tl, a->vt, row, h * a->d, n, a->d)));
                 tl_scratch_scope_end(tl);
         }
@@ -438,8 +430,8 @@ struct attn_item {
 static tl_tensor *keys(tl_ctx *tl, const struct llm_args *a, tl_tensor *cache, tl_tensor *fresh,
                        int64_t b, int64_t h, int64_t j, int64_t n)
 {
-        return j < a->past ? head_rows(tl, cache, b, h, j, n)
-                           : head_rows(tl, fresh, b, h, j - a->past, n);
+        return j < a->past ? gqa_head_rows(tl, cache, b, h, j, n)
+                           : gqa_head_rows(tl, fresh, b, h, j - a->past, n);
 }
 
 /* The end of the key tile that starts at j. */

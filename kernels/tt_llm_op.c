@@ -199,14 +199,6 @@ static void eltwise(tl_ctx *tl, const struct tt_op_args *a)
 
 /* ---- SDPA ----------------------------------------------------------------------------- */
 
-/* Rows [i0, i0 + n) of head h of user b of a [B, H, S, D] tensor, as [n, D]. */
-static tl_tensor *head_rows(tl_ctx *tl, tl_tensor *t, int64_t b, int64_t h, int64_t i0, int64_t n)
-{
-        int64_t d = tl_dim(t, 3);
-        tl_tensor *v = tl_view(tl, t, ((int64_t[]){ b, h, i0, 0 }), ((int64_t[]){ 1, 1, n, d }));
-        return tl_reshape(tl, v, 2, ((int64_t[]){ n, d }));
-}
-
 /* A core's online-softmax state in TCM. */
 struct sdpa_state {
         tl_tensor *q;                /* [rows, D] the item's queries */
@@ -247,17 +239,17 @@ static void attend(tl_ctx *tl, const struct tt_op_args *a, struct sdpa_state *st
         tl_tensor *l = view2(tl, st->l, 0, 0, n, 1), *o = view2(tl, st->o, 0, 0, n, d);
         int cur = 0;
         tl_copy_to(tl, view2(tl, st->kb[0], 0, 0, min64(TT_KV_CHUNK, k1 - k0), d),
-                   head_rows(tl, a->kc, b, h, k0, min64(TT_KV_CHUNK, k1 - k0)));
+                   gqa_head_rows(tl, a->kc, b, h, k0, min64(TT_KV_CHUNK, k1 - k0)));
         for (int64_t j = k0; j < k1; j += TT_KV_CHUNK) {
                 int64_t e = min64(j + TT_KV_CHUNK, k1);
                 if (e < k1)
                         tl_copy_to(tl, view2(tl, st->kb[1 - cur], 0, 0, min64(TT_KV_CHUNK, k1 - e), d),
-                                   head_rows(tl, a->kc, b, h, e, min64(TT_KV_CHUNK, k1 - e)));
+                                   gqa_head_rows(tl, a->kc, b, h, e, min64(TT_KV_CHUNK, k1 - e)));
                 tl_scratch_scope_begin(tl);
                 tl_tensor *s = tl_dot(tl, q, view2(tl, st->kb[cur], 0, 0, e - j, d), true);
                 if (qpos >= 0 && e - 1 > qpos)
                         s = tl_mask_causal(tl, s, qpos - j);
-                tl_wait(tl, tl_softmax_merge(tl, s, head_rows(tl, a->vc, b, h, j, e - j), m, l, o));
+                tl_wait(tl, tl_softmax_merge(tl, s, gqa_head_rows(tl, a->vc, b, h, j, e - j), m, l, o));
                 tl_scratch_scope_end(tl);
                 cur = 1 - cur;
         }
@@ -267,12 +259,9 @@ static void attend(tl_ctx *tl, const struct tt_op_args *a, struct sdpa_state *st
 static void merge_state(tl_ctx *tl, struct sdpa_state *st, int64_t n, int64_t d, tl_tensor *mb,
                         tl_tensor *lb, tl_tensor *ob)
 {
-        tl_tensor *sm = view2(tl, st->m, 0, 0, n, 1), *sl = view2(tl, st->l, 0, 0, n, 1);
-        tl_tensor *so = view2(tl, st->o, 0, 0, n, d), *m = sm, *l = sl, *o = so;
-        gqa_merge(tl, &m, &l, &o, mb, lb, ob);
-        tl_copy_to(tl, sl, l);
-        tl_copy_to(tl, so, o);
-        tl_copy_to(tl, sm, m);
+        tl_tensor *m = view2(tl, st->m, 0, 0, n, 1), *l = view2(tl, st->l, 0, 0, n, 1);
+        tl_tensor *o = view2(tl, st->o, 0, 0, n, d);
+        gqa_merge_into(tl, m, l, o, mb, lb, ob);
 }
 
 static void write_out(tl_ctx *tl, struct sdpa_state *st, tl_tensor *dst, int64_t n, int64_t d)
@@ -299,7 +288,7 @@ static void sdpa_decode(tl_ctx *tl, const struct tt_op_args *a)
                 k0 *= TT_KV_CHUNK;
                 k1 = min64(k1 * TT_KV_CHUNK, a->keys);
                 tl_scratch_scope_begin(tl);
-                attend(tl, a, &st, tl_load(tl, head_rows(tl, a->q, b, h, 0, TT_TILE)), b, h, k0,
+                attend(tl, a, &st, tl_load(tl, gqa_head_rows(tl, a->q, b, h, 0, TT_TILE)), b, h, k0,
                        k1, -1);
                 int root = grid_rank(tl, a, u * splits % cores);
                 if (part > 0) {
@@ -316,7 +305,7 @@ static void sdpa_decode(tl_ctx *tl, const struct tt_op_args *a)
                                             tl_recv(tl, src, TAG_MERGE + 2));
                                 tl_scratch_scope_end(tl);
                         }
-                        write_out(tl, &st, head_rows(tl, a->o, b, h, 0, TT_TILE), TT_TILE, d);
+                        write_out(tl, &st, gqa_head_rows(tl, a->o, b, h, 0, TT_TILE), TT_TILE, d);
                 }
                 tl_scratch_scope_end(tl);
         }
@@ -336,9 +325,9 @@ static void sdpa_prefill(tl_ctx *tl, const struct tt_op_args *a)
                 int64_t b = w / (a->hq * chunks), qh = w / chunks % a->hq;
                 int64_t i0 = w % chunks * TT_Q_CHUNK, n = min64(TT_Q_CHUNK, s - i0);
                 tl_scratch_scope_begin(tl);
-                attend(tl, a, &st, tl_load(tl, head_rows(tl, a->q, b, qh, i0, n)), b, qh / group,
+                attend(tl, a, &st, tl_load(tl, gqa_head_rows(tl, a->q, b, qh, i0, n)), b, qh / group,
                        0, i0 + n, i0);
-                write_out(tl, &st, head_rows(tl, a->o, b, qh, i0, n), n, d);
+                write_out(tl, &st, gqa_head_rows(tl, a->o, b, qh, i0, n), n, d);
                 tl_scratch_scope_end(tl);
         }
 }

@@ -81,12 +81,7 @@ static int run(int argc, char **argv)
         struct bench_ctx ctx = { .params = &ps, .jobs = 1, .out = stdout, .diag = &d };
         int rc = cli_opts_parse("bench run", run_opts, ARRAY_LEN(run_opts), argc, argv, &ctx,
                                 &name, &d);
-        if (rc == CLI_OPTS_HELP) {
-                usage(stdout);
-                rc = CLI_OK;
-                goto out;
-        }
-        if (rc != CLI_OK)
+        if (cli_opts_done(&rc, usage))
                 goto out;
         if (!name) {
                 rc = cli_error("bench run", "which bench? (see 'cubesim bench list')");

@@ -93,6 +93,10 @@ int cli_opts_parse(const char *cmd, const struct cli_opt *tab, size_t n, int arg
  * (*n_pos starts at 0). */
 int cli_opts_parse_n(const char *cmd, const struct cli_opt *tab, size_t n, int argc, char **argv,
                      void *ctx, const char **pos, size_t max_pos, size_t *n_pos, struct diag *d);
+/* After cli_opts_parse: at --help print the command's help with
+ * usage(stdout) and make *rc CLI_OK. Nonzero when the command is done
+ * (the help printed, or *rc a failure to return). */
+int cli_opts_done(int *rc, void (*usage)(FILE *));
 /* "LEAD [OPTION ...]": the synopsis of tab, wrapped greedily so that no
  * line passes column width, continuation lines indented by indent
  * spaces. */

@@ -472,12 +472,7 @@ int cli_compare(int argc, char **argv)
         json_t *only_a = json_array(), *only_b = json_array();
         int rc = cli_opts_parse_n("compare", compare_options, ARRAY_LEN(compare_options), argc,
                                   argv, &args, pos, 2, &n_pos, &d);
-        if (rc == CLI_OPTS_HELP) {
-                usage(stdout);
-                rc = CLI_OK;
-                goto out;
-        }
-        if (rc != CLI_OK)
+        if (cli_opts_done(&rc, usage))
                 goto out;
         if (strcmp(args.format, "md") != 0 && strcmp(args.format, "json") != 0) {
                 rc = cli_error("compare", "--format %s: expected md or json", args.format);

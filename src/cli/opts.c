@@ -184,3 +184,13 @@ int cli_opts_parse_n(const char *cmd, const struct cli_opt *tab, size_t n, int a
         }
         return CLI_OK;
 }
+
+int cli_opts_done(int *rc, void (*usage)(FILE *))
+{
+        if (*rc == CLI_OPTS_HELP) {
+                usage(stdout);
+                *rc = CLI_OK;
+                return 1;
+        }
+        return *rc != CLI_OK;
+}

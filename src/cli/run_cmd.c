@@ -272,6 +272,13 @@ void cli_run_synopsis(char *buf, size_t len)
         cli_opts_synopsis_first(run_opts, ARRAY_LEN(run_opts), buf, len);
 }
 
+/* The help of cubesim run. */
+static void usage(FILE *out)
+{
+        cli_opts_help(out, "usage: cubesim run KERNEL", 85, 18, run_opts, ARRAY_LEN(run_opts),
+                      about, tail);
+}
+
 int cli_run(int argc, char **argv)
 {
         const char *kernel = NULL;
@@ -283,13 +290,7 @@ int cli_run(int argc, char **argv)
         diag_init(&d);
         int rc = cli_opts_parse("run", run_opts, ARRAY_LEN(run_opts), argc, argv, &args, &kernel,
                                 &d);
-        if (rc == CLI_OPTS_HELP) {
-                cli_opts_help(stdout, "usage: cubesim run KERNEL", 85, 18, run_opts,
-                              ARRAY_LEN(run_opts), about, tail);
-                rc = CLI_OK;
-                goto out_diag;
-        }
-        if (rc != CLI_OK)
+        if (cli_opts_done(&rc, usage))
                 goto out_diag;
         if (d.n_errors) {
                 rc = CLI_BAD_INPUT;
