@@ -31,4 +31,13 @@ cd "$src"
 # /tmp is pruned by any other pytest run of the same user meanwhile).
 base=$(mktemp -d)
 trap 'rm -rf "$base"' EXIT
-"${pre[@]}" "$py" -m pytest -q -p no:cacheprovider --basetemp "$base/t" python/tests
+# Say what runs, so that a failure's log tells the interpreter apart from
+# the tests; -u and faulthandler: nothing lost in a buffer if the process
+# dies, and a crash prints the Python stack of every thread.
+echo "python: $(command -v "$py") $("$py" -c 'import sys, numpy, pytest; print(sys.version.split()[0], "numpy", numpy.__version__, "pytest", pytest.__version__)')"
+echo "library: $lib"
+rc=0
+"${pre[@]}" "$py" -u -X faulthandler -m pytest -q -rfE -p no:cacheprovider --basetemp "$base/t" \
+        python/tests || rc=$?
+[ "$rc" -eq 0 ] || echo "pytest exited with status $rc"
+exit "$rc"
