@@ -33,11 +33,13 @@ base=$(mktemp -d)
 trap 'rm -rf "$base"' EXIT
 # Say what runs, so that a failure's log tells the interpreter apart from
 # the tests; -u and faulthandler: nothing lost in a buffer if the process
-# dies, and a crash prints the Python stack of every thread.
+# dies, and a crash prints the Python stack of every thread. --capture=sys:
+# what the library writes to the file descriptors (a sanitizer's report, a
+# message before an exit) reaches this log, not a capture file.
 echo "python: $(command -v "$py") $("$py" -c 'import sys, numpy, pytest; print(sys.version.split()[0], "numpy", numpy.__version__, "pytest", pytest.__version__)')"
 echo "library: $lib"
 rc=0
-"${pre[@]}" "$py" -u -X faulthandler -m pytest -q -rfE -p no:cacheprovider --basetemp "$base/t" \
+"${pre[@]}" "$py" -u -X faulthandler -m pytest -q -rfE --capture=sys -p no:cacheprovider --basetemp "$base/t" \
         python/tests || rc=$?
 [ "$rc" -eq 0 ] || echo "pytest exited with status $rc"
 exit "$rc"
