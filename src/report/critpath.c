@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,14 +102,6 @@ struct cp_hop {
 };
 
 
-/* A site looked up lately (site_of's memo, before its table). */
-struct cp_memo {
-        const char *file, *what;     /* the site's key */
-        int line;                    /* (INT_MIN: an empty memo) */
-        uint32_t site;               /* its index */
-};
-#define CP_MEMO 16
-
 struct cp_line {
         const char *file;
         int line;
@@ -144,7 +135,6 @@ struct rep_cp {
         size_t n_sites, cap_sites;
         uint32_t *site_slots;        /* their index: entry + 1 (0: empty), a power of two */
         size_t cap_site_slots;
-        struct cp_memo memo[CP_MEMO]; /* sites looked up lately, by a hash of the key */
         uint32_t n_pes;
         int32_t *last_step;          /* per PE: its last timeline step (-1: none) */
         int32_t *last_op;            /* per PE: the last op it issued (-1: none) */
@@ -193,8 +183,6 @@ struct rep_cp *rep_cp_new(uint32_t n_pes)
         }
         for (uint32_t i = 0; i < n_pes; i++)
                 cp->last_step[i] = cp->last_op[i] = -1;
-        for (int i = 0; i < CP_MEMO; i++)
-                cp->memo[i].line = INT_MIN;
         for (size_t i = 0; i < sets; i++)
                 for (int w = 0; w < CP_WAYS; w++) {
                         cp->recent[i].end[w] = SIM_PS_MAX;
@@ -289,25 +277,8 @@ static size_t site_hash(const char *file, const char *what, int line)
         return (size_t)(h ^ h >> 31);
 }
 
-static uint32_t site_table(struct rep_cp *cp, const char *file, int line, const char *what);
-
-/* The index of (file, line, what), made on first use; UINT32_MAX: no
- * memory. Every entry names one, a composite's stages a few in turn: the
- * memo answers most without the table. */
+/* The index of (file, line, what), made on first use; UINT32_MAX: no memory. */
 static uint32_t site_of(struct rep_cp *cp, const char *file, int line, const char *what)
-{
-        struct cp_memo *m = &cp->memo[((uintptr_t)file >> 3 ^ (uintptr_t)what >> 3 ^
-                                       (uintptr_t)(unsigned)line) % CP_MEMO];
-        if (m->file == file && m->what == what && m->line == line)
-                return m->site;
-        uint32_t site = site_table(cp, file, line, what);
-        if (site != UINT32_MAX)
-                *m = (struct cp_memo){ .file = file, .what = what, .line = line, .site = site };
-        return site;
-}
-
-/* site_of's table. */
-static uint32_t site_table(struct rep_cp *cp, const char *file, int line, const char *what)
 {
         if (2 * (cp->n_sites + 1) > cp->cap_site_slots) {
                 size_t cap = cp->cap_site_slots ? cp->cap_site_slots * 2 : 256;
@@ -418,16 +389,14 @@ void rep_cp_signal(struct rep_cp *cp, uint32_t pe, int thread, sim_ps at, const 
  * beside it. An op longer than 2^32 ps (4.3 ms) is left all of its class. */
 static void keep_parts(struct rep_cp *cp, struct cp_ent *x, const struct hw_dep *d)
 {
-        /* Branch-free over the classes: every op record comes here. */
-        sim_ps any = 0, other = 0;
+        bool simple = !d->pace_cls;
         for (int c = 0; c < HW_DEP_COUNT; c++) {
-                any |= d->part[c];
-                other |= c != (int)x->cls && c != HW_DEP_LATENCY && c != HW_DEP_TCM ? d->part[c]
-                                                                                    : 0;
+                if (d->part[c] > UINT32_MAX)
+                        return;
+                if (d->part[c] && c != x->cls && c != HW_DEP_LATENCY && c != HW_DEP_TCM)
+                        simple = false;
         }
-        if (any > UINT32_MAX)
-                return;
-        if (!d->pace_cls && !other) {
+        if (simple) {
                 x->lat = (uint32_t)d->part[HW_DEP_LATENCY];
                 x->tcm = (uint32_t)d->part[HW_DEP_TCM];
                 return;
