@@ -218,13 +218,16 @@ if ${CC:-cc} -std=c11 -O1 -Wall -Wextra -Werror -shared -fPIC -I "${CUBESIM_SOUR
                 --kernels "$tmp/libbusy_spin.so" \
                 --topo "$CUBESIM_SOURCE_DIR/topologies/small.yaml" --timeout-s 1 --progress; rc=$?
         [ $rc -eq 1 ] || { echo "FAIL: --timeout-s with --progress: exit $rc, want 1"; fail=1; }
-        python3 - "$tmp/limit.err" <<'PY' || { echo "FAIL: the limit's message after a progress line"; fail=1; }
+        python3 - "$tmp/limit.err" "$tmp/busy_spin.c" <<'PY' || { echo "FAIL: the limit's message after a progress line"; fail=1; }
 import sys
 text = open(sys.argv[1], encoding="utf-8", newline="").read()
 head, _, last = text.rpartition("\r\x1b[K")
 assert head.startswith("\r\x1b[Kbusy_spin: "), text[:200]
-assert last.startswith("/") or last.startswith("busy_spin: error: "), last[:300]
-assert "error: wall-clock limit reached (--timeout-s 1)" in last.splitlines()[0], last[:300]
+# The README's kernel-error form, at the spinning PE's last tl_* call.
+src = sys.argv[2]
+line = next(i for i, l in enumerate(open(src, encoding="utf-8"), 1) if "tl_program_id" in l)
+want = f"{src}:{line}: error: PE sip0.cube0.pe0: wall-clock limit reached (--timeout-s 1) after "
+assert last.startswith(want), (want, last[:300])
 assert "a run that is only long needs a larger --timeout-s" in last, last[:300]
 PY
 else

@@ -155,6 +155,8 @@ struct hw_pe {
         void *user;                  /* the kernel layer's per-PE state */
         uint8_t dep_pace;            /* critical path: the class that paced its last HBM
                                       * transfer (hw_dep_class; 0: none yet) */
+        uint64_t dep_pace_rate;      /* and that rate, bytes/s */
+        uint64_t dep_pace_alt;       /* and the other class's */
 };
 
 /* A route of the graph (its edges live in the graph's route cache). */
@@ -218,9 +220,12 @@ struct hw_dep {
         sim_ps end;                  /* when its result is ready */
         sim_ps part[HW_DEP_COUNT];   /* ps per class */
         /* Of part[pace_cls], time set by the slower of two rates: an HBM
-         * transfer paced at the DMA's rate or its fair share of the HBM; an
-         * engine busy for its work or its TCM traffic. pace_alt: the same
-         * at the other rate, class alt_cls. */
+         * transfer paced at the DMA's rate or its fair share of the HBM
+         * (with, at the share, its wait at a channel behind the cube's
+         * other streams; and a TCM copy's wait behind the PE's HBM
+         * transfers, paced as they were); an engine busy for its work or
+         * its TCM traffic. pace_alt: the same at the other rate, class
+         * alt_cls. */
         sim_ps pace;                 /* ps at the slower rate */
         sim_ps pace_alt;             /* ps at the other */
         uint8_t pace_cls;            /* the slower's class (0: none) */

@@ -68,14 +68,33 @@ static sim_ps walk(struct hw_sim *s, const uint32_t *route, uint32_t n, uint64_t
         return hw__front_arrival(&f);
 }
 
+/* Of d's time, ps of class pace (an HBM transfer's two rates: the HBM's
+ * fair share and the DMA's) went at rate; at the other class's, alt_rate,
+ * they would take pace_alt. */
+static void dep_paced(struct hw_dep *d, enum hw_dep_class pace, sim_ps ps, uint64_t rate,
+                      uint64_t alt_rate)
+{
+        d->pace = ps;
+        d->pace_alt = (sim_ps)((unsigned __int128)ps * rate / (alt_rate ? alt_rate : 1));
+        d->pace_cls = (uint8_t)pace;
+        d->alt_cls = pace == HW_DEP_HBM ? HW_DEP_DMA : HW_DEP_HBM;
+}
+
+/* How long a request that arrived at `at` waited before its service began. */
+static sim_ps queued(sim_ps begin, sim_ps at)
+{
+        return begin > at ? begin - at : 0;
+}
+
 /* The critical path's split of an HBM piece (hbm_access) that ends last so
  * far, from the access's start: paced until at (class pace), then a read
  * is served by its channel until served and carried until t; a write is
  * carried until served and then served until t. The carriage is the
  * route's hop latencies, the bursts over the channel's own edge, the rest
- * NoC bandwidth and queues. */
+ * NoC bandwidth and queues. queue: of the channel's time, the wait there
+ * behind other requests. */
 static void dep_piece(struct hw_sim *s, enum hw_dep_class pace, uint64_t rate, uint64_t alt_rate,
-                      bool write, sim_ps start, sim_ps at, sim_ps served, sim_ps t)
+                      bool write, sim_ps start, sim_ps at, sim_ps served, sim_ps t, sim_ps queue)
 {
         struct hw_dep *d = &s->dep_access;
         *d = (struct hw_dep){ .start = start, .end = t };
@@ -88,10 +107,11 @@ static void dep_piece(struct hw_sim *s, enum hw_dep_class pace, uint64_t rate, u
                         hbm += l->last_drain;
         }
         d->part[pace] = at - start;
-        d->pace = at - start;
-        d->pace_alt = (sim_ps)((unsigned __int128)d->pace * rate / (alt_rate ? alt_rate : 1));
-        d->pace_cls = (uint8_t)pace;
-        d->alt_cls = pace == HW_DEP_HBM ? HW_DEP_DMA : HW_DEP_HBM;
+        /* Paced at the HBM's fair share, the piece waits at its channel
+         * behind the other streams of the cube, paced at the same share:
+         * that wait is theirs, it shrinks as their pacing does (to the
+         * DMA's rate at most), not as the channel's own service. */
+        dep_paced(d, pace, at - start + (pace == HW_DEP_HBM ? queue : 0), rate, alt_rate);
         sim_ps carried = write ? served - at : t - served;
         sim_ps lat = carried < hops ? carried : hops;
         /* The channel's own edge moves its bursts at the channel's rate. */
@@ -244,13 +264,19 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
                 if (unlikely(s->dep_on) && (t >= crit || paced >= crit)) {
                         /* The pacing is the HBM's when its fair share is the slower. */
                         enum hw_dep_class pc = rate < dma_bw ? HW_DEP_HBM : HW_DEP_DMA;
-                        if (pace)
-                                container_of(pace, struct hw_pe, dma)->dep_pace = (uint8_t)pc;
                         uint64_t alt = pc == HW_DEP_HBM ? dma_bw : share;
+                        if (pace) {
+                                /* pace is any of the PE's data paths (dma_rx, dma1 ...) */
+                                struct hw_pe *pp = hw_path_pe(pace);
+                                pp->dep_pace = (uint8_t)pc;
+                                pp->dep_pace_rate = rate;
+                                pp->dep_pace_alt = alt;
+                        }
                         if (t >= paced)
-                                dep_piece(s, pc, rate, alt, write, start, at, mid, t);
+                                dep_piece(s, pc, rate, alt, write, start, at, mid, t,
+                                          queued(begin, write ? mid : at));
                         else
-                                dep_piece(s, pc, rate, alt, write, start, paced, paced, paced);
+                                dep_piece(s, pc, rate, alt, write, start, paced, paced, paced, 0);
                         crit = t > paced ? t : paced;
                 }
                 hw_power_book(&s->power, c->sip * s->topo->sip.cubes + c->cube, HW_PW_HBM, begin,
@@ -461,7 +487,11 @@ sim_ps hw_dma_copy_on(struct hw_pe *pe, unsigned noc, const struct hw_hbm_span *
                  * the PE's transfers, paced as the last of them was. */
                 sim_ps own = muldiv_by_ceil(&s->dma_ps, bytes), waited = e > t ? e - t : 0;
                 d.part[HW_DEP_DMA] = waited < own ? waited : own;
-                d.part[pe->dep_pace ? pe->dep_pace : HW_DEP_DMA] += waited - d.part[HW_DEP_DMA];
+                sim_ps behind = waited - d.part[HW_DEP_DMA];
+                d.part[pe->dep_pace ? pe->dep_pace : HW_DEP_DMA] += behind;
+                /* That wait shrinks as those transfers do: paced like them. */
+                if (pe->dep_pace && behind)
+                        dep_paced(&d, pe->dep_pace, behind, pe->dep_pace_rate, pe->dep_pace_alt);
                 t = e > t ? e : t;
         }
         d.part[HW_DEP_TCM] = t < tcm_end ? tcm_end - t : 0;

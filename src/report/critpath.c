@@ -18,22 +18,32 @@ enum cp_kind {
                                       * of no length, after its thread's last step */
 };
 
-/* An entry of the log: a step of a PE's timeline or an op (56 bytes: a
+/* Sites an entry can name (its site field's bits): a kernel has a few
+ * hundred (lines x what is called there); past these the log is marked
+ * out of memory. */
+#define CP_SITE_BITS 18
+
+/* An entry of the log: a step of a PE's timeline or an op (48 bytes: a
  * 32K prefill logs some fifteen million). */
 struct cp_ent {
         sim_ps a;                    /* step: its start; op: its issue (arrival) */
         sim_ps s;                    /* op: its start (its first busy ps) */
         sim_ps e;                    /* its end */
-        uint32_t site;               /* its kernel line and name (cp->sites) */
         uint32_t pe;                 /* the PE it is on */
         int32_t prev;                /* step: the PE's step before; op: the PE's last step
                                       * at its issue (-1: none) */
         int32_t dep;                 /* wait: the op that ended at its wake-up; op: the op of
                                       * its PE that ended at its start; a drain: its send
                                       * (-1: none) */
-        uint32_t lat;                /* an op without parts: its fixed latency, ps */
-        uint32_t tcm;                /* and its TCM time past its engine's */
-        uint32_t parts;              /* index in parts, or UINT32_MAX: class cls, lat, tcm */
+        union {
+                struct {
+                        uint32_t lat; /* an op without parts: its fixed latency, ps */
+                        uint32_t tcm; /* and its TCM time past its engine's */
+                };
+                uint32_t parts;      /* has_parts: its index in cp->parts */
+        };
+        unsigned site : CP_SITE_BITS; /* its kernel line and name (cp->sites) */
+        unsigned has_parts : 1;      /* split in parts, else: class cls, lat, tcm */
         unsigned kind : 2;           /* enum cp_kind */
         unsigned cls : 4;            /* an op's class (hw_dep_class) */
         unsigned stage : 1;          /* placed after its call returned: started at dep */
@@ -51,7 +61,7 @@ static unsigned thread_field(int t)
         return t < 0 ? 0 : t < CP_THREADS ? (unsigned)t : CP_THREADS - 1;
 }
 
-_Static_assert(sizeof(struct cp_ent) <= 56, "a log entry is 56 bytes");
+_Static_assert(sizeof(struct cp_ent) <= 48, "a log entry is 48 bytes");
 
 /* An op's split when it is more than its class, a latency and TCM time. */
 struct cp_parts {
@@ -98,10 +108,19 @@ struct cp_line {
         sim_ps ps;
 };
 
-/* Slots per PE of the look-up of ops by end time: 64 sets (recent_set)
- * of CP_WAYS, the oldest of a set replaced. */
+/* Slots per PE of the look-up of ops by end time: CP_SETS sets
+ * (recent_set) of CP_WAYS, the oldest of a set replaced. */
 #define CP_WAYS 4
-#define CP_RECENT (64 * CP_WAYS)
+#define CP_SETS 64
+
+/* A set of the look-up: its ends and their entries side by side, in one
+ * cache line (a look-up and its update touch one line, not two). */
+struct cp_set {
+        sim_ps end[CP_WAYS];         /* an op's end (SIM_PS_MAX: none) */
+        int32_t idx[CP_WAYS];        /* and its entry (-1: none) */
+        uint8_t pad[64 - CP_WAYS * (sizeof(sim_ps) + sizeof(int32_t))]; /* to 64 bytes */
+};
+_Static_assert(sizeof(struct cp_set) == 64, "a set is a cache line");
 
 struct rep_cp {
         struct cp_ent *ents;         /* the log */
@@ -111,8 +130,7 @@ struct rep_cp {
         /* Per PE, its recent ops by end time, set-associative (the oldest
          * of a set replaced): where a wait's producer and the op an op
          * queued behind are looked up. */
-        sim_ps *recent_end;          /* n_pes * CP_RECENT ends (SIM_PS_MAX: none) */
-        int32_t *recent_idx;         /* and their entries */
+        struct cp_set *recent;       /* n_pes * CP_SETS sets, 64-byte aligned */
         struct cp_site *sites;       /* interned (file, line, what) */
         size_t n_sites, cap_sites;
         uint32_t *site_slots;        /* their index: entry + 1 (0: empty), a power of two */
@@ -157,19 +175,19 @@ struct rep_cp *rep_cp_new(uint32_t n_pes)
         cp->n_pes = n_pes;
         cp->last_step = malloc((n_pes ? n_pes : 1) * sizeof *cp->last_step);
         cp->last_op = malloc((n_pes ? n_pes : 1) * sizeof *cp->last_op);
-        size_t ring = (size_t)(n_pes ? n_pes : 1) * CP_RECENT;
-        cp->recent_end = malloc(ring * sizeof *cp->recent_end);
-        cp->recent_idx = malloc(ring * sizeof *cp->recent_idx);
-        if (!cp->last_step || !cp->last_op || !cp->recent_end || !cp->recent_idx) {
+        size_t sets = (size_t)(n_pes ? n_pes : 1) * CP_SETS;
+        cp->recent = aligned_alloc(64, sets * sizeof *cp->recent);
+        if (!cp->last_step || !cp->last_op || !cp->recent) {
                 rep_cp_free(cp);
                 return NULL;
         }
         for (uint32_t i = 0; i < n_pes; i++)
                 cp->last_step[i] = cp->last_op[i] = -1;
-        for (size_t i = 0; i < ring; i++) {
-                cp->recent_end[i] = SIM_PS_MAX;
-                cp->recent_idx[i] = -1;
-        }
+        for (size_t i = 0; i < sets; i++)
+                for (int w = 0; w < CP_WAYS; w++) {
+                        cp->recent[i].end[w] = SIM_PS_MAX;
+                        cp->recent[i].idx[w] = -1;
+                }
         return cp;
 }
 
@@ -179,8 +197,7 @@ void rep_cp_free(struct rep_cp *cp)
                 return;
         free(cp->ents);
         free(cp->parts);
-        free(cp->recent_end);
-        free(cp->recent_idx);
+        free(cp->recent);
         free(cp->sites);
         free(cp->site_slots);
         free(cp->last_step);
@@ -205,22 +222,22 @@ static bool grow(void **v, size_t *cap, size_t n, size_t size)
         return true;
 }
 
-/* The first slot of end's set in pe's index (CP_WAYS slots, by a hash of
- * the time). */
-static size_t recent_set(uint32_t pe, sim_ps end)
+/* The set of end in pe's index (by a hash of the time). */
+static struct cp_set *recent_set(const struct rep_cp *cp, uint32_t pe, sim_ps end)
 {
         uint64_t h = end * UINT64_C(0x9e3779b97f4a7c15);
-        return (size_t)pe * CP_RECENT + (size_t)(h >> 58) * CP_WAYS;
+        return &cp->recent[(size_t)pe * CP_SETS + (size_t)(h >> 58)];
 }
+_Static_assert(CP_SETS == 64, "recent_set takes 6 bits of the hash");
 
 /* The latest op of pe that ended at end, if still in its index, or -1. */
 static int32_t op_ending(const struct rep_cp *cp, uint32_t pe, sim_ps end)
 {
-        size_t set = recent_set(pe, end);
+        const struct cp_set *st = recent_set(cp, pe, end);
         int32_t best = -1;
-        for (size_t w = set; w < set + CP_WAYS; w++)
-                if (cp->recent_end[w] == end && cp->recent_idx[w] > best)
-                        best = cp->recent_idx[w];
+        for (int w = 0; w < CP_WAYS; w++)
+                if (st->end[w] == end && st->idx[w] > best)
+                        best = st->idx[w];
         return best;
 }
 
@@ -228,27 +245,28 @@ static int32_t op_ending(const struct rep_cp *cp, uint32_t pe, sim_ps end)
  * the oldest of its set. */
 static void index_op(struct rep_cp *cp, uint32_t pe, sim_ps end, int32_t idx)
 {
-        size_t set = recent_set(pe, end), at = set;
-        for (size_t w = set; w < set + CP_WAYS; w++) {
-                if (cp->recent_end[w] == end) {
+        struct cp_set *st = recent_set(cp, pe, end);
+        int at = 0;
+        for (int w = 0; w < CP_WAYS; w++) {
+                if (st->end[w] == end) {
                         at = w;
                         break;
                 }
-                if (cp->recent_idx[w] < cp->recent_idx[at])
+                if (st->idx[w] < st->idx[at])
                         at = w;
         }
-        cp->recent_end[at] = end;
-        cp->recent_idx[at] = idx;
+        st->end[at] = end;
+        st->idx[at] = idx;
 }
 
 /* Drop idx from pe's index (its end is about to change). */
 static void unindex_op(struct rep_cp *cp, uint32_t pe, sim_ps end, int32_t idx)
 {
-        size_t set = recent_set(pe, end);
-        for (size_t w = set; w < set + CP_WAYS; w++)
-                if (cp->recent_end[w] == end && cp->recent_idx[w] == idx) {
-                        cp->recent_end[w] = SIM_PS_MAX;
-                        cp->recent_idx[w] = -1;
+        struct cp_set *st = recent_set(cp, pe, end);
+        for (int w = 0; w < CP_WAYS; w++)
+                if (st->end[w] == end && st->idx[w] == idx) {
+                        st->end[w] = SIM_PS_MAX;
+                        st->idx[w] = -1;
                 }
 }
 
@@ -303,7 +321,6 @@ static struct cp_ent *new_ent(struct rep_cp *cp)
         struct cp_ent *x = &cp->ents[cp->n++];
         memset(x, 0, sizeof *x);
         x->prev = x->dep = -1;
-        x->parts = UINT32_MAX;
         return x;
 }
 
@@ -313,7 +330,7 @@ static struct cp_ent *site_ent(struct rep_cp *cp, const char *file, int line, co
                                uint32_t *site)
 {
         *site = site_of(cp, file, line, what);
-        struct cp_ent *x = *site == UINT32_MAX ? NULL : new_ent(cp);
+        struct cp_ent *x = *site >= (UINT32_C(1) << CP_SITE_BITS) ? NULL : new_ent(cp);
         if (!x)
                 cp->oom = true;
         return x;
@@ -329,7 +346,7 @@ static void step(struct rep_cp *cp, enum cp_kind kind, uint32_t pe, sim_ps a, si
         if (!x)
                 return;
         *x = (struct cp_ent){ .a = a, .s = a, .e = b, .site = site, .pe = pe,
-                              .prev = cp->last_step[pe], .dep = -1, .parts = UINT32_MAX,
+                              .prev = cp->last_step[pe], .dep = -1,
                               .kind = kind };
         if (kind == CP_WAIT)
                 x->dep = op_ending(cp, pe, b);
@@ -362,7 +379,7 @@ void rep_cp_signal(struct rep_cp *cp, uint32_t pe, int thread, sim_ps at, const 
                 return;
         int32_t idx = (int32_t)(cp->n - 1);
         *x = (struct cp_ent){ .a = at, .s = at, .e = at, .site = site, .pe = pe,
-                              .prev = cp->last_step[pe], .dep = -1, .parts = UINT32_MAX,
+                              .prev = cp->last_step[pe], .dep = -1,
                               .kind = CP_SIGNAL, .cls = HW_DEP_CPU, .thread = thread_field(thread) };
         /* The latest op ending then: the producer of a wait woken now. */
         index_op(cp, pe, at, idx);
@@ -397,6 +414,7 @@ static void keep_parts(struct rep_cp *cp, struct cp_ent *x, const struct hw_dep 
         pp->pace_cls = d->pace_cls;
         pp->alt_cls = d->alt_cls;
         x->parts = (uint32_t)cp->n_parts++;
+        x->has_parts = 1;
 }
 
 static void parts_of(const struct rep_cp *cp, const struct cp_ent *x, sim_ps p[HW_DEP_COUNT]);
@@ -415,7 +433,7 @@ static bool merge_chained(struct rep_cp *cp, struct cp_ent *x)
             cp->sites[w->site].line != cp->sites[x->site].line || w->pe != x->pe ||
             w->e != x->s || x->e - w->s > UINT32_MAX)
                 return false;
-        if (w->parts == UINT32_MAX && x->parts == UINT32_MAX) {
+        if (!w->has_parts && !x->has_parts) {
                 w->lat += x->lat;    /* both < 2^32 and their sum < e - s */
                 w->tcm += x->tcm;
         } else {
@@ -424,11 +442,11 @@ static bool merge_chained(struct rep_cp *cp, struct cp_ent *x)
                 parts_of(cp, w, pw);
                 parts_of(cp, x, px);
                 struct cp_parts xs = { .pace_cls = 0 };
-                if (x->parts != UINT32_MAX) {
+                if (x->has_parts) {
                         xs = cp->parts[x->parts];
                         cp->n_parts--;
                 }
-                if (w->parts == UINT32_MAX) {
+                if (!w->has_parts) {
                         if (!grow((void **)&cp->parts, &cp->cap_parts, cp->n_parts,
                                   sizeof *cp->parts)) {
                                 cp->oom = true;
@@ -436,6 +454,7 @@ static bool merge_chained(struct rep_cp *cp, struct cp_ent *x)
                         }
                         cp->parts[cp->n_parts] = (struct cp_parts){ .pace_cls = 0 };
                         w->parts = (uint32_t)cp->n_parts++;
+                        w->has_parts = 1;
                 }
                 struct cp_parts *pp = &cp->parts[w->parts];
                 for (int c = 0; c < HW_DEP_COUNT; c++)
@@ -456,6 +475,15 @@ static bool merge_chained(struct rep_cp *cp, struct cp_ent *x)
         return true;
 }
 
+/* a and b are the same string (strcmp's inline: a call per op record
+ * was a tenth of the log's cost). */
+static bool same_str(const char *a, const char *b)
+{
+        while (*a && *a == *b)
+                a++, b++;
+        return *a == *b;
+}
+
 static enum hw_dep_class class_of(const char *component)
 {
         /* "pe_dma", "pe_gemm", "pe_math": by their fourth letter first. */
@@ -463,11 +491,11 @@ static enum hw_dep_class class_of(const char *component)
                 return HW_DEP_CPU;
         switch (component[3]) {
         case 'd':
-                return strcmp(component + 3, "dma") ? HW_DEP_CPU : HW_DEP_DMA;
+                return same_str(component + 3, "dma") ? HW_DEP_DMA : HW_DEP_CPU;
         case 'g':
-                return strcmp(component + 3, "gemm") ? HW_DEP_CPU : HW_DEP_GEMM;
+                return same_str(component + 3, "gemm") ? HW_DEP_GEMM : HW_DEP_CPU;
         case 'm':
-                return strcmp(component + 3, "math") ? HW_DEP_CPU : HW_DEP_MATH;
+                return same_str(component + 3, "math") ? HW_DEP_MATH : HW_DEP_CPU;
         default:
                 return HW_DEP_CPU;
         }
@@ -523,7 +551,7 @@ void rep_cp_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, const
 static void parts_of(const struct rep_cp *cp, const struct cp_ent *x, sim_ps p[HW_DEP_COUNT])
 {
         memset(p, 0, sizeof(sim_ps) * HW_DEP_COUNT);
-        if (x->parts != UINT32_MAX) {
+        if (x->has_parts) {
                 for (int c = 0; c < HW_DEP_COUNT; c++)
                         p[c] = cp->parts[x->parts].p[c];
                 return;
@@ -715,7 +743,7 @@ static float own_change(const struct rep_cp *cp, const struct cp_ent *x, const s
 {
         sim_ps total = x->e - x->s;
         float d = -0.5f * (float)p[c];
-        if (x->parts != UINT32_MAX && cp->parts[x->parts].pace_cls) {
+        if (x->has_parts && cp->parts[x->parts].pace_cls) {
                 /* Paced at the slower of two rates: the slower one after. */
                 const struct cp_parts *pp = &cp->parts[x->parts];
                 int pc = pp->pace_cls, ac = pp->alt_cls;
@@ -766,10 +794,15 @@ static void moves(const struct rep_cp *cp, const struct cp_ent *x, const float *
         for (int c = 0; c < CP_WHATIF; c++) {
                 float kq, own = own_change(cp, x, part, c, &kq);
                 /* Its start moves with what it waited for: the op it queued
-                 * behind, or its issue and its queue. */
+                 * behind, or its issue and its queue. A stage placed when
+                 * an op ended (trig) that starts later waited for what the
+                 * log does not have (its operands' landing, a TCM bank, a
+                 * gap in its engine's calendar): that wait is kept as it
+                 * was, not scaled like the stage's own work (scaled, 2x
+                 * GEMM on gqa_prefill_short was estimated 10% too fast). */
                 float base = dp[c] - queue, start;
                 if (x->dep >= 0 && x->trig)
-                        start = dd[c] - (1.0f - kq) * queue;
+                        start = dd[c];
                 else if (x->dep >= 0)
                         start = x->stage ? dd[c] : (base > dd[c] ? base : dd[c]);
                 else

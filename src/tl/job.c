@@ -68,9 +68,11 @@ static void put_seconds(char *buf, size_t *n, size_t cap, double s)
         }
 }
 
-/* The watchdog's message (ev_watchdog_say; arg is the job): located like a
- * kernel error at the running process's last tl_* call (file:line, PE,
- * op) when there is one, else naming the kernel. */
+/* The watchdog's message (ev_watchdog_say; arg is the job), in the
+ * README's forms: located like a kernel error at the running PE's last
+ * tl_* call ("FILE:LINE: error: PE NAME: ..."), else the command's form
+ * naming the kernel ("cubesim run: error: kernel NAME: ..."; only `cubesim
+ * run`, and the library's cubesim_run behind it, arms the limit). */
 static void say_timeout(char *msg, size_t *n, size_t cap, const struct ev_loop *ev,
                         const struct ev_proc *p, void *arg)
 {
@@ -79,12 +81,13 @@ static void say_timeout(char *msg, size_t *n, size_t cap, const struct ev_loop *
                 sigsafe_put(msg, n, cap, p->at_file);
                 sigsafe_put(msg, n, cap, ":");
                 sigsafe_put_u(msg, n, cap, (unsigned long long)p->at_line);
-                sigsafe_put(msg, n, cap, ": PE ");
+                sigsafe_put(msg, n, cap, ": error: PE ");
                 sigsafe_put(msg, n, cap, p->name ? p->name : "?");
-                sigsafe_put(msg, n, cap, ": error: ");
+                sigsafe_put(msg, n, cap, ": ");
         } else {
+                sigsafe_put(msg, n, cap, "cubesim run: error: kernel ");
                 sigsafe_put(msg, n, cap, job->kernel->name);
-                sigsafe_put(msg, n, cap, ": error: ");
+                sigsafe_put(msg, n, cap, ": ");
         }
         sigsafe_put(msg, n, cap, "wall-clock limit reached (--timeout-s ");
         put_seconds(msg, n, cap, job->opts.timeout_s);

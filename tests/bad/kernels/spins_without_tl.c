@@ -3,7 +3,7 @@
  * --timeout-s does, naming its last tl_* call, the PE and the op (the
  * check is of the message, not of how long it took).
 // args: --topo topologies/small.yaml --timeout-s 2
-// expect: tests/bad/kernels/spins_without_tl.c:@LINE@: PE sip0.cube0.pe0: error: wall-clock limit reached (--timeout-s 2) after
+// expect: tests/bad/kernels/spins_without_tl.c:@LINE@: error: PE sip0.cube0.pe0: wall-clock limit reached (--timeout-s 2) after
 // expect: the kernel was running, its last tl_* call here (tl_program_id): a loop without tl_* calls never ends
 // expect-count: 1
  */
