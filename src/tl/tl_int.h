@@ -598,7 +598,7 @@ void tl__arena_rollback(tl_ctx *tl, size_t mark);
 /* Bytes of t's elements held as dt; as its own dtype. */
 uint64_t tl__bytes_as(const tl_tensor *t, tl_dtype dt);
 uint64_t tl__tensor_bytes(const tl_tensor *t);
-/* Scratch scopes' memory side (the ops are tl__scratch_scope_begin/end):
+/* Scratch scopes' memory side (the ops are tl_impl_scratch_scope_begin/end):
  * open a scope at file:line (a kernel error past TL_MAX_SCOPES); close s,
  * just popped: its arena, scratch bytes and tensor structs die. */
 void tl__scope_open(tl_ctx *tl, const char *file, int line);
