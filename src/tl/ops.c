@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "base/ckd.h"
+#include "base/list.h"
 #include "base/util.h"
 #include "tl/ops.h"
 #include "tl/tensor.h"
@@ -278,12 +279,7 @@ void tl__inflight_placed(struct tl_inflight *f, sim_ps end)
                 t->ready_ev.fn = ready_fire;
                 ev_schedule_at(&tl->sim->ev, &t->ready_ev, end > now ? end : now);
         }
-        if (f->prev)
-                f->prev->next = f->next;
-        else
-                tl->inflight = f->next;
-        if (f->next)
-                f->next->prev = f->prev;
+        LIST_UNLINK(tl->inflight, f, prev, next);
         ev_future_complete(&tl->sim->ev, &f->placed, 0);
 }
 
@@ -771,8 +767,22 @@ _Noreturn static void no_broadcast(tl_ctx *tl, const char *file, int line, const
                  s[1]);
 }
 
+/* The fp32 result of an elementwise op over the n operands in (shape, nd:
+ * their broadcast), once they are ready; *in_bytes the bytes they hold. */
+static tl_tensor *broadcast_out(tl_ctx *tl, const char *file, int line, const char *name,
+                                tl_tensor *const *in, int n, int nd, const int64_t *shape,
+                                uint64_t *in_bytes)
+{
+        *in_bytes = 0;
+        for (int i = 0; i < n; i++) {
+                tl__wait_ready(tl, in[i], file, line, name);
+                *in_bytes += tl__tensor_bytes(in[i]);
+        }
+        return tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, nd, shape);
+}
+
 tl_tensor *tl_impl_math2(tl_ctx *tl, tl_math_op op, tl_tensor *a, tl_tensor *b, const char *file,
-                     int line)
+                         int line)
 {
         const char *name = issue_math(tl, op, TL__FORM_BINARY, TL__FORM_BINARY, "a binary op",
                                       file, line, "tl_math2");
@@ -782,17 +792,16 @@ tl_tensor *tl_impl_math2(tl_ctx *tl, tl_math_op op, tl_tensor *a, tl_tensor *b, 
         int nd = broadcast(a, b, shape);
         if (nd < 0)
                 no_broadcast(tl, file, line, name, (const tl_tensor *[]){ a, b }, "a", "b", NULL);
-        tl__wait_ready(tl, a, file, line, name);
-        tl__wait_ready(tl, b, file, line, name);
-        tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, nd, shape);
+        uint64_t bytes;
+        tl_tensor *out = broadcast_out(tl, file, line, name, (tl_tensor *[]){ a, b }, 2, nd,
+                                       shape, &bytes);
         if (data_mode(tl))
                 tl__compute_math2(op, a, b, out);
-        return math_done(tl, op, out, (uint64_t)tl__elems(out), false,
-                         tl__tensor_bytes(a) + tl__tensor_bytes(b));
+        return math_done(tl, op, out, (uint64_t)tl__elems(out), false, bytes);
 }
 
 tl_tensor *tl_impl_where(tl_ctx *tl, tl_tensor *mask, tl_tensor *a, tl_tensor *b, const char *file,
-                     int line)
+                         int line)
 {
         const char *name = tl__op_name(TL_WHERE);
         tl__issue(tl, tl__math_type(TL_WHERE), file, line);
@@ -808,14 +817,12 @@ tl_tensor *tl_impl_where(tl_ctx *tl, tl_tensor *mask, tl_tensor *a, tl_tensor *b
         if (nd < 0)
                 no_broadcast(tl, file, line, name, (const tl_tensor *[]){ mask, a, b }, "mask",
                              "a", "b");
-        tl__wait_ready(tl, mask, file, line, name);
-        tl__wait_ready(tl, a, file, line, name);
-        tl__wait_ready(tl, b, file, line, name);
-        tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, nd, shape);
+        uint64_t bytes;
+        tl_tensor *out = broadcast_out(tl, file, line, name, (tl_tensor *[]){ mask, a, b }, 3,
+                                       nd, shape, &bytes);
         if (data_mode(tl))
                 tl__compute_where(mask, a, b, out);
-        return math_done(tl, TL_WHERE, out, (uint64_t)tl__elems(out), false,
-                         tl__tensor_bytes(mask) + tl__tensor_bytes(a) + tl__tensor_bytes(b));
+        return math_done(tl, TL_WHERE, out, (uint64_t)tl__elems(out), false, bytes);
 }
 
 tl_tensor *tl_impl_cast(tl_ctx *tl, tl_tensor *x, tl_dtype dt, const char *file, int line)

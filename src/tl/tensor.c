@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/list.h"
 #include "base/util.h"
 #include "tl/tensor.h"
 #include "tl/tl_int.h"
@@ -332,11 +333,7 @@ static void stamp(tl_ctx *tl, tl_tensor *t)
         if (tl->n_scopes) {
                 struct tl_scope *s = &tl->scopes[tl->n_scopes - 1];
                 t->scope_gen = s->gen;
-                if (s->made)
-                        s->made_last->next_made = t;
-                else
-                        s->made = t;
-                s->made_last = t;
+                LIST_APPEND(s->made, s->made_last, t, next_made);
                 s->n_made++;
         }
 }
