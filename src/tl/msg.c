@@ -423,10 +423,7 @@ void tl_impl_recv_into(tl_ctx *tl, tl_tensor *dst, int src_rank, int tag, const 
         tl__need_local(tl, dst, file, line, "tl_recv_into", "dst");
         tl__check_block_start(tl, file, line, "tl_recv_into", dst, "dst");
         struct tl_msg *m = take(tl, src_rank, tag, file, line, "tl_recv_into");
-        bool same = m->ndim == dst->ndim && m->dtype == dst->dtype;
-        for (int i = 0; same && i < m->ndim; i++)
-                same = m->shape[i] == dst->shape[i];
-        if (!same) {
+        if (m->dtype != dst->dtype || !tl__same_shape(m->ndim, m->shape, dst->ndim, dst->shape)) {
                 char sm[96], sd[96];
                 tl__shape_text(sm, sizeof sm, m->ndim, m->shape);
                 tl__shape_text(sd, sizeof sd, dst->ndim, dst->shape);

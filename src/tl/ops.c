@@ -527,10 +527,7 @@ tl_tensor *tl_impl_load(tl_ctx *tl, tl_tensor *src, const char *file, int line)
 static void check_same_shape(tl_ctx *tl, const char *file, int line, const char *op,
                              const tl_tensor *a, const tl_tensor *b)
 {
-        bool same = a->ndim == b->ndim;
-        for (int i = 0; same && i < a->ndim; i++)
-                same = a->shape[i] == b->shape[i];
-        if (!same) {
+        if (!tl__same_shape(a->ndim, a->shape, b->ndim, b->shape)) {
                 char sa[96], sb[96];
                 tl__shape_text(sa, sizeof sa, a->ndim, a->shape);
                 tl__shape_text(sb, sizeof sb, b->ndim, b->shape);

@@ -479,6 +479,8 @@ void tl__check_inputs(struct tl_run *r, struct diag *d);
 int tl__check_data(struct tl_run *r, struct diag *d);
 /* "[1, 2, 3]" into buf. */
 void tl__shape_text(char *buf, size_t len, int ndim, const int64_t *shape);
+/* Whether two shapes have the same rank and extents. */
+bool tl__same_shape(int na, const int64_t *a, int nb, const int64_t *b);
 
 /* Run kernel k on sim, which must be freshly built (tl_job_run does the
  * rest), with opts (borrowed for the run's life; tl_run_opts_default() for
