@@ -27,53 +27,48 @@ static const char *const vd_params[] = { "csv", "wh", "bh", NULL };
 struct vd_row {
         char machine[32];            /* wormhole_n150 or blackhole_p150 */
         char pattern[32];            /* a tt_dm pattern */
-        char unit[16];               /* "B/cycle" or "% of peak" */
+        char unit[32];               /* "B/cycle" or "% of peak" */
         double documented;           /* the documented figure */
         double predicted;            /* the model's */
         double error_pct;            /* (predicted - documented) / documented x 100 */
+        unsigned line;               /* the row's line in the table */
+        unsigned machine_col;        /* the 1-based column of its machine cell */
 };
+
+/* The state of read_table's rows. */
+struct vd_read {
+        struct vd_row *r;            /* the rows */
+        const char *path;            /* the table */
+};
+
+/* One row: its cells copied; the documented figure > 0, the unit one of
+ * the two. */
+static void read_row(void *ctx, int n, unsigned ln, char **cell, const unsigned *at,
+                     struct diag *d)
+{
+        struct vd_read *rd = ctx;
+        struct vd_row *row = &rd->r[n];
+        row->line = ln;
+        row->machine_col = at[0];
+        snprintf(row->machine, sizeof row->machine, "%s", cell[0]);
+        snprintf(row->pattern, sizeof row->pattern, "%s", cell[1]);
+        snprintf(row->unit, sizeof row->unit, "%s", cell[3]);
+        if (!params_parse_double(cell[2], &row->documented) || !(row->documented > 0) ||
+            !isfinite(row->documented))
+                diag_error_at(d, rd->path, ln, at[2], "documented '%s': expected a figure > 0",
+                              cell[2]);
+        else if (strcmp(row->unit, "B/cycle") != 0 && strcmp(row->unit, "% of peak") != 0)
+                diag_error_at(d, rd->path, ln, at[3], "unit '%s': expected 'B/cycle' or "
+                              "'%% of peak'", row->unit);
+}
 
 /* Read the table into r: the number of rows, or -1 (problems to d, as
  * FILE:LINE:COL). */
 static int read_table(const char *path, struct vd_row *r, struct diag *d)
 {
-        FILE *f = bench_open_table(path, d);
-        if (!f)
-                return -1;
-        char line[256];
-        int n = 0;
-        unsigned ln = 1;
-        if (!fgets(line, sizeof line, f) ||
-            strncmp(line, "machine,pattern,documented,unit", 31) != 0)
-                diag_error_at(d, path, 1, 1, "expected the header machine,pattern,documented,unit");
-        while (d->n_errors == 0 && fgets(line, sizeof line, f)) {
-                ln++;
-                line[strcspn(line, "\r\n")] = '\0';
-                if (!line[0])
-                        continue;
-                if (n == VD_MAX_ROWS) {
-                        diag_error_at(d, path, ln, 1, "more than %d rows", VD_MAX_ROWS);
-                        break;
-                }
-                struct vd_row *row = &r[n];
-                char doc[32];
-                if (sscanf(line, "%31[^,],%31[^,],%31[^,],%15[^,]", row->machine, row->pattern,
-                           doc, row->unit) != 4 ||
-                    !params_parse_double(doc, &row->documented) || !(row->documented > 0) ||
-                    !isfinite(row->documented)) {
-                        diag_error_at(d, path, ln, 1, "expected machine,pattern,documented,unit "
-                                      "with a documented figure > 0 (got '%s')", line);
-                        break;
-                }
-                if (strcmp(row->unit, "B/cycle") != 0 && strcmp(row->unit, "% of peak") != 0)
-                        diag_error_at(d, path, ln, 1, "unit '%s': expected 'B/cycle' or "
-                                      "'%% of peak'", row->unit);
-                n++;
-        }
-        fclose(f);
-        if (d->n_errors == 0 && n == 0)
-                diag_error_at(d, path, ln + 1, 1, "no rows");
-        return d->n_errors ? -1 : n;
+        static const char *const needed[] = { "machine", "pattern", "documented", "unit" };
+        struct vd_read rd = { r, path };
+        return bench_csv_read(path, needed, 4, VD_MAX_ROWS, sizeof r->machine, read_row, &rd, d);
 }
 
 /* The kernel time in ps of pattern with n transfers of bytes on t; 0 if
@@ -172,8 +167,9 @@ static int run(const struct bench_ctx *c)
                 int m = !strcmp(rows[i].machine, machines[0]) ? 0
                         : !strcmp(rows[i].machine, machines[1]) ? 1 : -1;
                 if (m < 0) {
-                        diag_error_at(c->diag, csv, (unsigned)i + 2, 1, "machine '%s': expected "
-                                      "wormhole_n150 or blackhole_p150", rows[i].machine);
+                        diag_error_at(c->diag, csv, rows[i].line, rows[i].machine_col,
+                                      "machine '%s': expected wormhole_n150 or blackhole_p150",
+                                      rows[i].machine);
                         return 2;
                 }
                 if (predict(&t[m], &rows[i], c->diag))
