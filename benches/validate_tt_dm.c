@@ -31,44 +31,43 @@ struct vd_row {
         double documented;           /* the documented figure */
         double predicted;            /* the model's */
         double error_pct;            /* (predicted - documented) / documented x 100 */
+        char documented_text[32];    /* the documented cell as written */
         unsigned line;               /* the row's line in the table */
-        unsigned machine_col;        /* the 1-based column of its machine cell */
+        unsigned col[4];             /* 1-based columns of machine, pattern, documented, unit */
 };
 
-/* The state of read_table's rows. */
-struct vd_read {
-        struct vd_row *r;            /* the rows */
-        const char *path;            /* the table */
-};
-
-/* One row: its cells copied; the documented figure > 0, the unit one of
- * the two. */
-static void read_row(void *ctx, int n, unsigned ln, char **cell, const unsigned *at,
+/* One row of the table: its cells copied, their columns kept for the
+ * checks of read_table. */
+static void take_row(void *rows, int n, unsigned ln, char **cell, const unsigned *at,
                      struct diag *d)
 {
-        struct vd_read *rd = ctx;
-        struct vd_row *row = &rd->r[n];
+        struct vd_row *row = (struct vd_row *)rows + n;
+        (void)d;
         row->line = ln;
-        row->machine_col = at[0];
+        memcpy(row->col, at, sizeof row->col);
         snprintf(row->machine, sizeof row->machine, "%s", cell[0]);
         snprintf(row->pattern, sizeof row->pattern, "%s", cell[1]);
+        snprintf(row->documented_text, sizeof row->documented_text, "%s", cell[2]);
         snprintf(row->unit, sizeof row->unit, "%s", cell[3]);
-        if (!params_parse_double(cell[2], &row->documented) || !(row->documented > 0) ||
-            !isfinite(row->documented))
-                diag_error_at(d, rd->path, ln, at[2], "documented '%s': expected a figure > 0",
-                              cell[2]);
-        else if (strcmp(row->unit, "B/cycle") != 0 && strcmp(row->unit, "% of peak") != 0)
-                diag_error_at(d, rd->path, ln, at[3], "unit '%s': expected 'B/cycle' or "
-                              "'%% of peak'", row->unit);
 }
 
 /* Read the table into r: the number of rows, or -1 (problems to d, as
- * FILE:LINE:COL). */
+ * FILE:LINE:COL): a documented figure > 0 and one of the two units. */
 static int read_table(const char *path, struct vd_row *r, struct diag *d)
 {
         static const char *const needed[] = { "machine", "pattern", "documented", "unit" };
-        struct vd_read rd = { r, path };
-        return bench_csv_read(path, needed, 4, VD_MAX_ROWS, sizeof r->machine, read_row, &rd, d);
+        int n = bench_csv_read(path, needed, 4, VD_MAX_ROWS, sizeof r->machine, take_row, r, d);
+        for (int i = 0; i < n && d->n_errors == 0; i++) {
+                struct vd_row *row = &r[i];
+                if (!params_parse_double(row->documented_text, &row->documented) ||
+                    !(row->documented > 0) || !isfinite(row->documented))
+                        diag_error_at(d, path, row->line, row->col[2], "documented '%s': "
+                                      "expected a figure > 0", row->documented_text);
+                else if (strcmp(row->unit, "B/cycle") != 0 && strcmp(row->unit, "% of peak") != 0)
+                        diag_error_at(d, path, row->line, row->col[3], "unit '%s': expected "
+                                      "'B/cycle' or '%% of peak'", row->unit);
+        }
+        return d->n_errors ? -1 : n;
 }
 
 /* The kernel time in ps of pattern with n transfers of bytes on t; 0 if
@@ -167,7 +166,7 @@ static int run(const struct bench_ctx *c)
                 int m = !strcmp(rows[i].machine, machines[0]) ? 0
                         : !strcmp(rows[i].machine, machines[1]) ? 1 : -1;
                 if (m < 0) {
-                        diag_error_at(c->diag, csv, rows[i].line, rows[i].machine_col,
+                        diag_error_at(c->diag, csv, rows[i].line, rows[i].col[0],
                                       "machine '%s': expected wormhole_n150 or blackhole_p150",
                                       rows[i].machine);
                         return 2;
