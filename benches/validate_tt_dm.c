@@ -27,52 +27,46 @@ static const char *const vd_params[] = { "csv", "wh", "bh", NULL };
 struct vd_row {
         char machine[32];            /* wormhole_n150 or blackhole_p150 */
         char pattern[32];            /* a tt_dm pattern */
-        char unit[16];               /* "B/cycle" or "% of peak" */
+        char unit[32];               /* "B/cycle" or "% of peak" */
         double documented;           /* the documented figure */
         double predicted;            /* the model's */
         double error_pct;            /* (predicted - documented) / documented x 100 */
+        char documented_text[32];    /* the documented cell as written */
+        unsigned line;               /* the row's line in the table */
+        unsigned col[4];             /* 1-based columns of machine, pattern, documented, unit */
 };
 
+/* One row of the table: its cells copied, their columns kept for the
+ * checks of read_table. */
+static void take_row(void *rows, int n, unsigned ln, char **cell, const unsigned *at,
+                     struct diag *d)
+{
+        struct vd_row *row = (struct vd_row *)rows + n;
+        (void)d;
+        row->line = ln;
+        memcpy(row->col, at, sizeof row->col);
+        snprintf(row->machine, sizeof row->machine, "%s", cell[0]);
+        snprintf(row->pattern, sizeof row->pattern, "%s", cell[1]);
+        snprintf(row->documented_text, sizeof row->documented_text, "%s", cell[2]);
+        snprintf(row->unit, sizeof row->unit, "%s", cell[3]);
+}
+
 /* Read the table into r: the number of rows, or -1 (problems to d, as
- * FILE:LINE:COL). */
+ * FILE:LINE:COL): a documented figure > 0 and one of the two units. */
 static int read_table(const char *path, struct vd_row *r, struct diag *d)
 {
-        FILE *f = bench_open_table(path, d);
-        if (!f)
-                return -1;
-        char line[256];
-        int n = 0;
-        unsigned ln = 1;
-        if (!fgets(line, sizeof line, f) ||
-            strncmp(line, "machine,pattern,documented,unit", 31) != 0)
-                diag_error_at(d, path, 1, 1, "expected the header machine,pattern,documented,unit");
-        while (d->n_errors == 0 && fgets(line, sizeof line, f)) {
-                ln++;
-                line[strcspn(line, "\r\n")] = '\0';
-                if (!line[0])
-                        continue;
-                if (n == VD_MAX_ROWS) {
-                        diag_error_at(d, path, ln, 1, "more than %d rows", VD_MAX_ROWS);
-                        break;
-                }
-                struct vd_row *row = &r[n];
-                char doc[32];
-                if (sscanf(line, "%31[^,],%31[^,],%31[^,],%15[^,]", row->machine, row->pattern,
-                           doc, row->unit) != 4 ||
-                    !params_parse_double(doc, &row->documented) || !(row->documented > 0) ||
-                    !isfinite(row->documented)) {
-                        diag_error_at(d, path, ln, 1, "expected machine,pattern,documented,unit "
-                                      "with a documented figure > 0 (got '%s')", line);
-                        break;
-                }
-                if (strcmp(row->unit, "B/cycle") != 0 && strcmp(row->unit, "% of peak") != 0)
-                        diag_error_at(d, path, ln, 1, "unit '%s': expected 'B/cycle' or "
-                                      "'%% of peak'", row->unit);
-                n++;
+        static const char *const needed[] = { "machine", "pattern", "documented", "unit" };
+        int n = bench_csv_read(path, needed, 4, VD_MAX_ROWS, sizeof r->machine, take_row, r, d);
+        for (int i = 0; i < n && d->n_errors == 0; i++) {
+                struct vd_row *row = &r[i];
+                if (!params_parse_double(row->documented_text, &row->documented) ||
+                    !(row->documented > 0) || !isfinite(row->documented))
+                        diag_error_at(d, path, row->line, row->col[2], "documented '%s': "
+                                      "expected a figure > 0", row->documented_text);
+                else if (strcmp(row->unit, "B/cycle") != 0 && strcmp(row->unit, "% of peak") != 0)
+                        diag_error_at(d, path, row->line, row->col[3], "unit '%s': expected "
+                                      "'B/cycle' or '%% of peak'", row->unit);
         }
-        fclose(f);
-        if (d->n_errors == 0 && n == 0)
-                diag_error_at(d, path, ln + 1, 1, "no rows");
         return d->n_errors ? -1 : n;
 }
 
@@ -172,8 +166,9 @@ static int run(const struct bench_ctx *c)
                 int m = !strcmp(rows[i].machine, machines[0]) ? 0
                         : !strcmp(rows[i].machine, machines[1]) ? 1 : -1;
                 if (m < 0) {
-                        diag_error_at(c->diag, csv, (unsigned)i + 2, 1, "machine '%s': expected "
-                                      "wormhole_n150 or blackhole_p150", rows[i].machine);
+                        diag_error_at(c->diag, csv, rows[i].line, rows[i].col[0],
+                                      "machine '%s': expected wormhole_n150 or blackhole_p150",
+                                      rows[i].machine);
                         return 2;
                 }
                 if (predict(&t[m], &rows[i], c->diag))

@@ -547,14 +547,14 @@ static void run_one(struct fuzz_pe *p)
                 tl_op o = math_op(p);
                 tl_tensor *x = slot(p);
                 if (go(p))
-                        keep(p, tl__math1(tl, o, x, __FILE__, __LINE__));
+                        keep(p, tl_impl_math1(tl, o, x, __FILE__, __LINE__));
                 break;
         }
         case 8: {
                 tl_op o = math_op(p);
                 tl_tensor *a = slot(p), *b = slot(p);
                 if (go(p))
-                        keep(p, tl__math2(tl, o, a, b, __FILE__, __LINE__));
+                        keep(p, tl_impl_math2(tl, o, a, b, __FILE__, __LINE__));
                 break;
         }
         case 9: {
@@ -676,7 +676,7 @@ static void run_one(struct fuzz_pe *p)
                 int axis = (int8_t)u8(p);
                 axis = axis > -100 ? axis % 6 : axis;
                 if (go(p))
-                        keep(p, tl__reduce(tl, o, x, axis, __FILE__, __LINE__));
+                        keep(p, tl_impl_reduce(tl, o, x, axis, __FILE__, __LINE__));
                 break;
         }
         case 25: {
@@ -685,7 +685,7 @@ static void run_one(struct fuzz_pe *p)
                 tl_tensor *x = slot(p);
                 float s = factor_of(p);
                 if (go(p))
-                        keep(p, tl__scalar(tl, o, x, s, __FILE__, __LINE__));
+                        keep(p, tl_impl_scalar(tl, o, x, s, __FILE__, __LINE__));
                 break;
         }
         case 26: {

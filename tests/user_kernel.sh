@@ -65,6 +65,15 @@ extra=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -vxF "$api" || tru
 decl=$(grep -oE '\bcubesim_[a-z0-9_]+\(' "$src/include/cubesim/cubesim.h" | tr -d '(' | sort -u)
 missing=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -xvF -f - <(echo "$decl") || true)
 [ -z "$missing" ] || { echo "libcubesim.so does not export:"; echo "$missing"; exit 1; }
+# The double-underscore prefix is private: the exported entry points behind
+# tl.h's macros are tl_impl_*, and the old tl__ spellings are only aliases.
+priv=$(nm -D --defined-only "$bin" "$lib" | awk '{print $3}' | grep -E '^tl__' || true)
+[ -z "$priv" ] || { echo "exported under the private prefix tl__:"; echo "$priv"; exit 1; }
+cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -I "$src/include" -x c - <<'EOF'
+#include <cubesim/tl.h>
+int old_spelling(tl_ctx *tl);
+int old_spelling(tl_ctx *tl) { return tl__program_id(tl, 0, __FILE__, __LINE__); }
+EOF
 cc -shared -fPIC -x c - -o "$tmp/libinternal.so" <<'EOF'
 struct ev_loop;
 int ev_run(struct ev_loop *, void *);

@@ -57,7 +57,7 @@ if "$bin" bench run validate-tt-dm --set csv="$tmp/unit.csv" >"$tmp/o" 2>"$tmp/e
 else
         [ $? -eq 2 ] || fail "bad unit: exit status"
 fi
-grep -qF "$tmp/unit.csv:2:1: error: unit 'B/s': expected 'B/cycle' or '% of peak'" "$tmp/e" ||
+grep -qF "$tmp/unit.csv:2:28: error: unit 'B/s': expected 'B/cycle' or '% of peak'" "$tmp/e" ||
         fail "bad unit message: $(cat "$tmp/e")"
 printf 'machine,pattern,documented,unit\ngrayskull,dram_read,22,B/cycle\n' >"$tmp/m.csv"
 if "$bin" bench run validate-tt-dm --set csv="$tmp/m.csv" >"$tmp/o" 2>"$tmp/e"; then
@@ -67,4 +67,23 @@ else
 fi
 grep -qF "$tmp/m.csv:2:1: error: machine 'grayskull': expected wormhole_n150 or blackhole_p150" \
         "$tmp/e" || fail "unknown machine message: $(cat "$tmp/e")"
+# A blank line before a row: the row is still located at its own line.
+printf 'machine,pattern,documented,unit\n\ngrayskull,dram_read,22,B/cycle\n' >"$tmp/b.csv"
+if "$bin" bench run validate-tt-dm --set csv="$tmp/b.csv" >"$tmp/o" 2>"$tmp/e"; then
+        fail "an unknown machine after a blank line was accepted"
+fi
+grep -qF "$tmp/b.csv:3:1: error: machine 'grayskull'" "$tmp/e" ||
+        fail "unknown machine after a blank line: $(cat "$tmp/e")"
+printf 'machine,pattern,unit\nwormhole_n150,dram_read,B/cycle\n' >"$tmp/h.csv"
+if "$bin" bench run validate-tt-dm --set csv="$tmp/h.csv" >"$tmp/o" 2>"$tmp/e"; then
+        fail "a table without its documented column was accepted"
+fi
+grep -qF "$tmp/h.csv:1:1: error: missing column 'documented'" "$tmp/e" ||
+        fail "missing column message: $(cat "$tmp/e")"
+printf 'machine,pattern,documented,unit\nwormhole_n150,dram_read,-3,B/cycle\n' >"$tmp/d.csv"
+if "$bin" bench run validate-tt-dm --set csv="$tmp/d.csv" >"$tmp/o" 2>"$tmp/e"; then
+        fail "a documented figure <= 0 was accepted"
+fi
+grep -qF "$tmp/d.csv:2:25: error: documented '-3': expected a figure > 0" "$tmp/e" ||
+        fail "documented figure message: $(cat "$tmp/e")"
 echo "validate_tt_dm: ok"

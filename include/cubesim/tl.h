@@ -106,6 +106,12 @@ extern "C" {
 #define TL_API
 #endif
 
+/* Naming. A kernel calls tl_<op>; most are macros that add the call site
+ * (__FILE__, __LINE__) and call the exported entry point tl_impl_<op>,
+ * which a kernel need not name. The double-underscore prefix is kept for
+ * the simulator's own private helpers; the earlier tl__<op> spellings of
+ * the entry points are aliases at the end of this header. */
+
 #define TL_MAX_DIMS 4
 
 typedef struct tl_ctx tl_ctx;
@@ -116,18 +122,18 @@ typedef enum tl_space { TL_HBM, TL_TCM, TL_SCRATCH } tl_space;
 
 /* ---- the kernel's view of itself -------------------------------------- */
 
-TL_API int tl__program_id(tl_ctx *, int axis, const char *file, int line);
-TL_API int tl__num_programs(tl_ctx *, int axis, const char *file, int line);
-TL_API int tl__rank(tl_ctx *, int pe, int cube, int sip, const char *file, int line);
+TL_API int tl_impl_program_id(tl_ctx *, int axis, const char *file, int line);
+TL_API int tl_impl_num_programs(tl_ctx *, int axis, const char *file, int line);
+TL_API int tl_impl_rank(tl_ctx *, int pe, int cube, int sip, const char *file, int line);
 
-#define tl_program_id(tl, axis) tl__program_id((tl), (axis), __FILE__, __LINE__)
-#define tl_num_programs(tl, axis) tl__num_programs((tl), (axis), __FILE__, __LINE__)
+#define tl_program_id(tl, axis) tl_impl_program_id((tl), (axis), __FILE__, __LINE__)
+#define tl_num_programs(tl, axis) tl_impl_num_programs((tl), (axis), __FILE__, __LINE__)
 /* The cube's NoC: axis 0 its columns (X), axis 1 its rows (Y). PE p of a
  * cube sits at row p / columns, column p % columns. Free: no issue cost. */
-TL_API int tl__mesh_dim(tl_ctx *, int axis, const char *file, int line);
-#define tl_mesh_dim(tl, axis) tl__mesh_dim((tl), (axis), __FILE__, __LINE__)
+TL_API int tl_impl_mesh_dim(tl_ctx *, int axis, const char *file, int line);
+#define tl_mesh_dim(tl, axis) tl_impl_mesh_dim((tl), (axis), __FILE__, __LINE__)
 /* The global rank of (pe, cube, sip); tl_rank(tl, -1, -1, -1) is this PE. */
-#define tl_rank(tl, pe, cube, sip) tl__rank((tl), (pe), (cube), (sip), __FILE__, __LINE__)
+#define tl_rank(tl, pe, cube, sip) tl_impl_rank((tl), (pe), (cube), (sip), __FILE__, __LINE__)
 
 /* ---- the machine (free: no issue cost) --------------------------------- */
 
@@ -161,11 +167,11 @@ TL_API tl_machine tl_machine_info(tl_ctx *);
 
 /* ---- tensor metadata (free: no issue cost) ---------------------------- */
 
-TL_API int tl__ndim(const tl_tensor *, const char *file, int line);
-TL_API int64_t tl__dim(const tl_tensor *, int axis, const char *file, int line);
-TL_API tl_dtype tl__dtype_of(const tl_tensor *, const char *file, int line);
-TL_API tl_space tl__space_of(const tl_tensor *, const char *file, int line);
-TL_API int64_t tl__numel(const tl_tensor *, const char *file, int line);
+TL_API int tl_impl_ndim(const tl_tensor *, const char *file, int line);
+TL_API int64_t tl_impl_dim(const tl_tensor *, int axis, const char *file, int line);
+TL_API tl_dtype tl_impl_dtype_of(const tl_tensor *, const char *file, int line);
+TL_API tl_space tl_impl_space_of(const tl_tensor *, const char *file, int line);
+TL_API int64_t tl_impl_numel(const tl_tensor *, const char *file, int line);
 /* Bytes of one element, rounded up to whole bytes (1 for the block floats). */
 TL_API size_t tl_dtype_size(tl_dtype);
 /* Bytes of n elements of dt laid out in rows of row_len: exact for the block
@@ -173,70 +179,70 @@ TL_API size_t tl_dtype_size(tl_dtype);
  * row), n * tl_dtype_size otherwise. */
 TL_API uint64_t tl_dtype_bytes(tl_dtype dt, int64_t n, int64_t row_len);
 
-#define tl_ndim(t) tl__ndim((t), __FILE__, __LINE__)
+#define tl_ndim(t) tl_impl_ndim((t), __FILE__, __LINE__)
 /* Extent of axis; a negative axis counts from the end; 0 past the last. */
-#define tl_dim(t, axis) tl__dim((t), (axis), __FILE__, __LINE__)
-#define tl_dtype_of(t) tl__dtype_of((t), __FILE__, __LINE__)
-#define tl_space_of(t) tl__space_of((t), __FILE__, __LINE__)
-#define tl_numel(t) tl__numel((t), __FILE__, __LINE__)
+#define tl_dim(t, axis) tl_impl_dim((t), (axis), __FILE__, __LINE__)
+#define tl_dtype_of(t) tl_impl_dtype_of((t), __FILE__, __LINE__)
+#define tl_space_of(t) tl_impl_space_of((t), __FILE__, __LINE__)
+#define tl_numel(t) tl_impl_numel((t), __FILE__, __LINE__)
 
 /* ---- views (free: metadata only, share storage) ----------------------- */
 
-TL_API tl_tensor *tl__view(tl_ctx *, tl_tensor *t, const int64_t *start, const int64_t *shape,
+TL_API tl_tensor *tl_impl_view(tl_ctx *, tl_tensor *t, const int64_t *start, const int64_t *shape,
                            const char *file, int line);
-TL_API tl_tensor *tl__reshape(tl_ctx *, tl_tensor *t, int ndim, const int64_t *shape,
+TL_API tl_tensor *tl_impl_reshape(tl_ctx *, tl_tensor *t, int ndim, const int64_t *shape,
                               const char *file, int line);
 
 /* The block of t starting at start[] with extents shape[] (t's ndim each;
  * either may be NULL for a 0-D t). */
-#define tl_view(tl, t, start, shape) tl__view((tl), (t), (start), (shape), __FILE__, __LINE__)
+#define tl_view(tl, t, start, shape) tl_impl_view((tl), (t), (start), (shape), __FILE__, __LINE__)
 /* The same elements with another shape; t must be contiguous. */
-#define tl_reshape(tl, t, ndim, shape) tl__reshape((tl), (t), (ndim), (shape), __FILE__, __LINE__)
+#define tl_reshape(tl, t, ndim, shape) tl_impl_reshape((tl), (t), (ndim), (shape), __FILE__, __LINE__)
 
 /* ---- memory ----------------------------------------------------------- */
 
-TL_API tl_tensor *tl__alloc(tl_ctx *, tl_space space, tl_dtype dt, int ndim, const int64_t *shape,
+TL_API tl_tensor *tl_impl_alloc(tl_ctx *, tl_space space, tl_dtype dt, int ndim, const int64_t *shape,
                             const char *file, int line);
-TL_API void tl__scratch_scope_begin(tl_ctx *, const char *file, int line);
-TL_API void tl__scratch_scope_end(tl_ctx *, const char *file, int line);
+TL_API void tl_impl_scratch_scope_begin(tl_ctx *, const char *file, int line);
+TL_API void tl_impl_scratch_scope_end(tl_ctx *, const char *file, int line);
 
 /* A new tensor in TL_TCM (persistent) or TL_SCRATCH (current scope);
  * contents undefined. */
 #define tl_alloc(tl, space, dt, ndim, shape) \
-        tl__alloc((tl), (space), (dt), (ndim), (shape), __FILE__, __LINE__)
-#define tl_scratch_scope_begin(tl) tl__scratch_scope_begin((tl), __FILE__, __LINE__)
+        tl_impl_alloc((tl), (space), (dt), (ndim), (shape), __FILE__, __LINE__)
+#define tl_scratch_scope_begin(tl) tl_impl_scratch_scope_begin((tl), __FILE__, __LINE__)
 /* Waits for the scope's outstanding ops, then frees its scratch. */
-#define tl_scratch_scope_end(tl) tl__scratch_scope_end((tl), __FILE__, __LINE__)
+#define tl_scratch_scope_end(tl) tl_impl_scratch_scope_end((tl), __FILE__, __LINE__)
 
 /* ---- data movement (PE_DMA) ------------------------------------------- */
 
-TL_API tl_tensor *tl__load(tl_ctx *, tl_tensor *src, const char *file, int line);
-TL_API void tl__store(tl_ctx *, tl_tensor *dst, tl_tensor *src, const char *file, int line);
-TL_API void tl__copy_to(tl_ctx *, tl_tensor *dst, tl_tensor *src, const char *file, int line);
-TL_API void tl__send(tl_ctx *, int dst_rank, tl_tensor *t, int tag, const char *file, int line);
-TL_API tl_tensor *tl__recv(tl_ctx *, int src_rank, int tag, const char *file, int line);
-TL_API void tl__recv_into(tl_ctx *, tl_tensor *dst, int src_rank, int tag, const char *file,
+TL_API tl_tensor *tl_impl_load(tl_ctx *, tl_tensor *src, const char *file, int line);
+TL_API void tl_impl_store(tl_ctx *, tl_tensor *dst, tl_tensor *src, const char *file, int line);
+TL_API void tl_impl_copy_to(tl_ctx *, tl_tensor *dst, tl_tensor *src, const char *file, int line);
+TL_API void tl_impl_send(tl_ctx *, int dst_rank, tl_tensor *t, int tag, const char *file, int line);
+TL_API tl_tensor *tl_impl_recv(tl_ctx *, int src_rank, int tag, const char *file, int line);
+TL_API void tl_impl_recv_into(tl_ctx *, tl_tensor *dst, int src_rank, int tag, const char *file,
                           int line);
-TL_API void tl__wait_tensor(tl_ctx *, tl_tensor *t, const char *file, int line);
-TL_API void tl__mcast(tl_ctx *, int row0, int col0, int n_rows, int n_cols, tl_tensor *t,
+TL_API void tl_impl_wait_tensor(tl_ctx *, tl_tensor *t, const char *file, int line);
+TL_API void tl_impl_mcast(tl_ctx *, int row0, int col0, int n_rows, int n_cols, tl_tensor *t,
                       int tag, const char *file, int line);
-TL_API void tl__mcast_linked(tl_ctx *, int row0, int col0, int n_rows, int n_cols, tl_tensor *t,
+TL_API void tl_impl_mcast_linked(tl_ctx *, int row0, int col0, int n_rows, int n_cols, tl_tensor *t,
                              int tag, const char *file, int line);
-TL_API int tl__hbm_channel_pe(tl_ctx *, int channel, const char *file, int line);
+TL_API int tl_impl_hbm_channel_pe(tl_ctx *, int channel, const char *file, int line);
 
 /* Lazy: issues the DMA (HBM or TCM -> a new scratch tensor) and returns at
  * once; the data is a future that the first consuming op waits for. */
-#define tl_load(tl, src) tl__load((tl), (src), __FILE__, __LINE__)
+#define tl_load(tl, src) tl_impl_load((tl), (src), __FILE__, __LINE__)
 /* Write src (waited for) to dst (HBM or TCM), rounding to dst's dtype.
  * Asynchronous; the kernel's end waits for every outstanding store. */
-#define tl_store(tl, dst, src) tl__store((tl), (dst), (src), __FILE__, __LINE__)
+#define tl_store(tl, dst, src) tl_impl_store((tl), (dst), (src), __FILE__, __LINE__)
 /* Write src to a persistent TCM or HBM tensor (e.g. running softmax state
  * that must outlive a scratch scope). */
-#define tl_copy_to(tl, dst, src) tl__copy_to((tl), (dst), (src), __FILE__, __LINE__)
+#define tl_copy_to(tl, dst, src) tl_impl_copy_to((tl), (dst), (src), __FILE__, __LINE__)
 /* Fire-and-forget: the bytes travel to dst_rank's inbox (IPCQ). Every
  * message must be taken with tl_recv by the kernel's end: one left in an
  * inbox is a kernel error (exit status 1) naming the first one's send. */
-#define tl_send(tl, dst_rank, t, tag) tl__send((tl), (dst_rank), (t), (tag), __FILE__, __LINE__)
+#define tl_send(tl, dst_rank, t, tag) tl_impl_send((tl), (dst_rank), (t), (tag), __FILE__, __LINE__)
 /* Multicast: t to every PE of this PE's cube in rows [row0, row0 + n_rows)
  * and columns [col0, col0 + n_cols) of its NoC, except the sender. One
  * issue (the send cost) and one read-out by the sender's DMA; the bytes
@@ -245,31 +251,31 @@ TL_API int tl__hbm_channel_pe(tl_ctx *, int channel, const char *file, int line)
  * as if it had been sent with tl_send (and must). In data mode the
  * receivers share one copy of the values until each takes its own. */
 #define tl_mcast(tl, row0, col0, n_rows, n_cols, t, tag) \
-        tl__mcast((tl), (row0), (col0), (n_rows), (n_cols), (t), (tag), __FILE__, __LINE__)
+        tl_impl_mcast((tl), (row0), (col0), (n_rows), (n_cols), (t), (tag), __FILE__, __LINE__)
 /* tl_mcast as one of a chain to the same rectangle (tt-metal's linked
  * multicast: the path stays set up for the next one). The same delivery;
  * the sender pays the machine's pe.dma.mcast_linked_dest_ns per packet and
  * destination instead of pe.dma.mcast_dest_ns. */
 #define tl_mcast_linked(tl, row0, col0, n_rows, n_cols, t, tag)                                \
-        tl__mcast_linked((tl), (row0), (col0), (n_rows), (n_cols), (t), (tag), __FILE__, \
+        tl_impl_mcast_linked((tl), (row0), (col0), (n_rows), (n_cols), (t), (tag), __FILE__, \
                          __LINE__)
 /* The PE (index in the cube) whose router HBM channel `channel` attaches
  * to (cube.hbm.attach), or -1 if the channels line the mesh's edges. A
  * channel serves that PE at cube.hbm.near_efficiency_pct of its rate and
  * every other requester at far_efficiency_pct. Free: no issue cost. */
-#define tl_hbm_channel_pe(tl, channel) tl__hbm_channel_pe((tl), (channel), __FILE__, __LINE__)
+#define tl_hbm_channel_pe(tl, channel) tl_impl_hbm_channel_pe((tl), (channel), __FILE__, __LINE__)
 /* Block until a message from src_rank with tag has drained into this PE's
  * inbox; returns it as a new scratch tensor. Messages of one (src, tag)
  * arrive in send order. */
-#define tl_recv(tl, src_rank, tag) tl__recv((tl), (src_rank), (tag), __FILE__, __LINE__)
+#define tl_recv(tl, src_rank, tag) tl_impl_recv((tl), (src_rank), (tag), __FILE__, __LINE__)
 /* tl_recv into dst (TCM or scratch, the message's dtype and shape) rather
  * than a new scratch tensor: the receiving DMA wrote the bytes there as
  * they drained (a multicast into a receiver's circular buffer page, as
  * tt-metal's receivers take it). No time beyond tl_recv's. */
 #define tl_recv_into(tl, dst, src_rank, tag) \
-        tl__recv_into((tl), (dst), (src_rank), (tag), __FILE__, __LINE__)
+        tl_impl_recv_into((tl), (dst), (src_rank), (tag), __FILE__, __LINE__)
 /* Block until t's data is ready. */
-#define tl_wait_tensor(tl, t) tl__wait_tensor((tl), (t), __FILE__, __LINE__)
+#define tl_wait_tensor(tl, t) tl_impl_wait_tensor((tl), (t), __FILE__, __LINE__)
 
 /* ---- compute ---------------------------------------------------------- */
 
@@ -282,10 +288,10 @@ TL_API int tl__hbm_channel_pe(tl_ctx *, int channel, const char *file, int line)
  *                                  pe.math.cycles_per_element.NAME)
  *     ALIAS(ID, name, KEY, form)   priced by the entries of op KEY
  * ID makes the enumerator TL_ID; form is how the op is called (its arity):
- *     UNARY    tl__math1: x -> f(x), elementwise
- *     BINARY   tl__math2: a, b -> f(a, b), elementwise, broadcasting
- *     REDUCE   tl__math1 (the last axis) or tl__reduce (any axis)
- *     SCALAR   tl__scalar: x, a float -> f(x, s)
+ *     UNARY    tl_impl_math1: x -> f(x), elementwise
+ *     BINARY   tl_impl_math2: a, b -> f(a, b), elementwise, broadcasting
+ *     REDUCE   tl_impl_math1 (the last axis) or tl_impl_reduce (any axis)
+ *     SCALAR   tl_impl_scalar: x, a float -> f(x, s)
  *     TENSOR   a composite epilogue with a tensor operand only
  *     OWN      its own entry point (tl_cast, tl_fill, tl_mask_causal)
  *     NONE     not a MATH op (a MATH-only composite's head; the GEMM)
@@ -337,70 +343,70 @@ typedef enum tl_op { TL_OPS(TL__OP_ENUM, TL__OP_ENUM) } tl_op;
 #undef TL__OP_ENUM
 typedef tl_op tl_math_op;
 
-TL_API tl_tensor *tl__math1(tl_ctx *, tl_math_op op, tl_tensor *x, const char *file, int line);
-TL_API tl_tensor *tl__math2(tl_ctx *, tl_math_op op, tl_tensor *a, tl_tensor *b, const char *file,
+TL_API tl_tensor *tl_impl_math1(tl_ctx *, tl_math_op op, tl_tensor *x, const char *file, int line);
+TL_API tl_tensor *tl_impl_math2(tl_ctx *, tl_math_op op, tl_tensor *a, tl_tensor *b, const char *file,
                             int line);
-TL_API tl_tensor *tl__scale(tl_ctx *, tl_tensor *x, float factor, const char *file, int line);
-TL_API tl_tensor *tl__scalar(tl_ctx *, tl_math_op op, tl_tensor *x, float s, const char *file,
+TL_API tl_tensor *tl_impl_scale(tl_ctx *, tl_tensor *x, float factor, const char *file, int line);
+TL_API tl_tensor *tl_impl_scalar(tl_ctx *, tl_math_op op, tl_tensor *x, float s, const char *file,
                              int line);
-TL_API tl_tensor *tl__where(tl_ctx *, tl_tensor *mask, tl_tensor *a, tl_tensor *b,
+TL_API tl_tensor *tl_impl_where(tl_ctx *, tl_tensor *mask, tl_tensor *a, tl_tensor *b,
                             const char *file, int line);
-TL_API tl_tensor *tl__reduce(tl_ctx *, tl_math_op op, tl_tensor *x, int axis, const char *file,
+TL_API tl_tensor *tl_impl_reduce(tl_ctx *, tl_math_op op, tl_tensor *x, int axis, const char *file,
                              int line);
-TL_API tl_tensor *tl__dot(tl_ctx *, tl_tensor *a, tl_tensor *b, bool trans_b, const char *file,
+TL_API tl_tensor *tl_impl_dot(tl_ctx *, tl_tensor *a, tl_tensor *b, bool trans_b, const char *file,
                           int line);
-TL_API tl_tensor *tl__cast(tl_ctx *, tl_tensor *x, tl_dtype dt, const char *file, int line);
-TL_API tl_tensor *tl__fill(tl_ctx *, tl_dtype dt, int ndim, const int64_t *shape, float value,
+TL_API tl_tensor *tl_impl_cast(tl_ctx *, tl_tensor *x, tl_dtype dt, const char *file, int line);
+TL_API tl_tensor *tl_impl_fill(tl_ctx *, tl_dtype dt, int ndim, const int64_t *shape, float value,
                            const char *file, int line);
-TL_API tl_tensor *tl__mask_causal(tl_ctx *, tl_tensor *x, int64_t offset, const char *file,
+TL_API tl_tensor *tl_impl_mask_causal(tl_ctx *, tl_tensor *x, int64_t offset, const char *file,
                                   int line);
 
-#define tl_exp(tl, x) tl__math1((tl), TL_EXP, (x), __FILE__, __LINE__)
-#define tl_relu(tl, x) tl__math1((tl), TL_RELU, (x), __FILE__, __LINE__)
-#define tl_recip(tl, x) tl__math1((tl), TL_RECIP, (x), __FILE__, __LINE__)
-#define tl_neg(tl, x) tl__math1((tl), TL_NEG, (x), __FILE__, __LINE__)
-#define tl_add(tl, a, b) tl__math2((tl), TL_ADD, (a), (b), __FILE__, __LINE__)
-#define tl_sub(tl, a, b) tl__math2((tl), TL_SUB, (a), (b), __FILE__, __LINE__)
-#define tl_mul(tl, a, b) tl__math2((tl), TL_MUL, (a), (b), __FILE__, __LINE__)
-#define tl_div(tl, a, b) tl__math2((tl), TL_DIV, (a), (b), __FILE__, __LINE__)
-#define tl_max(tl, a, b) tl__math2((tl), TL_MAX, (a), (b), __FILE__, __LINE__)
-#define tl_min(tl, a, b) tl__math2((tl), TL_MIN, (a), (b), __FILE__, __LINE__)
+#define tl_exp(tl, x) tl_impl_math1((tl), TL_EXP, (x), __FILE__, __LINE__)
+#define tl_relu(tl, x) tl_impl_math1((tl), TL_RELU, (x), __FILE__, __LINE__)
+#define tl_recip(tl, x) tl_impl_math1((tl), TL_RECIP, (x), __FILE__, __LINE__)
+#define tl_neg(tl, x) tl_impl_math1((tl), TL_NEG, (x), __FILE__, __LINE__)
+#define tl_add(tl, a, b) tl_impl_math2((tl), TL_ADD, (a), (b), __FILE__, __LINE__)
+#define tl_sub(tl, a, b) tl_impl_math2((tl), TL_SUB, (a), (b), __FILE__, __LINE__)
+#define tl_mul(tl, a, b) tl_impl_math2((tl), TL_MUL, (a), (b), __FILE__, __LINE__)
+#define tl_div(tl, a, b) tl_impl_math2((tl), TL_DIV, (a), (b), __FILE__, __LINE__)
+#define tl_max(tl, a, b) tl_impl_math2((tl), TL_MAX, (a), (b), __FILE__, __LINE__)
+#define tl_min(tl, a, b) tl_impl_math2((tl), TL_MIN, (a), (b), __FILE__, __LINE__)
 /* Row reductions over the last axis, keeping it as extent 1. */
-#define tl_rowmax(tl, x) tl__math1((tl), TL_ROWMAX, (x), __FILE__, __LINE__)
-#define tl_rowsum(tl, x) tl__math1((tl), TL_ROWSUM, (x), __FILE__, __LINE__)
-#define tl_scale(tl, x, factor) tl__scale((tl), (x), (factor), __FILE__, __LINE__)
-#define tl_sqrt(tl, x) tl__math1((tl), TL_SQRT, (x), __FILE__, __LINE__)
-#define tl_rsqrt(tl, x) tl__math1((tl), TL_RSQRT, (x), __FILE__, __LINE__)
-#define tl_log(tl, x) tl__math1((tl), TL_LOG, (x), __FILE__, __LINE__)
-#define tl_tanh(tl, x) tl__math1((tl), TL_TANH, (x), __FILE__, __LINE__)
-#define tl_sin(tl, x) tl__math1((tl), TL_SIN, (x), __FILE__, __LINE__)
-#define tl_cos(tl, x) tl__math1((tl), TL_COS, (x), __FILE__, __LINE__)
-#define tl_erf(tl, x) tl__math1((tl), TL_ERF, (x), __FILE__, __LINE__)
-#define tl_sigmoid(tl, x) tl__math1((tl), TL_SIGMOID, (x), __FILE__, __LINE__)
-#define tl_silu(tl, x) tl__math1((tl), TL_SILU, (x), __FILE__, __LINE__)
+#define tl_rowmax(tl, x) tl_impl_math1((tl), TL_ROWMAX, (x), __FILE__, __LINE__)
+#define tl_rowsum(tl, x) tl_impl_math1((tl), TL_ROWSUM, (x), __FILE__, __LINE__)
+#define tl_scale(tl, x, factor) tl_impl_scale((tl), (x), (factor), __FILE__, __LINE__)
+#define tl_sqrt(tl, x) tl_impl_math1((tl), TL_SQRT, (x), __FILE__, __LINE__)
+#define tl_rsqrt(tl, x) tl_impl_math1((tl), TL_RSQRT, (x), __FILE__, __LINE__)
+#define tl_log(tl, x) tl_impl_math1((tl), TL_LOG, (x), __FILE__, __LINE__)
+#define tl_tanh(tl, x) tl_impl_math1((tl), TL_TANH, (x), __FILE__, __LINE__)
+#define tl_sin(tl, x) tl_impl_math1((tl), TL_SIN, (x), __FILE__, __LINE__)
+#define tl_cos(tl, x) tl_impl_math1((tl), TL_COS, (x), __FILE__, __LINE__)
+#define tl_erf(tl, x) tl_impl_math1((tl), TL_ERF, (x), __FILE__, __LINE__)
+#define tl_sigmoid(tl, x) tl_impl_math1((tl), TL_SIGMOID, (x), __FILE__, __LINE__)
+#define tl_silu(tl, x) tl_impl_math1((tl), TL_SILU, (x), __FILE__, __LINE__)
 /* GELU, exact (erf) form and the tanh approximation. */
-#define tl_gelu(tl, x) tl__math1((tl), TL_GELU, (x), __FILE__, __LINE__)
-#define tl_gelu_tanh(tl, x) tl__math1((tl), TL_GELU_TANH, (x), __FILE__, __LINE__)
+#define tl_gelu(tl, x) tl_impl_math1((tl), TL_GELU, (x), __FILE__, __LINE__)
+#define tl_gelu_tanh(tl, x) tl_impl_math1((tl), TL_GELU_TANH, (x), __FILE__, __LINE__)
 /* x + s and x * s for a scalar s (tl_mul_scalar is tl_scale). */
-#define tl_add_scalar(tl, x, s) tl__scalar((tl), TL_ADD_SCALAR, (x), (s), __FILE__, __LINE__)
-#define tl_mul_scalar(tl, x, s) tl__scalar((tl), TL_SCALE, (x), (s), __FILE__, __LINE__)
+#define tl_add_scalar(tl, x, s) tl_impl_scalar((tl), TL_ADD_SCALAR, (x), (s), __FILE__, __LINE__)
+#define tl_mul_scalar(tl, x, s) tl_impl_scalar((tl), TL_SCALE, (x), (s), __FILE__, __LINE__)
 /* Elementwise select: mask != 0 ? a : b; the three broadcast together
  * (e.g. a [M, 1] mask against [M, N] operands). */
-#define tl_where(tl, mask, a, b) tl__where((tl), (mask), (a), (b), __FILE__, __LINE__)
+#define tl_where(tl, mask, a, b) tl_impl_where((tl), (mask), (a), (b), __FILE__, __LINE__)
 /* Reductions along axis (negative counts from the end), which is kept as
  * extent 1: [M, N] along 0 -> [1, N]. tl_rowmax(x) is tl_amax(x, -1). */
-#define tl_sum(tl, x, axis) tl__reduce((tl), TL_SUM, (x), (axis), __FILE__, __LINE__)
-#define tl_amax(tl, x, axis) tl__reduce((tl), TL_AMAX, (x), (axis), __FILE__, __LINE__)
-#define tl_mean(tl, x, axis) tl__reduce((tl), TL_MEAN, (x), (axis), __FILE__, __LINE__)
+#define tl_sum(tl, x, axis) tl_impl_reduce((tl), TL_SUM, (x), (axis), __FILE__, __LINE__)
+#define tl_amax(tl, x, axis) tl_impl_reduce((tl), TL_AMAX, (x), (axis), __FILE__, __LINE__)
+#define tl_mean(tl, x, axis) tl_impl_reduce((tl), TL_MEAN, (x), (axis), __FILE__, __LINE__)
 /* [M, K] x [K, N] -> [M, N] fp32 accumulate; with trans_b, b is [N, K]. */
-#define tl_dot(tl, a, b, trans_b) tl__dot((tl), (a), (b), (trans_b), __FILE__, __LINE__)
+#define tl_dot(tl, a, b, trans_b) tl_impl_dot((tl), (a), (b), (trans_b), __FILE__, __LINE__)
 /* x rounded to dt (values become representable in dt; storage stays fp32 math). */
-#define tl_cast(tl, x, dt) tl__cast((tl), (x), (dt), __FILE__, __LINE__)
+#define tl_cast(tl, x, dt) tl_impl_cast((tl), (x), (dt), __FILE__, __LINE__)
 /* A new tensor with every element value (e.g. -INFINITY, 0). */
 #define tl_fill(tl, dt, ndim, shape, value) \
-        tl__fill((tl), (dt), (ndim), (shape), (value), __FILE__, __LINE__)
+        tl_impl_fill((tl), (dt), (ndim), (shape), (value), __FILE__, __LINE__)
 /* x with element (i, j) of its last two axes set to -inf where j > i + offset. */
-#define tl_mask_causal(tl, x, offset) tl__mask_causal((tl), (x), (offset), __FILE__, __LINE__)
+#define tl_mask_causal(tl, x, offset) tl_impl_mask_causal((tl), (x), (offset), __FILE__, __LINE__)
 
 /* ---- composite ops ------------------------------------------------------
  *
@@ -464,19 +470,19 @@ typedef struct tl_handle {
         void *p;                     /* runtime's record of the composite */
 } tl_handle;
 
-TL_API tl_handle tl__composite(tl_ctx *, const tl_composite_desc *d, const char *file, int line);
-TL_API void tl__wait(tl_ctx *, tl_handle h, const char *file, int line);
-TL_API tl_handle tl__softmax_merge(tl_ctx *, tl_tensor *s, tl_tensor *v, tl_tensor *m, tl_tensor *l,
+TL_API tl_handle tl_impl_composite(tl_ctx *, const tl_composite_desc *d, const char *file, int line);
+TL_API void tl_impl_wait(tl_ctx *, tl_handle h, const char *file, int line);
+TL_API tl_handle tl_impl_softmax_merge(tl_ctx *, tl_tensor *s, tl_tensor *v, tl_tensor *m, tl_tensor *l,
                                    tl_tensor *o, const char *file, int line);
-TL_API void tl__set_pinned(tl_tensor *t, bool pinned, const char *file, int line);
+TL_API void tl_impl_set_pinned(tl_tensor *t, bool pinned, const char *file, int line);
 
 /* Variadic so that a compound literal with commas can be passed as is:
  * tl_composite(tl, &(tl_composite_desc){ .op = TL_GEMM, ... }). */
-#define tl_composite(tl, ...) tl__composite((tl), (__VA_ARGS__), __FILE__, __LINE__)
-#define tl_wait(tl, h) tl__wait((tl), (h), __FILE__, __LINE__)
+#define tl_composite(tl, ...) tl_impl_composite((tl), (__VA_ARGS__), __FILE__, __LINE__)
+#define tl_wait(tl, h) tl_impl_wait((tl), (h), __FILE__, __LINE__)
 /* Whether a TCM or scratch tensor is consumed in place by composites (no
  * DMA); HBM tensors never are. Free: no issue cost. */
-#define tl_set_pinned(t, pinned) tl__set_pinned((t), (pinned), __FILE__, __LINE__)
+#define tl_set_pinned(t, pinned) tl_impl_set_pinned((t), (pinned), __FILE__, __LINE__)
 /* The softmax_merge recipe: merge score tile s [M, N] into the running
  * state m, l [M, 1] and o [M, D] (persistent TCM, updated in place):
  *   m' = max(m, rowmax(s)); p = exp(s - m'); alpha = exp(m - m');
@@ -484,7 +490,7 @@ TL_API void tl__set_pinned(tl_tensor *t, bool pinned, const char *file, int line
  * v [N, D] is streamed from HBM in the GEMM's tile loop; p is recipe
  * scratch, used in place by the GEMM. One composite issue. */
 #define tl_softmax_merge(tl, s, v, m, l, o) \
-        tl__softmax_merge((tl), (s), (v), (m), (l), (o), __FILE__, __LINE__)
+        tl_impl_softmax_merge((tl), (s), (v), (m), (l), (o), __FILE__, __LINE__)
 
 /* ---- kernel threads and circular buffers ------------------------------ */
 
@@ -506,10 +512,10 @@ TL_API void tl__set_pinned(tl_tensor *t, bool pinned, const char *file, int line
 #define TL_MAX_THREADS 8
 #define TL_THREAD_ARG_BYTES 256
 typedef void (*tl_thread_fn)(tl_ctx *tl, void *arg);
-TL_API void tl__thread_start(tl_ctx *, tl_thread_fn fn, const void *arg, size_t arg_size,
+TL_API void tl_impl_thread_start(tl_ctx *, tl_thread_fn fn, const void *arg, size_t arg_size,
                              const char *file, int line);
 #define tl_thread_start(tl, fn, arg, arg_size) \
-        tl__thread_start((tl), (fn), (arg), (arg_size), __FILE__, __LINE__)
+        tl_impl_thread_start((tl), (fn), (arg), (arg_size), __FILE__, __LINE__)
 
 /* The NoC (0 .. tl_machine.nocs - 1) this thread's later transfers move
  * on (loads, stores, copies, sends, multicasts; a message drains at its
@@ -518,8 +524,8 @@ TL_API void tl__thread_start(tl_ctx *, tl_thread_fn fn, const void *arg, size_t 
  * NoC its own data path at one NoC's rate, so two threads on two NoCs move
  * data side by side; elsewhere there is one NoC. Thread i starts on NoC
  * i % nocs. Free: no issue cost. */
-TL_API void tl__set_noc(tl_ctx *, int noc, const char *file, int line);
-#define tl_set_noc(tl, noc) tl__set_noc((tl), (noc), __FILE__, __LINE__)
+TL_API void tl_impl_set_noc(tl_ctx *, int noc, const char *file, int line);
+#define tl_set_noc(tl, noc) tl_impl_set_noc((tl), (noc), __FILE__, __LINE__)
 
 /* A circular buffer in TCM: n_pages pages of one shape and dtype, handed
  * from the PE's producing thread to its consuming one in order, as
@@ -538,25 +544,25 @@ TL_API void tl__set_noc(tl_ctx *, int noc, const char *file, int line);
  * wait that nothing can end (no thread pushes or pops) is reported as a
  * deadlock naming the buffer and the waiting line. */
 typedef struct tl_cb tl_cb;
-TL_API tl_cb *tl__cb_make(tl_ctx *, const char *name, tl_dtype dt, int ndim,
+TL_API tl_cb *tl_impl_cb_make(tl_ctx *, const char *name, tl_dtype dt, int ndim,
                           const int64_t *page_shape, int n_pages, const char *file, int line);
-TL_API tl_tensor *tl__cb_reserve_back(tl_ctx *, tl_cb *cb, const char *file, int line);
-TL_API void tl__cb_push_back(tl_ctx *, tl_cb *cb, const char *file, int line);
-TL_API tl_tensor *tl__cb_wait_front(tl_ctx *, tl_cb *cb, const char *file, int line);
-TL_API void tl__cb_pop_front(tl_ctx *, tl_cb *cb, const char *file, int line);
+TL_API tl_tensor *tl_impl_cb_reserve_back(tl_ctx *, tl_cb *cb, const char *file, int line);
+TL_API void tl_impl_cb_push_back(tl_ctx *, tl_cb *cb, const char *file, int line);
+TL_API tl_tensor *tl_impl_cb_wait_front(tl_ctx *, tl_cb *cb, const char *file, int line);
+TL_API void tl_impl_cb_pop_front(tl_ctx *, tl_cb *cb, const char *file, int line);
 /* A buffer named name (kept; messages use it) of n_pages (1 ..
  * TL_CB_MAX_PAGES) pages of page_shape. */
 #define TL_CB_MAX_PAGES 16
 #define tl_cb_make(tl, name, dt, ndim, page_shape, n_pages) \
-        tl__cb_make((tl), (name), (dt), (ndim), (page_shape), (n_pages), __FILE__, __LINE__)
+        tl_impl_cb_make((tl), (name), (dt), (ndim), (page_shape), (n_pages), __FILE__, __LINE__)
 /* Wait for a free page at the back; returns it (to write). */
-#define tl_cb_reserve_back(tl, cb) tl__cb_reserve_back((tl), (cb), __FILE__, __LINE__)
+#define tl_cb_reserve_back(tl, cb) tl_impl_cb_reserve_back((tl), (cb), __FILE__, __LINE__)
 /* Hand the reserved page to the consumer. */
-#define tl_cb_push_back(tl, cb) tl__cb_push_back((tl), (cb), __FILE__, __LINE__)
+#define tl_cb_push_back(tl, cb) tl_impl_cb_push_back((tl), (cb), __FILE__, __LINE__)
 /* Wait for a pushed page at the front; returns it (to read). */
-#define tl_cb_wait_front(tl, cb) tl__cb_wait_front((tl), (cb), __FILE__, __LINE__)
+#define tl_cb_wait_front(tl, cb) tl_impl_cb_wait_front((tl), (cb), __FILE__, __LINE__)
 /* Wait for this thread's outstanding ops, then free the front page. */
-#define tl_cb_pop_front(tl, cb) tl__cb_pop_front((tl), (cb), __FILE__, __LINE__)
+#define tl_cb_pop_front(tl, cb) tl_impl_cb_pop_front((tl), (cb), __FILE__, __LINE__)
 
 /* Semaphores: TL_MAX_SEMS counters per PE, numbered 0 .. TL_MAX_SEMS - 1,
  * the same numbers on every PE, each starting at 0 (tt-metal's
@@ -578,12 +584,12 @@ TL_API void tl__cb_pop_front(tl_ctx *, tl_cb *cb, const char *file, int line);
  * that no increment can end is reported as a deadlock naming the
  * semaphore, its value and the waiting line. */
 #define TL_MAX_SEMS 8
-TL_API void tl__sem_inc(tl_ctx *, int rank, int sem, int n, const char *file, int line);
-TL_API void tl__sem_wait(tl_ctx *, int sem, int value, const char *file, int line);
-TL_API void tl__sem_set(tl_ctx *, int sem, int value, const char *file, int line);
-#define tl_sem_inc(tl, rank, sem, n) tl__sem_inc((tl), (rank), (sem), (n), __FILE__, __LINE__)
-#define tl_sem_wait(tl, sem, value) tl__sem_wait((tl), (sem), (value), __FILE__, __LINE__)
-#define tl_sem_set(tl, sem, value) tl__sem_set((tl), (sem), (value), __FILE__, __LINE__)
+TL_API void tl_impl_sem_inc(tl_ctx *, int rank, int sem, int n, const char *file, int line);
+TL_API void tl_impl_sem_wait(tl_ctx *, int sem, int value, const char *file, int line);
+TL_API void tl_impl_sem_set(tl_ctx *, int sem, int value, const char *file, int line);
+#define tl_sem_inc(tl, rank, sem, n) tl_impl_sem_inc((tl), (rank), (sem), (n), __FILE__, __LINE__)
+#define tl_sem_wait(tl, sem, value) tl_impl_sem_wait((tl), (sem), (value), __FILE__, __LINE__)
+#define tl_sem_set(tl, sem, value) tl_impl_sem_set((tl), (sem), (value), __FILE__, __LINE__)
 
 /* ---- kernels and their parameters --------------------------------------- */
 
@@ -625,10 +631,10 @@ typedef enum tl_io { TL_INPUT, TL_OUTPUT, TL_TEMP } tl_io;
  * letters, digits, '_', '-' or '.', not starting with '.' or '-', and
  * unique in the launch; any other name is rejected (exit status 2) at the
  * caller's file:line. */
-TL_API tl_tensor *tl__setup_tensor(tl_setup *, const char *name, tl_io io, tl_dtype dt, int ndim,
+TL_API tl_tensor *tl_impl_setup_tensor(tl_setup *, const char *name, tl_io io, tl_dtype dt, int ndim,
                                    const int64_t *shape, const char *file, int line);
 #define tl_setup_tensor(s, name, io, dt, ndim, ...) \
-        tl__setup_tensor((s), (name), (io), (dt), (ndim), (__VA_ARGS__), __FILE__, __LINE__)
+        tl_impl_setup_tensor((s), (name), (io), (dt), (ndim), (__VA_ARGS__), __FILE__, __LINE__)
 
 /* Where an HBM tensor lives: its home in the cubes' HBM stacks. A PE that
  * reads or writes a part of it held by another cube pays the route from
@@ -649,15 +655,15 @@ typedef enum tl_home {
  * call's line. In data mode each cube's copy of a replicated tensor is its
  * own (docs/adr/0017): a PE reading what another cube wrote to that
  * cube's copy is a kernel error naming both lines. */
-TL_API void tl__setup_replicate(tl_setup *, tl_tensor *t, const char *file, int line);
-TL_API void tl__setup_shard(tl_setup *, tl_tensor *t, int axis, int64_t block, const char *file,
+TL_API void tl_impl_setup_replicate(tl_setup *, tl_tensor *t, const char *file, int line);
+TL_API void tl_impl_setup_shard(tl_setup *, tl_tensor *t, int axis, int64_t block, const char *file,
                             int line);
-TL_API void tl__setup_interleave(tl_setup *, tl_tensor *t, const char *file, int line);
-TL_API void tl__setup_hbm_channel(tl_setup *, tl_tensor *t, int channel, const char *file,
+TL_API void tl_impl_setup_interleave(tl_setup *, tl_tensor *t, const char *file, int line);
+TL_API void tl_impl_setup_hbm_channel(tl_setup *, tl_tensor *t, int channel, const char *file,
                                   int line);
 /* A copy in every cube's HBM, each counted against that cube's capacity
  * (the default). */
-#define tl_setup_replicate(s, t) tl__setup_replicate((s), (t), __FILE__, __LINE__)
+#define tl_setup_replicate(s, t) tl_impl_setup_replicate((s), (t), __FILE__, __LINE__)
 /* Split t along axis over the C cubes. block 0: cube c holds indices
  * [c * E / C, (c + 1) * E / C) (rounded down) of the axis of extent E,
  * for every index of the other axes. block > 0: block-cyclic over the
@@ -665,10 +671,10 @@ TL_API void tl__setup_hbm_channel(tl_setup *, tl_tensor *t, int channel, const c
  * (i_0, .., i_axis), is on cube (r / block) mod C; block x C must fit in
  * 64 bits. */
 #define tl_setup_shard(s, t, axis, block) \
-        tl__setup_shard((s), (t), (axis), (block), __FILE__, __LINE__)
+        tl_impl_setup_shard((s), (t), (axis), (block), __FILE__, __LINE__)
 /* Page by page (cube.hbm.page_kib) round every cube: page p of t is on
  * cube p mod C, spread there over the cube's channels. */
-#define tl_setup_interleave(s, t) tl__setup_interleave((s), (t), __FILE__, __LINE__)
+#define tl_setup_interleave(s, t) tl_impl_setup_interleave((s), (t), __FILE__, __LINE__)
 /* Hold t, in each cube that holds it, in HBM channel `channel` (0 ..
  * cube.hbm.channels - 1) instead of interleaving it over the channels: a
  * single-bank buffer, as tt-metal's DRAM tests read. Independent of the
@@ -676,7 +682,7 @@ TL_API void tl__setup_hbm_channel(tl_setup *, tl_tensor *t, int channel, const c
  * range, or a tensor of tl_setup_tensor_sharded, the setup fails, exit
  * status 2, naming the call's line). */
 #define tl_setup_hbm_channel(s, t, channel) \
-        tl__setup_hbm_channel((s), (t), (channel), __FILE__, __LINE__)
+        tl_impl_setup_hbm_channel((s), (t), (channel), __FILE__, __LINE__)
 
 /* The GEMM engine's math fidelity for this launch, in passes per op
  * (LoFi 1, HiFi2 2, HiFi3 3, HiFi4 4); without it, the topology's
@@ -694,11 +700,11 @@ TL_API tl_machine tl_setup_machine(tl_setup *);
  * the first PE that touches it, and another PE's touch is a kernel error
  * (docs/adr/0017). The parts are not charged to the PEs' TCM, nor to HBM.
  * Files as for tl_setup_tensor. */
-TL_API tl_tensor *tl__setup_tensor_sharded(tl_setup *, const char *name, tl_io io, tl_dtype dt,
+TL_API tl_tensor *tl_impl_setup_tensor_sharded(tl_setup *, const char *name, tl_io io, tl_dtype dt,
                                            int ndim, const int64_t *shape, const char *file,
                                            int line);
 #define tl_setup_tensor_sharded(s, name, io, dt, ndim, ...)                               \
-        tl__setup_tensor_sharded((s), (name), (io), (dt), (ndim), (__VA_ARGS__), __FILE__, \
+        tl_impl_setup_tensor_sharded((s), (name), (io), (dt), (ndim), (__VA_ARGS__), __FILE__, \
                                  __LINE__)
 /* The machine's default compute grid (cube.compute_cols / compute_rows,
  * else the whole NoC): axis 0 its columns, axis 1 its rows. */
@@ -751,6 +757,63 @@ struct tl_kernel {
  * it visible when the library is built with -fvisibility=hidden):
  *     TL_API const struct tl_kernel *const cubesim_kernels[] = { &mine, NULL };  */
 #define TL_KERNELS_SYMBOL "cubesim_kernels"
+
+/* Earlier names of the exported entry points (kernels that called them
+ * directly compile unchanged). */
+#define tl__alloc tl_impl_alloc
+#define tl__cast tl_impl_cast
+#define tl__cb_make tl_impl_cb_make
+#define tl__cb_pop_front tl_impl_cb_pop_front
+#define tl__cb_push_back tl_impl_cb_push_back
+#define tl__cb_reserve_back tl_impl_cb_reserve_back
+#define tl__cb_wait_front tl_impl_cb_wait_front
+#define tl__composite tl_impl_composite
+#define tl__copy_to tl_impl_copy_to
+#define tl__dim tl_impl_dim
+#define tl__dot tl_impl_dot
+#define tl__dtype_of tl_impl_dtype_of
+#define tl__fill tl_impl_fill
+#define tl__hbm_channel_pe tl_impl_hbm_channel_pe
+#define tl__load tl_impl_load
+#define tl__mask_causal tl_impl_mask_causal
+#define tl__math1 tl_impl_math1
+#define tl__math2 tl_impl_math2
+#define tl__mcast tl_impl_mcast
+#define tl__mcast_linked tl_impl_mcast_linked
+#define tl__mesh_dim tl_impl_mesh_dim
+#define tl__ndim tl_impl_ndim
+#define tl__num_programs tl_impl_num_programs
+#define tl__numel tl_impl_numel
+#define tl__program_id tl_impl_program_id
+#define tl__rank tl_impl_rank
+#define tl__recv tl_impl_recv
+#define tl__recv_into tl_impl_recv_into
+#define tl__reduce tl_impl_reduce
+#define tl__reshape tl_impl_reshape
+#define tl__scalar tl_impl_scalar
+#define tl__scale tl_impl_scale
+#define tl__scratch_scope_begin tl_impl_scratch_scope_begin
+#define tl__scratch_scope_end tl_impl_scratch_scope_end
+#define tl__sem_inc tl_impl_sem_inc
+#define tl__sem_set tl_impl_sem_set
+#define tl__sem_wait tl_impl_sem_wait
+#define tl__send tl_impl_send
+#define tl__set_noc tl_impl_set_noc
+#define tl__set_pinned tl_impl_set_pinned
+#define tl__setup_hbm_channel tl_impl_setup_hbm_channel
+#define tl__setup_interleave tl_impl_setup_interleave
+#define tl__setup_replicate tl_impl_setup_replicate
+#define tl__setup_shard tl_impl_setup_shard
+#define tl__setup_tensor tl_impl_setup_tensor
+#define tl__setup_tensor_sharded tl_impl_setup_tensor_sharded
+#define tl__softmax_merge tl_impl_softmax_merge
+#define tl__space_of tl_impl_space_of
+#define tl__store tl_impl_store
+#define tl__thread_start tl_impl_thread_start
+#define tl__view tl_impl_view
+#define tl__wait tl_impl_wait
+#define tl__wait_tensor tl_impl_wait_tensor
+#define tl__where tl_impl_where
 
 #ifdef __cplusplus
 }

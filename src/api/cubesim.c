@@ -628,16 +628,22 @@ int cubesim_bench(const char *name, const char *const *sets, size_t n_sets, cons
 
 /* ---- serving ---- */
 
+/* The fields cubesim_serve_opts and serve_opts share, by name and type:
+ * copied as they are both ways. The others are words the library turns
+ * into serve's enums and distributions, or flags. */
+#define SERVE_SHARED_FIELDS(X)                                                            \
+        X(model) X(topo_path) X(sets) X(n_sets) X(tp) X(dp) X(qps) X(trace_path)         \
+        X(requests) X(duration_s) X(max_batch) X(max_batch_tokens) X(chunk_tokens)       \
+        X(kv_block) X(slo_ttft_ms) X(slo_tpot_ms) X(seed) X(out_dir)
+#define COPY_TO_API(f) o->f = so.f;
+#define COPY_FROM_API(f) so.f = o->f;
+
 void cubesim_serve_opts_init(struct cubesim_serve_opts *o)
 {
         struct serve_opts so;
         serve_opts_init(&so);
-        *o = (struct cubesim_serve_opts){
-                .tp = so.tp, .dp = so.dp, .precision = so.precision, .requests = so.requests,
-                .max_batch = so.max_batch, .max_batch_tokens = so.max_batch_tokens,
-                .chunk_tokens = so.chunk_tokens, .kv_block = so.kv_block, .seed = so.seed,
-                .figures = 1,
-        };
+        *o = (struct cubesim_serve_opts){ .precision = so.precision, .figures = 1 };
+        SERVE_SHARED_FIELDS(COPY_TO_API)
 }
 
 int cubesim_serve(const struct cubesim_serve_opts *o, char **json_out)
@@ -647,26 +653,10 @@ int cubesim_serve(const struct cubesim_serve_opts *o, char **json_out)
         *json_out = NULL;
         struct serve_opts so;
         serve_opts_init(&so);
-        so.model = o->model;
-        so.topo_path = o->topo_path;
-        so.sets = o->sets;
-        so.n_sets = o->n_sets;
-        so.tp = o->tp;
-        so.dp = o->dp;
-        so.precision = o->precision ? o->precision : "bf16";
-        so.qps = o->qps;
-        so.trace_path = o->trace_path;
-        so.requests = o->requests;
-        so.duration_s = o->duration_s;
-        so.max_batch = o->max_batch;
-        so.max_batch_tokens = o->max_batch_tokens;
-        so.chunk_tokens = o->chunk_tokens;
-        so.kv_block = o->kv_block;
-        so.slo_ttft_ms = o->slo_ttft_ms;
-        so.slo_tpot_ms = o->slo_tpot_ms;
-        so.seed = o->seed;
+        SERVE_SHARED_FIELDS(COPY_FROM_API)
+        if (o->precision)
+                so.precision = o->precision;
         so.find_capacity = o->find_capacity != 0;
-        so.out_dir = o->out_dir;
         so.figures = o->figures != 0;
         if (o->prompt_len)
                 serve_dist_parse("--prompt-len", o->prompt_len, &so.prompt, &d);

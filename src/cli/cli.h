@@ -118,6 +118,14 @@ void cli_opt_jobs(void *ctx, const struct cli_opt *o, char *v, struct diag *d);
 /* apply for --seed: the uint64_t at o->field in ctx, any non-negative
  * integer ("--seed X: expected a non-negative integer"). */
 void cli_opt_u64(void *ctx, const struct cli_opt *o, char *v, struct diag *d);
+/* The --set key=value arguments of a command, in order. */
+struct cli_sets {
+        const char *v[256];          /* the arguments (argv's strings) */
+        size_t n;                    /* entries of v */
+};
+/* apply for --set: v appended to the struct cli_sets at o->field in ctx
+ * ("too many --set (at most 256)"). */
+void cli_opt_set(void *ctx, const struct cli_opt *o, char *v, struct diag *d);
 /* apply for a flag: the bool at o->field in ctx becomes true. */
 void cli_opt_true(void *ctx, const struct cli_opt *o, char *v, struct diag *d);
 /* The entry of tab (n entries) named a, or NULL. */

@@ -148,28 +148,26 @@ static struct row *add_row(struct rows *rs, const char *name)
         return r;
 }
 
-static void add_num(struct rows *rs, const char *name, json_t *a, json_t *b)
+/* A row for name when a or b is a number (text: a string); the side
+ * without one counts as 0 ("-"). */
+static void add_cell(struct rows *rs, const char *name, json_t *a, json_t *b, bool text)
 {
-        if (!json_is_number(a) && !json_is_number(b))
+        bool has_a = text ? json_is_string(a) : json_is_number(a);
+        bool has_b = text ? json_is_string(b) : json_is_number(b);
+        if (!has_a && !has_b)
                 return;
         struct row *r = add_row(rs, name);
         if (!r)
                 return;
-        r->a = json_is_number(a) ? json_number_value(a) : 0;
-        r->b = json_is_number(b) ? json_number_value(b) : 0;
-        r->change = change_of(r->a, r->b);
-}
-
-static void add_text(struct rows *rs, const char *name, json_t *a, json_t *b)
-{
-        if (!json_is_string(a) && !json_is_string(b))
-                return;
-        struct row *r = add_row(rs, name);
-        if (!r)
-                return;
-        snprintf(r->text_a, sizeof r->text_a, "%s", json_is_string(a) ? json_string_value(a) : "-");
-        snprintf(r->text_b, sizeof r->text_b, "%s", json_is_string(b) ? json_string_value(b) : "-");
-        r->change = strcmp(r->text_a, r->text_b) ? HUGE_VAL : 0;
+        if (text) {
+                snprintf(r->text_a, sizeof r->text_a, "%s", has_a ? json_string_value(a) : "-");
+                snprintf(r->text_b, sizeof r->text_b, "%s", has_b ? json_string_value(b) : "-");
+                r->change = strcmp(r->text_a, r->text_b) ? HUGE_VAL : 0;
+        } else {
+                r->a = has_a ? json_number_value(a) : 0;
+                r->b = has_b ? json_number_value(b) : 0;
+                r->change = change_of(r->a, r->b);
+        }
 }
 
 /* Every key of object key in a or b, each a row "PREFIX.KEY" (scaled by
@@ -193,11 +191,11 @@ static void add_map(struct rows *rs, const char *prefix, json_t *ma, json_t *mb,
                                 json_t *sb = json_is_number(b)
                                                      ? json_real(json_number_value(b) / scale_b)
                                                      : NULL;
-                                add_num(rs, name, sa, sb);
+                                add_cell(rs, name, sa, sb, false);
                                 json_decref(sa);
                                 json_decref(sb);
                         } else {
-                                add_num(rs, name, a, b);
+                                add_cell(rs, name, a, b, false);
                         }
                 }
         }
@@ -213,9 +211,9 @@ static void run_rows(json_t *a, json_t *b, struct rows *rs)
         static const char *const maps[] = { "utilisation", "link_bytes", "energy_by_class_j",
                                             "bounds", NULL };
         for (const char *const *k = texts; *k; k++)
-                add_text(rs, *k, json_object_get(a, *k), json_object_get(b, *k));
+                add_cell(rs, *k, json_object_get(a, *k), json_object_get(b, *k), true);
         for (const char *const *k = nums; *k; k++)
-                add_num(rs, *k, json_object_get(a, *k), json_object_get(b, *k));
+                add_cell(rs, *k, json_object_get(a, *k), json_object_get(b, *k), false);
         for (const char *const *k = maps; *k; k++)
                 add_map(rs, *k, json_object_get(a, *k), json_object_get(b, *k), 0, 0);
         json_t *ca = json_object_get(json_object_get(a, "critical_path"), "by_class");
@@ -281,7 +279,8 @@ static void pair_row(struct rows *rs, const char *lab, json_t *ta, json_t *tb)
                 return;
         }
         size_t before = rs->n;
-        add_num(rs, lab, json_object_get(ta, "kernel_ps"), json_object_get(tb, "kernel_ps"));
+        add_cell(rs, lab, json_object_get(ta, "kernel_ps"), json_object_get(tb, "kernel_ps"),
+                 false);
         if (rs->n == before)
                 return;
         rs->r[rs->n - 1].extra = json_pack(

@@ -6,6 +6,7 @@
 
 #include "base/diag.h"
 #include "base/params.h"
+#include "base/util.h"
 #include "cli/cli.h"
 
 /* An option's help starts at this column. */
@@ -106,6 +107,15 @@ void cli_opts_help(FILE *out, const char *lead, int width, int indent,
         fputs("\nOptions:\n", out);
         cli_opts_list(out, tab, n);
         fputs(tail, out);
+}
+
+void cli_opt_set(void *ctx, const struct cli_opt *o, char *v, struct diag *d)
+{
+        struct cli_sets *s = (struct cli_sets *)((char *)ctx + o->field);
+        if (s->n == ARRAY_LEN(s->v))
+                diag_error(d, "too many --set (at most %zu)", ARRAY_LEN(s->v));
+        else
+                s->v[s->n++] = v;
 }
 
 void cli_opt_true(void *ctx, const struct cli_opt *o, char *v, struct diag *d)

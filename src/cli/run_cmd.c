@@ -32,8 +32,7 @@ static const char tail[] =
 struct run_args {
         struct cubesim_run_opts ro;  /* the run's options */
         const char *topo_path;       /* --topo FILE or NULL */
-        char *sets[256];             /* --set key=value, in order */
-        int n_sets;                  /* entries of sets */
+        struct cli_sets sets;        /* --set key=value */
         int json;                    /* --json */
 };
 
@@ -103,17 +102,6 @@ static void set_progress(void *c, const struct cli_opt *o, char *v, struct diag 
         ((struct run_args *)c)->ro.progress = o->name[2] == 'p';
 }
 
-static void add_set(void *c, const struct cli_opt *o, char *v, struct diag *d)
-{
-        (void)o;
-        struct run_args *r = c;
-        if (r->n_sets == 256) {
-                diag_error(d, "too many --set (at most 256)");
-                return;
-        }
-        r->sets[r->n_sets++] = v;
-}
-
 static void set_mode(void *c, const struct cli_opt *o, char *v, struct diag *d)
 {
         (void)o;
@@ -167,7 +155,7 @@ static const struct cli_opt run_opts[] = {
           "topology parameter by its dotted YAML path, e.g.\n"
           "--set pe.dma.bw_gbps=128; issue_cost.OP_ns=N is short for\n"
           "pe.cpu.issue_cost_ns.OP=N (repeatable)",
-          add_set, 0 },
+          cli_opt_set, offsetof(struct run_args, sets) },
         { "--mode", "MODE", "oplog|data", 0,
           "oplog (default): timing only; data: real numbers, fp32\n"
           "compute, bf16/fp16 rounding on store",
@@ -282,7 +270,7 @@ static void usage(FILE *out)
 int cli_run(int argc, char **argv)
 {
         const char *kernel = NULL;
-        struct run_args args = { .n_sets = 0 };
+        struct run_args args = { .sets.n = 0 };
         struct cubesim_run_opts *ro = &args.ro;
         cubesim_run_opts_init(ro);
         ro->progress = isatty(STDERR_FILENO);
@@ -317,7 +305,7 @@ int cli_run(int argc, char **argv)
         if (args.topo_path && cubesim_machine_load(args.topo_path, &m) != CUBESIM_OK)
                 return print_run(CLI_BAD_INPUT, NULL, args.json, false);
         cubesim_result *res = NULL;
-        rc = cubesim_run(kernel, m, (const char *const *)args.sets, (size_t)args.n_sets, ro, &res);
+        rc = cubesim_run(kernel, m, args.sets.v, args.sets.n, ro, &res);
         print_run(rc, res, args.json, on_stdout != NULL);
         cubesim_result_free(res);
         cubesim_machine_free(m);

@@ -33,8 +33,7 @@ static const char tail[] =
 /* What the options of cubesim serve set. */
 struct serve_args {
         struct serve_opts so;        /* the run's options */
-        const char *sets[256];       /* --set key=value, in order */
-        size_t n_sets;               /* entries of sets */
+        struct cli_sets sets;        /* --set key=value */
         const char *prompt, *output; /* --prompt-len, --output-len as given */
         const char *policy, *router; /* --policy, --router as given */
         bool json;                   /* --json */
@@ -74,16 +73,6 @@ static void set_pos(void *c, const struct cli_opt *o, char *v, struct diag *d)
                 *FIELD(c, o, double) = x;
 }
 
-static void add_set(void *c, const struct cli_opt *o, char *v, struct diag *d)
-{
-        (void)o;
-        struct serve_args *a = c;
-        if (a->n_sets == ARRAY_LEN(a->sets))
-                diag_error(d, "too many --set (at most 256)");
-        else
-                a->sets[a->n_sets++] = v;
-}
-
 /* The options of cubesim serve, in the order of its help. */
 static const struct cli_opt serve_options[] = {
         { "--model", "M", NULL, 0,
@@ -92,7 +81,7 @@ static const struct cli_opt serve_options[] = {
         { "--topo", "FILE", NULL, 0, "the machine of one replica (default: the built-in one)",
           cli_opt_text, SO(topo_path) },
         { "--set", "k=v", NULL, CLI_OPT_REPEAT, "change a topology parameter of the machine",
-          add_set, 0 },
+          cli_opt_set, offsetof(struct serve_args, sets) },
         { "--tp", "N", NULL, 0, "tensor-parallel ranks of a replica (default 1)", set_int,
           SO(tp) },
         { "--dp", "R", NULL, 0, "replicas of the machine behind the router (default 1)",
@@ -161,8 +150,8 @@ static void check(struct serve_args *a, struct diag *d)
 {
         struct serve_opts *so = &a->so;
         bool bad_options = d->n_errors > 0; /* a --qps refused is no missing --qps */
-        so->sets = a->sets;
-        so->n_sets = a->n_sets;
+        so->sets = a->sets.v;
+        so->n_sets = a->sets.n;
         so->figures = !a->no_figures;
         if (a->prompt)
                 serve_dist_parse("--prompt-len", a->prompt, &so->prompt, d);

@@ -139,12 +139,7 @@ __asm__(
         ".hidden coro__switch\n"
         ".type coro__switch, @function\n"
         "coro__switch:\n"
-        "        pushq   %rbp\n"
-        "        pushq   %rbx\n"
-        "        pushq   %r12\n"
-        "        pushq   %r13\n"
-        "        pushq   %r14\n"
-        "        pushq   %r15\n"
+        CORO__X86_64_PUSH_SAVED
         "        subq    $8, %rsp\n"
         "        stmxcsr (%rsp)\n"
         "        fnstcw  4(%rsp)\n"
@@ -164,12 +159,7 @@ __asm__(
         "        je      2f\n"
         "        fldcw   4(%rsp)\n"
         "2:      addq    $8, %rsp\n"
-        "        popq    %r15\n"
-        "        popq    %r14\n"
-        "        popq    %r13\n"
-        "        popq    %r12\n"
-        "        popq    %rbx\n"
-        "        popq    %rbp\n"
+        CORO__X86_64_POP_SAVED
         "        ret\n"
         ".size coro__switch, .-coro__switch\n"
         ".popsection\n");

@@ -87,4 +87,22 @@ bool coro_guard_regions(void);
 /* Which switch this build uses: "x86-64", "aarch64" or "ucontext". */
 const char *coro_backend(void);
 
+/* x86-64 assembly text: push the callee-saved general registers of the
+ * SysV ABI, and pop them in the reverse order (coro__switch's frame; the
+ * coroutine tests' register probe saves them the same way). */
+#define CORO__X86_64_PUSH_SAVED                                                            \
+        "        pushq   %rbp\n"                                                            \
+        "        pushq   %rbx\n"                                                            \
+        "        pushq   %r12\n"                                                            \
+        "        pushq   %r13\n"                                                            \
+        "        pushq   %r14\n"                                                            \
+        "        pushq   %r15\n"
+#define CORO__X86_64_POP_SAVED                                                             \
+        "        popq    %r15\n"                                                            \
+        "        popq    %r14\n"                                                            \
+        "        popq    %r13\n"                                                            \
+        "        popq    %r12\n"                                                            \
+        "        popq    %rbx\n"                                                            \
+        "        popq    %rbp\n"
+
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/list.h"
 #include "base/util.h"
 
 #define HEAP_ARITY 4
@@ -214,12 +215,7 @@ static inline struct ev_event *queue_first(const struct ev_loop *ev, sim_ps *t)
 
 static inline void fifo_push(struct ev_loop *ev, struct ev_event *e)
 {
-        e->next = NULL;
-        if (ev->fifo_tail)
-                ev->fifo_tail->next = e;
-        else
-                ev->fifo_head = e;
-        ev->fifo_tail = e;
+        LIST_APPEND(ev->fifo_head, ev->fifo_tail, e, next);
 }
 
 int ev_schedule_at(struct ev_loop *ev, struct ev_event *e, sim_ps when)
@@ -440,14 +436,9 @@ static void proc_body(void *arg)
 
 static void proc_unlink(struct ev_loop *ev, struct ev_proc *p)
 {
-        if (p->prev)
-                p->prev->next = p->next;
-        else
-                ev->procs = p->next;
-        if (p->next)
-                p->next->prev = p->prev;
-        else
+        if (!p->next)
                 ev->procs_tail = p->prev;
+        LIST_UNLINK(ev->procs, p, prev, next);
         p->prev = p->next = NULL;
         ev->n_procs--;
 }
@@ -512,11 +503,7 @@ int ev_proc_start(struct ev_loop *ev, struct ev_proc *p, const char *name, ev_pr
                 return -ENOMEM;
         }
         p->prev = ev->procs_tail;
-        if (ev->procs_tail)
-                ev->procs_tail->next = p;
-        else
-                ev->procs = p;
-        ev->procs_tail = p;
+        LIST_APPEND(ev->procs, ev->procs_tail, p, next);
         ev->n_procs++;
         return 0;
 }
@@ -596,12 +583,7 @@ const char *ev_proc_note_text(const struct ev_proc *p, char *buf, size_t len)
 
 static inline void list_append(struct ev_event **head, struct ev_event **tail, struct ev_event *e)
 {
-        e->next = NULL;
-        if (*tail)
-                (*tail)->next = e;
-        else
-                *head = e;
-        *tail = e;
+        LIST_APPEND(*head, *tail, e, next);
 }
 
 static inline struct ev_event *list_pop(struct ev_event **head, struct ev_event **tail)

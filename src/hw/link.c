@@ -2,6 +2,7 @@
  * packets, served at arrival) and HBM channels (interleaved), and the PE's
  * engines' costs. See hw.h for the model. */
 #include "base/ckd.h"
+#include "base/list.h"
 #include "base/muldiv.h"
 #include "base/util.h"
 #include "hw/hw.h"
@@ -537,12 +538,7 @@ void hw_dma_copy_later(struct hw_dma_req *req)
                 return;
         }
         struct hw_cube *c = hw_pe_cube(req->pe);
-        req->next = NULL;
-        if (c->batch_tail)
-                c->batch_tail->next = req;
-        else
-                c->batch = req;
-        c->batch_tail = req;
+        LIST_APPEND(c->batch, c->batch_tail, req, next);
         if (c->batch == req) {
                 c->batch_ev.fn = place_batch;
                 ev_schedule(&req->pe->sim->ev, &c->batch_ev, 0);

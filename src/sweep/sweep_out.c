@@ -26,32 +26,22 @@
 #include "base/jsonw.h"
 #include "sweep/sweep_int.h"
 
-/* dst[key] += src[key] for every integer member of src (keys in first-
- * seen order). */
-static void add_ints(json_t *dst, json_t *src)
+/* dst[key] += src[key] for every number member of src (keys in first-
+ * seen order): integers as integers (reals skipped) when ints, else every
+ * number as a real. */
+static void add_numbers(json_t *dst, json_t *src, bool ints)
 {
         const char *key;
         json_t *v;
         json_object_foreach(src, key, v) {
-                if (!json_is_integer(v))
+                if (ints ? !json_is_integer(v) : !json_is_number(v))
                         continue;
                 json_t *have = json_object_get(dst, key);
-                json_int_t sum = (have ? json_integer_value(have) : 0) + json_integer_value(v);
-                json_object_set_new(dst, key, json_integer(sum));
-        }
-}
-
-/* dst[key] += src[key] for every number member of src (reals). */
-static void add_reals(json_t *dst, json_t *src)
-{
-        const char *key;
-        json_t *v;
-        json_object_foreach(src, key, v) {
-                if (!json_is_number(v))
-                        continue;
-                json_t *have = json_object_get(dst, key);
-                json_object_set_new(dst, key, jsonw_real((have ? json_number_value(have) : 0) +
-                                                         json_number_value(v)));
+                json_t *sum = ints ? json_integer((have ? json_integer_value(have) : 0) +
+                                                  json_integer_value(v))
+                                   : jsonw_real((have ? json_number_value(have) : 0) +
+                                                json_number_value(v));
+                json_object_set_new(dst, key, sum);
         }
 }
 
@@ -79,11 +69,11 @@ static json_t *panel_summary(const struct sweep__ctx *x, const struct sweep_pane
                 events += json_integer_value(json_object_get(r, "events"));
                 hbm_rd += json_integer_value(json_object_get(r, "hbm_read_bytes"));
                 hbm_wr += json_integer_value(json_object_get(r, "hbm_write_bytes"));
-                add_ints(busy, json_object_get(r, "busy_ps"));
-                add_ints(issue, json_object_get(r, "pe_cpu_issue_ps"));
-                add_ints(ops, json_object_get(r, "op_counts"));
-                add_ints(links, json_object_get(r, "link_bytes"));
-                add_reals(energy, json_object_get(r, "energy_by_class_j"));
+                add_numbers(busy, json_object_get(r, "busy_ps"), true);
+                add_numbers(issue, json_object_get(r, "pe_cpu_issue_ps"), true);
+                add_numbers(ops, json_object_get(r, "op_counts"), true);
+                add_numbers(links, json_object_get(r, "link_bytes"), true);
+                add_numbers(energy, json_object_get(r, "energy_by_class_j"), false);
                 energy_j += json_number_value(json_object_get(r, "energy_j"));
                 static_j += json_number_value(json_object_get(r, "static_j"));
                 const char *key;

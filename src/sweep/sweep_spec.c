@@ -212,33 +212,36 @@ static bool read_map(struct parser *p, const struct ynode *map, const char *what
         return true;
 }
 
+/* The value read_map put in slots for key, one of keys. */
+static const struct ynode *slot_of(const char *const *keys, const struct ynode **slots,
+                                   const char *key)
+{
+        for (size_t i = 0; keys[i]; i++)
+                if (strcmp(keys[i], key) == 0)
+                        return slots[i];
+        return NULL;
+}
+
 static void read_scope(struct parser *p, const struct ynode *map, struct scope *sc, bool top,
                        const char *what, const struct ynode **extra)
 {
         const struct ynode *slots[16];
+        const char *const *keys = top ? top_keys : panel_keys;
         memset(sc, 0, sizeof *sc);
         sc->line = map->line;
-        if (!read_map(p, map, what, top ? top_keys : panel_keys, slots))
+        if (!read_map(p, map, what, keys, slots))
                 return;
+        sc->name = slot_of(keys, slots, "name");
+        sc->kernel = slot_of(keys, slots, "kernel");
+        sc->topology = slot_of(keys, slots, "topology");
+        sc->params = slot_of(keys, slots, "params");
+        sc->grid = slot_of(keys, slots, "grid");
+        sc->points = slot_of(keys, slots, "points");
+        sc->figure = slot_of(keys, slots, "figure");
         if (top) {
-                extra[0] = slots[0];   /* version */
-                sc->name = slots[1];
-                sc->kernel = slots[2];
-                sc->topology = slots[3];
-                sc->params = slots[4];
-                sc->grid = slots[5];
-                sc->points = slots[6];
-                sc->figure = slots[7];
-                extra[1] = slots[8];   /* panels */
-                extra[2] = slots[9];   /* machines */
-        } else {
-                sc->name = slots[0];
-                sc->kernel = slots[1];
-                sc->params = slots[2];
-                sc->grid = slots[3];
-                sc->points = slots[4];
-                sc->figure = slots[5];
-                sc->topology = slots[6];
+                extra[0] = slot_of(keys, slots, "version");
+                extra[1] = slot_of(keys, slots, "panels");
+                extra[2] = slot_of(keys, slots, "machines");
         }
 }
 

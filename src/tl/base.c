@@ -53,6 +53,14 @@ tl_ctx *tl__current(void)
         return &r->ctx[pe->global];
 }
 
+bool tl__same_shape(int na, const int64_t *a, int nb, const int64_t *b)
+{
+        bool same = na == nb;
+        for (int i = 0; same && i < na; i++)
+                same = a[i] == b[i];
+        return same;
+}
+
 void tl__shape_text(char *buf, size_t len, int ndim, const int64_t *shape)
 {
         size_t n = (size_t)snprintf(buf, len, "[");

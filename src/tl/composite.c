@@ -117,7 +117,7 @@ static tl_handle finish(tl_ctx *tl, struct tl_feed *feed, sim_ps math_ready,
         return (tl_handle){ .p = h };
 }
 
-void tl__wait(tl_ctx *tl, tl_handle h, const char *file, int line)
+void tl_impl_wait(tl_ctx *tl, tl_handle h, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_WAIT, file, line);
         const tl_tensor *hs = h.p;
@@ -382,7 +382,7 @@ static void gemm_operand(tl_ctx *tl, const tl_tensor *t, bool *pinned, bool *hbm
         *elem_bytes = (uint32_t)tl_dtype_size(t->dtype);
 }
 
-tl_handle tl__composite(tl_ctx *tl, const tl_composite_desc *d, const char *file, int line)
+tl_handle tl_impl_composite(tl_ctx *tl, const tl_composite_desc *d, const char *file, int line)
 {
         const char *op = "tl_composite";
         char buf[48];
@@ -558,7 +558,7 @@ static const tl_op merge_ops[] = { TL_ROWMAX, TL_MAX, TL_SUB, TL_EXP, TL_SUB, TL
 #define MERGE_HEAD 9
 #define MERGE_STAGES 11
 
-tl_handle tl__softmax_merge(tl_ctx *tl, tl_tensor *s, tl_tensor *v, tl_tensor *m, tl_tensor *l,
+tl_handle tl_impl_softmax_merge(tl_ctx *tl, tl_tensor *s, tl_tensor *v, tl_tensor *m, tl_tensor *l,
                             tl_tensor *o, const char *file, int line)
 {
         const char *op = "softmax_merge";

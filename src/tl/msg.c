@@ -280,7 +280,7 @@ static void msg_deliver(tl_ctx *tl, struct tl_msg *m, uint64_t bytes, sim_ps sen
         ev_schedule_at(&s->ev, &m->land, landed);
 }
 
-void tl__send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file, int line)
+void tl_impl_send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_SEND, file, line);
         check_rank(tl, dst_rank, file, line, "tl_send");
@@ -371,13 +371,13 @@ static void mcast(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl_ten
         tl__finish_at(tl, NULL, sent);
 }
 
-void tl__mcast(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl_tensor *t, int tag,
+void tl_impl_mcast(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl_tensor *t, int tag,
                const char *file, int line)
 {
         mcast(tl, row0, col0, n_rows, n_cols, t, tag, false, file, line, "tl_mcast");
 }
 
-void tl__mcast_linked(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl_tensor *t,
+void tl_impl_mcast_linked(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl_tensor *t,
                       int tag, const char *file, int line)
 {
         mcast(tl, row0, col0, n_rows, n_cols, t, tag, true, file, line, "tl_mcast_linked");
@@ -406,7 +406,7 @@ static struct tl_msg *take(tl_ctx *tl, int src_rank, int tag, const char *file, 
         return m;
 }
 
-tl_tensor *tl__recv(tl_ctx *tl, int src_rank, int tag, const char *file, int line)
+tl_tensor *tl_impl_recv(tl_ctx *tl, int src_rank, int tag, const char *file, int line)
 {
         struct tl_msg *m = take(tl, src_rank, tag, file, line, "tl_recv");
         tl_tensor *t = tl__new_tensor(tl, file, line, "tl_recv", TL_SCRATCH, m->dtype, m->ndim,
@@ -418,15 +418,12 @@ tl_tensor *tl__recv(tl_ctx *tl, int src_rank, int tag, const char *file, int lin
         return t;
 }
 
-void tl__recv_into(tl_ctx *tl, tl_tensor *dst, int src_rank, int tag, const char *file, int line)
+void tl_impl_recv_into(tl_ctx *tl, tl_tensor *dst, int src_rank, int tag, const char *file, int line)
 {
         tl__need_local(tl, dst, file, line, "tl_recv_into", "dst");
         tl__check_block_start(tl, file, line, "tl_recv_into", dst, "dst");
         struct tl_msg *m = take(tl, src_rank, tag, file, line, "tl_recv_into");
-        bool same = m->ndim == dst->ndim && m->dtype == dst->dtype;
-        for (int i = 0; same && i < m->ndim; i++)
-                same = m->shape[i] == dst->shape[i];
-        if (!same) {
+        if (m->dtype != dst->dtype || !tl__same_shape(m->ndim, m->shape, dst->ndim, dst->shape)) {
                 char sm[96], sd[96];
                 tl__shape_text(sm, sizeof sm, m->ndim, m->shape);
                 tl__shape_text(sd, sizeof sd, dst->ndim, dst->shape);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "base/ckd.h"
+#include "base/list.h"
 #include "base/util.h"
 #include "tl/ops.h"
 #include "tl/tensor.h"
@@ -278,12 +279,7 @@ void tl__inflight_placed(struct tl_inflight *f, sim_ps end)
                 t->ready_ev.fn = ready_fire;
                 ev_schedule_at(&tl->sim->ev, &t->ready_ev, end > now ? end : now);
         }
-        if (f->prev)
-                f->prev->next = f->next;
-        else
-                tl->inflight = f->next;
-        if (f->next)
-                f->next->prev = f->prev;
+        LIST_UNLINK(tl->inflight, f, prev, next);
         ev_future_complete(&tl->sim->ev, &f->placed, 0);
 }
 
@@ -381,7 +377,7 @@ void tl__wait_busy(tl_ctx *tl, tl_tensor *t, const char *file, int line, const c
         tl__waited(tl, since, t->owner->made_by, file, line);
 }
 
-void tl__wait_tensor(tl_ctx *tl, tl_tensor *t, const char *file, int line)
+void tl_impl_wait_tensor(tl_ctx *tl, tl_tensor *t, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_WAIT, file, line);
         tl__check_tensor(tl, t, file, line, "tl_wait_tensor", "t");
@@ -391,13 +387,13 @@ void tl__wait_tensor(tl_ctx *tl, tl_tensor *t, const char *file, int line)
 
 /* ---- scratch scopes: the memory side is tensor.c's ---------------------- */
 
-void tl__scratch_scope_begin(tl_ctx *tl, const char *file, int line)
+void tl_impl_scratch_scope_begin(tl_ctx *tl, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_SCRATCH_SCOPE, file, line);
         tl__scope_open(tl, file, line);
 }
 
-void tl__scratch_scope_end(tl_ctx *tl, const char *file, int line)
+void tl_impl_scratch_scope_end(tl_ctx *tl, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_SCRATCH_SCOPE, file, line);
         if (tl->n_scopes == 0)
@@ -509,7 +505,7 @@ static const char *space_key(tl_space sp)
         return sp == TL_HBM ? "hbm" : sp == TL_TCM ? "tcm" : "scratch";
 }
 
-tl_tensor *tl__load(tl_ctx *tl, tl_tensor *src, const char *file, int line)
+tl_tensor *tl_impl_load(tl_ctx *tl, tl_tensor *src, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_LOAD, file, line);
         tl__check_tensor(tl, src, file, line, "tl_load", "src");
@@ -531,10 +527,7 @@ tl_tensor *tl__load(tl_ctx *tl, tl_tensor *src, const char *file, int line)
 static void check_same_shape(tl_ctx *tl, const char *file, int line, const char *op,
                              const tl_tensor *a, const tl_tensor *b)
 {
-        bool same = a->ndim == b->ndim;
-        for (int i = 0; same && i < a->ndim; i++)
-                same = a->shape[i] == b->shape[i];
-        if (!same) {
+        if (!tl__same_shape(a->ndim, a->shape, b->ndim, b->shape)) {
                 char sa[96], sb[96];
                 tl__shape_text(sa, sizeof sa, a->ndim, a->shape);
                 tl__shape_text(sb, sizeof sb, b->ndim, b->shape);
@@ -584,12 +577,12 @@ static void write_out(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *fi
                  file, line);
 }
 
-void tl__store(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *file, int line)
+void tl_impl_store(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *file, int line)
 {
         write_out(tl, dst, src, file, line, "tl_store", TOPO_OP_STORE);
 }
 
-void tl__copy_to(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *file, int line)
+void tl_impl_copy_to(tl_ctx *tl, tl_tensor *dst, tl_tensor *src, const char *file, int line)
 {
         write_out(tl, dst, src, file, line, "tl_copy_to", TOPO_OP_COPY_TO);
 }
@@ -706,7 +699,7 @@ static const char *issue_math(tl_ctx *tl, tl_op op, enum tl__form want1, enum tl
         return tl__op_name(op);
 }
 
-tl_tensor *tl__math1(tl_ctx *tl, tl_math_op op, tl_tensor *x, const char *file, int line)
+tl_tensor *tl_impl_math1(tl_ctx *tl, tl_math_op op, tl_tensor *x, const char *file, int line)
 {
         const char *name = issue_math(tl, op, TL__FORM_UNARY, TL__FORM_REDUCE,
                                       "a unary op or a reduction", file, line, "tl_math1");
@@ -718,7 +711,7 @@ tl_tensor *tl__math1(tl_ctx *tl, tl_math_op op, tl_tensor *x, const char *file, 
         return math_done(tl, op, out, (uint64_t)tl__elems(x), false, tl__tensor_bytes(x));
 }
 
-tl_tensor *tl__reduce(tl_ctx *tl, tl_math_op op, tl_tensor *x, int axis, const char *file,
+tl_tensor *tl_impl_reduce(tl_ctx *tl, tl_math_op op, tl_tensor *x, int axis, const char *file,
                       int line)
 {
         const char *name = issue_math(tl, op, TL__FORM_REDUCE, TL__FORM_REDUCE, "a reduction",
@@ -726,7 +719,7 @@ tl_tensor *tl__reduce(tl_ctx *tl, tl_math_op op, tl_tensor *x, int axis, const c
         return reduce(tl, op, name, x, axis, file, line);
 }
 
-tl_tensor *tl__scalar(tl_ctx *tl, tl_math_op op, tl_tensor *x, float v, const char *file, int line)
+tl_tensor *tl_impl_scalar(tl_ctx *tl, tl_math_op op, tl_tensor *x, float v, const char *file, int line)
 {
         const char *name = issue_math(tl, op, TL__FORM_SCALAR, TL__FORM_SCALAR,
                                       "an op with a scalar operand", file, line, "tl_scalar");
@@ -736,9 +729,9 @@ tl_tensor *tl__scalar(tl_ctx *tl, tl_math_op op, tl_tensor *x, float v, const ch
         return math_done(tl, op, out, (uint64_t)tl__elems(x), false, tl__tensor_bytes(x));
 }
 
-tl_tensor *tl__scale(tl_ctx *tl, tl_tensor *x, float factor, const char *file, int line)
+tl_tensor *tl_impl_scale(tl_ctx *tl, tl_tensor *x, float factor, const char *file, int line)
 {
-        return tl__scalar(tl, TL_SCALE, x, factor, file, line);
+        return tl_impl_scalar(tl, TL_SCALE, x, factor, file, line);
 }
 
 /* NumPy broadcasting of a and b; the result shape into shape. */
@@ -771,8 +764,22 @@ _Noreturn static void no_broadcast(tl_ctx *tl, const char *file, int line, const
                  s[1]);
 }
 
-tl_tensor *tl__math2(tl_ctx *tl, tl_math_op op, tl_tensor *a, tl_tensor *b, const char *file,
-                     int line)
+/* The fp32 result of an elementwise op over the n operands in (shape, nd:
+ * their broadcast), once they are ready; *in_bytes the bytes they hold. */
+static tl_tensor *broadcast_out(tl_ctx *tl, const char *file, int line, const char *name,
+                                tl_tensor *const *in, int n, int nd, const int64_t *shape,
+                                uint64_t *in_bytes)
+{
+        *in_bytes = 0;
+        for (int i = 0; i < n; i++) {
+                tl__wait_ready(tl, in[i], file, line, name);
+                *in_bytes += tl__tensor_bytes(in[i]);
+        }
+        return tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, nd, shape);
+}
+
+tl_tensor *tl_impl_math2(tl_ctx *tl, tl_math_op op, tl_tensor *a, tl_tensor *b, const char *file,
+                         int line)
 {
         const char *name = issue_math(tl, op, TL__FORM_BINARY, TL__FORM_BINARY, "a binary op",
                                       file, line, "tl_math2");
@@ -782,17 +789,16 @@ tl_tensor *tl__math2(tl_ctx *tl, tl_math_op op, tl_tensor *a, tl_tensor *b, cons
         int nd = broadcast(a, b, shape);
         if (nd < 0)
                 no_broadcast(tl, file, line, name, (const tl_tensor *[]){ a, b }, "a", "b", NULL);
-        tl__wait_ready(tl, a, file, line, name);
-        tl__wait_ready(tl, b, file, line, name);
-        tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, nd, shape);
+        uint64_t bytes;
+        tl_tensor *out = broadcast_out(tl, file, line, name, (tl_tensor *[]){ a, b }, 2, nd,
+                                       shape, &bytes);
         if (data_mode(tl))
                 tl__compute_math2(op, a, b, out);
-        return math_done(tl, op, out, (uint64_t)tl__elems(out), false,
-                         tl__tensor_bytes(a) + tl__tensor_bytes(b));
+        return math_done(tl, op, out, (uint64_t)tl__elems(out), false, bytes);
 }
 
-tl_tensor *tl__where(tl_ctx *tl, tl_tensor *mask, tl_tensor *a, tl_tensor *b, const char *file,
-                     int line)
+tl_tensor *tl_impl_where(tl_ctx *tl, tl_tensor *mask, tl_tensor *a, tl_tensor *b, const char *file,
+                         int line)
 {
         const char *name = tl__op_name(TL_WHERE);
         tl__issue(tl, tl__math_type(TL_WHERE), file, line);
@@ -808,17 +814,15 @@ tl_tensor *tl__where(tl_ctx *tl, tl_tensor *mask, tl_tensor *a, tl_tensor *b, co
         if (nd < 0)
                 no_broadcast(tl, file, line, name, (const tl_tensor *[]){ mask, a, b }, "mask",
                              "a", "b");
-        tl__wait_ready(tl, mask, file, line, name);
-        tl__wait_ready(tl, a, file, line, name);
-        tl__wait_ready(tl, b, file, line, name);
-        tl_tensor *out = tl__new_tensor(tl, file, line, name, TL_SCRATCH, TL_FP32, nd, shape);
+        uint64_t bytes;
+        tl_tensor *out = broadcast_out(tl, file, line, name, (tl_tensor *[]){ mask, a, b }, 3,
+                                       nd, shape, &bytes);
         if (data_mode(tl))
                 tl__compute_where(mask, a, b, out);
-        return math_done(tl, TL_WHERE, out, (uint64_t)tl__elems(out), false,
-                         tl__tensor_bytes(mask) + tl__tensor_bytes(a) + tl__tensor_bytes(b));
+        return math_done(tl, TL_WHERE, out, (uint64_t)tl__elems(out), false, bytes);
 }
 
-tl_tensor *tl__cast(tl_ctx *tl, tl_tensor *x, tl_dtype dt, const char *file, int line)
+tl_tensor *tl_impl_cast(tl_ctx *tl, tl_tensor *x, tl_dtype dt, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_CAST, file, line);
         tl__need_local(tl, x, file, line, "cast", "x");
@@ -833,7 +837,7 @@ tl_tensor *tl__cast(tl_ctx *tl, tl_tensor *x, tl_dtype dt, const char *file, int
         return out;
 }
 
-tl_tensor *tl__fill(tl_ctx *tl, tl_dtype dt, int ndim, const int64_t *shape, float value,
+tl_tensor *tl_impl_fill(tl_ctx *tl, tl_dtype dt, int ndim, const int64_t *shape, float value,
                     const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_FILL, file, line);
@@ -846,7 +850,7 @@ tl_tensor *tl__fill(tl_ctx *tl, tl_dtype dt, int ndim, const int64_t *shape, flo
         return out;
 }
 
-tl_tensor *tl__mask_causal(tl_ctx *tl, tl_tensor *x, int64_t offset, const char *file, int line)
+tl_tensor *tl_impl_mask_causal(tl_ctx *tl, tl_tensor *x, int64_t offset, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_MASK, file, line);
         tl__need_local(tl, x, file, line, "mask_causal", "x");
@@ -863,7 +867,7 @@ tl_tensor *tl__mask_causal(tl_ctx *tl, tl_tensor *x, int64_t offset, const char 
         return out;
 }
 
-tl_tensor *tl__dot(tl_ctx *tl, tl_tensor *a, tl_tensor *b, bool trans_b, const char *file,
+tl_tensor *tl_impl_dot(tl_ctx *tl, tl_tensor *a, tl_tensor *b, bool trans_b, const char *file,
                    int line)
 {
         tl__issue(tl, TOPO_OP_DOT, file, line);
@@ -903,7 +907,7 @@ tl_tensor *tl__dot(tl_ctx *tl, tl_tensor *a, tl_tensor *b, bool trans_b, const c
         return out;
 }
 
-int tl__hbm_channel_pe(tl_ctx *tl, int channel, const char *file, int line)
+int tl_impl_hbm_channel_pe(tl_ctx *tl, int channel, const char *file, int line)
 {
         const struct hw_sim *s = tl->sim;
         if (channel < 0 || (uint32_t)channel >= s->topo->cube.hbm.channels)
@@ -914,7 +918,7 @@ int tl__hbm_channel_pe(tl_ctx *tl, int channel, const char *file, int line)
         return pe == UINT32_MAX ? -1 : (int)pe;
 }
 
-int tl__mesh_dim(tl_ctx *tl, int axis, const char *file, int line)
+int tl_impl_mesh_dim(tl_ctx *tl, int axis, const char *file, int line)
 {
         const struct topo_noc *noc = &tl->sim->topo->cube.noc;
         switch (axis) {
@@ -926,7 +930,7 @@ int tl__mesh_dim(tl_ctx *tl, int axis, const char *file, int line)
 
 /* ---- the launch's view ---------------------------------------------------------- */
 
-int tl__program_id(tl_ctx *tl, int axis, const char *file, int line)
+int tl_impl_program_id(tl_ctx *tl, int axis, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_PROGRAM_ID, file, line);
         switch (axis) {
@@ -937,7 +941,7 @@ int tl__program_id(tl_ctx *tl, int axis, const char *file, int line)
         tl__fail(tl, file, line, "tl_program_id", "axis %d: expected 0 (PE), 1 (cube) or 2 (SIP)", axis);
 }
 
-int tl__num_programs(tl_ctx *tl, int axis, const char *file, int line)
+int tl_impl_num_programs(tl_ctx *tl, int axis, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_PROGRAM_ID, file, line);
         const struct hw_sim *s = tl->sim;
@@ -985,7 +989,7 @@ tl_machine tl_machine_info(tl_ctx *tl)
         return tl__machine_of(tl->sim);
 }
 
-int tl__rank(tl_ctx *tl, int pe, int cube, int sip, const char *file, int line)
+int tl_impl_rank(tl_ctx *tl, int pe, int cube, int sip, const char *file, int line)
 {
         const struct hw_sim *s = tl->sim;
         if (pe == -1 && cube == -1 && sip == -1)

@@ -38,7 +38,7 @@ static void inc_land(struct ev_loop *ev, struct ev_event *e)
         dst->run->free_incs = in;
 }
 
-void tl__sem_inc(tl_ctx *tl, int rank, int sem, int n, const char *file, int line)
+void tl_impl_sem_inc(tl_ctx *tl, int rank, int sem, int n, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_SEND, file, line);
         if (rank < 0 || (uint32_t)rank >= tl->sim->n_pes)
@@ -81,7 +81,7 @@ void tl__sem_inc(tl_ctx *tl, int rank, int sem, int n, const char *file, int lin
         ev_schedule_at(&hs->ev, &in->land, at);
 }
 
-void tl__sem_wait(tl_ctx *tl, int sem, int value, const char *file, int line)
+void tl_impl_sem_wait(tl_ctx *tl, int sem, int value, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_WAIT, file, line);
         struct tl_sem *s = sem_of(tl, tl->first, sem, file, line, "tl_sem_wait");
@@ -101,7 +101,7 @@ void tl__sem_wait(tl_ctx *tl, int sem, int value, const char *file, int line)
         }
 }
 
-void tl__sem_set(tl_ctx *tl, int sem, int value, const char *file, int line)
+void tl_impl_sem_set(tl_ctx *tl, int sem, int value, const char *file, int line)
 {
         struct tl_sem *s = sem_of(tl, tl->first, sem, file, line, "tl_sem_set");
         if (value < 0)

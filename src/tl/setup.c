@@ -110,7 +110,7 @@ static bool tensor_name_ok(tl_setup *s, const char *name, const char *file, int 
         return true;
 }
 
-tl_tensor *tl__setup_tensor(tl_setup *s, const char *name, tl_io io, tl_dtype dt, int ndim,
+tl_tensor *tl_impl_setup_tensor(tl_setup *s, const char *name, tl_io io, tl_dtype dt, int ndim,
                             const int64_t *shape, const char *file, int line)
 {
         struct tl_run *r = s->run;
@@ -270,23 +270,23 @@ static void set_home(tl_setup *s, tl_tensor *t, tl_home home, int axis, int64_t 
         g->home_line = line;
 }
 
-void tl__setup_replicate(tl_setup *s, tl_tensor *t, const char *file, int line)
+void tl_impl_setup_replicate(tl_setup *s, tl_tensor *t, const char *file, int line)
 {
         set_home(s, t, TL_HOME_REPLICATED, 0, 0, "tl_setup_replicate", file, line);
 }
 
-void tl__setup_shard(tl_setup *s, tl_tensor *t, int axis, int64_t block, const char *file,
+void tl_impl_setup_shard(tl_setup *s, tl_tensor *t, int axis, int64_t block, const char *file,
                      int line)
 {
         set_home(s, t, TL_HOME_SHARDED, axis, block, "tl_setup_shard", file, line);
 }
 
-void tl__setup_interleave(tl_setup *s, tl_tensor *t, const char *file, int line)
+void tl_impl_setup_interleave(tl_setup *s, tl_tensor *t, const char *file, int line)
 {
         set_home(s, t, TL_HOME_INTERLEAVED, 0, 0, "tl_setup_interleave", file, line);
 }
 
-void tl__setup_hbm_channel(tl_setup *s, tl_tensor *t, int channel, const char *file, int line)
+void tl_impl_setup_hbm_channel(tl_setup *s, tl_tensor *t, int channel, const char *file, int line)
 {
         static const char what[] = "tl_setup_hbm_channel";
         struct tl_global *g = global_of(s, t, what, file, line);
@@ -312,28 +312,28 @@ void tl__setup_hbm_channel(tl_setup *s, tl_tensor *t, int channel, const char *f
 tl_tensor *(tl_setup_tensor)(tl_setup *s, const char *name, tl_io io, tl_dtype dt, int ndim,
                              const int64_t *shape)
 {
-        return tl__setup_tensor(s, name, io, dt, ndim, shape, NULL, 0);
+        return tl_impl_setup_tensor(s, name, io, dt, ndim, shape, NULL, 0);
 }
 
 tl_tensor *(tl_setup_tensor_sharded)(tl_setup *s, const char *name, tl_io io, tl_dtype dt,
                                      int ndim, const int64_t *shape)
 {
-        return tl__setup_tensor_sharded(s, name, io, dt, ndim, shape, NULL, 0);
+        return tl_impl_setup_tensor_sharded(s, name, io, dt, ndim, shape, NULL, 0);
 }
 
 void (tl_setup_replicate)(tl_setup *s, tl_tensor *t)
 {
-        tl__setup_replicate(s, t, NULL, 0);
+        tl_impl_setup_replicate(s, t, NULL, 0);
 }
 
 void (tl_setup_shard)(tl_setup *s, tl_tensor *t, int axis, int64_t block)
 {
-        tl__setup_shard(s, t, axis, block, NULL, 0);
+        tl_impl_setup_shard(s, t, axis, block, NULL, 0);
 }
 
 void (tl_setup_interleave)(tl_setup *s, tl_tensor *t)
 {
-        tl__setup_interleave(s, t, NULL, 0);
+        tl_impl_setup_interleave(s, t, NULL, 0);
 }
 
 void tl_setup_gemm_fidelity(tl_setup *s, int passes)
@@ -391,11 +391,11 @@ static int check_capacity(tl_setup *s)
         return -EINVAL;
 }
 
-tl_tensor *tl__setup_tensor_sharded(tl_setup *s, const char *name, tl_io io, tl_dtype dt,
+tl_tensor *tl_impl_setup_tensor_sharded(tl_setup *s, const char *name, tl_io io, tl_dtype dt,
                                     int ndim, const int64_t *shape, const char *file, int line)
 {
         int before = s->run->n_globals;
-        tl_tensor *t = tl__setup_tensor(s, name, io, dt, ndim, shape, file, line);
+        tl_tensor *t = tl_impl_setup_tensor(s, name, io, dt, ndim, shape, file, line);
         if (s->run->n_globals > before) {
                 t->space = TL_TCM;
                 t->sharded = true;

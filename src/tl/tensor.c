@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/list.h"
 #include "base/util.h"
 #include "tl/tensor.h"
 #include "tl/tl_int.h"
@@ -67,22 +68,22 @@ static bool meta_ok(const tl_tensor *t, const char *file, int line, const char *
         return t != NULL;
 }
 
-int tl__ndim(const tl_tensor *t, const char *file, int line)
+int tl_impl_ndim(const tl_tensor *t, const char *file, int line)
 {
         return meta_ok(t, file, line, "tl_ndim") ? t->ndim : 0;
 }
 
-tl_dtype tl__dtype_of(const tl_tensor *t, const char *file, int line)
+tl_dtype tl_impl_dtype_of(const tl_tensor *t, const char *file, int line)
 {
         return meta_ok(t, file, line, "tl_dtype_of") ? t->dtype : TL_FP32;
 }
 
-tl_space tl__space_of(const tl_tensor *t, const char *file, int line)
+tl_space tl_impl_space_of(const tl_tensor *t, const char *file, int line)
 {
         return meta_ok(t, file, line, "tl_space_of") ? t->space : TL_HBM;
 }
 
-int64_t tl__dim(const tl_tensor *t, int axis, const char *file, int line)
+int64_t tl_impl_dim(const tl_tensor *t, int axis, const char *file, int line)
 {
         if (!meta_ok(t, file, line, "tl_dim"))
                 return 0;
@@ -91,7 +92,7 @@ int64_t tl__dim(const tl_tensor *t, int axis, const char *file, int line)
         return axis >= 0 && axis < t->ndim ? t->shape[axis] : 0;
 }
 
-int64_t tl__numel(const tl_tensor *t, const char *file, int line)
+int64_t tl_impl_numel(const tl_tensor *t, const char *file, int line)
 {
         return meta_ok(t, file, line, "tl_numel") ? tl__elems(t) : 0;
 }
@@ -332,11 +333,7 @@ static void stamp(tl_ctx *tl, tl_tensor *t)
         if (tl->n_scopes) {
                 struct tl_scope *s = &tl->scopes[tl->n_scopes - 1];
                 t->scope_gen = s->gen;
-                if (s->made)
-                        s->made_last->next_made = t;
-                else
-                        s->made = t;
-                s->made_last = t;
+                LIST_APPEND(s->made, s->made_last, t, next_made);
                 s->n_made++;
         }
 }
@@ -400,7 +397,7 @@ tl_tensor *tl__new_tensor(tl_ctx *tl, const char *file, int line, const char *op
         return t;
 }
 
-void tl__set_pinned(tl_tensor *t, bool pinned, const char *file, int line)
+void tl_impl_set_pinned(tl_tensor *t, bool pinned, const char *file, int line)
 {
         tl_ctx *tl = tl__current();
         if (tl)
@@ -409,7 +406,7 @@ void tl__set_pinned(tl_tensor *t, bool pinned, const char *file, int line)
                 t->pinned = pinned && t->space != TL_HBM;
 }
 
-tl_tensor *tl__alloc(tl_ctx *tl, tl_space space, tl_dtype dt, int ndim, const int64_t *shape,
+tl_tensor *tl_impl_alloc(tl_ctx *tl, tl_space space, tl_dtype dt, int ndim, const int64_t *shape,
                      const char *file, int line)
 {
         if (space == TL_HBM)
@@ -452,7 +449,7 @@ _Noreturn static void bad_view(tl_ctx *tl, const tl_tensor *t, const int64_t *st
                  t->name ? " of " : "", t->name ? t->name : "");
 }
 
-tl_tensor *tl__view(tl_ctx *tl, tl_tensor *t, const int64_t *start, const int64_t *shape,
+tl_tensor *tl_impl_view(tl_ctx *tl, tl_tensor *t, const int64_t *start, const int64_t *shape,
                     const char *file, int line)
 {
         tl__check_tensor(tl, t, file, line, "tl_view", "t");
@@ -487,7 +484,7 @@ static bool is_contiguous(const tl_tensor *t)
         return true;
 }
 
-tl_tensor *tl__reshape(tl_ctx *tl, tl_tensor *t, int ndim, const int64_t *shape,
+tl_tensor *tl_impl_reshape(tl_ctx *tl, tl_tensor *t, int ndim, const int64_t *shape,
                        const char *file, int line)
 {
         tl__check_tensor(tl, t, file, line, "tl_reshape", "t");

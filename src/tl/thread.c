@@ -84,7 +84,7 @@ void tl__join_threads(tl_ctx *tl)
         tl__waited(tl, since, "the kernel's threads", tl->proc->at_file, tl->proc->at_line);
 }
 
-void tl__thread_start(tl_ctx *tl, tl_thread_fn fn, const void *arg, size_t arg_size,
+void tl_impl_thread_start(tl_ctx *tl, tl_thread_fn fn, const void *arg, size_t arg_size,
                       const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_WAIT, file, line);
@@ -149,7 +149,7 @@ void tl__threads_fini(tl_ctx *tl)
         tl->cbs = NULL;
 }
 
-void tl__set_noc(tl_ctx *tl, int noc, const char *file, int line)
+void tl_impl_set_noc(tl_ctx *tl, int noc, const char *file, int line)
 {
         unsigned n = hw_dma_nocs(tl->sim->topo);
         if (noc < 0 || (unsigned)noc >= n)
@@ -171,7 +171,7 @@ static void check_cb(tl_ctx *tl, const tl_cb *cb, const char *file, int line, co
                          cb->name, cb->pe->name);
 }
 
-tl_cb *tl__cb_make(tl_ctx *tl, const char *name, tl_dtype dt, int ndim, const int64_t *page_shape,
+tl_cb *tl_impl_cb_make(tl_ctx *tl, const char *name, tl_dtype dt, int ndim, const int64_t *page_shape,
                    int n_pages, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_WAIT, file, line);
@@ -197,7 +197,7 @@ tl_cb *tl__cb_make(tl_ctx *tl, const char *name, tl_dtype dt, int ndim, const in
                  "tl_cb_reserve_back on circular buffer '%s': all %d pages full", cb->name,
                  n_pages);
         for (int i = 0; i < n_pages; i++)
-                cb->page[i] = tl__alloc(tl, TL_TCM, dt, ndim, page_shape, file, line);
+                cb->page[i] = tl_impl_alloc(tl, TL_TCM, dt, ndim, page_shape, file, line);
         cb->n_pages = n_pages;
         return cb;
 }
@@ -224,7 +224,7 @@ static void cb_changed(tl_ctx *tl, tl_cb *cb)
         }
 }
 
-tl_tensor *tl__cb_reserve_back(tl_ctx *tl, tl_cb *cb, const char *file, int line)
+tl_tensor *tl_impl_cb_reserve_back(tl_ctx *tl, tl_cb *cb, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_WAIT, file, line);
         check_cb(tl, cb, file, line, "tl_cb_reserve_back");
@@ -237,7 +237,7 @@ tl_tensor *tl__cb_reserve_back(tl_ctx *tl, tl_cb *cb, const char *file, int line
         return cb->page[(cb->head + cb->n_pushed) % cb->n_pages];
 }
 
-void tl__cb_push_back(tl_ctx *tl, tl_cb *cb, const char *file, int line)
+void tl_impl_cb_push_back(tl_ctx *tl, tl_cb *cb, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_WAIT, file, line);
         check_cb(tl, cb, file, line, "tl_cb_push_back");
@@ -250,7 +250,7 @@ void tl__cb_push_back(tl_ctx *tl, tl_cb *cb, const char *file, int line)
         cb_changed(tl, cb);
 }
 
-tl_tensor *tl__cb_wait_front(tl_ctx *tl, tl_cb *cb, const char *file, int line)
+tl_tensor *tl_impl_cb_wait_front(tl_ctx *tl, tl_cb *cb, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_WAIT, file, line);
         check_cb(tl, cb, file, line, "tl_cb_wait_front");
@@ -259,7 +259,7 @@ tl_tensor *tl__cb_wait_front(tl_ctx *tl, tl_cb *cb, const char *file, int line)
         return cb->page[cb->head];
 }
 
-void tl__cb_pop_front(tl_ctx *tl, tl_cb *cb, const char *file, int line)
+void tl_impl_cb_pop_front(tl_ctx *tl, tl_cb *cb, const char *file, int line)
 {
         tl__issue(tl, TOPO_OP_WAIT, file, line);
         check_cb(tl, cb, file, line, "tl_cb_pop_front");

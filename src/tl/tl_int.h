@@ -479,6 +479,8 @@ void tl__check_inputs(struct tl_run *r, struct diag *d);
 int tl__check_data(struct tl_run *r, struct diag *d);
 /* "[1, 2, 3]" into buf. */
 void tl__shape_text(char *buf, size_t len, int ndim, const int64_t *shape);
+/* Whether two shapes have the same rank and extents. */
+bool tl__same_shape(int na, const int64_t *a, int nb, const int64_t *b);
 
 /* Run kernel k on sim, which must be freshly built (tl_job_run does the
  * rest), with opts (borrowed for the run's life; tl_run_opts_default() for
@@ -598,7 +600,7 @@ void tl__arena_rollback(tl_ctx *tl, size_t mark);
 /* Bytes of t's elements held as dt; as its own dtype. */
 uint64_t tl__bytes_as(const tl_tensor *t, tl_dtype dt);
 uint64_t tl__tensor_bytes(const tl_tensor *t);
-/* Scratch scopes' memory side (the ops are tl__scratch_scope_begin/end):
+/* Scratch scopes' memory side (the ops are tl_impl_scratch_scope_begin/end):
  * open a scope at file:line (a kernel error past TL_MAX_SCOPES); close s,
  * just popped: its arena, scratch bytes and tensor structs die. */
 void tl__scope_open(tl_ctx *tl, const char *file, int line);

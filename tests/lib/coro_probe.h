@@ -27,12 +27,7 @@ __asm__(
         ".hidden coro_probe_call\n"
         ".type coro_probe_call, @function\n"
         "coro_probe_call:\n"
-        "        pushq   %rbp\n"
-        "        pushq   %rbx\n"
-        "        pushq   %r12\n"
-        "        pushq   %r13\n"
-        "        pushq   %r14\n"
-        "        pushq   %r15\n"
+        CORO__X86_64_PUSH_SAVED
         "        pushq   %rdx\n"
         "        movq    %rdi, %rax\n"
         "        movq    %rsi, %rdi\n"
@@ -50,12 +45,7 @@ __asm__(
         "        movq    %r13, 24(%rdx)\n"
         "        movq    %r14, 32(%rdx)\n"
         "        movq    %r15, 40(%rdx)\n"
-        "        popq    %r15\n"
-        "        popq    %r14\n"
-        "        popq    %r13\n"
-        "        popq    %r12\n"
-        "        popq    %rbx\n"
-        "        popq    %rbp\n"
+        CORO__X86_64_POP_SAVED
         "        ret\n"
         ".size coro_probe_call, .-coro_probe_call\n"
         ".popsection\n");

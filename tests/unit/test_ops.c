@@ -88,7 +88,7 @@ static void k_unary(tl_ctx *tl, const void *args)
         tl_tensor *neg = ramp(tl, 4, 64, -6.0f, 6.0f), *pos = ramp(tl, 4, 64, 0.01f, 50.0f);
         memcpy(unary_in, neg->base, sizeof unary_in);
         for (int i = 0; i < N_UNARY; i++) {
-                tl_tensor *y = tl__math1(tl, unary_ops[i], positive_domain(unary_ops[i]) ? pos : neg,
+                tl_tensor *y = tl_impl_math1(tl, unary_ops[i], positive_domain(unary_ops[i]) ? pos : neg,
                                          __FILE__, __LINE__);
                 tl_wait_tensor(tl, y);
                 memcpy(unary_out[i], y->base, sizeof unary_out[i]);
@@ -210,7 +210,7 @@ static void k_reduce(tl_ctx *tl, const void *args)
         const tl_op ops[3] = { TL_SUM, TL_AMAX, TL_MEAN };
         for (int o = 0; o < 3; o++)
                 for (int a = 0; a < N_AXES; a++) {
-                        tl_tensor *y = tl__reduce(tl, ops[o], x, red_axes[a], __FILE__, __LINE__);
+                        tl_tensor *y = tl_impl_reduce(tl, ops[o], x, red_axes[a], __FILE__, __LINE__);
                         tl_wait_tensor(tl, y);
                         memcpy(red_out[o][a], y->base, (size_t)tl_numel(y) * sizeof(float));
                 }
