@@ -39,14 +39,15 @@ struct llm_gemm_plan {
         int64_t tk;                  /* K step */
         int64_t tn;                  /* columns of one sub-block */
         int nb;                      /* sub-blocks (B tiles and accumulators) per A tile */
+        bool acc_in_place;           /* K steps accumulate in the GEMM (no MATH add pass) */
 };
 
 static inline struct llm_gemm_plan llm_gemm_plan_of(int64_t sq, tl_dtype dt, tl_dtype wdt)
 {
         if (sq == 1)
-                return (struct llm_gemm_plan){ LLM_TK, LLM_TN, 1 };
+                return (struct llm_gemm_plan){ LLM_TK, LLM_TN, 1, false };
         bool narrow = tl_dtype_size(dt) > 2 || tl_dtype_size(wdt) > 2;
-        return (struct llm_gemm_plan){ LLM_PTK, narrow ? LLM_TN : LLM_PTN, LLM_NB };
+        return (struct llm_gemm_plan){ LLM_PTK, narrow ? LLM_TN : LLM_PTN, LLM_NB, true };
 }
 
 /* A published model configuration. */
