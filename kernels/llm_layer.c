@@ -61,7 +61,7 @@ struct share {
  * B tile once per NoC column, multicast to the others (docs/adr/0036). */
 struct cube_grid {
         int pr, pc;                  /* the grid: rows by columns of PEs */
-        bool on;                     /* the cubes tile it (else PE i is row i / pc, column i % pc) */
+        bool on;                     /* the cubes tile it (else PE i: row i / pc, column i % pc) */
         int row, col;                /* this PE's place in the grid */
         int nrows, ncols;            /* the NoC's rows and columns (on) */
         int lr, lc;                  /* this PE's NoC row and column (on) */
@@ -77,8 +77,8 @@ struct llm_pe {
         tl_tensor *freq;             /* TCM [1, D/2] fp32: theta^(-2i/D) */
         struct llm_gemm_plan plan;   /* its GEMM blocking (llm.h) */
         struct cube_grid grid;       /* how its block splits [T, *] outputs */
-        tl_tensor *abuf[2];          /* TCM [LLM_TM, plan.tk] dtype: GEMM A tiles, ping-pong */
-        tl_tensor *bbuf[2][LLM_NB];  /* TCM [plan.tk, plan.tn] weight dtype: GEMM B tiles */
+        tl_tensor *abuf[LLM_BUFS];   /* TCM [llm_a_rows(T), plan.tk] dtype: A tiles (plan.bufs) */
+        tl_tensor *bbuf[LLM_BUFS][LLM_NB]; /* TCM [plan.tk, plan.tn] weight dtype: GEMM B tiles */
         tl_tensor *acc[LLM_NB];      /* TCM [LLM_TM * plan.tn] fp32: GEMM output sub-blocks */
         struct share out;            /* its share of [T, H] in phases 5 and 8 */
 };
@@ -115,17 +115,25 @@ static void fill_ramp(tl_ctx *tl, tl_tensor *t, int64_t n)
         tl_scratch_scope_end(tl);
 }
 
-/* The PE's GEMM buffers for Sq query rows: activations of dtype dt,
- * weights of wdt (two accumulators even for one sub-block: gate and up). */
-static void gemm_bufs(tl_ctx *tl, int64_t sq, tl_dtype dt, tl_dtype wdt, struct llm_pe *pe)
+/* The PE's GEMM buffers for Sq query rows and t token rows in all:
+ * activations of dtype dt, weights of wdt (two accumulators even for one
+ * sub-block: gate and up). */
+static void gemm_bufs(tl_ctx *tl, int64_t sq, int64_t t, tl_dtype dt, tl_dtype wdt,
+                      struct llm_pe *pe)
 {
         struct llm_gemm_plan p = llm_gemm_plan_of(sq, dt, wdt);
         pe->plan = p;
-        for (int i = 0; i < 2; i++) {
-                pe->abuf[i] = tl_alloc(tl, TL_TCM, dt, 2, ((int64_t[]){ LLM_TM, p.tk }));
-                for (int j = 0; j < p.nb; j++)
+        int64_t rows = llm_a_rows(t);
+        for (int i = 0; i < p.bufs || i < 2; i++) {
+                for (int j = 0; j < p.nb && i < p.bufs; j++) {
+                        if (j == 0)
+                                pe->abuf[i] = tl_alloc(tl, TL_TCM, dt, 2,
+                                                       ((int64_t[]){ rows, p.tk }));
                         pe->bbuf[i][j] = tl_alloc(tl, TL_TCM, wdt, 2, ((int64_t[]){ p.tk, p.tn }));
-                pe->acc[i] = tl_alloc(tl, TL_TCM, TL_FP32, 1, ((int64_t[]){ LLM_TM * p.tn }));
+                }
+                if (i < 2)
+                        pe->acc[i] = tl_alloc(tl, TL_TCM, TL_FP32, 1,
+                                              ((int64_t[]){ LLM_TM * p.tn }));
         }
 }
 
@@ -195,7 +203,7 @@ static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
         tl_scratch_scope_end(tl);
         pe->grid = grid_of(tl, &pe->block, a->batch * a->sq);
         pe->out = share_of(&pe->grid, a->batch * a->sq, a->hidden);
-        gemm_bufs(tl, a->sq, a->dt, a->wdt, pe);
+        gemm_bufs(tl, a->sq, a->batch * a->sq, a->dt, a->wdt, pe);
 }
 
 /* ---- norms ---------------------------------------------------------------------- */
@@ -256,10 +264,10 @@ static tl_handle gemm_step(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *ta, t
 }
 
 /* The corners of the PE's A and B ping-pong buffers (nb B tiles each). */
-static void corners_of(const struct llm_pe *pe, int nb, struct corner av[2],
-                       struct corner bv[2][LLM_NB])
+static void corners_of(const struct llm_pe *pe, int nb, struct corner av[LLM_BUFS],
+                       struct corner bv[LLM_BUFS][LLM_NB])
 {
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < pe->plan.bufs; i++) {
                 av[i] = (struct corner){ .buf = pe->abuf[i] };
                 for (int j = 0; j < nb; j++)
                         bv[i][j] = (struct corner){ .buf = pe->bbuf[i][j] };
@@ -306,7 +314,7 @@ static void gemm_shared(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int n
         int64_t m = tl_dim(a, 0), k = tl_dim(a, 1), tk = pe->plan.tk;
         int64_t steps = (k + tk - 1) / tk;
         const struct cube_grid *g = &pe->grid;
-        struct corner av[2], bv[2][LLM_NB];
+        struct corner av[LLM_BUFS], bv[LLM_BUFS][LLM_NB];
         corners_of(pe, nb, av, bv);
         for (int64_t s = -1; s < steps; s++) {
                 int cur = (int)((s + 2) % 2), nxt = 1 - cur, nt = 0;
@@ -364,12 +372,14 @@ static void gemm_multi(tl_ctx *tl, const struct llm_pe *pe, bool shared, tl_tens
         }
         int64_t m = tl_dim(a, 0), k = tl_dim(a, 1), tk = pe->plan.tk;
         int64_t steps = (k + tk - 1) / tk;
-        struct corner av[2], bv[2][LLM_NB];
+        int bufs = pe->plan.bufs;
+        struct corner av[LLM_BUFS], bv[LLM_BUFS][LLM_NB];
         corners_of(pe, nb, av, bv);
-        for (int64_t s = -1; s < steps; s++) {
-                int cur = (int)((s + 2) % 2), nxt = 1 - cur;
-                if (s + 1 < steps) { /* the loads of step s + 1 (the first: before any GEMM) */
-                        int64_t k1 = (s + 1) * tk, kn1 = min64(tk, k - k1);
+        for (int64_t s = 1 - bufs; s < steps; s++) {
+                int64_t ls = s + bufs - 1;   /* the step whose tiles load now */
+                int cur = (int)((s + bufs) % bufs), nxt = (int)(ls % bufs);
+                if (ls < steps) { /* the loads of step s + bufs - 1 (the first: before any GEMM) */
+                        int64_t k1 = ls * tk, kn1 = min64(tk, k - k1);
                         tl_copy_to(tl, corner(tl, &av[nxt], m, kn1), view2(tl, a, 0, k1, m, kn1));
                         for (int j = 0; j < nb; j++) {
                                 int64_t n = tl_dim(b[j], 1);
@@ -795,7 +805,7 @@ static void llm_lm_head(tl_ctx *tl, const void *argp)
         const struct llm_head_args *a = argp;
         int n = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
         struct llm_pe pe;
-        gemm_bufs(tl, 1, a->dt, a->wdt, &pe);
+        gemm_bufs(tl, 1, a->batch, a->dt, a->wdt, &pe);
         int64_t lo, hi;
         gqa_split(a->vocab, n, tl_rank(tl, -1, -1, -1), &lo, &hi);
         FOR_BLOCKS(a->batch, hi - lo, pe.plan.tn, r0, nr, j0, nc) {
