@@ -138,19 +138,25 @@ static void gemm_bufs(tl_ctx *tl, int64_t sq, int64_t t, tl_dtype dt, tl_dtype w
 }
 
 /* The grid of block g's n members for a [rows, *] output: pr x (n / pr),
- * pr the largest power of two dividing n with pr x LLM_TM <= rows. Decode
- * (few rows) splits columns only; prefill also splits rows, so that each
- * operand is read by fewer PEs. Placed on the cubes when they tile it. */
+ * pr the largest power of two dividing n with pr x LLM_TM <= rows (for a
+ * block of whole cubes, halved while that lets the cubes tile the grid).
+ * Decode (few rows) splits columns only; prefill also splits rows, so
+ * that each operand is read by fewer PEs. Placed on the cubes when they
+ * tile it. */
 static struct cube_grid grid_of(tl_ctx *tl, const struct coll_group *g, int64_t rows)
 {
         struct cube_grid c = { .pr = 1 };
         while (g->n % (c.pr * 2) == 0 && (int64_t)c.pr * 2 * LLM_TM <= rows)
                 c.pr *= 2;
+        int ncols = tl_mesh_dim(tl, 0), nrows = tl_mesh_dim(tl, 1), per = ncols * nrows;
+        bool cubes = g->first % per == 0 && g->stride == 1 && g->n % per == 0;
+        /* Whole cubes: fewer grid rows if that lets the cubes tile it. */
+        while (cubes && c.pr % nrows == 0 && g->n / c.pr % ncols != 0 && c.pr / 2 % nrows == 0)
+                c.pr /= 2;
         c.pc = g->n / c.pr;
         c.row = g->me / c.pc;
         c.col = g->me % c.pc;
-        int ncols = tl_mesh_dim(tl, 0), nrows = tl_mesh_dim(tl, 1), per = ncols * nrows;
-        if (c.pr % nrows != 0 || c.pc % ncols != 0 || g->first % per != 0 || g->stride != 1)
+        if (!cubes || c.pr % nrows != 0 || c.pc % ncols != 0)
                 return c;
         int cube = g->me / per, local = g->me % per, cubes_across = c.pc / ncols;
         c.on = true;

@@ -296,6 +296,9 @@ static const struct layer_case layer_cases[] = {
         /* tp 2 (a cube per rank): ffn / tp = 45 splits unevenly, so gate,
          * up and the K of w_down run unshared beside shared GEMMs. */
         { "tp2_prefill_cube_shared_fp32", { 1, 512, 3, 70, 4, 2, 16, 90, 2, "fp32" } },
+        /* 2048 rows: 8 x 1 would not tile the cubes' 2 x 2 NoCs; the grid
+         * halves its rows to 4 x 2, two blocks of 256 rows a PE. */
+        { "prefill_cube_grid_halved_bf16", { 1, 2048, 0, 32, 2, 1, 16, 32, 1, "bf16" } },
         /* 8 PEs in 3 ranks of 2: PEs 6 and 7 take no part. */
         { "tp3_leaves_pes_idle_fp32", { 1, 2, 6, 48, 6, 3, 8, 48, 3, "fp32" } },
 };
