@@ -584,6 +584,7 @@ static void new_kv(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe
 struct attn_buf {
         tl_tensor *qs;               /* [rows, D] fp32: rotated, scaled queries */
         tl_tensor *kbuf[2];          /* [LLM_KV_TILE, D]: K tiles, double-buffered */
+        tl_tensor *vbuf[2];          /* [LLM_KV_TILE, D]: V tiles, likewise */
         tl_tensor *m, *l, *o;        /* [rows, 1], [rows, 1], [rows, D]: online softmax state */
 };
 
@@ -609,6 +610,17 @@ static int64_t tile_end(const struct llm_args *a, int64_t j, int64_t k1)
 {
         int64_t e = min64(j + LLM_KV_TILE, k1);
         return j < a->past ? min64(e, a->past) : e;
+}
+
+/* The key and value tiles [j, e) of the item into buffer i of ab. */
+static void kv_tiles(tl_ctx *tl, const struct llm_args *a, struct attn_buf *ab,
+                     const struct attn_item *it, int i, int64_t j, int64_t e)
+{
+        int64_t d = a->d;
+        tl_copy_to(tl, view2(tl, ab->kbuf[i], 0, 0, e - j, d),
+                   keys(tl, a, a->k_cache, a->k_new, it->b, it->h, j, e - j));
+        tl_copy_to(tl, view2(tl, ab->vbuf[i], 0, 0, e - j, d),
+                   keys(tl, a, a->v_cache, a->v_new, it->b, it->h, j, e - j));
 }
 
 /* Load the item's queries, rotate and scale them into ab->qs, reset the
@@ -639,21 +651,19 @@ static void attend(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe
         tl_scratch_scope_end(tl);
         int cur = 0;
         int64_t j = it->k0, e = tile_end(a, j, it->k1);
-        tl_copy_to(tl, view2(tl, ab->kbuf[0], 0, 0, e - j, d),
-                   keys(tl, a, a->k_cache, a->k_new, it->b, it->h, j, e - j));
+        kv_tiles(tl, a, ab, it, 0, j, e);
         while (j < it->k1) {
                 int64_t jn = e, en = jn < it->k1 ? tile_end(a, jn, it->k1) : jn;
-                if (jn < it->k1)     /* prefetch the next tile while this one computes */
-                        tl_copy_to(tl, view2(tl, ab->kbuf[1 - cur], 0, 0, en - jn, d),
-                                   keys(tl, a, a->k_cache, a->k_new, it->b, it->h, jn, en - jn));
+                if (jn < it->k1)     /* prefetch the next tiles while these compute */
+                        kv_tiles(tl, a, ab, it, 1 - cur, jn, en);
                 tl_scratch_scope_begin(tl);
                 tl_tensor *s = tl_dot(tl, qs, view2(tl, ab->kbuf[cur], 0, 0, e - j, d), true);
                 /* New key j - P + c is hidden from query row i0 + r when it is later. */
                 int64_t off = it->i0 - (j - a->past);
                 if (j >= a->past && e - j - 1 > off)
                         s = tl_mask_causal(tl, s, off);
-                tl_wait(tl, tl_softmax_merge(tl, s, keys(tl, a, a->v_cache, a->v_new, it->b,
-                                                         it->h, j, e - j), m, l, o));
+                tl_wait(tl, tl_softmax_merge(tl, s, view2(tl, ab->vbuf[cur], 0, 0, e - j, d), m,
+                                             l, o));
                 tl_scratch_scope_end(tl);
                 j = jn;
                 e = en;
@@ -746,8 +756,10 @@ static void attention(tl_ctx *tl, const struct llm_args *a, const struct llm_pe 
         int64_t rows = a->sq == 1 ? a->group : LLM_Q_ROWS, d = a->d;
         struct attn_buf ab;
         ab.qs = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, d }));
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 2; i++) {
                 ab.kbuf[i] = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ LLM_KV_TILE, d }));
+                ab.vbuf[i] = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ LLM_KV_TILE, d }));
+        }
         ab.m = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, 1 }));
         ab.l = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, 1 }));
         ab.o = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, d }));

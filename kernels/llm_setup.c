@@ -143,7 +143,7 @@ static uint64_t persistent_bytes(const struct llm_args *a)
         uint64_t n = f32(LLM_RAMP_ROWS(a->sq)) + 2 * f32(half) +
                      (uint64_t)p.bufs * (tile_a + (uint64_t)p.nb * tile_b) + 2 * f32(LLM_TM * p.tn);
         if (a->part == LLM_PART_ALL || a->part == LLM_PART_ATTENTION)
-                n += 2 * f32(rows * d) + 2 * tl_dtype_bytes(a->dt, LLM_KV_TILE * d, d) +
+                n += 2 * f32(rows * d) + 4 * tl_dtype_bytes(a->dt, LLM_KV_TILE * d, d) +
                      2 * f32(rows);
         return n;
 }
