@@ -734,15 +734,22 @@ static void attention_decode(tl_ctx *tl, const struct llm_args *a, const struct 
 }
 
 /* Prefill: blocks of LLM_Q_ROWS query rows of one query head over every
- * key they see (the cache and the new keys up to their last row). */
+ * key they see (the cache and the new keys up to their last row). A
+ * block's keys grow with its rows, so the blocks are dealt latest rows
+ * first and in a snake over the PEs (round r to PE i, or to PE n - 1 - i
+ * when r is odd): each PE's blocks then add up to about the same keys. */
 static void attention_prefill(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
                               struct attn_buf *ab)
 {
         int64_t hl = a->hq / a->tp, chunks = (a->sq + LLM_Q_ROWS - 1) / LLM_Q_ROWS;
-        for (int64_t w = pe->block.me; w < a->batch * hl * chunks; w += pe->block.n) {
-                struct attn_item it = { .b = w / (hl * chunks),
-                                        .qh = pe->rank * hl + w / chunks % hl,
-                                        .i0 = w % chunks * LLM_Q_ROWS };
+        int64_t units = a->batch * hl, n = pe->block.n;
+        for (int64_t r = 0; r * n < units * chunks; r++) {
+                int64_t w = r * n + (r % 2 == 0 ? pe->block.me : n - 1 - pe->block.me);
+                if (w >= units * chunks)
+                        continue;
+                int64_t u = w % units;
+                struct attn_item it = { .b = u / hl, .qh = pe->rank * hl + u % hl,
+                                        .i0 = (chunks - 1 - w / units) * LLM_Q_ROWS };
                 it.h = it.qh / a->group;
                 it.n = min64(LLM_Q_ROWS, a->sq - it.i0);
                 it.k1 = a->past + it.i0 + it.n;
