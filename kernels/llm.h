@@ -28,11 +28,13 @@
 #define LLM_PTK 64                   /* prefill: K step of a GEMM */
 #define LLM_NB 2                     /* prefill: sub-blocks sharing each A tile */
 #define LLM_BUFS 4                   /* most GEMM operand buffers (loads in flight + 1) */
-#define LLM_DECODE_BUFS 3            /* decode: operand buffers */
+#define LLM_DECODE_BUFS 3            /* decode: operand buffers (loads two steps ahead) */
 #define LLM_NORM_ELEMS 32768         /* elements of one RMSNorm block in scratch */
 
 /* How a PE blocks its GEMMs. Decode (Sq = 1) is weight-bandwidth bound:
- * one LLM_TM x LLM_TN output per A tile, K steps of LLM_TK. Prefill is
+ * one LLM_TM x LLM_TN output per A tile, K steps of LLM_TK, the loads of
+ * two steps in flight (LLM_DECODE_BUFS buffers: one left the HBM and
+ * NoC latency of every step unhidden, docs/adr/0036). Prefill is
  * compute bound if each operand byte feeds enough MACs: LLM_NB output
  * sub-blocks of LLM_TM x LLM_PTN (LLM_TN for 4-byte types, to fit TCM)
  * share each A tile, in K steps of LLM_PTK, so a K step moves

@@ -32,12 +32,13 @@
  *
  * GEMMs stream their operands through TCM (per K step, the loads of an A
  * tile and its B tiles and one GEMM composite on TCM operands per B tile,
- * the next step's loads issued first), blocked as llm_gemm_plan_of
- * (llm.h) says: decode in output blocks of LLM_TM x LLM_TN, K steps of
- * LLM_TK (weight-bandwidth bound: the next step's loads are in flight
- * while this step computes); prefill in LLM_TM x (LLM_NB x LLM_PTN)
- * blocks whose sub-blocks share each A tile, K steps of LLM_PTK
- * (docs/adr/0032). */
+ * later steps' loads issued first), blocked as llm_gemm_plan_of (llm.h)
+ * says: decode in output blocks of LLM_TM x LLM_TN, K steps of LLM_TK
+ * (weight-bandwidth bound: the loads of the next plan.bufs - 1 steps are
+ * in flight while this step computes); prefill in LLM_TM x (LLM_NB x
+ * LLM_PTN) blocks whose sub-blocks share each A tile, K steps of LLM_PTK
+ * (docs/adr/0032), and on a cube grid the PEs of a NoC row or column
+ * share their A or B tiles by multicast (gemm_shared, docs/adr/0036). */
 #include "collective.h"
 #include "gqa_common.h"
 #include "llm.h"

@@ -133,7 +133,7 @@ static uint64_t rope_bytes(int64_t r, int64_t d, bool one_pos)
 }
 
 /* Persistent TCM (tl_alloc TL_TCM): the RoPE ramp and frequencies, the
- * GEMM ping-pong buffers and accumulators, the attention buffers. */
+ * GEMM operand buffers and accumulators, the attention buffers. */
 static uint64_t persistent_bytes(const struct llm_args *a)
 {
         int64_t d = a->d, half = d / 2, rows = a->sq == 1 ? a->group : LLM_Q_ROWS;
