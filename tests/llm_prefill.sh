@@ -2,11 +2,12 @@
 # The GEMM blocking of llm_layer (kernels/llm.h; docs/adr/0032, 0036) on
 # the default machine, llama3-8b, no cache: the GEMMs of a 1K layer reach
 # at least 38% of the machine's peak GEMM FLOP/s (11.1% with 256 x 128
-# blocks that each loaded their own tiles, 25.6% with ADR 0032's blocks,
+# blocks that each loaded their own tiles, 28.7% with ADR 0032's blocks,
 # 41.6% with a cube's PEs sharing tiles by multicast), and the whole layer
-# at 2K at least 38% (10.1%, 33.2%, 41.4%). Decode (one token, 100 and 4K
+# at 2K at least 38% (10.1%, 33.2%, 41.8%). Decode (one token, 100 and 4K
 # tokens of context) stays at least 80% of its HBM bound, the issue's goal
-# (77.5% and 77.3% with one load in flight, 81.8% and 82.0% with two).
+# (77.5% and 77.3% with one load in flight; 82.2% and 81.9% with two and
+# the value tiles prefetched).
 # Simulated figures, not timed.
 set -euo pipefail
 bin=${CUBESIM_BIN:?}
