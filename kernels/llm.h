@@ -27,10 +27,14 @@
 #define LLM_PTN 256                  /* prefill: columns of a GEMM output sub-block */
 #define LLM_PTK 64                   /* prefill: K step of a GEMM */
 #define LLM_NB 2                     /* prefill: sub-blocks sharing each A tile */
+#define LLM_BUFS 4                   /* most GEMM operand buffers (loads in flight + 1) */
+#define LLM_DECODE_BUFS 3            /* decode: operand buffers (loads two steps ahead) */
 #define LLM_NORM_ELEMS 32768         /* elements of one RMSNorm block in scratch */
 
 /* How a PE blocks its GEMMs. Decode (Sq = 1) is weight-bandwidth bound:
- * one LLM_TM x LLM_TN output per A tile, K steps of LLM_TK. Prefill is
+ * one LLM_TM x LLM_TN output per A tile, K steps of LLM_TK, the loads of
+ * two steps in flight (LLM_DECODE_BUFS buffers: one left the HBM and
+ * NoC latency of every step unhidden, docs/adr/0036). Prefill is
  * compute bound if each operand byte feeds enough MACs: LLM_NB output
  * sub-blocks of LLM_TM x LLM_PTN (LLM_TN for 4-byte types, to fit TCM)
  * share each A tile, in K steps of LLM_PTK, so a K step moves
@@ -39,14 +43,23 @@ struct llm_gemm_plan {
         int64_t tk;                  /* K step */
         int64_t tn;                  /* columns of one sub-block */
         int nb;                      /* sub-blocks (B tiles and accumulators) per A tile */
+        bool acc_in_place;           /* K steps accumulate in the GEMM (no MATH add pass) */
+        int bufs;                    /* operand buffers: loads run bufs - 1 steps ahead */
 };
 
 static inline struct llm_gemm_plan llm_gemm_plan_of(int64_t sq, tl_dtype dt, tl_dtype wdt)
 {
         if (sq == 1)
-                return (struct llm_gemm_plan){ LLM_TK, LLM_TN, 1 };
+                return (struct llm_gemm_plan){ LLM_TK, LLM_TN, 1, false, LLM_DECODE_BUFS };
         bool narrow = tl_dtype_size(dt) > 2 || tl_dtype_size(wdt) > 2;
-        return (struct llm_gemm_plan){ LLM_PTK, narrow ? LLM_TN : LLM_PTN, LLM_NB };
+        return (struct llm_gemm_plan){ LLM_PTK, narrow ? LLM_TN : LLM_PTN, LLM_NB, true, 2 };
+}
+
+/* Rows of a GEMM A tile buffer for t token rows: an output block's, or
+ * all t when fewer. */
+static inline int64_t llm_a_rows(int64_t t)
+{
+        return t < LLM_TM ? t : LLM_TM;
 }
 
 /* A published model configuration. */

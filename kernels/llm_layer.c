@@ -32,23 +32,41 @@
  *
  * GEMMs stream their operands through TCM (per K step, the loads of an A
  * tile and its B tiles and one GEMM composite on TCM operands per B tile,
- * the next step's loads issued first), blocked as llm_gemm_plan_of
- * (llm.h) says: decode in output blocks of LLM_TM x LLM_TN, K steps of
- * LLM_TK (weight-bandwidth bound: the next step's loads are in flight
- * while this step computes); prefill in LLM_TM x (LLM_NB x LLM_PTN)
- * blocks whose sub-blocks share each A tile, K steps of LLM_PTK
- * (docs/adr/0032). */
+ * later steps' loads issued first), blocked as llm_gemm_plan_of (llm.h)
+ * says: decode in output blocks of LLM_TM x LLM_TN, K steps of LLM_TK
+ * (weight-bandwidth bound: the loads of the next plan.bufs - 1 steps are
+ * in flight while this step computes); prefill in LLM_TM x (LLM_NB x
+ * LLM_PTN) blocks whose sub-blocks share each A tile, K steps of LLM_PTK
+ * (docs/adr/0032), and on a cube grid the PEs of a NoC row or column
+ * share their A or B tiles by multicast (gemm_shared, docs/adr/0036). */
 #include "collective.h"
 #include "gqa_common.h"
 #include "llm.h"
 
 /* Tags of the layer's messages (collective.h: each base owns COLL_TAGS). */
-enum { TAG_BARRIER = 100, TAG_ALLREDUCE = 200, TAG_MERGE = 300 };
+enum { TAG_BARRIER = 100, TAG_ALLREDUCE = 200, TAG_MERGE = 300, TAG_GEMM = 400 };
 
 /* A PE's share of a [rows, cols] output. */
 struct share {
         int64_t r0, rows;            /* its rows */
         int64_t c0, cols;            /* its columns */
+        bool shared;                 /* every share has this size: the cube shares tiles */
+};
+
+/* How a block's PEs split a [T, *] output: a pr x pc grid (share_of). A
+ * block of whole cubes whose grid the cubes' NoCs tile (pr a multiple of
+ * the NoC's rows, pc of its columns) places each cube on a rectangle of
+ * the grid, its PEs as on its NoC: the PEs of a NoC row then compute the
+ * same output rows, those of a NoC column the same columns, and a GEMM
+ * whose shares are all alike reads each A tile once per NoC row and each
+ * B tile once per NoC column, multicast to the others (docs/adr/0036). */
+struct cube_grid {
+        int pr, pc;                  /* the grid: rows by columns of PEs */
+        bool on;                     /* the cubes tile it (else PE i: row i / pc, column i % pc) */
+        int row, col;                /* this PE's place in the grid */
+        int nrows, ncols;            /* the NoC's rows and columns (on) */
+        int lr, lc;                  /* this PE's NoC row and column (on) */
+        int rank0;                   /* the global rank of PE 0 of this PE's cube (on) */
 };
 
 /* This PE's place, and its persistent TCM. */
@@ -59,8 +77,9 @@ struct llm_pe {
         tl_tensor *ramp;             /* TCM [LLM_RAMP_ROWS, 1] fp32: 0, 1, 2, .. */
         tl_tensor *freq;             /* TCM [1, D/2] fp32: theta^(-2i/D) */
         struct llm_gemm_plan plan;   /* its GEMM blocking (llm.h) */
-        tl_tensor *abuf[2];          /* TCM [LLM_TM, plan.tk] dtype: GEMM A tiles, ping-pong */
-        tl_tensor *bbuf[2][LLM_NB];  /* TCM [plan.tk, plan.tn] weight dtype: GEMM B tiles */
+        struct cube_grid grid;       /* how its block splits [T, *] outputs */
+        tl_tensor *abuf[LLM_BUFS];   /* TCM [llm_a_rows(T), plan.tk] dtype: A tiles (plan.bufs) */
+        tl_tensor *bbuf[LLM_BUFS][LLM_NB]; /* TCM [plan.tk, plan.tn] weight dtype: GEMM B tiles */
         tl_tensor *acc[LLM_NB];      /* TCM [LLM_TM * plan.tn] fp32: GEMM output sub-blocks */
         struct share out;            /* its share of [T, H] in phases 5 and 8 */
 };
@@ -97,38 +116,73 @@ static void fill_ramp(tl_ctx *tl, tl_tensor *t, int64_t n)
         tl_scratch_scope_end(tl);
 }
 
-/* The PE's GEMM buffers for Sq query rows: activations of dtype dt,
- * weights of wdt (two accumulators even for one sub-block: gate and up). */
-static void gemm_bufs(tl_ctx *tl, int64_t sq, tl_dtype dt, tl_dtype wdt, struct llm_pe *pe)
+/* The PE's GEMM buffers for Sq query rows and t token rows in all:
+ * activations of dtype dt, weights of wdt (two accumulators even for one
+ * sub-block: gate and up). */
+static void gemm_bufs(tl_ctx *tl, int64_t sq, int64_t t, tl_dtype dt, tl_dtype wdt,
+                      struct llm_pe *pe)
 {
         struct llm_gemm_plan p = llm_gemm_plan_of(sq, dt, wdt);
         pe->plan = p;
-        for (int i = 0; i < 2; i++) {
-                pe->abuf[i] = tl_alloc(tl, TL_TCM, dt, 2, ((int64_t[]){ LLM_TM, p.tk }));
-                for (int j = 0; j < p.nb; j++)
+        int64_t rows = llm_a_rows(t);
+        for (int i = 0; i < p.bufs || i < 2; i++) {
+                for (int j = 0; j < p.nb && i < p.bufs; j++) {
+                        if (j == 0)
+                                pe->abuf[i] = tl_alloc(tl, TL_TCM, dt, 2,
+                                                       ((int64_t[]){ rows, p.tk }));
                         pe->bbuf[i][j] = tl_alloc(tl, TL_TCM, wdt, 2, ((int64_t[]){ p.tk, p.tn }));
-                pe->acc[i] = tl_alloc(tl, TL_TCM, TL_FP32, 1, ((int64_t[]){ LLM_TM * p.tn }));
+                }
+                if (i < 2)
+                        pe->acc[i] = tl_alloc(tl, TL_TCM, TL_FP32, 1,
+                                              ((int64_t[]){ LLM_TM * p.tn }));
         }
 }
 
-/* Member g->me's share of a [rows, cols] output: the n members as a grid
- * of pr x (n / pr), pr the largest power of two dividing n with
- * pr x LLM_TM <= rows. Decode (few rows) splits columns only; prefill also
- * splits rows, so that each operand is read by fewer PEs. */
-static struct share share_of(const struct coll_group *g, int64_t rows, int64_t cols)
+/* The grid of block g's n members for a [rows, *] output: pr x (n / pr),
+ * pr the largest power of two dividing n with pr x LLM_TM <= rows (for a
+ * block of whole cubes, halved while that lets the cubes tile the grid).
+ * Decode (few rows) splits columns only; prefill also splits rows, so
+ * that each operand is read by fewer PEs. Placed on the cubes when they
+ * tile it. */
+static struct cube_grid grid_of(tl_ctx *tl, const struct coll_group *g, int64_t rows)
 {
-        int pr = 1;
-        while (g->n % (pr * 2) == 0 && (int64_t)pr * 2 * LLM_TM <= rows)
-                pr *= 2;
-        int pc = g->n / pr;
+        struct cube_grid c = { .pr = 1 };
+        while (g->n % (c.pr * 2) == 0 && (int64_t)c.pr * 2 * LLM_TM <= rows)
+                c.pr *= 2;
+        int ncols = tl_mesh_dim(tl, 0), nrows = tl_mesh_dim(tl, 1), per = ncols * nrows;
+        bool cubes = g->first % per == 0 && g->stride == 1 && g->n % per == 0;
+        /* Whole cubes: fewer grid rows if that lets the cubes tile it. */
+        while (cubes && c.pr % nrows == 0 && g->n / c.pr % ncols != 0 && c.pr / 2 % nrows == 0)
+                c.pr /= 2;
+        c.pc = g->n / c.pr;
+        c.row = g->me / c.pc;
+        c.col = g->me % c.pc;
+        if (!cubes || c.pr % nrows != 0 || c.pc % ncols != 0)
+                return c;
+        int cube = g->me / per, local = g->me % per, cubes_across = c.pc / ncols;
+        c.on = true;
+        c.nrows = nrows;
+        c.ncols = ncols;
+        c.lr = local / ncols;
+        c.lc = local % ncols;
+        c.row = cube / cubes_across * nrows + c.lr;
+        c.col = cube % cubes_across * ncols + c.lc;
+        c.rank0 = coll_rank(g, cube * per);
+        return c;
+}
+
+/* This PE's share of a [rows, cols] output, rows the grid's. */
+static struct share share_of(const struct cube_grid *c, int64_t rows, int64_t cols)
+{
         int64_t lo, hi;
         struct share s;
-        gqa_split(rows, pr, g->me / pc, &lo, &hi);
+        gqa_split(rows, c->pr, c->row, &lo, &hi);
         s.r0 = lo;
         s.rows = hi - lo;
-        gqa_split(cols, pc, g->me % pc, &lo, &hi);
+        gqa_split(cols, c->pc, c->col, &lo, &hi);
         s.c0 = lo;
         s.cols = hi - lo;
+        s.shared = c->on && rows % c->pr == 0 && cols % c->pc == 0;
         return s;
 }
 
@@ -154,8 +208,9 @@ static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
         tl_tensor *row = tl_reshape(tl, col, 2, ((int64_t[]){ 1, half }));
         tl_copy_to(tl, pe->freq, tl_exp(tl, tl_scale(tl, row, -2.0f * a->log_theta / (float)a->d)));
         tl_scratch_scope_end(tl);
-        pe->out = share_of(&pe->block, a->batch * a->sq, a->hidden);
-        gemm_bufs(tl, a->sq, a->dt, a->wdt, pe);
+        pe->grid = grid_of(tl, &pe->block, a->batch * a->sq);
+        pe->out = share_of(&pe->grid, a->batch * a->sq, a->hidden);
+        gemm_bufs(tl, a->sq, a->batch * a->sq, a->dt, a->wdt, pe);
 }
 
 /* ---- norms ---------------------------------------------------------------------- */
@@ -201,26 +256,137 @@ static tl_tensor *corner(tl_ctx *tl, struct corner *c, int64_t rows, int64_t col
         return c->v;
 }
 
+/* One K step's GEMM composite: acc (+)= ta . tb, adding to acc unless
+ * first (in the GEMM when the plan says so, else by an epilogue add). */
+static tl_handle gemm_step(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *ta, tl_tensor *tb,
+                           tl_tensor *acc, bool add)
+{
+        bool in_place = pe->plan.acc_in_place;
+        return tl_composite(tl, &(tl_composite_desc){
+                .op = TL_GEMM, .a = ta, .b = tb, .out = acc, .accumulate = add && in_place,
+                .epilogue = (tl_epilogue[]){ { .op = TL_ADD, .tensor = acc } },
+                .n_epilogue = add && !in_place, .tile_m = tl_dim(ta, 0), .tile_n = tl_dim(tb, 1),
+                .tile_k = tl_dim(ta, 1),
+        });
+}
+
+/* The corners of the PE's A and B ping-pong buffers (nb B tiles each). */
+static void corners_of(const struct llm_pe *pe, int nb, struct corner av[LLM_BUFS],
+                       struct corner bv[LLM_BUFS][LLM_NB])
+{
+        for (int i = 0; i < pe->plan.bufs; i++) {
+                av[i] = (struct corner){ .buf = pe->abuf[i] };
+                for (int j = 0; j < nb; j++)
+                        bv[i][j] = (struct corner){ .buf = pe->bbuf[i][j] };
+        }
+}
+
+/* The grid PE that sends tile `slot` of K step s along this PE's NoC row
+ * (slot 0: the A tile; its NoC column) or column (slot 1 + j: B tile j;
+ * its NoC row). The senders rotate with s, on diagonals that differ per
+ * slot, so that on a square NoC with nb + 1 <= its side no PE sends two
+ * tiles of a step. */
+static int sender_of(const struct cube_grid *g, int slot, int64_t s)
+{
+        if (slot == 0)
+                return (int)((g->lr + s) % g->ncols);
+        int64_t r = ((int64_t)g->lc - s % g->nrows + slot + g->nrows) % g->nrows;
+        return (int)r;
+}
+
+static bool sends(const struct cube_grid *g, int slot, int64_t s)
+{
+        return (slot == 0 ? g->lc : g->lr) == sender_of(g, slot, s);
+}
+
+/* The K step's GEMM composites on the buffers' corners: acc[j] (+)= ta . tb[j]. */
+static void gemm_issue(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *ta, int nb,
+                       struct corner *bv, tl_tensor *const *b, tl_tensor *const *acc, bool add,
+                       tl_handle *h)
+{
+        int64_t kn = tl_dim(ta, 1);
+        for (int j = 0; j < nb; j++)
+                h[j] = gemm_step(tl, pe, ta, corner(tl, &bv[j], kn, tl_dim(b[j], 1)), acc[j], add);
+}
+
+/* gemm_multi when every PE of the cube's NoC row has the same a and of
+ * its column the same b (share.shared): the tiles of K step s + 1 are
+ * loaded by their senders (sender_of) while the GEMMs of step s run, then
+ * multicast along the row (A) or column (B) and taken by the others, so
+ * that the cube reads each A tile once per NoC row and each B tile once
+ * per NoC column. */
+static void gemm_shared(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int nb,
+                        tl_tensor *const *b, tl_tensor *const *acc)
+{
+        int64_t m = tl_dim(a, 0), k = tl_dim(a, 1), tk = pe->plan.tk;
+        int64_t steps = (k + tk - 1) / tk;
+        const struct cube_grid *g = &pe->grid;
+        struct corner av[LLM_BUFS], bv[LLM_BUFS][LLM_NB];
+        corners_of(pe, nb, av, bv);
+        for (int64_t s = -1; s < steps; s++) {
+                int cur = (int)((s + 2) % 2), nxt = 1 - cur, nt = 0;
+                tl_tensor *dst[1 + LLM_NB], *src[1 + LLM_NB];
+                if (s + 1 < steps) {
+                        int64_t k1 = (s + 1) * tk, kn1 = min64(tk, k - k1);
+                        dst[0] = corner(tl, &av[nxt], m, kn1);
+                        src[0] = view2(tl, a, 0, k1, m, kn1);
+                        for (int j = 0; j < nb; j++) {
+                                int64_t n = tl_dim(b[j], 1);
+                                dst[1 + j] = corner(tl, &bv[nxt][j], kn1, n);
+                                src[1 + j] = view2(tl, b[j], k1, 0, kn1, n);
+                        }
+                        nt = 1 + nb;
+                }
+                for (int i = 0; i < nt; i++)
+                        if (sends(g, i, s + 1))
+                                tl_copy_to(tl, dst[i], src[i]);
+                tl_handle h[LLM_NB];
+                if (s >= 0)
+                        gemm_issue(tl, pe, corner(tl, &av[cur], m, min64(tk, k - s * tk)), nb,
+                                   bv[cur], b, acc, s > 0, h);
+                for (int i = 0; i < nt; i++) {
+                        if (!sends(g, i, s + 1))
+                                continue;
+                        if (i == 0)
+                                tl_mcast(tl, g->lr, 0, 1, g->ncols, dst[i], TAG_GEMM + i);
+                        else
+                                tl_mcast(tl, 0, g->lc, g->nrows, 1, dst[i], TAG_GEMM + i);
+                }
+                for (int i = 0; i < nt; i++) {
+                        if (sends(g, i, s + 1))
+                                continue;
+                        int from = sender_of(g, i, s + 1);
+                        int pe_in_cube = i == 0 ? g->lr * g->ncols + from : from * g->ncols + g->lc;
+                        tl_recv_into(tl, dst[i], g->rank0 + pe_in_cube, TAG_GEMM + i);
+                }
+                for (int j = 0; s >= 0 && j < nb; j++)
+                        tl_wait(tl, h[j]);
+        }
+}
+
 /* acc[i] [m, n_i] (TCM, fp32, pinned) = a [m, K] . b[i] [K, n_i] for the
  * nb sub-blocks i, m <= LLM_TM, n_i <= plan.tn: K in plan.tk steps through
  * the PE's ping-pong buffers, the loads of step s + 1 issued before the
  * GEMMs of step s (DMA and GEMM overlap). The sub-blocks share each A
  * tile. A GEMM is one composite on TCM operands that adds its product to
- * acc[i] in place (no DMA). */
-static void gemm_multi(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int nb,
+ * acc[i] in place (no DMA). Shared: gemm_shared. */
+static void gemm_multi(tl_ctx *tl, const struct llm_pe *pe, bool shared, tl_tensor *a, int nb,
                        tl_tensor *const *b, tl_tensor *const *acc)
 {
+        if (shared) {
+                gemm_shared(tl, pe, a, nb, b, acc);
+                return;
+        }
         int64_t m = tl_dim(a, 0), k = tl_dim(a, 1), tk = pe->plan.tk;
         int64_t steps = (k + tk - 1) / tk;
-        struct corner av[2] = { { .buf = pe->abuf[0] }, { .buf = pe->abuf[1] } };
-        struct corner bv[2][LLM_NB];
-        for (int j = 0; j < nb; j++)
-                for (int i = 0; i < 2; i++)
-                        bv[i][j] = (struct corner){ .buf = pe->bbuf[i][j] };
-        for (int64_t s = -1; s < steps; s++) {
-                int cur = (int)((s + 2) % 2), nxt = 1 - cur;
-                if (s + 1 < steps) { /* the loads of step s + 1 (the first: before any GEMM) */
-                        int64_t k1 = (s + 1) * tk, kn1 = min64(tk, k - k1);
+        int bufs = pe->plan.bufs;
+        struct corner av[LLM_BUFS], bv[LLM_BUFS][LLM_NB];
+        corners_of(pe, nb, av, bv);
+        for (int64_t s = 1 - bufs; s < steps; s++) {
+                int64_t ls = s + bufs - 1;   /* the step whose tiles load now */
+                int cur = (int)((s + bufs) % bufs), nxt = (int)(ls % bufs);
+                if (ls < steps) { /* the loads of step s + bufs - 1 (the first: before any GEMM) */
+                        int64_t k1 = ls * tk, kn1 = min64(tk, k - k1);
                         tl_copy_to(tl, corner(tl, &av[nxt], m, kn1), view2(tl, a, 0, k1, m, kn1));
                         for (int j = 0; j < nb; j++) {
                                 int64_t n = tl_dim(b[j], 1);
@@ -230,18 +396,9 @@ static void gemm_multi(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int nb
                 }
                 if (s < 0)
                         continue;
-                int64_t kn = min64(tk, k - s * tk);
-                tl_tensor *ta = corner(tl, &av[cur], m, kn);
                 tl_handle h[LLM_NB];
-                for (int j = 0; j < nb; j++) {
-                        int64_t n = tl_dim(b[j], 1);
-                        tl_tensor *tb = corner(tl, &bv[cur][j], kn, n);
-                        h[j] = tl_composite(tl, &(tl_composite_desc){
-                                .op = TL_GEMM, .a = ta, .b = tb, .out = acc[j],
-                                .epilogue = (tl_epilogue[]){ { .op = TL_ADD, .tensor = acc[j] } },
-                                .n_epilogue = s > 0, .tile_m = m, .tile_n = n, .tile_k = kn,
-                        });
-                }
+                gemm_issue(tl, pe, corner(tl, &av[cur], m, min64(tk, k - s * tk)), nb, bv[cur], b,
+                           acc, s > 0, h);
                 for (int j = 0; j < nb; j++)
                         tl_wait(tl, h[j]);
         }
@@ -271,10 +428,10 @@ static int64_t block_cols(const struct llm_pe *pe)
 }
 
 /* The output block a [m, K] . b [K, n], n <= block_cols(pe): its plan.tn
- * wide sub-blocks as acc[0 ..) (the PE's accumulators), computed when run.
- * Returns how many sub-blocks. */
+ * wide sub-blocks as acc[0 ..) (the PE's accumulators), computed when run
+ * (shared: as gemm_multi says). Returns how many sub-blocks. */
 static int gemm_cols(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, tl_tensor *b, bool run,
-                     tl_tensor **acc)
+                     bool shared, tl_tensor **acc)
 {
         int64_t m = tl_dim(a, 0), k = tl_dim(b, 0), n = tl_dim(b, 1), tn = pe->plan.tn;
         tl_tensor *bs[LLM_NB];
@@ -285,35 +442,49 @@ static int gemm_cols(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, tl_tenso
                 bs[nb] = view2(tl, b, 0, c, k, w);
         }
         if (run)
-                gemm_multi(tl, pe, a, nb, bs, acc);
+                gemm_multi(tl, pe, shared, a, nb, bs, acc);
         return nb;
 }
 
-/* Phase 2: this PE's share of the block's q | k | v columns. */
+/* The output blocks of src [rows, K] . w [K, *] for share sh of the
+ * columns of w from column w0 (and of dst from d0): each stored. */
+static void gemm_store(tl_ctx *tl, const struct llm_pe *pe, const struct share *sh, tl_tensor *src,
+                       int64_t c0, int64_t c1, tl_tensor *w, int64_t w0, tl_tensor *dst)
+{
+        int64_t k = tl_dim(src, 1), tn = pe->plan.tn;
+        FOR_BLOCKS(sh->rows, c1 - c0, block_cols(pe), i0, nr, j0, nc) {
+                int64_t r = sh->r0 + i0;
+                tl_tensor *acc[LLM_NB];
+                int nb = gemm_cols(tl, pe, view2(tl, src, r, 0, nr, k),
+                                   view2(tl, w, 0, w0 + c0 + j0, k, nc), true, sh->shared, acc);
+                for (int j = 0; j < nb; j++)
+                        tl_store(tl, view2(tl, dst, r, w0 + c0 + j0 + j * tn, nr,
+                                           tl_dim(acc[j], 1)), acc[j]);
+        }
+}
+
+/* Phase 2: this PE's share of the block's q | k | v columns (on a cube
+ * grid, its share of each of q, k and v, so that the shares are alike). */
 static void qkv(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
 {
-        int64_t t = a->batch * a->sq, hd = a->hidden, tn = pe->plan.tn;
+        if (!runs(a, LLM_PART_GEMM))
+                return;
+        int64_t t = a->batch * a->sq;
         int64_t wq = a->hq / a->tp * a->d, wk = a->hkv / a->tp * a->d;
         struct { tl_tensor *w, *dst; int64_t width; } m[3] = {
                 { a->wq, a->q, wq }, { a->wk, a->kt, wk }, { a->wv, a->vt, wk },
         };
-        struct share sh = share_of(&pe->block, t, wq + 2 * wk);
+        struct share sh = share_of(&pe->grid, t, wq + 2 * wk);
         int64_t lo = sh.c0, hi = sh.c0 + sh.cols, base = 0;
         for (int i = 0; i < 3; i++) {
                 int64_t c0 = max64(lo, base) - base, c1 = min64(hi, base + m[i].width) - base;
                 base += m[i].width;
-                int64_t g0 = pe->rank * m[i].width + c0;   /* the column in the whole matrix */
-                FOR_BLOCKS(sh.rows, c1 - c0, block_cols(pe), i0, nr, j0, nc) {
-                        int64_t r = sh.r0 + i0;
-                        if (!runs(a, LLM_PART_GEMM))
-                                continue;
-                        tl_tensor *acc[LLM_NB];
-                        int nb = gemm_cols(tl, pe, view2(tl, a->n1, r, 0, nr, hd),
-                                           view2(tl, m[i].w, 0, g0 + j0, hd, nc), true, acc);
-                        for (int j = 0; j < nb; j++)
-                                tl_store(tl, view2(tl, m[i].dst, r, g0 + j0 + j * tn, nr,
-                                                   tl_dim(acc[j], 1)), acc[j]);
+                if (pe->grid.on) {
+                        sh = share_of(&pe->grid, t, m[i].width);
+                        c0 = sh.c0;
+                        c1 = sh.c0 + sh.cols;
                 }
+                gemm_store(tl, pe, &sh, a->n1, c0, c1, m[i].w, pe->rank * m[i].width, m[i].dst);
         }
 }
 
@@ -329,7 +500,7 @@ static void row_parallel(tl_ctx *tl, const struct llm_args *a, const struct llm_
                 tl_tensor *acc[LLM_NB];
                 int nb = gemm_cols(tl, pe, view2(tl, src, r0, k0, nr, k),
                                    view2(tl, w, k0, pe->out.c0 + j0, k, nc),
-                                   runs(a, LLM_PART_GEMM), acc);
+                                   runs(a, LLM_PART_GEMM), pe->out.shared, acc);
                 for (int j = 0; j < nb; j++) {
                         int64_t c = pe->out.c0 + j0 + j * pe->plan.tn, ncj = tl_dim(acc[j], 1);
                         if (runs(a, LLM_PART_ALLREDUCE))
@@ -348,7 +519,7 @@ static void row_parallel(tl_ctx *tl, const struct llm_args *a, const struct llm_
 static void gate_up(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
 {
         int64_t t = a->batch * a->sq, hd = a->hidden, fl = a->ffn / a->tp;
-        struct share sh = share_of(&pe->block, t, fl);
+        struct share sh = share_of(&pe->grid, t, fl);
         FOR_BLOCKS(sh.rows, sh.cols, pe->plan.tn, i0, nr, j0, nc) {
                 int64_t r0 = sh.r0 + i0, c = pe->rank * fl + sh.c0 + j0;
                 tl_tensor *acc[2] = { acc_block(tl, pe->acc[0], nr, nc),
@@ -357,10 +528,10 @@ static void gate_up(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *p
                 tl_tensor *n2 = view2(tl, a->n2, r0, 0, nr, hd);
                 tl_tensor *b[2] = { view2(tl, a->wg, 0, c, hd, nc), view2(tl, a->wu, 0, c, hd, nc) };
                 if (runs(a, LLM_PART_GEMM) && pe->plan.nb >= 2) {
-                        gemm_multi(tl, pe, n2, 2, b, acc);    /* gate and up share n2's tiles */
+                        gemm_multi(tl, pe, sh.shared, n2, 2, b, acc); /* gate and up share n2 */
                 } else if (runs(a, LLM_PART_GEMM)) {
-                        gemm_multi(tl, pe, n2, 1, &b[0], &acc[0]);
-                        gemm_multi(tl, pe, n2, 1, &b[1], &acc[1]);
+                        gemm_multi(tl, pe, sh.shared, n2, 1, &b[0], &acc[0]);
+                        gemm_multi(tl, pe, sh.shared, n2, 1, &b[1], &acc[1]);
                 }
                 if (!runs(a, LLM_PART_OTHER))
                         continue;
@@ -414,6 +585,7 @@ static void new_kv(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe
 struct attn_buf {
         tl_tensor *qs;               /* [rows, D] fp32: rotated, scaled queries */
         tl_tensor *kbuf[2];          /* [LLM_KV_TILE, D]: K tiles, double-buffered */
+        tl_tensor *vbuf[2];          /* [LLM_KV_TILE, D]: V tiles, likewise */
         tl_tensor *m, *l, *o;        /* [rows, 1], [rows, 1], [rows, D]: online softmax state */
 };
 
@@ -439,6 +611,17 @@ static int64_t tile_end(const struct llm_args *a, int64_t j, int64_t k1)
 {
         int64_t e = min64(j + LLM_KV_TILE, k1);
         return j < a->past ? min64(e, a->past) : e;
+}
+
+/* The key and value tiles [j, e) of the item into buffer i of ab. */
+static void kv_tiles(tl_ctx *tl, const struct llm_args *a, struct attn_buf *ab,
+                     const struct attn_item *it, int i, int64_t j, int64_t e)
+{
+        int64_t d = a->d;
+        tl_copy_to(tl, view2(tl, ab->kbuf[i], 0, 0, e - j, d),
+                   keys(tl, a, a->k_cache, a->k_new, it->b, it->h, j, e - j));
+        tl_copy_to(tl, view2(tl, ab->vbuf[i], 0, 0, e - j, d),
+                   keys(tl, a, a->v_cache, a->v_new, it->b, it->h, j, e - j));
 }
 
 /* Load the item's queries, rotate and scale them into ab->qs, reset the
@@ -469,21 +652,19 @@ static void attend(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe
         tl_scratch_scope_end(tl);
         int cur = 0;
         int64_t j = it->k0, e = tile_end(a, j, it->k1);
-        tl_copy_to(tl, view2(tl, ab->kbuf[0], 0, 0, e - j, d),
-                   keys(tl, a, a->k_cache, a->k_new, it->b, it->h, j, e - j));
+        kv_tiles(tl, a, ab, it, 0, j, e);
         while (j < it->k1) {
                 int64_t jn = e, en = jn < it->k1 ? tile_end(a, jn, it->k1) : jn;
-                if (jn < it->k1)     /* prefetch the next tile while this one computes */
-                        tl_copy_to(tl, view2(tl, ab->kbuf[1 - cur], 0, 0, en - jn, d),
-                                   keys(tl, a, a->k_cache, a->k_new, it->b, it->h, jn, en - jn));
+                if (jn < it->k1)     /* prefetch the next tiles while these compute */
+                        kv_tiles(tl, a, ab, it, 1 - cur, jn, en);
                 tl_scratch_scope_begin(tl);
                 tl_tensor *s = tl_dot(tl, qs, view2(tl, ab->kbuf[cur], 0, 0, e - j, d), true);
                 /* New key j - P + c is hidden from query row i0 + r when it is later. */
                 int64_t off = it->i0 - (j - a->past);
                 if (j >= a->past && e - j - 1 > off)
                         s = tl_mask_causal(tl, s, off);
-                tl_wait(tl, tl_softmax_merge(tl, s, keys(tl, a, a->v_cache, a->v_new, it->b,
-                                                         it->h, j, e - j), m, l, o));
+                tl_wait(tl, tl_softmax_merge(tl, s, view2(tl, ab->vbuf[cur], 0, 0, e - j, d), m,
+                                             l, o));
                 tl_scratch_scope_end(tl);
                 j = jn;
                 e = en;
@@ -554,15 +735,22 @@ static void attention_decode(tl_ctx *tl, const struct llm_args *a, const struct 
 }
 
 /* Prefill: blocks of LLM_Q_ROWS query rows of one query head over every
- * key they see (the cache and the new keys up to their last row). */
+ * key they see (the cache and the new keys up to their last row). A
+ * block's keys grow with its rows, so the blocks are dealt latest rows
+ * first and in a snake over the PEs (round r to PE i, or to PE n - 1 - i
+ * when r is odd): each PE's blocks then add up to about the same keys. */
 static void attention_prefill(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
                               struct attn_buf *ab)
 {
         int64_t hl = a->hq / a->tp, chunks = (a->sq + LLM_Q_ROWS - 1) / LLM_Q_ROWS;
-        for (int64_t w = pe->block.me; w < a->batch * hl * chunks; w += pe->block.n) {
-                struct attn_item it = { .b = w / (hl * chunks),
-                                        .qh = pe->rank * hl + w / chunks % hl,
-                                        .i0 = w % chunks * LLM_Q_ROWS };
+        int64_t units = a->batch * hl, n = pe->block.n;
+        for (int64_t r = 0; r * n < units * chunks; r++) {
+                int64_t w = r * n + (r % 2 == 0 ? pe->block.me : n - 1 - pe->block.me);
+                if (w >= units * chunks)
+                        continue;
+                int64_t u = w % units;
+                struct attn_item it = { .b = u / hl, .qh = pe->rank * hl + u % hl,
+                                        .i0 = (chunks - 1 - w / units) * LLM_Q_ROWS };
                 it.h = it.qh / a->group;
                 it.n = min64(LLM_Q_ROWS, a->sq - it.i0);
                 it.k1 = a->past + it.i0 + it.n;
@@ -576,8 +764,10 @@ static void attention(tl_ctx *tl, const struct llm_args *a, const struct llm_pe 
         int64_t rows = a->sq == 1 ? a->group : LLM_Q_ROWS, d = a->d;
         struct attn_buf ab;
         ab.qs = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, d }));
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 2; i++) {
                 ab.kbuf[i] = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ LLM_KV_TILE, d }));
+                ab.vbuf[i] = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ LLM_KV_TILE, d }));
+        }
         ab.m = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, 1 }));
         ab.l = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, 1 }));
         ab.o = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, d }));
@@ -641,13 +831,13 @@ static void llm_lm_head(tl_ctx *tl, const void *argp)
         const struct llm_head_args *a = argp;
         int n = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
         struct llm_pe pe;
-        gemm_bufs(tl, 1, a->dt, a->wdt, &pe);
+        gemm_bufs(tl, 1, a->batch, a->dt, a->wdt, &pe);
         int64_t lo, hi;
         gqa_split(a->vocab, n, tl_rank(tl, -1, -1, -1), &lo, &hi);
         FOR_BLOCKS(a->batch, hi - lo, pe.plan.tn, r0, nr, j0, nc) {
                 tl_tensor *acc = acc_block(tl, pe.acc[0], nr, nc);
                 tl_tensor *b = view2(tl, a->w, 0, lo + j0, a->hidden, nc);
-                gemm_multi(tl, &pe, view2(tl, a->x, r0, 0, nr, a->hidden), 1, &b, &acc);
+                gemm_multi(tl, &pe, false, view2(tl, a->x, r0, 0, nr, a->hidden), 1, &b, &acc);
                 tl_store(tl, view2(tl, a->logits, r0, lo + j0, nr, nc), acc);
         }
 }

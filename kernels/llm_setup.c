@@ -133,17 +133,17 @@ static uint64_t rope_bytes(int64_t r, int64_t d, bool one_pos)
 }
 
 /* Persistent TCM (tl_alloc TL_TCM): the RoPE ramp and frequencies, the
- * GEMM ping-pong buffers and accumulators, the attention buffers. */
+ * GEMM operand buffers and accumulators, the attention buffers. */
 static uint64_t persistent_bytes(const struct llm_args *a)
 {
         int64_t d = a->d, half = d / 2, rows = a->sq == 1 ? a->group : LLM_Q_ROWS;
         struct llm_gemm_plan p = llm_gemm_plan_of(a->sq, a->dt, a->wdt);
+        uint64_t tile_a = tl_dtype_bytes(a->dt, llm_a_rows(a->batch * a->sq) * p.tk, p.tk);
+        uint64_t tile_b = tl_dtype_bytes(a->wdt, p.tk * p.tn, p.tn);
         uint64_t n = f32(LLM_RAMP_ROWS(a->sq)) + 2 * f32(half) +
-                     2 * (tl_dtype_bytes(a->dt, LLM_TM * p.tk, p.tk) +
-                          (uint64_t)p.nb * tl_dtype_bytes(a->wdt, p.tk * p.tn, p.tn) +
-                          f32(LLM_TM * p.tn));
+                     (uint64_t)p.bufs * (tile_a + (uint64_t)p.nb * tile_b) + 2 * f32(LLM_TM * p.tn);
         if (a->part == LLM_PART_ALL || a->part == LLM_PART_ATTENTION)
-                n += 2 * f32(rows * d) + 2 * tl_dtype_bytes(a->dt, LLM_KV_TILE * d, d) +
+                n += 2 * f32(rows * d) + 4 * tl_dtype_bytes(a->dt, LLM_KV_TILE * d, d) +
                      2 * f32(rows);
         return n;
 }
