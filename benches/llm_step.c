@@ -37,6 +37,8 @@
 #include "base/util.h"
 #include "bench.h"
 #include "sweep/sweep.h"
+#include "topo/topo.h"
+#include "tt_llm_model.h"
 
 static const char *const step_params[] = { "models", "batches", "contexts", "prefill_models",
                                            "tp_sips", "figures", NULL };
@@ -536,8 +538,44 @@ static int write_results(const char *out_dir, json_t *sw, const struct step_opts
         return rc;
 }
 
+/* ---- Tenstorrent machines (benches/llm_step_tt.c) ------------------------------------ */
+
+/* On a machine of Tensix cores llm-step predicts one model as
+ * tt-transformers deploys it (llm_step_tt); on any other its keys are an
+ * error. -1 when the sweep below is to run, else the exit status. */
+static int tt_dispatch(const struct bench_ctx *c)
+{
+        char buf[4096];
+        const char *topo;
+        struct topo t;
+        if (bench_machine_load(c, NULL, buf, sizeof buf, &topo, &t) < 0)
+                return 2;
+        int rc = -1;
+        if (tt_machine_is_tensix(&t)) {
+                rc = llm_step_tt(c, topo, &t);
+        } else {
+                for (size_t i = 0; i < c->params->n; i++) {
+                        const struct param *p = &c->params->items[i];
+                        char key[64];
+                        snprintf(key, sizeof key, "%.*s", (int)p->key_len, p->key);
+                        if (!llm_step_tt_key(key))
+                                continue;
+                        diag_error(c->diag, "--set %s=%s: a parameter of llm-step on a Tenstorrent "
+                                   "machine file (--topo topologies/tt_*.yaml); this machine runs "
+                                   "the llm_layer sweep (models=, batches=, contexts=)", key,
+                                   p->value);
+                        rc = 2;
+                }
+        }
+        topo_fini(&t);
+        return rc;
+}
+
 static int run(const struct bench_ctx *c)
 {
+        int tt = tt_dispatch(c);
+        if (tt >= 0)
+                return tt;
         struct step_opts so;
         uint64_t figures;
         params_str(c->params, "models", default_models, &so.models);
@@ -630,7 +668,26 @@ const struct bench bench_llm_step = {
                 "  figures=0           skip gnuplot\n"
                 "  KEY=VALUE           a dotted machine parameter (pe.dma.bw_gbps=512)\n"
                 "The machine is --topo FILE (default: the built-in one); run the bench once\n"
-                "per machine and 'cubesim compare DIR_A DIR_B' to put them side by side.\n",
+                "per machine and 'cubesim compare DIR_A DIR_B' to put them side by side.\n"
+                "\n"
+                "On a Tenstorrent machine file (--topo topologies/tt_*.yaml: Tensix cores,\n"
+                "pe.gemm.operand_tile 32) it predicts one model as tt-transformers deploys\n"
+                "it, with validate-tt-llm's code (benches/tt_llm_model.c): the DRAM check,\n"
+                "then the device programs of a decode iteration and of a prefill. Its\n"
+                "parameters there: model=PRESET (llama3.1-8b), precision=performance|\n"
+                "accuracy|ff13_bfp4|bf16, batch=B (1, users in all, up to 32),\n"
+                "prompt_len=N (128), gen_tokens=N (128), tp=N (chips a replica splits the\n"
+                "model over; default chips / dp), dp=N (replicas, 1), samples=N (SDPA\n"
+                "contexts, 5), decode_program_ns, prefill_program_ns (the fitted costs),\n"
+                "and the machine KEY=VALUE keys. It prints t/s/u (1 / the mean decode\n"
+                "iteration over the generated tokens), TTFT (one user's prefill; the mean\n"
+                "per-user prefill for batch > 1), tokens/s in all and per chip; --json:\n"
+                "{\"bench\", \"machine\", \"topo\", \"model\", \"precision\", \"batch\",\n"
+                "\"prompt_len\", \"gen_tokens\", \"chips\", \"tp\", \"dp\", \"tps_u\",\n"
+                "\"decode_iteration_ms\", \"ttft_ms\", \"tokens_per_s\",\n"
+                "\"tokens_per_s_per_chip\", \"weights_per_chip_gb\", \"kv_per_chip_gb\",\n"
+                "\"dram_per_chip_gb\", \"prefill_scaled\"}. These keys on another machine\n"
+                "are an error (exit 2).\n",
         .params = step_params,
         .run = run,
 };

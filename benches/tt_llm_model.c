@@ -11,11 +11,16 @@
  * bfp4 at LoFi, wqkv, wo and kv_cache bfp8, attention HiFi2, SDPA prefill
  * HiFi4). The LM head is bfp8 at HiFi2 (tt_transformers/tt/lm_head.py),
  * bf16 in the bf16 configuration. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/ckd.h"
+#include "base/params.h"
+#include "report/summary.h"
+#include "tl/tl_run.h"
+#include "topo/topo.h"
 #include "tt_llm_model.h"
 
 const char *const tt_precision_names[] = { "performance", "accuracy", "ff13_bfp4", "bf16", NULL };
@@ -297,4 +302,268 @@ int tt_head_progs(const struct llm_model *m, const struct tt_precision *p, const
         gathered_norm(out, &n, tp, rows, m->hidden);
         matmul(out, &n, false, "lm_head", rows, m->hidden, m->vocab, p->w[TT_W_LM], 2);
         return n;
+}
+
+/* ---- a whole run on a machine ------------------------------------------------------- */
+
+bool tt_machine_is_tensix(const struct topo *t)
+{
+        return t->pe.gemm.operand_tile == TT_TILE;
+}
+
+static double gb(uint64_t b)
+{
+        return (double)b / 1e9;
+}
+
+/* The replicas, the chips of one and its chips' share of the model (r->tp,
+ * r->shard); false with r->fail and r->why. */
+static bool split(struct tt_runner *r, const struct tt_ask *a, struct tt_pred *o)
+{
+        int64_t chips = (int64_t)r->t->system.sips;
+        o->tp = a->tp ? a->tp : chips / a->dp;
+        r->fail = TT_FAIL_SPLIT;
+        if (r->t->sip.cubes != 1 || (!a->tp && chips % a->dp) || a->batch % a->dp) {
+                snprintf(r->why, sizeof r->why, "machine '%s': %lld chips of %u cubes and batch "
+                         "%lld do not split into dp %lld replicas (a chip is a SIP of one cube; "
+                         "dp must divide both)", a->machine, (long long)chips, r->t->sip.cubes,
+                         (long long)a->batch, (long long)a->dp);
+                return false;
+        }
+        if (o->tp * a->dp > chips) {
+                snprintf(r->why, sizeof r->why, "machine '%s': tp %lld x dp %lld chips, more than "
+                         "its %lld", a->machine, (long long)o->tp, (long long)a->dp,
+                         (long long)chips);
+                return false;
+        }
+        o->chips = o->tp * a->dp;
+        o->ubatch = a->batch / a->dp;
+        /* model_config.py's ccl_topology: a ring on the T3000's 8 chips, a
+         * line on every other machine */
+        r->tp.tp = o->tp;
+        r->tp.algo = o->tp == 8 && r->t->system.sip_net == TOPO_NET_MESH ? "ring" : "line";
+        char why[200];
+        r->fail = TT_FAIL_SHARD;
+        if (!tt_shard_model(a->m, o->tp, &r->shard, why, sizeof why)) {
+                snprintf(r->why, sizeof r->why, "%s (machine '%s', dp %lld)", why, a->machine,
+                         (long long)a->dp);
+                return false;
+        }
+        r->fail = TT_FAIL_NONE;
+        return true;
+}
+
+/* The DRAM check, before any timing; false with r->why naming the sizes. */
+static bool fits(struct tt_runner *r, const struct tt_ask *a, struct tt_pred *o)
+{
+        struct tt_mem *mem = &o->mem;
+        char share[96] = "";
+        uint64_t cap = r->t->cube.hbm.size_bytes;
+        int64_t chunk = a->prompt < TT_PREFILL_SIM ? a->prompt : TT_PREFILL_SIM;
+        tt_mem_need(&r->shard, &a->prec, o->ubatch, a->prompt + a->gen, chunk, cap, mem);
+        if (mem->total <= cap)
+                return true;
+        if (o->tp > 1)
+                snprintf(share, sizeof share, " (a chip's share, tensor parallel over %lld chips)",
+                         (long long)o->tp);
+        r->fail = TT_FAIL_FIT;
+        snprintf(r->why, sizeof r->why, "%s in %s precision does not fit %s%s: weights %.2f GB + "
+                 "KV cache %.2f GB (batch %lld x %lld positions) + activations %.2f GB = %.2f GB, "
+                 "more than its %.2f GB (%.1f GiB) of DRAM", a->m->name, a->prec.name, a->machine,
+                 share, gb(mem->weights), gb(mem->kv), (long long)o->ubatch,
+                 (long long)(a->prompt + a->gen), gb(mem->act), gb(mem->total), gb(cap),
+                 (double)cap / (double)(UINT64_C(1) << 30));
+        return false;
+}
+
+/* Run one program; its kernel time in ns into *ns. 0, 2 or 1. */
+static int run_prog(struct tt_runner *c, const struct tt_prog *p, double program_ns, double *ns)
+{
+        static const char *const kernels[] = { "tt_llm_op", "tt_matmul", "all_gather",
+                                               "reduce_scatter" };
+        char key[420] = "", cost[64], sips[40];
+        snprintf(cost, sizeof cost, "pe.cpu.program_ns=%.0f", program_ns);
+        /* a chip's program runs on one chip (every chip runs the same);
+         * a collective on the tensor-parallel group's chips */
+        snprintf(sips, sizeof sips, "system.sips=%lld",
+                 p->kernel >= TT_K_ALL_GATHER ? (long long)c->tp.tp : 1LL);
+        const char *sets[14];
+        size_t n = 0;
+        if (c->t->system.sips > 1)
+                sets[n++] = sips;
+        for (int i = 0; i < p->n; i++) {
+                sets[n++] = p->sets[i];
+                size_t used = strlen(key);
+                snprintf(key + used, sizeof key - used, "%s ", p->sets[i]);
+        }
+        sets[n++] = cost;
+        size_t used = strlen(key);
+        snprintf(key + used, sizeof key - used, "%d %s %s", p->kernel, cost, sips);
+        for (int i = 0; i < c->n_memo; i++)
+                if (strcmp(c->memo[i].key, key) == 0) {
+                        *ns = c->memo[i].ns;
+                        return 0;
+                }
+        const struct tl_kernel *k = tl_kernel_find(kernels[p->kernel]);
+        struct tl_job job = { .kernel = k, .topo = c->t, .sets = sets, .n_sets = n,
+                              .opts = tl_run_opts_default() };
+        int rc = tl_job_run(&job, c->d);
+        if (rc == 0) {
+                json_t *s = rep_run_summary(&job.sim, &job.stats, k->name);
+                *ns = (double)json_integer_value(json_object_get(s, "kernel_ps")) / 1000.0;
+                json_decref(s);
+                if (c->n_memo < TT_MAX_MEMO) {
+                        snprintf(c->memo[c->n_memo].key, sizeof c->memo[0].key, "%s", key);
+                        c->memo[c->n_memo++].ns = *ns;
+                }
+        }
+        tl_job_fini(&job);
+        return rc == 0 ? 0 : rc == -EINVAL ? 2 : 1;
+}
+
+/* The programs' total time, ns, with or without those labelled "sdpa". */
+static int run_progs(struct tt_runner *c, const struct tt_prog *p, int n, double program_ns,
+                     int sdpa, double *ns)
+{
+        *ns = 0;
+        for (int i = 0; i < n; i++) {
+                bool is_sdpa = strcmp(p[i].label, "sdpa") == 0;
+                if (sdpa >= 0 && is_sdpa != (sdpa == 1))
+                        continue;
+                double t;
+                int rc = run_prog(c, &p[i], program_ns, &t);
+                if (rc)
+                        return rc;
+                *ns += t;
+        }
+        return 0;
+}
+
+/* One layer's programs at (ff13, ff2) for `batch` users, ns: all but SDPA
+ * (sdpa 0) or SDPA alone (1) (the last layer's MLP differs from the
+ * others' in some configurations). */
+static int layer_time(struct tt_runner *c, const struct tt_ask *a, int64_t batch, bool prefill,
+                      int64_t past, tl_dtype ff13, tl_dtype ff2, double program_ns, int sdpa,
+                      double *ns)
+{
+        struct tt_prog p[TT_MAX_PROGS];
+        int n = tt_layer_progs(&c->shard, &a->prec, &c->tp, prefill, batch, past, ff13, ff2, p);
+        return run_progs(c, p, n, program_ns, sdpa, ns);
+}
+
+static int head_time(struct tt_runner *c, const struct tt_ask *a, int64_t rows, double program_ns,
+                     double *ns)
+{
+        struct tt_prog p[TT_MAX_PROGS];
+        int n = tt_head_progs(&c->shard, &a->prec, &c->tp, rows, p);
+        return run_progs(c, p, n, program_ns, -1, ns);
+}
+
+/* Layers x one layer's non-SDPA programs, the last layer's difference and
+ * the head: the part of an iteration that does not grow with context. */
+static int fixed_part(struct tt_runner *c, const struct tt_ask *a, int64_t batch, bool prefill,
+                      int64_t len, double pns, double *ns)
+{
+        const struct tt_precision *p = &a->prec;
+        double layer, last = 0, head;
+        int rc = layer_time(c, a, batch, prefill, len, p->w[TT_W_FF13], p->w[TT_W_FF2], pns, 0,
+                            &layer);
+        if (!rc && p->last_mlp_bfp8)
+                rc = layer_time(c, a, batch, prefill, len, TL_BFP8_B, TL_BFP8_B, pns, 0, &last);
+        if (!rc)
+                rc = head_time(c, a, prefill ? 1 : batch, pns, &head);
+        if (rc)
+                return rc;
+        double layers = (double)a->m->layers;
+        *ns = p->last_mlp_bfp8 ? (layers - 1) * layer + last + head : layers * layer + head;
+        return 0;
+}
+
+static int sdpa_time(struct tt_runner *c, const struct tt_ask *a, int64_t batch, bool prefill,
+                     int64_t len, double pns, double *ns)
+{
+        const struct tt_precision *p = &a->prec;
+        return layer_time(c, a, batch, prefill, len, p->w[TT_W_FF13], p->w[TT_W_FF2], pns, 1, ns);
+}
+
+/* t/s/u: 1 / the mean decode iteration over the generated tokens, SDPA
+ * at `samples` contexts over prompt .. prompt + gen - 1, interpolated. */
+static int predict_decode(struct tt_runner *c, const struct tt_ask *a, struct tt_pred *o)
+{
+        double fixed, s[64], layers = (double)a->m->layers;
+        int64_t at[64];
+        int k = a->gen < c->samples ? (int)a->gen : c->samples;
+        if (k > 64)
+                k = 64;
+        int rc = fixed_part(c, a, o->ubatch, false, a->prompt, c->decode_ns, &fixed);
+        for (int i = 0; i < k && !rc; i++) {
+                at[i] = a->prompt + (k > 1 ? (a->gen - 1) * i / (k - 1) : 0);
+                rc = sdpa_time(c, a, o->ubatch, false, at[i], c->decode_ns, &s[i]);
+        }
+        if (rc)
+                return rc;
+        double sum = 0;
+        for (int64_t t = 0, j = 0; t < a->gen; t++) {
+                int64_t past = a->prompt + t;
+                while (j + 1 < k - 1 && at[j + 1] < past)
+                        j++;
+                double v = s[j];
+                if (k > 1 && at[j + 1] > at[j])
+                        v += (s[j + 1] - s[j]) * (double)(past - at[j]) /
+                             (double)(at[j + 1] - at[j]);
+                sum += fixed + layers * v;
+        }
+        o->iter_ms = sum / (double)a->gen / 1e6;
+        o->tps_u = 1e3 / o->iter_ms;
+        return 0;
+}
+
+/* TTFT: one user's prefill (simulated at TT_PREFILL_SIM tokens and scaled
+ * past it: linearly, SDPA quadratically). */
+static int predict_ttft(struct tt_runner *c, const struct tt_ask *a, struct tt_pred *o)
+{
+        int64_t len = a->prompt < TT_PREFILL_SIM ? a->prompt : TT_PREFILL_SIM;
+        double f = (double)a->prompt / (double)len, fixed, head, sdpa;
+        o->scaled = f > 1;
+        int rc = fixed_part(c, a, 1, true, len, c->prefill_ns, &fixed);
+        if (!rc)
+                rc = head_time(c, a, 1, c->prefill_ns, &head);
+        if (!rc)
+                rc = sdpa_time(c, a, 1, true, len, c->prefill_ns, &sdpa);
+        if (rc)
+                return rc;
+        o->ttft_ms = ((fixed - head) * f + head + (double)a->m->layers * sdpa * f * f) / 1e6;
+        return 0;
+}
+
+void tt_runner_options(struct params *ps, struct diag *d, struct tt_runner *r)
+{
+        uint64_t samples = 5, dns = TT_FIT_DECODE_PROGRAM_NS, pns = TT_FIT_PREFILL_PROGRAM_NS;
+        params_u64(ps, "samples", 5, 1, 64, &samples, d);
+        params_u64(ps, "decode_program_ns", TT_FIT_DECODE_PROGRAM_NS, 0, 10000000, &dns, d);
+        params_u64(ps, "prefill_program_ns", TT_FIT_PREFILL_PROGRAM_NS, 0, 10000000, &pns, d);
+        r->d = d;
+        r->samples = (int)samples;
+        r->decode_ns = (double)dns;
+        r->prefill_ns = (double)pns;
+}
+
+int tt_predict(struct tt_runner *r, const struct topo *t, const struct tt_ask *a,
+               struct tt_pred *out)
+{
+        memset(out, 0, sizeof *out);
+        r->t = t;
+        r->n_memo = 0;
+        r->fail = TT_FAIL_NONE;
+        r->why[0] = 0;
+        if (!split(r, a, out) || !fits(r, a, out))
+                return 2;
+        int rc = predict_decode(r, a, out);
+        if (!rc)
+                rc = predict_ttft(r, a, out);
+        if (rc)
+                return rc;
+        out->tok_s = out->tps_u * (double)a->batch;
+        out->tok_s_chip = out->tok_s / (double)out->chips;
+        return 0;
 }

@@ -85,4 +85,87 @@ int tt_layer_progs(const struct llm_model *m, const struct tt_precision *p, cons
 int tt_head_progs(const struct llm_model *m, const struct tt_precision *p, const struct tt_tp *tp,
                   int64_t batch, struct tt_prog *out);
 
+/* ---- a whole run on a machine: validate-tt-llm and llm-step ---- */
+
+/* The per-program costs scripts/fit_tt_llm.py fits to the two calibration
+ * rows (it prints them): a traced decode's and an untraced prefill's. */
+#define TT_FIT_DECODE_PROGRAM_NS 19525
+#define TT_FIT_PREFILL_PROGRAM_NS 64099
+#define TT_PREFILL_SIM 8192          /* longest prefill simulated as is */
+#define TT_MAX_MEMO 64               /* programs remembered per prediction */
+
+struct topo;
+struct diag;
+
+/* Whether t is a machine of Tensix cores (its matrix unit takes 32 x 32
+ * operand tiles): one that runs the decoder as tt-transformers does. */
+bool tt_machine_is_tensix(const struct topo *t);
+
+/* What to predict: a model at a precision, batch users in all, each with
+ * a prompt of `prompt` tokens and `gen` generated, on `dp` replicas of
+ * tp chips each (tp 0: the machine's chips / dp). */
+struct tt_ask {
+        const struct llm_model *m;   /* the model's preset */
+        struct tt_precision prec;    /* its precision configuration */
+        int64_t batch, prompt, gen;  /* users in all, prompt tokens, generated tokens */
+        int64_t tp, dp;              /* chips a replica splits over (0: chips / dp), replicas */
+        const char *machine;         /* the machine's name in messages */
+};
+
+/* What was predicted. */
+struct tt_pred {
+        int64_t chips;               /* the chips used: tp x dp */
+        int64_t tp;                  /* those one replica splits over */
+        int64_t ubatch;              /* users a replica decodes: batch / dp */
+        struct tt_mem mem;           /* one chip's DRAM need */
+        double tps_u;                /* 1 / the mean decode iteration, tokens/s a user */
+        double iter_ms;              /* that mean iteration */
+        double ttft_ms;              /* one user's prefill and first token */
+        double tok_s, tok_s_chip;    /* tokens/s in all and per chip */
+        bool scaled;                 /* the prefill was simulated shorter and scaled */
+};
+
+/* Why a prediction failed before any timing. */
+enum tt_fail { TT_FAIL_NONE, TT_FAIL_SPLIT, TT_FAIL_SHARD, TT_FAIL_FIT };
+
+/* A prediction's state: its options (set by the caller), the machine and
+ * a memo of the program times. */
+struct tt_runner {
+        int samples;                 /* SDPA contexts sampled over the generated tokens */
+        double decode_ns, prefill_ns; /* the per-program costs */
+        struct diag *d;              /* the programs' run problems */
+        const struct topo *t;        /* the machine */
+        struct tt_tp tp;             /* the tensor parallelism */
+        struct llm_model shard;      /* one chip's share of the model */
+        struct { char key[420]; double ns; } memo[TT_MAX_MEMO]; /* programs already run */
+        int n_memo;                  /* used */
+        enum tt_fail fail;           /* what failed before timing, if anything */
+        char why[512];               /* its message, unlocated */
+};
+
+struct params;
+/* The runner's options from a bench's --set keys samples (SDPA contexts,
+ * 5), decode_program_ns and prefill_program_ns (the fitted costs), its
+ * problems to d. */
+void tt_runner_options(struct params *ps, struct diag *d, struct tt_runner *r);
+
+/* Predict a on machine t (its --set keys applied) into *out: the split
+ * into replicas and chips' shares, the DRAM check, then the decode
+ * iteration at its growing context and one user's prefill, each a
+ * sequence of device programs run as launches. 0; 2 with r->fail and
+ * r->why set (the caller locates the message) or, with r->fail NONE, a
+ * program's bad setup in r->d; 1 when a program's run failed (in r->d). */
+int tt_predict(struct tt_runner *r, const struct topo *t, const struct tt_ask *a,
+               struct tt_pred *out);
+
+/* ---- bench llm-step on a Tenstorrent machine (benches/llm_step_tt.c) ---- */
+
+struct bench_ctx;
+extern const char *const llm_step_tt_params[]; /* its --set keys, NULL-ended */
+/* Whether key is one of them. */
+bool llm_step_tt_key(const char *key);
+/* Predict one model on machine t (loaded from topo, --set keys applied)
+ * and print it; the bench's exit status. */
+int llm_step_tt(const struct bench_ctx *c, const char *topo, const struct topo *t);
+
 #endif
