@@ -172,6 +172,29 @@ bool tt_shard_model(const struct llm_model *m, int64_t tp, struct llm_model *out
         return true;
 }
 
+bool tt_shard_model_2d(const struct llm_model *m, int64_t chips, int64_t mesh_cols,
+                       struct llm_model *out, struct tt_tp *tp)
+{
+        /* TG: 32 devices as a mesh of 8 (axis 0) x 4 (axis 1); the KV heads
+         * one group per axis-0 chip (num_devices_per_group = n_kv_heads) */
+        if (chips != 32 || mesh_cols < 2 || chips % mesh_cols || chips / mesh_cols < 2)
+                return false;
+        int64_t a0 = mesh_cols, a1 = chips / mesh_cols;
+        if (m->kv_heads % a0 || m->q_heads % a0 || m->hidden % (a1 * TT_TILE) ||
+            m->ffn % a0 || m->vocab % a0)
+                return false;
+        *out = *m;
+        out->q_heads = m->q_heads / a0;
+        out->kv_heads = m->kv_heads / a0;
+        out->hidden = m->hidden / a1;
+        out->ffn = m->ffn / a0;
+        out->vocab = m->vocab / a0;
+        tp->tp = chips;
+        tp->a0 = a0;
+        tp->a1 = a1;
+        return true;
+}
+
 /* ---- programs ----------------------------------------------------------------------- */
 
 static int64_t pad32(int64_t v)
@@ -194,6 +217,7 @@ static void prog(struct tt_prog *out, int *n, int kernel, const char *label, con
         p->n = 0;
         p->label = label;
         p->kernel = kernel;
+        p->group = p->group_cols = 0;
         for (char *t = strtok(line, " "); t && p->n < 10; t = strtok(NULL, " "))
                 snprintf(p->sets[p->n++], sizeof p->sets[0], "%s", t);
 }
@@ -251,39 +275,135 @@ static void reduced_add(struct tt_prog *out, int *n, const struct tt_tp *tp, int
         elt(out, n, "residual", "add", rows, h / tp->tp);
 }
 
-int tt_layer_progs(const struct llm_model *m, const struct tt_precision *p, const struct tt_tp *tp,
-                   bool prefill, int64_t batch, int64_t past, tl_dtype ff13, tl_dtype ff2,
-                   struct tt_prog *out)
+/* The attention between the QKV matmul and WO of `users` users (decode)
+ * or one user's `past` tokens (prefill) on rows rows: create heads,
+ * rotary, the cache update, SDPA, concat heads. */
+static void attention(struct tt_prog *out, int *n, const struct llm_model *m,
+                      const struct tt_precision *p, bool prefill, int64_t users, int64_t past,
+                      int64_t rows)
 {
-        int n = 0;
-        int64_t h = m->hidden, d = m->head_dim, hq = m->q_heads, hkv = m->kv_heads;
-        int64_t qkv = (hq + 2 * hkv) * d, rows = prefill ? pad32(past) : pad32(batch);
-        int fq = p->fid[prefill ? TT_F_QKV_PRE : TT_F_QKV_DEC];
-        int fo = p->fid[prefill ? TT_F_O_PRE : TT_F_O_DEC];
+        int64_t d = m->head_dim, hq = m->q_heads, hkv = m->kv_heads;
         const char *kv = tt_dtype_name(p->w[TT_W_KV]);
-        gathered_norm(out, &n, tp, rows, h);
-        matmul(out, &n, prefill, "qkv", rows, h, qkv, p->w[TT_W_QKV], fq);
-        elt(out, &n, "heads", "copy", rows, qkv);
+        elt(out, n, "heads", "copy", rows, (hq + 2 * hkv) * d);
         if (prefill) {
-                elt(out, &n, "rotary", "rotary", hq * rows, d);
-                elt(out, &n, "rotary", "rotary", hkv * rows, d);
-                elt(out, &n, "kv_cache", "copy", hkv * rows, d);
-                elt(out, &n, "kv_cache", "copy", hkv * rows, d);
-                prog(out, &n, 0, "sdpa", "op=sdpa_prefill batch=1 q_heads=%lld kv_heads=%lld "
+                elt(out, n, "rotary", "rotary", hq * rows, d);
+                elt(out, n, "rotary", "rotary", hkv * rows, d);
+                elt(out, n, "kv_cache", "copy", hkv * rows, d);
+                elt(out, n, "kv_cache", "copy", hkv * rows, d);
+                prog(out, n, 0, "sdpa", "op=sdpa_prefill batch=1 q_heads=%lld kv_heads=%lld "
                      "head_dim=%lld keys=%lld kvdtype=%s fidelity=%s", (long long)hq,
                      (long long)hkv, (long long)d, (long long)past, kv,
                      fid_names[p->fid[TT_F_SDPA_PRE]]);
         } else {
                 /* q and k heads padded to a tile of rows per user, one fused op */
-                elt(out, &n, "rotary", "rotary", batch * (pad32(hq) + pad32(hkv)), d);
-                elt(out, &n, "kv_cache", "copy", 2 * batch * pad32(hkv), d);
-                prog(out, &n, 0, "sdpa", "op=sdpa_decode batch=%lld q_heads=%lld kv_heads=%lld "
-                     "head_dim=%lld keys=%lld kvdtype=%s fidelity=%s", (long long)batch,
+                elt(out, n, "rotary", "rotary", users * (pad32(hq) + pad32(hkv)), d);
+                elt(out, n, "kv_cache", "copy", 2 * users * pad32(hkv), d);
+                prog(out, n, 0, "sdpa", "op=sdpa_decode batch=%lld q_heads=%lld kv_heads=%lld "
+                     "head_dim=%lld keys=%lld kvdtype=%s fidelity=%s", (long long)users,
                      (long long)hq, (long long)hkv, (long long)d, (long long)(past + 1), kv,
                      fid_names[p->fid[TT_F_SDPA_DEC]]);
         }
-        elt(out, &n, "heads", "copy", rows, hq * d);
-        matmul(out, &n, prefill, "wo", rows, hq * d, h, p->w[TT_W_O], fo);
+        elt(out, n, "heads", "copy", rows, hq * d);
+}
+
+/* ---- the Galaxy's 2D split (tt-transformers' TG) ---- */
+
+/* A collective along one axis of the 2D mesh: axis 0 a mesh row of a0
+ * chips, axis 1 a column of a1 (ccl.py's cluster_axis). */
+static void ccl_axis(struct tt_prog *out, int *n, const struct tt_tp *tp, int axis, int kernel,
+                     int64_t rows, int64_t cols)
+{
+        ccl(out, n, tp, kernel, rows, cols);
+        out[*n - 1].group = axis ? tp->a1 : tp->a0;
+        out[*n - 1].group_cols = axis ? 1 : tp->a0;
+}
+
+/* tt_all_reduce along an axis: a reduce-scatter of the partial sums, then
+ * an all-gather of the pieces, every chip of the axis with the sum. */
+static void all_reduce_axis(struct tt_prog *out, int *n, const struct tt_tp *tp, int axis,
+                            int64_t rows, int64_t cols)
+{
+        ccl_axis(out, n, tp, axis, TT_K_REDUCE_SCATTER, rows, cols);
+        ccl_axis(out, n, tp, axis, TT_K_ALL_GATHER, rows, cols / (axis ? tp->a1 : tp->a0));
+}
+
+/* The distributed RMSNorm of the residual's axis-1 pieces: each chip's
+ * partial statistics (a tile's column) gathered along axis 1, then the
+ * norm of the chip's piece. */
+static void norm_2d(struct tt_prog *out, int *n, const struct tt_tp *tp, int64_t rows, int64_t h)
+{
+        ccl_axis(out, n, tp, 1, TT_K_ALL_GATHER, rows, TT_TILE);
+        elt(out, n, "norm", "norm", rows, h);
+}
+
+/* One layer on one chip of the 2D split (attention.py, mlp.py with TG):
+ * m is the chip's share (tt_shard_model_2d). WQKV [hidden / a1, qkv / a0]
+ * then an all-reduce along axis 1; each axis-1 group of chips attends for
+ * batch / a1 users with its KV heads, the users gathered back along axis
+ * 1; WO [heads / a0, hidden / a1] and an all-reduce along axis 0; FF1 and
+ * FF3 [hidden / a1, ffn / a0] reduced along axis 1 (a reduce-scatter, the
+ * product, an all-gather, for a hidden size of 8192 and in prefill; else
+ * an all-reduce each), FF2 [ffn / a0, hidden / a1] and an all-reduce along
+ * axis 0. */
+static int layer_progs_2d(const struct llm_model *m, const struct tt_precision *p,
+                          const struct tt_tp *tp, bool prefill, int64_t batch, int64_t past,
+                          tl_dtype ff13, tl_dtype ff2, struct tt_prog *out)
+{
+        int n = 0;
+        int64_t h = m->hidden, f = m->ffn, qd = m->q_heads * m->head_dim;
+        int64_t qkv = qd + 2 * m->kv_heads * m->head_dim, rows = prefill ? pad32(past) : pad32(batch);
+        int64_t users = batch / tp->a1 > 1 ? batch / tp->a1 : 1;
+        int fq = p->fid[prefill ? TT_F_QKV_PRE : TT_F_QKV_DEC];
+        int fo = p->fid[prefill ? TT_F_O_PRE : TT_F_O_DEC];
+        norm_2d(out, &n, tp, rows, h);
+        matmul(out, &n, prefill, "qkv", rows, h, qkv, p->w[TT_W_QKV], fq);
+        all_reduce_axis(out, &n, tp, 1, rows, qkv);
+        if (!prefill)        /* the group's users sliced out (a matmul by slice_mat) */
+                elt(out, &n, "heads", "copy", rows, qkv);
+        attention(out, &n, m, p, prefill, users, past, prefill ? rows : pad32(users));
+        if (!prefill) {      /* the users gathered along axis 1 and selected */
+                ccl_axis(out, &n, tp, 1, TT_K_ALL_GATHER, pad32(users), qd);
+                elt(out, &n, "heads", "copy", rows, qd);
+        }
+        matmul(out, &n, prefill, "wo", rows, qd, h, p->w[TT_W_O], fo);
+        all_reduce_axis(out, &n, tp, 0, rows, h);
+        elt(out, &n, "residual", "add", rows, h);
+        norm_2d(out, &n, tp, rows, h);
+        matmul(out, &n, prefill, "ff1", rows, h, f, ff13, p->fid[TT_F_FF13]);
+        matmul(out, &n, prefill, "ff3", rows, h, f, ff13, p->fid[TT_F_FF13]);
+        if (prefill || h * tp->a1 == 8192) {
+                ccl_axis(out, &n, tp, 1, TT_K_REDUCE_SCATTER, rows, f);
+                ccl_axis(out, &n, tp, 1, TT_K_REDUCE_SCATTER, rows, f);
+                elt(out, &n, "silu_mul", "silu_mul", rows, f / tp->a1);
+                ccl_axis(out, &n, tp, 1, TT_K_ALL_GATHER, rows, f / tp->a1);
+        } else {
+                all_reduce_axis(out, &n, tp, 1, rows, f);
+                all_reduce_axis(out, &n, tp, 1, rows, f);
+                elt(out, &n, "silu_mul", "silu_mul", rows, f);
+        }
+        matmul(out, &n, prefill, "ff2", rows, f, h, ff2, p->fid[TT_F_FF2]);
+        all_reduce_axis(out, &n, tp, 0, rows, h);
+        elt(out, &n, "residual", "add", rows, h);
+        return n;
+}
+
+/* ---- the layer and the head ---- */
+
+int tt_layer_progs(const struct llm_model *m, const struct tt_precision *p, const struct tt_tp *tp,
+                   bool prefill, int64_t batch, int64_t past, tl_dtype ff13, tl_dtype ff2,
+                   struct tt_prog *out)
+{
+        if (tp->a0)
+                return layer_progs_2d(m, p, tp, prefill, batch, past, ff13, ff2, out);
+        int n = 0;
+        int64_t h = m->hidden, qd = m->q_heads * m->head_dim;
+        int64_t qkv = qd + 2 * m->kv_heads * m->head_dim, rows = prefill ? pad32(past) : pad32(batch);
+        int fq = p->fid[prefill ? TT_F_QKV_PRE : TT_F_QKV_DEC];
+        int fo = p->fid[prefill ? TT_F_O_PRE : TT_F_O_DEC];
+        gathered_norm(out, &n, tp, rows, h);
+        matmul(out, &n, prefill, "qkv", rows, h, qkv, p->w[TT_W_QKV], fq);
+        attention(out, &n, m, p, prefill, batch, past, rows);
+        matmul(out, &n, prefill, "wo", rows, qd, h, p->w[TT_W_O], fo);
         reduced_add(out, &n, tp, rows, h);
         gathered_norm(out, &n, tp, rows, h);
         matmul(out, &n, prefill, "ff1", rows, h, m->ffn, ff13, p->fid[TT_F_FF13]);
@@ -299,6 +419,13 @@ int tt_head_progs(const struct llm_model *m, const struct tt_precision *p, const
 {
         int n = 0;
         int64_t rows = pad32(batch);
+        if (tp->a0) {        /* the residual gathered along axis 1; the vocabulary / tp */
+                ccl_axis(out, &n, tp, 1, TT_K_ALL_GATHER, rows, m->hidden);
+                elt(out, &n, "norm", "norm", rows, m->hidden * tp->a1);
+                matmul(out, &n, false, "lm_head", rows, m->hidden * tp->a1, m->vocab / tp->a1,
+                       p->w[TT_W_LM], 2);
+                return n;
+        }
         gathered_norm(out, &n, tp, rows, m->hidden);
         matmul(out, &n, false, "lm_head", rows, m->hidden, m->vocab, p->w[TT_W_LM], 2);
         return n;
@@ -342,6 +469,14 @@ static bool split(struct tt_runner *r, const struct tt_ask *a, struct tt_pred *o
          * line on every other machine */
         r->tp.tp = o->tp;
         r->tp.algo = o->tp == 8 && r->t->system.sip_net == TOPO_NET_MESH ? "ring" : "line";
+        r->tp.a0 = r->tp.a1 = 0;
+        /* the whole Galaxy, a 2D mesh: tt-transformers' TG split */
+        if (o->tp == chips && r->t->system.sip_net == TOPO_NET_MESH &&
+            tt_shard_model_2d(a->m, chips, (int64_t)r->t->system.mesh_cols, &r->shard, &r->tp)) {
+                r->tp.algo = "line";
+                r->fail = TT_FAIL_NONE;
+                return true;
+        }
         char why[200];
         r->fail = TT_FAIL_SHARD;
         if (!tt_shard_model(a->m, o->tp, &r->shard, why, sizeof why)) {
@@ -360,7 +495,10 @@ static bool fits(struct tt_runner *r, const struct tt_ask *a, struct tt_pred *o)
         char share[96] = "";
         uint64_t cap = r->t->cube.hbm.size_bytes;
         int64_t chunk = a->prompt < TT_PREFILL_SIM ? a->prompt : TT_PREFILL_SIM;
-        tt_mem_need(&r->shard, &a->prec, o->ubatch, a->prompt + a->gen, chunk, cap, mem);
+        /* 2D: an axis-1 group's chips hold the cache of its batch / a1 users */
+        int64_t users = r->tp.a0 && o->ubatch / r->tp.a1 > 1 ? o->ubatch / r->tp.a1 :
+                        r->tp.a0 ? 1 : o->ubatch;
+        tt_mem_need(&r->shard, &a->prec, users, a->prompt + a->gen, chunk, cap, mem);
         if (mem->total <= cap)
                 return true;
         if (o->tp > 1)
@@ -370,7 +508,7 @@ static bool fits(struct tt_runner *r, const struct tt_ask *a, struct tt_pred *o)
         snprintf(r->why, sizeof r->why, "%s in %s precision does not fit %s%s: weights %.2f GB + "
                  "KV cache %.2f GB (batch %lld x %lld positions) + activations %.2f GB = %.2f GB, "
                  "more than its %.2f GB (%.1f GiB) of DRAM", a->m->name, a->prec.name, a->machine,
-                 share, gb(mem->weights), gb(mem->kv), (long long)o->ubatch,
+                 share, gb(mem->weights), gb(mem->kv), (long long)users,
                  (long long)(a->prompt + a->gen), gb(mem->act), gb(mem->total), gb(cap),
                  (double)cap / (double)(UINT64_C(1) << 30));
         return false;
@@ -386,11 +524,19 @@ static int run_prog(struct tt_runner *c, const struct tt_prog *p, double program
         /* a chip's program runs on one chip (every chip runs the same);
          * a collective on the tensor-parallel group's chips */
         snprintf(sips, sizeof sips, "system.sips=%lld",
-                 p->kernel >= TT_K_ALL_GATHER ? (long long)c->tp.tp : 1LL);
-        const char *sets[14];
+                 p->kernel < TT_K_ALL_GATHER ? 1LL : p->group ? (long long)p->group :
+                 (long long)c->tp.tp);
+        /* a collective along one axis of a 2D mesh: a row or a column of it */
+        char cols[48] = "";
+        if (p->group_cols)
+                snprintf(cols, sizeof cols, "system.inter_sip.mesh_cols=%lld",
+                         (long long)p->group_cols);
+        const char *sets[15];
         size_t n = 0;
         if (c->t->system.sips > 1)
                 sets[n++] = sips;
+        if (p->group_cols)
+                sets[n++] = cols;
         for (int i = 0; i < p->n; i++) {
                 sets[n++] = p->sets[i];
                 size_t used = strlen(key);
@@ -398,7 +544,7 @@ static int run_prog(struct tt_runner *c, const struct tt_prog *p, double program
         }
         sets[n++] = cost;
         size_t used = strlen(key);
-        snprintf(key + used, sizeof key - used, "%d %s %s", p->kernel, cost, sips);
+        snprintf(key + used, sizeof key - used, "%d %s %s %s", p->kernel, cost, sips, cols);
         for (int i = 0; i < c->n_memo; i++)
                 if (strcmp(c->memo[i].key, key) == 0) {
                         *ns = c->memo[i].ns;

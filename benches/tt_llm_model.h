@@ -60,15 +60,29 @@ struct tt_prog {
         int n;                       /* used */
         const char *label;           /* what it is, for the breakdown */
         int kernel;                  /* enum tt_kernel */
+        int64_t group;               /* a collective's chips (0: the tensor-parallel group's) */
+        int64_t group_cols;          /* their mesh's chips a row (0: the machine's) */
 };
 #define TT_MAX_PROGS 32
 
 /* How the chips of a tensor-parallel group talk: tp chips (1: none, no
- * collective), the collectives' algo (ring or line). */
+ * collective), the collectives' algo (ring or line), and on a Galaxy the
+ * 2D split's mesh axes (a0 x a1 = tp; 0: a 1D split). */
 struct tt_tp {
         int64_t tp;                  /* chips the model is split over */
         const char *algo;            /* "ring" or "line" */
+        int64_t a0;                  /* 2D: chips along axis 0, a mesh row (heads, FF columns) */
+        int64_t a1;                  /* 2D: chips along axis 1, a mesh column (hidden) */
 };
+/* tt-transformers' 2D split of a Galaxy (models/tt_transformers/tt/
+ * attention.py, mlp.py: TG): the machine's chips as a mesh of a1 rows of
+ * a0, the model's KV heads a multiple of a0. m's share on each chip into
+ * *out (q and KV heads and FF columns / a0, hidden / a1, vocabulary / a0
+ * so that the LM head's hidden x vocabulary is 1 / tp of it) and the
+ * axes into *tp; false (nothing changed) when the machine or the model
+ * does not split so (the 1D split applies). */
+bool tt_shard_model_2d(const struct llm_model *m, int64_t chips, int64_t mesh_cols,
+                       struct llm_model *out, struct tt_tp *tp);
 /* The programs of one decoder layer on one chip: decode at context `past`
  * (keys cached) for `batch` users when prefill is false, else the prefill
  * of one user's `past` tokens. m is the chip's share (tt_shard_model);
