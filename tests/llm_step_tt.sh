@@ -85,6 +85,12 @@ bad "error: --set model=llama9: no model preset 'llama9'" \
     --topo topologies/tt_wormhole_n150.yaml --set model=llama9
 
 # Rows of a held-out table's shapes: each in under 60 s, figures sane.
+# The 60 s bound is an optimised build's; a Debug (sanitizer) build runs
+# 10-20 times slower and is held to 600 s.
+limit=60
+if grep -qs '^CMAKE_BUILD_TYPE:STRING=Debug$' "${CUBESIM_BUILD_DIR:-/nonexistent}/CMakeCache.txt"; then
+        limit=600
+fi
 printf '%s\n' "$head" >"$tmp/hidden.csv"
 for row in "llama3.2-1b,n150,performance,1,65536,32,50,5000" \
            "llama3.1-8b,n150,performance,32,128,64,20,500" \
@@ -99,7 +105,7 @@ for row in "llama3.2-1b,n150,performance,1,65536,32,50,5000" \
         "$bin" bench run validate-tt-llm --set csv="$tmp/one.csv" --set figures=0 --out "$tmp/h" \
                 --json >>"$tmp/hidden.json" || { echo "failed: $row"; exit 1; }
         t=$(($(date +%s) - t0))
-        [ "$t" -le 60 ] || { echo "$row took $t s"; exit 1; }
+        [ "$t" -le "$limit" ] || { echo "$row took $t s (limit $limit s)"; exit 1; }
 done
 "$py" - "$tmp/hidden.json" <<'PY'
 import json, math, sys
