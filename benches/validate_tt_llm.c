@@ -31,6 +31,13 @@
  * reduce-scatters over the links on tp chips (kernels/ccl.c); each chip's
  * share is checked against its DRAM; batch is the users in all, batch /
  * dp a replica's. tokens/s = t/s/u x batch, per chip / chips.
+ * Energy (docs/energy.md): each program's energy_j (docs/adr/0024), a
+ * chip's program counted once per chip of its group, a collective once
+ * (it runs on the group's chips), summed and averaged over the decode
+ * iterations as the time is; a decode iteration's energy over its time is
+ * its average power, beside the machine's system.tdp_w (the n150's board
+ * power). Static power accrues over every program's kernel time,
+ * its program cost included.
  * error = (predicted - measured) / measured x 100; the MAPEs are the means
  * of |error| over the rows. Machines: n150, n300 and p150 name their
  * files; any other name NAME is topologies/tt_NAME.yaml. */
@@ -79,7 +86,21 @@ struct vl_row {
         int64_t ubatch;              /* users a replica decodes: batch / dp */
         uint64_t chip_bytes;         /* one chip's weights (its share) */
         double tok_s, tok_s_chip;    /* predicted tokens/s in all and per chip */
+        double step_j;               /* a decode iteration's energy on every chip, joules: the
+                                      * mean over gen_tokens, like its time (docs/energy.md) */
+        double step_w;               /* step_j / the mean iteration time: average power, W */
+        double j_per_token;          /* step_j / batch */
+        double tdp_w;                /* the machine's system.tdp_w (0: none) */
 };
+
+/* What a device program or a sequence of them costs: kernel time and the
+ * energy of every chip that runs it (rep_run_energy's energy_j). */
+struct vl_cost {
+        double ns;                   /* kernel time, ns */
+        double j;                    /* energy, joules */
+};
+
+
 
 /* The bench's run: its options and a memo of program times. */
 struct vl_ctx {
@@ -91,7 +112,7 @@ struct vl_ctx {
         int64_t dp;                  /* data-parallel replicas on every machine */
         struct tt_tp tp;             /* the row's tensor parallelism */
         struct llm_model shard;      /* one chip's share of the row's model */
-        struct { char key[420]; double ns; } memo[MAX_MEMO]; /* programs already run */
+        struct { char key[420]; struct vl_cost cost; } memo[MAX_MEMO]; /* programs already run */
         int n_memo;                  /* used */
 };
 
@@ -262,8 +283,12 @@ static int check_fit(const struct vl_ctx *c, struct vl_row *r, const struct topo
         return 2;
 }
 
-/* Run one program; its kernel time in ns into *ns. 0, 2 or 1. */
-static int run_prog(struct vl_ctx *c, const struct tt_prog *p, double program_ns, double *ns)
+/* Run one program; its kernel time and energy into *out: a chip's program
+ * is simulated on one chip and every chip of the group runs it, so its
+ * energy counts tp times; a collective runs on the group's chips. 0, 2
+ * or 1. */
+static int run_prog(struct vl_ctx *c, const struct tt_prog *p, double program_ns,
+                    struct vl_cost *out)
 {
         static const char *const kernels[] = { "tt_llm_op", "tt_matmul", "all_gather",
                                                "reduce_scatter" };
@@ -287,7 +312,7 @@ static int run_prog(struct vl_ctx *c, const struct tt_prog *p, double program_ns
         snprintf(key + used, sizeof key - used, "%d %s %s", p->kernel, cost, sips);
         for (int i = 0; i < c->n_memo; i++)
                 if (strcmp(c->memo[i].key, key) == 0) {
-                        *ns = c->memo[i].ns;
+                        *out = c->memo[i].cost;
                         return 0;
                 }
         const struct tl_kernel *k = tl_kernel_find(kernels[p->kernel]);
@@ -296,39 +321,43 @@ static int run_prog(struct vl_ctx *c, const struct tt_prog *p, double program_ns
         int rc = tl_job_run(&job, c->d);
         if (rc == 0) {
                 json_t *s = rep_run_summary(&job.sim, &job.stats, k->name);
-                *ns = (double)json_integer_value(json_object_get(s, "kernel_ps")) / 1000.0;
+                out->ns = (double)json_integer_value(json_object_get(s, "kernel_ps")) / 1000.0;
+                out->j = json_number_value(json_object_get(s, "energy_j")) *
+                         (p->kernel >= TT_K_ALL_GATHER ? 1.0 : (double)c->tp.tp);
                 json_decref(s);
                 if (c->n_memo < MAX_MEMO) {
                         snprintf(c->memo[c->n_memo].key, sizeof c->memo[0].key, "%s", key);
-                        c->memo[c->n_memo++].ns = *ns;
+                        c->memo[c->n_memo++].cost = *out;
                 }
         }
         tl_job_fini(&job);
         return rc == 0 ? 0 : rc == -EINVAL ? 2 : 1;
 }
 
-/* The programs' total time, ns, with or without those labelled "sdpa". */
+/* The programs' total cost, with or without those labelled "sdpa". */
 static int run_progs(struct vl_ctx *c, const struct tt_prog *p, int n, double program_ns,
-                     int sdpa, double *ns)
+                     int sdpa, struct vl_cost *sum)
 {
-        *ns = 0;
+        *sum = (struct vl_cost){ 0 };
         for (int i = 0; i < n; i++) {
                 bool is_sdpa = strcmp(p[i].label, "sdpa") == 0;
                 if (sdpa >= 0 && is_sdpa != (sdpa == 1))
                         continue;
-                double t;
+                struct vl_cost t;
                 int rc = run_prog(c, &p[i], program_ns, &t);
                 if (rc)
                         return rc;
-                *ns += t;
+                sum->ns += t.ns;
+                sum->j += t.j;
         }
         return 0;
 }
 
-/* The MLP's programs of one layer at (ff13, ff2), ns (the last layer's
+/* The programs of one layer with its MLP at (ff13, ff2) (the last layer's
  * differ from the others' in some configurations). */
 static int layer_time(struct vl_ctx *c, const struct vl_row *r, bool prefill, int64_t past,
-                      tl_dtype ff13, tl_dtype ff2, double program_ns, int sdpa, double *ns)
+                      tl_dtype ff13, tl_dtype ff2, double program_ns, int sdpa,
+                      struct vl_cost *ns)
 {
         struct tt_prog p[TT_MAX_PROGS];
         int n = tt_layer_progs(&c->shard, &r->prec, &c->tp, prefill, r->ubatch, past, ff13, ff2,
@@ -337,7 +366,7 @@ static int layer_time(struct vl_ctx *c, const struct vl_row *r, bool prefill, in
 }
 
 static int head_time(struct vl_ctx *c, const struct vl_row *r, int64_t rows, double program_ns,
-                     double *ns)
+                     struct vl_cost *ns)
 {
         struct tt_prog p[TT_MAX_PROGS];
         int n = tt_head_progs(&c->shard, &r->prec, &c->tp, rows, p);
@@ -347,10 +376,10 @@ static int head_time(struct vl_ctx *c, const struct vl_row *r, int64_t rows, dou
 /* Layers x one layer's non-SDPA programs, the last layer's difference and
  * the head: the part of an iteration that does not grow with context. */
 static int fixed_part(struct vl_ctx *c, const struct vl_row *r, bool prefill, int64_t len,
-                      double pns, double *ns)
+                      double pns, struct vl_cost *ns)
 {
         const struct tt_precision *p = &r->prec;
-        double layer, last = 0, head;
+        struct vl_cost layer, last = { 0 }, head;
         int rc = layer_time(c, r, prefill, len, p->w[TT_W_FF13], p->w[TT_W_FF2], pns, 0, &layer);
         if (!rc && p->last_mlp_bfp8)
                 rc = layer_time(c, r, prefill, len, TL_BFP8_B, TL_BFP8_B, pns, 0, &last);
@@ -359,21 +388,25 @@ static int fixed_part(struct vl_ctx *c, const struct vl_row *r, bool prefill, in
         if (rc)
                 return rc;
         double layers = (double)r->m->layers;
-        *ns = p->last_mlp_bfp8 ? (layers - 1) * layer + last + head : layers * layer + head;
+        double n = p->last_mlp_bfp8 ? layers - 1 : layers;
+        ns->ns = n * layer.ns + last.ns + head.ns;
+        ns->j = n * layer.j + last.j + head.j;
         return 0;
 }
 
 static int sdpa_time(struct vl_ctx *c, const struct vl_row *r, bool prefill, int64_t len,
-                     double pns, double *ns)
+                     double pns, struct vl_cost *ns)
 {
         const struct tt_precision *p = &r->prec;
         return layer_time(c, r, prefill, len, p->w[TT_W_FF13], p->w[TT_W_FF2], pns, 1, ns);
 }
 
-/* t/s/u: 1 / the mean decode iteration over the generated tokens. */
+/* t/s/u: 1 / the mean decode iteration over the generated tokens; the
+ * iteration's mean energy and average power alike. */
 static int predict_decode(struct vl_ctx *c, struct vl_row *r)
 {
-        double fixed, s[64], layers = (double)r->m->layers;
+        struct vl_cost fixed, s[64], sum = { 0 };
+        double layers = (double)r->m->layers;
         int64_t at[64];
         int k = r->gen < c->samples ? (int)r->gen : c->samples;
         int rc = fixed_part(c, r, false, r->prompt, c->decode_ns, &fixed);
@@ -383,18 +416,26 @@ static int predict_decode(struct vl_ctx *c, struct vl_row *r)
         }
         if (rc)
                 return rc;
-        double sum = 0;
         for (int64_t t = 0, j = 0; t < r->gen; t++) {
                 int64_t past = r->prompt + t;
                 while (j + 1 < k - 1 && at[j + 1] < past)
                         j++;
-                double v = s[j];
-                if (k > 1 && at[j + 1] > at[j])
-                        v += (s[j + 1] - s[j]) * (double)(past - at[j]) /
-                             (double)(at[j + 1] - at[j]);
-                sum += fixed + layers * v;
+                struct vl_cost v = s[j];
+                if (k > 1 && at[j + 1] > at[j]) {
+                        double f = (double)(past - at[j]) / (double)(at[j + 1] - at[j]);
+                        v.ns += (s[j + 1].ns - s[j].ns) * f;
+                        v.j += (s[j + 1].j - s[j].j) * f;
+                }
+                sum.ns += fixed.ns + layers * v.ns;
+                sum.j += fixed.j + layers * v.j;
         }
-        r->pred_tps = 1e9 / (sum / (double)r->gen);
+        double gen = (double)r->gen;
+        r->pred_tps = 1e9 / (sum.ns / gen);
+        /* every replica decodes its own users: dp x a replica's energy */
+        r->step_j = sum.j / gen * (double)c->dp;
+        r->step_w = r->step_j / (sum.ns / gen * 1e-9);
+        r->j_per_token = r->step_j / (double)r->batch;
+        r->tdp_w = (double)c->t->system.tdp_mw / 1e3;
         return 0;
 }
 
@@ -402,7 +443,8 @@ static int predict_decode(struct vl_ctx *c, struct vl_row *r)
 static int predict_ttft(struct vl_ctx *c, struct vl_row *r)
 {
         int64_t len = r->prompt < TT_PREFILL_SIM ? r->prompt : TT_PREFILL_SIM;
-        double f = (double)r->prompt / (double)len, fixed, head, sdpa;
+        double f = (double)r->prompt / (double)len;
+        struct vl_cost fixed, head, sdpa;
         r->scaled = f > 1;
         struct vl_row one = *r;
         one.batch = one.ubatch = 1;
@@ -413,7 +455,8 @@ static int predict_ttft(struct vl_ctx *c, struct vl_row *r)
                 rc = sdpa_time(c, &one, true, len, c->prefill_ns, &sdpa);
         if (rc)
                 return rc;
-        r->pred_ttft = ((fixed - head) * f + head + (double)r->m->layers * sdpa * f * f) / 1e6;
+        r->pred_ttft = ((fixed.ns - head.ns) * f + head.ns +
+                        (double)r->m->layers * sdpa.ns * f * f) / 1e6;
         return 0;
 }
 
@@ -462,7 +505,7 @@ static void figure(const char *dir, const struct vl_row *r, int n, double mt, do
 static json_t *row_json(const struct vl_row *r)
 {
         return json_pack("{s:o, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o, "
-                         "s:o, s:o}",
+                         "s:o, s:o, s:o, s:o, s:o, s:o}",
                          "model", jsonw_string(r->m->name),
                          "machine", jsonw_string(r->field[C_MACHINE]),
                          "precision", jsonw_string(r->prec.name),
@@ -476,7 +519,11 @@ static json_t *row_json(const struct vl_row *r)
                          "chips", (json_int_t)r->chips, "tp", (json_int_t)r->tp,
                          "weights_per_chip_gb", jsonw_fixed(gb(r->chip_bytes), 3),
                          "tokens_per_s", jsonw_fixed(r->tok_s, 2),
-                         "tokens_per_s_per_chip", jsonw_fixed(r->tok_s_chip, 2));
+                         "tokens_per_s_per_chip", jsonw_fixed(r->tok_s_chip, 2),
+                         "decode_step_j", jsonw_real(r->step_j),
+                         "decode_power_w", jsonw_fixed(r->step_w, 2),
+                         "j_per_token", jsonw_real(r->j_per_token),
+                         "tdp_w", r->tdp_w > 0 ? jsonw_real(r->tdp_w) : json_null());
 }
 
 static int predict_rows(struct vl_ctx *c, struct vl_row *rows, int n)
@@ -563,16 +610,21 @@ static int run(const struct bench_ctx *bc)
                                                         "mape_ttft_pct", jsonw_fixed(mf, 2)));
                 goto out;
         }
-        fprintf(bc->out, "%-13s %-7s %-11s %5s %6s %9s %9s %7s %9s %9s %7s %3s %9s %9s\n",
-                "model", "machine", "precision", "batch", "prompt", "meas_tps", "pred_tps", "err_%",
-                "meas_ttft", "pred_ttft", "err_%", "tp", "tok/s", "tok/s/chip");
+        fprintf(bc->out, "%-13s %-7s %-11s %5s %6s %9s %9s %7s %9s %9s %7s %3s %9s %9s %8s %9s "
+                "%6s\n", "model", "machine", "precision", "batch", "prompt", "meas_tps", "pred_tps",
+                "err_%", "meas_ttft", "pred_ttft", "err_%", "tp", "tok/s", "tok/s/chip", "step_W",
+                "J/token", "TDP_W");
         for (int i = 0; i < n; i++) {
                 const struct vl_row *r = &rows[i];
+                char tdp[16] = "-";
+                if (r->tdp_w > 0)
+                        snprintf(tdp, sizeof tdp, "%.0f", r->tdp_w);
                 fprintf(bc->out, "%-13s %-7s %-11s %5lld %6lld %9.2f %9.2f %+7.1f %9.1f %9.1f "
-                        "%+7.1f %3lld %9.1f %9.1f\n", r->m->name, r->field[C_MACHINE],
-                        r->prec.name, (long long)r->batch, (long long)r->prompt, r->meas_tps,
-                        r->pred_tps, r->err_tps, r->meas_ttft, r->pred_ttft, r->err_ttft,
-                        (long long)r->tp, r->tok_s, r->tok_s_chip);
+                        "%+7.1f %3lld %9.1f %9.1f %8.1f %9.4f %6s\n", r->m->name,
+                        r->field[C_MACHINE], r->prec.name, (long long)r->batch,
+                        (long long)r->prompt, r->meas_tps, r->pred_tps, r->err_tps, r->meas_ttft,
+                        r->pred_ttft, r->err_ttft, (long long)r->tp, r->tok_s, r->tok_s_chip,
+                        r->step_w, r->j_per_token, tdp);
         }
         fprintf(bc->out, "MAPE t/s/u %.1f%%, TTFT %.1f%% over %d rows (one layer simulated and "
                 "scaled by the layer count; SDPA at %d sampled contexts, interpolated%s); "
@@ -616,8 +668,14 @@ const struct bench bench_validate_tt_llm = {
                 "\"precision\", \"batch\", \"prompt_len\", \"measured_tps_u\", \"predicted_tps_u\",\n"
                 "\"error_tps_pct\", \"measured_ttft_ms\", \"predicted_ttft_ms\",\n"
                 "\"error_ttft_pct\", \"chips\", \"tp\", \"weights_per_chip_gb\",\n"
-                "\"tokens_per_s\", \"tokens_per_s_per_chip\"}, ...], \"mape_tps_pct\": x,\n"
-                "\"mape_ttft_pct\": x}.\n",
+                "\"tokens_per_s\", \"tokens_per_s_per_chip\", \"decode_step_j\",\n"
+                "\"decode_power_w\", \"j_per_token\", \"tdp_w\"}, ...], \"mape_tps_pct\": x,\n"
+                "\"mape_ttft_pct\": x}. Energy (docs/energy.md): decode_step_j is a decode\n"
+                "iteration's energy on every chip (each program's energy_j, a chip's\n"
+                "programs x the chips running them; the mean over gen_tokens, like its\n"
+                "time), decode_power_w = decode_step_j / the iteration's time,\n"
+                "j_per_token = decode_step_j / batch; tdp_w the machine's system.tdp_w\n"
+                "(null: none). The text table prints them as step_W, J/token, TDP_W.\n",
         .params = vl_params,
         .run = run,
 };
