@@ -481,7 +481,7 @@ static int en_scan(const char *dir, struct en_machine *out, int max)
                 diag_init(&d);
                 if (k < max && len > 5 && len < sizeof m->name && strcmp(nm + len - 5, ".yaml") == 0 &&
                     realpath(rel, m->path) && topo_load_file(m->path, &t, &d) == 0) {
-                        snprintf(m->name, sizeof m->name, "%s", nm);
+                        snprintf(m->name, sizeof m->name, "%.63s", nm);
                         m->sips = t.system.sips;
                         double cubes = (double)t.system.sips * t.sip.cubes;
                         m->dram_bytes = cubes * (double)t.cube.hbm.size_bytes;
