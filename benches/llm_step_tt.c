@@ -10,7 +10,10 @@
  * generated tokens, each at its own context), TTFT (one user's prefill;
  * for batch > 1 the mean per-user prefill, no queueing, as PERF.md's
  * batch-32 table), tokens/s in all (t/s/u x batch) and per chip (over the
- * tp x dp chips used). The default machine keeps llm-step's sweep of the
+ * tp x dp chips used), and a decode iteration's energy on every chip used
+ * (each program's energy_j, summed as its time is; docs/energy.md), its
+ * average power beside the machine's system.tdp_w, and J/token. The
+ * default machine keeps llm-step's sweep of the
  * fused llm_layer (benches/llm_step.c). */
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +72,11 @@ static void print(const struct bench_ctx *c, const char *topo, const struct tt_a
                 "%.3f ms), TTFT %.1f ms, tokens/s %.1f, per chip %.1f\n", (long long)a->batch,
                 (long long)a->prompt, (long long)a->gen, p->tps_u, p->iter_ms, p->ttft_ms,
                 p->tok_s, p->tok_s_chip);
+        char tdp[16];
+        tt_tdp_text(tdp, sizeof tdp, p);
+        fprintf(c->out, "decode iteration energy %.4f J on %lld chip%s: average power %.1f W "
+                "(system.tdp_w %s), %.4f J/token\n", p->step_j, (long long)p->chips,
+                p->chips == 1 ? "" : "s", p->step_w, tdp, p->j_per_token);
         fprintf(c->out, "a chip's DRAM: weights %.2f GB + KV cache %.2f GB + activations %.2f GB "
                 "of %.2f GB\n", (double)p->mem.weights / 1e9, (double)p->mem.kv / 1e9,
                 (double)p->mem.act / 1e9, (double)p->mem.capacity / 1e9);
@@ -79,23 +87,24 @@ static void print(const struct bench_ctx *c, const char *topo, const struct tt_a
 
 static json_t *pred_json(const char *topo, const struct tt_ask *a, const struct tt_pred *p)
 {
-        return json_pack("{s:s, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, "
-                         "s:o, s:o, s:o, s:o, s:o, s:b}",
-                         "bench", "llm-step", "machine", jsonw_string(a->machine),
-                         "topo", jsonw_string(topo), "model", jsonw_string(a->m->name),
-                         "precision", jsonw_string(a->prec.name),
-                         "batch", (json_int_t)a->batch, "prompt_len", (json_int_t)a->prompt,
-                         "gen_tokens", (json_int_t)a->gen, "chips", (json_int_t)p->chips,
-                         "tp", (json_int_t)p->tp, "dp", (json_int_t)a->dp,
-                         "tps_u", jsonw_fixed(p->tps_u, 3),
-                         "decode_iteration_ms", jsonw_fixed(p->iter_ms, 4),
-                         "ttft_ms", jsonw_fixed(p->ttft_ms, 3),
-                         "tokens_per_s", jsonw_fixed(p->tok_s, 3),
-                         "tokens_per_s_per_chip", jsonw_fixed(p->tok_s_chip, 3),
-                         "weights_per_chip_gb", jsonw_fixed((double)p->mem.weights / 1e9, 3),
-                         "kv_per_chip_gb", jsonw_fixed((double)p->mem.kv / 1e9, 3),
-                         "dram_per_chip_gb", jsonw_fixed((double)p->mem.capacity / 1e9, 3),
-                         "prefill_scaled", p->scaled);
+        json_t *o = json_pack("{s:s, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, "
+                              "s:o, s:o, s:o, s:o, s:o, s:o, s:b}",
+                              "bench", "llm-step", "machine", jsonw_string(a->machine),
+                              "topo", jsonw_string(topo), "model", jsonw_string(a->m->name),
+                              "precision", jsonw_string(a->prec.name),
+                              "batch", (json_int_t)a->batch, "prompt_len", (json_int_t)a->prompt,
+                              "gen_tokens", (json_int_t)a->gen, "chips", (json_int_t)p->chips,
+                              "tp", (json_int_t)p->tp, "dp", (json_int_t)a->dp,
+                              "tps_u", jsonw_fixed(p->tps_u, 3),
+                              "decode_iteration_ms", jsonw_fixed(p->iter_ms, 4),
+                              "ttft_ms", jsonw_fixed(p->ttft_ms, 3),
+                              "tokens_per_s", jsonw_fixed(p->tok_s, 3),
+                              "tokens_per_s_per_chip", jsonw_fixed(p->tok_s_chip, 3),
+                              "weights_per_chip_gb", jsonw_fixed((double)p->mem.weights / 1e9, 3),
+                              "kv_per_chip_gb", jsonw_fixed((double)p->mem.kv / 1e9, 3),
+                              "dram_per_chip_gb", jsonw_fixed((double)p->mem.capacity / 1e9, 3),
+                              "prefill_scaled", p->scaled);
+        return tt_energy_json(o, p);
 }
 
 int llm_step_tt(const struct bench_ctx *c, const char *topo, const struct topo *t)

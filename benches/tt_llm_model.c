@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "base/ckd.h"
+#include "base/jsonw.h"
 #include "base/params.h"
 #include "report/summary.h"
 #include "tl/tl_run.h"
@@ -514,8 +515,14 @@ static bool fits(struct tt_runner *r, const struct tt_ask *a, struct tt_pred *o)
         return false;
 }
 
-/* Run one program; its kernel time in ns into *ns. 0, 2 or 1. */
-static int run_prog(struct tt_runner *c, const struct tt_prog *p, double program_ns, double *ns)
+/* Run one program; its kernel time and energy into *out. A chip's
+ * program is simulated on one chip and every chip of the group runs it:
+ * its energy counts tp times. A collective runs on its group's chips, and
+ * every group of the tensor-parallel chips runs it at once (tp / group of
+ * them: one on a 1D split, a mesh row's or column's on the 2D). 0, 2 or
+ * 1. */
+static int run_prog(struct tt_runner *c, const struct tt_prog *p, double program_ns,
+                    struct tt_cost *out)
 {
         static const char *const kernels[] = { "tt_llm_op", "tt_matmul", "all_gather",
                                                "reduce_scatter" };
@@ -547,7 +554,7 @@ static int run_prog(struct tt_runner *c, const struct tt_prog *p, double program
         snprintf(key + used, sizeof key - used, "%d %s %s %s", p->kernel, cost, sips, cols);
         for (int i = 0; i < c->n_memo; i++)
                 if (strcmp(c->memo[i].key, key) == 0) {
-                        *ns = c->memo[i].ns;
+                        *out = c->memo[i].cost;
                         return 0;
                 }
         const struct tl_kernel *k = tl_kernel_find(kernels[p->kernel]);
@@ -556,41 +563,46 @@ static int run_prog(struct tt_runner *c, const struct tt_prog *p, double program
         int rc = tl_job_run(&job, c->d);
         if (rc == 0) {
                 json_t *s = rep_run_summary(&job.sim, &job.stats, k->name);
-                *ns = (double)json_integer_value(json_object_get(s, "kernel_ps")) / 1000.0;
+                int64_t group = p->group ? p->group : c->tp.tp;
+                double copies = p->kernel < TT_K_ALL_GATHER ? (double)c->tp.tp :
+                                (double)(c->tp.tp / group);
+                out->ns = (double)json_integer_value(json_object_get(s, "kernel_ps")) / 1000.0;
+                out->j = json_number_value(json_object_get(s, "energy_j")) * copies;
                 json_decref(s);
                 if (c->n_memo < TT_MAX_MEMO) {
                         snprintf(c->memo[c->n_memo].key, sizeof c->memo[0].key, "%s", key);
-                        c->memo[c->n_memo++].ns = *ns;
+                        c->memo[c->n_memo++].cost = *out;
                 }
         }
         tl_job_fini(&job);
         return rc == 0 ? 0 : rc == -EINVAL ? 2 : 1;
 }
 
-/* The programs' total time, ns, with or without those labelled "sdpa". */
+/* The programs' total cost, with or without those labelled "sdpa". */
 static int run_progs(struct tt_runner *c, const struct tt_prog *p, int n, double program_ns,
-                     int sdpa, double *ns)
+                     int sdpa, struct tt_cost *sum)
 {
-        *ns = 0;
+        *sum = (struct tt_cost){ 0 };
         for (int i = 0; i < n; i++) {
                 bool is_sdpa = strcmp(p[i].label, "sdpa") == 0;
                 if (sdpa >= 0 && is_sdpa != (sdpa == 1))
                         continue;
-                double t;
+                struct tt_cost t;
                 int rc = run_prog(c, &p[i], program_ns, &t);
                 if (rc)
                         return rc;
-                *ns += t;
+                sum->ns += t.ns;
+                sum->j += t.j;
         }
         return 0;
 }
 
-/* One layer's programs at (ff13, ff2) for `batch` users, ns: all but SDPA
+/* One layer's programs at (ff13, ff2) for `batch` users: all but SDPA
  * (sdpa 0) or SDPA alone (1) (the last layer's MLP differs from the
  * others' in some configurations). */
 static int layer_time(struct tt_runner *c, const struct tt_ask *a, int64_t batch, bool prefill,
                       int64_t past, tl_dtype ff13, tl_dtype ff2, double program_ns, int sdpa,
-                      double *ns)
+                      struct tt_cost *ns)
 {
         struct tt_prog p[TT_MAX_PROGS];
         int n = tt_layer_progs(&c->shard, &a->prec, &c->tp, prefill, batch, past, ff13, ff2, p);
@@ -598,7 +610,7 @@ static int layer_time(struct tt_runner *c, const struct tt_ask *a, int64_t batch
 }
 
 static int head_time(struct tt_runner *c, const struct tt_ask *a, int64_t rows, double program_ns,
-                     double *ns)
+                     struct tt_cost *ns)
 {
         struct tt_prog p[TT_MAX_PROGS];
         int n = tt_head_progs(&c->shard, &a->prec, &c->tp, rows, p);
@@ -608,10 +620,10 @@ static int head_time(struct tt_runner *c, const struct tt_ask *a, int64_t rows, 
 /* Layers x one layer's non-SDPA programs, the last layer's difference and
  * the head: the part of an iteration that does not grow with context. */
 static int fixed_part(struct tt_runner *c, const struct tt_ask *a, int64_t batch, bool prefill,
-                      int64_t len, double pns, double *ns)
+                      int64_t len, double pns, struct tt_cost *ns)
 {
         const struct tt_precision *p = &a->prec;
-        double layer, last = 0, head;
+        struct tt_cost layer, last = { 0 }, head;
         int rc = layer_time(c, a, batch, prefill, len, p->w[TT_W_FF13], p->w[TT_W_FF2], pns, 0,
                             &layer);
         if (!rc && p->last_mlp_bfp8)
@@ -621,22 +633,28 @@ static int fixed_part(struct tt_runner *c, const struct tt_ask *a, int64_t batch
         if (rc)
                 return rc;
         double layers = (double)a->m->layers;
-        *ns = p->last_mlp_bfp8 ? (layers - 1) * layer + last + head : layers * layer + head;
+        ns->ns = p->last_mlp_bfp8 ? (layers - 1) * layer.ns + last.ns + head.ns :
+                 layers * layer.ns + head.ns;
+        ns->j = p->last_mlp_bfp8 ? (layers - 1) * layer.j + last.j + head.j :
+                layers * layer.j + head.j;
         return 0;
 }
 
 static int sdpa_time(struct tt_runner *c, const struct tt_ask *a, int64_t batch, bool prefill,
-                     int64_t len, double pns, double *ns)
+                     int64_t len, double pns, struct tt_cost *ns)
 {
         const struct tt_precision *p = &a->prec;
         return layer_time(c, a, batch, prefill, len, p->w[TT_W_FF13], p->w[TT_W_FF2], pns, 1, ns);
 }
 
 /* t/s/u: 1 / the mean decode iteration over the generated tokens, SDPA
- * at `samples` contexts over prompt .. prompt + gen - 1, interpolated. */
+ * at `samples` contexts over prompt .. prompt + gen - 1, interpolated;
+ * the iteration's mean energy alike, every replica's, and its average
+ * power over the mean iteration (docs/energy.md). */
 static int predict_decode(struct tt_runner *c, const struct tt_ask *a, struct tt_pred *o)
 {
-        double fixed, s[64], layers = (double)a->m->layers;
+        struct tt_cost fixed, s[64];
+        double layers = (double)a->m->layers;
         int64_t at[64];
         int k = a->gen < c->samples ? (int)a->gen : c->samples;
         if (k > 64)
@@ -648,19 +666,27 @@ static int predict_decode(struct tt_runner *c, const struct tt_ask *a, struct tt
         }
         if (rc)
                 return rc;
-        double sum = 0;
+        double sum = 0, sum_j = 0;
         for (int64_t t = 0, j = 0; t < a->gen; t++) {
                 int64_t past = a->prompt + t;
                 while (j + 1 < k - 1 && at[j + 1] < past)
                         j++;
-                double v = s[j];
-                if (k > 1 && at[j + 1] > at[j])
-                        v += (s[j + 1] - s[j]) * (double)(past - at[j]) /
-                             (double)(at[j + 1] - at[j]);
-                sum += fixed + layers * v;
+                double v = s[j].ns, vj = s[j].j;
+                if (k > 1 && at[j + 1] > at[j]) {
+                        double x = (double)(past - at[j]), span = (double)(at[j + 1] - at[j]);
+                        v += (s[j + 1].ns - s[j].ns) * x / span;
+                        vj += (s[j + 1].j - s[j].j) * x / span;
+                }
+                sum += fixed.ns + layers * v;
+                sum_j += fixed.j + layers * vj;
         }
         o->iter_ms = sum / (double)a->gen / 1e6;
         o->tps_u = 1e3 / o->iter_ms;
+        /* every replica decodes its own users: dp x a replica's energy */
+        o->step_j = sum_j / (double)a->gen * (double)a->dp;
+        o->step_w = o->step_j / (o->iter_ms * 1e-3);
+        o->j_per_token = o->step_j / (double)a->batch;
+        o->tdp_w = (double)c->t->system.tdp_mw / 1e3;
         return 0;
 }
 
@@ -669,7 +695,8 @@ static int predict_decode(struct tt_runner *c, const struct tt_ask *a, struct tt
 static int predict_ttft(struct tt_runner *c, const struct tt_ask *a, struct tt_pred *o)
 {
         int64_t len = a->prompt < TT_PREFILL_SIM ? a->prompt : TT_PREFILL_SIM;
-        double f = (double)a->prompt / (double)len, fixed, head, sdpa;
+        double f = (double)a->prompt / (double)len;
+        struct tt_cost fixed, head, sdpa;
         o->scaled = f > 1;
         int rc = fixed_part(c, a, 1, true, len, c->prefill_ns, &fixed);
         if (!rc)
@@ -678,8 +705,28 @@ static int predict_ttft(struct tt_runner *c, const struct tt_ask *a, struct tt_p
                 rc = sdpa_time(c, a, 1, true, len, c->prefill_ns, &sdpa);
         if (rc)
                 return rc;
-        o->ttft_ms = ((fixed - head) * f + head + (double)a->m->layers * sdpa * f * f) / 1e6;
+        o->ttft_ms = ((fixed.ns - head.ns) * f + head.ns +
+                      (double)a->m->layers * sdpa.ns * f * f) / 1e6;
         return 0;
+}
+
+json_t *tt_energy_json(json_t *o, const struct tt_pred *p)
+{
+        if (!o)
+                return NULL;
+        json_object_set_new(o, "decode_step_j", jsonw_real(p->step_j));
+        json_object_set_new(o, "decode_power_w", jsonw_fixed(p->step_w, 2));
+        json_object_set_new(o, "j_per_token", jsonw_real(p->j_per_token));
+        json_object_set_new(o, "tdp_w", p->tdp_w > 0 ? jsonw_real(p->tdp_w) : json_null());
+        return o;
+}
+
+void tt_tdp_text(char *buf, size_t len, const struct tt_pred *p)
+{
+        if (p->tdp_w > 0)
+                snprintf(buf, len, "%.0f", p->tdp_w);
+        else
+                snprintf(buf, len, "-");
 }
 
 void tt_runner_options(struct params *ps, struct diag *d, struct tt_runner *r)

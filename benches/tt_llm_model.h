@@ -6,7 +6,9 @@
 #ifndef CUBESIM_BENCHES_TT_LLM_MODEL_H
 #define CUBESIM_BENCHES_TT_LLM_MODEL_H
 
+#include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "../kernels/tt_llm.h"
 
@@ -136,11 +138,23 @@ struct tt_pred {
         double iter_ms;              /* that mean iteration */
         double ttft_ms;              /* one user's prefill and first token */
         double tok_s, tok_s_chip;    /* tokens/s in all and per chip */
+        double step_j;               /* a decode iteration's energy on every chip used, joules:
+                                      * the mean over gen, like its time (docs/energy.md) */
+        double step_w;               /* step_j / iter_ms: the iteration's average power, W */
+        double j_per_token;          /* step_j / batch */
+        double tdp_w;                /* the machine's system.tdp_w (0: none) */
         bool scaled;                 /* the prefill was simulated shorter and scaled */
 };
 
 /* Why a prediction failed before any timing. */
 enum tt_fail { TT_FAIL_NONE, TT_FAIL_SPLIT, TT_FAIL_SHARD, TT_FAIL_FIT };
+
+/* What a device program, or a sequence of them, costs: its kernel time
+ * and the energy of every chip that runs it (the run's energy_j). */
+struct tt_cost {
+        double ns;                   /* kernel time, ns */
+        double j;                    /* energy, joules */
+};
 
 /* A prediction's state: its options (set by the caller), the machine and
  * a memo of the program times. */
@@ -151,7 +165,7 @@ struct tt_runner {
         const struct topo *t;        /* the machine */
         struct tt_tp tp;             /* the tensor parallelism */
         struct llm_model shard;      /* one chip's share of the model */
-        struct { char key[420]; double ns; } memo[TT_MAX_MEMO]; /* programs already run */
+        struct { char key[420]; struct tt_cost cost; } memo[TT_MAX_MEMO]; /* programs already run */
         int n_memo;                  /* used */
         enum tt_fail fail;           /* what failed before timing, if anything */
         char why[512];               /* its message, unlocated */
@@ -166,11 +180,20 @@ void tt_runner_options(struct params *ps, struct diag *d, struct tt_runner *r);
 /* Predict a on machine t (its --set keys applied) into *out: the split
  * into replicas and chips' shares, the DRAM check, then the decode
  * iteration at its growing context and one user's prefill, each a
- * sequence of device programs run as launches. 0; 2 with r->fail and
- * r->why set (the caller locates the message) or, with r->fail NONE, a
- * program's bad setup in r->d; 1 when a program's run failed (in r->d). */
+ * sequence of device programs run as launches, each program's energy
+ * summed as its time is (a decode iteration's energy, average power and
+ * J/token). 0; 2 with r->fail and r->why set (the caller locates the
+ * message) or, with r->fail NONE, a program's bad setup in r->d; 1 when
+ * a program's run failed (in r->d). */
 int tt_predict(struct tt_runner *r, const struct topo *t, const struct tt_ask *a,
                struct tt_pred *out);
+
+/* A prediction's decode energy into the JSON object o (validate-tt-llm's
+ * row, llm-step's summary): decode_step_j, decode_power_w, j_per_token
+ * and tdp_w (null: the machine states none); o. */
+json_t *tt_energy_json(json_t *o, const struct tt_pred *p);
+/* The machine's system.tdp_w as text, "-" for none (the text tables). */
+void tt_tdp_text(char *buf, size_t len, const struct tt_pred *p);
 
 /* ---- bench llm-step on a Tenstorrent machine (benches/llm_step_tt.c) ---- */
 

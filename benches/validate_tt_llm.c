@@ -32,6 +32,15 @@
  * reduce-scatters over the links on tp chips (kernels/ccl.c); each chip's
  * share is checked against its DRAM; batch is the users in all, batch /
  * dp a replica's. tokens/s = t/s/u x batch, per chip / chips.
+ * Energy (docs/energy.md): each program's energy_j (docs/adr/0024), a
+ * chip's program counted once per chip of its group, a collective once
+ * per group running it (it runs on the group's chips: the tensor-parallel
+ * group's, or on the Galaxy's 2D split each mesh row's or column's), x dp
+ * replicas, summed and averaged over the decode
+ * iterations as the time is; a decode iteration's energy over its time is
+ * its average power, beside the machine's system.tdp_w (the n150's board
+ * power). Static power accrues over every program's kernel time,
+ * its program cost included.
  * error = (predicted - measured) / measured x 100; the MAPEs are the means
  * of |error| over the rows. Machines: n150, n300 and p150 name their
  * files; any other name NAME is topologies/tt_NAME.yaml. */
@@ -233,8 +242,8 @@ static void figure(const char *dir, const struct vl_row *r, int n, double mt, do
 
 static json_t *row_json(const struct vl_row *r)
 {
-        return json_pack("{s:o, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o, "
-                         "s:o, s:o}",
+        json_t *o = json_pack("{s:o, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, "
+                              "s:o, s:o, s:o}",
                          "model", jsonw_string(r->m->name),
                          "machine", jsonw_string(r->field[C_MACHINE]),
                          "precision", jsonw_string(r->prec.name),
@@ -249,6 +258,7 @@ static json_t *row_json(const struct vl_row *r)
                          "weights_per_chip_gb", jsonw_fixed((double)r->p.mem.weights / 1e9, 3),
                          "tokens_per_s", jsonw_fixed(r->p.tok_s, 2),
                          "tokens_per_s_per_chip", jsonw_fixed(r->p.tok_s_chip, 2));
+        return tt_energy_json(o, &r->p);
 }
 
 /* Locate the prediction's failure before timing at the row: the machine's
@@ -332,16 +342,20 @@ static int run(const struct bench_ctx *bc)
                                                         "mape_ttft_pct", jsonw_fixed(mf, 2)));
                 goto out;
         }
-        fprintf(bc->out, "%-13s %-7s %-11s %5s %6s %9s %9s %7s %9s %9s %7s %3s %9s %9s\n",
-                "model", "machine", "precision", "batch", "prompt", "meas_tps", "pred_tps", "err_%",
-                "meas_ttft", "pred_ttft", "err_%", "tp", "tok/s", "tok/s/chip");
+        fprintf(bc->out, "%-13s %-7s %-11s %5s %6s %9s %9s %7s %9s %9s %7s %3s %9s %9s %8s %9s "
+                "%6s\n", "model", "machine", "precision", "batch", "prompt", "meas_tps", "pred_tps",
+                "err_%", "meas_ttft", "pred_ttft", "err_%", "tp", "tok/s", "tok/s/chip", "step_W",
+                "J/token", "TDP_W");
         for (int i = 0; i < n; i++) {
                 const struct vl_row *r = &rows[i];
+                char tdp[16];
+                tt_tdp_text(tdp, sizeof tdp, &r->p);
                 fprintf(bc->out, "%-13s %-7s %-11s %5lld %6lld %9.2f %9.2f %+7.1f %9.1f %9.1f "
-                        "%+7.1f %3lld %9.1f %9.1f\n", r->m->name, r->field[C_MACHINE],
-                        r->prec.name, (long long)r->batch, (long long)r->prompt, r->meas_tps,
-                        r->p.tps_u, r->err_tps, r->meas_ttft, r->p.ttft_ms, r->err_ttft,
-                        (long long)r->p.tp, r->p.tok_s, r->p.tok_s_chip);
+                        "%+7.1f %3lld %9.1f %9.1f %8.1f %9.4f %6s\n", r->m->name,
+                        r->field[C_MACHINE], r->prec.name, (long long)r->batch,
+                        (long long)r->prompt, r->meas_tps, r->p.tps_u, r->err_tps, r->meas_ttft,
+                        r->p.ttft_ms, r->err_ttft, (long long)r->p.tp, r->p.tok_s,
+                        r->p.tok_s_chip, r->p.step_w, r->p.j_per_token, tdp);
         }
         fprintf(bc->out, "MAPE t/s/u %.1f%%, TTFT %.1f%% over %d rows (one layer simulated and "
                 "scaled by the layer count; SDPA at %d sampled contexts, interpolated%s); "
@@ -385,8 +399,14 @@ const struct bench bench_validate_tt_llm = {
                 "\"precision\", \"batch\", \"prompt_len\", \"measured_tps_u\", \"predicted_tps_u\",\n"
                 "\"error_tps_pct\", \"measured_ttft_ms\", \"predicted_ttft_ms\",\n"
                 "\"error_ttft_pct\", \"chips\", \"tp\", \"weights_per_chip_gb\",\n"
-                "\"tokens_per_s\", \"tokens_per_s_per_chip\"}, ...], \"mape_tps_pct\": x,\n"
-                "\"mape_ttft_pct\": x}.\n",
+                "\"tokens_per_s\", \"tokens_per_s_per_chip\", \"decode_step_j\",\n"
+                "\"decode_power_w\", \"j_per_token\", \"tdp_w\"}, ...], \"mape_tps_pct\": x,\n"
+                "\"mape_ttft_pct\": x}. Energy (docs/energy.md): decode_step_j is a decode\n"
+                "iteration's energy on every chip (each program's energy_j, a chip's\n"
+                "programs x the chips running them; the mean over gen_tokens, like its\n"
+                "time), decode_power_w = decode_step_j / the iteration's time,\n"
+                "j_per_token = decode_step_j / batch; tdp_w the machine's system.tdp_w\n"
+                "(null: none). The text table prints them as step_W, J/token, TDP_W.\n",
         .params = vl_params,
         .run = run,
 };

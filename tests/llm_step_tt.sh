@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # tests/llm_step_tt.sh: bench llm-step on Tenstorrent machine files runs
 # the model validate-tt-llm runs (benches/tt_llm_model.c, tt_predict), so
-# for the same row its t/s/u, TTFT and tokens/s are validate-tt-llm's
-# figures (n150: one chip; t3k: tp 8, and tp 4 x dp 2); its --json has
+# for the same row its t/s/u, TTFT, tokens/s and a decode iteration's
+# energy, average power, J/token and TDP are validate-tt-llm's figures
+# (n150: one chip; t3k: tp 8, and tp 4 x dp 2); the text output prints
+# the energy line; its --json has
 # exactly its keys and tokens/s = t/s/u x batch, per chip / chips; a
 # machine --set key reaches the programs; its keys on the default machine,
 # a model that does not fit and tp x dp beyond the chips are errors (exit
@@ -45,7 +47,7 @@ ld = lambda n: json.load(open(f"{d}/{n}.json"))
 keys = {"bench", "machine", "topo", "model", "precision", "batch", "prompt_len", "gen_tokens",
         "chips", "tp", "dp", "tps_u", "decode_iteration_ms", "ttft_ms", "tokens_per_s",
         "tokens_per_s_per_chip", "weights_per_chip_gb", "kv_per_chip_gb", "dram_per_chip_gb",
-        "prefill_scaled"}
+        "prefill_scaled", "decode_step_j", "decode_power_w", "j_per_token", "tdp_w"}
 n150, t3k, dp, slow = ld("n150"), ld("t3k"), ld("dp"), ld("slow")
 rows = ld("v")["rows"] + ld("vdp")["rows"]
 for s, v in ((n150, rows[0]), (t3k, rows[1]), (dp, rows[2])):
@@ -56,10 +58,18 @@ for s, v in ((n150, rows[0]), (t3k, rows[1]), (dp, rows[2])):
     assert abs(s["ttft_ms"] - v["predicted_ttft_ms"]) <= 0.01, (s, v)
     assert abs(s["tokens_per_s"] - v["tokens_per_s"]) <= 0.05, (s, v)
     assert s["chips"] == v["chips"] and s["tp"] == v["tp"], (s, v)
+    for k in ("decode_step_j", "j_per_token"):
+        assert s[k] > 0 and abs(s[k] - v[k]) <= 1e-9 * v[k], (k, s, v)
+    assert abs(s["decode_power_w"] - v["decode_power_w"]) <= 0.01, (s, v)
+    assert s["tdp_w"] == v["tdp_w"], (s, v)
+    assert abs(s["j_per_token"] * s["batch"] - s["decode_step_j"]) <= 1e-9 * s["decode_step_j"], s
+    assert abs(s["decode_power_w"] - s["decode_step_j"] / (s["decode_iteration_ms"] * 1e-3)) \
+        <= 0.01 * s["decode_power_w"], s
     assert abs(s["tokens_per_s"] - s["tps_u"] * s["batch"]) < 0.01, s
     assert abs(s["tokens_per_s_per_chip"] - s["tokens_per_s"] / s["chips"]) < 0.01, s
     assert abs(s["tps_u"] - 1e3 / s["decode_iteration_ms"]) < 0.01, s
 assert (n150["chips"], n150["tp"], n150["dp"]) == (1, 1, 1), n150
+assert n150["tdp_w"] == 160 and t3k["tdp_w"] is None, (n150, t3k)
 assert (t3k["chips"], t3k["tp"], dp["tp"], dp["dp"]) == (8, 8, 4, 2), (t3k, dp)
 assert n150["machine"] == "tt_wormhole_n150" and n150["precision"] == "ff13_bfp4", n150
 # half the chips a replica: twice the weights a chip, slower a user
@@ -68,6 +78,13 @@ assert dp["tps_u"] < t3k["tps_u"], (dp, t3k)
 # a third of the DRAM bandwidth: decode, bound by reading the weights, is slower
 assert slow["tps_u"] < 0.8 * n150["tps_u"], (slow, n150)
 PY
+
+"$bin" bench run llm-step --topo topologies/tt_wormhole_n150.yaml --set model=llama3.2-1b \
+        --set batch=4 --set prompt_len=96 --set gen_tokens=16 --set precision=ff13_bfp4 \
+        >"$tmp/n150.txt"
+energy_line='^decode iteration energy [0-9.]+ J on 1 chip: average power [0-9.]+ W '
+energy_line+='\(system.tdp_w 160\), [0-9.]+ J/token$'
+grep -Eq "$energy_line" "$tmp/n150.txt" || { cat "$tmp/n150.txt"; exit 1; }
 
 # Errors (exit 2, nothing on stdout).
 bad() {  # expected message, args...
@@ -112,7 +129,8 @@ import json, math, sys
 rows = [json.loads(l)["rows"][0] for l in open(sys.argv[1])]
 assert len(rows) == 8, len(rows)
 for r in rows:
-    for k in ("predicted_tps_u", "predicted_ttft_ms", "tokens_per_s"):
+    for k in ("predicted_tps_u", "predicted_ttft_ms", "tokens_per_s", "decode_step_j",
+              "decode_power_w", "j_per_token"):
         assert math.isfinite(r[k]) and r[k] > 0, r
 # a 64K prompt's prefill takes seconds; 32 users decode slower each than 1
 assert rows[0]["predicted_ttft_ms"] > 1000, rows[0]
