@@ -100,6 +100,11 @@ FILE *bench_open_table(const char *path, struct diag *d);
  * "--set KEY=VALUE: ..."). */
 int bench_machine(const struct bench_ctx *c, const char *fallback, char *buf, size_t len,
                   const char **topo);
+struct topo;
+/* bench_machine, with the machine loaded into *t and its --set keys
+ * applied (the caller's to topo_fini, when 0 is returned). */
+int bench_machine_load(const struct bench_ctx *c, const char *fallback, char *buf, size_t len,
+                       const char **topo, struct topo *t);
 /* Write the machine --set keys as YAML map entries, one a line, each
  * after indent (a sweep spec's params). */
 void bench_machine_params(const struct bench_ctx *c, FILE *f, const char *indent);

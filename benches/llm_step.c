@@ -11,6 +11,9 @@
  *   tp        llm_layer, llama3-70b decode, batch 1, 4K: tp = SIPs = 1, 2,
  *             4, 8 on the machine of topologies/8sip.yaml (the default
  *             with system.sips = tp and 225 GB/s inter-SIP links)
+ *   energy-M, energy-head-M  per preset M of energy_models: a decode layer
+ *             (batch 1, the first context) and the LM head on the smallest
+ *             machine file that holds M (the section before write_results)
  * Every llm_layer point runs once per `part`: all (the layer), and gemm,
  * attention, norm, allreduce alone; a class's share of the layer is its
  * time alone, "other" the rest (barriers, RoPE of the new keys, residual
@@ -24,8 +27,10 @@
  * tokens), and the TP scaling with the all-reduce's share; it writes them as DIR/llm_step.json, a section
  * appended to DIR/report.md and a stacked-bar figure
  * DIR/figures/llm_breakdown.{gp,dat,png,svg}. */
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +42,12 @@
 #include "base/util.h"
 #include "bench.h"
 #include "sweep/sweep.h"
+#include "topo/topo.h"
+#include "tt_llm_model.h"
 
 static const char *const step_params[] = { "models", "batches", "contexts", "prefill_models",
-                                           "tp_sips", "figures", NULL };
+                                           "tp_sips", "figures", "energy_models",
+                                           "energy_machines", NULL };
 
 static const char default_models[] = "llama3-8b,llama3-70b,llama31-405b,qwen2-72b,mistral-7b";
 /* Prefill of the large models takes minutes of host time each; the
@@ -97,7 +105,11 @@ struct step_opts {
         const char *batches, *contexts; /* comma lists of decode batches and past lengths */
         int64_t batch[MAX_LIST], ctx[MAX_LIST]; /* the same, parsed */
         int n_batch, n_ctx;          /* entries */
+        const struct en_plan *energy; /* the energy-per-token panels (NULL: none) */
 };
+
+struct en_plan;
+static void en_panels(FILE *f, const struct en_plan *pl);
 
 static char *make_spec(const struct bench_ctx *c, const struct step_opts *so, const char *topo,
                        size_t *len)
@@ -149,6 +161,7 @@ static char *make_spec(const struct bench_ctx *c, const struct step_opts *so, co
                 fputs("\n      part: [all, allreduce]\n"
                       "    figure: {x: tp, x_label: \"tensor-parallel SIPs\"}\n", f);
         }
+        en_panels(f, so->energy);
         return bench_spec_end(f, &buf);
 }
 
@@ -305,12 +318,27 @@ static int run_gnuplot(const char *dir, const char *script)
         return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
+/* DIR/figures/NAME.dat with dat's text, NAME.gp with gp's, and, when
+ * draw, gnuplot run on it; whether it drew. */
+static bool save_figure(const char *out_dir, const char *name, const char *dat, size_t dat_len,
+                        const char *gp, bool draw)
+{
+        char dir[4096], path[4400], script[128];
+        snprintf(dir, sizeof dir, "%s/figures", out_dir);
+        snprintf(path, sizeof path, "%s/%s.dat", dir, name);
+        if (fs_write_atomic(path, dat, dat_len) < 0)
+                return false;
+        snprintf(script, sizeof script, "%s.gp", name);
+        snprintf(path, sizeof path, "%s/%s", dir, script);
+        if (fs_write_atomic(path, gp, strlen(gp)) < 0)
+                return false;
+        return draw && run_gnuplot(dir, script) == 0;
+}
+
 /* DIR/figures/llm_breakdown.{dat,gp} and, with gnuplot, .png and .svg. */
 static bool breakdown_figure(const char *out_dir, const struct step_case *cs, size_t n,
                              bool draw)
 {
-        char dir[4096], path[4200];
-        snprintf(dir, sizeof dir, "%s/figures", out_dir);
         char *buf;
         size_t len;
         FILE *f = open_memstream(&buf, &len);
@@ -323,13 +351,9 @@ static bool breakdown_figure(const char *out_dir, const struct step_case *cs, si
                 fprintf(f, "\"%s\" %.6f %.6f %.6f %.6f %.6f\n", cs[i].label, b[0] / 1e9,
                         b[1] / 1e9, b[2] / 1e9, b[3] / 1e9, b[4] / 1e9);
         }
-        snprintf(path, sizeof path, "%s/llm_breakdown.dat", dir);
-        if (bench_save_stream(path, f, &buf, &len) < 0)
-                return false;
-        f = open_memstream(&buf, &len);
-        if (!f)
-                return false;
-        fputs("# llm-step: where a token's time goes, per op class (benches/llm_step.c)\n"
+        bool ok = fclose(f) == 0;
+        ok = ok && save_figure(out_dir, "llm_breakdown", buf, len,
+              "# llm-step: where a token's time goes, per op class (benches/llm_step.c)\n"
               "set style data histograms\nset style histogram rowstacked\n"
               "set style fill solid 0.8 border -1\nset boxwidth 0.75\n"
               "set ylabel \"time per token (ms)\"\nset xtics rotate by -45 font \",8\"\n"
@@ -339,11 +363,9 @@ static bool breakdown_figure(const char *out_dir, const struct step_case *cs, si
               "set terminal pngcairo size 1400,700\nset output 'llm_breakdown.png'\n"
               "plot for [c=2:6] 'llm_breakdown.dat' using c:xtic(1) "
               "title word(\"GEMM attention norm all-reduce other\", c-1)\n"
-              "set terminal svg size 1400,700\nset output 'llm_breakdown.svg'\nreplot\n", f);
-        snprintf(path, sizeof path, "%s/llm_breakdown.gp", dir);
-        if (bench_save_stream(path, f, &buf, &len) < 0)
-                return false;
-        return draw && run_gnuplot(dir, "llm_breakdown.gp") == 0;
+              "set terminal svg size 1400,700\nset output 'llm_breakdown.svg'\nreplot\n", draw);
+        free(buf);
+        return ok;
 }
 
 static void md_ms(FILE *f, double ps) { fprintf(f, " %.3f |", ps / 1e9); }
@@ -403,6 +425,259 @@ static void add_case(struct step_case *cs, size_t *n, json_t *arr, const struct 
                 json_array_append_new(arr, case_json(c));
                 (*n)++;
         }
+}
+
+/* ---- energy per token on the smallest machine that holds each preset -------------- */
+/* A self-contained part (docs/energy.md): for each preset of energy_models
+ * (default: models), the machine file of energy_machines (a directory,
+ * default topologies/) with the least DRAM (sips x cubes x
+ * cube.hbm.size_bytes; fewer PEs, then the name, break ties) that holds
+ * its bf16 weights (the layers, the LM head and the embedding table) and
+ * the KV cache of one user at the first context,
+ * tensor parallel over its SIPs. Two panels a preset run on that file
+ * (a decode layer, batch 1, and the LM head); the report gets a table of
+ * J/token, tokens/J and average power, and figures/llm_energy.*. */
+
+#define MAX_MACHINES 32              /* machine files considered */
+
+/* One machine file. */
+struct en_machine {
+        char path[PATH_MAX];         /* absolute */
+        char name[64];               /* its file name */
+        double dram_bytes;           /* sips x cubes x HBM size */
+        int64_t sips, pes;           /* SIPs (the TP ranks), PEs in all */
+};
+
+/* The choice for one preset. */
+struct en_pick {
+        const struct llm_model *m;   /* the preset */
+        double need_bytes;           /* bf16 weights + one user's KV at the context */
+        int machine;                 /* index in en_plan.mach, -1: none holds it */
+};
+
+/* What the energy panels run. */
+struct en_plan {
+        struct en_machine mach[MAX_MACHINES]; /* the machine files read */
+        int n_mach;                  /* entries */
+        struct en_pick pick[16];     /* per preset */
+        int n_pick;                  /* entries */
+        int64_t past;                /* the context (the first of contexts) */
+        char dir[PATH_MAX];          /* the directory read */
+};
+
+/* The machine files of dir (*.yaml, in name order) that load; the rest
+ * are left out. The count. */
+static int en_scan(const char *dir, struct en_machine *out, int max)
+{
+        struct dirent **ents;
+        int n = scandir(dir, &ents, NULL, alphasort), k = 0;
+        for (int i = 0; i < n; i++) {
+                const char *nm = ents[i]->d_name;
+                size_t len = strlen(nm);
+                struct en_machine *m = &out[k];
+                char rel[PATH_MAX + 64];
+                snprintf(rel, sizeof rel, "%s/%s", dir, nm);
+                struct topo t;
+                struct diag d;
+                diag_init(&d);
+                if (k < max && len > 5 && len < sizeof m->name && strcmp(nm + len - 5, ".yaml") == 0 &&
+                    realpath(rel, m->path) && topo_load_file(m->path, &t, &d) == 0) {
+                        snprintf(m->name, sizeof m->name, "%.63s", nm);
+                        m->sips = t.system.sips;
+                        double cubes = (double)t.system.sips * t.sip.cubes;
+                        m->dram_bytes = cubes * (double)t.cube.hbm.size_bytes;
+                        m->pes = (int64_t)cubes * t.cube.noc.rows * t.cube.noc.cols;
+                        topo_fini(&t);
+                        k++;
+                }
+                diag_fini(&d);
+                free(ents[i]);
+        }
+        if (n >= 0)
+                free(ents);
+        return k;
+}
+
+/* Whether m's heads split over tp ranks (llm_layer's Megatron split). */
+static bool en_splits(const struct llm_model *m, int64_t tp)
+{
+        return m->q_heads % tp == 0 && m->kv_heads % tp == 0 && m->ffn % tp == 0;
+}
+
+/* The plan: the machines of dir (or of the source tree's topologies/
+ * when dir is the default and absent) and each preset's pick. false,
+ * with a message, when no machine file loads. */
+static bool en_plan_make(struct en_plan *pl, const char *dir, bool dir_given, const char *models,
+                         int64_t past, struct diag *d)
+{
+        snprintf(pl->dir, sizeof pl->dir, "%s", dir);
+        pl->past = past;
+        pl->n_pick = 0;
+        pl->n_mach = en_scan(pl->dir, pl->mach, MAX_MACHINES);
+        if (pl->n_mach == 0 && !dir_given) {
+                snprintf(pl->dir, sizeof pl->dir, "%s/topologies", CUBESIM_SOURCE_DIR);
+                pl->n_mach = en_scan(pl->dir, pl->mach, MAX_MACHINES);
+        }
+        if (pl->n_mach == 0) {
+                diag_error(d, "--set energy_machines=%s: no machine file (*.yaml) loads there",
+                           dir);
+                return false;
+        }
+        for (const char *p = models; p && *p && pl->n_pick < 16;) {
+                size_t len = strcspn(p, ",");
+                char name[64];
+                snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), p);
+                p += len + (p[len] == ',');
+                struct en_pick *k = &pl->pick[pl->n_pick++];
+                k->m = llm_model_find(name);
+                /* the embedding table too: weight_bytes counts the LM head's */
+                k->need_bytes = weight_bytes(k->m) + 2.0 * (double)k->m->hidden *
+                                (double)k->m->vocab + kv_bytes(k->m, 1, past + 1);
+                k->machine = -1;
+                for (int i = 0; i < pl->n_mach; i++) {
+                        const struct en_machine *a = &pl->mach[i];
+                        if (a->dram_bytes < k->need_bytes || !en_splits(k->m, a->sips))
+                                continue;
+                        const struct en_machine *b = k->machine < 0 ? NULL : &pl->mach[k->machine];
+                        if (!b || a->dram_bytes < b->dram_bytes ||
+                            (a->dram_bytes == b->dram_bytes && a->pes < b->pes))
+                                k->machine = i;
+                }
+        }
+        return true;
+}
+
+/* The plan's panels in the spec: energy-MODEL (a decode layer) and
+ * energy-head-MODEL (the LM head), each on its machine file. */
+static void en_panels(FILE *f, const struct en_plan *pl)
+{
+        for (int i = 0; pl && i < pl->n_pick; i++) {
+                const struct en_pick *k = &pl->pick[i];
+                if (k->machine < 0)
+                        continue;
+                const struct en_machine *m = &pl->mach[k->machine];
+                fprintf(f, "  - name: energy-%s\n    kernel: llm_layer\n    topology: \"%s\"\n"
+                        "    params: {q_len: 1, batch: 1}\n"
+                        "    grid: {model: [%s], past_len: [%lld], tp: [%lld]}\n", k->m->name,
+                        m->path, k->m->name, (long long)pl->past, (long long)m->sips);
+                fprintf(f, "  - name: energy-head-%s\n    kernel: llm_lm_head\n    topology: \"%s\"\n"
+                        "    params: {batch: 1}\n    grid: {model: [%s]}\n", k->m->name, m->path,
+                        k->m->name);
+        }
+}
+
+/* One preset's figures from the sweep: false if a point is missing or failed. */
+static bool en_point(json_t *sw, const struct en_pick *k, double *layer_ps, double *layer_j,
+                     double *head_ps, double *head_j)
+{
+        char name[96];
+        snprintf(name, sizeof name, "energy-%s", k->m->name);
+        json_t *lp = find_panel(sw, name);
+        snprintf(name, sizeof name, "energy-head-%s", k->m->name);
+        json_t *hp = find_panel(sw, name);
+        if (!lp || !hp)
+                return false;
+        *layer_ps = point_ps(lp, NULL, NULL, 0);
+        *layer_j = point_num(lp, "energy_j", NULL, NULL, 0);
+        *head_ps = point_ps(hp, NULL, NULL, 0);
+        *head_j = point_num(hp, "energy_j", NULL, NULL, 0);
+        return *layer_ps > 0 && *layer_j >= 0 && *head_ps > 0 && *head_j >= 0;
+}
+
+/* DIR/figures/llm_energy.{dat,gp} (and .png, .svg with gnuplot): J/token
+ * per preset on its machine, dat the data's text. */
+static bool en_figure(const char *out_dir, const char *dat, size_t len, bool draw)
+{
+        return save_figure(out_dir, "llm_energy", dat, len,
+              "# llm-step: joules per output token of each preset, batch 1, on the smallest\n"
+              "# machine file that holds it (benches/llm_step.c, docs/energy.md)\n"
+              "set style data histograms\nset style fill solid 0.8 border -1\n"
+              "set boxwidth 0.6\nset logscale y\nset grid ytics\nunset key\n"
+              "set ylabel \"J per output token (batch 1)\"\n"
+              "set xtics rotate by -30 font \",9\" noenhanced\n"
+              "set title \"llm-step: energy per token on the smallest machine that holds "
+              "each model\" noenhanced\n"
+              "set terminal pngcairo size 1200,650\nset output 'llm_energy.png'\n"
+              "plot 'llm_energy.dat' using 2:xtic(sprintf(\"%s\\n%s\", "
+              "stringcolumn(1), stringcolumn(3)))\n"
+              "set terminal svg size 1200,650\nset output 'llm_energy.svg'\nreplot\n", draw);
+}
+
+/* The report's section, llm_step.json's "energy_per_token" and the
+ * figure; one line per preset on out unless quiet. */
+static void en_results(const char *out_dir, json_t *sw, const struct en_plan *pl, bool figures,
+                       FILE *md, json_t *all, FILE *out, bool quiet)
+{
+        if (!pl || pl->n_pick == 0)
+                return;
+        fprintf(md, "\n### Energy per token on the smallest machine that holds each model\n\n"
+                "Each model on the machine file of `%s` with the least DRAM (SIPs x cubes x "
+                "HBM size) that holds its bf16 weights (with the embedding table) and one user's KV "
+                "cache at %lld tokens, "
+                "tensor parallel over its SIPs: a decode layer (batch 1) x layers + the LM "
+                "head. Average power: the step's energy over its time (docs/energy.md).\n\n"
+                "| model | machine | DRAM (GB) | weights + KV (GB) | tp | TPOT (ms) | J/token "
+                "| tok/J | average power (W) |\n|---|---|---|---|---|---|---|---|---|\n",
+                pl->dir, (long long)pl->past);
+        json_t *arr = json_array();
+        char *dat = NULL;
+        size_t dlen = 0;
+        FILE *df = open_memstream(&dat, &dlen);
+        if (df)
+                fputs("# model j_per_token machine\n", df);
+        int drawn_rows = 0;
+        for (int i = 0; i < pl->n_pick; i++) {
+                const struct en_pick *k = &pl->pick[i];
+                json_t *o = json_pack("{s:s, s:o}", "model", k->m->name, "need_bytes",
+                                      jsonw_real(k->need_bytes));
+                json_array_append_new(arr, o);
+                if (k->machine < 0) {
+                        json_object_set_new(o, "machine", json_null());
+                        fprintf(md, "| %s | none holds it | - | %.1f | - | - | - | - | - |\n",
+                                k->m->name, k->need_bytes / 1e9);
+                        continue;
+                }
+                const struct en_machine *m = &pl->mach[k->machine];
+                json_object_set_new(o, "machine", jsonw_string(m->name));
+                json_object_set_new(o, "dram_bytes", jsonw_real(m->dram_bytes));
+                json_object_set_new(o, "tp", json_integer(m->sips));
+                double lps, lj, hps, hj;
+                if (!en_point(sw, k, &lps, &lj, &hps, &hj)) {
+                        json_object_set_new(o, "status", jsonw_string("failed"));
+                        fprintf(md, "| %s | %s | %.1f | %.1f | %lld | failed (sweep.json) | - | "
+                                "- | - |\n", k->m->name, m->name, m->dram_bytes / 1e9,
+                                k->need_bytes / 1e9, (long long)m->sips);
+                        continue;
+                }
+                double layers = (double)k->m->layers;
+                double tok_ps = layers * lps + hps, step_j = layers * lj + hj;
+                double w = step_j / (tok_ps * 1e-12);
+                json_object_set_new(o, "status", jsonw_string("ok"));
+                json_object_set_new(o, "token_ps", jsonw_real(tok_ps));
+                json_object_set_new(o, "step_j", jsonw_real(step_j));
+                json_object_set_new(o, "tokens_per_j", jsonw_real(step_j > 0 ? 1 / step_j : 0));
+                json_object_set_new(o, "avg_power_w", jsonw_real(w));
+                fprintf(md, "| %s | %s | %.1f | %.1f | %lld | %.3f | %.4g | %.4g | %.1f |\n",
+                        k->m->name, m->name, m->dram_bytes / 1e9, k->need_bytes / 1e9,
+                        (long long)m->sips, tok_ps / 1e9, step_j, step_j > 0 ? 1 / step_j : 0,
+                        w);
+                if (df)
+                        fprintf(df, "\"%s\" %.6g \"%s\"\n", k->m->name, step_j, m->name);
+                drawn_rows++;
+                if (!quiet)
+                        fprintf(out, "energy: %-14s on %-24s tp %-2lld %.4g J/token  %.4g tok/J  "
+                                "%.1f W\n", k->m->name, m->name, (long long)m->sips, step_j,
+                                step_j > 0 ? 1 / step_j : 0, w);
+        }
+        json_object_set_new(all, "energy_per_token", arr);
+        bool drawn = false;
+        if (df && fclose(df) == 0 && drawn_rows)
+                drawn = en_figure(out_dir, dat, dlen, figures);
+        free(dat);
+        if (drawn_rows)
+                fprintf(md, "\n%s`figures/llm_energy.gp` draws J/token per model%s.\n",
+                        drawn ? "![J/token per model](figures/llm_energy.png)\n\n" : "",
+                        drawn ? "" : " (not drawn: no gnuplot, or figures=0)");
 }
 
 static int write_results(const char *out_dir, json_t *sw, const struct step_opts *so,
@@ -528,6 +803,7 @@ static int write_results(const char *out_dir, json_t *sw, const struct step_opts
                 }
                 json_object_set_new(all, "tp", tarr);
         }
+        en_results(out_dir, sw, so->energy, figures, f, all, out, quiet);
         int rc = fclose(f) == 0 ? 0 : -EIO;
         snprintf(path, sizeof path, "%s/llm_step.json", out_dir);
         if (jsonw_save(path, all, 1) < 0)
@@ -536,8 +812,44 @@ static int write_results(const char *out_dir, json_t *sw, const struct step_opts
         return rc;
 }
 
+/* ---- Tenstorrent machines (benches/llm_step_tt.c) ------------------------------------ */
+
+/* On a machine of Tensix cores llm-step predicts one model as
+ * tt-transformers deploys it (llm_step_tt); on any other its keys are an
+ * error. -1 when the sweep below is to run, else the exit status. */
+static int tt_dispatch(const struct bench_ctx *c)
+{
+        char buf[4096];
+        const char *topo;
+        struct topo t;
+        if (bench_machine_load(c, NULL, buf, sizeof buf, &topo, &t) < 0)
+                return 2;
+        int rc = -1;
+        if (tt_machine_is_tensix(&t)) {
+                rc = llm_step_tt(c, topo, &t);
+        } else {
+                for (size_t i = 0; i < c->params->n; i++) {
+                        const struct param *p = &c->params->items[i];
+                        char key[64];
+                        snprintf(key, sizeof key, "%.*s", (int)p->key_len, p->key);
+                        if (!llm_step_tt_key(key))
+                                continue;
+                        diag_error(c->diag, "--set %s=%s: a parameter of llm-step on a Tenstorrent "
+                                   "machine file (--topo topologies/tt_*.yaml); this machine runs "
+                                   "the llm_layer sweep (models=, batches=, contexts=)", key,
+                                   p->value);
+                        rc = 2;
+                }
+        }
+        topo_fini(&t);
+        return rc;
+}
+
 static int run(const struct bench_ctx *c)
 {
+        int tt = tt_dispatch(c);
+        if (tt >= 0)
+                return tt;
         struct step_opts so;
         uint64_t figures;
         params_str(c->params, "models", default_models, &so.models);
@@ -546,20 +858,39 @@ static int run(const struct bench_ctx *c)
         params_str(c->params, "prefill_models", default_prefill, &so.prefill);
         params_str(c->params, "tp_sips", default_tp, &so.tp);
         params_u64(c->params, "figures", 1, 0, 1, &figures, c->diag);
+        const char *en_models, *en_dir;
+        params_str(c->params, "energy_models", so.models, &en_models);
+        params_str(c->params, "energy_machines", "topologies", &en_dir);
+        bool en_dir_given = strcmp(en_dir, "topologies") != 0;
         char topo_buf[4096];
         const char *topo;
         bench_machine(c, NULL, topo_buf, sizeof topo_buf, &topo);
         params_check_unused(c->params, step_params, "llm-step", c->diag);
         check_models("models", so.models, c->diag);
         check_models("prefill_models", so.prefill, c->diag);
+        check_models("energy_models", en_models, c->diag);
         so.n_batch = parse_list("batches", so.batches, so.batch, c->diag);
         so.n_ctx = parse_list("contexts", so.contexts, so.ctx, c->diag);
-        if (c->diag->n_errors)
+        struct en_plan *plan = NULL;
+        so.energy = NULL;
+        if (!c->diag->n_errors && *en_models) {
+                plan = calloc(1, sizeof *plan);
+                if (plan && !en_plan_make(plan, en_dir, en_dir_given, en_models, so.ctx[0],
+                                          c->diag)) {
+                        free(plan);
+                        plan = NULL;
+                }
+                so.energy = plan;
+        }
+        if (c->diag->n_errors) {
+                free(plan);
                 return 2;
+        }
         size_t len;
         char *text = make_spec(c, &so, topo, &len);
         if (!text) {
                 diag_error(c->diag, "llm-step: out of memory");
+                free(plan);
                 return 1;
         }
         struct sweep_spec spec;
@@ -600,6 +931,7 @@ static int run(const struct bench_ctx *c)
         }
         sweep_spec_fini(&spec);
         free(text);
+        free(plan);
         return rc;
 }
 
@@ -627,10 +959,40 @@ const struct bench bench_llm_step = {
                 "                      largest, llama31-405b, takes about 9 s and 1.2 GB\n"
                 "                      of memory a layer run)\n"
                 "  tp_sips=1,2,4,8     SIP counts of the TP panel (empty: none)\n"
+                "  energy_models=a,b   presets whose J/token, tokens/J and average power\n"
+                "                      are reported on the smallest machine that holds\n"
+                "                      them (default: models; empty: none): the machine\n"
+                "                      file with the least DRAM for the bf16 weights and\n"
+                "                      one user's KV cache at the first context, tp = its\n"
+                "                      SIPs; DIR/figures/llm_energy.*\n"
+                "  energy_machines=DIR the machine files to choose from (default\n"
+                "                      topologies/, else the source tree's)\n"
                 "  figures=0           skip gnuplot\n"
                 "  KEY=VALUE           a dotted machine parameter (pe.dma.bw_gbps=512)\n"
                 "The machine is --topo FILE (default: the built-in one); run the bench once\n"
-                "per machine and 'cubesim compare DIR_A DIR_B' to put them side by side.\n",
+                "per machine and 'cubesim compare DIR_A DIR_B' to put them side by side.\n"
+                "\n"
+                "On a Tenstorrent machine file (--topo topologies/tt_*.yaml: Tensix cores,\n"
+                "pe.gemm.operand_tile 32) it predicts one model as tt-transformers deploys\n"
+                "it, with validate-tt-llm's code (benches/tt_llm_model.c): the DRAM check,\n"
+                "then the device programs of a decode iteration and of a prefill. Its\n"
+                "parameters there: model=PRESET (llama3.1-8b), precision=performance|\n"
+                "accuracy|ff13_bfp4|bf16, batch=B (1, users in all, up to 32),\n"
+                "prompt_len=N (128), gen_tokens=N (128), tp=N (chips a replica splits the\n"
+                "model over; default chips / dp), dp=N (replicas, 1), samples=N (SDPA\n"
+                "contexts, 5), decode_program_ns, prefill_program_ns (the fitted costs),\n"
+                "and the machine KEY=VALUE keys. It prints t/s/u (1 / the mean decode\n"
+                "iteration over the generated tokens), TTFT (one user's prefill; the mean\n"
+                "per-user prefill for batch > 1), tokens/s in all and per chip; --json:\n"
+                "{\"bench\", \"machine\", \"topo\", \"model\", \"precision\", \"batch\",\n"
+                "\"prompt_len\", \"gen_tokens\", \"chips\", \"tp\", \"dp\", \"tps_u\",\n"
+                "\"decode_iteration_ms\", \"ttft_ms\", \"tokens_per_s\",\n"
+                "\"tokens_per_s_per_chip\", \"weights_per_chip_gb\", \"kv_per_chip_gb\",\n"
+                "\"dram_per_chip_gb\", \"prefill_scaled\", \"decode_step_j\",\n"
+                "\"decode_power_w\", \"j_per_token\", \"tdp_w\"} (a decode iteration's energy\n"
+                "on every chip used, its average power, J/token and the machine's\n"
+                "system.tdp_w, null for none; docs/energy.md). These keys on another\n"
+                "machine are an error (exit 2).\n",
         .params = step_params,
         .run = run,
 };

@@ -18,8 +18,8 @@ static bool machine_key(const struct param *p)
         return memchr(p->key, '.', p->key_len) != NULL;
 }
 
-int bench_machine(const struct bench_ctx *c, const char *fallback, char *buf, size_t len,
-                  const char **topo)
+int bench_machine_load(const struct bench_ctx *c, const char *fallback, char *buf, size_t len,
+                       const char **topo, struct topo *t)
 {
         const char *name = c->topo ? c->topo : fallback;
         unsigned before = c->diag->n_errors;
@@ -27,7 +27,6 @@ int bench_machine(const struct bench_ctx *c, const char *fallback, char *buf, si
         for (size_t i = 0; i < c->params->n; i++)
                 if (machine_key(&c->params->items[i]))
                         c->params->items[i].used = true;
-        struct topo t;
         struct diag tmp;
         diag_init(&tmp);
         int rc;
@@ -41,9 +40,9 @@ int bench_machine(const struct bench_ctx *c, const char *fallback, char *buf, si
                 }
                 memcpy(buf, real, strlen(real) + 1);
                 *topo = buf;
-                rc = topo_load_file(buf, &t, &tmp);
+                rc = topo_load_file(buf, t, &tmp);
         } else {
-                rc = topo_load_default(&t, &tmp);
+                rc = topo_load_default(t, &tmp);
         }
         diag_move(c->diag, &tmp);
         if (rc < 0) {
@@ -56,12 +55,25 @@ int bench_machine(const struct bench_ctx *c, const char *fallback, char *buf, si
                         continue;
                 char key[256];
                 snprintf(key, sizeof key, "%.*s", (int)p->key_len, p->key);
-                topo_set(&t, key, p->value, &tmp);
+                topo_set(t, key, p->value, &tmp);
                 diag_move(c->diag, &tmp);
         }
         diag_fini(&tmp);
-        topo_fini(&t);
-        return c->diag->n_errors > before ? -EINVAL : 0;
+        if (c->diag->n_errors > before) {
+                topo_fini(t);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+int bench_machine(const struct bench_ctx *c, const char *fallback, char *buf, size_t len,
+                  const char **topo)
+{
+        struct topo t;
+        int rc = bench_machine_load(c, fallback, buf, len, topo, &t);
+        if (rc == 0)
+                topo_fini(&t);
+        return rc;
 }
 
 void bench_machine_params(const struct bench_ctx *c, FILE *f, const char *indent)

@@ -11,11 +11,17 @@
  * bfp4 at LoFi, wqkv, wo and kv_cache bfp8, attention HiFi2, SDPA prefill
  * HiFi4). The LM head is bfp8 at HiFi2 (tt_transformers/tt/lm_head.py),
  * bf16 in the bf16 configuration. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/ckd.h"
+#include "base/jsonw.h"
+#include "base/params.h"
+#include "report/summary.h"
+#include "tl/tl_run.h"
+#include "topo/topo.h"
 #include "tt_llm_model.h"
 
 const char *const tt_precision_names[] = { "performance", "accuracy", "ff13_bfp4", "bf16", NULL };
@@ -167,6 +173,29 @@ bool tt_shard_model(const struct llm_model *m, int64_t tp, struct llm_model *out
         return true;
 }
 
+bool tt_shard_model_2d(const struct llm_model *m, int64_t chips, int64_t mesh_cols,
+                       struct llm_model *out, struct tt_tp *tp)
+{
+        /* TG: 32 devices as a mesh of 8 (axis 0) x 4 (axis 1); the KV heads
+         * one group per axis-0 chip (num_devices_per_group = n_kv_heads) */
+        if (chips != 32 || mesh_cols < 2 || chips % mesh_cols || chips / mesh_cols < 2)
+                return false;
+        int64_t a0 = mesh_cols, a1 = chips / mesh_cols;
+        if (m->kv_heads % a0 || m->q_heads % a0 || m->hidden % (a1 * TT_TILE) ||
+            m->ffn % a0 || m->vocab % a0)
+                return false;
+        *out = *m;
+        out->q_heads = m->q_heads / a0;
+        out->kv_heads = m->kv_heads / a0;
+        out->hidden = m->hidden / a1;
+        out->ffn = m->ffn / a0;
+        out->vocab = m->vocab / a0;
+        tp->tp = chips;
+        tp->a0 = a0;
+        tp->a1 = a1;
+        return true;
+}
+
 /* ---- programs ----------------------------------------------------------------------- */
 
 static int64_t pad32(int64_t v)
@@ -189,6 +218,7 @@ static void prog(struct tt_prog *out, int *n, int kernel, const char *label, con
         p->n = 0;
         p->label = label;
         p->kernel = kernel;
+        p->group = p->group_cols = 0;
         for (char *t = strtok(line, " "); t && p->n < 10; t = strtok(NULL, " "))
                 snprintf(p->sets[p->n++], sizeof p->sets[0], "%s", t);
 }
@@ -246,39 +276,135 @@ static void reduced_add(struct tt_prog *out, int *n, const struct tt_tp *tp, int
         elt(out, n, "residual", "add", rows, h / tp->tp);
 }
 
-int tt_layer_progs(const struct llm_model *m, const struct tt_precision *p, const struct tt_tp *tp,
-                   bool prefill, int64_t batch, int64_t past, tl_dtype ff13, tl_dtype ff2,
-                   struct tt_prog *out)
+/* The attention between the QKV matmul and WO of `users` users (decode)
+ * or one user's `past` tokens (prefill) on rows rows: create heads,
+ * rotary, the cache update, SDPA, concat heads. */
+static void attention(struct tt_prog *out, int *n, const struct llm_model *m,
+                      const struct tt_precision *p, bool prefill, int64_t users, int64_t past,
+                      int64_t rows)
 {
-        int n = 0;
-        int64_t h = m->hidden, d = m->head_dim, hq = m->q_heads, hkv = m->kv_heads;
-        int64_t qkv = (hq + 2 * hkv) * d, rows = prefill ? pad32(past) : pad32(batch);
-        int fq = p->fid[prefill ? TT_F_QKV_PRE : TT_F_QKV_DEC];
-        int fo = p->fid[prefill ? TT_F_O_PRE : TT_F_O_DEC];
+        int64_t d = m->head_dim, hq = m->q_heads, hkv = m->kv_heads;
         const char *kv = tt_dtype_name(p->w[TT_W_KV]);
-        gathered_norm(out, &n, tp, rows, h);
-        matmul(out, &n, prefill, "qkv", rows, h, qkv, p->w[TT_W_QKV], fq);
-        elt(out, &n, "heads", "copy", rows, qkv);
+        elt(out, n, "heads", "copy", rows, (hq + 2 * hkv) * d);
         if (prefill) {
-                elt(out, &n, "rotary", "rotary", hq * rows, d);
-                elt(out, &n, "rotary", "rotary", hkv * rows, d);
-                elt(out, &n, "kv_cache", "copy", hkv * rows, d);
-                elt(out, &n, "kv_cache", "copy", hkv * rows, d);
-                prog(out, &n, 0, "sdpa", "op=sdpa_prefill batch=1 q_heads=%lld kv_heads=%lld "
+                elt(out, n, "rotary", "rotary", hq * rows, d);
+                elt(out, n, "rotary", "rotary", hkv * rows, d);
+                elt(out, n, "kv_cache", "copy", hkv * rows, d);
+                elt(out, n, "kv_cache", "copy", hkv * rows, d);
+                prog(out, n, 0, "sdpa", "op=sdpa_prefill batch=1 q_heads=%lld kv_heads=%lld "
                      "head_dim=%lld keys=%lld kvdtype=%s fidelity=%s", (long long)hq,
                      (long long)hkv, (long long)d, (long long)past, kv,
                      fid_names[p->fid[TT_F_SDPA_PRE]]);
         } else {
                 /* q and k heads padded to a tile of rows per user, one fused op */
-                elt(out, &n, "rotary", "rotary", batch * (pad32(hq) + pad32(hkv)), d);
-                elt(out, &n, "kv_cache", "copy", 2 * batch * pad32(hkv), d);
-                prog(out, &n, 0, "sdpa", "op=sdpa_decode batch=%lld q_heads=%lld kv_heads=%lld "
-                     "head_dim=%lld keys=%lld kvdtype=%s fidelity=%s", (long long)batch,
+                elt(out, n, "rotary", "rotary", users * (pad32(hq) + pad32(hkv)), d);
+                elt(out, n, "kv_cache", "copy", 2 * users * pad32(hkv), d);
+                prog(out, n, 0, "sdpa", "op=sdpa_decode batch=%lld q_heads=%lld kv_heads=%lld "
+                     "head_dim=%lld keys=%lld kvdtype=%s fidelity=%s", (long long)users,
                      (long long)hq, (long long)hkv, (long long)d, (long long)(past + 1), kv,
                      fid_names[p->fid[TT_F_SDPA_DEC]]);
         }
-        elt(out, &n, "heads", "copy", rows, hq * d);
-        matmul(out, &n, prefill, "wo", rows, hq * d, h, p->w[TT_W_O], fo);
+        elt(out, n, "heads", "copy", rows, hq * d);
+}
+
+/* ---- the Galaxy's 2D split (tt-transformers' TG) ---- */
+
+/* A collective along one axis of the 2D mesh: axis 0 a mesh row of a0
+ * chips, axis 1 a column of a1 (ccl.py's cluster_axis). */
+static void ccl_axis(struct tt_prog *out, int *n, const struct tt_tp *tp, int axis, int kernel,
+                     int64_t rows, int64_t cols)
+{
+        ccl(out, n, tp, kernel, rows, cols);
+        out[*n - 1].group = axis ? tp->a1 : tp->a0;
+        out[*n - 1].group_cols = axis ? 1 : tp->a0;
+}
+
+/* tt_all_reduce along an axis: a reduce-scatter of the partial sums, then
+ * an all-gather of the pieces, every chip of the axis with the sum. */
+static void all_reduce_axis(struct tt_prog *out, int *n, const struct tt_tp *tp, int axis,
+                            int64_t rows, int64_t cols)
+{
+        ccl_axis(out, n, tp, axis, TT_K_REDUCE_SCATTER, rows, cols);
+        ccl_axis(out, n, tp, axis, TT_K_ALL_GATHER, rows, cols / (axis ? tp->a1 : tp->a0));
+}
+
+/* The distributed RMSNorm of the residual's axis-1 pieces: each chip's
+ * partial statistics (a tile's column) gathered along axis 1, then the
+ * norm of the chip's piece. */
+static void norm_2d(struct tt_prog *out, int *n, const struct tt_tp *tp, int64_t rows, int64_t h)
+{
+        ccl_axis(out, n, tp, 1, TT_K_ALL_GATHER, rows, TT_TILE);
+        elt(out, n, "norm", "norm", rows, h);
+}
+
+/* One layer on one chip of the 2D split (attention.py, mlp.py with TG):
+ * m is the chip's share (tt_shard_model_2d). WQKV [hidden / a1, qkv / a0]
+ * then an all-reduce along axis 1; each axis-1 group of chips attends for
+ * batch / a1 users with its KV heads, the users gathered back along axis
+ * 1; WO [heads / a0, hidden / a1] and an all-reduce along axis 0; FF1 and
+ * FF3 [hidden / a1, ffn / a0] reduced along axis 1 (a reduce-scatter, the
+ * product, an all-gather, for a hidden size of 8192 and in prefill; else
+ * an all-reduce each), FF2 [ffn / a0, hidden / a1] and an all-reduce along
+ * axis 0. */
+static int layer_progs_2d(const struct llm_model *m, const struct tt_precision *p,
+                          const struct tt_tp *tp, bool prefill, int64_t batch, int64_t past,
+                          tl_dtype ff13, tl_dtype ff2, struct tt_prog *out)
+{
+        int n = 0;
+        int64_t h = m->hidden, f = m->ffn, qd = m->q_heads * m->head_dim;
+        int64_t qkv = qd + 2 * m->kv_heads * m->head_dim, rows = prefill ? pad32(past) : pad32(batch);
+        int64_t users = batch / tp->a1 > 1 ? batch / tp->a1 : 1;
+        int fq = p->fid[prefill ? TT_F_QKV_PRE : TT_F_QKV_DEC];
+        int fo = p->fid[prefill ? TT_F_O_PRE : TT_F_O_DEC];
+        norm_2d(out, &n, tp, rows, h);
+        matmul(out, &n, prefill, "qkv", rows, h, qkv, p->w[TT_W_QKV], fq);
+        all_reduce_axis(out, &n, tp, 1, rows, qkv);
+        if (!prefill)        /* the group's users sliced out (a matmul by slice_mat) */
+                elt(out, &n, "heads", "copy", rows, qkv);
+        attention(out, &n, m, p, prefill, users, past, prefill ? rows : pad32(users));
+        if (!prefill) {      /* the users gathered along axis 1 and selected */
+                ccl_axis(out, &n, tp, 1, TT_K_ALL_GATHER, pad32(users), qd);
+                elt(out, &n, "heads", "copy", rows, qd);
+        }
+        matmul(out, &n, prefill, "wo", rows, qd, h, p->w[TT_W_O], fo);
+        all_reduce_axis(out, &n, tp, 0, rows, h);
+        elt(out, &n, "residual", "add", rows, h);
+        norm_2d(out, &n, tp, rows, h);
+        matmul(out, &n, prefill, "ff1", rows, h, f, ff13, p->fid[TT_F_FF13]);
+        matmul(out, &n, prefill, "ff3", rows, h, f, ff13, p->fid[TT_F_FF13]);
+        if (prefill || h * tp->a1 == 8192) {
+                ccl_axis(out, &n, tp, 1, TT_K_REDUCE_SCATTER, rows, f);
+                ccl_axis(out, &n, tp, 1, TT_K_REDUCE_SCATTER, rows, f);
+                elt(out, &n, "silu_mul", "silu_mul", rows, f / tp->a1);
+                ccl_axis(out, &n, tp, 1, TT_K_ALL_GATHER, rows, f / tp->a1);
+        } else {
+                all_reduce_axis(out, &n, tp, 1, rows, f);
+                all_reduce_axis(out, &n, tp, 1, rows, f);
+                elt(out, &n, "silu_mul", "silu_mul", rows, f);
+        }
+        matmul(out, &n, prefill, "ff2", rows, f, h, ff2, p->fid[TT_F_FF2]);
+        all_reduce_axis(out, &n, tp, 0, rows, h);
+        elt(out, &n, "residual", "add", rows, h);
+        return n;
+}
+
+/* ---- the layer and the head ---- */
+
+int tt_layer_progs(const struct llm_model *m, const struct tt_precision *p, const struct tt_tp *tp,
+                   bool prefill, int64_t batch, int64_t past, tl_dtype ff13, tl_dtype ff2,
+                   struct tt_prog *out)
+{
+        if (tp->a0)
+                return layer_progs_2d(m, p, tp, prefill, batch, past, ff13, ff2, out);
+        int n = 0;
+        int64_t h = m->hidden, qd = m->q_heads * m->head_dim;
+        int64_t qkv = qd + 2 * m->kv_heads * m->head_dim, rows = prefill ? pad32(past) : pad32(batch);
+        int fq = p->fid[prefill ? TT_F_QKV_PRE : TT_F_QKV_DEC];
+        int fo = p->fid[prefill ? TT_F_O_PRE : TT_F_O_DEC];
+        gathered_norm(out, &n, tp, rows, h);
+        matmul(out, &n, prefill, "qkv", rows, h, qkv, p->w[TT_W_QKV], fq);
+        attention(out, &n, m, p, prefill, batch, past, rows);
+        matmul(out, &n, prefill, "wo", rows, qd, h, p->w[TT_W_O], fo);
         reduced_add(out, &n, tp, rows, h);
         gathered_norm(out, &n, tp, rows, h);
         matmul(out, &n, prefill, "ff1", rows, h, m->ffn, ff13, p->fid[TT_F_FF13]);
@@ -294,7 +420,343 @@ int tt_head_progs(const struct llm_model *m, const struct tt_precision *p, const
 {
         int n = 0;
         int64_t rows = pad32(batch);
+        if (tp->a0) {        /* the residual gathered along axis 1; the vocabulary / tp */
+                ccl_axis(out, &n, tp, 1, TT_K_ALL_GATHER, rows, m->hidden);
+                elt(out, &n, "norm", "norm", rows, m->hidden * tp->a1);
+                matmul(out, &n, false, "lm_head", rows, m->hidden * tp->a1, m->vocab / tp->a1,
+                       p->w[TT_W_LM], 2);
+                return n;
+        }
         gathered_norm(out, &n, tp, rows, m->hidden);
         matmul(out, &n, false, "lm_head", rows, m->hidden, m->vocab, p->w[TT_W_LM], 2);
         return n;
+}
+
+/* ---- a whole run on a machine ------------------------------------------------------- */
+
+bool tt_machine_is_tensix(const struct topo *t)
+{
+        return t->pe.gemm.operand_tile == TT_TILE;
+}
+
+static double gb(uint64_t b)
+{
+        return (double)b / 1e9;
+}
+
+/* The replicas, the chips of one and its chips' share of the model (r->tp,
+ * r->shard); false with r->fail and r->why. */
+static bool split(struct tt_runner *r, const struct tt_ask *a, struct tt_pred *o)
+{
+        int64_t chips = (int64_t)r->t->system.sips;
+        o->tp = a->tp ? a->tp : chips / a->dp;
+        r->fail = TT_FAIL_SPLIT;
+        if (r->t->sip.cubes != 1 || (!a->tp && chips % a->dp) || a->batch % a->dp) {
+                snprintf(r->why, sizeof r->why, "machine '%s': %lld chips of %u cubes and batch "
+                         "%lld do not split into dp %lld replicas (a chip is a SIP of one cube; "
+                         "dp must divide both)", a->machine, (long long)chips, r->t->sip.cubes,
+                         (long long)a->batch, (long long)a->dp);
+                return false;
+        }
+        if (o->tp * a->dp > chips) {
+                snprintf(r->why, sizeof r->why, "machine '%s': tp %lld x dp %lld chips, more than "
+                         "its %lld", a->machine, (long long)o->tp, (long long)a->dp,
+                         (long long)chips);
+                return false;
+        }
+        o->chips = o->tp * a->dp;
+        o->ubatch = a->batch / a->dp;
+        /* model_config.py's ccl_topology: a ring on the T3000's 8 chips, a
+         * line on every other machine */
+        r->tp.tp = o->tp;
+        r->tp.algo = o->tp == 8 && r->t->system.sip_net == TOPO_NET_MESH ? "ring" : "line";
+        r->tp.a0 = r->tp.a1 = 0;
+        /* the whole Galaxy, a 2D mesh: tt-transformers' TG split */
+        if (o->tp == chips && r->t->system.sip_net == TOPO_NET_MESH &&
+            tt_shard_model_2d(a->m, chips, (int64_t)r->t->system.mesh_cols, &r->shard, &r->tp)) {
+                r->tp.algo = "line";
+                r->fail = TT_FAIL_NONE;
+                return true;
+        }
+        char why[200];
+        r->fail = TT_FAIL_SHARD;
+        if (!tt_shard_model(a->m, o->tp, &r->shard, why, sizeof why)) {
+                snprintf(r->why, sizeof r->why, "%s (machine '%s', dp %lld)", why, a->machine,
+                         (long long)a->dp);
+                return false;
+        }
+        r->fail = TT_FAIL_NONE;
+        return true;
+}
+
+/* The DRAM check, before any timing; false with r->why naming the sizes. */
+static bool fits(struct tt_runner *r, const struct tt_ask *a, struct tt_pred *o)
+{
+        struct tt_mem *mem = &o->mem;
+        char share[96] = "";
+        uint64_t cap = r->t->cube.hbm.size_bytes;
+        int64_t chunk = a->prompt < TT_PREFILL_SIM ? a->prompt : TT_PREFILL_SIM;
+        /* 2D: an axis-1 group's chips hold the cache of its batch / a1 users */
+        int64_t users = r->tp.a0 && o->ubatch / r->tp.a1 > 1 ? o->ubatch / r->tp.a1 :
+                        r->tp.a0 ? 1 : o->ubatch;
+        tt_mem_need(&r->shard, &a->prec, users, a->prompt + a->gen, chunk, cap, mem);
+        if (mem->total <= cap)
+                return true;
+        if (o->tp > 1)
+                snprintf(share, sizeof share, " (a chip's share, tensor parallel over %lld chips)",
+                         (long long)o->tp);
+        r->fail = TT_FAIL_FIT;
+        snprintf(r->why, sizeof r->why, "%s in %s precision does not fit %s%s: weights %.2f GB + "
+                 "KV cache %.2f GB (batch %lld x %lld positions) + activations %.2f GB = %.2f GB, "
+                 "more than its %.2f GB (%.1f GiB) of DRAM", a->m->name, a->prec.name, a->machine,
+                 share, gb(mem->weights), gb(mem->kv), (long long)users,
+                 (long long)(a->prompt + a->gen), gb(mem->act), gb(mem->total), gb(cap),
+                 (double)cap / (double)(UINT64_C(1) << 30));
+        return false;
+}
+
+/* Run one program; its kernel time and energy into *out. A chip's
+ * program is simulated on one chip and every chip of the group runs it:
+ * its energy counts tp times. A collective runs on its group's chips, and
+ * every group of the tensor-parallel chips runs it at once (tp / group of
+ * them: one on a 1D split, a mesh row's or column's on the 2D). 0, 2 or
+ * 1. */
+static int run_prog(struct tt_runner *c, const struct tt_prog *p, double program_ns,
+                    struct tt_cost *out)
+{
+        static const char *const kernels[] = { "tt_llm_op", "tt_matmul", "all_gather",
+                                               "reduce_scatter" };
+        char key[420] = "", cost[64], sips[40];
+        snprintf(cost, sizeof cost, "pe.cpu.program_ns=%.0f", program_ns);
+        /* a chip's program runs on one chip (every chip runs the same);
+         * a collective on the tensor-parallel group's chips */
+        snprintf(sips, sizeof sips, "system.sips=%lld",
+                 p->kernel < TT_K_ALL_GATHER ? 1LL : p->group ? (long long)p->group :
+                 (long long)c->tp.tp);
+        /* a collective along one axis of a 2D mesh: a row or a column of it */
+        char cols[48] = "";
+        if (p->group_cols)
+                snprintf(cols, sizeof cols, "system.inter_sip.mesh_cols=%lld",
+                         (long long)p->group_cols);
+        const char *sets[15];
+        size_t n = 0;
+        if (c->t->system.sips > 1)
+                sets[n++] = sips;
+        if (p->group_cols)
+                sets[n++] = cols;
+        for (int i = 0; i < p->n; i++) {
+                sets[n++] = p->sets[i];
+                size_t used = strlen(key);
+                snprintf(key + used, sizeof key - used, "%s ", p->sets[i]);
+        }
+        sets[n++] = cost;
+        size_t used = strlen(key);
+        snprintf(key + used, sizeof key - used, "%d %s %s %s", p->kernel, cost, sips, cols);
+        for (int i = 0; i < c->n_memo; i++)
+                if (strcmp(c->memo[i].key, key) == 0) {
+                        *out = c->memo[i].cost;
+                        return 0;
+                }
+        const struct tl_kernel *k = tl_kernel_find(kernels[p->kernel]);
+        struct tl_job job = { .kernel = k, .topo = c->t, .sets = sets, .n_sets = n,
+                              .opts = tl_run_opts_default() };
+        int rc = tl_job_run(&job, c->d);
+        if (rc == 0) {
+                json_t *s = rep_run_summary(&job.sim, &job.stats, k->name);
+                int64_t group = p->group ? p->group : c->tp.tp;
+                double copies = p->kernel < TT_K_ALL_GATHER ? (double)c->tp.tp :
+                                (double)(c->tp.tp / group);
+                out->ns = (double)json_integer_value(json_object_get(s, "kernel_ps")) / 1000.0;
+                out->j = json_number_value(json_object_get(s, "energy_j")) * copies;
+                json_decref(s);
+                if (c->n_memo < TT_MAX_MEMO) {
+                        snprintf(c->memo[c->n_memo].key, sizeof c->memo[0].key, "%s", key);
+                        c->memo[c->n_memo++].cost = *out;
+                }
+        }
+        tl_job_fini(&job);
+        return rc == 0 ? 0 : rc == -EINVAL ? 2 : 1;
+}
+
+/* The programs' total cost, with or without those labelled "sdpa". */
+static int run_progs(struct tt_runner *c, const struct tt_prog *p, int n, double program_ns,
+                     int sdpa, struct tt_cost *sum)
+{
+        *sum = (struct tt_cost){ 0 };
+        for (int i = 0; i < n; i++) {
+                bool is_sdpa = strcmp(p[i].label, "sdpa") == 0;
+                if (sdpa >= 0 && is_sdpa != (sdpa == 1))
+                        continue;
+                struct tt_cost t;
+                int rc = run_prog(c, &p[i], program_ns, &t);
+                if (rc)
+                        return rc;
+                sum->ns += t.ns;
+                sum->j += t.j;
+        }
+        return 0;
+}
+
+/* One layer's programs at (ff13, ff2) for `batch` users: all but SDPA
+ * (sdpa 0) or SDPA alone (1) (the last layer's MLP differs from the
+ * others' in some configurations). */
+static int layer_time(struct tt_runner *c, const struct tt_ask *a, int64_t batch, bool prefill,
+                      int64_t past, tl_dtype ff13, tl_dtype ff2, double program_ns, int sdpa,
+                      struct tt_cost *ns)
+{
+        struct tt_prog p[TT_MAX_PROGS];
+        int n = tt_layer_progs(&c->shard, &a->prec, &c->tp, prefill, batch, past, ff13, ff2, p);
+        return run_progs(c, p, n, program_ns, sdpa, ns);
+}
+
+static int head_time(struct tt_runner *c, const struct tt_ask *a, int64_t rows, double program_ns,
+                     struct tt_cost *ns)
+{
+        struct tt_prog p[TT_MAX_PROGS];
+        int n = tt_head_progs(&c->shard, &a->prec, &c->tp, rows, p);
+        return run_progs(c, p, n, program_ns, -1, ns);
+}
+
+/* Layers x one layer's non-SDPA programs, the last layer's difference and
+ * the head: the part of an iteration that does not grow with context. */
+static int fixed_part(struct tt_runner *c, const struct tt_ask *a, int64_t batch, bool prefill,
+                      int64_t len, double pns, struct tt_cost *ns)
+{
+        const struct tt_precision *p = &a->prec;
+        struct tt_cost layer, last = { 0 }, head;
+        int rc = layer_time(c, a, batch, prefill, len, p->w[TT_W_FF13], p->w[TT_W_FF2], pns, 0,
+                            &layer);
+        if (!rc && p->last_mlp_bfp8)
+                rc = layer_time(c, a, batch, prefill, len, TL_BFP8_B, TL_BFP8_B, pns, 0, &last);
+        if (!rc)
+                rc = head_time(c, a, prefill ? 1 : batch, pns, &head);
+        if (rc)
+                return rc;
+        double layers = (double)a->m->layers;
+        ns->ns = p->last_mlp_bfp8 ? (layers - 1) * layer.ns + last.ns + head.ns :
+                 layers * layer.ns + head.ns;
+        ns->j = p->last_mlp_bfp8 ? (layers - 1) * layer.j + last.j + head.j :
+                layers * layer.j + head.j;
+        return 0;
+}
+
+static int sdpa_time(struct tt_runner *c, const struct tt_ask *a, int64_t batch, bool prefill,
+                     int64_t len, double pns, struct tt_cost *ns)
+{
+        const struct tt_precision *p = &a->prec;
+        return layer_time(c, a, batch, prefill, len, p->w[TT_W_FF13], p->w[TT_W_FF2], pns, 1, ns);
+}
+
+/* t/s/u: 1 / the mean decode iteration over the generated tokens, SDPA
+ * at `samples` contexts over prompt .. prompt + gen - 1, interpolated;
+ * the iteration's mean energy alike, every replica's, and its average
+ * power over the mean iteration (docs/energy.md). */
+static int predict_decode(struct tt_runner *c, const struct tt_ask *a, struct tt_pred *o)
+{
+        struct tt_cost fixed, s[64];
+        double layers = (double)a->m->layers;
+        int64_t at[64];
+        int k = a->gen < c->samples ? (int)a->gen : c->samples;
+        if (k > 64)
+                k = 64;
+        int rc = fixed_part(c, a, o->ubatch, false, a->prompt, c->decode_ns, &fixed);
+        for (int i = 0; i < k && !rc; i++) {
+                at[i] = a->prompt + (k > 1 ? (a->gen - 1) * i / (k - 1) : 0);
+                rc = sdpa_time(c, a, o->ubatch, false, at[i], c->decode_ns, &s[i]);
+        }
+        if (rc)
+                return rc;
+        double sum = 0, sum_j = 0;
+        for (int64_t t = 0, j = 0; t < a->gen; t++) {
+                int64_t past = a->prompt + t;
+                while (j + 1 < k - 1 && at[j + 1] < past)
+                        j++;
+                double v = s[j].ns, vj = s[j].j;
+                if (k > 1 && at[j + 1] > at[j]) {
+                        double x = (double)(past - at[j]), span = (double)(at[j + 1] - at[j]);
+                        v += (s[j + 1].ns - s[j].ns) * x / span;
+                        vj += (s[j + 1].j - s[j].j) * x / span;
+                }
+                sum += fixed.ns + layers * v;
+                sum_j += fixed.j + layers * vj;
+        }
+        o->iter_ms = sum / (double)a->gen / 1e6;
+        o->tps_u = 1e3 / o->iter_ms;
+        /* every replica decodes its own users: dp x a replica's energy */
+        o->step_j = sum_j / (double)a->gen * (double)a->dp;
+        o->step_w = o->step_j / (o->iter_ms * 1e-3);
+        o->j_per_token = o->step_j / (double)a->batch;
+        o->tdp_w = (double)c->t->system.tdp_mw / 1e3;
+        return 0;
+}
+
+/* TTFT: one user's prefill (simulated at TT_PREFILL_SIM tokens and scaled
+ * past it: linearly, SDPA quadratically). */
+static int predict_ttft(struct tt_runner *c, const struct tt_ask *a, struct tt_pred *o)
+{
+        int64_t len = a->prompt < TT_PREFILL_SIM ? a->prompt : TT_PREFILL_SIM;
+        double f = (double)a->prompt / (double)len;
+        struct tt_cost fixed, head, sdpa;
+        o->scaled = f > 1;
+        int rc = fixed_part(c, a, 1, true, len, c->prefill_ns, &fixed);
+        if (!rc)
+                rc = head_time(c, a, 1, c->prefill_ns, &head);
+        if (!rc)
+                rc = sdpa_time(c, a, 1, true, len, c->prefill_ns, &sdpa);
+        if (rc)
+                return rc;
+        o->ttft_ms = ((fixed.ns - head.ns) * f + head.ns +
+                      (double)a->m->layers * sdpa.ns * f * f) / 1e6;
+        return 0;
+}
+
+json_t *tt_energy_json(json_t *o, const struct tt_pred *p)
+{
+        if (!o)
+                return NULL;
+        json_object_set_new(o, "decode_step_j", jsonw_real(p->step_j));
+        json_object_set_new(o, "decode_power_w", jsonw_fixed(p->step_w, 2));
+        json_object_set_new(o, "j_per_token", jsonw_real(p->j_per_token));
+        json_object_set_new(o, "tdp_w", p->tdp_w > 0 ? jsonw_real(p->tdp_w) : json_null());
+        return o;
+}
+
+void tt_tdp_text(char *buf, size_t len, const struct tt_pred *p)
+{
+        if (p->tdp_w > 0)
+                snprintf(buf, len, "%.0f", p->tdp_w);
+        else
+                snprintf(buf, len, "-");
+}
+
+void tt_runner_options(struct params *ps, struct diag *d, struct tt_runner *r)
+{
+        uint64_t samples = 5, dns = TT_FIT_DECODE_PROGRAM_NS, pns = TT_FIT_PREFILL_PROGRAM_NS;
+        params_u64(ps, "samples", 5, 1, 64, &samples, d);
+        params_u64(ps, "decode_program_ns", TT_FIT_DECODE_PROGRAM_NS, 0, 10000000, &dns, d);
+        params_u64(ps, "prefill_program_ns", TT_FIT_PREFILL_PROGRAM_NS, 0, 10000000, &pns, d);
+        r->d = d;
+        r->samples = (int)samples;
+        r->decode_ns = (double)dns;
+        r->prefill_ns = (double)pns;
+}
+
+int tt_predict(struct tt_runner *r, const struct topo *t, const struct tt_ask *a,
+               struct tt_pred *out)
+{
+        memset(out, 0, sizeof *out);
+        r->t = t;
+        r->n_memo = 0;
+        r->fail = TT_FAIL_NONE;
+        r->why[0] = 0;
+        if (!split(r, a, out) || !fits(r, a, out))
+                return 2;
+        int rc = predict_decode(r, a, out);
+        if (!rc)
+                rc = predict_ttft(r, a, out);
+        if (rc)
+                return rc;
+        out->tok_s = out->tps_u * (double)a->batch;
+        out->tok_s_chip = out->tok_s / (double)out->chips;
+        return 0;
 }

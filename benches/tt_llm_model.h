@@ -6,7 +6,9 @@
 #ifndef CUBESIM_BENCHES_TT_LLM_MODEL_H
 #define CUBESIM_BENCHES_TT_LLM_MODEL_H
 
+#include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "../kernels/tt_llm.h"
 
@@ -60,15 +62,29 @@ struct tt_prog {
         int n;                       /* used */
         const char *label;           /* what it is, for the breakdown */
         int kernel;                  /* enum tt_kernel */
+        int64_t group;               /* a collective's chips (0: the tensor-parallel group's) */
+        int64_t group_cols;          /* their mesh's chips a row (0: the machine's) */
 };
 #define TT_MAX_PROGS 32
 
 /* How the chips of a tensor-parallel group talk: tp chips (1: none, no
- * collective), the collectives' algo (ring or line). */
+ * collective), the collectives' algo (ring or line), and on a Galaxy the
+ * 2D split's mesh axes (a0 x a1 = tp; 0: a 1D split). */
 struct tt_tp {
         int64_t tp;                  /* chips the model is split over */
         const char *algo;            /* "ring" or "line" */
+        int64_t a0;                  /* 2D: chips along axis 0, a mesh row (heads, FF columns) */
+        int64_t a1;                  /* 2D: chips along axis 1, a mesh column (hidden) */
 };
+/* tt-transformers' 2D split of a Galaxy (models/tt_transformers/tt/
+ * attention.py, mlp.py: TG): the machine's chips as a mesh of a1 rows of
+ * a0, the model's KV heads a multiple of a0. m's share on each chip into
+ * *out (q and KV heads and FF columns / a0, hidden / a1, vocabulary / a0
+ * so that the LM head's hidden x vocabulary is 1 / tp of it) and the
+ * axes into *tp; false (nothing changed) when the machine or the model
+ * does not split so (the 1D split applies). */
+bool tt_shard_model_2d(const struct llm_model *m, int64_t chips, int64_t mesh_cols,
+                       struct llm_model *out, struct tt_tp *tp);
 /* The programs of one decoder layer on one chip: decode at context `past`
  * (keys cached) for `batch` users when prefill is false, else the prefill
  * of one user's `past` tokens. m is the chip's share (tt_shard_model);
@@ -84,5 +100,109 @@ int tt_layer_progs(const struct llm_model *m, const struct tt_precision *p, cons
  * tile of rows only). */
 int tt_head_progs(const struct llm_model *m, const struct tt_precision *p, const struct tt_tp *tp,
                   int64_t batch, struct tt_prog *out);
+
+/* ---- a whole run on a machine: validate-tt-llm and llm-step ---- */
+
+/* The per-program costs scripts/fit_tt_llm.py fits to the two calibration
+ * rows (it prints them): a traced decode's and an untraced prefill's. */
+#define TT_FIT_DECODE_PROGRAM_NS 19525
+#define TT_FIT_PREFILL_PROGRAM_NS 64099
+#define TT_PREFILL_SIM 8192          /* longest prefill simulated as is */
+#define TT_MAX_MEMO 64               /* programs remembered per prediction */
+
+struct topo;
+struct diag;
+
+/* Whether t is a machine of Tensix cores (its matrix unit takes 32 x 32
+ * operand tiles): one that runs the decoder as tt-transformers does. */
+bool tt_machine_is_tensix(const struct topo *t);
+
+/* What to predict: a model at a precision, batch users in all, each with
+ * a prompt of `prompt` tokens and `gen` generated, on `dp` replicas of
+ * tp chips each (tp 0: the machine's chips / dp). */
+struct tt_ask {
+        const struct llm_model *m;   /* the model's preset */
+        struct tt_precision prec;    /* its precision configuration */
+        int64_t batch, prompt, gen;  /* users in all, prompt tokens, generated tokens */
+        int64_t tp, dp;              /* chips a replica splits over (0: chips / dp), replicas */
+        const char *machine;         /* the machine's name in messages */
+};
+
+/* What was predicted. */
+struct tt_pred {
+        int64_t chips;               /* the chips used: tp x dp */
+        int64_t tp;                  /* those one replica splits over */
+        int64_t ubatch;              /* users a replica decodes: batch / dp */
+        struct tt_mem mem;           /* one chip's DRAM need */
+        double tps_u;                /* 1 / the mean decode iteration, tokens/s a user */
+        double iter_ms;              /* that mean iteration */
+        double ttft_ms;              /* one user's prefill and first token */
+        double tok_s, tok_s_chip;    /* tokens/s in all and per chip */
+        double step_j;               /* a decode iteration's energy on every chip used, joules:
+                                      * the mean over gen, like its time (docs/energy.md) */
+        double step_w;               /* step_j / iter_ms: the iteration's average power, W */
+        double j_per_token;          /* step_j / batch */
+        double tdp_w;                /* the machine's system.tdp_w (0: none) */
+        bool scaled;                 /* the prefill was simulated shorter and scaled */
+};
+
+/* Why a prediction failed before any timing. */
+enum tt_fail { TT_FAIL_NONE, TT_FAIL_SPLIT, TT_FAIL_SHARD, TT_FAIL_FIT };
+
+/* What a device program, or a sequence of them, costs: its kernel time
+ * and the energy of every chip that runs it (the run's energy_j). */
+struct tt_cost {
+        double ns;                   /* kernel time, ns */
+        double j;                    /* energy, joules */
+};
+
+/* A prediction's state: its options (set by the caller), the machine and
+ * a memo of the program times. */
+struct tt_runner {
+        int samples;                 /* SDPA contexts sampled over the generated tokens */
+        double decode_ns, prefill_ns; /* the per-program costs */
+        struct diag *d;              /* the programs' run problems */
+        const struct topo *t;        /* the machine */
+        struct tt_tp tp;             /* the tensor parallelism */
+        struct llm_model shard;      /* one chip's share of the model */
+        struct { char key[420]; struct tt_cost cost; } memo[TT_MAX_MEMO]; /* programs already run */
+        int n_memo;                  /* used */
+        enum tt_fail fail;           /* what failed before timing, if anything */
+        char why[512];               /* its message, unlocated */
+};
+
+struct params;
+/* The runner's options from a bench's --set keys samples (SDPA contexts,
+ * 5), decode_program_ns and prefill_program_ns (the fitted costs), its
+ * problems to d. */
+void tt_runner_options(struct params *ps, struct diag *d, struct tt_runner *r);
+
+/* Predict a on machine t (its --set keys applied) into *out: the split
+ * into replicas and chips' shares, the DRAM check, then the decode
+ * iteration at its growing context and one user's prefill, each a
+ * sequence of device programs run as launches, each program's energy
+ * summed as its time is (a decode iteration's energy, average power and
+ * J/token). 0; 2 with r->fail and r->why set (the caller locates the
+ * message) or, with r->fail NONE, a program's bad setup in r->d; 1 when
+ * a program's run failed (in r->d). */
+int tt_predict(struct tt_runner *r, const struct topo *t, const struct tt_ask *a,
+               struct tt_pred *out);
+
+/* A prediction's decode energy into the JSON object o (validate-tt-llm's
+ * row, llm-step's summary): decode_step_j, decode_power_w, j_per_token
+ * and tdp_w (null: the machine states none); o. */
+json_t *tt_energy_json(json_t *o, const struct tt_pred *p);
+/* The machine's system.tdp_w as text, "-" for none (the text tables). */
+void tt_tdp_text(char *buf, size_t len, const struct tt_pred *p);
+
+/* ---- bench llm-step on a Tenstorrent machine (benches/llm_step_tt.c) ---- */
+
+struct bench_ctx;
+extern const char *const llm_step_tt_params[]; /* its --set keys, NULL-ended */
+/* Whether key is one of them. */
+bool llm_step_tt_key(const char *key);
+/* Predict one model on machine t (loaded from topo, --set keys applied)
+ * and print it; the bench's exit status. */
+int llm_step_tt(const struct bench_ctx *c, const char *topo, const struct topo *t);
 
 #endif

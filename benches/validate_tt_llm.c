@@ -8,7 +8,8 @@
  * activations against the machine's DRAM (tt_mem_need); a model that does
  * not fit is an error naming the sizes (exit 2), before any timing.
  * Then it is predicted as a sequence of device programs
- * (benches/tt_llm_model.c, kernel tt_llm_op and tt_matmul), each run as
+ * (benches/tt_llm_model.c's tt_predict, which llm-step runs too on a
+ * Tenstorrent machine file; kernel tt_llm_op and tt_matmul), each run as
  * its own launch on the machine file in op_log mode and paying the
  * machine's program cost, here set per launch from the bench's
  * decode_program_ns and prefill_program_ns (docs/adr/0030):
@@ -31,6 +32,15 @@
  * reduce-scatters over the links on tp chips (kernels/ccl.c); each chip's
  * share is checked against its DRAM; batch is the users in all, batch /
  * dp a replica's. tokens/s = t/s/u x batch, per chip / chips.
+ * Energy (docs/energy.md): each program's energy_j (docs/adr/0024), a
+ * chip's program counted once per chip of its group, a collective once
+ * per group running it (it runs on the group's chips: the tensor-parallel
+ * group's, or on the Galaxy's 2D split each mesh row's or column's), x dp
+ * replicas, summed and averaged over the decode
+ * iterations as the time is; a decode iteration's energy over its time is
+ * its average power, beside the machine's system.tdp_w (the n150's board
+ * power). Static power accrues over every program's kernel time,
+ * its program cost included.
  * error = (predicted - measured) / measured x 100; the MAPEs are the means
  * of |error| over the rows. Machines: n150, n300 and p150 name their
  * files; any other name NAME is topologies/tt_NAME.yaml. */
@@ -49,13 +59,7 @@
 #include "tl/tl_run.h"
 #include "tt_llm_model.h"
 
-/* The per-program costs scripts/fit_tt_llm.py fits to the two calibration
- * rows (it prints them): a traced decode's and an untraced prefill's. */
-#define FIT_DECODE_PROGRAM_NS 19525
-#define FIT_PREFILL_PROGRAM_NS 64099
-#define TT_PREFILL_SIM 8192          /* longest prefill simulated as is */
 #define MAX_ROWS 256
-#define MAX_MEMO 64
 
 static const char *const vl_params[] = { "csv", "figures", "samples", "decode_program_ns",
                                          "prefill_program_ns", "dp", NULL };
@@ -72,27 +76,15 @@ struct vl_row {
         struct tt_precision prec;    /* its precision configuration */
         int64_t batch, prompt, gen;  /* users, prompt tokens, generated tokens */
         double meas_tps, meas_ttft;  /* measured t/s/u and TTFT (ms) */
-        double pred_tps, pred_ttft;  /* predicted */
+        struct tt_pred p;            /* predicted (tt_predict) */
         double err_tps, err_ttft;    /* (predicted - measured) / measured x 100 */
-        bool scaled;                 /* the prefill was simulated shorter and scaled */
-        int64_t chips, tp;           /* the machine's chips; those one replica splits over */
-        int64_t ubatch;              /* users a replica decodes: batch / dp */
-        uint64_t chip_bytes;         /* one chip's weights (its share) */
-        double tok_s, tok_s_chip;    /* predicted tokens/s in all and per chip */
 };
 
-/* The bench's run: its options and a memo of program times. */
+/* The bench's run: its options and the prediction's state. */
 struct vl_ctx {
         const char *csv;             /* the table */
-        int samples;                 /* SDPA contexts sampled per row */
-        double decode_ns, prefill_ns; /* the per-program costs */
-        struct diag *d;              /* problems */
-        const struct topo *t;        /* the row's machine */
         int64_t dp;                  /* data-parallel replicas on every machine */
-        struct tt_tp tp;             /* the row's tensor parallelism */
-        struct llm_model shard;      /* one chip's share of the row's model */
-        struct { char key[420]; double ns; } memo[MAX_MEMO]; /* programs already run */
-        int n_memo;                  /* used */
+        struct tt_runner run;        /* the prediction (tt_llm_model.h) */
 };
 
 static const char *model_name_at(size_t i)
@@ -196,224 +188,13 @@ static int load_machine(const struct vl_ctx *c, const struct vl_row *r, struct t
         struct stat st;
         machine_file(r->field[C_MACHINE], path, sizeof path);
         if (stat(path, &st) != 0) {
-                diag_error_at(c->d, c->csv, r->line, r->col[C_MACHINE], "machine '%s': no machine "
+                diag_error_at(c->run.d, c->csv, r->line, r->col[C_MACHINE], "machine '%s': no machine "
                               "file %s (n150, n300, t3k, galaxy and p150 have one)",
                               r->field[C_MACHINE], path);
                 return 2;
         }
-        if (topo_load_file(path, t, c->d) < 0)
+        if (topo_load_file(path, t, c->run.d) < 0)
                 return 2;
-        return 0;
-}
-
-/* Row r's chips, replicas and each chip's share of the model (c->tp,
- * c->shard); 0, or 2 with the problem located at the row. */
-static int split_row(struct vl_ctx *c, struct vl_row *r, const struct topo *t)
-{
-        char why[200];
-        r->chips = (int64_t)t->system.sips;
-        if (t->sip.cubes != 1 || r->chips % c->dp || r->batch % c->dp) {
-                diag_error_at(c->d, c->csv, r->line, r->col[C_MACHINE], "machine '%s': %lld "
-                              "chips of %u cubes and batch %lld do not split into dp %lld "
-                              "replicas (a chip is a SIP of one cube; dp must divide both)",
-                              r->field[C_MACHINE], (long long)r->chips, t->sip.cubes,
-                              (long long)r->batch, (long long)c->dp);
-                return 2;
-        }
-        r->tp = r->chips / c->dp;
-        r->ubatch = r->batch / c->dp;
-        /* model_config.py's ccl_topology: a ring on the T3000's 8 chips, a
-         * line on every other machine */
-        c->tp.tp = r->tp;
-        c->tp.algo = r->tp == 8 && t->system.sip_net == TOPO_NET_MESH ? "ring" : "line";
-        if (!tt_shard_model(r->m, r->tp, &c->shard, why, sizeof why)) {
-                diag_error_at(c->d, c->csv, r->line, r->col[C_MODEL], "%s (machine '%s', dp "
-                              "%lld)", why, r->field[C_MACHINE], (long long)c->dp);
-                return 2;
-        }
-        return 0;
-}
-
-static double gb(uint64_t b)
-{
-        return (double)b / 1e9;
-}
-
-/* The DRAM check, before any timing: 0, or 2 naming the sizes. */
-static int check_fit(const struct vl_ctx *c, struct vl_row *r, const struct topo *t)
-{
-        struct tt_mem mem;
-        char split[96] = "";
-        uint64_t cap = t->cube.hbm.size_bytes;
-        int64_t chunk = r->prompt < TT_PREFILL_SIM ? r->prompt : TT_PREFILL_SIM;
-        tt_mem_need(&c->shard, &r->prec, r->ubatch, r->prompt + r->gen, chunk, cap, &mem);
-        r->chip_bytes = mem.weights;
-        if (mem.total <= cap)
-                return 0;
-        if (r->tp > 1)
-                snprintf(split, sizeof split, " (a chip's share, tensor parallel over %lld chips)",
-                         (long long)r->tp);
-        diag_error_at(c->d, c->csv, r->line, 1, "%s in %s precision does not fit %s%s: weights "
-                      "%.2f GB + KV cache %.2f GB (batch %lld x %lld positions) + activations "
-                      "%.2f GB = %.2f GB, more than its %.2f GB (%.1f GiB) of DRAM",
-                      r->m->name, r->prec.name, r->field[C_MACHINE], split, gb(mem.weights),
-                      gb(mem.kv), (long long)r->ubatch, (long long)(r->prompt + r->gen),
-                      gb(mem.act), gb(mem.total), gb(cap), (double)cap / (double)(UINT64_C(1) << 30));
-        return 2;
-}
-
-/* Run one program; its kernel time in ns into *ns. 0, 2 or 1. */
-static int run_prog(struct vl_ctx *c, const struct tt_prog *p, double program_ns, double *ns)
-{
-        static const char *const kernels[] = { "tt_llm_op", "tt_matmul", "all_gather",
-                                               "reduce_scatter" };
-        char key[420] = "", cost[64], sips[40];
-        snprintf(cost, sizeof cost, "pe.cpu.program_ns=%.0f", program_ns);
-        /* a chip's program runs on one chip (every chip runs the same);
-         * a collective on the tensor-parallel group's chips */
-        snprintf(sips, sizeof sips, "system.sips=%lld",
-                 p->kernel >= TT_K_ALL_GATHER ? (long long)c->tp.tp : 1LL);
-        const char *sets[14];
-        size_t n = 0;
-        if (c->t->system.sips > 1)
-                sets[n++] = sips;
-        for (int i = 0; i < p->n; i++) {
-                sets[n++] = p->sets[i];
-                size_t used = strlen(key);
-                snprintf(key + used, sizeof key - used, "%s ", p->sets[i]);
-        }
-        sets[n++] = cost;
-        size_t used = strlen(key);
-        snprintf(key + used, sizeof key - used, "%d %s %s", p->kernel, cost, sips);
-        for (int i = 0; i < c->n_memo; i++)
-                if (strcmp(c->memo[i].key, key) == 0) {
-                        *ns = c->memo[i].ns;
-                        return 0;
-                }
-        const struct tl_kernel *k = tl_kernel_find(kernels[p->kernel]);
-        struct tl_job job = { .kernel = k, .topo = c->t, .sets = sets, .n_sets = n,
-                              .opts = tl_run_opts_default() };
-        int rc = tl_job_run(&job, c->d);
-        if (rc == 0) {
-                json_t *s = rep_run_summary(&job.sim, &job.stats, k->name);
-                *ns = (double)json_integer_value(json_object_get(s, "kernel_ps")) / 1000.0;
-                json_decref(s);
-                if (c->n_memo < MAX_MEMO) {
-                        snprintf(c->memo[c->n_memo].key, sizeof c->memo[0].key, "%s", key);
-                        c->memo[c->n_memo++].ns = *ns;
-                }
-        }
-        tl_job_fini(&job);
-        return rc == 0 ? 0 : rc == -EINVAL ? 2 : 1;
-}
-
-/* The programs' total time, ns, with or without those labelled "sdpa". */
-static int run_progs(struct vl_ctx *c, const struct tt_prog *p, int n, double program_ns,
-                     int sdpa, double *ns)
-{
-        *ns = 0;
-        for (int i = 0; i < n; i++) {
-                bool is_sdpa = strcmp(p[i].label, "sdpa") == 0;
-                if (sdpa >= 0 && is_sdpa != (sdpa == 1))
-                        continue;
-                double t;
-                int rc = run_prog(c, &p[i], program_ns, &t);
-                if (rc)
-                        return rc;
-                *ns += t;
-        }
-        return 0;
-}
-
-/* The MLP's programs of one layer at (ff13, ff2), ns (the last layer's
- * differ from the others' in some configurations). */
-static int layer_time(struct vl_ctx *c, const struct vl_row *r, bool prefill, int64_t past,
-                      tl_dtype ff13, tl_dtype ff2, double program_ns, int sdpa, double *ns)
-{
-        struct tt_prog p[TT_MAX_PROGS];
-        int n = tt_layer_progs(&c->shard, &r->prec, &c->tp, prefill, r->ubatch, past, ff13, ff2,
-                               p);
-        return run_progs(c, p, n, program_ns, sdpa, ns);
-}
-
-static int head_time(struct vl_ctx *c, const struct vl_row *r, int64_t rows, double program_ns,
-                     double *ns)
-{
-        struct tt_prog p[TT_MAX_PROGS];
-        int n = tt_head_progs(&c->shard, &r->prec, &c->tp, rows, p);
-        return run_progs(c, p, n, program_ns, -1, ns);
-}
-
-/* Layers x one layer's non-SDPA programs, the last layer's difference and
- * the head: the part of an iteration that does not grow with context. */
-static int fixed_part(struct vl_ctx *c, const struct vl_row *r, bool prefill, int64_t len,
-                      double pns, double *ns)
-{
-        const struct tt_precision *p = &r->prec;
-        double layer, last = 0, head;
-        int rc = layer_time(c, r, prefill, len, p->w[TT_W_FF13], p->w[TT_W_FF2], pns, 0, &layer);
-        if (!rc && p->last_mlp_bfp8)
-                rc = layer_time(c, r, prefill, len, TL_BFP8_B, TL_BFP8_B, pns, 0, &last);
-        if (!rc)
-                rc = head_time(c, r, prefill ? 1 : r->ubatch, pns, &head);
-        if (rc)
-                return rc;
-        double layers = (double)r->m->layers;
-        *ns = p->last_mlp_bfp8 ? (layers - 1) * layer + last + head : layers * layer + head;
-        return 0;
-}
-
-static int sdpa_time(struct vl_ctx *c, const struct vl_row *r, bool prefill, int64_t len,
-                     double pns, double *ns)
-{
-        const struct tt_precision *p = &r->prec;
-        return layer_time(c, r, prefill, len, p->w[TT_W_FF13], p->w[TT_W_FF2], pns, 1, ns);
-}
-
-/* t/s/u: 1 / the mean decode iteration over the generated tokens. */
-static int predict_decode(struct vl_ctx *c, struct vl_row *r)
-{
-        double fixed, s[64], layers = (double)r->m->layers;
-        int64_t at[64];
-        int k = r->gen < c->samples ? (int)r->gen : c->samples;
-        int rc = fixed_part(c, r, false, r->prompt, c->decode_ns, &fixed);
-        for (int i = 0; i < k && !rc; i++) {
-                at[i] = r->prompt + (k > 1 ? (r->gen - 1) * i / (k - 1) : 0);
-                rc = sdpa_time(c, r, false, at[i], c->decode_ns, &s[i]);
-        }
-        if (rc)
-                return rc;
-        double sum = 0;
-        for (int64_t t = 0, j = 0; t < r->gen; t++) {
-                int64_t past = r->prompt + t;
-                while (j + 1 < k - 1 && at[j + 1] < past)
-                        j++;
-                double v = s[j];
-                if (k > 1 && at[j + 1] > at[j])
-                        v += (s[j + 1] - s[j]) * (double)(past - at[j]) /
-                             (double)(at[j + 1] - at[j]);
-                sum += fixed + layers * v;
-        }
-        r->pred_tps = 1e9 / (sum / (double)r->gen);
-        return 0;
-}
-
-/* TTFT: one user's prefill (scaled past TT_PREFILL_SIM tokens). */
-static int predict_ttft(struct vl_ctx *c, struct vl_row *r)
-{
-        int64_t len = r->prompt < TT_PREFILL_SIM ? r->prompt : TT_PREFILL_SIM;
-        double f = (double)r->prompt / (double)len, fixed, head, sdpa;
-        r->scaled = f > 1;
-        struct vl_row one = *r;
-        one.batch = one.ubatch = 1;
-        int rc = fixed_part(c, &one, true, len, c->prefill_ns, &fixed);
-        if (!rc)
-                rc = head_time(c, &one, 1, c->prefill_ns, &head);
-        if (!rc)
-                rc = sdpa_time(c, &one, true, len, c->prefill_ns, &sdpa);
-        if (rc)
-                return rc;
-        r->pred_ttft = ((fixed - head) * f + head + (double)r->m->layers * sdpa * f * f) / 1e6;
         return 0;
 }
 
@@ -427,8 +208,8 @@ static void figure(const char *dir, const struct vl_row *r, int n, double mt, do
                 return;
         fprintf(f, "# measured_tps_u predicted_tps_u measured_ttft_ms predicted_ttft_ms label\n");
         for (int i = 0; i < n; i++)
-                fprintf(f, "%.3f %.3f %.3f %.3f %s/%s\n", r[i].meas_tps, r[i].pred_tps,
-                        r[i].meas_ttft, r[i].pred_ttft, r[i].m->name, r[i].field[C_MACHINE]);
+                fprintf(f, "%.3f %.3f %.3f %.3f %s/%s\n", r[i].meas_tps, r[i].p.tps_u,
+                        r[i].meas_ttft, r[i].p.ttft_ms, r[i].m->name, r[i].field[C_MACHINE]);
         bench_write_stream(figs, "pred_vs_meas.dat", f, &buf, &len);
         f = open_memstream(&buf, &len);
         fprintf(f, "# Predicted against measured t/s/u and TTFT. Redraw: gnuplot pred_vs_meas.gp\n"
@@ -461,22 +242,33 @@ static void figure(const char *dir, const struct vl_row *r, int n, double mt, do
 
 static json_t *row_json(const struct vl_row *r)
 {
-        return json_pack("{s:o, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o, "
-                         "s:o, s:o}",
+        json_t *o = json_pack("{s:o, s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, "
+                              "s:o, s:o, s:o}",
                          "model", jsonw_string(r->m->name),
                          "machine", jsonw_string(r->field[C_MACHINE]),
                          "precision", jsonw_string(r->prec.name),
                          "batch", (json_int_t)r->batch, "prompt_len", (json_int_t)r->prompt,
                          "measured_tps_u", jsonw_fixed(r->meas_tps, 2),
-                         "predicted_tps_u", jsonw_fixed(r->pred_tps, 2),
+                         "predicted_tps_u", jsonw_fixed(r->p.tps_u, 2),
                          "error_tps_pct", jsonw_fixed(r->err_tps, 2),
                          "measured_ttft_ms", jsonw_fixed(r->meas_ttft, 2),
-                         "predicted_ttft_ms", jsonw_fixed(r->pred_ttft, 2),
+                         "predicted_ttft_ms", jsonw_fixed(r->p.ttft_ms, 2),
                          "error_ttft_pct", jsonw_fixed(r->err_ttft, 2),
-                         "chips", (json_int_t)r->chips, "tp", (json_int_t)r->tp,
-                         "weights_per_chip_gb", jsonw_fixed(gb(r->chip_bytes), 3),
-                         "tokens_per_s", jsonw_fixed(r->tok_s, 2),
-                         "tokens_per_s_per_chip", jsonw_fixed(r->tok_s_chip, 2));
+                         "chips", (json_int_t)r->p.chips, "tp", (json_int_t)r->p.tp,
+                         "weights_per_chip_gb", jsonw_fixed((double)r->p.mem.weights / 1e9, 3),
+                         "tokens_per_s", jsonw_fixed(r->p.tok_s, 2),
+                         "tokens_per_s_per_chip", jsonw_fixed(r->p.tok_s_chip, 2));
+        return tt_energy_json(o, &r->p);
+}
+
+/* Locate the prediction's failure before timing at the row: the machine's
+ * split at its machine cell, the model's at its model cell, a model that
+ * does not fit at the row. */
+static void locate(const struct vl_ctx *c, const struct vl_row *r)
+{
+        int col = c->run.fail == TT_FAIL_SPLIT ? C_MACHINE : C_MODEL;
+        unsigned at = c->run.fail == TT_FAIL_FIT ? 1 : r->col[col];
+        diag_error_at(c->run.d, c->csv, r->line, at, "%s", c->run.why);
 }
 
 static int predict_rows(struct vl_ctx *c, struct vl_row *rows, int n)
@@ -485,23 +277,19 @@ static int predict_rows(struct vl_ctx *c, struct vl_row *rows, int n)
                 struct vl_row *r = &rows[i];
                 struct topo t;
                 int rc = load_machine(c, r, &t);
-                if (!rc)
-                        rc = split_row(c, r, &t);
-                if (!rc)
-                        rc = check_fit(c, r, &t);
-                c->t = &t;
-                c->n_memo = 0;
-                if (!rc)
-                        rc = predict_decode(c, r);
-                if (!rc)
-                        rc = predict_ttft(c, r);
-                topo_fini(&t);
                 if (rc)
                         return rc;
-                r->err_tps = (r->pred_tps - r->meas_tps) / r->meas_tps * 100;
-                r->err_ttft = (r->pred_ttft - r->meas_ttft) / r->meas_ttft * 100;
-                r->tok_s = r->pred_tps * (double)r->batch;
-                r->tok_s_chip = r->tok_s / (double)r->chips;
+                struct tt_ask a = { .m = r->m, .prec = r->prec, .batch = r->batch,
+                                    .prompt = r->prompt, .gen = r->gen, .dp = c->dp,
+                                    .machine = r->field[C_MACHINE] };
+                rc = tt_predict(&c->run, &t, &a, &r->p);
+                topo_fini(&t);
+                if (rc && c->run.fail != TT_FAIL_NONE)
+                        locate(c, r);
+                if (rc)
+                        return rc;
+                r->err_tps = (r->p.tps_u - r->meas_tps) / r->meas_tps * 100;
+                r->err_ttft = (r->p.ttft_ms - r->meas_ttft) / r->meas_ttft * 100;
         }
         return 0;
 }
@@ -510,8 +298,7 @@ static int run(const struct bench_ctx *bc)
 {
         struct vl_ctx *c = calloc(1, sizeof *c);
         struct vl_row *rows = calloc(MAX_ROWS, sizeof *rows);
-        uint64_t figures = 1, samples = 5, dp = 1;
-        uint64_t dns = FIT_DECODE_PROGRAM_NS, pns = FIT_PREFILL_PROGRAM_NS;
+        uint64_t figures = 1, dp = 1;
         int status = 2;
         if (!c || !rows) {
                 diag_error(bc->diag, "out of memory");
@@ -520,21 +307,13 @@ static int run(const struct bench_ctx *bc)
         }
         params_str(bc->params, "csv", "benches/data/tt_llm.csv", &c->csv);
         params_u64(bc->params, "figures", 1, 0, 1, &figures, bc->diag);
-        params_u64(bc->params, "samples", 5, 1, 64, &samples, bc->diag);
-        params_u64(bc->params, "decode_program_ns", FIT_DECODE_PROGRAM_NS, 0, 10000000, &dns,
-                   bc->diag);
-        params_u64(bc->params, "prefill_program_ns", FIT_PREFILL_PROGRAM_NS, 0, 10000000, &pns,
-                   bc->diag);
+        tt_runner_options(bc->params, bc->diag, &c->run);
         params_u64(bc->params, "dp", 1, 1, 32, &dp, bc->diag);
         params_check_unused(bc->params, vl_params, "validate-tt-llm", bc->diag);
         if (bc->diag->n_errors)
                 goto out;
-        c->d = bc->diag;
-        c->samples = (int)samples;
         c->dp = (int64_t)dp;
-        c->decode_ns = (double)dns;
-        c->prefill_ns = (double)pns;
-        int n = read_rows(c->csv, rows, c->d);
+        int n = read_rows(c->csv, rows, c->run.d);
         if (n < 0)
                 goto out;
         status = predict_rows(c, rows, n);
@@ -545,7 +324,7 @@ static int run(const struct bench_ctx *bc)
         for (int i = 0; i < n; i++) {
                 st += fabs(rows[i].err_tps);
                 sf += fabs(rows[i].err_ttft);
-                scaled |= rows[i].scaled;
+                scaled |= rows[i].p.scaled;
         }
         double mt = st / n, mf = sf / n;
         const char *dir = bc->out_dir ? bc->out_dir : "out/validate-tt-llm";
@@ -563,20 +342,24 @@ static int run(const struct bench_ctx *bc)
                                                         "mape_ttft_pct", jsonw_fixed(mf, 2)));
                 goto out;
         }
-        fprintf(bc->out, "%-13s %-7s %-11s %5s %6s %9s %9s %7s %9s %9s %7s %3s %9s %9s\n",
-                "model", "machine", "precision", "batch", "prompt", "meas_tps", "pred_tps", "err_%",
-                "meas_ttft", "pred_ttft", "err_%", "tp", "tok/s", "tok/s/chip");
+        fprintf(bc->out, "%-13s %-7s %-11s %5s %6s %9s %9s %7s %9s %9s %7s %3s %9s %9s %8s %9s "
+                "%6s\n", "model", "machine", "precision", "batch", "prompt", "meas_tps", "pred_tps",
+                "err_%", "meas_ttft", "pred_ttft", "err_%", "tp", "tok/s", "tok/s/chip", "step_W",
+                "J/token", "TDP_W");
         for (int i = 0; i < n; i++) {
                 const struct vl_row *r = &rows[i];
+                char tdp[16];
+                tt_tdp_text(tdp, sizeof tdp, &r->p);
                 fprintf(bc->out, "%-13s %-7s %-11s %5lld %6lld %9.2f %9.2f %+7.1f %9.1f %9.1f "
-                        "%+7.1f %3lld %9.1f %9.1f\n", r->m->name, r->field[C_MACHINE],
-                        r->prec.name, (long long)r->batch, (long long)r->prompt, r->meas_tps,
-                        r->pred_tps, r->err_tps, r->meas_ttft, r->pred_ttft, r->err_ttft,
-                        (long long)r->tp, r->tok_s, r->tok_s_chip);
+                        "%+7.1f %3lld %9.1f %9.1f %8.1f %9.4f %6s\n", r->m->name,
+                        r->field[C_MACHINE], r->prec.name, (long long)r->batch,
+                        (long long)r->prompt, r->meas_tps, r->p.tps_u, r->err_tps, r->meas_ttft,
+                        r->p.ttft_ms, r->err_ttft, (long long)r->p.tp, r->p.tok_s,
+                        r->p.tok_s_chip, r->p.step_w, r->p.j_per_token, tdp);
         }
         fprintf(bc->out, "MAPE t/s/u %.1f%%, TTFT %.1f%% over %d rows (one layer simulated and "
                 "scaled by the layer count; SDPA at %d sampled contexts, interpolated%s); "
-                "figure in %s/figures\n", mt, mf, n, c->samples,
+                "figure in %s/figures\n", mt, mf, n, c->run.samples,
                 scaled ? "; prefills past 8192 tokens simulated at 8192 and scaled" : "", dir);
 out:
         free(rows);
@@ -616,8 +399,14 @@ const struct bench bench_validate_tt_llm = {
                 "\"precision\", \"batch\", \"prompt_len\", \"measured_tps_u\", \"predicted_tps_u\",\n"
                 "\"error_tps_pct\", \"measured_ttft_ms\", \"predicted_ttft_ms\",\n"
                 "\"error_ttft_pct\", \"chips\", \"tp\", \"weights_per_chip_gb\",\n"
-                "\"tokens_per_s\", \"tokens_per_s_per_chip\"}, ...], \"mape_tps_pct\": x,\n"
-                "\"mape_ttft_pct\": x}.\n",
+                "\"tokens_per_s\", \"tokens_per_s_per_chip\", \"decode_step_j\",\n"
+                "\"decode_power_w\", \"j_per_token\", \"tdp_w\"}, ...], \"mape_tps_pct\": x,\n"
+                "\"mape_ttft_pct\": x}. Energy (docs/energy.md): decode_step_j is a decode\n"
+                "iteration's energy on every chip (each program's energy_j, a chip's\n"
+                "programs x the chips running them; the mean over gen_tokens, like its\n"
+                "time), decode_power_w = decode_step_j / the iteration's time,\n"
+                "j_per_token = decode_step_j / batch; tdp_w the machine's system.tdp_w\n"
+                "(null: none). The text table prints them as step_W, J/token, TDP_W.\n",
         .params = vl_params,
         .run = run,
 };

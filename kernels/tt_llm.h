@@ -44,6 +44,7 @@ struct tt_op_args {
         int workers;                 /* matmul: one per DRAM channel */
         int shards;                  /* matmul: cores in0 is width-sharded over */
         int64_t kb;                  /* matmul: K rows of a step (in0_block_w tiles) */
+        int64_t nb;                  /* matmul: output columns a worker holds at once */
         int grid_x, grid_y;          /* the compute grid */
         int ins;                     /* elementwise: [rows, cols] inputs (1 to 3) */
         tl_dtype wdt, kvdt;          /* weight and KV-cache dtypes */

@@ -90,7 +90,7 @@ struct mm_bufs {
 static void mm_worker(tl_ctx *tl, const struct tt_op_args *a, int c, const struct mm_bufs *mb)
 {
         int64_t m = a->m, k = a->k, nw = a->n / a->workers, ks = k / a->shards, kb = a->kb;
-        int64_t nbw = min64(nw, TT_MM_NB);
+        int64_t nbw = a->nb;
         tl_tensor *const *buf = mb->buf, *acc = mb->acc;
         tl_tensor *out = tl_reshape(tl, tl_view(tl, a->out, ((int64_t[]){ c, 0, 0 }),
                                                 ((int64_t[]){ 1, m, nw })),
@@ -130,7 +130,7 @@ static void mm_worker(tl_ctx *tl, const struct tt_op_args *a, int c, const struc
 
 static void mm_dram(tl_ctx *tl, const struct tt_op_args *a)
 {
-        int64_t nw = a->n / a->workers, nbw = min64(nw, TT_MM_NB);
+        int64_t nw = a->n / a->workers, nbw = a->nb;
         mm_send_in0(tl, a, (nw + nbw - 1) / nbw);
         if (tl_program_id(tl, 1) != 0 || tl_program_id(tl, 2) != 0)
                 return;

@@ -64,6 +64,14 @@ static void setup_mm(tl_setup *s, struct tt_op_args *a)
                 if (per % w == 0)
                         bw = w;
         a->kb = bw * TT_TILE;
+        /* The columns a worker holds at once: up to TT_MM_NB, fewer (in
+         * tiles) while its three weight blocks and fp32 accumulator would
+         * not fit the TCM beside the scratch arena (bf16 weights). */
+        a->nb = nw < TT_MM_NB ? nw : TT_MM_NB;
+        while (a->nb > TT_TILE &&
+               3 * tl_dtype_bytes(a->wdt, a->kb * a->nb, a->nb) + (uint64_t)(a->m * a->nb * 4) >
+                       (uint64_t)mc.tcm_alloc_bytes)
+                a->nb -= TT_TILE;
         a->a = tl_setup_tensor_sharded(s, "a", TL_INPUT, TL_BF16, 2, (int64_t[]){ a->m, a->k });
         for (int c = 0; c < a->workers; c++) {
                 char name[16];

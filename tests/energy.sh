@@ -18,6 +18,9 @@
 # at that figure and leaves bf16 alone; gemm_macs_by_dtype counts the MACs
 # in the operands' class; topo show states the derived figures, and its
 # YAML (~ for a derived one) loads back to the same machine.
+# Over every energy key of a machine (a run booking every class, and a
+# Tenstorrent program): doubling one never lowers the total and moves only
+# its class; nothing is negative; classes sum to the total; runs repeat.
 set -euo pipefail
 . "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 
@@ -245,4 +248,85 @@ sys.exit(1 if fails else 0)
 PY2
 grep -q "pj_per_mac_fp32: ~" "$tmp/mac_shown.yaml" ||
         { echo "FAIL topo show does not state a derived MAC energy as ~"; exit 1; }
+# Properties over every energy key (issue 27): on a run that books every
+# class (a tensor-parallel llm_layer over 2 SIPs: all-reduce over the
+# inter-SIP links, cubes, GEMM, MATH, TCM, HBM), doubling any one key never
+# lowers the total, moves only its own class (up, when the class does work
+# that key prices) and leaves the timing alone; no class is negative, the
+# classes sum to energy_j, the same run gives the same energy; the same
+# holds of a Tenstorrent decode program (tt_llm_op's DRAM-sharded matmul on
+# the n150).
+prop=(llm_layer --topo "$src/topologies/multi_sip.yaml" --set system.sips=2 --set tp=2
+      --set past_len=64)
+"$bin" run "${prop[@]}" --json >"$tmp/p_base.json"
+"$bin" run "${prop[@]}" --json >"$tmp/p_again.json"
+"$bin" topo show "$src/topologies/multi_sip.yaml" --format json >"$tmp/p_topo.json"
+tt=(tt_llm_op --topo "$src/topologies/tt_wormhole_n150.yaml" --set op=mm_dram --set k=2048
+    --set n=2048 --set wdtype=bfp8_b)
+"$bin" run "${tt[@]}" --json >"$tmp/p_tt.json"
+"$bin" run "${tt[@]}" --json >"$tmp/p_tt_again.json"
+python3 - "$tmp/p_topo.json" >"$tmp/p_keys" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["machine"]
+def walk(o, path):
+    for k, v in o.items():
+        if k == "energy" and isinstance(v, dict):
+            for key, val in v.items():
+                unit = key.replace("fj_", "pj_").replace("_mw", "_w")
+                print(f"{path}.energy.{unit} {val / 1000 * 2:g}")
+        elif isinstance(v, dict):
+            walk(v, f"{path}.{k}" if path else k)
+walk(t, "")
+PY
+while read -r key val; do
+        "$bin" run "${prop[@]}" --set "$key=$val" --json >"$tmp/p_$key.json"
+done <"$tmp/p_keys"
+python3 - "$tmp" <<'PY'
+import json, sys
+d = sys.argv[1]
+load = lambda n: json.load(open(f"{d}/{n}.json"))
+cls_of = {"pe.cpu": "pe_cpu", "pe.dma": "pe_dma", "pe.gemm": "pe_gemm", "pe.math": "pe_math",
+          "pe.tcm": "tcm", "cube.noc": "noc", "cube.hbm": "hbm", "sip.inter_cube": "inter_cube",
+          "system.inter_sip": "inter_sip"}
+dt_of = {"pj_per_mac": "bf16", "pj_per_mac_fp32": "fp32", "pj_per_mac_bfp8": "bfp8_b",
+         "pj_per_mac_bfp4": "bfp4_b"}
+fails = []
+def sound(name, r):
+    c = r["energy_by_class_j"]
+    if min(c.values()) < 0 or r["energy_j"] < 0 or r["static_j"] < 0:
+        fails.append(f"{name}: negative energy {c}")
+    if abs(sum(c.values()) - r["energy_j"]) > 1e-9 * r["energy_j"]:
+        fails.append(f"{name}: classes sum to {sum(c.values())}, energy_j {r['energy_j']}")
+base = load("p_base")
+for name, again in (("p_base", "p_again"), ("p_tt", "p_tt_again")):
+    sound(name, load(name))
+    if load(name)["energy_by_class_j"] != load(again)["energy_by_class_j"]:
+        fails.append(f"{name}: the same run gave another energy")
+if min(base["energy_by_class_j"].values()) <= 0:
+    fails.append(f"the run does not book every class: {base['energy_by_class_j']}")
+keys = [l.split()[0] for l in open(f"{d}/p_keys")]
+if len(keys) < 20:
+    fails.append(f"only {len(keys)} energy keys: {keys}")
+for key in keys:
+    r = load(f"p_{key}")
+    sound(key, r)
+    comp, _, unit = key.rpartition(".energy.")
+    c = cls_of[comp]
+    if r["energy_j"] < base["energy_j"]:
+        fails.append(f"{key} doubled lowered energy_j {base['energy_j']} -> {r['energy_j']}")
+    if r["kernel_ps"] != base["kernel_ps"]:
+        fails.append(f"{key} doubled changed kernel_ps")
+    for o, v in base["energy_by_class_j"].items():
+        if o != c and r["energy_by_class_j"][o] != v:
+            fails.append(f"{key} doubled moved class {o}")
+    works = unit not in dt_of or base["gemm_macs_by_dtype"][dt_of[unit]] > 0
+    grew = r["energy_by_class_j"][c] > base["energy_by_class_j"][c]
+    if works and not grew:
+        fails.append(f"{key} doubled did not raise class {c}")
+    if not works and grew:
+        fails.append(f"{key} doubled raised class {c} with no work of its kind")
+for x in fails:
+    print("FAIL", x)
+sys.exit(1 if fails else 0)
+PY
 echo "energy: ok"

@@ -11,7 +11,8 @@
 # - a KV cache too small for the batch preempts (counted) and still ends;
 # - the grid of simulated shapes stays within 3% of exact simulation;
 # - --out writes the CSVs, figures' scripts and a Perfetto trace with a
-#   slice per iteration and a flow per request;
+#   slice per iteration and a flow per request; the requests' energy_j
+#   sums to the run's, and j_per_request is the completed ones' mean;
 # - --find-capacity finds a rate that meets both SLOs at p99;
 # - a bad trace is refused with FILE:LINE:COL messages and exit 2.
 # Under the sanitizers (a binary 9x slower) the runs are smaller and the
@@ -142,6 +143,22 @@ check "--out: requests.csv has a row per request" \
 check "--out: the trace has a slice per iteration, a flow per request, a track per replica" \
         "sum(e['ph'] == 'X' for e in j['traceEvents']) == $(($(wc -l <"$out/o/iterations.csv") - 1)) and sum(e['ph'] == 's' for e in j['traceEvents']) == 30 and {e['pid'] for e in j['traceEvents'] if e['ph'] == 'X'} == {0, 1}" \
         "$out/o/trace.json"
+# Per-request energy: each iteration's energy shared by the tokens it
+# computes for each request, so the requests' energy_j column sums to the
+# run's energy_j, every share is positive, and j_per_request is their mean.
+python3 - "$out/o/requests.csv" "$out/j" <<'PY' || fail=1
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+j = json.load(open(sys.argv[2]))
+e = [float(r["energy_j"]) for r in rows]
+done = [float(r["energy_j"]) for r in rows if r["status"] == "ok"]
+ok = (all(x > 0 for x in e) and abs(sum(e) - j["energy_j"]) <= 1e-6 * j["energy_j"]
+      and len(done) == j["completed"] > 0
+      and abs(j["j_per_request"] - sum(done) / len(done)) <= 1e-6 * j["j_per_request"])
+print(("ok   " if ok else "FAIL ") + "--out: requests.csv's energy_j sums to the run's, "
+      "j_per_request is its mean" + ("" if ok else f": {e} {j['energy_j']} {j['j_per_request']}"))
+sys.exit(0 if ok else 1)
+PY
 
 # -- capacity ---------------------------------------------------------------------------------
 if big; then

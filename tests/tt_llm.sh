@@ -8,6 +8,12 @@
 # program pays pe.cpu.program_ns once, and a DRAM-sharded matmul never
 # beats its weights' bytes over the machine's DRAM bandwidth; in data mode the
 # matmul and both SDPA programs compute what NumPy does.
+# Energy: a Llama-3.1-8B decode step on the n150 averages more than the
+# machine's idle power and no more than the card's board power
+# (system.tdp_w, 160 W); its energy per token is the step's over the batch
+# and its power the step's energy over its time (1 / t/s/u); a chip's
+# programs count once per chip (the 8B model's step on the n300's two
+# chips costs more than half the n150's).
 set -euo pipefail
 . "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 cd "$src"
@@ -28,7 +34,7 @@ assert set(out) == {"rows", "mape_tps_pct", "mape_ttft_pct"}, out.keys()
 keys = {"model", "machine", "precision", "batch", "prompt_len", "measured_tps_u",
         "predicted_tps_u", "error_tps_pct", "measured_ttft_ms", "predicted_ttft_ms",
         "error_ttft_pct", "chips", "tp", "weights_per_chip_gb", "tokens_per_s",
-        "tokens_per_s_per_chip"}
+        "tokens_per_s_per_chip", "decode_step_j", "decode_power_w", "j_per_token", "tdp_w"}
 rows = out["rows"]
 assert len(rows) == 2
 for r in rows:
@@ -90,18 +96,32 @@ assert [r["tp"] for r in dp] == [1, 4], dp
 assert abs(dp[0]["weights_per_chip_gb"] - w) < 1e-3, dp
 assert abs(dp[0]["predicted_tps_u"] - n150["predicted_tps_u"]) < 0.1 * n150["predicted_tps_u"], dp
 PY
+"$bin" topo show topologies/tt_wormhole_n150.yaml --format json >"$tmp/n150.json"
+"$py" - "$tmp/tp.json" "$tmp/n150.json" <<'PY'
+import json, sys
+n150, n300 = json.load(open(sys.argv[1]))["rows"][:2]
+t = json.load(open(sys.argv[2]))["machine"]
+# every PE and cube idle: the least a step can average
+pes = t["cube"]["noc"]["rows"] * t["cube"]["noc"]["cols"]
+idle_w = (pes * sum(t["pe"][c]["energy"].get("idle_mw", 0) for c in ("cpu", "dma", "gemm", "math", "tcm"))
+          + t["cube"]["hbm"]["energy"]["idle_mw"] + t["cube"]["noc"]["energy"]["idle_mw"]) / 1e3
+assert n150["model"] == "llama3.1-8b" and n150["machine"] == "n150", n150
+assert n150["tdp_w"] == 160, n150
+assert idle_w < n150["decode_power_w"] <= n150["tdp_w"], (idle_w, n150)
+for r in (n150, n300):
+    assert r["decode_step_j"] > 0 and r["j_per_token"] > 0, r
+    assert abs(r["j_per_token"] * r["batch"] - r["decode_step_j"]) <= 1e-9 * r["decode_step_j"], r
+    want_w = r["decode_step_j"] * r["predicted_tps_u"]
+    assert abs(r["decode_power_w"] - want_w) <= 0.01 * want_w, (r, want_w)
+assert n300["tdp_w"] is None, n300
+assert n300["decode_step_j"] > 0.5 * n150["decode_step_j"], (n150, n300)
+PY
 
 # Errors at the row, exit 2, nothing on stdout.
 bad() {  # row, expected message
         printf '%s\n%s\n' "$head" "$1" >"$tmp/bad.csv"
-        set +e
-        "$bin" bench run validate-tt-llm --set csv="$tmp/bad.csv" --set figures=0 --out "$tmp/o2" \
-                --json >"$tmp/bad.out" 2>"$tmp/bad.err"
-        rc=$?
-        set -e
-        [ "$rc" = 2 ] || { echo "exit $rc for: $1"; cat "$tmp/bad.err"; exit 1; }
-        [ ! -s "$tmp/bad.out" ] || { echo "printed JSON for: $1"; exit 1; }
-        grep -qF -- "$2" "$tmp/bad.err" || { echo "want: $2"; cat "$tmp/bad.err"; exit 1; }
+        fails2 "$2" "$bin" bench run validate-tt-llm --set csv="$tmp/bad.csv" --set figures=0 \
+                --out "$tmp/o2" --json
 }
 bad "llama3.1-8b,n150,bf16,1,128,200,28.3,104" \
     "$tmp/bad.csv:2:1: error: llama3.1-8b in bf16 precision does not fit n150: weights 16.06 GB + KV cache 0.04 GB (batch 1 x 328 positions) + activations 0.02 GB = 16.12 GB, more than its 12.88 GB (12.0 GiB) of DRAM"

@@ -98,6 +98,8 @@ struct serve_req {
         uint32_t preemptions;        /* times it was preempted */
         bool dropped;                /* could never fit the KV cache */
         bool prefilling;             /* its next work is a prefill of prompt + generated tokens */
+        double energy_j;             /* its share of its iterations' energy, joules: each
+                                      * iteration's by the tokens it computes for each */
 };
 
 /* One iteration, for the time series and the trace. */
@@ -163,6 +165,7 @@ struct serve_summary {
         double kv_peak_frac;         /* most KV blocks in use / blocks */
         uint64_t preemptions, iterations; /* counts */
         double energy_j, j_per_token; /* simulated energy; per output token */
+        double j_per_request;        /* mean energy_j of the completed requests */
         double wall_s;               /* host seconds of the serving loop */
 };
 

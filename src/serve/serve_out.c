@@ -72,7 +72,7 @@ void serve_summarise(const struct serve_opts *o, struct serve_outcome *oc,
         for (size_t i = 0; i < oc->n_itl; i++)
                 itl[i] = sec(oc->itl_ps[i]);
         size_t nt = 0, np = 0, good = 0;
-        double tokens = 0;
+        double tokens = 0, req_j = 0;
         for (size_t i = 0; i < n; i++) {
                 const struct serve_req *r = &oc->reqs[i];
                 if (!r->done)
@@ -82,6 +82,7 @@ void serve_summarise(const struct serve_opts *o, struct serve_outcome *oc,
                 s->completed++;
                 nt++;
                 tokens += (double)r->output;
+                req_j += r->energy_j;
                 bool ok = !(o->slo_ttft_ms > 0 && ttft_of(r) * 1e3 > o->slo_ttft_ms);
                 if (r->output > 1) {
                         tpot[np++] = tpot_of(r);
@@ -99,6 +100,7 @@ void serve_summarise(const struct serve_opts *o, struct serve_outcome *oc,
         s->mean_batch = oc->n_iters ? oc->batch_sum / (double)oc->n_iters : 0;
         s->kv_peak_frac = oc->kv_blocks ? (double)oc->kv_peak / (double)oc->kv_blocks : 0;
         s->j_per_token = tokens > 0 ? oc->energy_j / tokens : 0;
+        s->j_per_request = s->completed ? req_j / (double)s->completed : 0;
         stat_of(ttft, nt, &s->ttft);
         stat_of(tpot, np, &s->tpot);
         stat_of(e2el, s->completed, &s->e2el);
@@ -133,6 +135,8 @@ char *serve_summary_json(const struct serve_summary *s, double capacity_qps)
                 (json_int_t)s->preemptions, "iterations", (json_int_t)s->iterations,
                 "energy_j", jsonw_real(s->energy_j), "j_per_token",
                 jsonw_real(s->j_per_token));
+        if (j)
+                json_object_set_new(j, "j_per_request", jsonw_real(s->j_per_request));
         if (j && capacity_qps >= 0)
                 json_object_set_new(j, "capacity_qps", jsonw_real(capacity_qps));
         if (j)
@@ -186,7 +190,8 @@ char *serve_summary_text(const struct serve_opts *o, const struct serve_summary 
         fprintf(f, "KV cache peak %.1f%%  preemptions %llu  iterations %llu\n",
                 100 * s->kv_peak_frac, (unsigned long long)s->preemptions,
                 (unsigned long long)s->iterations);
-        fprintf(f, "energy %.4g J  %.4g J per output token\n", s->energy_j, s->j_per_token);
+        fprintf(f, "energy %.4g J  %.4g J per output token  %.4g J per request (mean)\n",
+                s->energy_j, s->j_per_token, s->j_per_request);
         fprintf(f, "step model: %llu shapes simulated in %.1f s; serving loop %.2f s\n",
                 (unsigned long long)st->sims, st->sim_wall_s, s->wall_s);
         if (fclose(f) != 0) {
@@ -223,21 +228,21 @@ static void w_requests(FILE *f, const struct serve_outcome *oc, const void *arg)
 {
         (void)arg;
         fputs("id,replica,arrival_s,prompt_tokens,output_tokens,ttft_ms,tpot_ms,e2el_ms,"
-              "max_itl_ms,preemptions,status\n", f);
+              "max_itl_ms,preemptions,energy_j,status\n", f);
         for (size_t i = 0; i < oc->n_reqs; i++) {
                 const struct serve_req *r = &oc->reqs[i];
                 fprintf(f, "%u,%u,%.9f,%lld,%lld,", r->id, r->replica, sec(r->arrival_ps),
                         (long long)r->prompt, (long long)r->output);
                 if (!r->done) {
-                        fprintf(f, ",,,,%u,%s\n", r->preemptions,
+                        fprintf(f, ",,,,%u,%.9g,%s\n", r->preemptions, r->energy_j,
                                 r->dropped ? "dropped" : "unfinished");
                         continue;
                 }
                 fprintf(f, "%.6f,", ttft_of(r) * 1e3);
                 if (r->output > 1)
                         fprintf(f, "%.6f", tpot_of(r) * 1e3);
-                fprintf(f, ",%.6f,%.6f,%u,ok\n", e2el_of(r) * 1e3, sec(r->max_itl_ps) * 1e3,
-                        r->preemptions);
+                fprintf(f, ",%.6f,%.6f,%u,%.9g,ok\n", e2el_of(r) * 1e3,
+                        sec(r->max_itl_ps) * 1e3, r->preemptions, r->energy_j);
         }
 }
 

@@ -581,6 +581,17 @@ static size_t total_waiting(const struct loop *L)
         return n;
 }
 
+/* An iteration's energy j to its members, by the tokens it computes for
+ * each (a prefill chunk's q, a decode's 1): the shares sum to j. */
+static void share_energy(struct loop *L, const struct replica *rp, double j)
+{
+        double tokens = 0;
+        for (size_t i = 0; i < rp->n_members; i++)
+                tokens += (double)rp->q[i];
+        for (size_t i = 0; i < rp->n_members && tokens > 0; i++)
+                L->reqs[rp->members[i]].energy_j += j * (double)rp->q[i] / tokens;
+}
+
 /* Start an iteration on replica ri if it has work. */
 static int start(struct loop *L, int ri)
 {
@@ -593,6 +604,7 @@ static int start(struct loop *L, int ri)
         if (L->steps->rc != CUBESIM_OK)
                 return -1;
         L->out->energy_j += j;
+        share_energy(L, rp, j);
         L->out->batch_sum += (double)rp->n_members;
         int64_t used = L->total_blocks - rp->free_blocks;
         if (used > L->out->kv_peak)

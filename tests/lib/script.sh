@@ -18,3 +18,16 @@ check() {  # check DESCRIPTION COMMAND...: the command must succeed
                 fail=1
         fi
 }
+# fails2 WANT COMMAND...: the command must exit 2, print nothing on stdout
+# and say WANT (a fixed string) on stderr; else the script ends.
+fails2() {
+        local want=$1 rc
+        shift
+        set +e
+        "$@" >"$tmp/fails2.out" 2>"$tmp/fails2.err"
+        rc=$?
+        set -e
+        [ "$rc" = 2 ] || { echo "exit $rc for: $*"; cat "$tmp/fails2.err"; exit 1; }
+        [ ! -s "$tmp/fails2.out" ] || { echo "printed on stdout for: $*"; exit 1; }
+        grep -qF -- "$want" "$tmp/fails2.err" || { echo "want: $want"; cat "$tmp/fails2.err"; exit 1; }
+}

@@ -148,7 +148,7 @@ Test(tt_llm, tensor_parallel)
         /* everything halves but each layer's two bf16 norms (2 x 4096 x 2 bytes) */
         cr_assert_eq(2 * two.weights - one.weights, 32 * UINT64_C(2) * 4096 * 2);
         struct tt_prog pr[TT_MAX_PROGS];
-        struct tt_tp none = { 1, "line" }, tp2 = { 2, "line" };
+        struct tt_tp none = { .tp = 1, .algo = "line" }, tp2 = { .tp = 2, .algo = "line" };
         int n1 = tt_layer_progs(l8, &p, &none, false, 1, 128, TL_BF16, TL_BF16, pr);
         int n2 = tt_layer_progs(&s, &p, &tp2, false, 1, 128, TL_BF16, TL_BF16, pr);
         cr_assert_eq(n2, n1 + 4);
@@ -162,4 +162,59 @@ Test(tt_llm, tensor_parallel)
         /* the all-gather's input: 32 rows x 2048 bf16 columns a chip */
         cr_assert_str_eq(pr[0].sets[0], "bytes=131072");
         cr_assert_eq(tt_head_progs(&s, &p, &tp2, 1, pr), tt_head_progs(l8, &p, &none, 1, pr) + 1);
+}
+
+/* The Galaxy's 2D split (tt-transformers' TG): 32 chips as 4 rows of 8,
+ * heads and FF columns over the 8 of a row (axis 0), the hidden size over
+ * the 4 of a column (axis 1); every weight matrix 1/32 a chip. The
+ * all-reduces after WO and FF2 run along axis 0 (8 chips, a mesh row),
+ * the others along axis 1 (4 chips, a column); a model whose KV heads do
+ * not divide over a row, or a machine not of 32 chips, keeps the 1D split. */
+Test(tt_llm, galaxy_2d_split)
+{
+        const struct llm_model *l70 = llm_model_find("llama3.1-70b");
+        struct llm_model s;
+        struct tt_tp tp = { .tp = 0, .algo = "line" };
+        cr_assert(tt_shard_model_2d(l70, 32, 8, &s, &tp));
+        cr_assert_eq(tp.tp, 32);
+        cr_assert_eq(tp.a0, 8);
+        cr_assert_eq(tp.a1, 4);
+        cr_assert_eq(s.q_heads, 8);
+        cr_assert_eq(s.kv_heads, 1);
+        cr_assert_eq(s.hidden, 2048);
+        cr_assert_eq(s.ffn, 3584);
+        struct tt_precision p;
+        struct tt_mem one, chip;
+        cr_assert(tt_precision_get("bf16", l70, &p));
+        tt_mem_need(l70, &p, 1, 1, 32, 0, &one);
+        tt_mem_need(&s, &p, 1, 1, 32, 0, &chip);
+        /* the decoder's matrices split 32 ways exactly (norms: hidden / 4) */
+        uint64_t norms = 80 * UINT64_C(2) * 8192 * 2;
+        cr_assert_eq((one.weights - norms - 2 * UINT64_C(2) * 8192 * 128256) / 32,
+                     chip.weights - norms / 4 - 2 * UINT64_C(2) * 2048 * 16032);
+        struct tt_prog pr[TT_MAX_PROGS];
+        int n = tt_layer_progs(&s, &p, &tp, false, 32, 128, TL_BF16, TL_BF16, pr);
+        cr_assert(n <= TT_MAX_PROGS);
+        int along[2] = { 0, 0 };
+        for (int i = 0; i < n; i++) {
+                if (pr[i].kernel < TT_K_ALL_GATHER)
+                        continue;
+                cr_assert(pr[i].group == 8 || pr[i].group == 4, "%lld", (long long)pr[i].group);
+                cr_assert_eq(pr[i].group_cols, pr[i].group == 8 ? 8 : 1);
+                along[pr[i].group == 8 ? 0 : 1]++;
+        }
+        /* axis 0: WO's and FF2's all-reduces, a reduce-scatter and an
+         * all-gather each; axis 1: two norms' statistics, QKV's all-reduce,
+         * the users gathered, FF1's and FF3's reduce-scatters, the product
+         * gathered */
+        cr_assert_eq(along[0], 4);
+        cr_assert_eq(along[1], 8);
+        /* SDPA on 32 / 4 users, one KV head */
+        for (int i = 0; i < n; i++)
+                if (strcmp(pr[i].label, "sdpa") == 0)
+                        cr_assert_str_eq(pr[i].sets[1], "batch=8");
+        cr_assert(n <= TT_MAX_PROGS && tt_head_progs(&s, &p, &tp, 32, pr) == 3);
+        cr_assert(!tt_shard_model_2d(llm_model_find("qwen2.5-7b"), 32, 8, &s, &tp));
+        cr_assert(!tt_shard_model_2d(l70, 8, 4, &s, &tp));
+        cr_assert(!tt_shard_model_2d(l70, 32, 32, &s, &tp));
 }

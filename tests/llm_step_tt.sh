@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# tests/llm_step_tt.sh: bench llm-step on Tenstorrent machine files runs
+# the model validate-tt-llm runs (benches/tt_llm_model.c, tt_predict), so
+# for the same row its t/s/u, TTFT, tokens/s and a decode iteration's
+# energy, average power, J/token and TDP are validate-tt-llm's figures
+# (n150: one chip; t3k: tp 8, and tp 4 x dp 2); the text output prints
+# the energy line; its --json has
+# exactly its keys and tokens/s = t/s/u x batch, per chip / chips; a
+# machine --set key reaches the programs; its keys on the default machine,
+# a model that does not fit and tp x dp beyond the chips are errors (exit
+# 2). Then validate-tt-llm on rows of the shapes a held-out table may hold
+# (every machine, batch 32, a 64K prompt, bf16 weights on a p150 and an
+# n300, whose decode matmuls once overflowed a core's L1): each runs in
+# under 60 s with finite, positive figures.
+set -euo pipefail
+. "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
+cd "$src"
+. "$src/tests/lib/numpy.sh"
+py=$(numpy_python)
+head=model,machine,precision,batch,prompt_len,gen_tokens,measured_tps_u,measured_ttft_ms
+
+step() {  # out, sets...
+        local out=$1
+        shift
+        "$bin" bench run llm-step "$@" --json >"$tmp/$out.json"
+}
+step n150 --topo topologies/tt_wormhole_n150.yaml --set model=llama3.2-1b --set batch=4 \
+        --set prompt_len=96 --set gen_tokens=16 --set precision=ff13_bfp4
+step t3k --topo topologies/tt_t3k.yaml --set model=llama3.1-70b --set batch=8 \
+        --set prompt_len=128 --set gen_tokens=16
+step dp --topo topologies/tt_t3k.yaml --set model=llama3.1-70b --set batch=8 \
+        --set prompt_len=128 --set gen_tokens=16 --set tp=4 --set dp=2
+step slow --topo topologies/tt_wormhole_n150.yaml --set model=llama3.2-1b --set batch=4 \
+        --set prompt_len=96 --set gen_tokens=16 --set precision=ff13_bfp4 \
+        --set cube.hbm.channel_bw_gbps=8
+printf '%s\n%s\n%s\n' "$head" "llama3.2-1b,n150,ff13_bfp4,4,96,16,40,30" \
+        "llama3.1-70b,t3k,performance,8,128,16,10,200" >"$tmp/rows.csv"
+"$bin" bench run validate-tt-llm --set csv="$tmp/rows.csv" --set figures=0 --out "$tmp/v" \
+        --json >"$tmp/v.json"
+printf '%s\n%s\n' "$head" "llama3.1-70b,t3k,performance,8,128,16,10,200" >"$tmp/dp.csv"
+"$bin" bench run validate-tt-llm --set csv="$tmp/dp.csv" --set figures=0 --set dp=2 \
+        --out "$tmp/v" --json >"$tmp/vdp.json"
+"$py" - "$tmp" <<'PY'
+import json, sys
+d = sys.argv[1]
+ld = lambda n: json.load(open(f"{d}/{n}.json"))
+keys = {"bench", "machine", "topo", "model", "precision", "batch", "prompt_len", "gen_tokens",
+        "chips", "tp", "dp", "tps_u", "decode_iteration_ms", "ttft_ms", "tokens_per_s",
+        "tokens_per_s_per_chip", "weights_per_chip_gb", "kv_per_chip_gb", "dram_per_chip_gb",
+        "prefill_scaled", "decode_step_j", "decode_power_w", "j_per_token", "tdp_w"}
+n150, t3k, dp, slow = ld("n150"), ld("t3k"), ld("dp"), ld("slow")
+rows = ld("v")["rows"] + ld("vdp")["rows"]
+for s, v in ((n150, rows[0]), (t3k, rows[1]), (dp, rows[2])):
+    assert set(s) == keys, s.keys()
+    assert s["bench"] == "llm-step" and s["model"] == v["model"], (s, v)
+    # the same row, the same code: validate-tt-llm's figures
+    assert abs(s["tps_u"] - v["predicted_tps_u"]) <= 0.01, (s, v)
+    assert abs(s["ttft_ms"] - v["predicted_ttft_ms"]) <= 0.01, (s, v)
+    assert abs(s["tokens_per_s"] - v["tokens_per_s"]) <= 0.05, (s, v)
+    assert s["chips"] == v["chips"] and s["tp"] == v["tp"], (s, v)
+    for k in ("decode_step_j", "j_per_token"):
+        assert s[k] > 0 and abs(s[k] - v[k]) <= 1e-9 * v[k], (k, s, v)
+    assert abs(s["decode_power_w"] - v["decode_power_w"]) <= 0.01, (s, v)
+    assert s["tdp_w"] == v["tdp_w"], (s, v)
+    assert abs(s["j_per_token"] * s["batch"] - s["decode_step_j"]) <= 1e-9 * s["decode_step_j"], s
+    assert abs(s["decode_power_w"] - s["decode_step_j"] / (s["decode_iteration_ms"] * 1e-3)) \
+        <= 0.01 * s["decode_power_w"], s
+    assert abs(s["tokens_per_s"] - s["tps_u"] * s["batch"]) < 0.01, s
+    assert abs(s["tokens_per_s_per_chip"] - s["tokens_per_s"] / s["chips"]) < 0.01, s
+    assert abs(s["tps_u"] - 1e3 / s["decode_iteration_ms"]) < 0.01, s
+assert (n150["chips"], n150["tp"], n150["dp"]) == (1, 1, 1), n150
+assert n150["tdp_w"] == 160 and t3k["tdp_w"] is None, (n150, t3k)
+assert (t3k["chips"], t3k["tp"], dp["tp"], dp["dp"]) == (8, 8, 4, 2), (t3k, dp)
+assert n150["machine"] == "tt_wormhole_n150" and n150["precision"] == "ff13_bfp4", n150
+# half the chips a replica: twice the weights a chip, slower a user
+assert abs(dp["weights_per_chip_gb"] - 2 * t3k["weights_per_chip_gb"]) < 0.01, (dp, t3k)
+assert dp["tps_u"] < t3k["tps_u"], (dp, t3k)
+# a third of the DRAM bandwidth: decode, bound by reading the weights, is slower
+assert slow["tps_u"] < 0.8 * n150["tps_u"], (slow, n150)
+PY
+
+"$bin" bench run llm-step --topo topologies/tt_wormhole_n150.yaml --set model=llama3.2-1b \
+        --set batch=4 --set prompt_len=96 --set gen_tokens=16 --set precision=ff13_bfp4 \
+        >"$tmp/n150.txt"
+energy_line='^decode iteration energy [0-9.]+ J on 1 chip: average power [0-9.]+ W '
+energy_line+='\(system.tdp_w 160\), [0-9.]+ J/token$'
+grep -Eq "$energy_line" "$tmp/n150.txt" || { cat "$tmp/n150.txt"; exit 1; }
+
+# Errors (exit 2, nothing on stdout).
+bad() {  # expected message, args...
+        local want=$1
+        shift
+        fails2 "$want" "$bin" bench run llm-step "$@" --json
+}
+bad "error: --set batch=2: a parameter of llm-step on a Tenstorrent machine file (--topo topologies/tt_*.yaml); this machine runs the llm_layer sweep (models=, batches=, contexts=)" \
+    --set batch=2
+bad "error: llm-step: llama3.1-8b in bf16 precision does not fit tt_wormhole_n150: weights 16.06 GB + KV cache 0.03 GB (batch 1 x 256 positions) + activations 0.02 GB = 16.11 GB, more than its 12.88 GB (12.0 GiB) of DRAM" \
+    --topo topologies/tt_wormhole_n150.yaml --set precision=bf16
+bad "error: llm-step: machine 'tt_t3k': tp 8 x dp 2 chips, more than its 8" \
+    --topo topologies/tt_t3k.yaml --set model=llama3.1-70b --set tp=8 --set dp=2 --set batch=2
+bad "error: --set model=llama9: no model preset 'llama9'" \
+    --topo topologies/tt_wormhole_n150.yaml --set model=llama9
+
+# Rows of a held-out table's shapes: each in under 60 s, figures sane.
+# The 60 s bound is an optimised build's; a Debug (sanitizer) build runs
+# 10-20 times slower and is held to 600 s.
+limit=60
+if grep -qs '^CMAKE_BUILD_TYPE:STRING=Debug$' "${CUBESIM_BUILD_DIR:-/nonexistent}/CMakeCache.txt"; then
+        limit=600
+fi
+printf '%s\n' "$head" >"$tmp/hidden.csv"
+for row in "llama3.2-1b,n150,performance,1,65536,32,50,5000" \
+           "llama3.1-8b,n150,performance,32,128,64,20,500" \
+           "llama3.1-8b,n300,accuracy,32,2048,64,20,900" \
+           "llama3.1-70b,t3k,performance,32,128,64,10,200" \
+           "qwen2.5-7b,p150,performance,32,128,64,20,100" \
+           "llama3.3-70b,galaxy,performance,32,128,64,50,200" \
+           "mistral-7b,p150,bf16,1,64,32,20,50" \
+           "mistral-7b,n300,bf16,32,128,32,20,50"; do
+        printf '%s\n%s\n' "$head" "$row" >"$tmp/one.csv"
+        t0=$(date +%s)
+        "$bin" bench run validate-tt-llm --set csv="$tmp/one.csv" --set figures=0 --out "$tmp/h" \
+                --json >>"$tmp/hidden.json" || { echo "failed: $row"; exit 1; }
+        t=$(($(date +%s) - t0))
+        [ "$t" -le "$limit" ] || { echo "$row took $t s (limit $limit s)"; exit 1; }
+done
+"$py" - "$tmp/hidden.json" <<'PY'
+import json, math, sys
+rows = [json.loads(l)["rows"][0] for l in open(sys.argv[1])]
+assert len(rows) == 8, len(rows)
+for r in rows:
+    for k in ("predicted_tps_u", "predicted_ttft_ms", "tokens_per_s", "decode_step_j",
+              "decode_power_w", "j_per_token"):
+        assert math.isfinite(r[k]) and r[k] > 0, r
+# a 64K prompt's prefill takes seconds; 32 users decode slower each than 1
+assert rows[0]["predicted_ttft_ms"] > 1000, rows[0]
+assert rows[1]["predicted_tps_u"] < 28.3 * 1.2, rows[1]
+PY
+echo ok
