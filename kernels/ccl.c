@@ -36,6 +36,7 @@ struct ccl_args {
         int algo;                    /* enum coll_algo */
         bool bidir;                  /* two flows */
         bool oneshot;                /* the reduce-scatter sends pieces straight to their owners */
+        int sync_packets;            /* the reduce-scatter's packets per sync (0: none) */
         int workers;                 /* PEs per flow and member */
         int dim;                     /* the concatenation / split axis */
         int64_t rows, cols;          /* each member's input */
@@ -59,6 +60,9 @@ static const struct tl_param ccl_params[] = {
         { "pipeline", TL_PARAM_INT, 1, 1, 1 << 20, NULL,
           "at least this many messages a piece (smaller than chunk_bytes if need be)" },
         { "dtype", TL_PARAM_CHOICE, 0, 0, 0, dtypes, "bf16 or fp32" },
+        { "sync_packets", TL_PARAM_INT, 0, -1, 1 << 20, NULL,
+          "reduce-scatter packets per sync with the neighbour (0: 4 on a ring, 20 on a line; "
+          "-1: none)" },
         { "oneshot_bytes", TL_PARAM_INT, 524288, 0, 1ll << 40, NULL,
           "a ring reduce-scatter of at most this many bytes a device is one-shot (0: never)" },
         { NULL, 0, 0, 0, 0, NULL, NULL },
@@ -107,6 +111,11 @@ static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
         if (a->workers == 0)
                 a->workers = rule_workers(a->n, (double)bytes * (op == CCL_ALL_GATHER ? a->n : 1),
                                           a->algo == COLL_RING);
+        /* tt-metal's reduce-scatter syncs with its neighbour every 4 chunks
+         * on a ring, every 20 on a line (docs/tt-sources.md CCL-SYNC) */
+        a->sync_packets = (int)tl_setup_int(s, "sync_packets");
+        if (a->sync_packets == 0)
+                a->sync_packets = a->algo == COLL_RING ? 4 : 20;
         a->oneshot = op != CCL_ALL_GATHER && a->algo == COLL_RING &&
                      bytes <= tl_setup_int(s, "oneshot_bytes");
         int64_t cols = tl_setup_int(s, "cols"), elems = bytes / size;
@@ -174,7 +183,8 @@ static void ccl(tl_ctx *tl, const void *args)
                                 .workers = a->workers, .flow = pe / a->workers,
                                 .worker = pe % a->workers, .chunk_rows = a->chunk_rows,
                                 .dim = a->dim, .wire_dt = a->dt,
-                                .acks = a->algo == COLL_RING, .oneshot = a->oneshot };
+                                .acks = a->algo == COLL_RING, .oneshot = a->oneshot,
+                                .sync_packets = a->sync_packets };
         int sip = tl_program_id(tl, 2);
         for (int i = 0; i < a->n; i++) {
                 if (a->order[i] == sip)

@@ -167,6 +167,7 @@ static int max_len(const struct coll_team *t, enum path_kind kind)
 
 #define ACK_TAG 16                   /* acknowledgements, from a collective's tag base */
 #define OWNER_TAG 24                 /* reduce-scatter partials to their owner, from it */
+#define SYNC_TAG 12                  /* a partial's sync, from its partial's tag */
 
 /* Acknowledge a chunk received from rank src (t->acks). */
 static void ack(tl_ctx *tl, const struct coll_team *t, int src, int tag)
@@ -320,6 +321,29 @@ static void reduce_scatter_oneshot(tl_ctx *tl, const struct coll_team *t, tl_ten
         }
 }
 
+/* A reduce-scatter's sync after a partial x sent to rank dst on tag
+ * (t->sync_packets): x's wire bytes / sync_packets, at least 4. */
+static void sync_send(tl_ctx *tl, const struct coll_team *t, int dst, tl_tensor *x, int tag)
+{
+        if (t->sync_packets <= 0)
+                return;
+        int64_t bytes = tl_numel(x) * (t->wire_dt == TL_FP32 ? 4 : 2) / t->sync_packets;
+        tl_scratch_scope_begin(tl);
+        tl_send(tl, dst, tl_fill(tl, TL_FP32, 1, ((int64_t[]){ bytes > 4 ? bytes / 4 : 1 }), 0.0f),
+                tag + SYNC_TAG);
+        tl_scratch_scope_end(tl);
+}
+
+/* Take the sync of a partial received from rank src on tag. */
+static void sync_recv(tl_ctx *tl, const struct coll_team *t, int src, int tag)
+{
+        if (t->sync_packets <= 0)
+                return;
+        tl_scratch_scope_begin(tl);
+        tl_recv(tl, src, tag + SYNC_TAG);
+        tl_scratch_scope_end(tl);
+}
+
 /* Whether what position p of a reduce path (of length len) in flow f
  * sends goes to the member that stores it: the next position is the last
  * (but flow 1 of a bidirectional line hands its partial on from there), or
@@ -368,11 +392,13 @@ void coll_reduce_scatter(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, t
                                 tl_tensor *x = NULL;
                                 if (prev >= 0) {
                                         x = tl_recv(tl, rank_of(t, prev, f, t->worker), in_tag);
+                                        sync_recv(tl, t, rank_of(t, prev, f, t->worker), in_tag);
                                         ack(tl, t, rank_of(t, prev, f, t->worker), tag);
                                 }
                                 if (other) {
                                         int from = rank_of(t, j + 1, 1, t->worker);
                                         tl_tensor *y = tl_recv(tl, from, tag + OWNER_TAG);
+                                        sync_recv(tl, t, from, tag + OWNER_TAG);
                                         ack(tl, t, from, tag);
                                         x = x ? tl_add(tl, x, y) : y;
                                 }
@@ -382,6 +408,7 @@ void coll_reduce_scatter(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, t
                                 }
                                 if (next >= 0) {
                                         send_as(tl, t, next, x, out_tag);
+                                        sync_send(tl, t, next, x, out_tag);
                                         count_sent(next, dsts, sent);
                                 } else {
                                         tl_store(tl, chunk_of(tl, t, out, k), x);

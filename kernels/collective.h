@@ -67,6 +67,12 @@ struct coll_team {
                                       * (a ring fabric's first-level acknowledgement: a
                                       * message back over the link per message); the
                                       * sender takes the acknowledgements at the end */
+        int sync_packets;            /* reduce-scatter: a sync with the neighbour per this
+                                      * many packets of partials (0: none); each is a
+                                      * packet slot on the link whatever it carries
+                                      * (tt-metal's fabric counts slots), modelled pro
+                                      * rata: a message of 1 / sync_packets of each
+                                      * partial's bytes after it */
         bool oneshot;                /* reduce-scatter: every member sends each piece
                                       * straight to its owner (routed over the links,
                                       * no member adds on the way), the owner adds the
