@@ -244,12 +244,12 @@ static void elt(struct tt_prog *out, int *n, const char *label, const char *op, 
 }
 
 /* A collective over the tp chips on the bf16 [rows, cols] each chip holds
- * (kernels/ccl.c, along the columns; validate-tt-ccl's fitted workers,
- * messages and pipelining). */
+ * (kernels/ccl.c, along the columns, as validate-tt-ccl runs them:
+ * tt-metal's workers, the fitted messages and pipelining). */
 static void ccl(struct tt_prog *out, int *n, const struct tt_tp *tp, int kernel, int64_t rows,
                 int64_t cols)
 {
-        prog(out, n, kernel, "ccl", "bytes=%lld cols=%lld dim=1 algo=%s bidir=1 workers=2 "
+        prog(out, n, kernel, "ccl", "bytes=%lld cols=%lld dim=1 algo=%s bidir=1 workers=0 "
              "chunk_bytes=65536 pipeline=2", (long long)(rows * cols * 2), (long long)cols,
              tp->algo);
 }

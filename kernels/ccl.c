@@ -35,6 +35,8 @@ struct ccl_args {
         int order[COLL_MAX_TEAM];    /* member i is SIP order[i] */
         int algo;                    /* enum coll_algo */
         bool bidir;                  /* two flows */
+        bool oneshot;                /* the reduce-scatter sends pieces straight to their owners */
+        int sync_packets;            /* the reduce-scatter's packets per sync (0: none) */
         int workers;                 /* PEs per flow and member */
         int dim;                     /* the concatenation / split axis */
         int64_t rows, cols;          /* each member's input */
@@ -49,7 +51,8 @@ static const struct tl_param ccl_params[] = {
         { "dim", TL_PARAM_INT, 0, 0, 1, NULL, "the axis gathered or split: 0 rows, 1 columns" },
         { "algo", TL_PARAM_CHOICE, 0, 0, 0, algos, "ring or line" },
         { "bidir", TL_PARAM_INT, 1, 0, 1, NULL, "1: both directions (two flows)" },
-        { "workers", TL_PARAM_INT, 2, 1, 64, NULL, "PEs per flow and device" },
+        { "workers", TL_PARAM_INT, 0, 0, 64, NULL,
+          "PEs per flow and device (0: tt-metal's rule by the bytes a link carries)" },
         { "cols", TL_PARAM_INT, 1024, 1, 1 << 20, NULL,
           "columns of each device's input (a 2 KiB bf16 page by default)" },
         { "chunk_bytes", TL_PARAM_INT, 65536, 1, 1 << 24, NULL,
@@ -57,6 +60,11 @@ static const struct tl_param ccl_params[] = {
         { "pipeline", TL_PARAM_INT, 1, 1, 1 << 20, NULL,
           "at least this many messages a piece (smaller than chunk_bytes if need be)" },
         { "dtype", TL_PARAM_CHOICE, 0, 0, 0, dtypes, "bf16 or fp32" },
+        { "sync_packets", TL_PARAM_INT, 0, -1, 1 << 20, NULL,
+          "reduce-scatter packets per sync with the neighbour (0: 4 on a ring, 20 on a line; "
+          "-1: none)" },
+        { "oneshot_bytes", TL_PARAM_INT, 524288, 0, 1ll << 40, NULL,
+          "a ring reduce-scatter of at most this many bytes a device is one-shot (0: never)" },
         { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
@@ -78,6 +86,17 @@ static void ring_order(int n, int row, int *order)
                 order[k++] = r * row;
 }
 
+/* tt-metal's all-gather workers per direction and link (its
+ * default_workers, docs/tt-sources.md CCL-WORKERS): by the bytes a link
+ * carries, (n - 1) / n of the tensor T, halved on a ring (two directions):
+ * 1 up to 4 KiB (a packet), 4 above 256 KiB, else 2. Applied to every op
+ * here, T being its bottleneck tensor. */
+static int rule_workers(int n, double tensor_bytes, bool ring)
+{
+        double per_link = tensor_bytes * (n - 1) / n / (ring ? 2 : 1);
+        return per_link > 256.0 * 1024 ? 4 : per_link <= 4.0 * 1024 ? 1 : 2;
+}
+
 static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
 {
         a->op = op;
@@ -89,6 +108,16 @@ static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
         a->dim = (int)tl_setup_int(s, "dim");
         a->dt = tl_setup_choice(s, "dtype") == 0 ? TL_BF16 : TL_FP32;
         int64_t size = a->dt == TL_BF16 ? 2 : 4, bytes = tl_setup_int(s, "bytes");
+        if (a->workers == 0)
+                a->workers = rule_workers(a->n, (double)bytes * (op == CCL_ALL_GATHER ? a->n : 1),
+                                          a->algo == COLL_RING);
+        /* tt-metal's reduce-scatter syncs with its neighbour every 4 chunks
+         * on a ring, every 20 on a line (docs/tt-sources.md CCL-SYNC) */
+        a->sync_packets = (int)tl_setup_int(s, "sync_packets");
+        if (a->sync_packets == 0)
+                a->sync_packets = a->algo == COLL_RING ? 4 : 20;
+        a->oneshot = op != CCL_ALL_GATHER && a->algo == COLL_RING &&
+                     bytes <= tl_setup_int(s, "oneshot_bytes");
         int64_t cols = tl_setup_int(s, "cols"), elems = bytes / size;
         int per = (a->bidir ? 2 : 1) * a->workers;
         if (m.cubes_per_sip != 1)
@@ -154,7 +183,8 @@ static void ccl(tl_ctx *tl, const void *args)
                                 .workers = a->workers, .flow = pe / a->workers,
                                 .worker = pe % a->workers, .chunk_rows = a->chunk_rows,
                                 .dim = a->dim, .wire_dt = a->dt,
-                                .acks = a->algo == COLL_RING };
+                                .acks = a->algo == COLL_RING, .oneshot = a->oneshot,
+                                .sync_packets = a->sync_packets };
         int sip = tl_program_id(tl, 2);
         for (int i = 0; i < a->n; i++) {
                 if (a->order[i] == sip)

@@ -166,6 +166,8 @@ static int max_len(const struct coll_team *t, enum path_kind kind)
  * while sends of the same position wait behind it. */
 
 #define ACK_TAG 16                   /* acknowledgements, from a collective's tag base */
+#define OWNER_TAG 24                 /* reduce-scatter partials to their owner, from it */
+#define SYNC_TAG 12                  /* a partial's sync, from its partial's tag */
 
 /* Acknowledge a chunk received from rank src (t->acks). */
 static void ack(tl_ctx *tl, const struct coll_team *t, int src, int tag)
@@ -198,6 +200,12 @@ static void count_sent(int dst, int dsts[2], int64_t n[2])
         n[i]++;
 }
 
+/* The chunks of piece j of the full tensor x. */
+static int64_t piece_chunks(const struct coll_team *t, tl_tensor *x, int j)
+{
+        return n_chunks(t, piece_rows(t, extent(t, x), tl_dim(x, 0), j));
+}
+
 /* The chunks of piece j of full this PE handles at position p of the
  * piece's path in its flow (0: the position is not its member's); *len
  * is the path's length. */
@@ -207,7 +215,7 @@ static int64_t chunks_here(const struct coll_team *t, enum path_kind kind, tl_te
         *len = path_len(t, kind, t->flow, j);
         if (p >= *len || path_at(t, kind, t->flow, j, p) != t->me)
                 return 0;
-        return n_chunks(t, piece_rows(t, extent(t, full), tl_dim(full, 0), j));
+        return piece_chunks(t, full, j);
 }
 
 void coll_all_gather(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
@@ -262,22 +270,119 @@ static int reduce_next(const struct coll_team *t, int f, int j, int p, int len)
         return -1;
 }
 
+/* The one-shot reduce-scatter (t->oneshot): this PE sends its chunks of
+ * every other member's piece straight to that member's PE of its flow and
+ * worker, nearest members first, then adds what the n - 1 others sent it
+ * for its own piece to its own input, in member order from me + 1. */
+static void reduce_scatter_oneshot(tl_ctx *tl, const struct coll_team *t, tl_tensor *in,
+                                   tl_tensor *out, int tag)
+{
+        for (int d = 1; d <= t->n / 2; d++) {
+                /* distance d ahead, then behind (once when they are one member) */
+                for (int side = 0; side < 2; side++) {
+                        int j = mod(t->me + (side ? -d : d), t->n);
+                        if (side && j == mod(t->me + d, t->n))
+                                continue;
+                        tl_tensor *src = piece_of(tl, t, in, j);
+                        for (int64_t k = 0; src && k < piece_chunks(t, in, j); k++) {
+                                if (!my_chunk(t, k))
+                                        continue;
+                                tl_scratch_scope_begin(tl);
+                                send_as(tl, t, rank_of(t, j, t->flow, t->worker),
+                                        fetch(tl, chunk_of(tl, t, src, k)), tag);
+                                tl_scratch_scope_end(tl);
+                        }
+                }
+        }
+        tl_tensor *mine = piece_of(tl, t, in, t->me);
+        if (!mine)
+                return;
+        /* the running sum of a chunk, in TCM: the largest chunk's shape */
+        tl_tensor *first = chunk_of(tl, t, mine, 0);
+        tl_tensor *acc = tl_alloc(tl, TL_TCM, tl_dtype_of(first), 2,
+                                  ((int64_t[]){ tl_dim(first, 0), tl_dim(first, 1) }));
+        for (int64_t k = 0; k < piece_chunks(t, in, t->me); k++) {
+                if (!my_chunk(t, k))
+                        continue;
+                tl_scratch_scope_begin(tl);
+                tl_tensor *c = chunk_of(tl, t, mine, k);
+                tl_tensor *x = tl_view(tl, acc, ((int64_t[]){ 0, 0 }),
+                                       ((int64_t[]){ tl_dim(c, 0), tl_dim(c, 1) }));
+                tl_copy_to(tl, x, fetch(tl, c));
+                for (int i = 1; i < t->n; i++) {
+                        tl_scratch_scope_begin(tl);
+                        tl_tensor *y = tl_recv(tl, rank_of(t, mod(t->me + i, t->n), t->flow,
+                                                           t->worker), tag);
+                        tl_copy_to(tl, x, tl_add(tl, x, y));
+                        tl_scratch_scope_end(tl);
+                }
+                tl_store(tl, chunk_of(tl, t, out, k), x);
+                tl_scratch_scope_end(tl);
+        }
+}
+
+/* A reduce-scatter's sync after a partial x sent to rank dst on tag
+ * (t->sync_packets): x's wire bytes / sync_packets, at least 4. */
+static void sync_send(tl_ctx *tl, const struct coll_team *t, int dst, tl_tensor *x, int tag)
+{
+        if (t->sync_packets <= 0)
+                return;
+        int64_t bytes = tl_numel(x) * (t->wire_dt == TL_FP32 ? 4 : 2) / t->sync_packets;
+        tl_scratch_scope_begin(tl);
+        tl_send(tl, dst, tl_fill(tl, TL_FP32, 1, ((int64_t[]){ bytes > 4 ? bytes / 4 : 1 }), 0.0f),
+                tag + SYNC_TAG);
+        tl_scratch_scope_end(tl);
+}
+
+/* Take the sync of a partial received from rank src on tag. */
+static void sync_recv(tl_ctx *tl, const struct coll_team *t, int src, int tag)
+{
+        if (t->sync_packets <= 0)
+                return;
+        tl_scratch_scope_begin(tl);
+        tl_recv(tl, src, tag + SYNC_TAG);
+        tl_scratch_scope_end(tl);
+}
+
+/* Whether what position p of a reduce path (of length len) in flow f
+ * sends goes to the member that stores it: the next position is the last
+ * (but flow 1 of a bidirectional line hands its partial on from there), or
+ * this is flow 1's handoff itself. Those partials travel on tag +
+ * OWNER_TAG: the owner takes them after the partials it passes on, so
+ * they have their own queue. */
+static bool to_owner(const struct coll_team *t, int f, int p, int len)
+{
+        bool handoff = t->algo == COLL_LINE && t->bidir && f == 1;
+        return handoff ? p + 1 == len : p + 2 == len;
+}
+
 void coll_reduce_scatter(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
                          int tag)
 {
+        if (t->oneshot) {
+                reduce_scatter_oneshot(tl, t, in, out, tag);
+                return;
+        }
         int f = t->flow, steps = max_len(t, PATH_REDUCE), len, dsts[2] = { -1, -1 };
         int64_t sent[2] = { 0, 0 };
         bool merge = t->algo == COLL_LINE && t->bidir && f == 0;
         for (int p = 0; p < steps; p++) {
-                for (int q = 0; q < 2 * t->n; q++) {
-                        int pass = q / t->n, j = q % t->n;  /* sends first */
+                for (int q = 0; q < 3 * t->n; q++) {
+                        int pass = q / t->n, j = q % t->n;
                         int64_t chunks = chunks_here(t, PATH_REDUCE, in, p, j, &len);
+                        if (!chunks)
+                                continue;
                         /* the partial from flow 1's side of the owner, if any */
                         bool other = merge && p + 1 == len && j + 1 < t->n;
-                        if (!chunks || pass != (p > 0 || other))
-                                continue;
                         int prev = p > 0 ? path_at(t, PATH_REDUCE, f, j, p - 1) : -1;
                         int next = reduce_next(t, f, j, p, len);
+                        /* sends first, then the partials passed on, then the
+                         * pieces this member owns (which may wait for the
+                         * far side's partial) */
+                        if (pass != (next < 0 ? 2 : prev >= 0))
+                                continue;
+                        int in_tag = tag + (next < 0 ? OWNER_TAG : 0);
+                        int out_tag = tag + (to_owner(t, f, p, len) ? OWNER_TAG : 0);
                         bool add = first_visit(t, PATH_REDUCE, f, j, p);
                         tl_tensor *src = piece_of(tl, t, in, j);
                         for (int64_t k = 0; k < chunks; k++) {
@@ -286,12 +391,14 @@ void coll_reduce_scatter(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, t
                                 tl_scratch_scope_begin(tl);
                                 tl_tensor *x = NULL;
                                 if (prev >= 0) {
-                                        x = tl_recv(tl, rank_of(t, prev, f, t->worker), tag);
+                                        x = tl_recv(tl, rank_of(t, prev, f, t->worker), in_tag);
+                                        sync_recv(tl, t, rank_of(t, prev, f, t->worker), in_tag);
                                         ack(tl, t, rank_of(t, prev, f, t->worker), tag);
                                 }
                                 if (other) {
                                         int from = rank_of(t, j + 1, 1, t->worker);
-                                        tl_tensor *y = tl_recv(tl, from, tag);
+                                        tl_tensor *y = tl_recv(tl, from, tag + OWNER_TAG);
+                                        sync_recv(tl, t, from, tag + OWNER_TAG);
                                         ack(tl, t, from, tag);
                                         x = x ? tl_add(tl, x, y) : y;
                                 }
@@ -300,7 +407,8 @@ void coll_reduce_scatter(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, t
                                         x = x ? tl_add(tl, x, mine) : mine;
                                 }
                                 if (next >= 0) {
-                                        send_as(tl, t, next, x, tag);
+                                        send_as(tl, t, next, x, out_tag);
+                                        sync_send(tl, t, next, x, out_tag);
                                         count_sent(next, dsts, sent);
                                 } else {
                                         tl_store(tl, chunk_of(tl, t, out, k), x);

@@ -67,6 +67,17 @@ struct coll_team {
                                       * (a ring fabric's first-level acknowledgement: a
                                       * message back over the link per message); the
                                       * sender takes the acknowledgements at the end */
+        int sync_packets;            /* reduce-scatter: a sync with the neighbour per this
+                                      * many packets of partials (0: none); each is a
+                                      * packet slot on the link whatever it carries
+                                      * (tt-metal's fabric counts slots), modelled pro
+                                      * rata: a message of 1 / sync_packets of each
+                                      * partial's bytes after it */
+        bool oneshot;                /* reduce-scatter: every member sends each piece
+                                      * straight to its owner (routed over the links,
+                                      * no member adds on the way), the owner adds the
+                                      * n - 1 it receives to its own: tt-metal's ring
+                                      * reduce-scatter for small inputs */
         int ranks[COLL_MAX_TEAM];    /* PE (m, f, w) is ranks[(m * flows + f) * workers + w] */
 };
 
@@ -93,7 +104,7 @@ static inline int64_t coll_piece_lo(int64_t ext, int n, int j)
 void coll_all_gather(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
                      bool own, int tag);
 /* out (piece me's shape) = piece me of the sum over the members of in
- * (full). */
+ * (full); along the paths, or one-shot (t->oneshot). */
 void coll_reduce_scatter(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
                          int tag);
 /* out (full) = the sum over the members of in (full); out may be in. A

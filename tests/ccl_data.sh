@@ -4,7 +4,9 @@
 # reduce_scatter and all_reduce, ring and line, uni- and bidirectional,
 # along dim 0 and dim 1, on 2 chips (tt_wormhole_n300.yaml), 3 (a T3000 cut
 # to one short row: pieces uneven in both dims, chunks that do not divide
-# them) and 8 (the T3000's 2 x 4 mesh in ring order), fp32 and bf16. Small
+# them) and 8 (the T3000's 2 x 4 mesh in ring order), fp32 and bf16; a ring
+# reduce-scatter (and all-reduce) both one-shot (these inputs are below
+# oneshot_bytes) and along the ring (oneshot_bytes=0). Small
 # integers sum exactly in both, so every result must match exactly. Also
 # checks that the machine files the collectives run on have the documented
 # link counts, and that the links' per-message cost is paid per message.
@@ -28,7 +30,9 @@ check_all() {
         mkdir -p "$tmp/c"
         "$py" tests/lib/ccl_model.py write "$tmp/c" "$n" "$rows" "$cols" 5
         for op in all_gather reduce_scatter all_reduce; do
-                for algo in ring line; do
+                for form in ring ring:0 line; do
+                        local algo=${form%%:*} oneshot=${form#*:}
+                        [ "$oneshot" = "$form" ] && oneshot=524288
                         for bidir in 0 1; do
                                 for dim in 0 1; do
                                         rm -rf "$tmp/c/out"
@@ -38,10 +42,11 @@ check_all() {
                                                 --set cols=$cols --set dtype=$dt \
                                                 --set chunk_bytes=$((3 * size * cols / 2)) \
                                                 --set algo=$algo --set bidir=$bidir \
+                                                --set oneshot_bytes=$oneshot \
                                                 --set dim=$dim >"$tmp/c/log" 2>&1 \
-                                                || fail "$op $algo bidir=$bidir dim=$dim on $topo: $(head -3 "$tmp/c/log")"
+                                                || fail "$op $form bidir=$bidir dim=$dim on $topo: $(head -3 "$tmp/c/log")"
                                         "$py" tests/lib/ccl_model.py check "$tmp/c" $op "$n" $dim "$order" \
-                                                || fail "$op $algo bidir=$bidir dim=$dim $dt on $topo $*"
+                                                || fail "$op $form bidir=$bidir dim=$dim $dt on $topo $*"
                                 done
                         done
                 done
@@ -69,4 +74,34 @@ ag_ps() {
 t0=$(ag_ps 0)
 t1=$(ag_ps 600)
 [ $((t1 - t0)) -ge $((16 * 600000)) ] || fail "message_ns 600 adds $((t1 - t0)) ps (< 16 x 600 ns)"
+
+# kernel_ps of OP on the T3000's ring at BYTES a device, then --set pairs.
+ring_ps() {
+        local op=$1 bytes=$2
+        shift 2
+        "$bin" run "$op" --topo topologies/tt_t3k.yaml --set bytes="$bytes" --set algo=ring "$@" \
+                --json | "$py" -c 'import json, sys; print(json.load(sys.stdin)["kernel_ps"])'
+}
+# Workers by default (workers=0) follow tt-metal's all-gather rule on the
+# bytes a link carries, 7/8 of T halved on a ring: 1 up to 4 KiB, 2 up to
+# 256 KiB, else 4.
+for w in 1024:1 65536:2 131072:4; do
+        [ "$(ring_ps all_gather "${w%%:*}")" = "$(ring_ps all_gather "${w%%:*}" --set workers="${w##*:}")" ] \
+                || fail "all_gather ring 8 at ${w%%:*} bytes a device: not ${w##*:} workers by default"
+done
+# The one-shot ring reduce-scatter moves about 2.3 x the bytes: forced at
+# 4 MiB a device, where the links bound the time, it is slower than the
+# ring algorithm; it is the default up to 512 KiB a device only.
+[ "$(ring_ps reduce_scatter 4194304 --set oneshot_bytes=4194304)" -gt \
+  "$(ring_ps reduce_scatter 4194304)" ] || fail "reduce_scatter ring 8 at 4 MiB: one-shot not slower"
+rs512=$(ring_ps reduce_scatter 524288)
+[ "$rs512" = "$(ring_ps reduce_scatter 524288 --set oneshot_bytes=524288)" ] &&
+        [ "$rs512" != "$(ring_ps reduce_scatter 524288 --set oneshot_bytes=0)" ] \
+        || fail "reduce_scatter ring 8 at 512 KiB: not one-shot by default"
+[ "$(ring_ps reduce_scatter 1048576)" = "$(ring_ps reduce_scatter 1048576 --set oneshot_bytes=0)" ] \
+        || fail "reduce_scatter ring 8 at 1 MiB: one-shot by default"
+# A reduce-scatter syncs with its neighbour (4 packets a sync on a ring):
+# the syncs cost time.
+[ "$(ring_ps reduce_scatter 4194304)" -gt "$(ring_ps reduce_scatter 4194304 --set sync_packets=-1)" ] \
+        || fail "reduce_scatter ring 8 at 4 MiB: the syncs cost nothing"
 echo "ok"
