@@ -249,9 +249,10 @@ static uint64_t gemm_operand_tiles(const struct topo_pe_gemm *g, uint64_t m, uin
  * operand_bytes of tiles (pe.gemm.unpack_shared_bytes_per_cycle): a
  * subblock of at least 2 x 2 tiles keeps both banks of one source register
  * for its whole K step (the paired tiles of tt-metal's matmul, each used
- * by two products), so the step's first refill of that source starts at
- * its end, while the other unpacker refills its own source; the engine
- * does one product meanwhile and then waits for the rest of the refill. */
+ * by every product of its row or column), so the next step's second tile
+ * of that source is unpacked from the step's end, while the other unpacker
+ * refills its own source (each at the shared rate); the engine does one
+ * product meanwhile and then waits for the rest of the refill. */
 static uint64_t gemm_refill_cycles(const struct topo_pe_gemm *g, uint64_t m, uint64_t n, uint64_t k,
                                    uint64_t operand_bytes, uint64_t work)
 {
