@@ -40,7 +40,12 @@ each mechanism removed in turn:
   - the senders' handshake (docs/adr/0031): tt_matmul's handshake=0, a
     multicast going without waiting for its receivers' pages;
   - the rotating A sender of a block-sharded A in L1 (docs/adr/0031):
-    tt_matmul's a_rotate=0, column 0 sending every K block."""
+    tt_matmul's a_rotate=0, column 0 sending every K block;
+  - the unpackers' address cycles per tile (docs/adr/0039):
+    pe.gemm.unpack_setup_cycles = 0;
+  - the held source's refill at each K step of a subblock of at least
+    2 x 2 tiles (docs/adr/0039): pe.gemm.unpack_shared_bytes_per_cycle = 0;
+  - both of them (the model before ADR 0039)."""
 import argparse
 import concurrent.futures as cf
 import csv
@@ -184,6 +189,12 @@ def main():
          lambda r: ["pe.dma.duplex=0"]),
         ("no sender/receiver handshake (handshake=0)", lambda r: ["handshake=0"]),
         ("A in L1 sent by column 0 (no rotating sender)", lambda r: ["a_rotate=0"]),
+        ("no UNPACR address cycles (unpack_setup_cycles = 0)",
+         lambda r: ["pe.gemm.unpack_setup_cycles=0"]),
+        ("no refill wait at K steps (unpack_shared_bytes_per_cycle = 0)",
+         lambda r: ["pe.gemm.unpack_shared_bytes_per_cycle=0"]),
+        ("neither (the unpackers before ADR 0039)",
+         lambda r: ["pe.gemm.unpack_setup_cycles=0", "pe.gemm.unpack_shared_bytes_per_cycle=0"]),
     ]
     for name, extra in variants:
         if extra is None or extra == "nofixed":

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/ckd.h"
 #include "base/util.h"
 #include "hw/hw.h"
 
@@ -236,6 +237,38 @@ static uint64_t gemm_work_cycles(const struct topo_pe_gemm *g, uint64_t m, uint6
         return sat_u64((macs + g->macs_per_cycle - 1) / g->macs_per_cycle);
 }
 
+/* The operand tiles of an m x k by k x n op: A's and B's. */
+static uint64_t gemm_operand_tiles(const struct topo_pe_gemm *g, uint64_t m, uint64_t n, uint64_t k)
+{
+        uint64_t rt = div_up(m, g->operand_tile), ct = div_up(n, g->operand_tile);
+        uint64_t kt = div_up(k, g->operand_tile);
+        return sat_mul_u64(kt, sat_add_u64(rt, ct));
+}
+
+/* The cycles the engine waits at the K steps of an op of work cycles with
+ * operand_bytes of tiles (pe.gemm.unpack_shared_bytes_per_cycle): a
+ * subblock of at least 2 x 2 tiles keeps both banks of one source register
+ * for its whole K step (the paired tiles of tt-metal's matmul, each used
+ * by every product of its row or column), so the next step's second tile
+ * of that source is unpacked from the step's end, while the other unpacker
+ * refills its own source (each at the shared rate); the engine does one
+ * product meanwhile and then waits for the rest of the refill. */
+static uint64_t gemm_refill_cycles(const struct topo_pe_gemm *g, uint64_t m, uint64_t n, uint64_t k,
+                                   uint64_t operand_bytes, uint64_t work)
+{
+        if (!g->unpack_shared_bytes_per_cycle)
+                return 0;
+        uint64_t rt = div_up(m, g->operand_tile), ct = div_up(n, g->operand_tile);
+        uint64_t kt = div_up(k, g->operand_tile);
+        if (rt < 2 || ct < 2 || kt == 0)
+                return 0;
+        uint64_t tiles = gemm_operand_tiles(g, m, n, k);
+        uint64_t refill = sat_add_u64(g->unpack_setup_cycles,
+                                      div_up(operand_bytes / tiles, g->unpack_shared_bytes_per_cycle));
+        uint64_t product = work / sat_mul_u64(sat_mul_u64(rt, ct), kt);
+        return refill > product ? sat_mul_u64(kt, refill - product) : 0;
+}
+
 sim_ps hw_gemm_ps(const struct topo *t, uint64_t m, uint64_t n, uint64_t k)
 {
         const struct topo_pe_gemm *g = &t->pe.gemm;
@@ -350,9 +383,14 @@ sim_ps hw_gemm_run_fed(struct hw_pe *pe, uint64_t m, uint64_t n, uint64_t k, uin
         /* hw_gemm_ps's figures, its cycles counted once. */
         const struct topo_pe_gemm *g = &pe->sim->topo->pe.gemm;
         uint64_t cycles = gemm_work_cycles(g, m, n, k);
+        if (g->operand_tile)
+                cycles = sat_add_u64(cycles, gemm_refill_cycles(g, m, n, k, operand_bytes, cycles));
         /* The engine waits for operands it cannot be fed faster. */
         if (g->operand_bytes_per_cycle) {
                 uint64_t fed = div_up(operand_bytes, g->operand_bytes_per_cycle);
+                if (g->operand_tile)
+                        fed = sat_add_u64(fed, sat_mul_u64(gemm_operand_tiles(g, m, n, k),
+                                                           g->unpack_setup_cycles));
                 if (fed > cycles)
                         cycles = fed;
         }

@@ -177,6 +177,15 @@ struct topo_pe_gemm {
         uint32_t operand_bytes_per_cycle; /* the rate its operands come from TCM into the engine
                                       * (Tensix's unpackers), bytes per engine cycle; 0: not
                                       * limited beyond the TCM's bandwidth */
+        uint32_t unpack_setup_cycles; /* with operand_tile: cycles each operand tile's unpack
+                                      * spends on its address before its bytes flow (Tensix's
+                                      * UNPACR); 0: none */
+        uint32_t unpack_shared_bytes_per_cycle; /* with operand_tile: each of the two unpackers'
+                                      * rate while both unpack at once, bytes per cycle; > 0: a
+                                      * subblock of at least 2 x 2 tiles holds both banks of one
+                                      * source for its K step (Tensix's matmul), and the FPU
+                                      * waits for a tile refilled at this rate at each K step;
+                                      * 0: no such wait */
         struct topo_energy energy;   /* per MAC per fidelity pass (bf16 and fp16 operands);
                                       * static per PE */
         uint64_t mac_fj[TOPO_MAC_COUNT]; /* per MAC per fidelity pass of each operand class,

@@ -441,3 +441,31 @@ Test(hw_blackhole, a_bank_serves_its_neighbour_faster)
         cr_assert_eq(at_98, hw_bytes_ps(bytes, h->channel_bw_bytes_per_s * 98 / 100));
         cr_assert_eq(at_67, hw_bytes_ps(bytes, h->channel_bw_bytes_per_s * 67 / 100));
 }
+
+/* Tensix's unpackers (docs/adr/0039): every operand tile pays its
+ * UNPACR's two address cycles on the feed, and a subblock of at least
+ * 2 x 2 tiles waits at each K step for its held source's refill at the
+ * shared rate (32 B/cycle), less the one product it does meanwhile. */
+Test(hw_wormhole, a_paired_subblock_waits_for_its_refill_at_each_k_step)
+{
+        /* The simulator's own copy of the machine (its graph's). */
+        struct topo_pe_gemm *g = (struct topo_pe_gemm *)&sim.topo->pe.gemm;
+        cr_assert_eq(g->unpack_setup_cycles, 2);
+        cr_assert_eq(g->unpack_shared_bytes_per_cycle, 32);
+        g->fidelity_passes = 2; /* HiFi2: 32 cycles a tile product */
+        struct hw_pe *pe = &sim.pes[0];
+        sim_ps s0, s1, s2;
+        /* 4 x 2 tiles, 4 K steps, bf16 (2048 B a tile): 32 products of
+         * 32 cycles, and at each K step 2 + 2048 / 32 - 32 = 34 more; the
+         * feed (24 tiles: 49152 / 64 + 24 x 2 = 816) is shorter. */
+        sim_ps e0 = hw_gemm_run_fed(pe, 128, 64, 128, 0, 24 * 2048, 0, &s0);
+        cr_assert_eq(e0 - s0, topo_cycles_to_ps(1024 + 4 * 34, g->clock_hz));
+        /* 1 x 8 tiles: no pair held, no wait; the feed binds: 36 tiles'
+         * 73728 / 64 + 36 x 2 = 1224 cycles. */
+        sim_ps e1 = hw_gemm_run_fed(pe, 32, 256, 128, 0, 36 * 2048, e0, &s1);
+        cr_assert_eq(e1 - s1, topo_cycles_to_ps(1224, g->clock_hz));
+        /* Without the shared rate the 4 x 2 subblock runs at its math. */
+        g->unpack_shared_bytes_per_cycle = 0;
+        sim_ps e2 = hw_gemm_run_fed(pe, 128, 64, 128, 0, 24 * 2048, e1, &s2);
+        cr_assert_eq(e2 - s2, topo_cycles_to_ps(1024, g->clock_hz));
+}
