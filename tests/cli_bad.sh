@@ -58,10 +58,10 @@ for spec in "$dir"/*.case; do
                 continue
         fi
         if [ -n "$limit" ]; then
-                (ulimit -v "$limit" && exec env "${envs[@]}" timeout 20 "$bin" "${args[@]}") \
+                (ulimit -v "$limit" && exec env "${envs[@]}" timeout 120 "$bin" "${args[@]}") \
                         >"$tmp/out" 2>"$tmp/err" </dev/null
         else
-                env "${envs[@]}" timeout 20 "$bin" "${args[@]}" >"$tmp/out" 2>"$tmp/err" \
+                env "${envs[@]}" timeout 120 "$bin" "${args[@]}" >"$tmp/out" 2>"$tmp/err" \
                         </dev/null
         fi
         check_run "$tmp" $? @TMP@ "$tmp"

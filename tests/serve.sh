@@ -22,6 +22,11 @@ bin=${CUBESIM_BIN:?}
 light=0
 if ldd "$bin" 2>/dev/null | grep -q libasan; then light=1; fi
 big() { [ $light -eq 0 ]; }
+# Two halves, so that CTest runs them side by side: base (this file) and
+# load (tests/serve_load.sh sets SERVE_PART=load).
+part=${SERVE_PART:-base}
+in_part() { [ "$part" = "$1" ]; }
+little="abs(j['mean_in_system'] / (j['throughput_rps'] * j['e2el_ms']['mean'] / 1e3) - 1) <= 0.05"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 fail=0
@@ -39,6 +44,7 @@ PY
 }
 
 # -- low load: the model step ------------------------------------------------------------
+if in_part base; then
 n_low=20; big || n_low=4
 serve --qps 0.05 --requests $n_low --prompt-len 512 --output-len 128 --json >"$out/j"
 pre=$(step_ps llm_layer --set model=llama3-8b --set q_len=512)
@@ -51,10 +57,11 @@ check "low load: mean TTFT within 5% of the prefill step ($ttft ms)" \
 check "low load: mean TPOT within 5% of the batch-1 decode step ($tpot ms)" \
         "abs(j['tpot_ms']['mean'] / $tpot - 1) <= 0.05"
 check "low load: every request completes" "j['completed'] == j['requests'] == $n_low"
-little="abs(j['mean_in_system'] / (j['throughput_rps'] * j['e2el_ms']['mean'] / 1e3) - 1) <= 0.05"
 check "low load: Little's law" "$little"
+fi
 
 # -- loaded: Little's law per policy, two replicas ----------------------------------------
+if in_part base; then
 n_load=40 mb=8 ol=uniform:8:40
 variants=("--policy vllm" "--policy sarathi --chunk-tokens 136" "--policy static"
           "--dp 2 --router least-loaded" "--dp 2 --router round-robin --policy sarathi")
@@ -70,8 +77,10 @@ for args in "${variants[@]}"; do
         check "loaded ($args): Little's law, all complete" \
                 "$little and j['completed'] == $n_load and j['iterations'] > 0"
 done
+fi
 
 # -- saturation: the max-batch decode rate -------------------------------------------------
+if in_part load; then
 if big; then
         serve --qps 1000 --requests 128 --prompt-len 32 --output-len 256 --max-batch 64 \
                 --json >"$out/j"
@@ -81,8 +90,10 @@ if big; then
         check "saturation: output rate >= 85% of the max-batch decode rate ($rate tok/s)" \
                 "j['throughput_tok_s'] >= 0.85 * $rate and j['throughput_tok_s'] <= 1.02 * $rate"
 fi
+fi
 
 # -- determinism ------------------------------------------------------------------------------
+if in_part base; then
 det="--qps 6 --requests 30 --prompt-len lognormal:100:0.3 --output-len uniform:8:32 --seed 7"
 big || det="--qps 6 --requests 5 --prompt-len lognormal:64:0.1 --output-len uniform:2:5 --seed 7"
 # shellcheck disable=SC2086
@@ -96,8 +107,10 @@ if cmp -s "$out/a" "$out/b" && ! cmp -s "$out/a" "$out/c"; then
 else
         echo "FAIL determinism"; diff "$out/a" "$out/b" || true; fail=1
 fi
+fi
 
 # -- traces: CSV and JSONL give the same run --------------------------------------------------
+if in_part base; then
 printf 'arrival_s,prompt_tokens,output_tokens\n0,100,20\n0.05,300,10\n0.5,64,40\n' >"$out/t.csv"
 printf '{"arrival_s": 0, "prompt_tokens": 100, "output_tokens": 20}\n' >"$out/t.jsonl"
 printf '{"arrival_s": 0.05, "prompt_tokens": 300, "output_tokens": 10}\n' >>"$out/t.jsonl"
@@ -109,16 +122,20 @@ if cmp -s "$out/a" "$out/b" && grep -q '"requests": 3, "completed": 3' "$out/a";
 else
         echo "FAIL traces"; cat "$out/a" "$out/b"; fail=1
 fi
+fi
 
 # -- preemption: a KV cache smaller than the batch ---------------------------------------------
+if in_part load; then
 # 4 GiB a cube leave 8 blocks of 1024 tokens: 8 prompts of 1000 fit, and
 # each needs a second block 24 tokens into its output.
 serve --qps 1000 --requests 8 --prompt-len 1000 --output-len 40 --max-batch 8 \
         --max-batch-tokens 2000 --kv-block 1024 --set cube.hbm.size_gib=4 --json >"$out/j"
 check "a small KV cache preempts and every request still completes" \
         "j['preemptions'] > 0 and j['completed'] == 8 and j['kv_peak_frac'] == 1 and $little"
+fi
 
 # -- the grid against exact simulation --------------------------------------------------------
+if in_part load; then
 n_grid=30 n_check=12
 big && serve --qps 30 --requests $n_grid --prompt-len 300 --output-len uniform:16:40 \
         --policy sarathi --chunk-tokens 128 --max-batch 8 --check-steps $n_check >"$out/t"
@@ -129,8 +146,10 @@ ok = m and int(m.group(1)) >= int(sys.argv[2]) and float(m.group(2)) <= 3.0
 print(open(sys.argv[1]).read() if not ok else "", end="")
 sys.exit(0 if ok else 1)
 PY
+fi
 
 # -- --out ------------------------------------------------------------------------------------
+if in_part load; then
 serve --qps 20 --requests 30 --prompt-len 128 --output-len 4 --max-batch 4 --dp 2 \
         --out "$out/o" --no-figures --json >"$out/j"
 for f in requests.csv iterations.csv summary.json trace.json figures/latency_cdf.dat \
@@ -159,16 +178,20 @@ print(("ok   " if ok else "FAIL ") + "--out: requests.csv's energy_j sums to the
       "j_per_request is its mean" + ("" if ok else f": {e} {j['energy_j']} {j['j_per_request']}"))
 sys.exit(0 if ok else 1)
 PY
+fi
 
 # -- capacity ---------------------------------------------------------------------------------
+if in_part load; then
 if big; then
         serve --find-capacity --requests 40 --output-len 32 --slo-ttft-ms 400 \
                 --slo-tpot-ms 30 --json >"$out/j"
         check "--find-capacity: a rate that meets both SLOs at p99" \
                 "j['capacity_qps'] > 0 and j['ttft_ms']['p99'] <= 400 and j['tpot_ms']['p99'] <= 30"
 fi
+fi
 
 # -- bad traces: located messages, exit 2 -----------------------------------------------------
+if in_part base; then
 bad() { # FILE-CONTENT EXPECTED-MESSAGE
         printf "$1" >"$out/bad.csv"
         set +e
@@ -197,4 +220,6 @@ bad '{"arrival_s": 0, "prompt_tokens": 10, "output_tokens": 5}\n{"arrival_s": 1,
 bad '{"arrival_s": 0, "prompt_tokens": 10}\n' '1:1: error: missing "output_tokens"'
 bad '{"arrival_s": 0, "prompt_tokens": 10,, "output_tokens": 5}\n' "1:38: error: invalid JSON"
 bad '# nothing\n' "1:1: error: the trace has no requests"
+fi
+
 exit $fail

@@ -19,7 +19,7 @@ dir=tests/bad/sweep
 . "$src/tests/lib/bad_corpus.sh"
 
 corpus_run() {
-        timeout 20 "$bin" sweep --list "$@"
+        timeout 120 "$bin" sweep --list "$@"
 }
 
 corpus_stdout_bad() {

@@ -19,7 +19,7 @@ dir=tests/bad/topo
 . "$src/tests/lib/bad_corpus.sh"
 
 corpus_run() {
-        timeout 20 "$bin" topo check "$@"
+        timeout 120 "$bin" topo check "$@"
 }
 
 corpus_stdout_bad() {
