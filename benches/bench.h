@@ -109,4 +109,13 @@ int bench_machine_load(const struct bench_ctx *c, const char *fallback, char *bu
  * after indent (a sweep spec's params). */
 void bench_machine_params(const struct bench_ctx *c, FILE *f, const char *indent);
 
+/* ---- bench llm-step on a Tenstorrent machine (benches/llm_step_tt.c) ---- */
+
+extern const char *const llm_step_tt_params[]; /* its --set keys, NULL-ended */
+/* Whether key is one of them. */
+bool llm_step_tt_key(const char *key);
+/* Predict one model on machine t (loaded from topo, --set keys applied)
+ * and print it; the bench's exit status. */
+int llm_step_tt(const struct bench_ctx *c, const char *topo, const struct topo *t);
+
 #endif

@@ -43,7 +43,7 @@
 #include "bench.h"
 #include "sweep/sweep.h"
 #include "topo/topo.h"
-#include "tt_llm_model.h"
+#include "llm/tt_llm_model.h"
 
 static const char *const step_params[] = { "models", "batches", "contexts", "prefill_models",
                                            "tp_sips", "figures", "energy_models",
@@ -974,7 +974,7 @@ const struct bench bench_llm_step = {
                 "\n"
                 "On a Tenstorrent machine file (--topo topologies/tt_*.yaml: Tensix cores,\n"
                 "pe.gemm.operand_tile 32) it predicts one model as tt-transformers deploys\n"
-                "it, with validate-tt-llm's code (benches/tt_llm_model.c): the DRAM check,\n"
+                "it, with validate-tt-llm's code (src/llm/tt_llm_model.c): the DRAM check,\n"
                 "then the device programs of a decode iteration and of a prefill. Its\n"
                 "parameters there: model=PRESET (llama3.1-8b), precision=performance|\n"
                 "accuracy|ff13_bfp4|bf16, batch=B (1, users in all, up to 32),\n"

@@ -1,7 +1,7 @@
 /* benches/llm_step_tt.c: bench llm-step on a Tenstorrent machine file
  * (--topo topologies/tt_*.yaml, a machine of Tensix cores): one whole
  * model as tt-transformers deploys it, predicted by the same code as
- * validate-tt-llm (tt_predict, benches/tt_llm_model.c, docs/adr/0030):
+ * validate-tt-llm (tt_predict, src/llm/tt_llm_model.c, docs/adr/0030):
  * the DRAM check, then the decode iteration at its growing context and
  * one user's prefill as sequences of device programs (tt_llm_op,
  * tt_matmul, the collectives), with the machine's --set keys applied.
@@ -20,7 +20,7 @@
 
 #include "bench.h"
 #include "topo/topo.h"
-#include "tt_llm_model.h"
+#include "llm/tt_llm_model.h"
 
 const char *const llm_step_tt_params[] = { "model", "precision", "batch", "prompt_len",
                                            "gen_tokens", "tp", "dp", "samples",
@@ -80,7 +80,7 @@ static void print(const struct bench_ctx *c, const char *topo, const struct tt_a
         fprintf(c->out, "a chip's DRAM: weights %.2f GB + KV cache %.2f GB + activations %.2f GB "
                 "of %.2f GB\n", (double)p->mem.weights / 1e9, (double)p->mem.kv / 1e9,
                 (double)p->mem.act / 1e9, (double)p->mem.capacity / 1e9);
-        fprintf(c->out, "(tt-transformers' device programs, benches/tt_llm_model.c: one layer "
+        fprintf(c->out, "(tt-transformers' device programs, src/llm/tt_llm_model.c: one layer "
                 "simulated and scaled by the layer count, SDPA at sampled contexts%s)\n",
                 p->scaled ? "; the prefill simulated at 8192 tokens and scaled" : "");
 }

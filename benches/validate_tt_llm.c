@@ -8,7 +8,7 @@
  * activations against the machine's DRAM (tt_mem_need); a model that does
  * not fit is an error naming the sizes (exit 2), before any timing.
  * Then it is predicted as a sequence of device programs
- * (benches/tt_llm_model.c's tt_predict, which llm-step runs too on a
+ * (src/llm/tt_llm_model.c's tt_predict, which llm-step runs too on a
  * Tenstorrent machine file; kernel tt_llm_op and tt_matmul), each run as
  * its own launch on the machine file in op_log mode and paying the
  * machine's program cost, here set per launch from the bench's
@@ -26,7 +26,7 @@
  *     linearly, SDPA quadratically (said in the output).
  * On a machine of several chips (n300, t3k, galaxy) the `dp` replicas
  * split its chips and each replica splits the model over tp = chips / dp
- * chips as tt-transformers does on a 1D mesh (benches/tt_llm_model.c,
+ * chips as tt-transformers does on a 1D mesh (src/llm/tt_llm_model.c,
  * tt_shard_model): a chip's programs run on one chip of the machine
  * (system.sips=1; every chip runs the same), the all-gathers and
  * reduce-scatters over the links on tp chips (kernels/ccl.c); each chip's
@@ -57,7 +57,7 @@
 #include "report/summary.h"
 #include "sweep/sweep.h"
 #include "tl/tl_run.h"
-#include "tt_llm_model.h"
+#include "llm/tt_llm_model.h"
 
 #define MAX_ROWS 256
 

@@ -19,7 +19,7 @@
  * layer for all of them (no biases; RoPE at the preset's theta, without
  * the long-context scaling, which changes no shape); the biases, tied
  * embeddings and scaling matter to the whole-model programs
- * (kernels/tt_llm_model.c). */
+ * (src/llm/tt_llm_model.c). */
 #define P(n, h, q, kv, d, f, l, v, th, fac, tied, bias, hf) \
         { n, h, q, kv, d, f, l, v, th, fac, tied, bias, hf }
 const struct llm_model llm_models[] = {

@@ -3,7 +3,7 @@
  * program of the decoder per launch (device side tt_llm_op.c, host side
  * tt_llm_setup.c). The host model of a whole run (precision
  * configurations, the programs of a decode iteration and of a prefill,
- * the DRAM the model needs) is benches/tt_llm_model.h.
+ * the DRAM the model needs) is src/llm/tt_llm_model.h.
  *
  * Every op runs on 32 x 32 tiles: row counts are padded to 32 (a decode
  * step of batch B <= 32 is 32 rows), as ttnn pads them. */

@@ -20,7 +20,7 @@ minimises the larger of the two rows' |error| (the goal is each row within
 10%), held at >= 0, found by ternary search on bench runs. The script then runs the
 bench at the fitted values and prints the rows' errors (the bench's
 defaults, TT_FIT_DECODE_PROGRAM_NS and TT_FIT_PREFILL_PROGRAM_NS in
-benches/tt_llm_model.h, are these values). It also prints each row
+src/llm/tt_llm_model.h, are these values). It also prints each row
 predicted from costs fitted to the other row alone (leave one out)."""
 import argparse
 import json

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/llm_step_tt.sh: bench llm-step on Tenstorrent machine files runs
-# the model validate-tt-llm runs (benches/tt_llm_model.c, tt_predict), so
+# the model validate-tt-llm runs (src/llm/tt_llm_model.c, tt_predict), so
 # for the same row its t/s/u, TTFT, tokens/s and a decode iteration's
 # energy, average power, J/token and TDP are validate-tt-llm's figures
 # (n150: one chip; t3k: tp 8, and tp 4 x dp 2); the text output prints

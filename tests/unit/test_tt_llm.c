@@ -1,12 +1,12 @@
 /* tests/unit/test_tt_llm.c: the whole-model tables of validate-tt-llm:
  * the model presets (llm_layer's `model` choices name llm_models in order;
  * the new presets' config.json figures), tt-transformers' precision
- * configurations (benches/tt_llm_model.c against model_config.py and
+ * configurations (src/llm/tt_llm_model.c against model_config.py and
  * PERF.md), and the DRAM a deployment needs. */
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "../../benches/tt_llm_model.h"
+#include "llm/tt_llm_model.h"
 #include "tl/tl_run.h"
 
 Test(tt_llm, model_choices_name_the_presets_in_order)

@@ -1,16 +1,19 @@
-/* benches/tt_llm_model.h: the host model of a whole decoder as
+/* llm/tt_llm_model.h: the host model of a whole decoder as
  * tt-transformers deploys it on a Tenstorrent machine (docs/adr/0030):
  * precision configurations, the DRAM a deployment needs, and the device
  * programs (kernel tt_llm_op, kernels/tt_llm.h, or tt_matmul) of a decode
- * iteration and of a prefill, in tt-transformers' order. */
-#ifndef CUBESIM_BENCHES_TT_LLM_MODEL_H
-#define CUBESIM_BENCHES_TT_LLM_MODEL_H
+ * iteration and of a prefill, in tt-transformers' order. Its users:
+ * bench validate-tt-llm and bench llm-step (a whole run, tt_predict) and
+ * `cubesim serve` (one step at a time, tt_prepare, tt_decode_step,
+ * tt_prefill_step). The fitted per-program costs, TT_FIT_*, are below. */
+#ifndef CUBESIM_LLM_TT_LLM_MODEL_H
+#define CUBESIM_LLM_TT_LLM_MODEL_H
 
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../kernels/tt_llm.h"
+#include "kernels/tt_llm.h"
 
 /* ---- precision (tt-transformers' ModelOptimizations) ---- */
 
@@ -108,7 +111,7 @@ int tt_head_progs(const struct llm_model *m, const struct tt_precision *p, const
 #define TT_FIT_DECODE_PROGRAM_NS 18944
 #define TT_FIT_PREFILL_PROGRAM_NS 63647
 #define TT_PREFILL_SIM 8192          /* longest prefill simulated as is */
-#define TT_MAX_MEMO 64               /* programs remembered per prediction */
+#define TT_MAX_MEMO 256              /* programs remembered per prediction */
 
 struct topo;
 struct diag;
@@ -125,6 +128,8 @@ struct tt_ask {
         struct tt_precision prec;    /* its precision configuration */
         int64_t batch, prompt, gen;  /* users in all, prompt tokens, generated tokens */
         int64_t tp, dp;              /* chips a replica splits over (0: chips / dp), replicas */
+        int64_t chunk;               /* the longest prefill step's tokens, for the activations
+                                      * (0: the prompt's, at most TT_PREFILL_SIM) */
         const char *machine;         /* the machine's name in messages */
 };
 
@@ -188,21 +193,39 @@ void tt_runner_options(struct params *ps, struct diag *d, struct tt_runner *r);
 int tt_predict(struct tt_runner *r, const struct topo *t, const struct tt_ask *a,
                struct tt_pred *out);
 
+/* ---- one step at a time: cubesim serve (src/serve/serve_steps.c) ---- */
+
+/* tt_predict's first steps for a on machine t: the split into replicas
+ * and chips' shares, and the DRAM check of batch users of prompt + gen
+ * positions (out->mem, out->tp, out->chips). 0; 2 with r->fail and r->why
+ * (unlocated). The runner is then ready for the steps below. */
+int tt_prepare(struct tt_runner *r, const struct topo *t, const struct tt_ask *a,
+               struct tt_pred *out);
+/* The KV-cache blocks a prepared replica holds, a block the positions of
+ * one user that tt_prepare checked (a->prompt + a->gen, batch 1): what a
+ * chip's DRAM leaves beside the weights and activations over one block's
+ * share, times the axis-1 groups of the 2D split (each holds the cache of
+ * its own users); 0 when not one fits. */
+int64_t tt_kv_blocks(const struct tt_runner *r, const struct tt_pred *p);
+/* One decode iteration of a prepared runner: batch users (at most 32, the
+ * rows of a tile) at context past (keys past + 1), every layer and the LM
+ * head; its time and energy. 0, 2 or 1 (tt_predict's). */
+int tt_decode_step(struct tt_runner *r, const struct tt_ask *a, int64_t batch, int64_t past,
+                   struct tt_cost *out);
+/* The prefill of q prompt tokens of one user whose first past are in the
+ * cache: the programs of a q-token prefill (the LM head included) and of
+ * the causal SDPA, the attention of the q new rows taken as that of past +
+ * q tokens less that of past (exact for past 0, when it is tt_predict's
+ * TTFT); each prefill longer than TT_PREFILL_SIM simulated at it and
+ * scaled as TTFT is. 0, 2 or 1. */
+int tt_prefill_step(struct tt_runner *r, const struct tt_ask *a, int64_t q, int64_t past,
+                    struct tt_cost *out);
+
 /* A prediction's decode energy into the JSON object o (validate-tt-llm's
  * row, llm-step's summary): decode_step_j, decode_power_w, j_per_token
  * and tdp_w (null: the machine states none); o. */
 json_t *tt_energy_json(json_t *o, const struct tt_pred *p);
 /* The machine's system.tdp_w as text, "-" for none (the text tables). */
 void tt_tdp_text(char *buf, size_t len, const struct tt_pred *p);
-
-/* ---- bench llm-step on a Tenstorrent machine (benches/llm_step_tt.c) ---- */
-
-struct bench_ctx;
-extern const char *const llm_step_tt_params[]; /* its --set keys, NULL-ended */
-/* Whether key is one of them. */
-bool llm_step_tt_key(const char *key);
-/* Predict one model on machine t (loaded from topo, --set keys applied)
- * and print it; the bench's exit status. */
-int llm_step_tt(const struct bench_ctx *c, const char *topo, const struct topo *t);
 
 #endif

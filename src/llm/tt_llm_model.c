@@ -1,4 +1,4 @@
-/* benches/tt_llm_model.c: the host model of a whole decoder as
+/* src/llm/tt_llm_model.c: the host model of a whole decoder as
  * tt-transformers deploys it (tt_llm_model.h, docs/adr/0030): its precision
  * configurations, the DRAM it needs, and the device programs of a decode
  * iteration and of a prefill, in tt-transformers' order.
@@ -22,7 +22,7 @@
 #include "report/summary.h"
 #include "tl/tl_run.h"
 #include "topo/topo.h"
-#include "tt_llm_model.h"
+#include "llm/tt_llm_model.h"
 
 const char *const tt_precision_names[] = { "performance", "accuracy", "ff13_bfp4", "bf16", NULL };
 
@@ -495,7 +495,8 @@ static bool fits(struct tt_runner *r, const struct tt_ask *a, struct tt_pred *o)
         struct tt_mem *mem = &o->mem;
         char share[96] = "";
         uint64_t cap = r->t->cube.hbm.size_bytes;
-        int64_t chunk = a->prompt < TT_PREFILL_SIM ? a->prompt : TT_PREFILL_SIM;
+        int64_t chunk = a->chunk ? a->chunk : a->prompt;
+        chunk = chunk < TT_PREFILL_SIM ? chunk : TT_PREFILL_SIM;
         /* 2D: an axis-1 group's chips hold the cache of its batch / a1 users */
         int64_t users = r->tp.a0 && o->ubatch / r->tp.a1 > 1 ? o->ubatch / r->tp.a1 :
                         r->tp.a0 ? 1 : o->ubatch;
@@ -690,23 +691,64 @@ static int predict_decode(struct tt_runner *c, const struct tt_ask *a, struct tt
         return 0;
 }
 
-/* TTFT: one user's prefill (simulated at TT_PREFILL_SIM tokens and scaled
- * past it: linearly, SDPA quadratically). */
-static int predict_ttft(struct tt_runner *c, const struct tt_ask *a, struct tt_pred *o)
+/* Every layer's SDPA of a causal prefill of len tokens: simulated at
+ * TT_PREFILL_SIM tokens at most and scaled quadratically past it. */
+static int prefill_sdpa(struct tt_runner *c, const struct tt_ask *a, int64_t len,
+                        struct tt_cost *out)
 {
-        int64_t len = a->prompt < TT_PREFILL_SIM ? a->prompt : TT_PREFILL_SIM;
-        double f = (double)a->prompt / (double)len;
-        struct tt_cost fixed, head, sdpa;
-        o->scaled = f > 1;
+        int64_t sim = len < TT_PREFILL_SIM ? len : TT_PREFILL_SIM;
+        double f = (double)len / (double)sim, layers = (double)a->m->layers;
+        struct tt_cost s;
+        int rc = sdpa_time(c, a, 1, true, sim, c->prefill_ns, &s);
+        out->ns = layers * s.ns * f * f;
+        out->j = layers * s.j * f * f;
+        return rc;
+}
+
+int tt_prefill_step(struct tt_runner *c, const struct tt_ask *a, int64_t q, int64_t past,
+                    struct tt_cost *out)
+{
+        /* the programs but SDPA at q tokens (TT_PREFILL_SIM at most, scaled
+         * linearly past it), the LM head once */
+        int64_t len = q < TT_PREFILL_SIM ? q : TT_PREFILL_SIM;
+        double f = (double)q / (double)len;
+        struct tt_cost fixed, head, sdpa, before = { 0 };
         int rc = fixed_part(c, a, 1, true, len, c->prefill_ns, &fixed);
         if (!rc)
                 rc = head_time(c, a, 1, c->prefill_ns, &head);
         if (!rc)
-                rc = sdpa_time(c, a, 1, true, len, c->prefill_ns, &sdpa);
+                rc = prefill_sdpa(c, a, past + q, &sdpa);
+        if (!rc && past > 0)
+                rc = prefill_sdpa(c, a, past, &before);
         if (rc)
                 return rc;
-        o->ttft_ms = ((fixed.ns - head.ns) * f + head.ns +
-                      (double)a->m->layers * sdpa.ns * f * f) / 1e6;
+        out->ns = (fixed.ns - head.ns) * f + head.ns + sdpa.ns - before.ns;
+        out->j = (fixed.j - head.j) * f + head.j + sdpa.j - before.j;
+        return 0;
+}
+
+/* TTFT: one user's prefill (simulated at TT_PREFILL_SIM tokens and scaled
+ * past it: linearly, SDPA quadratically). */
+static int predict_ttft(struct tt_runner *c, const struct tt_ask *a, struct tt_pred *o)
+{
+        struct tt_cost cost = { 0 };
+        o->scaled = a->prompt > TT_PREFILL_SIM;
+        int rc = tt_prefill_step(c, a, a->prompt, 0, &cost);
+        o->ttft_ms = cost.ns / 1e6;
+        return rc;
+}
+
+int tt_decode_step(struct tt_runner *r, const struct tt_ask *a, int64_t batch, int64_t past,
+                   struct tt_cost *out)
+{
+        struct tt_cost fixed, sdpa;
+        int rc = fixed_part(r, a, batch, false, past, r->decode_ns, &fixed);
+        if (!rc)
+                rc = sdpa_time(r, a, batch, false, past, r->decode_ns, &sdpa);
+        if (rc)
+                return rc;
+        out->ns = fixed.ns + (double)a->m->layers * sdpa.ns;
+        out->j = fixed.j + (double)a->m->layers * sdpa.j;
         return 0;
 }
 
@@ -741,7 +783,7 @@ void tt_runner_options(struct params *ps, struct diag *d, struct tt_runner *r)
         r->prefill_ns = (double)pns;
 }
 
-int tt_predict(struct tt_runner *r, const struct topo *t, const struct tt_ask *a,
+int tt_prepare(struct tt_runner *r, const struct topo *t, const struct tt_ask *a,
                struct tt_pred *out)
 {
         memset(out, 0, sizeof *out);
@@ -749,7 +791,24 @@ int tt_predict(struct tt_runner *r, const struct topo *t, const struct tt_ask *a
         r->n_memo = 0;
         r->fail = TT_FAIL_NONE;
         r->why[0] = 0;
-        if (!split(r, a, out) || !fits(r, a, out))
+        return split(r, a, out) && fits(r, a, out) ? 0 : 2;
+}
+
+int64_t tt_kv_blocks(const struct tt_runner *r, const struct tt_pred *p)
+{
+        const struct tt_mem *m = &p->mem;
+        uint64_t used = sat_add_u64(m->weights, m->act);
+        if (m->kv == 0 || used >= m->capacity)
+                return 0;
+        uint64_t blocks = (m->capacity - used) / m->kv;
+        blocks = sat_mul_u64(blocks, r->tp.a0 ? (uint64_t)r->tp.a1 : 1);
+        return blocks > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)blocks;
+}
+
+int tt_predict(struct tt_runner *r, const struct topo *t, const struct tt_ask *a,
+               struct tt_pred *out)
+{
+        if (tt_prepare(r, t, a, out))
                 return 2;
         int rc = predict_decode(r, a, out);
         if (!rc)
