@@ -212,14 +212,16 @@ struct cubesim_serve_opts {
         size_t n_sets;               /* entries of sets */
         int tp;                      /* --tp */
         int dp;                      /* --dp */
-        const char *precision;       /* --precision: bf16, fp16, fp32 */
+        const char *precision;       /* --precision: bf16, fp16, fp32; performance,
+                                      * accuracy, ff13_bfp4, bf16 on a Tenstorrent machine
+                                      * (NULL: bf16; performance there) */
         double qps;                  /* --qps (0: trace_path) */
         const char *trace_path;      /* --trace FILE */
         uint64_t requests;           /* --requests (0: as many as arrive in duration_s) */
         double duration_s;           /* --duration-s (0: none) */
         const char *prompt_len;      /* --prompt-len DIST (NULL: 512) */
         const char *output_len;      /* --output-len DIST (NULL: 128) */
-        int64_t max_batch;           /* --max-batch */
+        int64_t max_batch;           /* --max-batch (0: 256; 32 on a Tenstorrent machine) */
         int64_t max_batch_tokens;    /* --max-batch-tokens */
         int64_t chunk_tokens;        /* --chunk-tokens */
         int64_t kv_block;            /* --kv-block */

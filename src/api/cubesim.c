@@ -171,6 +171,11 @@ int cubesim_machine_set(cubesim_machine *m, const char *key, const char *value)
         return finish(&d, rc < 0 ? CUBESIM_BAD_INPUT : CUBESIM_OK);
 }
 
+const struct topo *cubesim_machine_topo(const cubesim_machine *m)
+{
+        return &m->topo;
+}
+
 uint64_t cubesim_machine_hbm_bytes(const cubesim_machine *m)
 {
         const struct topo *t = &m->topo;

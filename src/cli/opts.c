@@ -25,9 +25,11 @@ static size_t synopsis_item(const struct cli_opt *tab, size_t n, size_t i, char 
                 PUT(" ...");
         size_t j = i + 1;
         for (; j < n && (tab[j].flags & (CLI_OPT_NESTED | CLI_OPT_ALT)); j++) {
-                if (tab[j].flags & CLI_OPT_ALT)
+                if (tab[j].flags & CLI_OPT_ALT) {
                         PUT(" | %s", tab[j].name);
-                else if (tab[j].metavar)
+                        if (tab[j].metavar)
+                                PUT(" %s", tab[j].syn ? tab[j].syn : tab[j].metavar);
+                } else if (tab[j].metavar)
                         PUT(" [%s %s]", tab[j].name, tab[j].metavar);
                 else
                         PUT(" [%s]", tab[j].name);

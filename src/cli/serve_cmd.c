@@ -19,9 +19,11 @@ static const char about[] =
         "chunked prefill mixed with decodes under a token budget; static: fixed\n"
         "batches) over a paged KV cache sized from the HBM the weights leave, with\n"
         "--dp replicas behind a router. Each iteration takes the simulated time of\n"
-        "the model step of its batch (llm_layer x layers + llm_lm_head; each shape\n"
-        "simulated once). Prints TTFT, TPOT, ITL and E2EL (mean, p50, p90, p99),\n"
-        "throughput, goodput, KV use, queue, batch, preemptions and energy.\n"
+        "the model step of its batch (llm_layer x layers + llm_lm_head; on a\n"
+        "Tenstorrent machine file, topologies/tt_*.yaml, tt-transformers' programs\n"
+        "as llm-step runs them; each shape simulated once). Prints TTFT, TPOT, ITL\n"
+        "and E2EL (mean, p50, p90, p99), throughput, goodput, KV use, queue, batch,\n"
+        "preemptions and energy.\n"
         "DIST is N, uniform:A:B or lognormal:MEAN:SIGMA (tokens; drawn from --seed).\n"
         "The trace format and the step model are in docs/serving.md.\n";
 
@@ -87,7 +89,8 @@ static const struct cli_opt serve_options[] = {
         { "--dp", "R", NULL, 0, "replicas of the machine behind the router (default 1)",
           set_int, SO(dp) },
         { "--precision", "P", NULL, 0,
-          "weights, activations and KV cache: bf16 (default), fp16, fp32", cli_opt_text,
+          "weights, activations and KV cache: bf16 (default), fp16,\nfp32; on a Tenstorrent "
+          "machine performance (default),\naccuracy, ff13_bfp4, bf16", cli_opt_text,
           SO(precision) },
         { "--qps", "X", NULL, 0, "Poisson arrivals at X requests per second", set_pos,
           SO(qps) },
@@ -103,7 +106,9 @@ static const struct cli_opt serve_options[] = {
           offsetof(struct serve_args, prompt) },
         { "--output-len", "DIST", NULL, 0, "output tokens (default 128)", cli_opt_text,
           offsetof(struct serve_args, output) },
-        { "--max-batch", "N", NULL, 0, "sequences in an iteration at most (default 256)",
+        { "--max-batch", "N", NULL, 0,
+          "sequences in an iteration at most (default 256; 32, the\nmost, on a Tenstorrent "
+          "machine)",
           set_int, SO(max_batch) },
         { "--max-batch-tokens", "N", NULL, 0,
           "prompt tokens in a prefill iteration at most (vllm,\nstatic; default 8192)",

@@ -13,9 +13,9 @@
 void serve_opts_init(struct serve_opts *o)
 {
         *o = (struct serve_opts){
-                .tp = 1, .dp = 1, .precision = "bf16", .requests = 1000,
+                .tp = 1, .dp = 1, .precision = NULL, .requests = 1000,
                 .prompt = { SERVE_FIXED, 512, 0 }, .output = { SERVE_FIXED, 128, 0 },
-                .max_batch = 256, .max_batch_tokens = 8192, .chunk_tokens = 512,
+                .max_batch = 0, .max_batch_tokens = 8192, .chunk_tokens = 512,
                 .kv_block = 16, .policy = SERVE_VLLM, .router = SERVE_ROUND_ROBIN, .seed = 1,
                 .figures = true,
         };
@@ -110,7 +110,7 @@ void serve_opts_check(const struct serve_opts *o, bool quiet_arrivals, struct di
         check_int("--dp", o->dp, false, d);
         check_int("--requests", (int64_t)(o->requests > INT64_MAX ? INT64_MAX : o->requests),
                   true, d);
-        check_int("--max-batch", o->max_batch, false, d);
+        check_int("--max-batch", o->max_batch, true, d);
         check_int("--max-batch-tokens", o->max_batch_tokens, false, d);
         check_int("--chunk-tokens", o->chunk_tokens, false, d);
         check_int("--kv-block", o->kv_block, false, d);
@@ -120,8 +120,6 @@ void serve_opts_check(const struct serve_opts *o, bool quiet_arrivals, struct di
         check_pos("--duration-s", o->duration_s, true, d);
         check_pos("--slo-ttft-ms", o->slo_ttft_ms, true, d);
         check_pos("--slo-tpot-ms", o->slo_tpot_ms, true, d);
-        if (!o->precision)
-                diag_error(d, "--precision: expected bf16, fp16 or fp32");
 }
 
 /* Bytes per element of a --precision, or 0 if it is not supported. */
@@ -220,34 +218,49 @@ static int find_capacity(const struct serve_opts *o, struct serve_steps *st, int
 }
 
 /* The step model, the KV capacity and a first step (which checks the
- * machine and --tp before any request). CUBESIM_OK or the failure. */
-static int setup(const struct serve_opts *o, struct serve_steps *st, int64_t *blocks,
+ * machine and --tp before any request); o->max_batch 0 becomes the
+ * machine's default (256; 32 on a Tenstorrent machine). CUBESIM_OK or the
+ * failure. */
+static int setup(struct serve_opts *o, struct serve_steps *st, int64_t *blocks,
                  struct diag *d)
 {
         const struct llm_model *m = llm_model_find(o->model);
-        int bpe = precision_bytes(o->precision);
-        if (!bpe)
-                diag_error(d, "--precision %s: expected bf16, fp16 or fp32 (other precisions "
-                           "wait for whole-model precision)", o->precision);
-        if (!m)
+        if (!m) {
                 diag_error(d, "--model %s: no model preset '%s'", o->model ? o->model : "",
                            o->model ? o->model : "");
-        if (!m || !bpe)
                 return CUBESIM_BAD_INPUT;
+        }
         if (serve_steps_init(st, o, m, d) < 0)
                 return CUBESIM_BAD_INPUT;
-        *blocks = kv_capacity(o, st, bpe, d);
-        if (*blocks < 0)
-                return CUBESIM_BAD_INPUT;
+        if (st->tt) {
+                if (serve_steps_tt(st, o, blocks, d) < 0)
+                        return CUBESIM_BAD_INPUT;
+        } else {
+                if (!o->precision)
+                        o->precision = st->dtype = "bf16";
+                int bpe = precision_bytes(o->precision);
+                if (!bpe) {
+                        diag_error(d, "--precision %s: expected bf16, fp16 or fp32 (the "
+                                   "precision configurations performance, accuracy and "
+                                   "ff13_bfp4 are a Tenstorrent machine's)", o->precision);
+                        return CUBESIM_BAD_INPUT;
+                }
+                *blocks = kv_capacity(o, st, bpe, d);
+                if (*blocks < 0)
+                        return CUBESIM_BAD_INPUT;
+                if (!o->max_batch)
+                        o->max_batch = 256;
+        }
         struct serve_batch one = { .n_dec = 1, .n_head = 1 };
         double ps, j;
         serve_steps_time(st, &one, true, &ps, &j);
         return st->rc;
 }
 
-int serve_run(const struct serve_opts *o, char **json_out, char **text_out, struct diag *d)
+int serve_run(const struct serve_opts *opts, char **json_out, char **text_out, struct diag *d)
 {
         *json_out = *text_out = NULL;
+        struct serve_opts run = *opts, *o = &run;
         struct serve_steps st = { 0 };
         int64_t blocks = 0;
         int rc = setup(o, &st, &blocks, d);
@@ -288,11 +301,12 @@ int serve_run(const struct serve_opts *o, char **json_out, char **text_out, stru
         return rc;
 }
 
-int serve_run_rates(const struct serve_opts *o, const double *rates, size_t n, char **jsons,
+int serve_run_rates(const struct serve_opts *opts, const double *rates, size_t n, char **jsons,
                     struct diag *d)
 {
         for (size_t i = 0; i < n; i++)
                 jsons[i] = NULL;
+        struct serve_opts run = *opts, *o = &run;
         struct serve_steps st = { 0 };
         int64_t blocks = 0;
         int rc = setup(o, &st, &blocks, d);

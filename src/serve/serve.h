@@ -47,13 +47,16 @@ struct serve_opts {
         size_t n_sets;               /* entries of sets */
         int tp;                      /* --tp: tensor-parallel ranks of a replica */
         int dp;                      /* --dp: replicas */
-        const char *precision;       /* --precision: bf16, fp16, fp32 */
+        const char *precision;       /* --precision: bf16, fp16, fp32; on a Tenstorrent
+                                      * machine performance, accuracy, ff13_bfp4, bf16
+                                      * (NULL: bf16; performance there) */
         double qps;                  /* --qps (0: --trace) */
         const char *trace_path;      /* --trace FILE (NULL: --qps) */
         uint64_t requests;           /* --requests (0: no limit but duration_s) */
         double duration_s;           /* --duration-s (0: none) */
         struct serve_dist prompt, output; /* --prompt-len, --output-len */
-        int64_t max_batch;           /* --max-batch: sequences per iteration */
+        int64_t max_batch;           /* --max-batch: sequences per iteration (0: 256; 32
+                                      * on a Tenstorrent machine, its most) */
         int64_t max_batch_tokens;    /* --max-batch-tokens: tokens per iteration */
         int64_t chunk_tokens;        /* --chunk-tokens: sarathi's token budget */
         int64_t kv_block;            /* --kv-block: tokens per KV block */
@@ -83,6 +86,11 @@ void serve_int_range(const char *opt, int64_t *min, int64_t *max);
 extern const char *const serve_policy_names[], *const serve_router_names[];
 /* The index of v in words, or 0 with "OPT V: expected A, B or C" to d. */
 int serve_choice(const char *opt, const char *v, const char *const *words, struct diag *d);
+
+/* The topology of a machine of the run API (defined in src/api/cubesim.c,
+ * not exported), for the step model of a Tenstorrent machine. */
+struct topo;
+const struct topo *cubesim_machine_topo(const cubesim_machine *m);
 
 /* Run the server as o says. *json_out: the summary as --json prints it
  * (malloc'd; with --find-capacity the run at the capacity plus

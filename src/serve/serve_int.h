@@ -6,13 +6,17 @@
 
 #include "../kernels/llm.h"
 #include "engine/ev.h"
+#include "llm/tt_llm_model.h"
 #include "serve/serve.h"
 
 /* ---- the step model (serve_steps.c) ---- */
 
 /* The families of simulated shapes: a decode batch (llm_layer batch x,
  * q_len 1, past y), a prefill chunk (batch 1, q_len x, past y), each
- * whole or its attention alone, and the LM head of x sequences. */
+ * whole or its attention alone, and the LM head of x sequences. On a
+ * Tenstorrent machine only the two whole ones, each tt-transformers'
+ * programs of every layer and the LM head (tt_decode_step,
+ * tt_prefill_step). */
 enum serve_family {
         SERVE_DEC_ALL,               /* llm_layer batch=x q_len=1 past_len=y */
         SERVE_DEC_ATT,               /* the same, part=attention */
@@ -37,6 +41,8 @@ struct serve_steps {
         int tp;                      /* tensor-parallel ranks */
         const char *dtype;           /* llm_layer's dtype and weight_dtype */
         bool exact;                  /* simulate every shape asked for, no grid */
+        struct tt_runner *tt;        /* a Tenstorrent machine's program model (NULL: llm_layer) */
+        struct tt_ask ask;           /* with tt: the model, precision and split it runs */
         struct serve_shape *tab;     /* open-addressing table */
         size_t cap, n;               /* slots (a power of two), used */
         uint64_t sims;               /* simulations run */
@@ -67,6 +73,13 @@ struct serve_batch {
 int serve_steps_init(struct serve_steps *s, const struct serve_opts *o,
                      const struct llm_model *m, struct diag *d);
 void serve_steps_fini(struct serve_steps *s);
+/* On a Tenstorrent machine (s->tt): o's precision configuration, the
+ * split over --tp chips and the DRAM check of the weights, the
+ * activations of the longest prefill step and one KV block of one user
+ * (tt_prepare), the KV blocks into *blocks, o->max_batch checked against
+ * tt-transformers' 32 users (0: 32). 0, or -1 with messages in d. */
+int serve_steps_tt(struct serve_steps *s, struct serve_opts *o, int64_t *blocks,
+                   struct diag *d);
 /* The time (ps) and energy (J) of iteration b: layers x one layer + the
  * LM head, from the cache (simulating what it lacks; on the grid unless
  * exact, or s->exact). A failed simulation sets s->rc and gives 0. */

@@ -192,8 +192,12 @@ char *serve_summary_text(const struct serve_opts *o, const struct serve_summary 
                 (unsigned long long)s->iterations);
         fprintf(f, "energy %.4g J  %.4g J per output token  %.4g J per request (mean)\n",
                 s->energy_j, s->j_per_token, s->j_per_request);
-        fprintf(f, "step model: %llu shapes simulated in %.1f s; serving loop %.2f s\n",
-                (unsigned long long)st->sims, st->sim_wall_s, s->wall_s);
+        char how[160] = "";
+        if (st->tt)
+                snprintf(how, sizeof how, " tt-transformers' programs at %s precision on %s "
+                         "(src/llm/tt_llm_model.c),", st->ask.prec.name, st->ask.machine);
+        fprintf(f, "step model:%s %llu shapes simulated in %.1f s; serving loop %.2f s\n",
+                how, (unsigned long long)st->sims, st->sim_wall_s, s->wall_s);
         if (fclose(f) != 0) {
                 free(buf);
                 return NULL;

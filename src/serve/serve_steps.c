@@ -15,7 +15,15 @@
  * shape is read off a grid of 8 points per octave in each extent
  * (every integer up to 16), linearly interpolated between the grid
  * points around it; --check-steps measures that against exact
- * simulation. */
+ * simulation.
+ *
+ * On a Tenstorrent machine (a machine of Tensix cores, topologies/tt_*.yaml)
+ * an iteration is what tt-transformers runs under vLLM, timed by the
+ * program model llm-step and validate-tt-llm use (src/llm/tt_llm_model.c):
+ * the decodes as one decode iteration of their batch at their mean
+ * context (tt_decode_step), then each prefill chunk as one user's prefill
+ * (tt_prefill_step), one after another; each includes its LM head. The
+ * same grid applies. */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -24,8 +32,10 @@
 #include <string.h>
 
 #include "base/ckd.h"
+#include "base/params.h"
 #include "base/util.h"
 #include "serve/serve_int.h"
+#include "topo/topo.h"
 
 double serve_weight_bytes(const struct llm_model *m, int bytes_per_elem)
 {
@@ -98,6 +108,30 @@ static void read_result(const cubesim_result *r, double *ps, double *j)
         json_decref(root);
 }
 
+/* A Tenstorrent machine's shape (SERVE_DEC_ALL or SERVE_CHUNK_ALL) into
+ * *e from tt-transformers' programs; false after a failure (s->rc). */
+static bool simulate_tt(struct serve_steps *s, int family, int64_t x, int64_t y,
+                        struct serve_shape *e)
+{
+        struct tt_cost c = { 0 };
+        bool dec = family == SERVE_DEC_ALL;
+        double t0 = util_now_s();
+        int rc = dec ? tt_decode_step(s->tt, &s->ask, x, y, &c) :
+                 tt_prefill_step(s->tt, &s->ask, x, y, &c);
+        s->sim_wall_s += util_now_s() - t0;
+        s->sims++;
+        if (rc) {
+                diag_error(s->d, "the model step (tt-transformers' %s of %lld %s after %lld "
+                           "cached) failed", dec ? "decode" : "prefill", (long long)x,
+                           dec ? "users" : "tokens", (long long)y);
+                s->rc = rc == 2 ? CUBESIM_BAD_INPUT : CUBESIM_FAILED;
+                return false;
+        }
+        *e = (struct serve_shape){ .x = x, .y = y, .family = family, .ps = c.ns * 1e3,
+                                   .j = c.j };
+        return true;
+}
+
 /* Simulate one shape: the entry, or NULL after a failure (s->rc). */
 static const struct serve_shape *simulate(struct serve_steps *s, int family, int64_t x,
                                           int64_t y)
@@ -110,6 +144,12 @@ static const struct serve_shape *simulate(struct serve_steps *s, int family, int
         struct serve_shape *e = slot(s->tab, s->cap, family, x, y);
         if (e->x >= 0)
                 return e;
+        if (s->tt) {
+                if (!simulate_tt(s, family, x, y, e))
+                        return NULL;
+                s->n++;
+                return e;
+        }
         char sets[8][64];
         size_t n = 0;
         bool head = family == SERVE_HEAD;
@@ -232,12 +272,35 @@ void serve_steps_check(struct serve_steps *s, double *max_err, double *mean_err,
         *mean_err = s->n_samples ? sum / (double)s->n_samples : 0;
 }
 
+/* A Tenstorrent machine's iteration: the decode iteration of the decodes,
+ * then each chunk's prefill (tt-transformers prefills one user at a time). */
+static void time_tt(struct serve_steps *s, const struct serve_batch *b, int64_t mean_past,
+                    bool exact, double *ps, double *j)
+{
+        double p, e;
+        *ps = *j = 0;
+        if (b->n_dec) {
+                lookup(s, SERVE_DEC_ALL, b->n_dec, mean_past, exact, &p, &e);
+                *ps += p, *j += e;
+        }
+        for (size_t i = 0; i < b->n_chunks; i++) {
+                lookup(s, SERVE_CHUNK_ALL, b->chunks[i].q, b->chunks[i].past, exact, &p, &e);
+                *ps += p, *j += e;
+        }
+}
+
 void serve_steps_time(struct serve_steps *s, const struct serve_batch *b, bool exact,
                       double *ps, double *j)
 {
         s->off_grid = false;
         double lp = 0, lj = 0, p, e;
         int64_t mean_past = b->n_dec ? (b->dec_past + b->n_dec / 2) / b->n_dec : 0;
+        if (s->tt) {
+                time_tt(s, b, mean_past, exact, ps, j);
+                if (s->off_grid && !exact && s->want)
+                        keep_sample(s, b);
+                return;
+        }
         if (b->n_chunks == 0 && b->n_dec) {
                 lookup(s, SERVE_DEC_ALL, b->n_dec, mean_past, exact, &lp, &lj);
         } else if (b->n_chunks == 1 && b->n_dec == 0) {
@@ -304,11 +367,64 @@ int serve_steps_init(struct serve_steps *s, const struct serve_opts *o,
                 if (cubesim_machine_set(s->machine, key, eq + 1) != CUBESIM_OK)
                         take_messages(d);
         }
-        return d->n_errors ? -1 : 0;
+        if (d->n_errors)
+                return -1;
+        if (tt_machine_is_tensix(cubesim_machine_topo(s->machine))) {
+                struct params none;
+                params_init(&none);
+                s->tt = calloc(1, sizeof *s->tt);
+                if (!s->tt) {
+                        diag_error(d, "out of memory for the step model");
+                        return -1;
+                }
+                tt_runner_options(&none, d, s->tt);
+        }
+        return 0;
+}
+
+int serve_steps_tt(struct serve_steps *s, struct serve_opts *o, int64_t *blocks,
+                   struct diag *d)
+{
+        const struct topo *t = cubesim_machine_topo(s->machine);
+        struct tt_ask *a = &s->ask;
+        /* the longest prefill step: sarathi's budget, else a prefill
+         * iteration's tokens (tt-transformers prefills one user at a time) */
+        if (!o->precision)
+                o->precision = "performance";
+        *a = (struct tt_ask){ .m = s->model, .batch = 1, .prompt = o->kv_block, .tp = o->tp,
+                              .dp = 1, .machine = t->name,
+                              .chunk = o->policy == SERVE_SARATHI ? o->chunk_tokens
+                                                                  : o->max_batch_tokens };
+        if (!tt_precision_get(o->precision, s->model, &a->prec))
+                diag_error(d, "--precision %s: expected performance, accuracy, ff13_bfp4 or bf16 "
+                           "on a Tenstorrent machine ('%s')", o->precision, t->name);
+        if (o->max_batch > TT_TILE)
+                diag_error(d, "--max-batch %lld: a Tenstorrent machine ('%s') decodes at most %d "
+                           "users an iteration (tt-transformers' batch)",
+                           (long long)o->max_batch, t->name, TT_TILE);
+        if (d->n_errors)
+                return -1;
+        if (!o->max_batch)
+                o->max_batch = TT_TILE;
+        struct tt_pred p;
+        if (tt_prepare(s->tt, t, a, &p)) {
+                if (s->tt->fail == TT_FAIL_FIT && (uint64_t)o->tp < t->system.sips)
+                        diag_error(d, "%s; --tp N splits it over N of the machine's %llu "
+                                   "chips", s->tt->why, (unsigned long long)t->system.sips);
+                else if (s->tt->fail == TT_FAIL_FIT)
+                        diag_error(d, "%s", s->tt->why);
+                else
+                        diag_error(d, "--tp %d: %s", o->tp, s->tt->why);
+                return -1;
+        }
+        *blocks = tt_kv_blocks(s->tt, &p);
+        return 0;
 }
 
 void serve_steps_fini(struct serve_steps *s)
 {
+        free(s->tt);
+        s->tt = NULL;
         cubesim_machine_free(s->machine);
         free(s->tab);
         for (size_t i = 0; i < s->n_samples; i++)
