@@ -9,7 +9,8 @@
  * weights. Each iteration's time is the simulated time of the model step
  * of that batch: llm_layer x layers + llm_lm_head, run through the public
  * run API (cubesim_run) once per distinct shape and reused
- * (serve_steps.c). The loop itself is a discrete-event loop over
+ * (serve_steps.c); on a Tenstorrent machine tt-transformers' programs as
+ * llm-step runs them (src/llm/tt_llm_model.h). The loop itself is a discrete-event loop over
  * arrivals and iteration ends (serve_sched.c); the metrics and the files
  * of --out are serve_out.c's. */
 #ifndef CUBESIM_SERVE_SERVE_H
