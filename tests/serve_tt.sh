@@ -62,9 +62,9 @@ step burst "$galaxy" llama3.3-70b 32
 serve burst "$galaxy" llama3.3-70b --tp 32 --trace "$tmp/burst.csv" --max-batch 32
 check "galaxy batch 32: TPOT is llm-step's batch-32 decode iteration" agree burst p50
 # the grid on mixed iterations (sarathi: chunks beside decodes)
-"$bin" serve --topo "$n150" --model llama3.2-1b --qps 20 --requests 40 \
-        --prompt-len uniform:64:700 --output-len uniform:16:64 --policy sarathi \
-        --check-steps 10 >"$tmp/grid.txt"
+"$bin" serve --topo "$n150" --model llama3.2-1b --qps 20 --requests 16 \
+        --prompt-len uniform:40:200 --output-len uniform:8:32 --policy sarathi \
+        --chunk-tokens 64 --check-steps 6 >"$tmp/grid.txt"
 check "the grid within 3% of exact simulation" python3 - "$tmp/grid.txt" <<'PY'
 import re, sys
 m = re.search(r"step check: (\d+) off-grid iterations, grid vs exact simulation: "
