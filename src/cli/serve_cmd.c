@@ -78,7 +78,8 @@ static void set_pos(void *c, const struct cli_opt *o, char *v, struct diag *d)
 /* The options of cubesim serve, in the order of its help. */
 static const struct cli_opt serve_options[] = {
         { "--model", "M", NULL, 0,
-          "the model: llama3-8b, llama3-70b, llama31-405b, qwen2-72b,\nmistral-7b (required)",
+          "the model: llama3-8b, llama3-70b, llama31-405b, qwen2-72b,\nmistral-7b or another "
+          "preset of llm-step (llama3.1-8b,\nllama3.3-70b ...); required",
           cli_opt_text, SO(model) },
         { "--topo", "FILE", NULL, 0, "the machine of one replica (default: the built-in one)",
           cli_opt_text, SO(topo_path) },
