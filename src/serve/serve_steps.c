@@ -387,10 +387,10 @@ int serve_steps_tt(struct serve_steps *s, struct serve_opts *o, int64_t *blocks,
 {
         const struct topo *t = cubesim_machine_topo(s->machine);
         struct tt_ask *a = &s->ask;
-        /* the longest prefill step: sarathi's budget, else a prefill
-         * iteration's tokens (tt-transformers prefills one user at a time) */
         if (!o->precision)
                 o->precision = "performance";
+        /* the longest prefill step: sarathi's budget, else a prefill
+         * iteration's tokens (tt-transformers prefills one user at a time) */
         *a = (struct tt_ask){ .m = s->model, .batch = 1, .prompt = o->kv_block, .tp = o->tp,
                               .dp = 1, .machine = t->name,
                               .chunk = o->policy == SERVE_SARATHI ? o->chunk_tokens
