@@ -45,7 +45,9 @@ each mechanism removed in turn:
     pe.gemm.unpack_setup_cycles = 0;
   - the held source's refill at each K step of a subblock of at least
     2 x 2 tiles (docs/adr/0039): pe.gemm.unpack_shared_bytes_per_cycle = 0;
-  - both of them (the model before ADR 0039)."""
+  - both of them (the model before ADR 0039);
+  - the math thread's instructions beside its MVMULs, one cycle each
+    (docs/adr/0040): pe.gemm.math_issue_cycles = 0."""
 import argparse
 import concurrent.futures as cf
 import csv
@@ -195,6 +197,8 @@ def main():
          lambda r: ["pe.gemm.unpack_shared_bytes_per_cycle=0"]),
         ("neither (the unpackers before ADR 0039)",
          lambda r: ["pe.gemm.unpack_setup_cycles=0", "pe.gemm.unpack_shared_bytes_per_cycle=0"]),
+        ("no math-thread instructions between products (math_issue_cycles = 0)",
+         lambda r: ["pe.gemm.math_issue_cycles=0"]),
     ]
     for name, extra in variants:
         if extra is None or extra == "nofixed":

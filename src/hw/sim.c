@@ -269,6 +269,41 @@ static uint64_t gemm_refill_cycles(const struct topo_pe_gemm *g, uint64_t m, uin
         return refill > product ? sat_mul_u64(kt, refill - product) : 0;
 }
 
+/* The instructions tt-metal's matmul (_llk_math_matmul_ in tt-llk's
+ * llk_math_matmul.h) has the math thread issue beside its MVMULs on an
+ * m x k by k x n op of tiles, at each K step: before each tile product
+ * the Dst address (SETC16); after it, at more than one fidelity phase,
+ * the MOP's end op that resets the phase (SETRWC); and the moves to the
+ * next source banks. With one row or column of tiles in the reused
+ * source (t_dim 1) the streamed source's bank is released once, after
+ * the last product (SETRWC). Otherwise the products go in pairs of reused
+ * tiles t, t + 1: between the two a move of the paired source's bank
+ * (SETRWC or CLEARDVALID), after the second a move of both (SETRWC), and
+ * after each pair's last product one more (CLEARDVALID). Each takes
+ * the thread's one issue slot of its cycle (pe.gemm.math_issue_cycles). */
+static uint64_t gemm_math_issue_cycles(const struct topo_pe_gemm *g, uint64_t m, uint64_t n,
+                                       uint64_t k)
+{
+        if (!g->math_issue_cycles)
+                return 0;
+        uint64_t rt = div_up(m, g->operand_tile), ct = div_up(n, g->operand_tile);
+        uint64_t kt = div_up(k, g->operand_tile);
+        bool reuse_a = ct >= rt;
+        uint64_t t_dim = reuse_a ? rt : ct, rut = reuse_a ? ct : rt;
+        uint64_t per_product = 1 + (g->fidelity_passes > 1);
+        uint64_t moves = 1;
+        if (t_dim > 1) {
+                /* Pairs t, t + 1 (an odd last one alone): per reused tile
+                 * the move between the two products, if there are two, and
+                 * the one after; each pair's last reused tile one more. */
+                uint64_t pairs = t_dim / 2, single = t_dim % 2;
+                moves = sat_add_u64(sat_mul_u64(pairs, sat_add_u64(sat_mul_u64(rut, 2), 1)),
+                                    sat_mul_u64(single, rut + 1));
+        }
+        uint64_t step = sat_add_u64(sat_mul_u64(sat_mul_u64(rt, ct), per_product), moves);
+        return sat_mul_u64(sat_mul_u64(kt, step), g->math_issue_cycles);
+}
+
 sim_ps hw_gemm_ps(const struct topo *t, uint64_t m, uint64_t n, uint64_t k)
 {
         const struct topo_pe_gemm *g = &t->pe.gemm;
@@ -383,8 +418,10 @@ sim_ps hw_gemm_run_fed(struct hw_pe *pe, uint64_t m, uint64_t n, uint64_t k, uin
         /* hw_gemm_ps's figures, its cycles counted once. */
         const struct topo_pe_gemm *g = &pe->sim->topo->pe.gemm;
         uint64_t cycles = gemm_work_cycles(g, m, n, k);
-        if (g->operand_tile)
+        if (g->operand_tile) {
+                cycles = sat_add_u64(cycles, gemm_math_issue_cycles(g, m, n, k));
                 cycles = sat_add_u64(cycles, gemm_refill_cycles(g, m, n, k, operand_bytes, cycles));
+        }
         /* The engine waits for operands it cannot be fed faster. */
         if (g->operand_bytes_per_cycle) {
                 uint64_t fed = div_up(operand_bytes, g->operand_bytes_per_cycle);

@@ -186,6 +186,11 @@ struct topo_pe_gemm {
                                       * source for its K step (Tensix's matmul), and the FPU
                                       * waits for a tile refilled at this rate at each K step;
                                       * 0: no such wait */
+        uint32_t math_issue_cycles;  /* with operand_tile: cycles each instruction the math
+                                      * thread issues between tile products takes from the
+                                      * FPU (Tensix: the Dst address, the fidelity reset and
+                                      * the source bank moves of tt-metal's matmul, one cycle
+                                      * each); 0: none */
         struct topo_energy energy;   /* per MAC per fidelity pass (bf16 and fp16 operands);
                                       * static per PE */
         uint64_t mac_fj[TOPO_MAC_COUNT]; /* per MAC per fidelity pass of each operand class,

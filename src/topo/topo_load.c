@@ -170,6 +170,7 @@ const struct topo__field topo__fields[] = {
         F_OPT_INT("pe.gemm.unpack_setup_cycles", 0, 1 << 16, pe.gemm.unpack_setup_cycles),
         F_OPT_INT("pe.gemm.unpack_shared_bytes_per_cycle", 0, 1 << 20,
                   pe.gemm.unpack_shared_bytes_per_cycle),
+        F_OPT_INT("pe.gemm.math_issue_cycles", 0, 1 << 16, pe.gemm.math_issue_cycles),
         F_ENERGY("pe.gemm", "mac", pe.gemm.energy),
         F_PJ_DT("pe.gemm.energy.pj_per_mac_fp32", TOPO_MAC_FP32),
         F_PJ_DT("pe.gemm.energy.pj_per_mac_bfp8", TOPO_MAC_BFP8),

@@ -453,6 +453,7 @@ Test(hw_wormhole, a_paired_subblock_waits_for_its_refill_at_each_k_step)
         cr_assert_eq(g->unpack_setup_cycles, 2);
         cr_assert_eq(g->unpack_shared_bytes_per_cycle, 32);
         g->fidelity_passes = 2; /* HiFi2: 32 cycles a tile product */
+        g->math_issue_cycles = 0; /* the math thread's instructions: the next test */
         struct hw_pe *pe = &sim.pes[0];
         sim_ps s0, s1, s2;
         /* 4 x 2 tiles, 4 K steps, bf16 (2048 B a tile): 32 products of
@@ -468,4 +469,36 @@ Test(hw_wormhole, a_paired_subblock_waits_for_its_refill_at_each_k_step)
         g->unpack_shared_bytes_per_cycle = 0;
         sim_ps e2 = hw_gemm_run_fed(pe, 128, 64, 128, 0, 24 * 2048, e1, &s2);
         cr_assert_eq(e2 - s2, topo_cycles_to_ps(1024, g->clock_hz));
+}
+
+/* The math thread's instructions beside its MVMULs (docs/adr/0040), one
+ * cycle each: at each K step a SETC16 before each tile product, at HiFi2-4
+ * the MOP's closing SETRWC after it, and the bank moves of tt-metal's
+ * matmul (a 4 x 2 subblock: two held tiles, four streamed, 2 x 4 + 1; a
+ * 1 x N subblock: one). */
+Test(hw_wormhole, the_math_thread_spends_a_cycle_per_instruction_between_products)
+{
+        struct topo_pe_gemm *g = (struct topo_pe_gemm *)&sim.topo->pe.gemm;
+        cr_assert_eq(g->math_issue_cycles, 1);
+        g->unpack_shared_bytes_per_cycle = 0; /* the refill: the previous test */
+        g->operand_bytes_per_cycle = 0;       /* and no feed bound */
+        struct hw_pe *pe = &sim.pes[0];
+        sim_ps s0, s1, s2, s3;
+        /* 4 x 2 tiles, 4 K steps, HiFi2: 32 products of 32 cycles, and at
+         * each K step 8 x 2 + 9 = 25 instructions. */
+        g->fidelity_passes = 2;
+        sim_ps e0 = hw_gemm_run_fed(pe, 128, 64, 128, 0, 24 * 2048, 0, &s0);
+        cr_assert_eq(e0 - s0, topo_cycles_to_ps(1024 + 4 * 25, g->clock_hz));
+        /* LoFi: no closing SETRWC, 8 + 9 a K step. */
+        g->fidelity_passes = 1;
+        sim_ps e1 = hw_gemm_run_fed(pe, 128, 64, 128, 0, 24 * 2048, e0, &s1);
+        cr_assert_eq(e1 - s1, topo_cycles_to_ps(512 + 4 * 17, g->clock_hz));
+        /* 1 x 8 at HiFi4: 8 products of 64 cycles, 8 x 2 + 1 a K step. */
+        g->fidelity_passes = 4;
+        sim_ps e2 = hw_gemm_run_fed(pe, 32, 256, 128, 0, 36 * 2048, e1, &s2);
+        cr_assert_eq(e2 - s2, topo_cycles_to_ps(4 * 8 * 64 + 4 * 17, g->clock_hz));
+        /* Off (the default machine): the MVMULs alone. */
+        g->math_issue_cycles = 0;
+        sim_ps e3 = hw_gemm_run_fed(pe, 32, 256, 128, 0, 36 * 2048, e2, &s3);
+        cr_assert_eq(e3 - s3, topo_cycles_to_ps(4 * 8 * 64, g->clock_hz));
 }
