@@ -108,8 +108,8 @@ int tt_head_progs(const struct llm_model *m, const struct tt_precision *p, const
 
 /* The per-program costs scripts/fit_tt_llm.py fits to the two calibration
  * rows (it prints them): a traced decode's and an untraced prefill's. */
-#define TT_FIT_DECODE_PROGRAM_NS 18944
-#define TT_FIT_PREFILL_PROGRAM_NS 63647
+#define TT_FIT_DECODE_PROGRAM_NS 18919
+#define TT_FIT_PREFILL_PROGRAM_NS 63551
 #define TT_PREFILL_SIM 8192          /* longest prefill simulated as is */
 #define TT_MAX_MEMO 256              /* programs remembered per prediction */
 
