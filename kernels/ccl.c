@@ -21,7 +21,12 @@
  * a handshake with its neighbours (coll_handshake: tt-metal's entry
  * barrier and exit wait; an all-reduce, a reduce-scatter then an
  * all-gather there, pays both halves'), and on a ring every message is
- * acknowledged (the ring fabric's first-level acknowledgement). */
+ * acknowledged (the ring fabric's first-level acknowledgement). With mux
+ * (the default) each flow also has a mux PE on each SIP (PE workers x
+ * flows + flow): its workers wait for its ready and connect before the
+ * entry handshake, and tear down, waiting for its acknowledgement, after
+ * the exit one (tt-metal's fabric mux handshakes, docs/adr/0041); their
+ * data do not pass through it. */
 #include "collective.h"
 
 enum ccl_op { CCL_ALL_GATHER, CCL_REDUCE_SCATTER, CCL_ALL_REDUCE };
@@ -37,6 +42,7 @@ struct ccl_args {
         bool bidir;                  /* two flows */
         bool oneshot;                /* the reduce-scatter sends pieces straight to their owners */
         int sync_packets;            /* the reduce-scatter's packets per sync (0: none) */
+        bool mux;                    /* a mux PE a flow, the workers' connections through it */
         int workers;                 /* PEs per flow and member */
         int dim;                     /* the concatenation / split axis */
         int64_t rows, cols;          /* each member's input */
@@ -63,6 +69,9 @@ static const struct tl_param ccl_params[] = {
         { "sync_packets", TL_PARAM_INT, 0, -1, 1 << 20, NULL,
           "reduce-scatter packets per sync with the neighbour (0: 4 on a ring, 20 on a line; "
           "-1: none)" },
+        { "mux", TL_PARAM_INT, 1, 0, 1, NULL,
+          "1: each flow's workers connect to the fabric through a mux PE (its ready, their "
+          "connect and teardown handshakes); 0: no connections" },
         { "oneshot_bytes", TL_PARAM_INT, 524288, 0, 1ll << 40, NULL,
           "a ring reduce-scatter of at most this many bytes a device is one-shot (0: never)" },
         { NULL, 0, 0, 0, 0, NULL, NULL },
@@ -116,17 +125,18 @@ static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
         a->sync_packets = (int)tl_setup_int(s, "sync_packets");
         if (a->sync_packets == 0)
                 a->sync_packets = a->algo == COLL_RING ? 4 : 20;
+        a->mux = tl_setup_int(s, "mux") != 0;
         a->oneshot = op != CCL_ALL_GATHER && a->algo == COLL_RING &&
                      bytes <= tl_setup_int(s, "oneshot_bytes");
         int64_t cols = tl_setup_int(s, "cols"), elems = bytes / size;
-        int per = (a->bidir ? 2 : 1) * a->workers;
+        int per = (a->bidir ? 2 : 1) * a->workers, muxes = a->mux ? (a->bidir ? 2 : 1) : 0;
         if (m.cubes_per_sip != 1)
                 tl_setup_error(s, "a device is a SIP of one cube (the machine has %d cubes a "
                                "SIP)", m.cubes_per_sip);
-        if ((int64_t)a->n * per > COLL_MAX_TEAM || per > m.pes_per_cube)
-                tl_setup_error(s, "%d devices x %d PEs (workers x flows) is more than %d, or "
-                               "more than a cube's %d PEs", a->n, per, COLL_MAX_TEAM,
-                               m.pes_per_cube);
+        if ((int64_t)a->n * per > COLL_MAX_TEAM || per + muxes > m.pes_per_cube)
+                tl_setup_error(s, "%d devices x %d PEs (workers x flows, and %d muxes) is more "
+                               "than %d, or more than a cube's %d PEs", a->n, per, muxes,
+                               COLL_MAX_TEAM, m.pes_per_cube);
         if (cols > elems)
                 cols = elems;
         if (bytes % size || elems < 1 || elems % cols) {
@@ -172,13 +182,81 @@ static tl_tensor *slice(tl_ctx *tl, tl_tensor *t, int s, int64_t rows, int64_t c
         return tl_reshape(tl, v, 2, ((int64_t[]){ rows, cols }));
 }
 
+/* The tag of the workers' handshakes with their mux (the collectives
+ * use [0, COLL_TAGS), their entry and exit COLL_TAGS). */
+#define MUX_TAG (COLL_TAGS + 1)
+
+/* A token to rank, or one taken from it (a handshake's half). */
+static void token_to(tl_ctx *tl, int rank)
+{
+        tl_scratch_scope_begin(tl);
+        tl_send(tl, rank, tl_fill(tl, TL_FP32, 1, ((int64_t[]){ 1 }), 0.0f), MUX_TAG);
+        tl_scratch_scope_end(tl);
+}
+
+static void token_from(tl_ctx *tl, int rank)
+{
+        tl_scratch_scope_begin(tl);
+        tl_wait_tensor(tl, tl_recv(tl, rank, MUX_TAG));
+        tl_scratch_scope_end(tl);
+}
+
+/* A collective's opening (docs/tt-sources.md CCL-CONN): the worker waits
+ * for its mux to report ready, connects to it, then meets its neighbours
+ * (the entry barrier). mux is the mux's rank, or -1 (none). */
+static void ccl_open(tl_ctx *tl, const struct coll_team *t, int mux)
+{
+        if (mux >= 0) {
+                token_from(tl, mux);
+                token_to(tl, mux);
+        }
+        coll_handshake(tl, t, COLL_TAGS);
+}
+
+/* Its closing: the exit wait, then the teardown, which the mux
+ * acknowledges. */
+static void ccl_close(tl_ctx *tl, const struct coll_team *t, int mux)
+{
+        coll_handshake(tl, t, COLL_TAGS);
+        if (mux >= 0) {
+                token_to(tl, mux);
+                token_from(tl, mux);
+        }
+}
+
+/* A flow's mux PE, for `calls` collectives (an all-reduce is two): it
+ * reports ready to each of its workers, takes their connections, and
+ * acknowledges each teardown once all have torn down. The workers' data
+ * go straight to the link (docs/adr/0041). */
+static void ccl_mux(tl_ctx *tl, const struct ccl_args *a, int flow, int calls)
+{
+        /* the steps of a call: ready out, connections in, teardowns in,
+         * acknowledgements out */
+        static const bool out[] = { true, false, false, true };
+        int sip = tl_program_id(tl, 2);
+        for (int c = 0; c < calls; c++)
+                for (int k = 0; k < 4; k++)
+                        for (int w = 0; w < a->workers; w++) {
+                                int r = tl_rank(tl, flow * a->workers + w, 0, sip);
+                                if (out[k])
+                                        token_to(tl, r);
+                                else
+                                        token_from(tl, r);
+                        }
+}
+
 static void ccl(tl_ctx *tl, const void *args)
 {
         const struct ccl_args *a = args;
         int flows = a->bidir ? 2 : 1, per = flows * a->workers;
         int pe = tl_program_id(tl, 0);
-        if (tl_program_id(tl, 1) != 0 || pe >= per)
+        if (tl_program_id(tl, 1) != 0)
                 return;
+        if (pe >= per) {
+                if (a->mux && pe < per + flows)
+                        ccl_mux(tl, a, pe - per, a->op == CCL_ALL_REDUCE ? 2 : 1);
+                return;
+        }
         struct coll_team t = { .n = a->n, .algo = (enum coll_algo)a->algo, .bidir = a->bidir,
                                 .workers = a->workers, .flow = pe / a->workers,
                                 .worker = pe % a->workers, .chunk_rows = a->chunk_rows,
@@ -192,7 +270,8 @@ static void ccl(tl_ctx *tl, const void *args)
                 for (int k = 0; k < per; k++)
                         t.ranks[i * per + k] = tl_rank(tl, k, 0, a->order[i]);
         }
-        coll_handshake(tl, &t, COLL_TAGS);
+        int mux = a->mux ? tl_rank(tl, per + t.flow, 0, sip) : -1;
+        ccl_open(tl, &t, mux);
         tl_tensor *x = slice(tl, a->x, sip, a->rows, a->cols);
         tl_tensor *y = slice(tl, a->y, sip, tl_dim(a->y, 1), tl_dim(a->y, 2));
         switch (a->op) {
@@ -213,12 +292,12 @@ static void ccl(tl_ctx *tl, const void *args)
         case CCL_ALL_REDUCE:
                 /* tt-metal's all-reduce is a reduce-scatter then an
                  * all-gather, each opening and closing as a collective */
-                coll_handshake(tl, &t, COLL_TAGS);
-                coll_handshake(tl, &t, COLL_TAGS);
+                ccl_close(tl, &t, mux);
+                ccl_open(tl, &t, mux);
                 coll_all_reduce(tl, &t, x, y, 0);
                 break;
         }
-        coll_handshake(tl, &t, COLL_TAGS);
+        ccl_close(tl, &t, mux);
 }
 
 #define CCL_KERNEL(name, pfx, op, summary)                                                  \

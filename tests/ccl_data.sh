@@ -104,4 +104,15 @@ rs512=$(ring_ps reduce_scatter 524288)
 # the syncs cost time.
 [ "$(ring_ps reduce_scatter 4194304)" -gt "$(ring_ps reduce_scatter 4194304 --set sync_packets=-1)" ] \
         || fail "reduce_scatter ring 8 at 4 MiB: the syncs cost nothing"
+# The workers open and close their fabric connections through a mux PE a
+# direction (its ready, their connect and teardown): a fixed cost a call,
+# paid twice by an all-reduce (a reduce-scatter, then an all-gather), and
+# nothing without the muxes.
+for op in all_gather all_reduce; do
+        [ "$(ring_ps $op 65536)" -gt "$(ring_ps $op 65536 --set mux=0)" ] \
+                || fail "$op ring 8 at 64 KiB: the mux handshakes cost nothing"
+done
+ag_mux=$(( $(ring_ps all_gather 65536) - $(ring_ps all_gather 65536 --set mux=0) ))
+ar_mux=$(( $(ring_ps all_reduce 65536) - $(ring_ps all_reduce 65536 --set mux=0) ))
+[ "$ar_mux" -gt "$ag_mux" ] || fail "all_reduce's mux handshakes ($ar_mux ps) not above all_gather's ($ag_mux ps)"
 echo "ok"
