@@ -1,6 +1,6 @@
 /* cubesim/cubesim.h: the run API of libcubesim.so, which `cubesim run`,
- * `sweep`, `bench run` and `serve`, and the Python package (python/cubesim)
- * go through: load a machine and change it with --set keys, find or load
+ * `sweep` and `bench run`, and the Python package (python/cubesim) go
+ * through: load a machine and change it with --set keys, find or load
  * kernels, run a kernel with parameters and options, read the result as
  * the JSON of `cubesim run --json`; run a sweep, a bench, a serving
  * simulation.

@@ -215,7 +215,8 @@ static const struct cli_opt run_opts[] = {
           "terminal); the line is cleared when the run ends; not on\n"
           "a terminal, plain lines (at most one a second)",
           cli_opt_progress, RO(progress) },
-        { "--no-progress", NULL, NULL, CLI_OPT_ALT, "never draw it", cli_opt_progress, RO(progress) },
+        { "--no-progress", NULL, NULL, CLI_OPT_ALT, "never draw it", cli_opt_progress,
+          RO(progress) },
         { "--profile", NULL, NULL, 0,
           "print the time of every kernel source line (issue, engine\n"
           "time by engine, time the PE_CPU waited there, op count);\n"

@@ -60,7 +60,8 @@ static const struct cli_opt sweep_options[] = {
           "show progress on stderr (default: when it is a terminal;\n"
           "elsewhere as plain lines)",
           cli_opt_progress, SO(progress) },
-        { "--no-progress", NULL, NULL, CLI_OPT_ALT, "never show progress", cli_opt_progress, SO(progress) },
+        { "--no-progress", NULL, NULL, CLI_OPT_ALT, "never show progress", cli_opt_progress,
+          SO(progress) },
         { "--kernels", "LIB.so", NULL, 0,
           "also load the kernels a shared object exports (a kernel\n"
           "named like one already there is an error)",

@@ -648,7 +648,8 @@ static void print_summary(const struct sweep__ctx *x, const struct sweep_outcome
         if (o->report)
                 fprintf(f, "  report:  %s/report.md\n", dir);
         if (o->figures)
-                fprintf(f, "  figures: %s/figures/ (PNG, SVG, their gnuplot scripts and data)\n", dir);
+                fprintf(f, "  figures: %s/figures/ (PNG, SVG, their gnuplot scripts and data)\n",
+                        dir);
 }
 
 int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *opts,
