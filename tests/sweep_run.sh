@@ -103,6 +103,20 @@ rc=$?
 check "a spec on stdin exits 1, got $rc" test "$rc" -eq 1
 check "a spec on stdin: summary line" grep -q "sweep t: 8 points, 1 failed" "$tmp/out"
 check "a spec on stdin gives the file's sweep.json" same "$j" "$tmp/stdin/sweep.json"
+# A rank other than 0 (as mpirun announces it) says nothing: not the list,
+# not the bad input every rank finds; rank 0 says both.
+OMPI_COMM_WORLD_RANK=1 "$bin" sweep --list "$tmp/spec.yaml" --kernels "$tmp/libfaulty.so" \
+        >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "rank 1: --list exits 0, got $rc" test "$rc" -eq 0
+check "rank 1 lists nothing" test ! -s "$tmp/out"
+OMPI_COMM_WORLD_RANK=1 "$bin" sweep --jobs 0 "$tmp/spec.yaml" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "rank 1: bad input exits 2, got $rc" test "$rc" -eq 2
+check "rank 1 says nothing of it" test ! -s "$tmp/err"
+OMPI_COMM_WORLD_RANK=0 "$bin" sweep --list "$tmp/spec.yaml" --kernels "$tmp/libfaulty.so" \
+        >"$tmp/out" 2>"$tmp/err"
+check "rank 0 lists the points" grep -q "^sweep t: 8 points in 3 panels" "$tmp/out"
 printf 'version: 1\nkernel: gemm\ngrid: {m: [64]}\n' | "$bin" sweep --list - >"$tmp/out" 2>"$tmp/err"
 rc=$?
 check "a spec on stdin with no name exits 2, got $rc" test "$rc" -eq 2

@@ -193,7 +193,7 @@ struct cubesim_sweep_opts {
         int list;                    /* --list: check the spec and print its points; run
                                       * nothing */
         cubesim_print_fn print;      /* the summary lines (or --list's), on the process that
-                                      * writes the results; NULL: none */
+                                      * writes the results (MPI rank 0); NULL: none */
         void *print_ctx;             /* print's first argument */
         void (*on_progress)(void *ctx, size_t done, size_t todo, size_t failed);
                                      /* called as points finish (done of todo to run now,

@@ -570,7 +570,7 @@ static int sweep_loaded(const struct sweep_spec *spec, const struct cubesim_swee
                         FILE *print, struct cubesim_sweep_result *out, struct diag *d)
 {
         if (opts->list) {
-                if (print)
+                if (print && sweep_launch_rank() == 0) /* every rank has the spec */
                         sweep_spec_list(spec, print);
                 return CUBESIM_OK;
         }

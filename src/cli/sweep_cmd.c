@@ -120,7 +120,7 @@ int cli_sweep(int argc, char **argv)
                 goto out;
         }
         so->figures = !args.no_figures;
-        so->print = speak ? cli_print_stdout : NULL;
+        so->print = cli_print_stdout;
         rc = cubesim_sweep(spec_path, NULL, so, NULL);
         if (speak)
                 cli_print_messages("sweep", cubesim_messages());
