@@ -273,7 +273,7 @@ static int run(const struct bench_ctx *c)
                         .resume = resume,
                         .no_figures = !figures,
                         .progress = -1,
-                        .quiet = c->json,
+                        .out = c->json ? NULL : c->out,
                         .report_extra = models_md,
                 };
                 struct sweep_outcome o;

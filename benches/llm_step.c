@@ -901,7 +901,7 @@ static int run(const struct bench_ctx *c)
         if (sweep_spec_load_text(label, text, len, NULL, &spec, c->diag) == 0) {
                 struct sweep_opts sw_opts = { .out_dir = out_dir, .jobs = c->jobs ? c->jobs : 1,
                                               .no_figures = !figures, .progress = -1,
-                                              .quiet = c->json };
+                                              .out = c->json ? NULL : c->out };
                 struct sweep_outcome o;
                 rc = sweep_run(&spec, &sw_opts, &o, c->diag);
                 if (o.root && rc != 2) {

@@ -51,13 +51,7 @@ EOF
 grep -q '^| critical_path share.hbm | 0.25 | 0.5 | 2 |$' "$tmp/cp.md" ||
         { echo "FAIL: critical-path shares"; grep critical "$tmp/cp.md"; fail=1; }
 # Two sweeps: one point more on B's side; the matched ones by time ratio.
-cat >"$tmp/s.yaml" <<'EOF'
-version: 1
-name: s
-kernel: gemm
-params: {n: 64, k: 64}
-grid: {m: [64, 128]}
-EOF
+gemm_spec "$tmp/s.yaml" s "{n: 64, k: 64}" "{m: [64, 128]}"
 "$bin" sweep "$tmp/s.yaml" --out "$tmp/sa" --no-figures --no-progress >/dev/null 2>&1
 sed -i 's/m: \[64, 128\]/m: [64, 128, 256]/; s/k: 64}/k: 64, pe.dma.bw_gbps: 32}/' "$tmp/s.yaml"
 "$bin" sweep "$tmp/s.yaml" --out "$tmp/sb" --no-figures --no-progress >/dev/null 2>&1

@@ -14,10 +14,7 @@
 # under 60 s with finite, positive figures.
 set -euo pipefail
 . "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
-cd "$src"
-. "$src/tests/lib/numpy.sh"
-py=$(numpy_python)
-head=model,machine,precision,batch,prompt_len,gen_tokens,measured_tps_u,measured_ttft_ms
+. "$src/tests/lib/tt_llm_rows.sh"
 
 step() {  # out, sets...
         local out=$1

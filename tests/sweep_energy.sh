@@ -9,13 +9,7 @@
 set -u
 . "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 fail=0
-cat >"$tmp/s.yaml" <<'EOF'
-version: 1
-name: e
-kernel: gemm
-params: {n: 128, k: 128}
-grid: {m: [128, 512]}
-EOF
+gemm_spec "$tmp/s.yaml" e "{n: 128, k: 128}" "{m: [128, 512]}"
 "$bin" sweep "$tmp/s.yaml" --out "$tmp/o" --no-progress >"$tmp/log" 2>&1 ||
         { echo "FAIL: the sweep exits $?"; cat "$tmp/log"; exit 1; }
 python3 - "$tmp/o" <<'EOF' || fail=1

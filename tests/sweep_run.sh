@@ -3,7 +3,7 @@
 # serially, with --jobs 2 and under mpirun -np 2 (when built with MPI) once
 # the wall-clock keys are stripped; points stay in spec order; a failing
 # point is recorded with its error and exit status while the others
-# complete (exit 1); --resume keeps the points done and reruns the rest;
+# complete (exit 1); a spec on stdin ("-") runs as from its file; --resume keeps the points done and reruns the rest;
 # files are written atomically (no temporary left, complete files after a
 # kill -9); figures need gnuplot, and without it the sweep still succeeds
 # with a warning; the headline bench names its kernels.
@@ -94,6 +94,33 @@ check "--progress into a file: plain lines, no carriage return or escape" \
         bash -c "! LC_ALL=C grep -q \$'[\\r\\x1b]' '$tmp/err'"
 check "--jobs 2 gives the serial sweep.json" same "$j" "$tmp/jobs/sweep.json"
 check "no temporary files (--jobs 2)" no_temps "$tmp/jobs"
+
+# "-": the spec on standard input (its machine paths from the current
+# directory), the same sweep.json as from the file.
+"$bin" sweep - --kernels "$tmp/libfaulty.so" --out "$tmp/stdin" --no-figures \
+        <"$tmp/spec.yaml" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "a spec on stdin exits 1, got $rc" test "$rc" -eq 1
+check "a spec on stdin: summary line" grep -q "sweep t: 8 points, 1 failed" "$tmp/out"
+check "a spec on stdin gives the file's sweep.json" same "$j" "$tmp/stdin/sweep.json"
+# A rank other than 0 (as mpirun announces it) says nothing: not the list,
+# not the bad input every rank finds; rank 0 says both.
+OMPI_COMM_WORLD_RANK=1 "$bin" sweep --list "$tmp/spec.yaml" --kernels "$tmp/libfaulty.so" \
+        >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "rank 1: --list exits 0, got $rc" test "$rc" -eq 0
+check "rank 1 lists nothing" test ! -s "$tmp/out"
+OMPI_COMM_WORLD_RANK=1 "$bin" sweep --jobs 0 "$tmp/spec.yaml" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "rank 1: bad input exits 2, got $rc" test "$rc" -eq 2
+check "rank 1 says nothing of it" test ! -s "$tmp/err"
+OMPI_COMM_WORLD_RANK=0 "$bin" sweep --list "$tmp/spec.yaml" --kernels "$tmp/libfaulty.so" \
+        >"$tmp/out" 2>"$tmp/err"
+check "rank 0 lists the points" grep -q "^sweep t: 8 points in 3 panels" "$tmp/out"
+printf 'version: 1\nkernel: gemm\ngrid: {m: [64]}\n' | "$bin" sweep --list - >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "a spec on stdin with no name exits 2, got $rc" test "$rc" -eq 2
+check "a spec on stdin needs a name" grep -qF "<stdin>:1:1: error: the spec has no 'name:', and a spec that is no file has no file name to stand for it: give the sweep a name" "$tmp/err"
 
 if ldd "$bin" 2>/dev/null | grep -q libmpi; then
         # Open MPI leaks by design: no leak report from its ranks.

@@ -16,10 +16,7 @@
 # chips costs more than half the n150's).
 set -euo pipefail
 . "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
-cd "$src"
-. "$src/tests/lib/numpy.sh"
-py=$(numpy_python)
-head=model,machine,precision,batch,prompt_len,gen_tokens,measured_tps_u,measured_ttft_ms
+. "$src/tests/lib/tt_llm_rows.sh"
 
 printf '%s\n%s\n%s\n' "$head" "llama3.2-1b,n150,performance,1,64,8,90,20" \
         "llama3.2-1b,n150,ff13_bfp4,4,96,3,40,30" >"$tmp/rows.csv"

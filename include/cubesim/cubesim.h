@@ -1,8 +1,9 @@
-/* cubesim/cubesim.h: the run API of libcubesim.so, which `cubesim run`
- * and the Python package (python/cubesim) go through: load a machine and
- * change it with --set keys, find or load kernels, run a kernel with
- * parameters and options, read the result as the JSON of
- * `cubesim run --json`.
+/* cubesim/cubesim.h: the run API of libcubesim.so, which `cubesim run`,
+ * `sweep` and `bench run`, and the Python package (python/cubesim) go
+ * through: load a machine and change it with --set keys, find or load
+ * kernels, run a kernel with parameters and options, read the result as
+ * the JSON of `cubesim run --json`; run a sweep, a bench, a serving
+ * simulation.
  *
  * Every function that can fail returns a status, the exit status the
  * command line would give: CUBESIM_OK, CUBESIM_FAILED (the kernel failed
@@ -165,39 +166,103 @@ CUBESIM_API const struct cubesim_array *cubesim_result_output(const cubesim_resu
 
 CUBESIM_API void cubesim_result_free(cubesim_result *r);
 
+/* ---- text for the caller ---- */
+
+/* Where a call writes the text the command line prints on standard
+ * output (a sweep's summary, its --list, a bench's figures): called with
+ * each piece in order, len bytes (not NUL-terminated). NULL: nowhere. */
+typedef void (*cubesim_print_fn)(void *ctx, const char *text, size_t len);
+
+/* This process's MPI rank as mpirun announces it in the environment (0
+ * when not launched by mpirun). Every rank of a sweep or a bench finds
+ * the same bad input: a caller prints the messages on rank 0 alone. */
+CUBESIM_API int cubesim_mpi_rank(void);
+
 /* ---- sweeps ---- */
 
 /* How to run a sweep: the options of `cubesim sweep`. */
 struct cubesim_sweep_opts {
-        const char *out_dir;         /* --out DIR: where sweep.json and the rest go (required) */
+        const char *out_dir;         /* --out DIR: where sweep.json and the rest go
+                                      * (NULL: out/NAME, NAME the spec's name) */
         unsigned jobs;               /* --jobs N: worker processes (>= 1) */
         int figures;                 /* draw the figures (gnuplot); 0: --no-figures */
         int resume;                  /* --resume: keep the points already in out_dir */
         double timeout_s;            /* --timeout-s: wall-clock limit of one point (0: none) */
-        int progress;                /* --progress: a progress line on stderr */
+        int progress;                /* --progress: a progress line on stderr (1), none (0),
+                                      * or one when stderr is a terminal (-1) */
+        int list;                    /* --list: check the spec and print its points; run
+                                      * nothing */
+        cubesim_print_fn print;      /* the summary lines (or --list's), on the process that
+                                      * writes the results (MPI rank 0); NULL: none */
+        void *print_ctx;             /* print's first argument */
+        void (*on_progress)(void *ctx, size_t done, size_t todo, size_t failed);
+                                     /* called as points finish (done of todo to run now,
+                                      * failed of them), on the process that writes the
+                                      * results; NULL: none */
+        void *progress_ctx;          /* on_progress's first argument */
 };
 
-/* One worker, figures on, no timeout, no progress. */
+/* What a sweep did. */
+struct cubesim_sweep_result {
+        size_t n_points;             /* points in the spec */
+        size_t n_failed;             /* points that failed or timed out */
+        size_t n_resumed;            /* points kept from an earlier run (--resume) */
+        unsigned ranks;              /* MPI ranks (1 without mpirun) */
+        int root;                    /* this process wrote the results (0 on MPI ranks > 0) */
+        double wall_s;               /* the whole sweep, seconds */
+        uint64_t events;             /* simulated events of the points run now */
+};
+
+/* One worker, figures on, no timeout, no progress, no printing. */
 CUBESIM_API void cubesim_sweep_opts_init(struct cubesim_sweep_opts *opts);
-/* Run the sweep spec (docs/sweeps.md) in the file spec_path, or, when
- * spec_text is not NULL, in that text (YAML; JSON is YAML too; its
- * relative machine paths resolve against the current directory and its
- * messages name it "<spec>"). The results are opts->out_dir/sweep.json
- * and the rest of `cubesim sweep`'s files. CUBESIM_OK: every point ran;
- * CUBESIM_FAILED: some point failed (recorded in sweep.json);
- * CUBESIM_BAD_INPUT: the spec or the options. Worker processes are forked
- * from the calling process. */
+/* Run the sweep spec (docs/sweeps.md) in the file spec_path ("-":
+ * standard input), or, when spec_text is not NULL, in that text (YAML;
+ * JSON is YAML too; its relative machine paths resolve against the
+ * current directory and its messages name it "<spec>"). The results are
+ * opts->out_dir/sweep.json and the rest of `cubesim sweep`'s files.
+ * CUBESIM_OK: every point ran; CUBESIM_FAILED: some point failed
+ * (recorded in sweep.json); CUBESIM_BAD_INPUT: the spec, the options, or
+ * results that could not be written. *out (may be NULL) says what ran
+ * (zeros when nothing did). Worker processes are forked from the calling
+ * process; under mpirun every rank calls this. */
 CUBESIM_API int cubesim_sweep(const char *spec_path, const char *spec_text,
-                              const struct cubesim_sweep_opts *opts);
+                              const struct cubesim_sweep_opts *opts,
+                              struct cubesim_sweep_result *out);
 
 /* ---- benches ---- */
 
-/* The name of the i-th bench; NULL past the last. */
+/* The name, one-line summary and help (its parameters) of the i-th
+ * bench; NULL past the last. */
 CUBESIM_API const char *cubesim_bench_name(size_t i);
-/* Run bench name as `cubesim bench run NAME --json` does, with the
- * "key=value" sets, out_dir (NULL: the bench's default, under out/) and
- * jobs worker processes; *json_out the JSON it prints (free it with
- * cubesim_free), NULL unless CUBESIM_OK. */
+CUBESIM_API const char *cubesim_bench_summary(size_t i);
+CUBESIM_API const char *cubesim_bench_help(size_t i);
+/* CUBESIM_OK if a bench is called name, else CUBESIM_BAD_INPUT with
+ * "error: no bench 'NAME'" (and a did-you-mean hint). */
+CUBESIM_API int cubesim_bench_find(const char *name);
+
+/* How to run a bench: the options of `cubesim bench run`. */
+struct cubesim_bench_opts {
+        const char *const *sets;     /* --set key=value: bench parameters (and, for benches
+                                      * that run kernels, dotted topology keys) */
+        size_t n_sets;               /* entries of sets */
+        const char *topo_path;       /* --topo FILE (NULL: the built-in machine) */
+        const char *out_dir;         /* --out DIR (NULL: the bench's default, under out/) */
+        unsigned jobs;               /* --jobs N: worker processes of benches that sweep */
+        int json;                    /* --json: the figures as one JSON object */
+        cubesim_print_fn print;      /* where the figures go; NULL: nowhere */
+        void *print_ctx;             /* print's first argument */
+};
+
+/* One worker, text figures, printed nowhere. */
+CUBESIM_API void cubesim_bench_opts_init(struct cubesim_bench_opts *opts);
+/* Run bench name as `cubesim bench run NAME` does with opts (NULL: the
+ * defaults): CUBESIM_OK, CUBESIM_FAILED (a simulation failed) or
+ * CUBESIM_BAD_INPUT (its parameters; any message makes a run that
+ * succeeded this). */
+CUBESIM_API int cubesim_bench_run(const char *name, const struct cubesim_bench_opts *opts);
+/* cubesim_bench_run with --json, the "key=value" sets, out_dir and jobs;
+ * *json_out the JSON it prints (free it with cubesim_free), NULL unless
+ * CUBESIM_OK. */
 CUBESIM_API int cubesim_bench(const char *name, const char *const *sets, size_t n_sets,
                               const char *out_dir, unsigned jobs, char **json_out);
 

@@ -29,7 +29,7 @@ import ctypes
 import json
 import os
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 from . import _lib
 
@@ -349,7 +349,8 @@ def _rows(doc: Dict[str, Any]) -> List[Dict[str, Any]]:
 
 def sweep(spec: Union[Mapping[str, Any], PathLike], jobs: int = 1,
           out: Optional[PathLike] = None, figures: bool = False,
-          timeout_s: Optional[float] = None, frame: Optional[bool] = None) -> Any:
+          timeout_s: Optional[float] = None, frame: Optional[bool] = None,
+          progress: Optional[Callable[[int, int, int], None]] = None) -> Any:
     """Run a sweep spec (docs/sweeps.md), as ``cubesim sweep`` does.
 
     :param spec: a spec as a dict (the YAML's structure), or a spec file.
@@ -359,6 +360,8 @@ def sweep(spec: Union[Mapping[str, Any], PathLike], jobs: int = 1,
     :param figures: draw the gnuplot figures (into ``out``).
     :param frame: return a pandas DataFrame (default: when pandas is
         installed), else a list of dicts, one per point.
+    :param progress: called as ``progress(done, todo, failed)`` when the
+        sweep starts and as its points finish (``todo`` points to run now).
     :returns: the rows, one per point (see :func:`_rows` for the columns);
         a point that failed has its ``status`` and ``error`` columns. The
         whole sweep.json is the ``attrs["sweep"]`` of a DataFrame.
@@ -372,6 +375,10 @@ def sweep(spec: Union[Mapping[str, Any], PathLike], jobs: int = 1,
     o.figures = int(figures)
     if timeout_s is not None:
         o.timeout_s = float(timeout_s)
+    if progress is not None:
+        # Kept referenced until the call returns.
+        o.on_progress = _lib.ProgressFn(lambda _ctx, done, todo, failed:
+                                        progress(done, todo, failed))
     tmp = None
     if out is None:
         tmp = tempfile.TemporaryDirectory(prefix="cubesim-sweep-")
@@ -379,9 +386,9 @@ def sweep(spec: Union[Mapping[str, Any], PathLike], jobs: int = 1,
     try:
         o.out_dir = _b(out)
         if isinstance(spec, Mapping):
-            status = _lib.sweep(None, json.dumps(spec).encode(), ctypes.byref(o))
+            status = _lib.sweep(None, json.dumps(spec).encode(), ctypes.byref(o), None)
         else:
-            status = _lib.sweep(_b(spec), None, ctypes.byref(o))
+            status = _lib.sweep(_b(spec), None, ctypes.byref(o), None)
         if status == 2:
             _raise_if(status)
         with open(Path(out) / "sweep.json", encoding="utf-8") as f:

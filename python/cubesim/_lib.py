@@ -73,6 +73,11 @@ class Summary(ctypes.Structure):
     ]
 
 
+# cubesim_print_fn and a sweep's on_progress.
+PrintFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.POINTER(ctypes.c_char), c_size_t)
+ProgressFn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, c_size_t, c_size_t, c_size_t)
+
+
 class SweepOpts(ctypes.Structure):
     """struct cubesim_sweep_opts."""
 
@@ -83,6 +88,25 @@ class SweepOpts(ctypes.Structure):
         ("resume", c_int),
         ("timeout_s", c_double),
         ("progress", c_int),
+        ("list", c_int),
+        ("print", PrintFn),
+        ("print_ctx", ctypes.c_void_p),
+        ("on_progress", ProgressFn),
+        ("progress_ctx", ctypes.c_void_p),
+    ]
+
+
+class SweepResult(ctypes.Structure):
+    """struct cubesim_sweep_result."""
+
+    _fields_ = [
+        ("n_points", c_size_t),
+        ("n_failed", c_size_t),
+        ("n_resumed", c_size_t),
+        ("ranks", ctypes.c_uint),
+        ("root", c_int),
+        ("wall_s", c_double),
+        ("events", c_uint64),
     ]
 
 
@@ -189,7 +213,8 @@ result_summary = _fn("cubesim_result_summary", c_int, _result_p, ctypes.POINTER(
 result_output = _fn("cubesim_result_output", ctypes.POINTER(Array), _result_p, c_size_t)
 result_free = _fn("cubesim_result_free", None, _result_p)
 sweep_opts_init = _fn("cubesim_sweep_opts_init", None, ctypes.POINTER(SweepOpts))
-sweep = _fn("cubesim_sweep", c_int, c_char_p, c_char_p, ctypes.POINTER(SweepOpts))
+sweep = _fn("cubesim_sweep", c_int, c_char_p, c_char_p, ctypes.POINTER(SweepOpts),
+            ctypes.POINTER(SweepResult))
 bench_name = _fn("cubesim_bench_name", c_char_p, c_size_t)
 bench = _fn("cubesim_bench", c_int, c_char_p, ctypes.POINTER(c_char_p), c_size_t, c_char_p,
             ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p))

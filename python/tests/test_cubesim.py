@@ -259,6 +259,15 @@ def test_sweep_file_matches_cli(tmp_path):
     assert len(rows) == 4
 
 
+def test_sweep_progress():
+    """progress is called at the start and as each point finishes, ending at all done."""
+    seen = []
+    rows = cubesim.sweep(SPEC, jobs=2, frame=False, progress=lambda *a: seen.append(a))
+    assert len(rows) == 4
+    assert seen[0] == (0, 4, 0) and seen[-1] == (4, 4, 0)
+    assert [s[0] for s in seen] == sorted(s[0] for s in seen)
+
+
 def test_sweep_bad_spec():
     with pytest.raises(cubesim.Error) as e:
         cubesim.sweep({"version": 1, "kernel": "gemmm", "grid": {"m": [64]}}, frame=False)

@@ -530,6 +530,38 @@ void cubesim_result_free(cubesim_result *r)
         free(r);
 }
 
+/* ---- text for the caller ---- */
+
+/* The cookie of a print stream: the caller's function. */
+struct print_sink {
+        cubesim_print_fn fn;         /* the caller's print */
+        void *ctx;                   /* its first argument */
+};
+
+static ssize_t sink_write(void *c, const char *buf, size_t len)
+{
+        const struct print_sink *s = c;
+        s->fn(s->ctx, buf, len);
+        return (ssize_t)len;
+}
+
+/* A stream that hands what is written to it to fn, unbuffered (the
+ * caller sees each piece when it is written, in order with the library's
+ * stderr, and a forked worker inherits nothing to write twice); NULL
+ * when fn is NULL or out of memory. Close it with fclose. */
+static FILE *print_open(cubesim_print_fn fn, void *ctx, struct print_sink *s)
+{
+        if (!fn)
+                return NULL;
+        *s = (struct print_sink){ .fn = fn, .ctx = ctx };
+        FILE *f = fopencookie(s, "w", (cookie_io_functions_t){ .write = sink_write });
+        if (f)
+                setvbuf(f, NULL, _IONBF, 0);
+        return f;
+}
+
+int cubesim_mpi_rank(void) { return sweep_launch_rank(); }
+
 /* ---- sweeps ---- */
 
 void cubesim_sweep_opts_init(struct cubesim_sweep_opts *o)
@@ -537,12 +569,45 @@ void cubesim_sweep_opts_init(struct cubesim_sweep_opts *o)
         *o = (struct cubesim_sweep_opts){ .jobs = 1, .figures = 1 };
 }
 
+/* Run the loaded spec as opts say (its --list, or the sweep into
+ * out_dir, by default out/NAME); out filled. The status. */
+static int sweep_loaded(const struct sweep_spec *spec, const struct cubesim_sweep_opts *opts,
+                        FILE *print, struct cubesim_sweep_result *out, struct diag *d)
+{
+        if (opts->list) {
+                if (print && sweep_launch_rank() == 0) /* every rank has the spec */
+                        sweep_spec_list(spec, print);
+                return CUBESIM_OK;
+        }
+        char dir[4200];
+        if (!opts->out_dir)
+                snprintf(dir, sizeof dir, "out/%s", spec->name);
+        struct sweep_opts so = { .out_dir = opts->out_dir ? opts->out_dir : dir,
+                                 .jobs = opts->jobs, .resume = opts->resume,
+                                 .no_figures = !opts->figures,
+                                 .progress = opts->progress < 0 ? -1 : opts->progress != 0,
+                                 .out = print, .timeout_s = opts->timeout_s,
+                                 .on_progress = opts->on_progress,
+                                 .progress_ctx = opts->progress_ctx };
+        struct sweep_outcome o;
+        int rc = sweep_run(spec, &so, &o, d);
+        *out = (struct cubesim_sweep_result){ .n_points = o.n_points, .n_failed = o.n_failed,
+                                              .n_resumed = o.n_resumed, .ranks = o.ranks,
+                                              .root = o.root, .wall_s = o.wall_s,
+                                              .events = o.events };
+        return rc == 0 ? CUBESIM_OK : rc == 1 ? CUBESIM_FAILED : CUBESIM_BAD_INPUT;
+}
+
 int cubesim_sweep(const char *spec_path, const char *spec_text,
-                  const struct cubesim_sweep_opts *opts)
+                  const struct cubesim_sweep_opts *opts, struct cubesim_sweep_result *out)
 {
         struct diag d;
         diag_init(&d);
-        if (!opts->out_dir || !*opts->out_dir || opts->jobs < 1 || opts->jobs > 1024 ||
+        struct cubesim_sweep_result none;
+        if (!out)
+                out = &none;
+        *out = (struct cubesim_sweep_result){ 0 };
+        if ((opts->out_dir && !*opts->out_dir) || opts->jobs < 1 || opts->jobs > 1024 ||
             !(opts->timeout_s >= 0)) {
                 diag_error(&d, "a sweep needs an output directory, 1 to 1024 jobs and a "
                            "timeout >= 0");
@@ -553,21 +618,20 @@ int cubesim_sweep(const char *spec_path, const char *spec_text,
                 return finish(&d, CUBESIM_BAD_INPUT);
         }
         struct sweep_spec spec;
-        int lrc = spec_text ? sweep_spec_load_text("<spec>", spec_text, strlen(spec_text), NULL,
-                                                   &spec, &d)
-                            : sweep_spec_load_file(spec_path, &spec, &d);
-        if (lrc < 0) {
-                sweep_spec_fini(&spec);
-                return finish(&d, CUBESIM_BAD_INPUT);
+        int rc = spec_text ? sweep_spec_load_text("<spec>", spec_text, strlen(spec_text), NULL,
+                                                  &spec, &d)
+                           : sweep_spec_load_file(spec_path, &spec, &d);
+        if (rc == 0) {
+                struct print_sink sink;
+                FILE *print = print_open(opts->print, opts->print_ctx, &sink);
+                rc = sweep_loaded(&spec, opts, print, out, &d);
+                if (print)
+                        fclose(print);
+        } else {
+                rc = CUBESIM_BAD_INPUT;
         }
-        struct sweep_opts so = { .out_dir = opts->out_dir, .jobs = opts->jobs,
-                                 .resume = opts->resume, .no_figures = !opts->figures,
-                                 .progress = opts->progress ? 1 : 0, .quiet = true,
-                                 .timeout_s = opts->timeout_s };
-        struct sweep_outcome o;
-        int rc = sweep_run(&spec, &so, &o, &d);
         sweep_spec_fini(&spec);
-        return finish(&d, rc == 0 ? CUBESIM_OK : rc == 1 ? CUBESIM_FAILED : CUBESIM_BAD_INPUT);
+        return finish(&d, rc);
 }
 
 /* ---- benches ---- */
@@ -580,55 +644,127 @@ const char *cubesim_bench_name(size_t i)
         return NULL;
 }
 
+const char *cubesim_bench_summary(size_t i)
+{
+        return cubesim_bench_name(i) ? bench_registry[i]->summary : NULL;
+}
+
+const char *cubesim_bench_help(size_t i)
+{
+        return cubesim_bench_name(i) ? bench_registry[i]->help : NULL;
+}
+
+/* bench name, or NULL with "no bench" (and a hint) in d. */
+static const struct bench *bench_named(const char *name, struct diag *d)
+{
+        const struct bench *b = name ? bench_find(name) : NULL;
+        if (!b) {
+                const char *hint = diag_suggest_at(name ? name : "", cubesim_bench_name);
+                if (hint)
+                        diag_error(d, "no bench '%s'; did you mean '%s'?", name ? name : "", hint);
+                else
+                        diag_error(d, "no bench '%s' (see 'cubesim bench list')",
+                                   name ? name : "");
+        }
+        return b;
+}
+
+int cubesim_bench_find(const char *name)
+{
+        struct diag d;
+        diag_init(&d);
+        return finish(&d, bench_named(name, &d) ? CUBESIM_OK : CUBESIM_BAD_INPUT);
+}
+
+/* The defaults of a bench run. */
+static const struct cubesim_bench_opts bench_defaults = { .jobs = 1 };
+
+void cubesim_bench_opts_init(struct cubesim_bench_opts *o) { *o = bench_defaults; }
+
+/* Where the figures go when the caller prints them nowhere. */
+static void print_nowhere(void *ctx, const char *text, size_t len)
+{
+        (void)ctx, (void)text, (void)len;
+}
+
+int cubesim_bench_run(const char *name, const struct cubesim_bench_opts *opts)
+{
+        struct diag d;
+        diag_init(&d);
+        if (!opts)
+                opts = &bench_defaults;
+        const struct bench *b = bench_named(name, &d);
+        if (!b)
+                return finish(&d, CUBESIM_BAD_INPUT);
+        if (opts->jobs < 1 || opts->jobs > 1024) {
+                diag_error(&d, "--jobs %u: expected an integer in [1, 1024]", opts->jobs);
+                return finish(&d, CUBESIM_BAD_INPUT);
+        }
+        struct params ps;
+        params_init(&ps);
+        for (size_t i = 0; i < opts->n_sets; i++)
+                params_add(&ps, opts->sets[i], &d);
+        struct print_sink sink;
+        FILE *f = print_open(opts->print ? opts->print : print_nowhere, opts->print_ctx, &sink);
+        int rc = CUBESIM_BAD_INPUT;
+        if (!f) {
+                diag_error(&d, "out of memory");
+        } else {
+                struct bench_ctx ctx = { .params = &ps, .json = opts->json != 0,
+                                         .out_dir = opts->out_dir, .jobs = opts->jobs,
+                                         .topo = opts->topo_path, .out = f, .diag = &d };
+                if (d.n_errors == 0)
+                        rc = b->run(&ctx);
+                fclose(f);
+                /* A message makes a run that succeeded a bad-input one: an
+                 * unknown or unused parameter is said, never passed over. */
+                if (d.head && rc == CUBESIM_OK)
+                        rc = CUBESIM_BAD_INPUT;
+        }
+        return finish(&d, rc);
+}
+
+/* cubesim_bench's print: append to the memory stream ctx. */
+static void print_to_stream(void *ctx, const char *text, size_t len)
+{
+        fwrite(text, 1, len, ctx);
+}
+
 void cubesim_free(void *p) { free(p); }
 
 int cubesim_bench(const char *name, const char *const *sets, size_t n_sets, const char *out_dir,
                   unsigned jobs, char **json_out)
 {
-        struct diag d;
-        diag_init(&d);
         *json_out = NULL;
-        const struct bench *b = name ? bench_find(name) : NULL;
-        if (!b) {
-                const char *hint = diag_suggest_at(name ? name : "", cubesim_bench_name);
-                if (hint)
-                        diag_error(&d, "no bench '%s'; did you mean '%s'?", name ? name : "", hint);
-                else
-                        diag_error(&d, "no bench '%s' (see 'cubesim bench list')",
-                                   name ? name : "");
-                return finish(&d, CUBESIM_BAD_INPUT);
-        }
-        if (jobs < 1 || jobs > 1024) {
-                diag_error(&d, "--jobs %u: expected an integer in [1, 1024]", jobs);
-                return finish(&d, CUBESIM_BAD_INPUT);
-        }
-        struct params ps;
-        params_init(&ps);
-        for (size_t i = 0; i < n_sets; i++)
-                params_add(&ps, sets[i], &d);
         char *buf = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
-        int rc = CUBESIM_BAD_INPUT;
         if (!f) {
+                struct diag d;
+                diag_init(&d);
                 diag_error(&d, "out of memory");
-        } else {
-                struct bench_ctx ctx = { .params = &ps, .json = true, .out_dir = out_dir,
-                                         .jobs = jobs, .out = f, .diag = &d };
-                if (d.n_errors == 0)
-                        rc = b->run(&ctx);
-                if (fclose(f) != 0 && rc == CUBESIM_OK) {
-                        diag_error(&d, "out of memory for the bench's output");
-                        rc = CUBESIM_BAD_INPUT;
-                }
-                if (d.n_errors && rc == CUBESIM_OK)
-                        rc = CUBESIM_BAD_INPUT;
-                if (rc == CUBESIM_OK)
-                        *json_out = buf;
-                else
-                        free(buf);
+                return finish(&d, CUBESIM_BAD_INPUT);
         }
-        return finish(&d, rc);
+        struct cubesim_bench_opts o = { .sets = sets, .n_sets = n_sets, .out_dir = out_dir,
+                                        .jobs = jobs, .json = 1, .print = print_to_stream,
+                                        .print_ctx = f };
+        int rc = cubesim_bench_run(name, &o);
+        bool bad = ferror(f) != 0;
+        if (fclose(f) != 0 || bad) {
+                free(buf);
+                buf = NULL;
+        }
+        if (rc == CUBESIM_OK && !buf) {
+                struct diag d;
+                diag_init(&d);
+                diag_error(&d, "out of memory for the bench's output");
+                return finish(&d, CUBESIM_BAD_INPUT);
+        }
+        if (rc == CUBESIM_OK)
+                *json_out = buf;
+        else
+                free(buf);
+        return rc;
 }
 
 /* ---- serving ---- */

@@ -45,6 +45,16 @@ int fs_read_capped(const char *path, size_t max_bytes, char **out, size_t *len,
                         diag_error_at(d, path, 0, 0, "cannot open: %s", strerror(e));
                 return -e;
         }
+        int rc = fs_read_stream(f, path, max_bytes, out, len, d);
+        fclose(f);
+        return rc;
+}
+
+int fs_read_stream(FILE *f, const char *path, size_t max_bytes, char **out, size_t *len,
+                   struct diag *d)
+{
+        *out = NULL;
+        *len = 0;
         size_t cap = 64 << 10, n = 0;
         char *buf = malloc(cap + 1);
         int rc = 0;
@@ -78,7 +88,6 @@ int fs_read_capped(const char *path, size_t max_bytes, char **out, size_t *len,
                 if (d)
                         diag_error_at(d, path, 0, 0, "cannot read: %s", strerror(-rc));
         }
-        fclose(f);
         if (rc < 0) {
                 free(buf);
                 return rc;

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "base/diag.h"
 
@@ -26,6 +27,11 @@
  * read error seen with ferror, or a directory), "not a regular file",
  * "out of memory". 0 or a negative errno. */
 int fs_read_capped(const char *path, size_t max_bytes, char **out, size_t *len,
+                   struct diag *d);
+
+/* Read f to its end as fs_read_capped reads a file (path names it in
+ * messages); f stays open. 0 or a negative errno. */
+int fs_read_stream(FILE *f, const char *path, size_t max_bytes, char **out, size_t *len,
                    struct diag *d);
 
 /* Read path as fs_read_capped does, then hand its text to parse (with

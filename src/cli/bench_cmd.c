@@ -1,14 +1,15 @@
-/* cli/bench_cmd.c: `cubesim bench list` and `cubesim bench run NAME`. */
+/* cli/bench_cmd.c: `cubesim bench list`, `cubesim bench run NAME` and
+ * `cubesim bench help NAME`: a parser over cubesim_bench_run. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "benches/bench.h"
 #include "base/diag.h"
-#include "base/params.h"
 #include "base/util.h"
 #include "cli/cli.h"
+
+#include <cubesim/cubesim.h>
 
 static const char about[] =
         "       cubesim bench help NAME\n"
@@ -19,25 +20,27 @@ static const char about[] =
         "\n"
         "Options of 'bench run':\n";
 
-static void add_param(void *c, const struct cli_opt *o, char *v, struct diag *d)
-{
-        (void)o;
-        params_add(((struct bench_ctx *)c)->params, v, d);
-}
+/* What the options of cubesim bench run set. */
+struct bench_args {
+        struct cubesim_bench_opts bo; /* the bench's options */
+        struct cli_sets sets;        /* --set key=value */
+};
+
+#define BO(f) (offsetof(struct bench_args, bo) + offsetof(struct cubesim_bench_opts, f))
 
 /* The options of cubesim bench run, in the order of its help. */
 static const struct cli_opt run_opts[] = {
         { "--set", "key=value", NULL, CLI_OPT_REPEAT, "a bench parameter (repeatable)",
-          add_param, 0 },
+          cli_opt_set, offsetof(struct bench_args, sets) },
         { "--topo", "FILE", NULL, 0, "the machine of benches that run kernels (llm-step, "
           "milestone-gqa-headline; default: built in); their --set takes its dotted "
-          "keys (pe.dma.bw_gbps=512)", cli_opt_text, offsetof(struct bench_ctx, topo) },
+          "keys (pe.dma.bw_gbps=512)", cli_opt_text, BO(topo_path) },
         { "--json", NULL, NULL, 0, "print the figures as one JSON object",
-          cli_opt_true, offsetof(struct bench_ctx, json) },
+          cli_opt_on, BO(json) },
         { "--out", "DIR", NULL, 0, "where the bench writes its files (bench-specific default)",
-          cli_opt_text, offsetof(struct bench_ctx, out_dir) },
+          cli_opt_text, BO(out_dir) },
         { "--jobs", "N", NULL, 0, "worker processes for benches that sweep (default 1)",
-          cli_opt_jobs, offsetof(struct bench_ctx, jobs) },
+          cli_opt_jobs, BO(jobs) },
 };
 
 /* The help of cubesim bench, its bench run line and options from
@@ -53,33 +56,32 @@ static void usage(FILE *out)
 
 static int list(void)
 {
-        for (const struct bench *const *b = bench_registry; *b; b++)
-                printf("%-24s %s\n", (*b)->name, (*b)->summary);
+        for (size_t i = 0; cubesim_bench_name(i); i++)
+                printf("%-24s %s\n", cubesim_bench_name(i), cubesim_bench_summary(i));
         return CLI_OK;
 }
 
-static const char *bench_name_at(size_t i)
+/* The index of bench name, or -1 after its message (as `cubesim bench`'s). */
+static long lookup(const char *name)
 {
-        return bench_registry[i] ? bench_registry[i]->name : NULL;
-}
-
-static const struct bench *lookup(const char *name)
-{
-        const struct bench *b = bench_find(name);
-        if (!b)
-                cli_not_found("bench", "bench", name, bench_name_at, "cubesim bench list");
-        return b;
+        if (cubesim_bench_find(name) != CUBESIM_OK) {
+                cli_print_messages("bench", cubesim_messages());
+                return -1;
+        }
+        long i = 0;
+        while (strcmp(cubesim_bench_name((size_t)i), name) != 0)
+                i++;
+        return i;
 }
 
 static int run(int argc, char **argv)
 {
         const char *name = NULL;
-        struct params ps;
         struct diag d;
-        params_init(&ps);
         diag_init(&d);
-        struct bench_ctx ctx = { .params = &ps, .jobs = 1, .out = stdout, .diag = &d };
-        int rc = cli_opts_parse("bench run", run_opts, ARRAY_LEN(run_opts), argc, argv, &ctx,
+        struct bench_args args = { .sets.n = 0 };
+        cubesim_bench_opts_init(&args.bo);
+        int rc = cli_opts_parse("bench run", run_opts, ARRAY_LEN(run_opts), argc, argv, &args,
                                 &name, &d);
         if (cli_opts_done(&rc, usage))
                 goto out;
@@ -87,19 +89,22 @@ static int run(int argc, char **argv)
                 rc = cli_error("bench run", "which bench? (see 'cubesim bench list')");
                 goto out;
         }
-        const struct bench *b = lookup(name);
-        if (!b) {
+        if (lookup(name) < 0) {
                 rc = CLI_BAD_INPUT;
                 goto out;
         }
-        if (d.n_errors == 0)
-                rc = b->run(&ctx);
-        if (d.n_errors || d.head) {
+        if (d.n_errors) {
                 cli_print_diag("bench run", &d);
-                if (rc == CLI_OK)
-                        rc = CLI_BAD_INPUT;
+                rc = CLI_BAD_INPUT;
+                goto out;
         }
+        args.bo.sets = args.sets.v;
+        args.bo.n_sets = args.sets.n;
+        args.bo.print = cli_print_stdout;
+        rc = cubesim_bench_run(name, &args.bo);
+        cli_print_messages("bench run", cubesim_messages());
 out:
+        cubesim_release();
         diag_fini(&d);
         return rc;
 }
@@ -117,10 +122,12 @@ int cli_bench(int argc, char **argv)
         if (strcmp(argv[1], "help") == 0) {
                 if (argc < 3)
                         return cli_error("bench help", "which bench?");
-                const struct bench *b = lookup(argv[2]);
-                if (!b)
+                long i = lookup(argv[2]);
+                cubesim_release();
+                if (i < 0)
                         return CLI_BAD_INPUT;
-                printf("%s: %s\n\n%s", b->name, b->summary, b->help);
+                printf("%s: %s\n\n%s", cubesim_bench_name((size_t)i),
+                       cubesim_bench_summary((size_t)i), cubesim_bench_help((size_t)i));
                 return CLI_OK;
         }
         static const char *const subs[] = { "list", "run", "help", NULL };

@@ -128,6 +128,17 @@ struct cli_sets {
 void cli_opt_set(void *ctx, const struct cli_opt *o, char *v, struct diag *d);
 /* apply for a flag: the bool at o->field in ctx becomes true. */
 void cli_opt_true(void *ctx, const struct cli_opt *o, char *v, struct diag *d);
+/* apply for a flag kept as an int (a field of the library's options): 1
+ * at o->field in ctx. */
+void cli_opt_on(void *ctx, const struct cli_opt *o, char *v, struct diag *d);
+/* apply for --progress and --no-progress: the int at o->field in ctx
+ * becomes 1 or 0. */
+void cli_opt_progress(void *ctx, const struct cli_opt *o, char *v, struct diag *d);
+/* apply for --kernels LIB.so: cubesim_kernels_load, its messages into d. */
+void cli_opt_kernels(void *ctx, const struct cli_opt *o, char *v, struct diag *d);
+/* A cubesim_print_fn that writes to standard output (a failed write's
+ * errno into cli_stdout_errno). */
+void cli_print_stdout(void *ctx, const char *text, size_t len);
 /* The entry of tab (n entries) named a, or NULL. */
 const struct cli_opt *cli_opts_find(const struct cli_opt *tab, size_t n, const char *a);
 /* cli_unknown_option for a, the hint from tab's names and --help. */

@@ -1,4 +1,5 @@
 /* cli/common.c: helpers shared by the subcommands. */
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -105,6 +106,13 @@ void cli_take_messages(struct diag *d, const char *text)
                 diag_add_text(d, DIAG_ERROR, text, len);
                 text += len + (nl != NULL);
         }
+}
+
+void cli_print_stdout(void *ctx, const char *text, size_t len)
+{
+        (void)ctx;
+        if (fwrite(text, 1, len, stdout) != len && !cli_stdout_errno)
+                cli_stdout_errno = errno;
 }
 
 int cli_not_found(const char *cmd, const char *what, const char *name,

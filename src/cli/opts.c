@@ -9,6 +9,8 @@
 #include "base/util.h"
 #include "cli/cli.h"
 
+#include <cubesim/cubesim.h>
+
 /* An option's help starts at this column. */
 enum { HELP_COL = 20 };
 
@@ -124,6 +126,25 @@ void cli_opt_true(void *ctx, const struct cli_opt *o, char *v, struct diag *d)
 {
         (void)v, (void)d;
         *(bool *)((char *)ctx + o->field) = true;
+}
+
+void cli_opt_on(void *ctx, const struct cli_opt *o, char *v, struct diag *d)
+{
+        (void)v, (void)d;
+        *(int *)((char *)ctx + o->field) = 1;
+}
+
+void cli_opt_progress(void *ctx, const struct cli_opt *o, char *v, struct diag *d)
+{
+        (void)v, (void)d;
+        *(int *)((char *)ctx + o->field) = o->name[2] == 'p';
+}
+
+void cli_opt_kernels(void *ctx, const struct cli_opt *o, char *v, struct diag *d)
+{
+        (void)ctx, (void)o;
+        if (cubesim_kernels_load(v) != CUBESIM_OK)
+                cli_take_messages(d, cubesim_messages());
 }
 
 void cli_opt_timeout(void *ctx, const struct cli_opt *o, char *v, struct diag *d)

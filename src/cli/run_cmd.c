@@ -88,20 +88,6 @@ static int print_run(int rc, const cubesim_result *res, bool json, bool to_stder
 #define FIELD(c, o, type) ((type *)((char *)(c) + (o)->field))
 #define RO(f) (offsetof(struct run_args, ro) + offsetof(struct cubesim_run_opts, f))
 
-/* A flag that turns an int on. */
-static void set_on(void *c, const struct cli_opt *o, char *v, struct diag *d)
-{
-        (void)v, (void)d;
-        *FIELD(c, o, int) = 1;
-}
-
-/* --progress and --no-progress. */
-static void set_progress(void *c, const struct cli_opt *o, char *v, struct diag *d)
-{
-        (void)v, (void)d;
-        ((struct run_args *)c)->ro.progress = o->name[2] == 'p';
-}
-
 static void set_mode(void *c, const struct cli_opt *o, char *v, struct diag *d)
 {
         (void)o;
@@ -138,13 +124,6 @@ static void set_window(void *c, const struct cli_opt *o, char *v, struct diag *d
                            "(T1 may be left out)", v);
 }
 
-static void load_kernels(void *c, const struct cli_opt *o, char *v, struct diag *d)
-{
-        (void)c, (void)o;
-        if (cubesim_kernels_load(v) != CUBESIM_OK)
-                cli_take_messages(d, cubesim_messages());
-}
-
 /* The options of cubesim run, in the order of its help. */
 static const struct cli_opt run_opts[] = {
         { "--topo", "FILE", NULL, 0,
@@ -168,7 +147,7 @@ static const struct cli_opt run_opts[] = {
         { "--allow-random", NULL, NULL, CLI_OPT_NESTED,
           "with --inputs: generate the inputs that have no file\n"
           "(without --inputs, data mode generates every input)",
-          set_on, RO(allow_random) },
+          cli_opt_on, RO(allow_random) },
         { "--save-inputs", "DIR", NULL, 0,
           "data mode: write the generated inputs as DIR/NAME.npy",
           cli_opt_text, RO(save_inputs_dir) },
@@ -189,7 +168,7 @@ static const struct cli_opt run_opts[] = {
         { "--fail-on-nonfinite", NULL, NULL, 0,
           "data mode: exit 1 when an input or output holds a NaN\n"
           "or an infinity (they are reported in any case)",
-          set_on, RO(fail_on_nonfinite) },
+          cli_opt_on, RO(fail_on_nonfinite) },
         { "--seed", "N", NULL, 0,
           "seed of the generated inputs (default 1)",
           cli_opt_u64, RO(seed) },
@@ -215,7 +194,7 @@ static const struct cli_opt run_opts[] = {
           "also load the kernels a shared object exports\n"
           "(see examples/user_kernel/); a kernel named like one\n"
           "already there is an error (exit 2)",
-          load_kernels, 0 },
+          cli_opt_kernels, 0 },
         { "--max-events", "N", NULL, 0,
           "stop with an error after N events (default 4e9: over\n"
           "twenty times gqa_prefill at 128K on llama3-70b, 1.75e8;\n"
@@ -235,24 +214,25 @@ static const struct cli_opt run_opts[] = {
           "and requests so far, wall time (default: when stderr is a\n"
           "terminal); the line is cleared when the run ends; not on\n"
           "a terminal, plain lines (at most one a second)",
-          set_progress, 0 },
-        { "--no-progress", NULL, NULL, CLI_OPT_ALT, "never draw it", set_progress, 0 },
+          cli_opt_progress, RO(progress) },
+        { "--no-progress", NULL, NULL, CLI_OPT_ALT, "never draw it", cli_opt_progress,
+          RO(progress) },
         { "--profile", NULL, NULL, 0,
           "print the time of every kernel source line (issue, engine\n"
           "time by engine, time the PE_CPU waited there, op count);\n"
           "with --json, as \"profile\"",
-          set_on, RO(profile) },
+          cli_opt_on, RO(profile) },
         { "--critical-path", NULL, NULL, 0,
           "record what each step of the run waited on and print the\n"
           "critical path: its time by resource class and by kernel\n"
           "source line, its longest segments, the chain across PEs,\n"
           "and what-if estimates (one class 2x faster); with --json,\n"
           "as \"critical_path\"; with --trace, a track of its own",
-          set_on, RO(critical_path) },
+          cli_opt_on, RO(critical_path) },
         { "--json", NULL, NULL, 0,
           "print the run summary as JSON (not with --oplog - or\n"
           "--trace -; without --json their summary goes to stderr)",
-          set_on, offsetof(struct run_args, json) },
+          cli_opt_on, offsetof(struct run_args, json) },
 };
 
 void cli_run_synopsis(char *buf, size_t len)

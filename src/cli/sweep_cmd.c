@@ -1,5 +1,7 @@
 /* cli/sweep_cmd.c: `cubesim sweep SPEC.yaml`: run every point of a sweep
- * spec (docs/sweeps.md) and write sweep.json, the figures and a report. */
+ * spec (docs/sweeps.md) and write sweep.json, the figures and a report; a
+ * parser over cubesim_sweep. */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,8 +10,8 @@
 #include "base/diag.h"
 #include "base/util.h"
 #include "cli/cli.h"
-#include "sweep/sweep.h"
-#include "tl/tl_run.h"
+
+#include <cubesim/cubesim.h>
 
 static const char about[] =
         "\n"
@@ -33,24 +35,11 @@ static const char tail[] =
 
 /* What the options of cubesim sweep set. */
 struct sweep_args {
-        struct sweep_opts so;        /* the sweep's options */
-        bool list;                   /* --list */
+        struct cubesim_sweep_opts so; /* the sweep's options */
+        int no_figures;              /* --no-figures */
 };
 
-#define SO(f) (offsetof(struct sweep_args, so) + offsetof(struct sweep_opts, f))
-
-/* --progress and --no-progress. */
-static void set_progress(void *c, const struct cli_opt *o, char *v, struct diag *d)
-{
-        (void)v, (void)d;
-        ((struct sweep_args *)c)->so.progress = o->name[2] == 'p';
-}
-
-static void load_kernels(void *c, const struct cli_opt *o, char *v, struct diag *d)
-{
-        (void)c, (void)o;
-        tl_kernels_load(v, d);
-}
+#define SO(f) (offsetof(struct sweep_args, so) + offsetof(struct cubesim_sweep_opts, f))
 
 /* The options of cubesim sweep, in the order of its help. */
 static const struct cli_opt sweep_options[] = {
@@ -63,60 +52,43 @@ static const struct cli_opt sweep_options[] = {
         { "--resume", NULL, NULL, 0,
           "keep the points already done in DIR (same parameters,\n"
           "machine and cubesim binary); run the others, failed ones too",
-          cli_opt_true, SO(resume) },
+          cli_opt_on, SO(resume) },
         { "--no-figures", NULL, NULL, 0,
           "write the figures' data and scripts but do not run gnuplot",
-          cli_opt_true, SO(no_figures) },
+          cli_opt_on, offsetof(struct sweep_args, no_figures) },
         { "--progress", NULL, NULL, 0,
           "show progress on stderr (default: when it is a terminal;\n"
           "elsewhere as plain lines)",
-          set_progress, 0 },
-        { "--no-progress", NULL, NULL, CLI_OPT_ALT, "never show progress", set_progress, 0 },
+          cli_opt_progress, SO(progress) },
+        { "--no-progress", NULL, NULL, CLI_OPT_ALT, "never show progress", cli_opt_progress,
+          SO(progress) },
         { "--kernels", "LIB.so", NULL, 0,
           "also load the kernels a shared object exports (a kernel\n"
           "named like one already there is an error)",
-          load_kernels, 0 },
+          cli_opt_kernels, 0 },
         { "--timeout-s", "S", NULL, 0,
           "stop a point after S seconds of wall time (its worker is\n"
           "killed; the point is recorded as timed_out)",
           cli_opt_timeout, SO(timeout_s) },
         { "--list", NULL, NULL, 0, "check the spec and list its points; run nothing",
-          cli_opt_true, offsetof(struct sweep_args, list) },
+          cli_opt_on, SO(list) },
 };
-
-static void list_points(const struct sweep_spec *s)
-{
-        printf("sweep %s: %zu points in %zu panel%s on %s\n", s->name, s->n_points, s->n_panels,
-               s->n_panels == 1 ? "" : "s", s->topo_path ? s->topo_path : "the default machine");
-        for (size_t p = 0; p < s->n_panels; p++) {
-                const struct sweep_panel *pn = &s->panels[p];
-                printf("panel %s: kernel %s, %zu points", pn->name, pn->kernel, pn->n_points);
-                for (size_t j = 0; j < pn->n_params; j++)
-                        printf("%s%s=%s", j ? " " : "; fixed ", pn->params[j].key,
-                               pn->params[j].value);
-                putchar('\n');
-                for (size_t i = pn->first_point; i < pn->first_point + pn->n_points; i++) {
-                        const struct sweep_point *pt = &s->points[i];
-                        printf("  %4zu", i - pn->first_point);
-                        for (size_t c = 0; c < pt->n_coords; c++)
-                                printf(" %s=%s", pt->coords[c].key, pt->coords[c].value);
-                        putchar('\n');
-                }
-        }
-}
 
 int cli_sweep(int argc, char **argv)
 {
         const char *spec_path = NULL;
-        struct sweep_args args = { .so = { .jobs = 1, .progress = -1 } };
-        struct sweep_opts *so = &args.so;
+        struct sweep_args args;
+        struct cubesim_sweep_opts *so = &args.so;
+        cubesim_sweep_opts_init(so);
+        so->progress = -1;
+        args.no_figures = 0;
         struct diag d;
         diag_init(&d);
         int rc = CLI_OK;
         /* Every MPI rank finds the same bad input: let rank 0 alone say it.
          * Hence this walk of the table rather than cli_opts_parse: its
          * problems go to d (a lone "-" is a spec, read from stdin). */
-        bool speak = sweep_launch_rank() == 0;
+        bool speak = cubesim_mpi_rank() == 0;
         for (int i = 1; i < argc; i++) {
                 const char *a = argv[i];
                 const struct cli_opt *o = cli_opts_find(sweep_options, ARRAY_LEN(sweep_options), a);
@@ -147,29 +119,15 @@ int cli_sweep(int argc, char **argv)
                 rc = CLI_BAD_INPUT;
                 goto out;
         }
-        struct sweep_spec spec;
-        if (sweep_spec_load_file(spec_path, &spec, &d) < 0) {
-                rc = CLI_BAD_INPUT;
-                goto out_spec;
-        }
-        if (args.list) {
-                if (speak)
-                        list_points(&spec);
-                goto out_spec;
-        }
-        char dir[4200];
-        if (!so->out_dir) {
-                snprintf(dir, sizeof dir, "out/%s", spec.name);
-                so->out_dir = dir;
-        }
-        struct sweep_outcome o;
-        rc = sweep_run(&spec, so, &o, &d);
-out_spec:
-        sweep_spec_fini(&spec);
+        so->figures = !args.no_figures;
+        so->print = cli_print_stdout;
+        rc = cubesim_sweep(spec_path, NULL, so, NULL);
+        if (speak)
+                cli_print_messages("sweep", cubesim_messages());
+        cubesim_release();
 out:
-        if (speak) {
+        if (speak)
                 cli_print_diag("sweep", &d);
-        }
         diag_fini(&d);
         return rc;
 }

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "base/diag.h"
 
@@ -110,6 +111,9 @@ int sweep_spec_load_file(const char *path, struct sweep_spec *out, struct diag *
 int sweep_spec_load_text(const char *label, const char *text, size_t len, const char *base_dir,
                          struct sweep_spec *out, struct diag *d);
 void sweep_spec_fini(struct sweep_spec *);
+/* The spec's points, panel by panel, as `cubesim sweep --list` prints
+ * them, on out. */
+void sweep_spec_list(const struct sweep_spec *, FILE *out);
 
 /* The value of key for point i: its coordinate, else its panel's fixed
  * parameter; NULL if neither sets it. */
@@ -134,9 +138,13 @@ struct sweep_opts {
         bool resume;                 /* keep the points already done in out_dir */
         bool no_figures;             /* skip gnuplot and the figures (the report still) */
         int progress;                /* 1 on, 0 off, -1 when stderr is a terminal */
-        bool quiet;                  /* no summary lines on stdout */
+        FILE *out;                   /* where the summary lines go (NULL: nowhere) */
         double timeout_s;            /* wall-clock limit of one point, seconds (0: none) */
         const char *report_extra;    /* Markdown appended to report.md (borrowed), or NULL */
+        void (*on_progress)(void *ctx, size_t done, size_t todo, size_t failed);
+                                     /* called at the start and as points finish, on the
+                                      * root (NULL: none) */
+        void *progress_ctx;          /* on_progress's first argument */
 };
 
 /* What a sweep did, for the caller's own summary. */

@@ -165,7 +165,14 @@ static void fmt_dur(double s, char *buf, size_t len)
 
 void sweep__progress(struct sweep__ctx *x, bool force)
 {
-        if (!x->progress || !x->root)
+        if (!x->root)
+                return;
+        if (x->opts->on_progress && (force || x->n_done_now != x->n_told)) {
+                x->n_told = x->n_done_now;
+                x->opts->on_progress(x->opts->progress_ctx, x->n_done_now, x->n_todo,
+                                     x->n_failed);
+        }
+        if (!x->progress)
                 return;
         double now = util_now_s();
         /* A terminal gets one line redrawn in place; a file or a pipe plain
@@ -202,6 +209,8 @@ int sweep__spawn(struct sweep__ctx *x, struct sweep__slot *sl, size_t i)
                 return -errno;
         fflush(stdout);
         fflush(stderr);
+        if (x->opts->out)
+                fflush(x->opts->out);
         pid_t parent = getpid();
         pid_t pid = fork();
         if (pid < 0) {
@@ -624,21 +633,23 @@ static int load_machine(struct sweep__ctx *x)
 static void print_summary(const struct sweep__ctx *x, const struct sweep_outcome *o)
 {
         const char *dir = x->opts->out_dir;
-        printf("sweep %s: %zu points, %zu failed", x->spec->name, o->n_points, o->n_failed);
+        FILE *f = x->opts->out;
+        fprintf(f, "sweep %s: %zu points, %zu failed", x->spec->name, o->n_points, o->n_failed);
         if (o->n_resumed)
-                printf(", %zu resumed", o->n_resumed);
-        printf("; %.2f s wall", o->wall_s);
+                fprintf(f, ", %zu resumed", o->n_resumed);
+        fprintf(f, "; %.2f s wall", o->wall_s);
         if (o->ranks > 1)
-                printf(" on %u MPI ranks", o->ranks);
+                fprintf(f, " on %u MPI ranks", o->ranks);
         else
-                printf(" with %u worker%s", x->opts->jobs, x->opts->jobs == 1 ? "" : "s");
-        printf(", %.3g simulated events/s (%.3g with the requests served at arrival)\n",
+                fprintf(f, " with %u worker%s", x->opts->jobs, x->opts->jobs == 1 ? "" : "s");
+        fprintf(f, ", %.3g simulated events/s (%.3g with the requests served at arrival)\n",
                o->events_per_s, o->work_per_s);
-        printf("  results: %s/sweep.json\n", dir);
+        fprintf(f, "  results: %s/sweep.json\n", dir);
         if (o->report)
-                printf("  report:  %s/report.md\n", dir);
+                fprintf(f, "  report:  %s/report.md\n", dir);
         if (o->figures)
-                printf("  figures: %s/figures/ (PNG, SVG, their gnuplot scripts and data)\n", dir);
+                fprintf(f, "  figures: %s/figures/ (PNG, SVG, their gnuplot scripts and data)\n",
+                        dir);
 }
 
 int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *opts,
@@ -703,7 +714,7 @@ int sweep_run(const struct sweep_spec *spec, const struct sweep_opts *opts,
                                         o.n_failed++;
                         }
                         rc = o.n_failed ? 1 : 0;
-                        if (!opts->quiet)
+                        if (opts->out)
                                 print_summary(&x, &o);
                         if (x.n_unwritten) {
                                 diag_error_at(d, opts->out_dir, 0, 0, "%zu result file%s could "

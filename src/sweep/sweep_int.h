@@ -32,6 +32,7 @@ struct sweep__ctx {
         uint64_t bookings_now;       /* and their requests served at arrival */
         double t0;                   /* monotonic start, seconds */
         double last_draw;            /* when progress was last drawn, seconds */
+        size_t n_told;               /* n_done_now when opts->on_progress was last called */
         bool progress;               /* draw progress on stderr */
         bool progress_tty;           /* stderr is a terminal: redraw one line in place */
         bool root;                   /* this process collects and writes results */

@@ -1013,7 +1013,10 @@ static void parse_root(struct parser *p, const struct ynode *root, const char *b
                 if (dot && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0))
                         *dot = '\0';
                 char why[160];
-                if (!name_ok(stem, why, sizeof why))
+                if (p->file[0] == '<')  /* "<stdin>", "<spec>": text, not a file */
+                        err(p, root, "the spec has no 'name:', and a spec that is no file has "
+                            "no file name to stand for it: give the sweep a name");
+                else if (!name_ok(stem, why, sizeof why))
                         err(p, root, "the spec has no 'name:' and its file name %s (%s): "
                             "give the sweep a name", why, NAME_RULE);
                 s->name = keep(p, stem, strlen(stem));
@@ -1197,6 +1200,18 @@ static int parse_file(const char *path, const char *text, size_t len, void *out,
 int sweep_spec_load_file(const char *path, struct sweep_spec *out, struct diag *d)
 {
         memset(out, 0, sizeof *out);
+        if (strcmp(path, "-") == 0) {
+                /* Standard input: its machine paths are relative to the
+                 * current directory, and it has no file name to stand for
+                 * a missing `name:`. */
+                char *text;
+                size_t len;
+                if (fs_read_stream(stdin, "<stdin>", SWEEP_MAX_SPEC_BYTES, &text, &len, d) < 0)
+                        return -EINVAL;
+                int rc = sweep_spec_load_text("<stdin>", text, len, NULL, out, d);
+                free(text);
+                return rc;
+        }
         return fs_parse_file(path, SWEEP_MAX_SPEC_BYTES, parse_file, out, d);
 }
 
@@ -1280,4 +1295,27 @@ const char *sweep_kv_label(const struct sweep_kv *kv, char *buf, size_t len)
                 return kv->value;
         file_stem(kv->value, buf, len);
         return buf;
+}
+
+void sweep_spec_list(const struct sweep_spec *s, FILE *out)
+{
+        fprintf(out, "sweep %s: %zu points in %zu panel%s on %s\n", s->name, s->n_points,
+                s->n_panels, s->n_panels == 1 ? "" : "s",
+                s->topo_path ? s->topo_path : "the default machine");
+        for (size_t p = 0; p < s->n_panels; p++) {
+                const struct sweep_panel *pn = &s->panels[p];
+                fprintf(out, "panel %s: kernel %s, %zu points", pn->name, pn->kernel,
+                        pn->n_points);
+                for (size_t j = 0; j < pn->n_params; j++)
+                        fprintf(out, "%s%s=%s", j ? " " : "; fixed ", pn->params[j].key,
+                                pn->params[j].value);
+                fputc('\n', out);
+                for (size_t i = pn->first_point; i < pn->first_point + pn->n_points; i++) {
+                        const struct sweep_point *pt = &s->points[i];
+                        fprintf(out, "  %4zu", i - pn->first_point);
+                        for (size_t c = 0; c < pt->n_coords; c++)
+                                fprintf(out, " %s=%s", pt->coords[c].key, pt->coords[c].value);
+                        fputc('\n', out);
+                }
+        }
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int failures;
 
@@ -81,6 +82,102 @@ static void data_gemm(const cubesim_machine *m)
         CHECK(strstr(cubesim_result_inputs_report(r), "input a [24, 32]: read from") != NULL,
               "gemm: no inputs report (%s)", cubesim_result_inputs_report(r));
         cubesim_result_free(r);
+}
+
+/* A cubesim_print_fn that appends to the memory stream ctx. */
+static void to_stream(void *ctx, const char *text, size_t len)
+{
+        fwrite(text, 1, len, ctx);
+}
+
+/* What a sweep's on_progress saw. */
+struct seen {
+        size_t calls, done, todo; /* how many calls; the last done and todo */
+};
+
+static void on_progress(void *ctx, size_t done, size_t todo, size_t failed)
+{
+        struct seen *s = ctx;
+        CHECK(done <= todo && failed == 0 && (s->calls == 0 || done >= s->done),
+              "progress %zu/%zu after %zu", done, todo, s->done);
+        s->calls++;
+        s->done = done;
+        s->todo = todo;
+}
+
+/* The sweep and bench calls: --list, a sweep with its counts, a bench
+ * with its text printed, and their refusals. */
+static void sweep_and_bench(int rep)
+{
+        static const char spec[] = "{version: 1, name: api, kernel: gemm, "
+                                   "params: {tile_m: 32, tile_n: 32, tile_k: 32}, "
+                                   "grid: {m: [64, 128]}}";
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        struct cubesim_sweep_opts so;
+        cubesim_sweep_opts_init(&so);
+        so.list = 1;
+        so.print = to_stream;
+        so.print_ctx = f;
+        CHECK(cubesim_sweep(NULL, spec, &so, NULL) == CUBESIM_OK, "sweep --list");
+        fclose(f);
+        CHECK(buf && strstr(buf, "sweep api: 2 points in 1 panel on the default machine\n"),
+              "--list printed: %s", buf ? buf : "(none)");
+        free(buf);
+
+        char dir[64];
+        snprintf(dir, sizeof dir, "/tmp/api_repeat.%ld.%d", (long)getpid(), rep);
+        struct seen seen = { 0 };
+        cubesim_sweep_opts_init(&so);
+        so.out_dir = dir;
+        so.figures = 0;
+        so.on_progress = on_progress;
+        so.progress_ctx = &seen;
+        struct cubesim_sweep_result res;
+        CHECK(cubesim_sweep(NULL, spec, &so, &res) == CUBESIM_OK, "sweep: %s", cubesim_messages());
+        CHECK(res.n_points == 2 && res.n_failed == 0 && res.n_resumed == 0 && res.ranks == 1 &&
+              res.root && res.events > 0, "sweep counts: %zu points, %zu failed", res.n_points,
+              res.n_failed);
+        CHECK(seen.calls >= 3 && seen.done == 2 && seen.todo == 2, "progress: %zu calls, %zu/%zu",
+              seen.calls, seen.done, seen.todo);
+        so.resume = 1;
+        seen = (struct seen){ 0 };
+        CHECK(cubesim_sweep(NULL, spec, &so, &res) == CUBESIM_OK && res.n_resumed == 2 &&
+              seen.calls == 1 && seen.todo == 0, "resumed: %zu", res.n_resumed);
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        CHECK(system(cmd) == 0, "%s", cmd);
+        so.jobs = 0;
+        CHECK(cubesim_sweep(NULL, spec, &so, &res) == CUBESIM_BAD_INPUT && res.n_points == 0 &&
+              strstr(cubesim_messages(), "1 to 1024 jobs"), "jobs 0 refused");
+
+        static const char *const hold[] = { "procs=10", "iters=100" };
+        struct cubesim_bench_opts bo;
+        cubesim_bench_opts_init(&bo);
+        bo.sets = hold;
+        bo.n_sets = 2;
+        buf = NULL;
+        f = open_memstream(&buf, &len);
+        bo.print = to_stream;
+        bo.print_ctx = f;
+        CHECK(cubesim_bench_run("engine-hold", &bo) == CUBESIM_OK, "bench text");
+        fclose(f);
+        CHECK(buf && strstr(buf, "events: 1010\n"), "bench text: %s", buf ? buf : "(none)");
+        free(buf);
+        static const char *const typo[] = { "proc=10" };
+        bo.sets = typo;
+        bo.n_sets = 1;
+        bo.print = NULL;
+        CHECK(cubesim_bench_run("engine-hold", &bo) == CUBESIM_BAD_INPUT &&
+              strstr(cubesim_messages(), "proc"), "unknown bench parameter: %s",
+              cubesim_messages());
+        CHECK(cubesim_bench_find("engine-hold") == CUBESIM_OK &&
+              cubesim_bench_find("nope") == CUBESIM_BAD_INPUT &&
+              strcmp(cubesim_messages(), "error: no bench 'nope' (see 'cubesim bench list')\n") ==
+                      0, "bench_find: %s", cubesim_messages());
+        CHECK(cubesim_bench_summary(0) && cubesim_bench_help(0) && !cubesim_bench_help(100000),
+              "bench summary and help");
 }
 
 int main(void)
@@ -175,6 +272,7 @@ int main(void)
                 run("gemm", small, NULL, 0, &odd, CUBESIM_BAD_INPUT, NULL);
                 CHECK(strstr(cubesim_messages(), "--outputs needs --mode data") != NULL,
                       "data-only option message");
+                sweep_and_bench(rep);
         }
         free(first);
         cubesim_machine_free(small);

@@ -18,6 +18,11 @@ check() {  # check DESCRIPTION COMMAND...: the command must succeed
                 fail=1
         fi
 }
+# gemm_spec FILE NAME PARAMS GRID: a sweep spec of one gemm panel in FILE,
+# PARAMS and GRID its YAML flow maps ("{n: 64, k: 64}", "{m: [64, 128]}").
+gemm_spec() {
+        printf 'version: 1\nname: %s\nkernel: gemm\nparams: %s\ngrid: %s\n' "$2" "$3" "$4" >"$1"
+}
 # fails2 WANT COMMAND...: the command must exit 2, print nothing on stdout
 # and say WANT (a fixed string) on stderr; else the script ends.
 fails2() {

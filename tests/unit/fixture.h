@@ -103,6 +103,18 @@ static inline int fixture_run(const struct tl_kernel *k, const struct tl_run_opt
         return tl_job_run(&job, &d);
 }
 
+/* fixture_run of the kernel name made of fn, setup (NULL: none) and
+ * args_size (name borrowed until the test ends). */
+static inline int fixture_launch(const char *name, tl_kernel_fn fn,
+                                 void (*setup)(tl_setup *, void *), size_t args_size,
+                                 const struct tl_run_opts *opts, const char *const *sets,
+                                 size_t n_sets)
+{
+        static struct tl_kernel k;   /* the job's kernel, until the next launch */
+        k = (struct tl_kernel){ .name = name, .fn = fn, .setup = setup, .args_size = args_size };
+        return fixture_run(&k, opts, sets, n_sets);
+}
+
 /* fixture_run that must succeed: otherwise print the run's problems and
  * fail the test, naming what. */
 static inline void fixture_run_ok(const char *what, const struct tl_kernel *k,

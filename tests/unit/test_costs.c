@@ -27,9 +27,7 @@ static void rebuild(void)
 static int launch_fn(const char *name, tl_kernel_fn fn, void (*setup)(tl_setup *, void *),
                      const char *const *sets, size_t n_sets)
 {
-        static struct tl_kernel k;
-        k = (struct tl_kernel){ .name = name, .fn = fn, .setup = setup };
-        return fixture_run(&k, NULL, sets, n_sets);
+        return fixture_launch(name, fn, setup, 0, NULL, sets, n_sets);
 }
 
 static void setup_default(void) { fixture_load("default.yaml"); }

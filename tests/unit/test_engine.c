@@ -368,6 +368,19 @@ Test(engine, resource_fifo_contention)
         ev_resource_fini(&two);
 }
 
+/* A request arriving at arrival for service ps on r starts at start and
+ * ends at end. */
+static void reserve_at(struct ev_resource *r, sim_ps arrival, sim_ps service, sim_ps start,
+                       sim_ps end)
+{
+        sim_ps s = 0;
+        cr_assert_eq(ev_resource_reserve(r, arrival, service, &s), end,
+                     "%s: %llu ps at %llu: end", r->name, (unsigned long long)service,
+                     (unsigned long long)arrival);
+        cr_assert_eq(s, start, "%s: %llu ps at %llu: start", r->name,
+                     (unsigned long long)service, (unsigned long long)arrival);
+}
+
 /* A booking in the future does not block an earlier arrival placed later:
  * it is served at its arrival, in the gap before the booking. */
 Test(engine, resource_earlier_arrival_served_first)
@@ -375,16 +388,12 @@ Test(engine, resource_earlier_arrival_served_first)
         struct ev_resource r;
         ev_resource_init(&r, NULL, "engine", 1, EV_WHOLE);
         sim_ps s;
-        cr_assert_eq(ev_resource_reserve(&r, 1000, 100, &s), 1100);
-        cr_assert_eq(s, 1000);
-        cr_assert_eq(ev_resource_reserve(&r, 0, 300, &s), 300, "served at arrival, before the booking");
-        cr_assert_eq(s, 0);
+        reserve_at(&r, 1000, 100, 1000, 1100);
+        reserve_at(&r, 0, 300, 0, 300); /* served at arrival, before the booking */
         /* A request that does not fit the gap [300, 1000) takes the next. */
-        cr_assert_eq(ev_resource_reserve(&r, 200, 800, &s), 1900);
-        cr_assert_eq(s, 1100);
+        reserve_at(&r, 200, 800, 1100, 1900);
         /* One that fits exactly fills it: [300, 1000) is now busy. */
-        cr_assert_eq(ev_resource_reserve(&r, 0, 700, &s), 1000);
-        cr_assert_eq(s, 300);
+        reserve_at(&r, 0, 700, 300, 1000);
         cr_assert_eq(ev_resource_reserve(&r, 0, 1, &s), 1901, "no gap left before 1900");
         ev_resource_fini(&r);
 
@@ -393,10 +402,8 @@ Test(engine, resource_earlier_arrival_served_first)
         ev_resource_init(&two, NULL, "slots", 2, EV_WHOLE);
         ev_resource_reserve(&two, 100, 100, NULL); /* server 0: [100, 200) */
         ev_resource_reserve(&two, 0, 500, NULL);   /* server 1: [0, 500) */
-        cr_assert_eq(ev_resource_reserve(&two, 0, 100, &s), 100, "fits before server 0's booking");
-        cr_assert_eq(s, 0);
-        cr_assert_eq(ev_resource_reserve(&two, 0, 100, &s), 300);
-        cr_assert_eq(s, 200);
+        reserve_at(&two, 0, 100, 0, 100); /* fits before server 0's booking */
+        reserve_at(&two, 0, 100, 200, 300);
         ev_resource_fini(&two);
 }
 
@@ -410,26 +417,21 @@ Test(engine, resource_split_fills_gaps)
         ev_resource_reserve(&r, 100, 100, NULL); /* [100, 200) */
         ev_resource_reserve(&r, 300, 100, NULL); /* [300, 400) */
         /* 250 ps from 0: [0, 100) + [200, 300) + [400, 450). */
-        cr_assert_eq(ev_resource_reserve(&r, 0, 250, &s), 450);
-        cr_assert_eq(s, 0);
+        reserve_at(&r, 0, 250, 0, 450);
         cr_assert_eq(r.busy_ps, 450);
         /* Everything up to 450 is now one busy stretch. */
-        cr_assert_eq(ev_resource_reserve(&r, 0, 10, &s), 460);
-        cr_assert_eq(s, 450);
+        reserve_at(&r, 0, 10, 450, 460);
         /* A zero request finishes at its arrival. */
         cr_assert_eq(ev_resource_reserve(&r, 5, 0, &s), 5);
         /* Arriving while the last booking is served, with a gap before
          * it: after it, extending it; a zero request there stays put. */
         ev_resource_reserve(&r, 600, 100, NULL); /* [600, 700) */
-        cr_assert_eq(ev_resource_reserve(&r, 650, 20, &s), 720);
-        cr_assert_eq(s, 700);
-        cr_assert_eq(ev_resource_reserve(&r, 650, 0, &s), 650);
-        cr_assert_eq(s, 650);
+        reserve_at(&r, 650, 20, 700, 720);
+        reserve_at(&r, 650, 0, 650, 650);
         cr_assert_eq(r.servers[0].iv[r.servers[0].n - 1].start, 600);
         cr_assert_eq(r.servers[0].last_end, 720);
         /* The gap [460, 600) is still there for an earlier arrival. */
-        cr_assert_eq(ev_resource_reserve(&r, 470, 50, &s), 520);
-        cr_assert_eq(s, 470);
+        reserve_at(&r, 470, 50, 470, 520);
         ev_resource_fini(&r);
 }
 
@@ -464,17 +466,13 @@ Test(engine, resource_whole_skips_short_gaps)
         for (int i = 0; i < 50; i++)
                 ev_resource_reserve(&r, 20 * (sim_ps)i, 10, NULL); /* gaps of 10 */
         sim_ps s;
-        cr_assert_eq(ev_resource_reserve(&r, 0, 15, &s), 1005);
-        cr_assert_eq(s, 990);
+        reserve_at(&r, 0, 15, 990, 1005);
         cr_assert_eq(ev_resource_reserve(&r, 0, 15, &s), 1020, "after the last, touching it");
-        cr_assert_eq(ev_resource_reserve(&r, 35, 10, &s), 60, "[35, 40) is too short; [50, 60) fits");
-        cr_assert_eq(s, 50);
-        cr_assert_eq(ev_resource_reserve(&r, 0, 10, &s), 20);
-        cr_assert_eq(s, 10);
+        reserve_at(&r, 35, 10, 50, 60); /* [35, 40) is too short; [50, 60) fits */
+        reserve_at(&r, 0, 10, 10, 20);
         /* A gap opened far ahead is found again. */
         ev_resource_reserve(&r, 5000, 10, NULL);
-        cr_assert_eq(ev_resource_reserve(&r, 0, 100, &s), 1120);
-        cr_assert_eq(s, 1020);
+        reserve_at(&r, 0, 100, 1020, 1120);
         ev_resource_fini(&r);
 }
 
@@ -486,9 +484,7 @@ Test(engine, resource_floor_is_now)
         ev_resource_init(&r, &ev, "engine", 1, EV_WHOLE);
         ev_resource_reserve(&r, 0, 100, NULL);
         ev.now = 500;
-        sim_ps s;
-        cr_assert_eq(ev_resource_reserve(&r, 0, 10, &s), 510, "an arrival before now is taken at now");
-        cr_assert_eq(s, 500);
+        reserve_at(&r, 0, 10, 500, 510); /* an arrival before now is taken at now */
         cr_assert_eq(r.servers[0].n - r.servers[0].head, 1);
         ev_resource_fini(&r);
 }

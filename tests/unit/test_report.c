@@ -77,6 +77,14 @@ static char *oplog_of(const struct rep_op *ops, unsigned n)
         return text;
 }
 
+/* The op_log of the n ops is the text want. */
+static void expect_oplog(const struct rep_op *ops, unsigned n, const char *want)
+{
+        char *text = oplog_of(ops, n);
+        cr_assert_str_eq(text, want);
+        free(text);
+}
+
 Test(oplog, canonical_bytes)
 {
         struct rep_op ops[3] = { load_op, load_op, load_op };
@@ -89,8 +97,7 @@ Test(oplog, canonical_bytes)
         ops[1].params = NULL;
         ops[1].n_params = 0;
         ops[2].n_params = 1;
-        char *text = oplog_of(ops, 3);
-        cr_assert_str_eq(text,
+        expect_oplog(ops, 3,
                 "{\"pe\":\"sip0.cube0.pe1\",\"component\":\"pe_dma\",\"op\":\"load\","
                 "\"start_ps\":120000,\"end_ps\":131000,\"bytes\":4096,\"flops\":0,"
                 "\"params\":{\"tile\":3,\"scope\":\"k_tile\"}}\n"
@@ -100,7 +107,6 @@ Test(oplog, canonical_bytes)
                 "{\"pe\":\"sip0.cube0.pe1\",\"component\":\"pe_dma\",\"op\":\"load\","
                 "\"start_ps\":120000,\"end_ps\":131000,\"bytes\":4096,\"flops\":0,"
                 "\"params\":{\"tile\":3}}\n");
-        free(text);
 }
 
 Test(oplog, escaping)
@@ -116,14 +122,12 @@ Test(oplog, escaping)
         op.op = "\"quoted\"";
         op.params = p;
         op.n_params = 4;
-        char *text = oplog_of(&op, 1);
-        cr_assert_str_eq(text,
+        expect_oplog(&op, 1,
                 "{\"pe\":\"pe\\\\1\",\"component\":\"pe_dma\",\"op\":\"\\\"quoted\\\"\","
                 "\"start_ps\":120000,\"end_ps\":131000,\"bytes\":4096,\"flops\":0,"
                 "\"params\":{\"q\\\"k\":\"a\\\"b\\\\c/d\","
                 "\"ctl\":\"\\u0001\\u0009\\u000a\\u000d\\u001f|\x7f\","
                 "\"utf8\":\"\xc3\xa9\xe2\x82\xac\xef\xbf\xbd\",\"empty\":\"\"}}\n");
-        free(text);
 }
 
 Test(oplog, escaping_round_trips_through_jansson)
@@ -162,14 +166,12 @@ Test(oplog, integer_extremes)
         op.flops = 9;
         op.params = p;
         op.n_params = 5;
-        char *text = oplog_of(&op, 1);
-        cr_assert_str_eq(text,
+        expect_oplog(&op, 1,
                 "{\"pe\":\"sip0.cube0.pe1\",\"component\":\"pe_dma\",\"op\":\"load\","
                 "\"start_ps\":0,\"end_ps\":18446744073709551615,"
                 "\"bytes\":10000000000000000000,\"flops\":9,"
                 "\"params\":{\"neg\":-1,\"min\":-9223372036854775808,"
                 "\"max\":9223372036854775807,\"zero\":0,\"ten\":-10}}\n");
-        free(text);
 }
 
 Test(oplog, every_digit_count)
@@ -181,14 +183,12 @@ Test(oplog, every_digit_count)
                 op.start_ps = v - 1;
                 op.end_ps = v;
                 op.n_params = 0;
-                char *text = oplog_of(&op, 1);
                 char want[256];
                 snprintf(want, sizeof want,
                          "{\"pe\":\"sip0.cube0.pe1\",\"component\":\"pe_dma\",\"op\":\"load\","
                          "\"start_ps\":%" PRIu64 ",\"end_ps\":%" PRIu64
                          ",\"bytes\":4096,\"flops\":0,\"params\":{}}\n", v - 1, v);
-                cr_assert_str_eq(text, want);
-                free(text);
+                expect_oplog(&op, 1, want);
                 if (k < 19)
                         v *= 10;
         }

@@ -55,6 +55,15 @@ static void load_ok(const char *text, struct sweep_spec *s, struct diag *d)
         cr_assert_eq(rc, 0, "the spec does not load:\n%s", text);
 }
 
+/* Spec s is called name and has panels panels of points points in all. */
+static void expect_counts(const struct sweep_spec *s, const char *name, size_t panels,
+                          size_t points)
+{
+        cr_assert_str_eq(s->name, name);
+        cr_assert_eq(s->n_panels, panels);
+        cr_assert_eq(s->n_points, points);
+}
+
 Test(sweep_spec, grid_is_row_major_with_linked_axes_then_points)
 {
         struct sweep_spec s;
@@ -68,9 +77,7 @@ Test(sweep_spec, grid_is_row_major_with_linked_axes_then_points)
                 "points:\n"
                 "  - {m: 8, k: 16}\n",
                 &s, &d);
-        cr_assert_str_eq(s.name, "spec");
-        cr_assert_eq(s.n_panels, 1);
-        cr_assert_eq(s.n_points, 5);
+        expect_counts(&s, "spec", 1, 5);
         cr_assert_str_eq(coords(&s, 0), "dtype=fp32 m=64 n=64");
         cr_assert_str_eq(coords(&s, 1), "dtype=fp32 m=128 n=128");
         cr_assert_str_eq(coords(&s, 2), "dtype=fp16 m=64 n=64");
@@ -106,9 +113,7 @@ Test(sweep_spec, panels_inherit_and_override)
                 "    grid: {cols: [64, 128, 256]}\n"
                 "    figure: {x: cols, log: false}\n",
                 &s, &d);
-        cr_assert_str_eq(s.name, "two");
-        cr_assert_eq(s.n_panels, 2);
-        cr_assert_eq(s.n_points, 5);
+        expect_counts(&s, "two", 2, 5);
         const struct sweep_panel *a = &s.panels[0], *b = &s.panels[1];
         cr_assert_str_eq(a->name, "first");
         cr_assert_str_eq(a->kernel, "gemm");

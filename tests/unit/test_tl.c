@@ -16,9 +16,7 @@ TestSuite(tl, .init = fixture_small, .fini = fixture_fini);
 
 static int run_kernel(tl_kernel_fn fn, enum tl_mode mode)
 {
-        static struct tl_kernel k;
-        k = (struct tl_kernel){ .name = "test", .fn = fn };
-        return fixture_run(&k, fixture_opts(mode, 1), NULL, 0);
+        return fixture_launch("test", fn, NULL, 0, fixture_opts(mode, 1), NULL, 0);
 }
 
 static tl_kernel_fn pe0_fn;          /* the body on_pe0 runs */
@@ -851,22 +849,31 @@ Test(tl, mesh_dim_axes)
 
 /* ---- launch tensors sharded over the PEs' TCM ---------------------------------- */
 
-struct sharded_args {
-        tl_tensor *x;                /* input [64, 64] fp32, sharded */
-        tl_tensor *y;                /* output [64, 64] fp32, sharded */
+/* An input x and an output y, fp32 [n, n]: the launch tensors of the
+ * placement tests below. */
+struct xy_args {
+        tl_tensor *x;                /* input */
+        tl_tensor *y;                /* output */
 };
 
-static void sharded_setup(tl_setup *s, void *argp)
+/* Declare x and y of [n, n], sharded over the PEs' TCM or in HBM. */
+static void xy_setup(tl_setup *s, void *argp, int64_t n, bool sharded)
 {
-        struct sharded_args *g = argp;
-        g->x = tl_setup_tensor_sharded(s, "x", TL_INPUT, TL_FP32, 2, ((int64_t[]){ 64, 64 }));
-        g->y = tl_setup_tensor_sharded(s, "y", TL_OUTPUT, TL_FP32, 2, ((int64_t[]){ 64, 64 }));
+        struct xy_args *g = argp;
+        int64_t shape[2] = { n, n };
+        g->x = sharded ? tl_setup_tensor_sharded(s, "x", TL_INPUT, TL_FP32, 2, shape)
+                       : tl_setup_tensor(s, "x", TL_INPUT, TL_FP32, 2, shape);
+        g->y = sharded ? tl_setup_tensor_sharded(s, "y", TL_OUTPUT, TL_FP32, 2, shape)
+                       : tl_setup_tensor(s, "y", TL_OUTPUT, TL_FP32, 2, shape);
 }
+
+/* x and y [64, 64], sharded. */
+static void sharded_setup(tl_setup *s, void *argp) { xy_setup(s, argp, 64, true); }
 
 /* PE 0 loads its rows of x; PE 0 and PE 1 store their halves of y at once. */
 static void k_sharded(tl_ctx *tl, const void *argp)
 {
-        const struct sharded_args *g = argp;
+        const struct xy_args *g = argp;
         if (tl->rank > 1)
                 return;
         int64_t r0 = tl->rank * 32;
@@ -883,11 +890,8 @@ static void k_sharded(tl_ctx *tl, const void *argp)
  * tracked, as HBM's is not). */
 Test(tl, sharded_tensors_are_local_and_shared)
 {
-        static const struct tl_kernel k = { .name = "sharded", .fn = k_sharded,
-                                            .args_size = sizeof(struct sharded_args),
-                                            .setup = sharded_setup };
-        cr_assert_eq(fixture_run(&k, fixture_opts(TL_MODE_DATA, 1),
-                                 NULL, 0),
+        cr_assert_eq(fixture_launch("sharded", k_sharded, sharded_setup, sizeof(struct xy_args),
+                                    fixture_opts(TL_MODE_DATA, 1), NULL, 0),
                      0);
         sim_ps dma = t.pe.dma.setup_ps + hw_bytes_ps(32 * 64 * 4 / t.pe.dma.channels,
                                                      t.pe.dma.bw_bytes_per_s / t.pe.dma.channels);
@@ -902,23 +906,14 @@ Test(tl, sharded_tensors_are_local_and_shared)
 
 /* ---- data mode follows placement (docs/adr/0017) ------------------------------- */
 
-struct replica_args {
-        tl_tensor *x;                /* input [8, 8], replicated, only read */
-        tl_tensor *y;                /* output [8, 8], replicated */
-};
-
-static void replica_setup(tl_setup *s, void *argp)
-{
-        struct replica_args *g = argp;
-        g->x = tl_setup_tensor(s, "x", TL_INPUT, TL_FP32, 2, ((int64_t[]){ 8, 8 }));
-        g->y = tl_setup_tensor(s, "y", TL_OUTPUT, TL_FP32, 2, ((int64_t[]){ 8, 8 }));
-}
+/* x [8, 8] replicated and only read, y [8, 8] replicated. */
+static void replica_setup(tl_setup *s, void *argp) { xy_setup(s, argp, 8, false); }
 
 /* PE 0 of cube c writes c + 1 to rows [4c, 4c + 4) of y, in its cube's
  * copy, and reads them back from there; both read x. */
 static void k_replica(tl_ctx *tl, const void *argp)
 {
-        const struct replica_args *g = argp;
+        const struct xy_args *g = argp;
         int c = tl_program_id(tl, 1);
         if (tl_program_id(tl, 0) != 0)
                 return;
@@ -933,11 +928,8 @@ static void k_replica(tl_ctx *tl, const void *argp)
  * each row's writer; an input only read is never copied. */
 Test(tl, replicated_outputs_are_gathered_from_each_cubes_copy)
 {
-        static const struct tl_kernel k = { .name = "replica", .fn = k_replica,
-                                            .args_size = sizeof(struct replica_args),
-                                            .setup = replica_setup };
-        cr_assert_eq(fixture_run(&k, fixture_opts(TL_MODE_DATA, 1),
-                                 NULL, 0),
+        cr_assert_eq(fixture_launch("replica", k_replica, replica_setup, sizeof(struct xy_args),
+                                    fixture_opts(TL_MODE_DATA, 1), NULL, 0),
                      0);
         struct tl_global *x = &job.run->globals[0], *y = &job.run->globals[1];
         cr_assert_null(x->copies, "an input only read was copied");

@@ -4,8 +4,8 @@
  * one call would silently undo the other.
 // args: --topo topologies/small.yaml
 // expect: tests/bad/kernels/hbm_channel_bad.c:@LINE@: error: kernel hbm_channel_bad: tl_setup_hbm_channel: tensor x: channel 99, expected 0..
-// expect: tests/bad/kernels/hbm_channel_bad.c:29: error: kernel hbm_channel_bad: tl_setup_hbm_channel: tensor y is already held in channel 1; a tensor's channel is set once
-// expect: tests/bad/kernels/hbm_channel_bad.c:30: error: kernel hbm_channel_bad: tl_setup_hbm_channel: tensor z lives in the PEs' TCM (tl_setup_tensor_sharded): it has no HBM channel
+// expect: tests/bad/kernels/hbm_channel_bad.c:21: error: kernel hbm_channel_bad: tl_setup_hbm_channel: tensor y is already held in channel 1; a tensor's channel is set once
+// expect: tests/bad/kernels/hbm_channel_bad.c:22: error: kernel hbm_channel_bad: tl_setup_hbm_channel: tensor z lives in the PEs' TCM (tl_setup_tensor_sharded): it has no HBM channel
 // expect-count: 3
 // status: 2
  */
@@ -13,17 +13,9 @@
 
 #include "case.h"
 
-struct args {
-        tl_tensor *x, *y, *z;        /* inputs [8, 8] */
-};
-
 static void setup(tl_setup *s, void *argp)
 {
-        struct args *a = argp;
-        int64_t shape[2] = { 8, 8 };
-        a->x = tl_setup_tensor(s, "x", TL_INPUT, TL_FP32, 2, shape);
-        a->y = tl_setup_tensor(s, "y", TL_INPUT, TL_FP32, 2, shape);
-        a->z = tl_setup_tensor_sharded(s, "z", TL_INPUT, TL_FP32, 2, shape);
+        struct case_xyz *a = case_xyz_declare(s, argp, 1);
         tl_setup_hbm_channel(s, a->x, 99); /* FAULT */
         tl_setup_hbm_channel(s, a->y, 1);
         tl_setup_hbm_channel(s, a->y, 0);
@@ -34,4 +26,4 @@ static void body(tl_ctx *tl, const void *argp)
 {
 }
 
-CASE_TABLE(.name = "hbm_channel_bad", .args_size = sizeof(struct args), .setup = setup);
+CASE_TABLE(.name = "hbm_channel_bad", .args_size = sizeof(struct case_xyz), .setup = setup);
