@@ -87,40 +87,55 @@ static sim_ps queued(sim_ps begin, sim_ps at)
         return begin > at ? begin - at : 0;
 }
 
-/* The critical path's split of an HBM piece (hbm_access) that ends last so
- * far, from the access's start: paced until at (class pace), then a read
- * is served by its channel until served and carried until t; a write is
+/* An HBM piece of the access that ends last so far (dep_on): its figures
+ * for dep_piece, which splits only the last such piece of the access. */
+__attribute__((noinline)) static void dep_keep(struct hw_sim *s, enum hw_dep_class pace,
+                                               uint64_t rate, uint64_t alt_rate, bool write,
+                                               sim_ps start, sim_ps at, sim_ps served, sim_ps t,
+                                               sim_ps queue)
+{
+        struct hw_dep_piece *p = &s->dep_piece;
+        *p = (struct hw_dep_piece){ .pace = (uint8_t)pace, .rate = rate, .alt_rate = alt_rate,
+                                    .write = write, .start = start, .at = at, .served = served,
+                                    .t = t, .queue = queue, .set = true };
+        /* The route walked last: its hop latencies, its HBM edges' bursts. */
+        for (uint32_t i = 0; i < s->dep_route_n; i++) {
+                const struct hw_link *l = &s->links[s->dep_route[i]];
+                p->hops += l->hop_ps;
+                if (l->cls == TOPO_EDGE_HBM)
+                        p->hbm += l->last_drain;
+        }
+}
+
+/* The critical path's split of an HBM piece (hbm_access) that ends last,
+ * from the access's start: paced until at (class pace), then a read is
+ * served by its channel until served and carried until t; a write is
  * carried until served and then served until t. The carriage is the
  * route's hop latencies, the bursts over the channel's own edge, the rest
  * NoC bandwidth and queues. queue: of the channel's time, the wait there
  * behind other requests. */
-static void dep_piece(struct hw_sim *s, enum hw_dep_class pace, uint64_t rate, uint64_t alt_rate,
-                      bool write, sim_ps start, sim_ps at, sim_ps served, sim_ps t, sim_ps queue)
+static void dep_piece(struct hw_sim *s)
 {
+        const struct hw_dep_piece *p = &s->dep_piece;
+        if (!p->set)
+                return;
         struct hw_dep *d = &s->dep_access;
-        *d = (struct hw_dep){ .start = start, .end = t };
-        /* The route of the piece, walked last. */
-        sim_ps hops = 0, hbm = 0;
-        for (uint32_t i = 0; i < s->dep_route_n; i++) {
-                const struct hw_link *l = &s->links[s->dep_route[i]];
-                hops += l->hop_ps;
-                if (l->cls == TOPO_EDGE_HBM)
-                        hbm += l->last_drain;
-        }
-        d->part[pace] = at - start;
+        *d = (struct hw_dep){ .start = p->start, .end = p->t };
+        d->part[p->pace] = p->at - p->start;
         /* Paced at the HBM's fair share, the piece waits at its channel
          * behind the other streams of the cube, paced at the same share:
          * that wait is theirs, it shrinks as their pacing does (to the
          * DMA's rate at most), not as the channel's own service. */
-        dep_paced(d, pace, at - start + (pace == HW_DEP_HBM ? queue : 0), rate, alt_rate);
-        sim_ps carried = write ? served - at : t - served;
-        sim_ps lat = carried < hops ? carried : hops;
+        dep_paced(d, p->pace, p->at - p->start + (p->pace == HW_DEP_HBM ? p->queue : 0), p->rate,
+                  p->alt_rate);
+        sim_ps carried = p->write ? p->served - p->at : p->t - p->served;
+        sim_ps lat = carried < p->hops ? carried : p->hops;
         /* The channel's own edge moves its bursts at the channel's rate. */
-        sim_ps burst = carried - lat < hbm ? carried - lat : hbm;
+        sim_ps burst = carried - lat < p->hbm ? carried - lat : p->hbm;
         d->part[HW_DEP_LATENCY] += lat;
         d->part[HW_DEP_HBM] += burst;
         d->part[HW_DEP_NOC] += carried - lat - burst;
-        d->part[HW_DEP_HBM] += write ? t - served : served - at;
+        d->part[HW_DEP_HBM] += p->write ? p->t - p->served : p->served - p->at;
 }
 
 sim_ps hw_xfer(struct hw_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, sim_ps start)
@@ -205,8 +220,10 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
         uint64_t size = hw_hbm_piece_bytes(s->topo, bytes);
         uint64_t dma_bw = hw_dma_bw(s->topo);
         sim_ps done = start, at = start, paced = 0, crit = start;
-        if (unlikely(s->dep_on))
+        if (unlikely(s->dep_on)) {
                 s->dep_access = (struct hw_dep){ .start = start, .end = start };
+                s->dep_piece.set = false;
+        }
         /* Streaming: PEs whose HBM copies hold their data paths past start,
          * or in this instant's batch (a data path busy with TCM copies or
          * receive drains takes no share of the HBM). */
@@ -274,10 +291,10 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
                                 pp->dep_pace_alt = alt;
                         }
                         if (t >= paced)
-                                dep_piece(s, pc, rate, alt, write, start, at, mid, t,
-                                          queued(begin, write ? mid : at));
+                                dep_keep(s, pc, rate, alt, write, start, at, mid, t,
+                                         queued(begin, write ? mid : at));
                         else
-                                dep_piece(s, pc, rate, alt, write, start, paced, paced, paced, 0);
+                                dep_keep(s, pc, rate, alt, write, start, paced, paced, paced, 0);
                         crit = t > paced ? t : paced;
                 }
                 hw_power_book(&s->power, c->sip * s->topo->sip.cubes + c->cube, HW_PW_HBM, begin,
@@ -289,6 +306,8 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
                 if (t > done)
                         done = t;
         }
+        if (unlikely(s->dep_on))
+                dep_piece(s);
         if (pace) {
                 if (paced > s->pe_hbm_until[self])
                         s->pe_hbm_until[self] = paced;
