@@ -235,6 +235,7 @@ struct hw_dep {
 /* Of an HBM access, the piece that ends last so far (hw_sim.dep_on): its
  * figures, split into hw_sim.dep_access once the access is placed. */
 struct hw_dep_piece {
+        struct ev_resource *pace_path; /* the data path that paces it, or NULL */
         uint64_t rate, alt_rate;     /* its pacing's rate and the other class's */
         sim_ps start;                /* the access's start */
         sim_ps at;                   /* paced until then */

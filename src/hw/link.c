@@ -87,24 +87,44 @@ static sim_ps queued(sim_ps begin, sim_ps at)
         return begin > at ? begin - at : 0;
 }
 
-/* An HBM piece of the access that ends last so far (dep_on): its figures
- * for dep_piece, which splits only the last such piece of the access. */
-__attribute__((noinline)) static void dep_keep(struct hw_sim *s, enum hw_dep_class pace,
-                                               uint64_t rate, uint64_t alt_rate, bool write,
-                                               sim_ps start, sim_ps at, sim_ps served, sim_ps t,
-                                               sim_ps queue)
+/* An HBM access from start (dep_on): its split so far none, and what its
+ * pieces share: their pacing, at rate, the HBM's fair share (share) or
+ * the DMA's (dma_bw), whichever is slower, on the data path pace (or
+ * none). */
+__attribute__((noinline)) static void dep_begin(struct hw_sim *s, struct ev_resource *pace,
+                                                uint64_t rate, uint64_t dma_bw, uint64_t share,
+                                                bool write, sim_ps start)
+{
+        s->dep_access = (struct hw_dep){ .start = start, .end = start };
+        /* The pacing is the HBM's when its fair share is the slower. */
+        enum hw_dep_class pc = rate < dma_bw ? HW_DEP_HBM : HW_DEP_DMA;
+        s->dep_piece = (struct hw_dep_piece){ .pace_path = pace, .rate = rate,
+                                              .alt_rate = pc == HW_DEP_HBM ? dma_bw : share,
+                                              .start = start, .pace = (uint8_t)pc,
+                                              .write = write };
+}
+
+/* A piece of the access that ends last so far: its figures for dep_piece,
+ * which splits only the last such piece of the access. */
+__attribute__((noinline)) static void dep_keep(struct hw_sim *s, sim_ps at, sim_ps served,
+                                               sim_ps t, sim_ps queue)
 {
         struct hw_dep_piece *p = &s->dep_piece;
-        *p = (struct hw_dep_piece){ .pace = (uint8_t)pace, .rate = rate, .alt_rate = alt_rate,
-                                    .write = write, .start = start, .at = at, .served = served,
-                                    .t = t, .queue = queue, .set = true };
+        p->at = at;
+        p->served = served;
+        p->t = t;
+        p->queue = queue;
+        p->set = true;
         /* The route walked last: its hop latencies, its HBM edges' bursts. */
+        sim_ps hops = 0, hbm = 0;
         for (uint32_t i = 0; i < s->dep_route_n; i++) {
                 const struct hw_link *l = &s->links[s->dep_route[i]];
-                p->hops += l->hop_ps;
+                hops += l->hop_ps;
                 if (l->cls == TOPO_EDGE_HBM)
-                        p->hbm += l->last_drain;
+                        hbm += l->last_drain;
         }
+        p->hops = hops;
+        p->hbm = hbm;
 }
 
 /* The critical path's split of an HBM piece (hbm_access) that ends last,
@@ -119,6 +139,13 @@ static void dep_piece(struct hw_sim *s)
         const struct hw_dep_piece *p = &s->dep_piece;
         if (!p->set)
                 return;
+        if (p->pace_path) {
+                /* pace is any of the PE's data paths (dma_rx, dma1 ...) */
+                struct hw_pe *pp = hw_path_pe(p->pace_path);
+                pp->dep_pace = p->pace;
+                pp->dep_pace_rate = p->rate;
+                pp->dep_pace_alt = p->alt_rate;
+        }
         struct hw_dep *d = &s->dep_access;
         *d = (struct hw_dep){ .start = p->start, .end = p->t };
         d->part[p->pace] = p->at - p->start;
@@ -220,10 +247,6 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
         uint64_t size = hw_hbm_piece_bytes(s->topo, bytes);
         uint64_t dma_bw = hw_dma_bw(s->topo);
         sim_ps done = start, at = start, paced = 0, crit = start;
-        if (unlikely(s->dep_on)) {
-                s->dep_access = (struct hw_dep){ .start = start, .end = start };
-                s->dep_piece.set = false;
-        }
         /* Streaming: PEs whose HBM copies hold their data paths past start,
          * or in this instant's batch (a data path busy with TCM copies or
          * receive drains takes no share of the HBM). */
@@ -237,6 +260,8 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
         /* A request held in one channel (fixed) takes no share of the
          * others: that channel alone arbitrates between its requesters. */
         uint64_t rate = share < dma_bw && !fixed ? share : dma_bw;
+        if (unlikely(s->dep_on))
+                dep_begin(s, pace, rate, dma_bw, share, write, start);
         /* A tensor held in one channel (fixed = its index + 1) stays there;
          * else the pieces go round the channels. */
         uint32_t ch = fixed ? fixed - 1 : c->next_channel, step = fixed ? 0 : 1;
@@ -280,21 +305,10 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
                                 t = mid;
                 }
                 if (unlikely(s->dep_on) && (t >= crit || paced >= crit)) {
-                        /* The pacing is the HBM's when its fair share is the slower. */
-                        enum hw_dep_class pc = rate < dma_bw ? HW_DEP_HBM : HW_DEP_DMA;
-                        uint64_t alt = pc == HW_DEP_HBM ? dma_bw : share;
-                        if (pace) {
-                                /* pace is any of the PE's data paths (dma_rx, dma1 ...) */
-                                struct hw_pe *pp = hw_path_pe(pace);
-                                pp->dep_pace = (uint8_t)pc;
-                                pp->dep_pace_rate = rate;
-                                pp->dep_pace_alt = alt;
-                        }
                         if (t >= paced)
-                                dep_keep(s, pc, rate, alt, write, start, at, mid, t,
-                                         queued(begin, write ? mid : at));
+                                dep_keep(s, at, mid, t, queued(begin, write ? mid : at));
                         else
-                                dep_keep(s, pc, rate, alt, write, start, paced, paced, paced, 0);
+                                dep_keep(s, paced, paced, paced, 0);
                         crit = t > paced ? t : paced;
                 }
                 hw_power_book(&s->power, c->sip * s->topo->sip.cubes + c->cube, HW_PW_HBM, begin,

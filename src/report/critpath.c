@@ -341,7 +341,8 @@ static inline uint32_t site_memo(struct rep_cp *cp, const char *file, int line, 
         return m->site - 1;
 }
 
-/* A new entry, or NULL (the log is then marked incomplete). */
+/* A new entry (its fields unset), or NULL (the log is then marked
+ * incomplete). */
 static struct cp_ent *new_ent(struct rep_cp *cp)
 {
         if (cp->oom || cp->n >= INT32_MAX ||
@@ -349,10 +350,7 @@ static struct cp_ent *new_ent(struct rep_cp *cp)
                 cp->oom = true;
                 return NULL;
         }
-        struct cp_ent *x = &cp->ents[cp->n++];
-        memset(x, 0, sizeof *x);
-        x->prev = x->dep = -1;
-        return x;
+        return &cp->ents[cp->n++];   /* the caller sets every field */
 }
 
 /* A new entry and, in *site, its site's index; NULL when out of memory
