@@ -131,7 +131,7 @@ struct cp_memo {
         const char *file;            /* the site's file */
         const char *what;            /* its name */
         int line;                    /* its line */
-        uint32_t site;               /* its index + 1 (0: empty; UINT32_MAX: none) */
+        uint32_t site;               /* its index + 1 (0: empty, or out of memory) */
 };
 
 struct rep_cp {

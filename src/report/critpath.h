@@ -65,13 +65,15 @@ void rep_cp_signal(struct rep_cp *, uint32_t pe, int thread, sim_ps at, const ch
  * which the issuer's last op, its send, caused), charged to file:line,
  * issued at `now`; stage: placed after its call returned (a composite's
  * stage, an HBM copy placed at the end of its instant). s->dep gives its
- * split by class when it describes the same interval. */
+ * split by class when it describes the same interval. op->component is a
+ * static name (its class is remembered by its address). */
 void rep_cp_op(struct rep_cp *, const struct hw_sim *s, uint32_t issuer, const struct rep_op *op,
                const char *file, int line, bool stage);
 
 /* A composite's stage on PE pe (a record of component "pe_dma", "pe_gemm"
  * or "pe_math" named what) over [start, end), charged to file:line: as
- * rep_cp_op(..., stage = true) of it, without the record. */
+ * rep_cp_op(..., stage = true) of it, without the record (component a
+ * static name, as there). */
 void rep_cp_stage(struct rep_cp *, const struct hw_sim *s, uint32_t pe, const char *component,
                   const char *what, sim_ps start, sim_ps end, const char *file, int line);
 
