@@ -416,13 +416,14 @@ static int summarise(struct tl_job *job, const struct cubesim_run_opts *o,
                 goto oom;
         if (o->profile)
                 json_object_set_new(j, "profile", rep_run_profile(&job->stats));
-        if (job->stats.cp)
-                json_object_set_new(j, "critical_path", rep_cp_json(job->stats.cp));
         res->summary.sim_ps = (uint64_t)json_integer_value(json_object_get(j, "sim_ps"));
         res->summary.kernel_ps = (uint64_t)json_integer_value(json_object_get(j, "kernel_ps"));
         res->summary.events = (uint64_t)json_integer_value(json_object_get(j, "events"));
         res->summary.run_wall_s = job->run_wall_s;
-        MEMSTREAM(res->json, f, jsonw_print(f, j, 2)); /* releases j */
+        if (job->stats.cp)
+                MEMSTREAM(res->json, f, rep_cp_json_print(job->stats.cp, f, j, 2)); /* releases j */
+        else
+                MEMSTREAM(res->json, f, jsonw_print(f, j, 2)); /* releases j */
         MEMSTREAM(res->text, f,
                   rep_run_summary_text(&job->sim, &job->stats, job->kernel->name, o->profile, f);
                   if (job->stats.cp) rep_cp_text(job->stats.cp, f));

@@ -114,9 +114,14 @@ static inline bool plain(unsigned char c)
         return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
 }
 
-void jsonw_put_string(FILE *f, const char *s)
+/* s as a quoted JSON string: valid UTF-8 as it is, other bytes as U+FFFD,
+ * '"' and '\\' escaped, and a control character as \u00xx (canonical:
+ * lowercase hex) or as jansson escapes it (\b \f \n \r \t, else \u00XX). */
+static void put_string(FILE *f, const char *s, bool canonical)
 {
-        static const char hex[] = "0123456789abcdef";
+        static const char hex[] = "0123456789abcdef", HEX[] = "0123456789ABCDEF";
+        static const char short_esc[0x20] = { ['\b'] = 'b', ['\f'] = 'f', ['\n'] = 'n',
+                                              ['\r'] = 'r', ['\t'] = 't' };
         if (unlikely(!s)) {
                 fwrite_unlocked("null", 1, 4, f);
                 return;
@@ -131,8 +136,13 @@ void jsonw_put_string(FILE *f, const char *s)
                         putc_unlocked('\\', f);
                         putc_unlocked(c, f);
                         p++;
+                } else if (c < 0x20 && !canonical && short_esc[c]) {
+                        putc_unlocked('\\', f);
+                        putc_unlocked(short_esc[c], f);
+                        p++;
                 } else if (c < 0x20) {
-                        char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+                        const char *h = canonical ? hex : HEX;
+                        char e[6] = { '\\', 'u', '0', '0', h[c >> 4], h[c & 15] };
                         fwrite_unlocked(e, 1, sizeof e, f);
                         p++;
                 } else {
@@ -142,4 +152,95 @@ void jsonw_put_string(FILE *f, const char *s)
                 }
         }
         putc_unlocked('"', f);
+}
+
+void jsonw_put_string(FILE *f, const char *s)
+{
+        put_string(f, s, true);
+}
+
+/* ---- a member written in pieces, as jsonw_print prints ---- */
+
+/* Before a member (key) or an element (key NULL) at the current depth. */
+static void out_item(struct jsonw_out *o, const char *key)
+{
+        if (o->bare) {
+                o->bare = false;     /* the value of a key already written */
+                return;
+        }
+        uint64_t bit = UINT64_C(1) << (o->depth & 63);
+        if (!(o->empty & bit))
+                putc_unlocked(',', o->f);
+        o->empty &= ~bit;
+        putc_unlocked('\n', o->f);
+        for (int i = 0; i < o->depth * o->indent; i++)
+                putc_unlocked(' ', o->f);
+        if (key) {
+                put_string(o->f, key, false);
+                fwrite_unlocked(": ", 1, 2, o->f);
+        }
+}
+
+void jsonw_out_open(struct jsonw_out *o, const char *key, char bracket)
+{
+        out_item(o, key);
+        putc_unlocked(bracket, o->f);
+        o->depth++;
+        o->empty |= UINT64_C(1) << (o->depth & 63);
+}
+
+void jsonw_out_close(struct jsonw_out *o, char bracket)
+{
+        bool empty = o->empty & (UINT64_C(1) << (o->depth & 63));
+        o->depth--;
+        if (!empty) {
+                putc_unlocked('\n', o->f);
+                for (int i = 0; i < o->depth * o->indent; i++)
+                        putc_unlocked(' ', o->f);
+        }
+        putc_unlocked(bracket, o->f);
+}
+
+void jsonw_out_int(struct jsonw_out *o, const char *key, long long v)
+{
+        out_item(o, key);
+        char b[24], *q = b + sizeof b;
+        unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+        do
+                *--q = (char)('0' + u % 10);
+        while (u /= 10);
+        if (v < 0)
+                *--q = '-';
+        fwrite_unlocked(q, 1, (size_t)(b + sizeof b - q), o->f);
+}
+
+void jsonw_out_str(struct jsonw_out *o, const char *key, const char *s)
+{
+        out_item(o, key);
+        put_string(o->f, s, false);
+}
+
+int jsonw_print_with(FILE *f, json_t *v, int indent, const char *key,
+                     void (*put)(struct jsonw_out *, const void *), const void *ctx)
+{
+        if (!v)
+                return -1;
+        char *text = indent > 0 && json_is_object(v) && json_object_size(v)
+                             ? json_dumps(v, flags(indent, 15)) : NULL;
+        json_decref(v);
+        size_t len = text ? strlen(text) : 0;
+        /* jansson ends a non-empty object, indented, with "\n}". */
+        if (len < 3 || text[len - 2] != '\n' || text[len - 1] != '}') {
+                free(text);
+                return -1;
+        }
+        fwrite(text, 1, len - 2, f);
+        free(text);
+        /* The new last member, at the top level's depth + 1. */
+        struct jsonw_out o = { .f = f, .indent = indent, .depth = 1 };
+        out_item(&o, key);
+        o.bare = true;
+        put(&o, ctx);
+        fwrite_unlocked("\n}\n", 1, 3, f);
+        return ferror(f) ? -1 : 0;
 }

@@ -232,6 +232,24 @@ struct hw_dep {
         uint8_t alt_cls;             /* the other's */
 };
 
+/* Of an HBM access, the piece that ends last so far (hw_sim.dep_on): its
+ * figures, split into hw_sim.dep_access once the access is placed. */
+struct hw_dep_piece {
+        struct ev_resource *pace_path; /* the data path that paces it, or NULL */
+        uint64_t rate, alt_rate;     /* its pacing's rate and the other class's */
+        sim_ps start;                /* the access's start */
+        sim_ps at;                   /* paced until then */
+        sim_ps served;               /* a read: served by its channel until then; a write:
+                                      * carried until then */
+        sim_ps t;                    /* its end */
+        sim_ps queue;                /* its wait at its channel behind other requests */
+        sim_ps hops, hbm;            /* its route's hop latencies, its HBM edges' last
+                                      * bursts, when it was placed */
+        uint8_t pace;                /* its pacing's class (enum hw_dep_class) */
+        bool write;                  /* a write */
+        bool set;                    /* there is one */
+};
+
 /* What a shared resource was busy with, for an observer (the trace). */
 enum hw_busy_kind {
         HW_BUSY_LINK,                /* index: graph edge */
@@ -283,6 +301,7 @@ struct hw_sim {
         bool dep_on;                 /* split each op's time by class into dep (critical path) */
         struct hw_dep dep;           /* the last DMA copy's or engine op's split */
         struct hw_dep dep_access;    /* the last HBM access's split (hbm_access), from its start */
+        struct hw_dep_piece dep_piece; /* of the HBM access being placed, its last piece */
         const uint32_t *dep_route;   /* the route walked last (dep_on), its edges */
         uint32_t dep_route_n;        /* and their count */
 };

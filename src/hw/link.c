@@ -87,19 +87,35 @@ static sim_ps queued(sim_ps begin, sim_ps at)
         return begin > at ? begin - at : 0;
 }
 
-/* The critical path's split of an HBM piece (hbm_access) that ends last so
- * far, from the access's start: paced until at (class pace), then a read
- * is served by its channel until served and carried until t; a write is
- * carried until served and then served until t. The carriage is the
- * route's hop latencies, the bursts over the channel's own edge, the rest
- * NoC bandwidth and queues. queue: of the channel's time, the wait there
- * behind other requests. */
-static void dep_piece(struct hw_sim *s, enum hw_dep_class pace, uint64_t rate, uint64_t alt_rate,
-                      bool write, sim_ps start, sim_ps at, sim_ps served, sim_ps t, sim_ps queue)
+/* An HBM access from start (dep_on): its split so far none, and what its
+ * pieces share: their pacing, at rate, the HBM's fair share (share) or
+ * the DMA's (dma_bw), whichever is slower, on the data path pace (or
+ * none). */
+__attribute__((noinline)) static void dep_begin(struct hw_sim *s, struct ev_resource *pace,
+                                                uint64_t rate, uint64_t dma_bw, uint64_t share,
+                                                bool write, sim_ps start)
 {
-        struct hw_dep *d = &s->dep_access;
-        *d = (struct hw_dep){ .start = start, .end = t };
-        /* The route of the piece, walked last. */
+        s->dep_access = (struct hw_dep){ .start = start, .end = start };
+        /* The pacing is the HBM's when its fair share is the slower. */
+        enum hw_dep_class pc = rate < dma_bw ? HW_DEP_HBM : HW_DEP_DMA;
+        s->dep_piece = (struct hw_dep_piece){ .pace_path = pace, .rate = rate,
+                                              .alt_rate = pc == HW_DEP_HBM ? dma_bw : share,
+                                              .start = start, .pace = (uint8_t)pc,
+                                              .write = write };
+}
+
+/* A piece of the access that ends last so far: its figures for dep_piece,
+ * which splits only the last such piece of the access. */
+__attribute__((noinline)) static void dep_keep(struct hw_sim *s, sim_ps at, sim_ps served,
+                                               sim_ps t, sim_ps queue)
+{
+        struct hw_dep_piece *p = &s->dep_piece;
+        p->at = at;
+        p->served = served;
+        p->t = t;
+        p->queue = queue;
+        p->set = true;
+        /* The route walked last: its hop latencies, its HBM edges' bursts. */
         sim_ps hops = 0, hbm = 0;
         for (uint32_t i = 0; i < s->dep_route_n; i++) {
                 const struct hw_link *l = &s->links[s->dep_route[i]];
@@ -107,20 +123,46 @@ static void dep_piece(struct hw_sim *s, enum hw_dep_class pace, uint64_t rate, u
                 if (l->cls == TOPO_EDGE_HBM)
                         hbm += l->last_drain;
         }
-        d->part[pace] = at - start;
+        p->hops = hops;
+        p->hbm = hbm;
+}
+
+/* The critical path's split of an HBM piece (hbm_access) that ends last,
+ * from the access's start: paced until at (class pace), then a read is
+ * served by its channel until served and carried until t; a write is
+ * carried until served and then served until t. The carriage is the
+ * route's hop latencies, the bursts over the channel's own edge, the rest
+ * NoC bandwidth and queues. queue: of the channel's time, the wait there
+ * behind other requests. */
+static void dep_piece(struct hw_sim *s)
+{
+        const struct hw_dep_piece *p = &s->dep_piece;
+        if (!p->set)
+                return;
+        if (p->pace_path) {
+                /* pace is any of the PE's data paths (dma_rx, dma1 ...) */
+                struct hw_pe *pp = hw_path_pe(p->pace_path);
+                pp->dep_pace = p->pace;
+                pp->dep_pace_rate = p->rate;
+                pp->dep_pace_alt = p->alt_rate;
+        }
+        struct hw_dep *d = &s->dep_access;
+        *d = (struct hw_dep){ .start = p->start, .end = p->t };
+        d->part[p->pace] = p->at - p->start;
         /* Paced at the HBM's fair share, the piece waits at its channel
          * behind the other streams of the cube, paced at the same share:
          * that wait is theirs, it shrinks as their pacing does (to the
          * DMA's rate at most), not as the channel's own service. */
-        dep_paced(d, pace, at - start + (pace == HW_DEP_HBM ? queue : 0), rate, alt_rate);
-        sim_ps carried = write ? served - at : t - served;
-        sim_ps lat = carried < hops ? carried : hops;
+        dep_paced(d, p->pace, p->at - p->start + (p->pace == HW_DEP_HBM ? p->queue : 0), p->rate,
+                  p->alt_rate);
+        sim_ps carried = p->write ? p->served - p->at : p->t - p->served;
+        sim_ps lat = carried < p->hops ? carried : p->hops;
         /* The channel's own edge moves its bursts at the channel's rate. */
-        sim_ps burst = carried - lat < hbm ? carried - lat : hbm;
+        sim_ps burst = carried - lat < p->hbm ? carried - lat : p->hbm;
         d->part[HW_DEP_LATENCY] += lat;
         d->part[HW_DEP_HBM] += burst;
         d->part[HW_DEP_NOC] += carried - lat - burst;
-        d->part[HW_DEP_HBM] += write ? t - served : served - at;
+        d->part[HW_DEP_HBM] += p->write ? p->t - p->served : p->served - p->at;
 }
 
 sim_ps hw_xfer(struct hw_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, sim_ps start)
@@ -205,8 +247,6 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
         uint64_t size = hw_hbm_piece_bytes(s->topo, bytes);
         uint64_t dma_bw = hw_dma_bw(s->topo);
         sim_ps done = start, at = start, paced = 0, crit = start;
-        if (unlikely(s->dep_on))
-                s->dep_access = (struct hw_dep){ .start = start, .end = start };
         /* Streaming: PEs whose HBM copies hold their data paths past start,
          * or in this instant's batch (a data path busy with TCM copies or
          * receive drains takes no share of the HBM). */
@@ -220,6 +260,8 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
         /* A request held in one channel (fixed) takes no share of the
          * others: that channel alone arbitrates between its requesters. */
         uint64_t rate = share < dma_bw && !fixed ? share : dma_bw;
+        if (unlikely(s->dep_on))
+                dep_begin(s, pace, rate, dma_bw, share, write, start);
         /* A tensor held in one channel (fixed = its index + 1) stays there;
          * else the pieces go round the channels. */
         uint32_t ch = fixed ? fixed - 1 : c->next_channel, step = fixed ? 0 : 1;
@@ -263,21 +305,10 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
                                 t = mid;
                 }
                 if (unlikely(s->dep_on) && (t >= crit || paced >= crit)) {
-                        /* The pacing is the HBM's when its fair share is the slower. */
-                        enum hw_dep_class pc = rate < dma_bw ? HW_DEP_HBM : HW_DEP_DMA;
-                        uint64_t alt = pc == HW_DEP_HBM ? dma_bw : share;
-                        if (pace) {
-                                /* pace is any of the PE's data paths (dma_rx, dma1 ...) */
-                                struct hw_pe *pp = hw_path_pe(pace);
-                                pp->dep_pace = (uint8_t)pc;
-                                pp->dep_pace_rate = rate;
-                                pp->dep_pace_alt = alt;
-                        }
                         if (t >= paced)
-                                dep_piece(s, pc, rate, alt, write, start, at, mid, t,
-                                          queued(begin, write ? mid : at));
+                                dep_keep(s, at, mid, t, queued(begin, write ? mid : at));
                         else
-                                dep_piece(s, pc, rate, alt, write, start, paced, paced, paced, 0);
+                                dep_keep(s, paced, paced, paced, 0);
                         crit = t > paced ? t : paced;
                 }
                 hw_power_book(&s->power, c->sip * s->topo->sip.cubes + c->cube, HW_PW_HBM, begin,
@@ -289,6 +320,8 @@ static sim_ps hbm_access(struct hw_sim *s, struct hw_cube *c, uint32_t node, uin
                 if (t > done)
                         done = t;
         }
+        if (unlikely(s->dep_on))
+                dep_piece(s);
         if (pace) {
                 if (paced > s->pe_hbm_until[self])
                         s->pe_hbm_until[self] = paced;

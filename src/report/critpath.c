@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/jsonw.h"
+#include "report/profile.h"
 #include "report/trace.h"
 
 enum cp_kind {
@@ -122,6 +123,17 @@ struct cp_set {
 };
 _Static_assert(sizeof(struct cp_set) == 64, "a set is a cache line");
 
+/* A memo of recent sites before their table (site_memo): 2^CP_MEMO_BITS slots. */
+#define CP_MEMO_BITS 8
+
+/* A slot of the memo: a site and its index. */
+struct cp_memo {
+        const char *file;            /* the site's file */
+        const char *what;            /* its name */
+        int line;                    /* its line */
+        uint32_t site;               /* its index + 1 (0: empty, or out of memory) */
+};
+
 struct rep_cp {
         struct cp_ent *ents;         /* the log */
         size_t n, cap;
@@ -135,6 +147,9 @@ struct rep_cp {
         size_t n_sites, cap_sites;
         uint32_t *site_slots;        /* their index: entry + 1 (0: empty), a power of two */
         size_t cap_site_slots;
+        struct cp_memo memo[1 << CP_MEMO_BITS]; /* recent sites, by a hash */
+        const char *cls_of[4];       /* components seen last, by their address (class_of) */
+        uint8_t cls[4];              /* and their classes */
         uint32_t n_pes;
         int32_t *last_step;          /* per PE: its last timeline step (-1: none) */
         int32_t *last_op;            /* per PE: the last op it issued (-1: none) */
@@ -233,27 +248,31 @@ _Static_assert(CP_SETS == 64, "recent_set takes 6 bits of the hash");
 /* The latest op of pe that ended at end, if still in its index, or -1. */
 static int32_t op_ending(const struct rep_cp *cp, uint32_t pe, sim_ps end)
 {
+        _Static_assert(CP_WAYS == 4, "op_ending and index_op read four ways");
         const struct cp_set *st = recent_set(cp, pe, end);
-        int32_t best = -1;
-        for (int w = 0; w < CP_WAYS; w++)
-                if (st->end[w] == end && st->idx[w] > best)
-                        best = st->idx[w];
-        return best;
+        int32_t i0 = st->end[0] == end ? st->idx[0] : -1, i1 = st->end[1] == end ? st->idx[1] : -1;
+        int32_t i2 = st->end[2] == end ? st->idx[2] : -1, i3 = st->end[3] == end ? st->idx[3] : -1;
+        int32_t a = i0 > i1 ? i0 : i1, b = i2 > i3 ? i2 : i3;
+        return a > b ? a : b;
 }
 
-/* Index op idx of pe ending at end: in place of one ending then, else of
- * the oldest of its set. */
+/* Index op idx of pe ending at end: in place of one ending then (the
+ * first), else of the oldest of its set (the first). */
 static void index_op(struct rep_cp *cp, uint32_t pe, sim_ps end, int32_t idx)
 {
         struct cp_set *st = recent_set(cp, pe, end);
-        int at = 0;
-        for (int w = 0; w < CP_WAYS; w++) {
-                if (st->end[w] == end) {
-                        at = w;
-                        break;
-                }
-                if (st->idx[w] < st->idx[at])
-                        at = w;
+        int at;
+        if (st->end[0] == end)
+                at = 0;
+        else if (st->end[1] == end)
+                at = 1;
+        else if (st->end[2] == end)
+                at = 2;
+        else if (st->end[3] == end)
+                at = 3;
+        else {
+                int a = st->idx[1] < st->idx[0] ? 1 : 0, b = st->idx[3] < st->idx[2] ? 3 : 2;
+                at = st->idx[b] < st->idx[a] ? b : a;
         }
         st->end[at] = end;
         st->idx[at] = idx;
@@ -310,7 +329,20 @@ static uint32_t site_of(struct rep_cp *cp, const char *file, int line, const cha
         return (uint32_t)(cp->n_sites - 1);
 }
 
-/* A new entry, or NULL (the log is then marked incomplete). */
+/* site_of through the memo: a run logs from a few hundred sites, over and
+ * over (every op record and timeline step comes here). */
+static inline uint32_t site_memo(struct rep_cp *cp, const char *file, int line, const char *what)
+{
+        struct cp_memo *m = &cp->memo[(((uintptr_t)what ^ (uintptr_t)line) *
+                                       UINT64_C(0x9e3779b97f4a7c15)) >> (64 - CP_MEMO_BITS)];
+        if (m->what != what || m->line != line || m->file != file || !m->site)
+                *m = (struct cp_memo){ .file = file, .what = what, .line = line,
+                                       .site = site_of(cp, file, line, what) + 1 };
+        return m->site - 1;
+}
+
+/* A new entry (its fields unset), or NULL (the log is then marked
+ * incomplete). */
 static struct cp_ent *new_ent(struct rep_cp *cp)
 {
         if (cp->oom || cp->n >= INT32_MAX ||
@@ -318,10 +350,7 @@ static struct cp_ent *new_ent(struct rep_cp *cp)
                 cp->oom = true;
                 return NULL;
         }
-        struct cp_ent *x = &cp->ents[cp->n++];
-        memset(x, 0, sizeof *x);
-        x->prev = x->dep = -1;
-        return x;
+        return &cp->ents[cp->n++];   /* the caller sets every field */
 }
 
 /* A new entry and, in *site, its site's index; NULL when out of memory
@@ -329,7 +358,7 @@ static struct cp_ent *new_ent(struct rep_cp *cp)
 static struct cp_ent *site_ent(struct rep_cp *cp, const char *file, int line, const char *what,
                                uint32_t *site)
 {
-        *site = site_of(cp, file, line, what);
+        *site = site_memo(cp, file, line, what);
         struct cp_ent *x = *site >= (UINT32_C(1) << CP_SITE_BITS) ? NULL : new_ent(cp);
         if (!x)
                 cp->oom = true;
@@ -385,72 +414,114 @@ void rep_cp_signal(struct rep_cp *cp, uint32_t pe, int thread, sim_ps at, const 
         index_op(cp, pe, at, idx);
 }
 
-/* Keep d, the split of op x, in x (its class, a latency and TCM time) or
- * beside it. An op longer than 2^32 ps (4.3 ms) is left all of its class. */
-static void keep_parts(struct rep_cp *cp, struct cp_ent *x, const struct hw_dep *d)
+/* The split d of an op of class cls as an entry keeps it: in x (its
+ * class, a latency and TCM time: true), else in *pp (false; pp->pace_cls
+ * is then UINT8_MAX when it fits neither: a part or a pacing past 2^32
+ * ps, 4.3 ms, and the op is left all of its class). Every op record
+ * comes here: the checks are ORs, not a loop. */
+static bool split_of(struct cp_ent *x, struct cp_parts *pp, const struct hw_dep *d)
 {
-        bool simple = !d->pace_cls;
-        for (int c = 0; c < HW_DEP_COUNT; c++) {
-                if (d->part[c] > UINT32_MAX)
-                        return;
-                if (d->part[c] && c != x->cls && c != HW_DEP_LATENCY && c != HW_DEP_TCM)
-                        simple = false;
+        _Static_assert(HW_DEP_COUNT == 8 && HW_DEP_CPU == 0 && HW_DEP_NOC == 5 &&
+                       HW_DEP_TCM == 6 && HW_DEP_LATENCY == 7, "split_of's classes");
+        const sim_ps *p = d->part;
+        pp->pace_cls = UINT8_MAX;
+        if ((p[0] | p[1] | p[2] | p[3] | p[4] | p[5] | p[6] | p[7]) > UINT32_MAX)
+                return false;
+        /* Time in a class other than its own, the latency and TCM. */
+        unsigned c = x->cls;
+        sim_ps other = p[0] | p[4] | p[5] | (c != 1 ? p[1] : 0) | (c != 2 ? p[2] : 0) |
+                       (c != 3 ? p[3] : 0);
+        if (!d->pace_cls && !other) {
+                x->lat = (uint32_t)p[HW_DEP_LATENCY];
+                x->tcm = (uint32_t)p[HW_DEP_TCM];
+                return true;
         }
-        if (simple) {
-                x->lat = (uint32_t)d->part[HW_DEP_LATENCY];
-                x->tcm = (uint32_t)d->part[HW_DEP_TCM];
-                return;
-        }
-        if (d->pace > UINT32_MAX || d->pace_alt > UINT32_MAX ||
-            !grow((void **)&cp->parts, &cp->cap_parts, cp->n_parts, sizeof *cp->parts)) {
-                cp->oom |= cp->n_parts >= cp->cap_parts;
-                return;
-        }
-        struct cp_parts *pp = &cp->parts[cp->n_parts];
-        for (int c = 0; c < HW_DEP_COUNT; c++)
-                pp->p[c] = (uint32_t)d->part[c];
+        if (d->pace > UINT32_MAX || d->pace_alt > UINT32_MAX)
+                return false;
+        for (int k = 0; k < HW_DEP_COUNT; k++)
+                pp->p[k] = (uint32_t)p[k];
         pp->pace = (uint32_t)d->pace;
         pp->pace_alt = (uint32_t)d->pace_alt;
         pp->pace_cls = d->pace_cls;
         pp->alt_cls = d->alt_cls;
+        return false;
+}
+
+/* Keep d, the split of op x, in x or beside it (split_of). */
+static void keep_parts(struct rep_cp *cp, struct cp_ent *x, const struct hw_dep *d)
+{
+        struct cp_parts pp;
+        if (split_of(x, &pp, d) || pp.pace_cls == UINT8_MAX)
+                return;
+        if (!grow((void **)&cp->parts, &cp->cap_parts, cp->n_parts, sizeof *cp->parts)) {
+                cp->oom = true;
+                return;
+        }
+        cp->parts[cp->n_parts] = pp;
         x->parts = (uint32_t)cp->n_parts++;
         x->has_parts = 1;
 }
 
 static void parts_of(const struct rep_cp *cp, const struct cp_ent *x, sim_ps p[HW_DEP_COUNT]);
 
-/* A composite's stage x that starts where the entry before it, a stage of
- * the same class and call, ends (a chain of MATH stages) is folded into
- * that entry, which keeps its name: the same times and dependences, one
- * entry instead of many. True when folded (x is gone). */
-static bool merge_chained(struct rep_cp *cp, struct cp_ent *x)
+/* Add xs's pacing to pp's when it is of the same kind (or pp has none). */
+static void merge_pace(struct cp_parts *pp, const struct cp_parts *xs)
 {
-        if (!x->stage || x->trig || cp->n < 2 || x->dep != (int32_t)(cp->n - 2))
+        if (xs->pace_cls && (!pp->pace_cls || (pp->pace_cls == xs->pace_cls &&
+                                               pp->alt_cls == xs->alt_cls))) {
+                pp->pace += xs->pace;
+                pp->pace_alt += xs->pace_alt;
+                pp->pace_cls = xs->pace_cls;
+                pp->alt_cls = xs->alt_cls;
+        }
+}
+
+/* A composite's stage that starts where the last entry, w, a stage of the
+ * same class and call, ends (a chain of MATH stages) is folded into w,
+ * which keeps its name: the same times and dependences, one entry instead
+ * of many. Its dependence would be w (the PE's op ending at its start:
+ * the newest is w), so nothing else is looked up, and it is never written
+ * to the log. True when folded. */
+static bool fold_stage(struct rep_cp *cp, const struct hw_sim *s, uint32_t pe,
+                       enum hw_dep_class cls, uint32_t site, sim_ps start, sim_ps end)
+{
+        if (!cp->n)
                 return false;
-        struct cp_ent *w = &cp->ents[cp->n - 2];
-        if (w->kind != CP_NODE || !w->stage || w->drain || w->cls != x->cls ||
-            cp->sites[w->site].file != cp->sites[x->site].file ||
-            cp->sites[w->site].line != cp->sites[x->site].line || w->pe != x->pe ||
-            w->e != x->s || x->e - w->s > UINT32_MAX)
+        int32_t wi = (int32_t)(cp->n - 1);
+        struct cp_ent *w = &cp->ents[wi];
+        if (w->kind != CP_NODE || !w->stage || w->drain || w->cls != cls || w->pe != pe ||
+            w->e != start || end - w->s > UINT32_MAX ||
+            (w->site != site && (cp->sites[w->site].file != cp->sites[site].file ||
+                                 cp->sites[w->site].line != cp->sites[site].line)))
                 return false;
-        if (!w->has_parts && !x->has_parts) {
-                w->lat += x->lat;    /* both < 2^32 and their sum < e - s */
-                w->tcm += x->tcm;
+        struct cp_ent x = { .s = start, .e = end, .pe = pe, .kind = CP_NODE, .cls = cls,
+                            .stage = 1 };
+        struct cp_parts xs = { .pace_cls = UINT8_MAX };
+        if (s->dep.start == start && s->dep.end == end && end > start)
+                split_of(&x, &xs, &s->dep);
+        bool x_parts = xs.pace_cls != UINT8_MAX;
+        if (!w->has_parts && !x_parts) {
+                w->lat += x.lat;     /* both < 2^32 and their sum < e - s */
+                w->tcm += x.tcm;
+        } else if (w->has_parts && x_parts) {
+                struct cp_parts *pp = &cp->parts[w->parts];
+                for (int c = 0; c < HW_DEP_COUNT; c++)
+                        pp->p[c] += xs.p[c];
+                merge_pace(pp, &xs);
         } else {
-                /* w's split beside it (x's, if any, is the last made). */
+                /* w's split, and x's, beside w. */
                 sim_ps pw[HW_DEP_COUNT], px[HW_DEP_COUNT];
                 parts_of(cp, w, pw);
-                parts_of(cp, x, px);
-                struct cp_parts xs = { .pace_cls = 0 };
-                if (x->has_parts) {
-                        xs = cp->parts[x->parts];
-                        cp->n_parts--;
-                }
+                if (x_parts)
+                        for (int c = 0; c < HW_DEP_COUNT; c++)
+                                px[c] = xs.p[c];
+                else
+                        parts_of(cp, &x, px);
                 if (!w->has_parts) {
                         if (!grow((void **)&cp->parts, &cp->cap_parts, cp->n_parts,
                                   sizeof *cp->parts)) {
                                 cp->oom = true;
-                                return false;
+                                return true;
                         }
                         cp->parts[cp->n_parts] = (struct cp_parts){ .pace_cls = 0 };
                         w->parts = (uint32_t)cp->n_parts++;
@@ -459,71 +530,61 @@ static bool merge_chained(struct rep_cp *cp, struct cp_ent *x)
                 struct cp_parts *pp = &cp->parts[w->parts];
                 for (int c = 0; c < HW_DEP_COUNT; c++)
                         pp->p[c] = (uint32_t)(pw[c] + px[c]);
-                if (xs.pace_cls && (!pp->pace_cls || (pp->pace_cls == xs.pace_cls &&
-                                                      pp->alt_cls == xs.alt_cls))) {
-                        pp->pace += xs.pace;
-                        pp->pace_alt += xs.pace_alt;
-                        pp->pace_cls = xs.pace_cls;
-                        pp->alt_cls = xs.alt_cls;
-                }
+                if (x_parts)
+                        merge_pace(pp, &xs);
         }
-        unindex_op(cp, w->pe, w->e, (int32_t)(cp->n - 2));
-        w->e = x->e;
-        cp->n--;
-        cp->last_op[w->pe] = (int32_t)(cp->n - 1);
-        index_op(cp, w->pe, w->e, (int32_t)(cp->n - 1));
+        unindex_op(cp, pe, w->e, wi);
+        w->e = end;
+        cp->last_op[pe] = wi;
+        index_op(cp, pe, end, wi);
         return true;
 }
 
-/* a and b are the same string (strcmp's inline: a call per op record
- * was a tenth of the log's cost). */
-static bool same_str(const char *a, const char *b)
+/* An op record's class from its component (rep_engine_of's engine). */
+static enum hw_dep_class class_named(const char *c)
 {
-        while (*a && *a == *b)
-                a++, b++;
-        return *a == *b;
-}
-
-static enum hw_dep_class class_of(const char *component)
-{
-        /* "pe_dma", "pe_gemm", "pe_math": by their fourth letter first. */
-        if (!component || component[0] != 'p' || component[1] != 'e' || component[2] != '_')
-                return HW_DEP_CPU;
-        switch (component[3]) {
-        case 'd':
-                return same_str(component + 3, "dma") ? HW_DEP_DMA : HW_DEP_CPU;
-        case 'g':
-                return same_str(component + 3, "gemm") ? HW_DEP_GEMM : HW_DEP_CPU;
-        case 'm':
-                return same_str(component + 3, "math") ? HW_DEP_MATH : HW_DEP_CPU;
-        default:
-                return HW_DEP_CPU;
+        switch (rep_engine_of(c)) {
+        case REP_ENG_DMA: return HW_DEP_DMA;
+        case REP_ENG_GEMM: return HW_DEP_GEMM;
+        case REP_ENG_MATH: return HW_DEP_MATH;
+        default: return HW_DEP_CPU;
         }
 }
 
-void rep_cp_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, const struct rep_op *op,
-               const char *file, int line, bool stage)
+/* class_named, for components that are static names (every op record
+ * comes here): the last of each slot, by its address, first. */
+static enum hw_dep_class class_of(struct rep_cp *cp, const char *c)
 {
-        uint32_t pe = op->pe_index;
-        if (pe >= cp->n_pes || issuer >= cp->n_pes || op->end_ps < op->start_ps)
+        size_t k = ((uintptr_t)c >> 3) & 3;
+        if (cp->cls_of[k] != c || !c) {
+                cp->cls_of[k] = c;
+                cp->cls[k] = (uint8_t)class_named(c);
+        }
+        return (enum hw_dep_class)cp->cls[k];
+}
+
+/* An op record x of class cls on PE pe, issued by issuer, from site,
+ * over [start, end) (rep_cp_op, rep_cp_stage: inline in each). */
+static inline __attribute__((always_inline)) void
+log_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, uint32_t pe,
+       enum hw_dep_class cls, uint32_t site, sim_ps start, sim_ps end, bool stage)
+{
+        if (site >= (UINT32_C(1) << CP_SITE_BITS) || cp->oom) {
+                cp->oom = true;
                 return;
-        enum hw_dep_class cls = class_of(op->component);
-        if (cls == HW_DEP_CPU)
-                return;              /* the PE_CPU's own records: its issue steps */
+        }
+        if (stage && pe == issuer && fold_stage(cp, s, pe, cls, site, start, end))
+                return;
+        if (cp->n >= INT32_MAX || !grow((void **)&cp->ents, &cp->cap, cp->n, sizeof *cp->ents)) {
+                cp->oom = true;
+                return;
+        }
+        int32_t idx = (int32_t)cp->n++;
+        struct cp_ent *x = &cp->ents[idx];
         sim_ps now = ev_now(&s->ev);
-        uint32_t site;
-        struct cp_ent *x = site_ent(cp, file, line, op->op, &site);
-        if (!x)
-                return;
-        int32_t idx = (int32_t)(cp->n - 1);
-        x->kind = CP_NODE;
-        x->cls = cls;
-        x->pe = pe;
-        x->site = site;
-        x->s = op->start_ps;
-        x->e = op->end_ps;
-        x->a = now < x->s ? now : x->s;
-        x->stage = stage;
+        *x = (struct cp_ent){ .a = now < start ? now : start, .s = start, .e = end, .pe = pe,
+                              .prev = -1, .dep = -1, .site = site, .kind = CP_NODE,
+                              .cls = cls, .stage = stage };
         if (pe != issuer) {
                 x->dep = cp->last_op[issuer]; /* a drain: the send just recorded */
                 x->drain = x->dep >= 0;
@@ -540,9 +601,29 @@ void rep_cp_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, const
         }
         if (s->dep.start == x->s && s->dep.end == x->e && x->e > x->s)
                 keep_parts(cp, x, &s->dep);
-        if (merge_chained(cp, x))
-                return;
         index_op(cp, pe, x->e, idx);
+}
+
+void rep_cp_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, const struct rep_op *op,
+               const char *file, int line, bool stage)
+{
+        uint32_t pe = op->pe_index;
+        if (pe >= cp->n_pes || issuer >= cp->n_pes || op->end_ps < op->start_ps)
+                return;
+        enum hw_dep_class cls = class_of(cp, op->component);
+        if (cls == HW_DEP_CPU)
+                return;              /* the PE_CPU's own records: its issue steps */
+        log_op(cp, s, issuer, pe, cls, site_memo(cp, file, line, op->op), op->start_ps, op->end_ps,
+               stage);
+}
+
+void rep_cp_stage(struct rep_cp *cp, const struct hw_sim *s, uint32_t pe, const char *component,
+                  const char *what, sim_ps start, sim_ps end, const char *file, int line)
+{
+        if (pe >= cp->n_pes || end < start)
+                return;
+        log_op(cp, s, pe, pe, class_of(cp, component), site_memo(cp, file, line, what), start, end,
+               true);
 }
 
 /* ---- the walk ---- */
@@ -735,86 +816,145 @@ static void walk(struct rep_cp *cp)
 /* The classes a what-if is made for: hw_dep's, but the fixed latencies. */
 #define CP_WHATIF HW_DEP_LATENCY
 
-/* How op x's own time [s, e), p by class (parts_of), changes with class
- * c 2x faster (<= 0); its mean factor over its split (for a queue behind
- * ops like it) in *kq. */
-static float own_change(const struct rep_cp *cp, const struct cp_ent *x, const sim_ps *p, int c,
-                        float *kq)
+/* The moves of an entry's end, one lane per class (CP_WHATIF of them,
+ * the last lane unused): GCC's vectors, lane by lane the same IEEE
+ * operations as one class at a time (the what-if is computed for every
+ * entry of the log: a class at a time it was most of the analysis). */
+typedef float cp_v4 __attribute__((vector_size(16)));
+typedef int32_t cp_m4 __attribute__((vector_size(16)));
+#define CP_LANES 8
+_Static_assert(CP_WHATIF < CP_LANES, "a lane per what-if class");
+
+struct cp_mv {
+        cp_v4 v[CP_LANES / 4];       /* lanes 0..3, 4..7 */
+};
+
+static float lane(const struct cp_mv *m, int c)
+{
+        return m->v[c / 4][c % 4];
+}
+
+static void set_lane(struct cp_mv *m, int c, float f)
+{
+        m->v[c / 4][c % 4] = f;
+}
+
+/* a > b ? a : b, lane by lane. */
+static cp_v4 vmax(cp_v4 a, cp_v4 b)
+{
+        cp_m4 gt = a > b;
+        return (cp_v4)((gt & (cp_m4)a) | (~gt & (cp_m4)b));
+}
+
+/* k in lane c, 0 in the others. */
+static struct cp_mv one_lane(int c, float k)
+{
+        struct cp_mv m = { { { 0 } } };
+        if (c >= 0 && c < CP_WHATIF)
+                set_lane(&m, c, k);
+        return m;
+}
+
+/* How op x's own time [s, e) changes with each class 2x faster (<= 0);
+ * its mean factor over its split (for a queue behind ops like it) in kq. */
+static struct cp_mv own_change(const struct rep_cp *cp, const struct cp_ent *x, struct cp_mv *kq)
 {
         sim_ps total = x->e - x->s;
-        float d = -0.5f * (float)p[c];
+        struct cp_mv p = { { { 0 } } }, d;
+        if (x->has_parts) {
+                const struct cp_parts *pp = &cp->parts[x->parts];
+                for (int c = 0; c < CP_WHATIF; c++)
+                        set_lane(&p, c, (float)pp->p[c]);
+        } else {
+                /* As parts_of: its latency, TCM time and the rest its class's. */
+                sim_ps fixed = (sim_ps)x->lat + x->tcm, rest = total > fixed ? total - fixed : 0;
+                set_lane(&p, HW_DEP_TCM, (float)(sim_ps)x->tcm);
+                if (x->cls < CP_WHATIF)
+                        set_lane(&p, x->cls, (float)(x->cls == HW_DEP_TCM ? x->tcm + rest : rest));
+        }
+        for (int h = 0; h < CP_LANES / 4; h++)
+                d.v[h] = -0.5f * p.v[h];
         if (x->has_parts && cp->parts[x->parts].pace_cls) {
                 /* Paced at the slower of two rates: the slower one after. */
                 const struct cp_parts *pp = &cp->parts[x->parts];
-                int pc = pp->pace_cls, ac = pp->alt_cls;
-                float paced = (float)pp->pace * (pc == c ? 0.5f : 1.0f);
-                float other = (float)pp->pace_alt * (ac == c ? 0.5f : 1.0f);
-                if (pc == c && other > paced)
-                        d += (other > (float)pp->pace ? (float)pp->pace : other) - paced;
+                int c = pp->pace_cls;
+                float paced = (float)pp->pace * 0.5f;
+                float other = (float)pp->pace_alt * (pp->alt_cls == c ? 0.5f : 1.0f);
+                if (c < CP_WHATIF && other > paced)
+                        set_lane(&d, c, lane(&d, c) + ((other > (float)pp->pace ? (float)pp->pace
+                                                                               : other) - paced));
         }
-        *kq = total ? 1.0f + d / (float)total : (x->cls == c ? 0.5f : 1.0f);
+        if (total) {
+                float t = (float)total;
+                for (int h = 0; h < CP_LANES / 4; h++)
+                        kq->v[h] = 1.0f + d.v[h] / t;
+        } else {
+                for (int h = 0; h < CP_LANES / 4; h++)
+                        kq->v[h] = (cp_v4){ 1.0f, 1.0f, 1.0f, 1.0f };
+                if (x->cls < CP_WHATIF)
+                        set_lane(kq, x->cls, 0.5f);
+        }
         return d;
 }
 
-/* How entry x's end moves with each class 2x faster (v), from the moves
- * of its prev (dp) and its dep (dd). */
-static void moves(const struct rep_cp *cp, const struct cp_ent *x, const float *dp,
-                  const float *dd, float v[CP_WHATIF])
+/* How entry x's end moves with each class 2x faster, from the moves of
+ * its prev (dp) and its dep (dd). */
+static struct cp_mv moves(const struct rep_cp *cp, const struct cp_ent *x, const struct cp_mv *dp,
+                          const struct cp_mv *dd)
 {
         const struct cp_ent *E = cp->ents;
+        struct cp_mv v;
         if (x->kind == CP_ISSUE) {
-                for (int c = 0; c < CP_WHATIF; c++)
-                        v[c] = dp[c] - (c == HW_DEP_CPU ? 0.5f * (float)(x->e - x->a) : 0);
-                return;
+                struct cp_mv k = one_lane(HW_DEP_CPU, 0.5f * (float)(x->e - x->a));
+                for (int h = 0; h < CP_LANES / 4; h++)
+                        v.v[h] = dp->v[h] - k.v[h];
+                return v;
         }
         if (x->kind == CP_WAIT) {
                 /* Woken by its producer's end, or on its own. */
-                bool woken = x->dep >= 0 && E[x->dep].e > x->a;
-                for (int c = 0; c < CP_WHATIF; c++) {
-                        v[c] = dp[c];
-                        if (woken) {
-                                float own = dp[c] - (float)(x->e - x->a);
-                                v[c] = own > dd[c] ? own : dd[c];
-                        }
-                }
-                return;
+                if (!(x->dep >= 0 && E[x->dep].e > x->a))
+                        return *dp;
+                float w = (float)(x->e - x->a);
+                for (int h = 0; h < CP_LANES / 4; h++)
+                        v.v[h] = vmax(dp->v[h] - w, dd->v[h]);
+                return v;
         }
         if (x->drain) {
                 const struct cp_ent *p = &E[x->dep];
                 sim_ps transit = x->s > p->e ? x->s - p->e : 0;
                 sim_ps tail = x->e - max_ps(x->s, p->e);
-                for (int c = 0; c < CP_WHATIF; c++)
-                        v[c] = dd[c] - (c == HW_DEP_NOC ? 0.5f * (float)transit : 0) -
-                               (c == (int)x->cls ? 0.5f * (float)tail : 0);
-                return;
+                struct cp_mv kn = one_lane(HW_DEP_NOC, 0.5f * (float)transit);
+                struct cp_mv kt = one_lane(x->cls, 0.5f * (float)tail);
+                for (int h = 0; h < CP_LANES / 4; h++)
+                        v.v[h] = dd->v[h] - kn.v[h] - kt.v[h];
+                return v;
         }
-        sim_ps part[HW_DEP_COUNT];
-        parts_of(cp, x, part);
+        struct cp_mv kq, own = own_change(cp, x, &kq);
         float queue = (float)(x->s - x->a);
-        for (int c = 0; c < CP_WHATIF; c++) {
-                float kq, own = own_change(cp, x, part, c, &kq);
-                /* Its start moves with what it waited for: the op it queued
-                 * behind, or its issue and its queue. A stage placed when
-                 * an op ended (trig) that starts later waited for what the
-                 * log does not have (its operands' landing, a TCM bank, a
-                 * gap in its engine's calendar): that wait is kept as it
-                 * was, not scaled like the stage's own work (scaled, 2x
-                 * GEMM on gqa_prefill_short was estimated 10% too fast). */
-                float base = dp[c] - queue, start;
-                if (x->dep >= 0 && x->trig)
-                        start = dd[c];
+        /* Its start moves with what it waited for: the op it queued
+         * behind, or its issue and its queue. A stage placed when an op
+         * ended (trig) that starts later waited for what the log does not
+         * have (its operands' landing, a TCM bank, a gap in its engine's
+         * calendar): that wait is kept as it was, not scaled like the
+         * stage's own work (scaled, 2x GEMM on gqa_prefill_short was
+         * estimated 10% too fast). */
+        for (int h = 0; h < CP_LANES / 4; h++) {
+                cp_v4 start;
+                if (x->dep >= 0 && (x->trig || x->stage))
+                        start = dd->v[h];
                 else if (x->dep >= 0)
-                        start = x->stage ? dd[c] : (base > dd[c] ? base : dd[c]);
+                        start = vmax(dp->v[h] - queue, dd->v[h]);
                 else
-                        start = dp[c] - (1.0f - kq) * queue;
-                v[c] = start + own;
+                        start = dp->v[h] - (1.0f - kq.v[h]) * queue;
+                v.v[h] = start + own.v[h];
         }
+        return v;
 }
 
 /* A what-if's value of an entry that later entries still read: how much
  * its end moves per class, and how many reads are left. */
 struct cp_slot {
-        float d[CP_WHATIF];          /* the move of its end with class c 2x faster, ps */
+        struct cp_mv d;              /* the move of its end with class c 2x faster, ps */
         uint32_t refs;               /* later entries (and PE ends) yet to read it */
 };
 
@@ -845,23 +985,25 @@ static int retime(const struct rep_cp *cp, double out[CP_WHATIF])
         for (uint32_t p = 0; p < cp->n_pes; p++)
                 if (cp->last_step[p] >= 0)
                         R[cp->last_step[p]]++;
+        static const struct cp_mv zero = { { { 0 } } };
         for (size_t j = 0; j < cp->n; j++) {
                 const struct cp_ent *x = &E[j];
-                const float zero[CP_WHATIF] = { 0 };
-                const float *dp = x->prev >= 0 ? slot[R[x->prev]].d : zero;
-                const float *dd = x->dep >= 0 ? slot[R[x->dep]].d : zero;
-                float v[CP_WHATIF];
-                moves(cp, x, dp, dd, v);
+                /* Its moves, if anything reads them (most entries: no wait
+                 * ended at their end, nothing queued behind them). */
+                uint32_t refs = (uint32_t)R[j];
+                struct cp_mv v;
+                if (refs) {
+                        const struct cp_mv *dp = x->prev >= 0 ? &slot[R[x->prev]].d : &zero;
+                        const struct cp_mv *dd = x->dep >= 0 ? &slot[R[x->dep]].d : &zero;
+                        v = moves(cp, x, dp, dd);
+                }
                 /* Its reads done: a slot no later entry reads is free. */
                 const int32_t read[2] = { x->prev, x->dep };
                 for (int k = 0; k < 2; k++) {
                         if (read[k] < 0 || --slot[R[read[k]]].refs)
                                 continue;
-                        if (!grow((void **)&free_slots, &cap_free, n_free, sizeof *free_slots))
-                                goto out;
-                        free_slots[n_free++] = R[read[k]];
+                        free_slots[n_free++] = R[read[k]]; /* room: one per slot */
                 }
-                uint32_t refs = (uint32_t)R[j];
                 R[j] = -1;
                 if (!refs)
                         continue;
@@ -870,16 +1012,23 @@ static int retime(const struct rep_cp *cp, double out[CP_WHATIF])
                 } else {
                         if (!grow((void **)&slot, &cap_slots, n_slots, sizeof *slot))
                                 goto out;
+                        if (cap_free < cap_slots) {
+                                int32_t *f = realloc(free_slots, cap_slots * sizeof *f);
+                                if (!f)
+                                        goto out;
+                                free_slots = f;
+                                cap_free = cap_slots;
+                        }
                         R[j] = (int32_t)n_slots++;
                 }
-                memcpy(slot[R[j]].d, v, sizeof v);
+                slot[R[j]].d = v;
                 slot[R[j]].refs = refs;
         }
         for (int c = 0; c < CP_WHATIF; c++) {
                 double end = (double)cp->target_start;
                 for (uint32_t p = 0; p < cp->n_pes; p++) {
                         int32_t l = cp->last_step[p];
-                        double f = (double)cp->exec_end[p] + (l >= 0 ? slot[R[l]].d[c] : 0);
+                        double f = (double)cp->exec_end[p] + (l >= 0 ? lane(&slot[R[l]].d, c) : 0);
                         if (f > end)
                                 end = f;
                 }
@@ -981,66 +1130,73 @@ sim_ps rep_cp_kernel_ps(const struct rep_cp *cp)
 
 /* ---- output ---- */
 
-json_t *rep_cp_json(const struct rep_cp *cp)
+/* Written in pieces, not as jansson values: a long path's segments as
+ * values cost many times their bytes to build, print and free (at 4K
+ * prefill, 1,852 segments were 66 M instructions, a sixth of the flag's). */
+static void put_json(struct jsonw_out *o, const void *ctx)
 {
-        json_t *o = json_object();
-        json_object_set_new(o, "kernel_ps", json_integer((json_int_t)cp->kernel_ps));
-        json_t *bc = json_object();
+        const struct rep_cp *cp = ctx;
+        jsonw_out_open(o, NULL, '{');
+        jsonw_out_int(o, "kernel_ps", (long long)cp->kernel_ps);
+        jsonw_out_open(o, "by_class", '{');
         for (int c = 0; c < REP_CP_COUNT; c++)
-                json_object_set_new(bc, class_names[c], json_integer((json_int_t)cp->by_class[c]));
-        json_object_set_new(o, "by_class", bc);
-        json_t *bl = json_array();
+                jsonw_out_int(o, class_names[c], (long long)cp->by_class[c]);
+        jsonw_out_close(o, '}');
+        jsonw_out_open(o, "by_line", '[');
         for (size_t i = 0; i < cp->n_lines; i++) {
-                json_t *l = json_object();
-                json_object_set_new(l, "file", jsonw_string(cp->lines[i].file ? cp->lines[i].file
-                                                                              : ""));
-                json_object_set_new(l, "line", json_integer(cp->lines[i].line));
-                json_object_set_new(l, "ps", json_integer((json_int_t)cp->lines[i].ps));
-                json_array_append_new(bl, l);
+                jsonw_out_open(o, NULL, '{');
+                jsonw_out_str(o, "file", cp->lines[i].file ? cp->lines[i].file : "");
+                jsonw_out_int(o, "line", cp->lines[i].line);
+                jsonw_out_int(o, "ps", (long long)cp->lines[i].ps);
+                jsonw_out_close(o, '}');
         }
-        json_object_set_new(o, "by_line", bl);
-        json_t *sg = json_array();
+        jsonw_out_close(o, ']');
+        jsonw_out_open(o, "segments", '[');
         for (size_t i = 0; i < cp->n_segs; i++) {
                 const struct cp_seg *g = &cp->segs[i];
-                json_t *j = json_object();
-                json_object_set_new(j, "pe", json_integer(g->pe));
-                json_object_set_new(j, "class", jsonw_string(class_names[g->cls]));
-                json_object_set_new(j, "kind", jsonw_string(g->kind));
+                jsonw_out_open(o, NULL, '{');
+                jsonw_out_int(o, "pe", g->pe);
+                jsonw_out_str(o, "class", class_names[g->cls]);
+                jsonw_out_str(o, "kind", g->kind);
                 if (g->what)
-                        json_object_set_new(j, "op", jsonw_string(g->what));
+                        jsonw_out_str(o, "op", g->what);
                 if (g->file) {
-                        json_object_set_new(j, "file", jsonw_string(g->file));
-                        json_object_set_new(j, "line", json_integer(g->line));
+                        jsonw_out_str(o, "file", g->file);
+                        jsonw_out_int(o, "line", g->line);
                 }
-                json_object_set_new(j, "start_ps", json_integer((json_int_t)g->t0));
-                json_object_set_new(j, "end_ps", json_integer((json_int_t)g->t1));
-                json_array_append_new(sg, j);
+                jsonw_out_int(o, "start_ps", (long long)g->t0);
+                jsonw_out_int(o, "end_ps", (long long)g->t1);
+                jsonw_out_close(o, '}');
         }
-        json_object_set_new(o, "segments", sg);
-        json_t *ch = json_array();
+        jsonw_out_close(o, ']');
+        jsonw_out_open(o, "chain", '[');
         for (size_t i = cp->n_hops; i-- > 0;) {
                 const struct cp_hop *h = &cp->hops[i];
-                json_t *j = json_object();
-                json_object_set_new(j, "pe", json_integer(h->pe));
-                json_object_set_new(j, "waited_on_pe", json_integer(h->on_pe));
+                jsonw_out_open(o, NULL, '{');
+                jsonw_out_int(o, "pe", h->pe);
+                jsonw_out_int(o, "waited_on_pe", h->on_pe);
                 if (h->thread >= 0) {
-                        json_object_set_new(j, "thread", json_integer(h->thread));
-                        json_object_set_new(j, "waited_on_thread", json_integer(h->on_thread));
+                        jsonw_out_int(o, "thread", h->thread);
+                        jsonw_out_int(o, "waited_on_thread", h->on_thread);
                 }
-                json_object_set_new(j, "op", jsonw_string(h->what ? h->what : ""));
-                json_object_set_new(j, "file", jsonw_string(h->file ? h->file : ""));
-                json_object_set_new(j, "line", json_integer(h->line));
-                json_object_set_new(j, "at_ps", json_integer((json_int_t)h->at));
-                json_array_append_new(ch, j);
+                jsonw_out_str(o, "op", h->what ? h->what : "");
+                jsonw_out_str(o, "file", h->file ? h->file : "");
+                jsonw_out_int(o, "line", h->line);
+                jsonw_out_int(o, "at_ps", (long long)h->at);
+                jsonw_out_close(o, '}');
         }
-        json_object_set_new(o, "chain", ch);
-        json_t *wi = json_object();
+        jsonw_out_close(o, ']');
+        jsonw_out_open(o, "what_if_2x_kernel_ps", '{');
         for (int c = 0; c < REP_CP_COUNT; c++)
                 if (cp->whatif[c] >= 0)
-                        json_object_set_new(wi, class_names[c],
-                                            json_integer((json_int_t)(cp->whatif[c] + 0.5)));
-        json_object_set_new(o, "what_if_2x_kernel_ps", wi);
-        return o;
+                        jsonw_out_int(o, class_names[c], (long long)(cp->whatif[c] + 0.5));
+        jsonw_out_close(o, '}');
+        jsonw_out_close(o, '}');
+}
+
+int rep_cp_json_print(const struct rep_cp *cp, FILE *f, json_t *summary, int indent)
+{
+        return jsonw_print_with(f, summary, indent, "critical_path", put_json, cp);
 }
 
 static int seg_len_cmp(const void *a, const void *b)

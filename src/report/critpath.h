@@ -65,9 +65,17 @@ void rep_cp_signal(struct rep_cp *, uint32_t pe, int thread, sim_ps at, const ch
  * which the issuer's last op, its send, caused), charged to file:line,
  * issued at `now`; stage: placed after its call returned (a composite's
  * stage, an HBM copy placed at the end of its instant). s->dep gives its
- * split by class when it describes the same interval. */
+ * split by class when it describes the same interval. op->component is a
+ * static name (its class is remembered by its address). */
 void rep_cp_op(struct rep_cp *, const struct hw_sim *s, uint32_t issuer, const struct rep_op *op,
                const char *file, int line, bool stage);
+
+/* A composite's stage on PE pe (a record of component "pe_dma", "pe_gemm"
+ * or "pe_math" named what) over [start, end), charged to file:line: as
+ * rep_cp_op(..., stage = true) of it, without the record (component a
+ * static name, as there). */
+void rep_cp_stage(struct rep_cp *, const struct hw_sim *s, uint32_t pe, const char *component,
+                  const char *what, sim_ps start, sim_ps end, const char *file, int line);
 
 /* After the run: walk the path and estimate the what-ifs. 0 or -ENOMEM
  * (also when the log ran out of memory during the run). */
@@ -77,8 +85,10 @@ int rep_cp_analyse(struct rep_cp *, const struct hw_sim *s);
 const char *rep_cp_class_name(int cls);
 /* The path's kernel time (after rep_cp_analyse). */
 sim_ps rep_cp_kernel_ps(const struct rep_cp *);
-/* {"kernel_ps", "by_class", "by_line", "segments", "chain", "what_if"}. */
-json_t *rep_cp_json(const struct rep_cp *);
+/* jsonw_print of the run's summary (an object, released) with the path as
+ * its last member, "critical_path": {"kernel_ps", "by_class", "by_line",
+ * "segments", "chain", "what_if_2x_kernel_ps"}. 0 or -1 (as jsonw_print). */
+int rep_cp_json_print(const struct rep_cp *, FILE *f, json_t *summary, int indent);
 /* The text section of the run summary. */
 void rep_cp_text(const struct rep_cp *, FILE *out);
 /* The path as a track of its own in the trace (pid: a free process id). */

@@ -58,9 +58,8 @@ static void dep_sink(void *ctx, const char *component, const char *op, sim_ps st
 {
         struct composite_rec *rec = ctx;
         tl_ctx *tl = rec->tl;
-        struct rep_op r = { .pe = tl->pe->name, .pe_index = tl->rank, .component = component,
-                            .op = op, .start_ps = start, .end_ps = end };
-        rep_cp_op(tl->run->cp, tl->sim, tl->rank, &r, rec->file, rec->line, true);
+        rep_cp_stage(tl->run->cp, tl->sim, tl->rank, component, op, start, end, rec->file,
+                     rec->line);
 }
 
 /* The feed placed the last stage: it is not touched again. When no

@@ -65,3 +65,92 @@ Test(jsonw, a_value_that_could_not_be_built_is_an_error)
 {
         cr_assert_eq(jsonw_print(stdout, NULL, 0), -1);
 }
+
+/* What f writes into a string (freed by the caller). */
+static char *printed(int (*f)(FILE *, void *), void *ctx)
+{
+        char *buf = NULL;
+        size_t n = 0;
+        FILE *m = open_memstream(&buf, &n);
+        cr_assert_eq(f(m, ctx), 0);
+        fclose(m);
+        return buf;
+}
+
+/* The member the pieces write, as jansson values. */
+static json_t *member(void)
+{
+        json_t *o = json_object(), *a = json_array(), *e = json_object();
+        json_object_set_new(o, "n", json_integer(-9223372036854775807LL - 1));
+        json_object_set_new(o, "z", json_integer(0));
+        json_object_set_new(o, "esc", jsonw_string("a\"b\\c\b\f\n\r\t\x01\x1f/\xc3\xa9"));
+        json_object_set_new(o, "bad", jsonw_string("x\xff" "y"));
+        json_object_set_new(o, "null", json_null());
+        json_object_set_new(o, "empty_o", json_object());
+        json_object_set_new(o, "empty_a", json_array());
+        json_array_append_new(a, json_integer(7));
+        json_object_set_new(e, "k", json_string("v"));
+        json_array_append_new(a, e);
+        json_object_set_new(o, "a", a);
+        return o;
+}
+
+static void put_member(struct jsonw_out *o, const void *ctx)
+{
+        (void)ctx;
+        jsonw_out_open(o, NULL, '{');
+        jsonw_out_int(o, "n", -9223372036854775807LL - 1);
+        jsonw_out_int(o, "z", 0);
+        jsonw_out_str(o, "esc", "a\"b\\c\b\f\n\r\t\x01\x1f/\xc3\xa9");
+        jsonw_out_str(o, "bad", "x\xff" "y");
+        jsonw_out_str(o, "null", NULL);
+        jsonw_out_open(o, "empty_o", '{');
+        jsonw_out_close(o, '}');
+        jsonw_out_open(o, "empty_a", '[');
+        jsonw_out_close(o, ']');
+        jsonw_out_open(o, "a", '[');
+        jsonw_out_int(o, NULL, 7);
+        jsonw_out_open(o, NULL, '{');
+        jsonw_out_str(o, "k", "v");
+        jsonw_out_close(o, '}');
+        jsonw_out_close(o, ']');
+        jsonw_out_close(o, '}');
+}
+
+static json_t *doc(void)
+{
+        json_t *d = json_object();
+        json_object_set_new(d, "first", json_integer(1));
+        json_object_set_new(d, "s", json_string("t"));
+        return d;
+}
+
+static int print_whole(FILE *f, void *ctx)
+{
+        (void)ctx;
+        json_t *d = doc();
+        json_object_set_new(d, "m", member());
+        return jsonw_print(f, d, 2);
+}
+
+static int print_with(FILE *f, void *ctx)
+{
+        (void)ctx;
+        return jsonw_print_with(f, doc(), 2, "m", put_member, NULL);
+}
+
+Test(jsonw, a_member_in_pieces_prints_as_jansson_values_do)
+{
+        char *whole = printed(print_whole, NULL), *pieces = printed(print_with, NULL);
+        cr_assert_str_eq(pieces, whole);
+        free(whole);
+        free(pieces);
+}
+
+Test(jsonw, a_member_in_pieces_needs_an_indented_object)
+{
+        cr_assert_eq(jsonw_print_with(stdout, json_array(), 2, "m", put_member, NULL), -1);
+        cr_assert_eq(jsonw_print_with(stdout, json_object(), 2, "m", put_member, NULL), -1);
+        cr_assert_eq(jsonw_print_with(stdout, doc(), 0, "m", put_member, NULL), -1);
+        cr_assert_eq(jsonw_print_with(stdout, NULL, 2, "m", put_member, NULL), -1);
+}
