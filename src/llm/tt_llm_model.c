@@ -245,11 +245,12 @@ static void elt(struct tt_prog *out, int *n, const char *label, const char *op, 
 
 /* A collective over the tp chips on the bf16 [rows, cols] each chip holds
  * (kernels/ccl.c, along the columns, as validate-tt-ccl runs them:
- * tt-metal's workers, the fitted messages and pipelining). */
+ * tt-metal's workers, the fitted messages and pipelining), labelled by
+ * its kernel. */
 static void ccl(struct tt_prog *out, int *n, const struct tt_tp *tp, int kernel, int64_t rows,
                 int64_t cols)
 {
-        prog(out, n, kernel, "ccl", "bytes=%lld cols=%lld dim=1 algo=%s bidir=1 workers=0 "
+        prog(out, n, kernel, kernel == TT_K_ALL_GATHER ? "all_gather" : "reduce_scatter", "bytes=%lld cols=%lld dim=1 algo=%s bidir=1 workers=0 "
              "chunk_bytes=65536 pipeline=2", (long long)(rows * cols * 2), (long long)cols,
              tp->algo);
 }
@@ -326,6 +327,7 @@ static void all_reduce_axis(struct tt_prog *out, int *n, const struct tt_tp *tp,
 {
         ccl_axis(out, n, tp, axis, TT_K_REDUCE_SCATTER, rows, cols);
         ccl_axis(out, n, tp, axis, TT_K_ALL_GATHER, rows, cols / (axis ? tp->a1 : tp->a0));
+        out[*n - 2].label = out[*n - 1].label = "all_reduce";
 }
 
 /* The distributed RMSNorm of the residual's axis-1 pieces: each chip's
@@ -334,6 +336,7 @@ static void all_reduce_axis(struct tt_prog *out, int *n, const struct tt_tp *tp,
 static void norm_2d(struct tt_prog *out, int *n, const struct tt_tp *tp, int64_t rows, int64_t h)
 {
         ccl_axis(out, n, tp, 1, TT_K_ALL_GATHER, rows, TT_TILE);
+        out[*n - 1].label = "norm_gather";
         elt(out, n, "norm", "norm", rows, h);
 }
 
@@ -579,7 +582,28 @@ static int run_prog(struct tt_runner *c, const struct tt_prog *p, double program
         return rc == 0 ? 0 : rc == -EINVAL ? 2 : 1;
 }
 
-/* The programs' total cost, with or without those labelled "sdpa". */
+/* Add w programs of label costing ns each, program_ns of it their
+ * per-program cost, to the breakdown ps (a new label at its end; one
+ * beyond TT_MAX_PARTS counted in the last). */
+static void parts_add(struct tt_parts *ps, const char *label, double w, double ns,
+                      double program_ns)
+{
+        int i = 0;
+        while (i < ps->n && strcmp(ps->p[i].label, label) != 0)
+                i++;
+        if (i == ps->n) {
+                if (ps->n == TT_MAX_PARTS)
+                        i = ps->n - 1;
+                else
+                        ps->p[ps->n++] = (struct tt_part){ .label = label };
+        }
+        ps->p[i].count += w;
+        ps->p[i].ns += w * ns;
+        ps->p[i].program_ns += w * program_ns;
+}
+
+/* The programs' total cost, with or without those labelled "sdpa"; each
+ * added c->part_w times to the breakdown c->parts, if any. */
 static int run_progs(struct tt_runner *c, const struct tt_prog *p, int n, double program_ns,
                      int sdpa, struct tt_cost *sum)
 {
@@ -594,6 +618,8 @@ static int run_progs(struct tt_runner *c, const struct tt_prog *p, int n, double
                         return rc;
                 sum->ns += t.ns;
                 sum->j += t.j;
+                if (c->parts)
+                        parts_add(c->parts, p[i].label, c->part_w, t.ns, program_ns);
         }
         return 0;
 }
@@ -618,26 +644,28 @@ static int head_time(struct tt_runner *c, const struct tt_ask *a, int64_t rows, 
         return run_progs(c, p, n, program_ns, -1, ns);
 }
 
-/* Layers x one layer's non-SDPA programs, the last layer's difference and
- * the head: the part of an iteration that does not grow with context. */
+/* Layers x one layer's non-SDPA programs, the last layer's difference,
+ * all lf times (a prefill simulated shorter and scaled), and the head:
+ * the part of an iteration that does not grow with context. */
 static int fixed_part(struct tt_runner *c, const struct tt_ask *a, int64_t batch, bool prefill,
-                      int64_t len, double pns, struct tt_cost *ns)
+                      int64_t len, double pns, double lf, struct tt_cost *ns)
 {
         const struct tt_precision *p = &a->prec;
         struct tt_cost layer, last = { 0 }, head;
+        double layers = (double)a->m->layers, others = p->last_mlp_bfp8 ? layers - 1 : layers;
+        c->part_w = others * lf;
         int rc = layer_time(c, a, batch, prefill, len, p->w[TT_W_FF13], p->w[TT_W_FF2], pns, 0,
                             &layer);
+        c->part_w = lf;
         if (!rc && p->last_mlp_bfp8)
                 rc = layer_time(c, a, batch, prefill, len, TL_BFP8_B, TL_BFP8_B, pns, 0, &last);
+        c->part_w = 1;
         if (!rc)
                 rc = head_time(c, a, prefill ? 1 : batch, pns, &head);
         if (rc)
                 return rc;
-        double layers = (double)a->m->layers;
-        ns->ns = p->last_mlp_bfp8 ? (layers - 1) * layer.ns + last.ns + head.ns :
-                 layers * layer.ns + head.ns;
-        ns->j = p->last_mlp_bfp8 ? (layers - 1) * layer.j + last.j + head.j :
-                layers * layer.j + head.j;
+        ns->ns = (others * layer.ns + last.ns) * lf + head.ns;
+        ns->j = (others * layer.j + last.j) * lf + head.j;
         return 0;
 }
 
@@ -655,12 +683,14 @@ static int sdpa_time(struct tt_runner *c, const struct tt_ask *a, int64_t batch,
 static int predict_decode(struct tt_runner *c, const struct tt_ask *a, struct tt_pred *o)
 {
         struct tt_cost fixed, s[64];
-        double layers = (double)a->m->layers;
+        double layers = (double)a->m->layers, w[64] = { 0 };
         int64_t at[64];
         int k = a->gen < c->samples ? (int)a->gen : c->samples;
         if (k > 64)
                 k = 64;
-        int rc = fixed_part(c, a, o->ubatch, false, a->prompt, c->decode_ns, &fixed);
+        c->parts = &o->decode;
+        int rc = fixed_part(c, a, o->ubatch, false, a->prompt, c->decode_ns, 1, &fixed);
+        c->parts = NULL;
         for (int i = 0; i < k && !rc; i++) {
                 at[i] = a->prompt + (k > 1 ? (a->gen - 1) * i / (k - 1) : 0);
                 rc = sdpa_time(c, a, o->ubatch, false, at[i], c->decode_ns, &s[i]);
@@ -672,15 +702,29 @@ static int predict_decode(struct tt_runner *c, const struct tt_ask *a, struct tt
                 int64_t past = a->prompt + t;
                 while (j + 1 < k - 1 && at[j + 1] < past)
                         j++;
-                double v = s[j].ns, vj = s[j].j;
+                double v = s[j].ns, vj = s[j].j, x = 0, span = 1;
                 if (k > 1 && at[j + 1] > at[j]) {
-                        double x = (double)(past - at[j]), span = (double)(at[j + 1] - at[j]);
+                        x = (double)(past - at[j]);
+                        span = (double)(at[j + 1] - at[j]);
                         v += (s[j + 1].ns - s[j].ns) * x / span;
                         vj += (s[j + 1].j - s[j].j) * x / span;
+                        w[j + 1] += x / span;
                 }
+                w[j] += 1 - x / span;
                 sum += fixed.ns + layers * v;
                 sum_j += fixed.j + layers * vj;
         }
+        /* the breakdown's SDPA: each sampled context's programs as often as
+         * the interpolation weighs them (their costs remembered) */
+        c->parts = &o->decode;
+        for (int i = 0; i < k && !rc; i++) {
+                c->part_w = layers * w[i] / (double)a->gen;
+                if (w[i] > 0)
+                        rc = sdpa_time(c, a, o->ubatch, false, at[i], c->decode_ns, &s[i]);
+        }
+        c->parts = NULL;
+        if (rc)
+                return rc;
         o->iter_ms = sum / (double)a->gen / 1e6;
         o->tps_u = 1e3 / o->iter_ms;
         /* every replica decodes its own users: dp x a replica's energy */
@@ -692,13 +736,15 @@ static int predict_decode(struct tt_runner *c, const struct tt_ask *a, struct tt
 }
 
 /* Every layer's SDPA of a causal prefill of len tokens: simulated at
- * TT_PREFILL_SIM tokens at most and scaled quadratically past it. */
-static int prefill_sdpa(struct tt_runner *c, const struct tt_ask *a, int64_t len,
+ * TT_PREFILL_SIM tokens at most and scaled quadratically past it; sign
+ * times that in the breakdown. */
+static int prefill_sdpa(struct tt_runner *c, const struct tt_ask *a, int64_t len, double sign,
                         struct tt_cost *out)
 {
         int64_t sim = len < TT_PREFILL_SIM ? len : TT_PREFILL_SIM;
         double f = (double)len / (double)sim, layers = (double)a->m->layers;
         struct tt_cost s;
+        c->part_w = sign * layers * f * f;
         int rc = sdpa_time(c, a, 1, true, sim, c->prefill_ns, &s);
         out->ns = layers * s.ns * f * f;
         out->j = layers * s.j * f * f;
@@ -712,18 +758,16 @@ int tt_prefill_step(struct tt_runner *c, const struct tt_ask *a, int64_t q, int6
          * linearly past it), the LM head once */
         int64_t len = q < TT_PREFILL_SIM ? q : TT_PREFILL_SIM;
         double f = (double)q / (double)len;
-        struct tt_cost fixed, head, sdpa, before = { 0 };
-        int rc = fixed_part(c, a, 1, true, len, c->prefill_ns, &fixed);
+        struct tt_cost fixed, sdpa, before = { 0 };
+        int rc = fixed_part(c, a, 1, true, len, c->prefill_ns, f, &fixed);
         if (!rc)
-                rc = head_time(c, a, 1, c->prefill_ns, &head);
-        if (!rc)
-                rc = prefill_sdpa(c, a, past + q, &sdpa);
+                rc = prefill_sdpa(c, a, past + q, 1, &sdpa);
         if (!rc && past > 0)
-                rc = prefill_sdpa(c, a, past, &before);
+                rc = prefill_sdpa(c, a, past, -1, &before);
         if (rc)
                 return rc;
-        out->ns = (fixed.ns - head.ns) * f + head.ns + sdpa.ns - before.ns;
-        out->j = (fixed.j - head.j) * f + head.j + sdpa.j - before.j;
+        out->ns = fixed.ns + sdpa.ns - before.ns;
+        out->j = fixed.j + sdpa.j - before.j;
         return 0;
 }
 
@@ -733,7 +777,9 @@ static int predict_ttft(struct tt_runner *c, const struct tt_ask *a, struct tt_p
 {
         struct tt_cost cost = { 0 };
         o->scaled = a->prompt > TT_PREFILL_SIM;
+        c->parts = &o->prefill;
         int rc = tt_prefill_step(c, a, a->prompt, 0, &cost);
+        c->parts = NULL;
         o->ttft_ms = cost.ns / 1e6;
         return rc;
 }
@@ -742,7 +788,7 @@ int tt_decode_step(struct tt_runner *r, const struct tt_ask *a, int64_t batch, i
                    struct tt_cost *out)
 {
         struct tt_cost fixed, sdpa;
-        int rc = fixed_part(r, a, batch, false, past, r->decode_ns, &fixed);
+        int rc = fixed_part(r, a, batch, false, past, r->decode_ns, 1, &fixed);
         if (!rc)
                 rc = sdpa_time(r, a, batch, false, past, r->decode_ns, &sdpa);
         if (rc)
@@ -789,6 +835,7 @@ int tt_prepare(struct tt_runner *r, const struct topo *t, const struct tt_ask *a
         memset(out, 0, sizeof *out);
         r->t = t;
         r->n_memo = 0;
+        r->parts = NULL;
         r->fail = TT_FAIL_NONE;
         r->why[0] = 0;
         return split(r, a, out) && fits(r, a, out) ? 0 : 2;

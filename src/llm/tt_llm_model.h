@@ -133,6 +133,23 @@ struct tt_ask {
         const char *machine;         /* the machine's name in messages */
 };
 
+/* The programs of one label in a decode iteration or a prefill (the
+ * breakdown of "where the time goes"): per iteration, their count and
+ * their time, the per-program cost included and apart. */
+struct tt_part {
+        const char *label;           /* the programs' label (struct tt_prog) */
+        double count;                /* programs launched */
+        double ns;                   /* their time, ns, their per-program costs included */
+        double program_ns;           /* those per-program costs, ns */
+};
+#define TT_MAX_PARTS 24
+
+/* A breakdown by label, in the order the labels first run. */
+struct tt_parts {
+        struct tt_part p[TT_MAX_PARTS]; /* the labels */
+        int n;                       /* used */
+};
+
 /* What was predicted. */
 struct tt_pred {
         int64_t chips;               /* the chips used: tp x dp */
@@ -149,6 +166,8 @@ struct tt_pred {
         double j_per_token;          /* step_j / batch */
         double tdp_w;                /* the machine's system.tdp_w (0: none) */
         bool scaled;                 /* the prefill was simulated shorter and scaled */
+        struct tt_parts decode;      /* the mean decode iteration by label: sums to iter_ms */
+        struct tt_parts prefill;     /* the prefill by label: sums to ttft_ms */
 };
 
 /* Why a prediction failed before any timing. */
@@ -172,6 +191,8 @@ struct tt_runner {
         struct llm_model shard;      /* one chip's share of the model */
         struct { char key[420]; struct tt_cost cost; } memo[TT_MAX_MEMO]; /* programs already run */
         int n_memo;                  /* used */
+        struct tt_parts *parts;      /* the programs run add their costs here (NULL: none) */
+        double part_w;               /* times each: how often per iteration they run */
         enum tt_fail fail;           /* what failed before timing, if anything */
         char why[512];               /* its message, unlocated */
 };
