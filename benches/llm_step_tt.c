@@ -89,11 +89,11 @@ static void print_parts(FILE *f, const struct tt_parts *in, double iter_ms)
         parts_sorted(in, &ps);
         fprintf(f, "decode iteration by program label (programs an iteration; ms = device + "
                 "per-program costs):\n");
-        fprintf(f, "  %-14s %7s %9s %9s %10s %6s\n", "label", "count", "ms", "device_ms",
+        fprintf(f, "  %-17s %7s %9s %9s %10s %6s\n", "label", "count", "ms", "device_ms",
                 "program_ms", "share");
         for (int i = 0; i < ps.n; i++) {
                 const struct tt_part *t = &ps.p[i];
-                fprintf(f, "  %-14s %7.0f %9.3f %9.3f %10.3f %5.1f%%\n", t->label, t->count,
+                fprintf(f, "  %-17s %7.0f %9.3f %9.3f %10.3f %5.1f%%\n", t->label, t->count,
                         t->ns / 1e6, (t->ns - t->program_ns) / 1e6, t->program_ns / 1e6,
                         iter_ms > 0 ? 100 * t->ns / 1e6 / iter_ms : 0);
         }

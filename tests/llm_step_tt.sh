@@ -12,7 +12,9 @@
 # the text's table): the rows sum to the decode iteration and to TTFT,
 # each label's program_ms its count x the per-program cost, the
 # collectives' labels on t3k (tp 8) and none on the n150; the table's
-# rows in the text sum to the iteration too. Then validate-tt-llm on rows of the shapes a held-out table may hold
+# rows in the text sum to the iteration too. A 70B decode on the Galaxy
+# runs the llama3_70b_galaxy demo's 16 programs a layer at its documented
+# 728 ns each (ADR 0046), unless --set decode_program_ns. Then validate-tt-llm on rows of the shapes a held-out table may hold
 # (every machine, batch 32, a 64K prompt, bf16 weights on a p150 and an
 # n300, whose decode matmuls once overflowed a core's L1): each runs in
 # under 60 s with finite, positive figures.
@@ -34,6 +36,10 @@ step t3k --topo topologies/tt_t3k.yaml --set model=llama3.1-70b --set batch=8 \
         --set prompt_len=128 --set gen_tokens=16
 step dp --topo topologies/tt_t3k.yaml --set model=llama3.1-70b --set batch=8 \
         --set prompt_len=128 --set gen_tokens=16 --set tp=4 --set dp=2
+step galaxy --topo topologies/tt_galaxy.yaml --set model=llama3.3-70b --set batch=32 \
+        --set tp=32 --set gen_tokens=16
+step galaxyfit --topo topologies/tt_galaxy.yaml --set model=llama3.3-70b --set batch=32 \
+        --set tp=32 --set gen_tokens=16 --set decode_program_ns=18944
 step slow --topo topologies/tt_wormhole_n150.yaml --set model=llama3.2-1b --set batch=4 \
         --set prompt_len=96 --set gen_tokens=16 --set precision=ff13_bfp4 \
         --set cube.hbm.channel_bw_gbps=8
@@ -103,6 +109,22 @@ for s in (n150, t3k, dp, slow):
     # a decode iteration: every program of a layer once a layer, SDPA included
     sdpa = [r for r in s["decode_programs"] if r["label"] == "sdpa"][0]
     assert sdpa["count"] == 80 if s["model"] == "llama3.1-70b" else sdpa["count"] == 16, sdpa
+# the Galaxy's 70B decode: the demo's ops, 16 a layer and the head's 3, each
+# at 728 ns or at the cost --set gives; the device time the same either way
+galaxy, galaxyfit = ld("galaxy"), ld("galaxyfit")
+for s, pns in ((galaxy, 728), (galaxyfit, 18944)):
+    rows = s["decode_programs"]
+    assert sum(r["count"] for r in rows) == 80 * 16 + 3, rows
+    for r in rows:
+        assert abs(r["program_ms"] - r["count"] * pns / 1e6) <= 1e-3, (r, pns)
+    got = {r["label"]: r["count"] for r in rows}
+    assert got["rms_allgather"] == 160 and got["ff1_ff3_rs"] == 80, got
+    assert got["all_reduce"] == 160 and got["rs_create_heads"] == 80, got
+    total = sum(r["device_ms"] + r["program_ms"] for r in rows)
+    assert abs(total - s["decode_iteration_ms"]) <= 0.002 + 1e-6 * total, (total, s)
+dev = lambda s: sum(r["device_ms"] for r in s["decode_programs"])
+assert abs(dev(galaxy) - dev(galaxyfit)) <= 0.01, (dev(galaxy), dev(galaxyfit))
+assert galaxy["ttft_ms"] == galaxyfit["ttft_ms"], (galaxy, galaxyfit)
 coll = {"all_gather", "reduce_scatter"}
 assert coll <= {r["label"] for r in t3k["decode_programs"]}, t3k["decode_programs"]
 assert not coll & {r["label"] for r in n150["decode_programs"]}, n150["decode_programs"]

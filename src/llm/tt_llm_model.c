@@ -218,6 +218,7 @@ static void prog(struct tt_prog *out, int *n, int kernel, const char *label, con
         p->n = 0;
         p->label = label;
         p->kernel = kernel;
+        p->fused = false;
         p->group = p->group_cols = 0;
         for (char *t = strtok(line, " "); t && p->n < 10; t = strtok(NULL, " "))
                 snprintf(p->sets[p->n++], sizeof p->sets[0], "%s", t);
@@ -391,12 +392,111 @@ static int layer_progs_2d(const struct llm_model *m, const struct tt_precision *
         return n;
 }
 
+/* ---- the llama3_70b_galaxy demo's decode (docs/adr/0046) ---- */
+
+/* Whether a decode on the 2D split runs as the llama3_70b_galaxy demo
+ * does: the whole Galaxy, a model of hidden size 8192 (the 70B models). */
+static bool galaxy_demo(const struct llm_model *m, const struct tt_tp *tp)
+{
+        return tp->a0 && m->hidden * tp->a1 == 8192;
+}
+
+/* The last k programs of out[0, n) run in the launch of the one before
+ * them, under its label: one op of the demo. */
+static void fuse(struct tt_prog *out, int n, int k)
+{
+        for (int i = n - k; i < n; i++) {
+                out[i].fused = true;
+                out[i].label = out[n - k - 1].label;
+        }
+}
+
+/* The programs' labels from out[from] on, the fused ones included. */
+static void relabel(struct tt_prog *out, int from, int n, const char *label)
+{
+        for (int i = from; i < n; i++)
+                out[i].label = label;
+}
+
+/* RMSAllGather: the residual add, the norm's statistics gathered along
+ * axis 1 and the norm, one op. */
+static void rms_all_gather(struct tt_prog *out, int *n, const struct tt_tp *tp, int64_t rows,
+                           int64_t h)
+{
+        elt(out, n, "rms_allgather", "add", rows, h);
+        ccl_axis(out, n, tp, 1, TT_K_ALL_GATHER, rows, TT_TILE);
+        elt(out, n, "norm", "norm", rows, h);
+        fuse(out, *n, 2);
+}
+
+/* One decode layer as the demo runs it (llama_decoder.py, llama_attention.py
+ * forward_decode, llama_mlp.py forward; the 16 ops of a layer in
+ * tests/decoder_perf_targets_6u.json): RMSAllGather, QKV matmul,
+ * LlamaReduceScatterCreateHeads (the QKV partial sums reduce-scattered
+ * along axis 1, each chip of a column left with its batch / 4 users'
+ * heads), rotary, the cache update, SDPA, AllGatherConcat (the users
+ * gathered back along axis 1 and the heads concatenated), WO matmul,
+ * AllReduceAsync along axis 0, RMSAllGather, FF1 and FF3 matmuls fused
+ * with FF1's reduce-scatter along axis 1, FF3's reduce-scatter, SiLU x
+ * mul, the all-gather of the product along axis 1, FF2 matmul and
+ * AllReduceAsync along axis 0. Each op is one program; its parts are
+ * the programs this model has for them, the first paying the per-program
+ * cost. The prefetcher that streams the weights beside the other ops is
+ * not modelled: the matmuls read their weights as mm_dram. */
+static int layer_progs_demo(const struct llm_model *m, const struct tt_precision *p,
+                            const struct tt_tp *tp, int64_t batch, int64_t past, tl_dtype ff13,
+                            tl_dtype ff2, struct tt_prog *out)
+{
+        int n = 0, at;
+        int64_t h = m->hidden, f = m->ffn, d = m->head_dim, qd = m->q_heads * d;
+        int64_t qkv = qd + 2 * m->kv_heads * d, rows = pad32(batch);
+        int64_t users = batch / tp->a1 > 1 ? batch / tp->a1 : 1;
+        const char *kv = tt_dtype_name(p->w[TT_W_KV]);
+        rms_all_gather(out, &n, tp, rows, h);
+        matmul(out, &n, false, "qkv", rows, h, qkv, p->w[TT_W_QKV], p->fid[TT_F_QKV_DEC]);
+        at = n;
+        ccl_axis(out, &n, tp, 1, TT_K_REDUCE_SCATTER, rows, qkv);
+        elt(out, &n, "heads", "copy", pad32(users), qkv);
+        fuse(out, n, 1);
+        relabel(out, at, n, "rs_create_heads");
+        elt(out, &n, "rotary", "rotary", users * (pad32(m->q_heads) + pad32(m->kv_heads)), d);
+        elt(out, &n, "kv_cache", "copy", 2 * users * pad32(m->kv_heads), d);
+        prog(out, &n, 0, "sdpa", "op=sdpa_decode batch=%lld q_heads=%lld kv_heads=%lld "
+             "head_dim=%lld keys=%lld kvdtype=%s fidelity=%s", (long long)users,
+             (long long)m->q_heads, (long long)m->kv_heads, (long long)d, (long long)(past + 1),
+             kv, fid_names[p->fid[TT_F_SDPA_DEC]]);
+        at = n;
+        ccl_axis(out, &n, tp, 1, TT_K_ALL_GATHER, pad32(users), qd);
+        elt(out, &n, "heads", "copy", rows, qd);
+        fuse(out, n, 1);
+        relabel(out, at, n, "all_gather_concat");
+        matmul(out, &n, false, "wo", rows, qd, h, p->w[TT_W_O], p->fid[TT_F_O_DEC]);
+        all_reduce_axis(out, &n, tp, 0, rows, h);
+        fuse(out, n, 1);
+        rms_all_gather(out, &n, tp, rows, h);
+        at = n;
+        matmul(out, &n, false, "ff1", rows, h, f, ff13, p->fid[TT_F_FF13]);
+        matmul(out, &n, false, "ff3", rows, h, f, ff13, p->fid[TT_F_FF13]);
+        ccl_axis(out, &n, tp, 1, TT_K_REDUCE_SCATTER, rows, f);
+        fuse(out, n, 2);
+        relabel(out, at, n, "ff1_ff3_rs");
+        ccl_axis(out, &n, tp, 1, TT_K_REDUCE_SCATTER, rows, f);
+        elt(out, &n, "silu_mul", "silu_mul", rows, f / tp->a1);
+        ccl_axis(out, &n, tp, 1, TT_K_ALL_GATHER, rows, f / tp->a1);
+        matmul(out, &n, false, "ff2", rows, f, h, ff2, p->fid[TT_F_FF2]);
+        all_reduce_axis(out, &n, tp, 0, rows, h);
+        fuse(out, n, 1);
+        return n;
+}
+
 /* ---- the layer and the head ---- */
 
 int tt_layer_progs(const struct llm_model *m, const struct tt_precision *p, const struct tt_tp *tp,
                    bool prefill, int64_t batch, int64_t past, tl_dtype ff13, tl_dtype ff2,
                    struct tt_prog *out)
 {
+        if (tp->a0 && !prefill && galaxy_demo(m, tp))
+                return layer_progs_demo(m, p, tp, batch, past, ff13, ff2, out);
         if (tp->a0)
                 return layer_progs_2d(m, p, tp, prefill, batch, past, ff13, ff2, out);
         int n = 0;
@@ -582,10 +682,10 @@ static int run_prog(struct tt_runner *c, const struct tt_prog *p, double program
         return rc == 0 ? 0 : rc == -EINVAL ? 2 : 1;
 }
 
-/* Add w programs of label costing ns each, program_ns of it their
- * per-program cost, to the breakdown ps (a new label at its end; one
+/* Add count programs of label costing ns, program_ns of it their
+ * per-program costs, to the breakdown ps (a new label at its end; one
  * beyond TT_MAX_PARTS counted in the last). */
-static void parts_add(struct tt_parts *ps, const char *label, double w, double ns,
+static void parts_add(struct tt_parts *ps, const char *label, double count, double ns,
                       double program_ns)
 {
         int i = 0;
@@ -597,9 +697,9 @@ static void parts_add(struct tt_parts *ps, const char *label, double w, double n
                 else
                         ps->p[ps->n++] = (struct tt_part){ .label = label };
         }
-        ps->p[i].count += w;
-        ps->p[i].ns += w * ns;
-        ps->p[i].program_ns += w * program_ns;
+        ps->p[i].count += count;
+        ps->p[i].ns += ns;
+        ps->p[i].program_ns += program_ns;
 }
 
 /* The programs' total cost, with or without those labelled "sdpa"; each
@@ -613,13 +713,15 @@ static int run_progs(struct tt_runner *c, const struct tt_prog *p, int n, double
                 if (sdpa >= 0 && is_sdpa != (sdpa == 1))
                         continue;
                 struct tt_cost t;
-                int rc = run_prog(c, &p[i], program_ns, &t);
+                double pns = p[i].fused ? 0 : program_ns;
+                int rc = run_prog(c, &p[i], pns, &t);
                 if (rc)
                         return rc;
                 sum->ns += t.ns;
                 sum->j += t.j;
                 if (c->parts)
-                        parts_add(c->parts, p[i].label, c->part_w, t.ns, program_ns);
+                        parts_add(c->parts, p[i].label, p[i].fused ? 0 : c->part_w,
+                                  c->part_w * t.ns, c->part_w * pns);
         }
         return 0;
 }
@@ -676,6 +778,14 @@ static int sdpa_time(struct tt_runner *c, const struct tt_ask *a, int64_t batch,
         return layer_time(c, a, batch, prefill, len, p->w[TT_W_FF13], p->w[TT_W_FF2], pns, 1, ns);
 }
 
+/* The per-program cost of a decode: the demo's documented one for its
+ * programs on a Galaxy, unless --set decode_program_ns; else the fit's. */
+static double decode_cost(const struct tt_runner *r)
+{
+        return !r->decode_ns_given && galaxy_demo(&r->shard, &r->tp) ?
+               TT_GALAXY_DEMO_PROGRAM_NS : r->decode_ns;
+}
+
 /* t/s/u: 1 / the mean decode iteration over the generated tokens, SDPA
  * at `samples` contexts over prompt .. prompt + gen - 1, interpolated;
  * the iteration's mean energy alike, every replica's, and its average
@@ -689,11 +799,11 @@ static int predict_decode(struct tt_runner *c, const struct tt_ask *a, struct tt
         if (k > 64)
                 k = 64;
         c->parts = &o->decode;
-        int rc = fixed_part(c, a, o->ubatch, false, a->prompt, c->decode_ns, 1, &fixed);
+        int rc = fixed_part(c, a, o->ubatch, false, a->prompt, decode_cost(c), 1, &fixed);
         c->parts = NULL;
         for (int i = 0; i < k && !rc; i++) {
                 at[i] = a->prompt + (k > 1 ? (a->gen - 1) * i / (k - 1) : 0);
-                rc = sdpa_time(c, a, o->ubatch, false, at[i], c->decode_ns, &s[i]);
+                rc = sdpa_time(c, a, o->ubatch, false, at[i], decode_cost(c), &s[i]);
         }
         if (rc)
                 return rc;
@@ -720,7 +830,7 @@ static int predict_decode(struct tt_runner *c, const struct tt_ask *a, struct tt
         for (int i = 0; i < k && !rc; i++) {
                 c->part_w = layers * w[i] / (double)a->gen;
                 if (w[i] > 0)
-                        rc = sdpa_time(c, a, o->ubatch, false, at[i], c->decode_ns, &s[i]);
+                        rc = sdpa_time(c, a, o->ubatch, false, at[i], decode_cost(c), &s[i]);
         }
         c->parts = NULL;
         if (rc)
@@ -788,9 +898,9 @@ int tt_decode_step(struct tt_runner *r, const struct tt_ask *a, int64_t batch, i
                    struct tt_cost *out)
 {
         struct tt_cost fixed, sdpa;
-        int rc = fixed_part(r, a, batch, false, past, r->decode_ns, 1, &fixed);
+        int rc = fixed_part(r, a, batch, false, past, decode_cost(r), 1, &fixed);
         if (!rc)
-                rc = sdpa_time(r, a, batch, false, past, r->decode_ns, &sdpa);
+                rc = sdpa_time(r, a, batch, false, past, decode_cost(r), &sdpa);
         if (rc)
                 return rc;
         out->ns = fixed.ns + (double)a->m->layers * sdpa.ns;
@@ -823,6 +933,9 @@ void tt_runner_options(struct params *ps, struct diag *d, struct tt_runner *r)
         params_u64(ps, "samples", 5, 1, 64, &samples, d);
         params_u64(ps, "decode_program_ns", TT_FIT_DECODE_PROGRAM_NS, 0, 10000000, &dns, d);
         params_u64(ps, "prefill_program_ns", TT_FIT_PREFILL_PROGRAM_NS, 0, 10000000, &pns, d);
+        const char *given = NULL;
+        params_str(ps, "decode_program_ns", NULL, &given);
+        r->decode_ns_given = given != NULL;
         r->d = d;
         r->samples = (int)samples;
         r->decode_ns = (double)dns;

@@ -65,6 +65,8 @@ struct tt_prog {
         int n;                       /* used */
         const char *label;           /* what it is, for the breakdown */
         int kernel;                  /* enum tt_kernel */
+        bool fused;                  /* runs in the launch of the program before it (one op
+                                      * of tt-metal): no per-program cost, not counted */
         int64_t group;               /* a collective's chips (0: the tensor-parallel group's) */
         int64_t group_cols;          /* their mesh's chips a row (0: the machine's) */
 };
@@ -110,6 +112,11 @@ int tt_head_progs(const struct llm_model *m, const struct tt_precision *p, const
  * rows (it prints them): a traced decode's and an untraced prefill's. */
 #define TT_FIT_DECODE_PROGRAM_NS 18944
 #define TT_FIT_PREFILL_PROGRAM_NS 63647
+/* The per-program cost of the llama3_70b_galaxy demo's traced decode: the
+ * mean op-to-op gap of its 16 decoder ops in tt-metal's
+ * models/demos/llama3_70b_galaxy/tests/decoder_perf_targets_6u.json
+ * (599-868 ns, mean 727.6; docs/adr/0046). Documented, not fitted. */
+#define TT_GALAXY_DEMO_PROGRAM_NS 728
 #define TT_PREFILL_SIM 8192          /* longest prefill simulated as is */
 #define TT_MAX_MEMO 256              /* programs remembered per prediction */
 
@@ -185,6 +192,7 @@ struct tt_cost {
 struct tt_runner {
         int samples;                 /* SDPA contexts sampled over the generated tokens */
         double decode_ns, prefill_ns; /* the per-program costs */
+        bool decode_ns_given;        /* decode_ns set by --set (else the demo's own on a Galaxy) */
         struct diag *d;              /* the programs' run problems */
         const struct topo *t;        /* the machine */
         struct tt_tp tp;             /* the tensor parallelism */
