@@ -136,8 +136,10 @@ static void print(const struct bench_ctx *c, const char *topo, const struct tt_a
                 "of %.2f GB\n", (double)p->mem.weights / 1e9, (double)p->mem.kv / 1e9,
                 (double)p->mem.act / 1e9, (double)p->mem.capacity / 1e9);
         fprintf(c->out, "(tt-transformers' device programs, src/llm/tt_llm_model.c: one layer "
-                "simulated and scaled by the layer count, SDPA at sampled contexts%s)\n",
-                p->scaled ? "; the prefill simulated at 8192 tokens and scaled" : "");
+                "simulated and scaled by the layer count, SDPA at sampled contexts%s%s)\n",
+                p->scaled ? "; the prefill simulated at 8192 tokens and scaled" : "",
+                p->galaxy_demo ? "; the decode as tt-metal's llama3_70b_galaxy demo runs it, "
+                "docs/adr/0046" : "");
         print_parts(c->out, &p->decode, p->iter_ms);
 }
 

@@ -798,6 +798,7 @@ static int predict_decode(struct tt_runner *c, const struct tt_ask *a, struct tt
         int k = a->gen < c->samples ? (int)a->gen : c->samples;
         if (k > 64)
                 k = 64;
+        o->galaxy_demo = galaxy_demo(&c->shard, &c->tp);
         c->parts = &o->decode;
         int rc = fixed_part(c, a, o->ubatch, false, a->prompt, decode_cost(c), 1, &fixed);
         c->parts = NULL;

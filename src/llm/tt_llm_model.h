@@ -173,6 +173,7 @@ struct tt_pred {
         double j_per_token;          /* step_j / batch */
         double tdp_w;                /* the machine's system.tdp_w (0: none) */
         bool scaled;                 /* the prefill was simulated shorter and scaled */
+        bool galaxy_demo;            /* the decode ran the llama3_70b_galaxy demo's ops */
         struct tt_parts decode;      /* the mean decode iteration by label: sums to iter_ms */
         struct tt_parts prefill;     /* the prefill by label: sums to ttft_ms */
 };
