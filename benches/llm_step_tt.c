@@ -12,10 +12,11 @@
  * batch-32 table), tokens/s in all (t/s/u x batch) and per chip (over the
  * tp x dp chips used), and a decode iteration's energy on every chip used
  * (each program's energy_j, summed as its time is; docs/energy.md), its
- * average power beside the machine's system.tdp_w, and J/token; and where the decode iteration's time goes: its programs by
- * label (src/llm/tt_llm_model.c), each label's count, device time and
- * per-program costs (--json: the prefill's too). The default machine keeps llm-step's sweep of the
- * fused llm_layer (benches/llm_step.c). */
+ * average power beside the machine's system.tdp_w, and J/token; and
+ * where the decode iteration's time goes: its programs by label
+ * (src/llm/tt_llm_model.c), each label's count, device time and
+ * per-program costs (--json: the prefill's too). The default machine
+ * keeps llm-step's sweep of the fused llm_layer (benches/llm_step.c). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -14,7 +14,8 @@
 # collectives' labels on t3k (tp 8) and none on the n150; the table's
 # rows in the text sum to the iteration too. A 70B decode on the Galaxy
 # runs the llama3_70b_galaxy demo's 16 programs a layer at its documented
-# 728 ns each (ADR 0046), unless --set decode_program_ns. Then validate-tt-llm on rows of the shapes a held-out table may hold
+# 728 ns each (ADR 0046), unless --set decode_program_ns. Then
+# validate-tt-llm on rows of the shapes a held-out table may hold
 # (every machine, batch 32, a 64K prompt, bf16 weights on a p150 and an
 # n300, whose decode matmuls once overflowed a core's L1): each runs in
 # under 60 s with finite, positive figures.

@@ -251,7 +251,8 @@ static void elt(struct tt_prog *out, int *n, const char *label, const char *op, 
 static void ccl(struct tt_prog *out, int *n, const struct tt_tp *tp, int kernel, int64_t rows,
                 int64_t cols)
 {
-        prog(out, n, kernel, kernel == TT_K_ALL_GATHER ? "all_gather" : "reduce_scatter", "bytes=%lld cols=%lld dim=1 algo=%s bidir=1 workers=0 "
+        const char *label = kernel == TT_K_ALL_GATHER ? "all_gather" : "reduce_scatter";
+        prog(out, n, kernel, label, "bytes=%lld cols=%lld dim=1 algo=%s bidir=1 workers=0 "
              "chunk_bytes=65536 pipeline=2", (long long)(rows * cols * 2), (long long)cols,
              tp->algo);
 }
