@@ -12,9 +12,11 @@
  * batch-32 table), tokens/s in all (t/s/u x batch) and per chip (over the
  * tp x dp chips used), and a decode iteration's energy on every chip used
  * (each program's energy_j, summed as its time is; docs/energy.md), its
- * average power beside the machine's system.tdp_w, and J/token. The
- * default machine keeps llm-step's sweep of the
- * fused llm_layer (benches/llm_step.c). */
+ * average power beside the machine's system.tdp_w, and J/token; and
+ * where the decode iteration's time goes: its programs by label
+ * (src/llm/tt_llm_model.c), each label's count, device time and
+ * per-program costs (--json: the prefill's too). The default machine
+ * keeps llm-step's sweep of the fused llm_layer (benches/llm_step.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +64,60 @@ static int ask(const struct bench_ctx *c, const struct topo *t, struct tt_ask *a
         return c->diag->n_errors ? 2 : 0;
 }
 
+/* Whether label x runs longer than y. */
+static bool part_after(const struct tt_part *x, const struct tt_part *y)
+{
+        return x->ns < y->ns;
+}
+
+/* in's labels by time, the longest first (the first run first among
+ * equals), into out. */
+static void parts_sorted(const struct tt_parts *in, struct tt_parts *out)
+{
+        *out = *in;
+        for (int i = 1; i < out->n; i++)
+                for (int j = i; j > 0 && part_after(&out->p[j - 1], &out->p[j]); j--) {
+                        struct tt_part t = out->p[j];
+                        out->p[j] = out->p[j - 1];
+                        out->p[j - 1] = t;
+                }
+}
+
+/* The decode iteration's table: a label a line, the longest first. */
+static void print_parts(FILE *f, const struct tt_parts *in, double iter_ms)
+{
+        struct tt_parts ps;
+        parts_sorted(in, &ps);
+        fprintf(f, "decode iteration by program label (programs an iteration; ms = device + "
+                "per-program costs):\n");
+        fprintf(f, "  %-17s %7s %9s %9s %10s %6s\n", "label", "count", "ms", "device_ms",
+                "program_ms", "share");
+        for (int i = 0; i < ps.n; i++) {
+                const struct tt_part *t = &ps.p[i];
+                fprintf(f, "  %-17s %7.0f %9.3f %9.3f %10.3f %5.1f%%\n", t->label, t->count,
+                        t->ns / 1e6, (t->ns - t->program_ns) / 1e6, t->program_ns / 1e6,
+                        iter_ms > 0 ? 100 * t->ns / 1e6 / iter_ms : 0);
+        }
+}
+
+/* The same as an array of {label, count, device_ms, program_ms}. */
+static json_t *parts_json(const struct tt_parts *in)
+{
+        struct tt_parts ps;
+        parts_sorted(in, &ps);
+        json_t *arr = json_array();
+        for (int i = 0; arr && i < ps.n; i++) {
+                const struct tt_part *t = &ps.p[i];
+                json_array_append_new(arr, json_pack("{s:o, s:o, s:o, s:o}", "label",
+                                                     jsonw_string(t->label), "count",
+                                                     jsonw_fixed(t->count, 2), "device_ms",
+                                                     jsonw_fixed((t->ns - t->program_ns) / 1e6, 4),
+                                                     "program_ms",
+                                                     jsonw_fixed(t->program_ns / 1e6, 4)));
+        }
+        return arr;
+}
+
 static void print(const struct bench_ctx *c, const char *topo, const struct tt_ask *a,
                   const struct tt_pred *p)
 {
@@ -81,8 +137,11 @@ static void print(const struct bench_ctx *c, const char *topo, const struct tt_a
                 "of %.2f GB\n", (double)p->mem.weights / 1e9, (double)p->mem.kv / 1e9,
                 (double)p->mem.act / 1e9, (double)p->mem.capacity / 1e9);
         fprintf(c->out, "(tt-transformers' device programs, src/llm/tt_llm_model.c: one layer "
-                "simulated and scaled by the layer count, SDPA at sampled contexts%s)\n",
-                p->scaled ? "; the prefill simulated at 8192 tokens and scaled" : "");
+                "simulated and scaled by the layer count, SDPA at sampled contexts%s%s)\n",
+                p->scaled ? "; the prefill simulated at 8192 tokens and scaled" : "",
+                p->galaxy_demo ? "; the decode as tt-metal's llama3_70b_galaxy demo runs it, "
+                "docs/adr/0046" : "");
+        print_parts(c->out, &p->decode, p->iter_ms);
 }
 
 static json_t *pred_json(const char *topo, const struct tt_ask *a, const struct tt_pred *p)
@@ -104,6 +163,10 @@ static json_t *pred_json(const char *topo, const struct tt_ask *a, const struct 
                               "kv_per_chip_gb", jsonw_fixed((double)p->mem.kv / 1e9, 3),
                               "dram_per_chip_gb", jsonw_fixed((double)p->mem.capacity / 1e9, 3),
                               "prefill_scaled", p->scaled);
+        if (o) {
+                json_object_set_new(o, "decode_programs", parts_json(&p->decode));
+                json_object_set_new(o, "prefill_programs", parts_json(&p->prefill));
+        }
         return tt_energy_json(o, p);
 }
 

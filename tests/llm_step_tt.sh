@@ -8,7 +8,14 @@
 # exactly its keys and tokens/s = t/s/u x batch, per chip / chips; a
 # machine --set key reaches the programs; its keys on the default machine,
 # a model that does not fit and tp x dp beyond the chips are errors (exit
-# 2). Then validate-tt-llm on rows of the shapes a held-out table may hold
+# 2). Its breakdown by program label (decode_programs, prefill_programs;
+# the text's table): the rows sum to the decode iteration and to TTFT,
+# each label's program_ms its count x the per-program cost, the
+# collectives' labels on t3k (tp 8) and none on the n150; the table's
+# rows in the text sum to the iteration too. A 70B decode on the Galaxy
+# runs the llama3_70b_galaxy demo's 16 programs a layer at its documented
+# 728 ns each (ADR 0046), unless --set decode_program_ns. Then
+# validate-tt-llm on rows of the shapes a held-out table may hold
 # (every machine, batch 32, a 64K prompt, bf16 weights on a p150 and an
 # n300, whose decode matmuls once overflowed a core's L1): each runs in
 # under 60 s with finite, positive figures.
@@ -27,6 +34,10 @@ step t3k --topo topologies/tt_t3k.yaml --set model=llama3.1-70b --set batch=8 \
         --set prompt_len=128 --set gen_tokens=16
 step dp --topo topologies/tt_t3k.yaml --set model=llama3.1-70b --set batch=8 \
         --set prompt_len=128 --set gen_tokens=16 --set tp=4 --set dp=2
+step galaxy --topo topologies/tt_galaxy.yaml --set model=llama3.3-70b --set batch=32 \
+        --set tp=32 --set gen_tokens=16
+step galaxyfit --topo topologies/tt_galaxy.yaml --set model=llama3.3-70b --set batch=32 \
+        --set tp=32 --set gen_tokens=16 --set decode_program_ns=18944
 step slow --topo topologies/tt_wormhole_n150.yaml --set model=llama3.2-1b --set batch=4 \
         --set prompt_len=96 --set gen_tokens=16 --set precision=ff13_bfp4 \
         --set cube.hbm.channel_bw_gbps=8
@@ -44,7 +55,8 @@ ld = lambda n: json.load(open(f"{d}/{n}.json"))
 keys = {"bench", "machine", "topo", "model", "precision", "batch", "prompt_len", "gen_tokens",
         "chips", "tp", "dp", "tps_u", "decode_iteration_ms", "ttft_ms", "tokens_per_s",
         "tokens_per_s_per_chip", "weights_per_chip_gb", "kv_per_chip_gb", "dram_per_chip_gb",
-        "prefill_scaled", "decode_step_j", "decode_power_w", "j_per_token", "tdp_w"}
+        "prefill_scaled", "decode_step_j", "decode_power_w", "j_per_token", "tdp_w",
+        "decode_programs", "prefill_programs"}
 n150, t3k, dp, slow = ld("n150"), ld("t3k"), ld("dp"), ld("slow")
 rows = ld("v")["rows"] + ld("vdp")["rows"]
 for s, v in ((n150, rows[0]), (t3k, rows[1]), (dp, rows[2])):
@@ -74,6 +86,46 @@ assert abs(dp["weights_per_chip_gb"] - 2 * t3k["weights_per_chip_gb"]) < 0.01, (
 assert dp["tps_u"] < t3k["tps_u"], (dp, t3k)
 # a third of the DRAM bandwidth: decode, bound by reading the weights, is slower
 assert slow["tps_u"] < 0.8 * n150["tps_u"], (slow, n150)
+# where the time goes: the labels' rows sum to the decode iteration and to
+# TTFT; program_ms = count x the fitted per-program cost (18919 ns decode,
+# 63551 ns prefill, the defaults); the longest first
+for s in (n150, t3k, dp, slow):
+    for key, total, pns in (("decode_programs", s["decode_iteration_ms"], 18919),
+                            ("prefill_programs", s["ttft_ms"], 63551)):
+        rows = s[key]
+        assert rows and len({r["label"] for r in rows}) == len(rows), rows
+        got = sum(r["device_ms"] + r["program_ms"] for r in rows)
+        assert abs(got - total) <= 0.002 + 1e-6 * total, (key, got, total, rows)
+        for r in rows:
+            assert set(r) == {"label", "count", "device_ms", "program_ms"}, r
+            assert r["count"] > 0 and r["device_ms"] >= 0, r
+            assert abs(r["program_ms"] - r["count"] * pns / 1e6) <= 1e-3, (r, pns)
+        t = [r["device_ms"] + r["program_ms"] for r in rows]
+        assert t == sorted(t, reverse=True), rows
+    labels = {r["label"] for r in s["decode_programs"]}
+    assert {"qkv", "wo", "ff1", "ff2", "ff3", "sdpa", "lm_head", "norm"} <= labels, labels
+    # a decode iteration: every program of a layer once a layer, SDPA included
+    sdpa = [r for r in s["decode_programs"] if r["label"] == "sdpa"][0]
+    assert sdpa["count"] == 80 if s["model"] == "llama3.1-70b" else sdpa["count"] == 16, sdpa
+# the Galaxy's 70B decode: the demo's ops, 16 a layer and the head's 3, each
+# at 728 ns or at the cost --set gives; the device time the same either way
+galaxy, galaxyfit = ld("galaxy"), ld("galaxyfit")
+for s, pns in ((galaxy, 728), (galaxyfit, 18944)):
+    rows = s["decode_programs"]
+    assert sum(r["count"] for r in rows) == 80 * 16 + 3, rows
+    for r in rows:
+        assert abs(r["program_ms"] - r["count"] * pns / 1e6) <= 1e-3, (r, pns)
+    got = {r["label"]: r["count"] for r in rows}
+    assert got["rms_allgather"] == 160 and got["ff1_ff3_rs"] == 80, got
+    assert got["all_reduce"] == 160 and got["rs_create_heads"] == 80, got
+    total = sum(r["device_ms"] + r["program_ms"] for r in rows)
+    assert abs(total - s["decode_iteration_ms"]) <= 0.002 + 1e-6 * total, (total, s)
+dev = lambda s: sum(r["device_ms"] for r in s["decode_programs"])
+assert abs(dev(galaxy) - dev(galaxyfit)) <= 0.01, (dev(galaxy), dev(galaxyfit))
+assert galaxy["ttft_ms"] == galaxyfit["ttft_ms"], (galaxy, galaxyfit)
+coll = {"all_gather", "reduce_scatter"}
+assert coll <= {r["label"] for r in t3k["decode_programs"]}, t3k["decode_programs"]
+assert not coll & {r["label"] for r in n150["decode_programs"]}, n150["decode_programs"]
 PY
 
 "$bin" bench run llm-step --topo topologies/tt_wormhole_n150.yaml --set model=llama3.2-1b \
@@ -82,6 +134,26 @@ PY
 energy_line='^decode iteration energy [0-9.]+ J on 1 chip: average power [0-9.]+ W '
 energy_line+='\(system.tdp_w 160\), [0-9.]+ J/token$'
 grep -Eq "$energy_line" "$tmp/n150.txt" || { cat "$tmp/n150.txt"; exit 1; }
+# the Galaxy's 70B decode says it runs as the demo does; the n150's does not
+"$bin" bench run llm-step --topo topologies/tt_galaxy.yaml --set model=llama3.3-70b \
+        --set batch=32 --set tp=32 --set gen_tokens=16 >"$tmp/galaxy.txt"
+grep -q "; the decode as tt-metal's llama3_70b_galaxy demo runs it, docs/adr/0046)$" \
+        "$tmp/galaxy.txt" || { cat "$tmp/galaxy.txt"; exit 1; }
+if grep -q "llama3_70b_galaxy" "$tmp/n150.txt"; then cat "$tmp/n150.txt"; exit 1; fi
+# the breakdown's table: a header, then label, count, ms, device_ms,
+# program_ms and share a line; the ms sum to the decode iteration
+"$py" - "$tmp/n150.txt" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+it = float(re.search(r"decode iteration ([0-9.]+) ms", text).group(1))
+table = text.split("decode iteration by program label")[1].splitlines()[2:]
+rows = [l.split() for l in table if l.strip()]
+assert rows and all(len(r) == 6 and r[5].endswith("%") for r in rows), table
+ms = sum(float(r[2]) for r in rows)
+assert abs(ms - it) <= 0.001 * len(rows) + 0.001, (ms, it, rows)
+assert all(abs(float(r[2]) - float(r[3]) - float(r[4])) <= 0.002 for r in rows), rows
+assert abs(sum(float(r[5][:-1]) for r in rows) - 100) <= 0.1 * len(rows), rows
+PY
 
 # Errors (exit 2, nothing on stdout).
 bad() {  # expected message, args...

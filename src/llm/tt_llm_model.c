@@ -218,6 +218,7 @@ static void prog(struct tt_prog *out, int *n, int kernel, const char *label, con
         p->n = 0;
         p->label = label;
         p->kernel = kernel;
+        p->fused = false;
         p->group = p->group_cols = 0;
         for (char *t = strtok(line, " "); t && p->n < 10; t = strtok(NULL, " "))
                 snprintf(p->sets[p->n++], sizeof p->sets[0], "%s", t);
@@ -245,11 +246,13 @@ static void elt(struct tt_prog *out, int *n, const char *label, const char *op, 
 
 /* A collective over the tp chips on the bf16 [rows, cols] each chip holds
  * (kernels/ccl.c, along the columns, as validate-tt-ccl runs them:
- * tt-metal's workers, the fitted messages and pipelining). */
+ * tt-metal's workers, the fitted messages and pipelining), labelled by
+ * its kernel. */
 static void ccl(struct tt_prog *out, int *n, const struct tt_tp *tp, int kernel, int64_t rows,
                 int64_t cols)
 {
-        prog(out, n, kernel, "ccl", "bytes=%lld cols=%lld dim=1 algo=%s bidir=1 workers=0 "
+        const char *label = kernel == TT_K_ALL_GATHER ? "all_gather" : "reduce_scatter";
+        prog(out, n, kernel, label, "bytes=%lld cols=%lld dim=1 algo=%s bidir=1 workers=0 "
              "chunk_bytes=65536 pipeline=2", (long long)(rows * cols * 2), (long long)cols,
              tp->algo);
 }
@@ -326,6 +329,7 @@ static void all_reduce_axis(struct tt_prog *out, int *n, const struct tt_tp *tp,
 {
         ccl_axis(out, n, tp, axis, TT_K_REDUCE_SCATTER, rows, cols);
         ccl_axis(out, n, tp, axis, TT_K_ALL_GATHER, rows, cols / (axis ? tp->a1 : tp->a0));
+        out[*n - 2].label = out[*n - 1].label = "all_reduce";
 }
 
 /* The distributed RMSNorm of the residual's axis-1 pieces: each chip's
@@ -334,6 +338,7 @@ static void all_reduce_axis(struct tt_prog *out, int *n, const struct tt_tp *tp,
 static void norm_2d(struct tt_prog *out, int *n, const struct tt_tp *tp, int64_t rows, int64_t h)
 {
         ccl_axis(out, n, tp, 1, TT_K_ALL_GATHER, rows, TT_TILE);
+        out[*n - 1].label = "norm_gather";
         elt(out, n, "norm", "norm", rows, h);
 }
 
@@ -388,12 +393,111 @@ static int layer_progs_2d(const struct llm_model *m, const struct tt_precision *
         return n;
 }
 
+/* ---- the llama3_70b_galaxy demo's decode (docs/adr/0046) ---- */
+
+/* Whether a decode on the 2D split runs as the llama3_70b_galaxy demo
+ * does: the whole Galaxy, a model of hidden size 8192 (the 70B models). */
+static bool galaxy_demo(const struct llm_model *m, const struct tt_tp *tp)
+{
+        return tp->a0 && m->hidden * tp->a1 == 8192;
+}
+
+/* The last k programs of out[0, n) run in the launch of the one before
+ * them, under its label: one op of the demo. */
+static void fuse(struct tt_prog *out, int n, int k)
+{
+        for (int i = n - k; i < n; i++) {
+                out[i].fused = true;
+                out[i].label = out[n - k - 1].label;
+        }
+}
+
+/* The programs' labels from out[from] on, the fused ones included. */
+static void relabel(struct tt_prog *out, int from, int n, const char *label)
+{
+        for (int i = from; i < n; i++)
+                out[i].label = label;
+}
+
+/* RMSAllGather: the residual add, the norm's statistics gathered along
+ * axis 1 and the norm, one op. */
+static void rms_all_gather(struct tt_prog *out, int *n, const struct tt_tp *tp, int64_t rows,
+                           int64_t h)
+{
+        elt(out, n, "rms_allgather", "add", rows, h);
+        ccl_axis(out, n, tp, 1, TT_K_ALL_GATHER, rows, TT_TILE);
+        elt(out, n, "norm", "norm", rows, h);
+        fuse(out, *n, 2);
+}
+
+/* One decode layer as the demo runs it (llama_decoder.py, llama_attention.py
+ * forward_decode, llama_mlp.py forward; the 16 ops of a layer in
+ * tests/decoder_perf_targets_6u.json): RMSAllGather, QKV matmul,
+ * LlamaReduceScatterCreateHeads (the QKV partial sums reduce-scattered
+ * along axis 1, each chip of a column left with its batch / 4 users'
+ * heads), rotary, the cache update, SDPA, AllGatherConcat (the users
+ * gathered back along axis 1 and the heads concatenated), WO matmul,
+ * AllReduceAsync along axis 0, RMSAllGather, FF1 and FF3 matmuls fused
+ * with FF1's reduce-scatter along axis 1, FF3's reduce-scatter, SiLU x
+ * mul, the all-gather of the product along axis 1, FF2 matmul and
+ * AllReduceAsync along axis 0. Each op is one program; its parts are
+ * the programs this model has for them, the first paying the per-program
+ * cost. The prefetcher that streams the weights beside the other ops is
+ * not modelled: the matmuls read their weights as mm_dram. */
+static int layer_progs_demo(const struct llm_model *m, const struct tt_precision *p,
+                            const struct tt_tp *tp, int64_t batch, int64_t past, tl_dtype ff13,
+                            tl_dtype ff2, struct tt_prog *out)
+{
+        int n = 0, at;
+        int64_t h = m->hidden, f = m->ffn, d = m->head_dim, qd = m->q_heads * d;
+        int64_t qkv = qd + 2 * m->kv_heads * d, rows = pad32(batch);
+        int64_t users = batch / tp->a1 > 1 ? batch / tp->a1 : 1;
+        const char *kv = tt_dtype_name(p->w[TT_W_KV]);
+        rms_all_gather(out, &n, tp, rows, h);
+        matmul(out, &n, false, "qkv", rows, h, qkv, p->w[TT_W_QKV], p->fid[TT_F_QKV_DEC]);
+        at = n;
+        ccl_axis(out, &n, tp, 1, TT_K_REDUCE_SCATTER, rows, qkv);
+        elt(out, &n, "heads", "copy", pad32(users), qkv);
+        fuse(out, n, 1);
+        relabel(out, at, n, "rs_create_heads");
+        elt(out, &n, "rotary", "rotary", users * (pad32(m->q_heads) + pad32(m->kv_heads)), d);
+        elt(out, &n, "kv_cache", "copy", 2 * users * pad32(m->kv_heads), d);
+        prog(out, &n, 0, "sdpa", "op=sdpa_decode batch=%lld q_heads=%lld kv_heads=%lld "
+             "head_dim=%lld keys=%lld kvdtype=%s fidelity=%s", (long long)users,
+             (long long)m->q_heads, (long long)m->kv_heads, (long long)d, (long long)(past + 1),
+             kv, fid_names[p->fid[TT_F_SDPA_DEC]]);
+        at = n;
+        ccl_axis(out, &n, tp, 1, TT_K_ALL_GATHER, pad32(users), qd);
+        elt(out, &n, "heads", "copy", rows, qd);
+        fuse(out, n, 1);
+        relabel(out, at, n, "all_gather_concat");
+        matmul(out, &n, false, "wo", rows, qd, h, p->w[TT_W_O], p->fid[TT_F_O_DEC]);
+        all_reduce_axis(out, &n, tp, 0, rows, h);
+        fuse(out, n, 1);
+        rms_all_gather(out, &n, tp, rows, h);
+        at = n;
+        matmul(out, &n, false, "ff1", rows, h, f, ff13, p->fid[TT_F_FF13]);
+        matmul(out, &n, false, "ff3", rows, h, f, ff13, p->fid[TT_F_FF13]);
+        ccl_axis(out, &n, tp, 1, TT_K_REDUCE_SCATTER, rows, f);
+        fuse(out, n, 2);
+        relabel(out, at, n, "ff1_ff3_rs");
+        ccl_axis(out, &n, tp, 1, TT_K_REDUCE_SCATTER, rows, f);
+        elt(out, &n, "silu_mul", "silu_mul", rows, f / tp->a1);
+        ccl_axis(out, &n, tp, 1, TT_K_ALL_GATHER, rows, f / tp->a1);
+        matmul(out, &n, false, "ff2", rows, f, h, ff2, p->fid[TT_F_FF2]);
+        all_reduce_axis(out, &n, tp, 0, rows, h);
+        fuse(out, n, 1);
+        return n;
+}
+
 /* ---- the layer and the head ---- */
 
 int tt_layer_progs(const struct llm_model *m, const struct tt_precision *p, const struct tt_tp *tp,
                    bool prefill, int64_t batch, int64_t past, tl_dtype ff13, tl_dtype ff2,
                    struct tt_prog *out)
 {
+        if (tp->a0 && !prefill && galaxy_demo(m, tp))
+                return layer_progs_demo(m, p, tp, batch, past, ff13, ff2, out);
         if (tp->a0)
                 return layer_progs_2d(m, p, tp, prefill, batch, past, ff13, ff2, out);
         int n = 0;
@@ -579,7 +683,28 @@ static int run_prog(struct tt_runner *c, const struct tt_prog *p, double program
         return rc == 0 ? 0 : rc == -EINVAL ? 2 : 1;
 }
 
-/* The programs' total cost, with or without those labelled "sdpa". */
+/* Add count programs of label costing ns, program_ns of it their
+ * per-program costs, to the breakdown ps (a new label at its end; one
+ * beyond TT_MAX_PARTS counted in the last). */
+static void parts_add(struct tt_parts *ps, const char *label, double count, double ns,
+                      double program_ns)
+{
+        int i = 0;
+        while (i < ps->n && strcmp(ps->p[i].label, label) != 0)
+                i++;
+        if (i == ps->n) {
+                if (ps->n == TT_MAX_PARTS)
+                        i = ps->n - 1;
+                else
+                        ps->p[ps->n++] = (struct tt_part){ .label = label };
+        }
+        ps->p[i].count += count;
+        ps->p[i].ns += ns;
+        ps->p[i].program_ns += program_ns;
+}
+
+/* The programs' total cost, with or without those labelled "sdpa"; each
+ * added c->part_w times to the breakdown c->parts, if any. */
 static int run_progs(struct tt_runner *c, const struct tt_prog *p, int n, double program_ns,
                      int sdpa, struct tt_cost *sum)
 {
@@ -589,11 +714,15 @@ static int run_progs(struct tt_runner *c, const struct tt_prog *p, int n, double
                 if (sdpa >= 0 && is_sdpa != (sdpa == 1))
                         continue;
                 struct tt_cost t;
-                int rc = run_prog(c, &p[i], program_ns, &t);
+                double pns = p[i].fused ? 0 : program_ns;
+                int rc = run_prog(c, &p[i], pns, &t);
                 if (rc)
                         return rc;
                 sum->ns += t.ns;
                 sum->j += t.j;
+                if (c->parts)
+                        parts_add(c->parts, p[i].label, p[i].fused ? 0 : c->part_w,
+                                  c->part_w * t.ns, c->part_w * pns);
         }
         return 0;
 }
@@ -618,26 +747,28 @@ static int head_time(struct tt_runner *c, const struct tt_ask *a, int64_t rows, 
         return run_progs(c, p, n, program_ns, -1, ns);
 }
 
-/* Layers x one layer's non-SDPA programs, the last layer's difference and
- * the head: the part of an iteration that does not grow with context. */
+/* Layers x one layer's non-SDPA programs, the last layer's difference,
+ * all lf times (a prefill simulated shorter and scaled), and the head:
+ * the part of an iteration that does not grow with context. */
 static int fixed_part(struct tt_runner *c, const struct tt_ask *a, int64_t batch, bool prefill,
-                      int64_t len, double pns, struct tt_cost *ns)
+                      int64_t len, double pns, double lf, struct tt_cost *ns)
 {
         const struct tt_precision *p = &a->prec;
         struct tt_cost layer, last = { 0 }, head;
+        double layers = (double)a->m->layers, others = p->last_mlp_bfp8 ? layers - 1 : layers;
+        c->part_w = others * lf;
         int rc = layer_time(c, a, batch, prefill, len, p->w[TT_W_FF13], p->w[TT_W_FF2], pns, 0,
                             &layer);
+        c->part_w = lf;
         if (!rc && p->last_mlp_bfp8)
                 rc = layer_time(c, a, batch, prefill, len, TL_BFP8_B, TL_BFP8_B, pns, 0, &last);
+        c->part_w = 1;
         if (!rc)
                 rc = head_time(c, a, prefill ? 1 : batch, pns, &head);
         if (rc)
                 return rc;
-        double layers = (double)a->m->layers;
-        ns->ns = p->last_mlp_bfp8 ? (layers - 1) * layer.ns + last.ns + head.ns :
-                 layers * layer.ns + head.ns;
-        ns->j = p->last_mlp_bfp8 ? (layers - 1) * layer.j + last.j + head.j :
-                layers * layer.j + head.j;
+        ns->ns = (others * layer.ns + last.ns) * lf + head.ns;
+        ns->j = (others * layer.j + last.j) * lf + head.j;
         return 0;
 }
 
@@ -648,6 +779,14 @@ static int sdpa_time(struct tt_runner *c, const struct tt_ask *a, int64_t batch,
         return layer_time(c, a, batch, prefill, len, p->w[TT_W_FF13], p->w[TT_W_FF2], pns, 1, ns);
 }
 
+/* The per-program cost of a decode: the demo's documented one for its
+ * programs on a Galaxy, unless --set decode_program_ns; else the fit's. */
+static double decode_cost(const struct tt_runner *r)
+{
+        return !r->decode_ns_given && galaxy_demo(&r->shard, &r->tp) ?
+               TT_GALAXY_DEMO_PROGRAM_NS : r->decode_ns;
+}
+
 /* t/s/u: 1 / the mean decode iteration over the generated tokens, SDPA
  * at `samples` contexts over prompt .. prompt + gen - 1, interpolated;
  * the iteration's mean energy alike, every replica's, and its average
@@ -655,15 +794,18 @@ static int sdpa_time(struct tt_runner *c, const struct tt_ask *a, int64_t batch,
 static int predict_decode(struct tt_runner *c, const struct tt_ask *a, struct tt_pred *o)
 {
         struct tt_cost fixed, s[64];
-        double layers = (double)a->m->layers;
+        double layers = (double)a->m->layers, w[64] = { 0 };
         int64_t at[64];
         int k = a->gen < c->samples ? (int)a->gen : c->samples;
         if (k > 64)
                 k = 64;
-        int rc = fixed_part(c, a, o->ubatch, false, a->prompt, c->decode_ns, &fixed);
+        o->galaxy_demo = galaxy_demo(&c->shard, &c->tp);
+        c->parts = &o->decode;
+        int rc = fixed_part(c, a, o->ubatch, false, a->prompt, decode_cost(c), 1, &fixed);
+        c->parts = NULL;
         for (int i = 0; i < k && !rc; i++) {
                 at[i] = a->prompt + (k > 1 ? (a->gen - 1) * i / (k - 1) : 0);
-                rc = sdpa_time(c, a, o->ubatch, false, at[i], c->decode_ns, &s[i]);
+                rc = sdpa_time(c, a, o->ubatch, false, at[i], decode_cost(c), &s[i]);
         }
         if (rc)
                 return rc;
@@ -672,15 +814,29 @@ static int predict_decode(struct tt_runner *c, const struct tt_ask *a, struct tt
                 int64_t past = a->prompt + t;
                 while (j + 1 < k - 1 && at[j + 1] < past)
                         j++;
-                double v = s[j].ns, vj = s[j].j;
+                double v = s[j].ns, vj = s[j].j, x = 0, span = 1;
                 if (k > 1 && at[j + 1] > at[j]) {
-                        double x = (double)(past - at[j]), span = (double)(at[j + 1] - at[j]);
+                        x = (double)(past - at[j]);
+                        span = (double)(at[j + 1] - at[j]);
                         v += (s[j + 1].ns - s[j].ns) * x / span;
                         vj += (s[j + 1].j - s[j].j) * x / span;
+                        w[j + 1] += x / span;
                 }
+                w[j] += 1 - x / span;
                 sum += fixed.ns + layers * v;
                 sum_j += fixed.j + layers * vj;
         }
+        /* the breakdown's SDPA: each sampled context's programs as often as
+         * the interpolation weighs them (their costs remembered) */
+        c->parts = &o->decode;
+        for (int i = 0; i < k && !rc; i++) {
+                c->part_w = layers * w[i] / (double)a->gen;
+                if (w[i] > 0)
+                        rc = sdpa_time(c, a, o->ubatch, false, at[i], decode_cost(c), &s[i]);
+        }
+        c->parts = NULL;
+        if (rc)
+                return rc;
         o->iter_ms = sum / (double)a->gen / 1e6;
         o->tps_u = 1e3 / o->iter_ms;
         /* every replica decodes its own users: dp x a replica's energy */
@@ -692,13 +848,15 @@ static int predict_decode(struct tt_runner *c, const struct tt_ask *a, struct tt
 }
 
 /* Every layer's SDPA of a causal prefill of len tokens: simulated at
- * TT_PREFILL_SIM tokens at most and scaled quadratically past it. */
-static int prefill_sdpa(struct tt_runner *c, const struct tt_ask *a, int64_t len,
+ * TT_PREFILL_SIM tokens at most and scaled quadratically past it; sign
+ * times that in the breakdown. */
+static int prefill_sdpa(struct tt_runner *c, const struct tt_ask *a, int64_t len, double sign,
                         struct tt_cost *out)
 {
         int64_t sim = len < TT_PREFILL_SIM ? len : TT_PREFILL_SIM;
         double f = (double)len / (double)sim, layers = (double)a->m->layers;
         struct tt_cost s;
+        c->part_w = sign * layers * f * f;
         int rc = sdpa_time(c, a, 1, true, sim, c->prefill_ns, &s);
         out->ns = layers * s.ns * f * f;
         out->j = layers * s.j * f * f;
@@ -712,18 +870,16 @@ int tt_prefill_step(struct tt_runner *c, const struct tt_ask *a, int64_t q, int6
          * linearly past it), the LM head once */
         int64_t len = q < TT_PREFILL_SIM ? q : TT_PREFILL_SIM;
         double f = (double)q / (double)len;
-        struct tt_cost fixed, head, sdpa, before = { 0 };
-        int rc = fixed_part(c, a, 1, true, len, c->prefill_ns, &fixed);
+        struct tt_cost fixed, sdpa, before = { 0 };
+        int rc = fixed_part(c, a, 1, true, len, c->prefill_ns, f, &fixed);
         if (!rc)
-                rc = head_time(c, a, 1, c->prefill_ns, &head);
-        if (!rc)
-                rc = prefill_sdpa(c, a, past + q, &sdpa);
+                rc = prefill_sdpa(c, a, past + q, 1, &sdpa);
         if (!rc && past > 0)
-                rc = prefill_sdpa(c, a, past, &before);
+                rc = prefill_sdpa(c, a, past, -1, &before);
         if (rc)
                 return rc;
-        out->ns = (fixed.ns - head.ns) * f + head.ns + sdpa.ns - before.ns;
-        out->j = (fixed.j - head.j) * f + head.j + sdpa.j - before.j;
+        out->ns = fixed.ns + sdpa.ns - before.ns;
+        out->j = fixed.j + sdpa.j - before.j;
         return 0;
 }
 
@@ -733,7 +889,9 @@ static int predict_ttft(struct tt_runner *c, const struct tt_ask *a, struct tt_p
 {
         struct tt_cost cost = { 0 };
         o->scaled = a->prompt > TT_PREFILL_SIM;
+        c->parts = &o->prefill;
         int rc = tt_prefill_step(c, a, a->prompt, 0, &cost);
+        c->parts = NULL;
         o->ttft_ms = cost.ns / 1e6;
         return rc;
 }
@@ -742,9 +900,9 @@ int tt_decode_step(struct tt_runner *r, const struct tt_ask *a, int64_t batch, i
                    struct tt_cost *out)
 {
         struct tt_cost fixed, sdpa;
-        int rc = fixed_part(r, a, batch, false, past, r->decode_ns, &fixed);
+        int rc = fixed_part(r, a, batch, false, past, decode_cost(r), 1, &fixed);
         if (!rc)
-                rc = sdpa_time(r, a, batch, false, past, r->decode_ns, &sdpa);
+                rc = sdpa_time(r, a, batch, false, past, decode_cost(r), &sdpa);
         if (rc)
                 return rc;
         out->ns = fixed.ns + (double)a->m->layers * sdpa.ns;
@@ -777,6 +935,9 @@ void tt_runner_options(struct params *ps, struct diag *d, struct tt_runner *r)
         params_u64(ps, "samples", 5, 1, 64, &samples, d);
         params_u64(ps, "decode_program_ns", TT_FIT_DECODE_PROGRAM_NS, 0, 10000000, &dns, d);
         params_u64(ps, "prefill_program_ns", TT_FIT_PREFILL_PROGRAM_NS, 0, 10000000, &pns, d);
+        const char *given = NULL;
+        params_str(ps, "decode_program_ns", NULL, &given);
+        r->decode_ns_given = given != NULL;
         r->d = d;
         r->samples = (int)samples;
         r->decode_ns = (double)dns;
@@ -789,6 +950,7 @@ int tt_prepare(struct tt_runner *r, const struct topo *t, const struct tt_ask *a
         memset(out, 0, sizeof *out);
         r->t = t;
         r->n_memo = 0;
+        r->parts = NULL;
         r->fail = TT_FAIL_NONE;
         r->why[0] = 0;
         return split(r, a, out) && fits(r, a, out) ? 0 : 2;

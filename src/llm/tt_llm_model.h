@@ -65,6 +65,8 @@ struct tt_prog {
         int n;                       /* used */
         const char *label;           /* what it is, for the breakdown */
         int kernel;                  /* enum tt_kernel */
+        bool fused;                  /* runs in the launch of the program before it (one op
+                                      * of tt-metal): no per-program cost, not counted */
         int64_t group;               /* a collective's chips (0: the tensor-parallel group's) */
         int64_t group_cols;          /* their mesh's chips a row (0: the machine's) */
 };
@@ -110,6 +112,11 @@ int tt_head_progs(const struct llm_model *m, const struct tt_precision *p, const
  * rows (it prints them): a traced decode's and an untraced prefill's. */
 #define TT_FIT_DECODE_PROGRAM_NS 18919
 #define TT_FIT_PREFILL_PROGRAM_NS 63551
+/* The per-program cost of the llama3_70b_galaxy demo's traced decode: the
+ * mean op-to-op gap of its 16 decoder ops in tt-metal's
+ * models/demos/llama3_70b_galaxy/tests/decoder_perf_targets_6u.json
+ * (599-868 ns, mean 727.6; docs/adr/0046). Documented, not fitted. */
+#define TT_GALAXY_DEMO_PROGRAM_NS 728
 #define TT_PREFILL_SIM 8192          /* longest prefill simulated as is */
 #define TT_MAX_MEMO 256              /* programs remembered per prediction */
 
@@ -133,6 +140,23 @@ struct tt_ask {
         const char *machine;         /* the machine's name in messages */
 };
 
+/* The programs of one label in a decode iteration or a prefill (the
+ * breakdown of "where the time goes"): per iteration, their count and
+ * their time, the per-program cost included and apart. */
+struct tt_part {
+        const char *label;           /* the programs' label (struct tt_prog) */
+        double count;                /* programs launched */
+        double ns;                   /* their time, ns, their per-program costs included */
+        double program_ns;           /* those per-program costs, ns */
+};
+#define TT_MAX_PARTS 24
+
+/* A breakdown by label, in the order the labels first run. */
+struct tt_parts {
+        struct tt_part p[TT_MAX_PARTS]; /* the labels */
+        int n;                       /* used */
+};
+
 /* What was predicted. */
 struct tt_pred {
         int64_t chips;               /* the chips used: tp x dp */
@@ -149,6 +173,9 @@ struct tt_pred {
         double j_per_token;          /* step_j / batch */
         double tdp_w;                /* the machine's system.tdp_w (0: none) */
         bool scaled;                 /* the prefill was simulated shorter and scaled */
+        bool galaxy_demo;            /* the decode ran the llama3_70b_galaxy demo's ops */
+        struct tt_parts decode;      /* the mean decode iteration by label: sums to iter_ms */
+        struct tt_parts prefill;     /* the prefill by label: sums to ttft_ms */
 };
 
 /* Why a prediction failed before any timing. */
@@ -166,12 +193,15 @@ struct tt_cost {
 struct tt_runner {
         int samples;                 /* SDPA contexts sampled over the generated tokens */
         double decode_ns, prefill_ns; /* the per-program costs */
+        bool decode_ns_given;        /* decode_ns set by --set (else the demo's own on a Galaxy) */
         struct diag *d;              /* the programs' run problems */
         const struct topo *t;        /* the machine */
         struct tt_tp tp;             /* the tensor parallelism */
         struct llm_model shard;      /* one chip's share of the model */
         struct { char key[420]; struct tt_cost cost; } memo[TT_MAX_MEMO]; /* programs already run */
         int n_memo;                  /* used */
+        struct tt_parts *parts;      /* the programs run add their costs here (NULL: none) */
+        double part_w;               /* times each: how often per iteration they run */
         enum tt_fail fail;           /* what failed before timing, if anything */
         char why[512];               /* its message, unlocated */
 };

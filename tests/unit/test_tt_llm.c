@@ -203,12 +203,13 @@ Test(tt_llm, galaxy_2d_split)
                 cr_assert_eq(pr[i].group_cols, pr[i].group == 8 ? 8 : 1);
                 along[pr[i].group == 8 ? 0 : 1]++;
         }
-        /* axis 0: WO's and FF2's all-reduces, a reduce-scatter and an
-         * all-gather each; axis 1: two norms' statistics, QKV's all-reduce,
-         * the users gathered, FF1's and FF3's reduce-scatters, the product
-         * gathered */
+        /* (a 70B decode runs as the llama3_70b_galaxy demo, below) axis 0:
+         * WO's and FF2's all-reduces, a reduce-scatter and an all-gather
+         * each; axis 1: two norms' statistics, QKV's reduce-scatter with the
+         * heads, the users gathered, FF1's and FF3's reduce-scatters, the
+         * product gathered */
         cr_assert_eq(along[0], 4);
-        cr_assert_eq(along[1], 8);
+        cr_assert_eq(along[1], 7);
         /* SDPA on 32 / 4 users, one KV head */
         for (int i = 0; i < n; i++)
                 if (strcmp(pr[i].label, "sdpa") == 0)
@@ -217,4 +218,45 @@ Test(tt_llm, galaxy_2d_split)
         cr_assert(!tt_shard_model_2d(llm_model_find("qwen2.5-7b"), 32, 8, &s, &tp));
         cr_assert(!tt_shard_model_2d(l70, 8, 4, &s, &tp));
         cr_assert(!tt_shard_model_2d(l70, 32, 32, &s, &tp));
+}
+
+/* A 70B model's decode on the whole Galaxy runs as tt-metal's
+ * llama3_70b_galaxy demo (docs/adr/0046): the 16 ops a layer of its
+ * decoder_perf_targets_6u.json, each one program (the fused parts pay no
+ * per-program cost); its prefill, and a model of another hidden size,
+ * keep tt-transformers' 2D programs. */
+Test(tt_llm, galaxy_demo_decode)
+{
+        static const char *const ops[] = { "rms_allgather", "qkv", "rs_create_heads", "rotary",
+                                           "kv_cache", "sdpa", "all_gather_concat", "wo",
+                                           "all_reduce", "rms_allgather", "ff1_ff3_rs",
+                                           "reduce_scatter", "silu_mul", "all_gather", "ff2",
+                                           "all_reduce" };
+        struct llm_model s;
+        struct tt_tp tp = { .tp = 0, .algo = "line" };
+        struct tt_precision p;
+        struct tt_prog pr[TT_MAX_PROGS];
+        cr_assert(tt_shard_model_2d(llm_model_find("llama3.3-70b"), 32, 8, &s, &tp));
+        cr_assert(tt_precision_get("performance", &s, &p));
+        int n = tt_layer_progs(&s, &p, &tp, false, 32, 128, TL_BFP4_B, TL_BFP8_B, pr), k = 0;
+        cr_assert(n <= TT_MAX_PROGS);
+        for (int i = 0; i < n; i++) {
+                if (pr[i].fused) {      /* a part of the op before it, under its label */
+                        cr_assert(i > 0 && strcmp(pr[i].label, pr[i - 1].label) == 0);
+                        continue;
+                }
+                cr_assert(k < 16);
+                cr_assert_str_eq(pr[i].label, ops[k], "op %d: %s", k, pr[i].label);
+                k++;
+        }
+        cr_assert_eq(k, 16);
+        /* the prefill: tt-transformers' 2D programs, none fused */
+        n = tt_layer_progs(&s, &p, &tp, true, 1, 128, TL_BFP4_B, TL_BFP8_B, pr);
+        for (int i = 0; i < n; i++)
+                cr_assert(!pr[i].fused && strcmp(pr[i].label, "rms_allgather") != 0);
+        /* an 8B model (hidden 4096) decodes with tt-transformers' programs */
+        cr_assert(tt_shard_model_2d(llm_model_find("llama3.1-8b"), 32, 8, &s, &tp));
+        n = tt_layer_progs(&s, &p, &tp, false, 32, 128, TL_BFP4_B, TL_BFP8_B, pr);
+        for (int i = 0; i < n; i++)
+                cr_assert(!pr[i].fused && strcmp(pr[i].label, "rms_allgather") != 0);
 }
