@@ -78,10 +78,13 @@ struct llm_pe {
         tl_tensor *freq;             /* TCM [1, D/2] fp32: theta^(-2i/D) */
         struct llm_gemm_plan plan;   /* its GEMM blocking (llm.h) */
         struct cube_grid grid;       /* how its block splits [T, *] outputs */
-        tl_tensor *abuf[LLM_BUFS];   /* TCM [llm_a_rows(T), plan.tk] dtype: A tiles (plan.bufs) */
+        tl_tensor *abuf[LLM_BUFS];   /* TCM [llm_a_rows(T), plan.tk] dtype: A tiles (plan.abufs) */
         tl_tensor *bbuf[LLM_BUFS][LLM_NB]; /* TCM [plan.tk, plan.tn] weight dtype: GEMM B tiles */
-        tl_tensor *acc[LLM_NB];      /* TCM [LLM_TM * plan.tn] fp32: GEMM output sub-blocks */
+        tl_tensor *acc[LLM_NB];      /* [LLM_TM * plan.tn] fp32: GEMM output sub-blocks (TCM, or
+                                      * scratch of the GEMM phase: plan.acc_scratch) */
         struct share out;            /* its share of [T, H] in phases 5 and 8 */
+        tl_tensor *stage;            /* TCM [LLM_STAGE_ROWS * plan.tn] fp32: rows of a scratch
+                                      * accumulator all-reduced (tp > 1), or NULL */
 };
 
 static tl_tensor *view2(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc)
@@ -127,15 +130,34 @@ static void gemm_bufs(tl_ctx *tl, int64_t sq, int64_t t, tl_dtype dt, tl_dtype w
         int64_t rows = llm_a_rows(t);
         for (int i = 0; i < p.bufs || i < 2; i++) {
                 for (int j = 0; j < p.nb && i < p.bufs; j++) {
-                        if (j == 0)
+                        if (j == 0 && i < p.abufs)
                                 pe->abuf[i] = tl_alloc(tl, TL_TCM, dt, 2,
                                                        ((int64_t[]){ rows, p.tk }));
                         pe->bbuf[i][j] = tl_alloc(tl, TL_TCM, wdt, 2, ((int64_t[]){ p.tk, p.tn }));
                 }
-                if (i < 2)
+                if (i < 2 && !p.acc_scratch)
                         pe->acc[i] = tl_alloc(tl, TL_TCM, TL_FP32, 1,
                                               ((int64_t[]){ LLM_TM * p.tn }));
         }
+}
+
+/* A GEMM phase begins: with plan.acc_scratch its accumulators are made in
+ * a scratch scope that acc_close ends (persistent TCM then holds the
+ * attention state; docs/adr/0042). */
+static void acc_open(tl_ctx *tl, struct llm_pe *pe)
+{
+        if (!pe->plan.acc_scratch)
+                return;
+        tl_scratch_scope_begin(tl);
+        for (int i = 0; i < 2; i++)
+                pe->acc[i] = tl_alloc(tl, TL_SCRATCH, TL_FP32, 1,
+                                      ((int64_t[]){ LLM_TM * pe->plan.tn }));
+}
+
+static void acc_close(tl_ctx *tl, struct llm_pe *pe)
+{
+        if (pe->plan.acc_scratch)
+                tl_scratch_scope_end(tl);
 }
 
 /* The grid of block g's n members for a [rows, *] output: pr x (n / pr),
@@ -211,6 +233,10 @@ static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
         pe->grid = grid_of(tl, &pe->block, a->batch * a->sq);
         pe->out = share_of(&pe->grid, a->batch * a->sq, a->hidden);
         gemm_bufs(tl, a->sq, a->batch * a->sq, a->dt, a->wdt, pe);
+        pe->stage = NULL;
+        if (pe->plan.acc_scratch && a->tp > 1)
+                pe->stage = tl_alloc(tl, TL_TCM, TL_FP32, 1,
+                                     ((int64_t[]){ LLM_STAGE_ROWS * pe->plan.tn }));
 }
 
 /* ---- norms ---------------------------------------------------------------------- */
@@ -275,30 +301,19 @@ static void corners_of(const struct llm_pe *pe, int nb, struct corner av[LLM_BUF
                        struct corner bv[LLM_BUFS][LLM_NB])
 {
         for (int i = 0; i < pe->plan.bufs; i++) {
-                av[i] = (struct corner){ .buf = pe->abuf[i] };
+                av[i] = (struct corner){ .buf = i < pe->plan.abufs ? pe->abuf[i] : NULL };
                 for (int j = 0; j < nb; j++)
                         bv[i][j] = (struct corner){ .buf = pe->bbuf[i][j] };
         }
 }
 
-/* The grid PE that sends tile `slot` of K step s along this PE's NoC row
- * (slot 0: the A tile; its NoC column) or column (slot 1 + j: B tile j;
- * its NoC row). The senders rotate with s, on diagonals that differ per
- * slot, so that on a square NoC with nb + 1 <= its side no PE sends two
- * tiles of a step. */
-static int sender_of(const struct cube_grid *g, int slot, int64_t s)
+/* The NoC column of the PE of this PE's NoC row that loads the A tile of
+ * K step s and multicasts it along the row: a diagonal that rotates with
+ * s, so that the rows' senders are in different columns. */
+static int sender_of(const struct cube_grid *g, int64_t s)
 {
-        if (slot == 0)
-                return (int)((g->lr + s) % g->ncols);
-        int64_t r = ((int64_t)g->lc - s % g->nrows + slot + g->nrows) % g->nrows;
-        return (int)r;
+        return (int)((g->lr + s) % g->ncols);
 }
-
-static bool sends(const struct cube_grid *g, int slot, int64_t s)
-{
-        return (slot == 0 ? g->lc : g->lr) == sender_of(g, slot, s);
-}
-
 /* The K step's GEMM composites on the buffers' corners: acc[j] (+)= ta . tb[j]. */
 static void gemm_issue(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *ta, int nb,
                        struct corner *bv, tl_tensor *const *b, tl_tensor *const *acc, bool add,
@@ -310,54 +325,46 @@ static void gemm_issue(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *ta, int n
 }
 
 /* gemm_multi when every PE of the cube's NoC row has the same a and of
- * its column the same b (share.shared): the tiles of K step s + 1 are
- * loaded by their senders (sender_of) while the GEMMs of step s run, then
- * multicast along the row (A) or column (B) and taken by the others, so
- * that the cube reads each A tile once per NoC row and each B tile once
- * per NoC column. */
+ * its column the same b (share.shared). The A tile of K step s is loaded
+ * by its sender (sender_of) plan.bufs - 1 steps ahead, multicast along
+ * the row one step ahead and taken by the others, so that the cube reads
+ * each A tile once per NoC row; every PE loads its own B tiles, as many
+ * steps ahead, from its cube's copy of the weights: multicasting them too
+ * (docs/adr/0036) cost the senders' DMA engines a read-out per tile, and
+ * the DMA engines, not HBM, bound the GEMMs (docs/adr/0042). */
 static void gemm_shared(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int nb,
                         tl_tensor *const *b, tl_tensor *const *acc)
 {
         int64_t m = tl_dim(a, 0), k = tl_dim(a, 1), tk = pe->plan.tk;
         int64_t steps = (k + tk - 1) / tk;
+        int bufs = pe->plan.bufs, abufs = pe->plan.abufs;
         const struct cube_grid *g = &pe->grid;
         struct corner av[LLM_BUFS], bv[LLM_BUFS][LLM_NB];
         corners_of(pe, nb, av, bv);
-        for (int64_t s = -1; s < steps; s++) {
-                int cur = (int)((s + 2) % 2), nxt = 1 - cur, nt = 0;
-                tl_tensor *dst[1 + LLM_NB], *src[1 + LLM_NB];
-                if (s + 1 < steps) {
-                        int64_t k1 = (s + 1) * tk, kn1 = min64(tk, k - k1);
-                        dst[0] = corner(tl, &av[nxt], m, kn1);
-                        src[0] = view2(tl, a, 0, k1, m, kn1);
-                        for (int j = 0; j < nb; j++) {
-                                int64_t n = tl_dim(b[j], 1);
-                                dst[1 + j] = corner(tl, &bv[nxt][j], kn1, n);
-                                src[1 + j] = view2(tl, b[j], k1, 0, kn1, n);
-                        }
-                        nt = 1 + nb;
+        for (int64_t s = 1 - bufs; s < steps; s++) {
+                /* The steps whose A and B tiles load now, and whose A multicasts. */
+                int64_t la = s + abufs - 1, lb = s + bufs - 1, ms = s + 1;
+                if (la >= 0 && la < steps && g->lc == sender_of(g, la)) {
+                        int64_t k1 = la * tk, kn1 = min64(tk, k - k1);
+                        tl_copy_to(tl, corner(tl, &av[la % abufs], m, kn1),
+                                   view2(tl, a, 0, k1, m, kn1));
                 }
-                for (int i = 0; i < nt; i++)
-                        if (sends(g, i, s + 1))
-                                tl_copy_to(tl, dst[i], src[i]);
+                for (int j = 0; lb < steps && j < nb; j++) {
+                        int64_t k1 = lb * tk, kn1 = min64(tk, k - k1), n = tl_dim(b[j], 1);
+                        tl_copy_to(tl, corner(tl, &bv[lb % bufs][j], kn1, n),
+                                   view2(tl, b[j], k1, 0, kn1, n));
+                }
                 tl_handle h[LLM_NB];
                 if (s >= 0)
-                        gemm_issue(tl, pe, corner(tl, &av[cur], m, min64(tk, k - s * tk)), nb,
-                                   bv[cur], b, acc, s > 0, h);
-                for (int i = 0; i < nt; i++) {
-                        if (!sends(g, i, s + 1))
-                                continue;
-                        if (i == 0)
-                                tl_mcast(tl, g->lr, 0, 1, g->ncols, dst[i], TAG_GEMM + i);
+                        gemm_issue(tl, pe, corner(tl, &av[s % abufs], m, min64(tk, k - s * tk)),
+                                   nb, bv[s % bufs], b, acc, s > 0, h);
+                if (ms >= 0 && ms < steps) {
+                        tl_tensor *dst = corner(tl, &av[ms % abufs], m, min64(tk, k - ms * tk));
+                        int from = sender_of(g, ms);
+                        if (g->lc == from)
+                                tl_mcast(tl, g->lr, 0, 1, g->ncols, dst, TAG_GEMM);
                         else
-                                tl_mcast(tl, 0, g->lc, g->nrows, 1, dst[i], TAG_GEMM + i);
-                }
-                for (int i = 0; i < nt; i++) {
-                        if (sends(g, i, s + 1))
-                                continue;
-                        int from = sender_of(g, i, s + 1);
-                        int pe_in_cube = i == 0 ? g->lr * g->ncols + from : from * g->ncols + g->lc;
-                        tl_recv_into(tl, dst[i], g->rank0 + pe_in_cube, TAG_GEMM + i);
+                                tl_recv_into(tl, dst, g->rank0 + g->lr * g->ncols + from, TAG_GEMM);
                 }
                 for (int j = 0; s >= 0 && j < nb; j++)
                         tl_wait(tl, h[j]);
@@ -379,7 +386,7 @@ static void gemm_multi(tl_ctx *tl, const struct llm_pe *pe, bool shared, tl_tens
         }
         int64_t m = tl_dim(a, 0), k = tl_dim(a, 1), tk = pe->plan.tk;
         int64_t steps = (k + tk - 1) / tk;
-        int bufs = pe->plan.bufs;
+        int bufs = pe->plan.abufs;
         struct corner av[LLM_BUFS], bv[LLM_BUFS][LLM_NB];
         corners_of(pe, nb, av, bv);
         for (int64_t s = 1 - bufs; s < steps; s++) {
@@ -465,10 +472,11 @@ static void gemm_store(tl_ctx *tl, const struct llm_pe *pe, const struct share *
 
 /* Phase 2: this PE's share of the block's q | k | v columns (on a cube
  * grid, its share of each of q, k and v, so that the shares are alike). */
-static void qkv(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
+static void qkv(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
 {
         if (!runs(a, LLM_PART_GEMM))
                 return;
+        acc_open(tl, pe);
         int64_t t = a->batch * a->sq;
         int64_t wq = a->hq / a->tp * a->d, wk = a->hkv / a->tp * a->d;
         struct { tl_tensor *w, *dst; int64_t width; } m[3] = {
@@ -486,15 +494,17 @@ static void qkv(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
                 }
                 gemm_store(tl, pe, &sh, a->n1, c0, c1, m[i].w, pe->rank * m[i].width, m[i].dst);
         }
+        acc_close(tl, pe);
 }
 
 /* Phases 5 and 8: dst = res + sum over ranks of src . w (w's rows of this
  * rank), for this PE's share of [T, H]; src [T, K] holds this rank's K columns from
  * column k0. Every PE of the ring has the same blocks. */
-static void row_parallel(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
+static void row_parallel(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe,
                          tl_tensor *src, int64_t k0, int64_t k, tl_tensor *w, tl_tensor *res,
                          tl_tensor *dst)
 {
+        acc_open(tl, pe);
         FOR_BLOCKS(pe->out.rows, pe->out.cols, block_cols(pe), i0, nr, j0, nc) {
                 int64_t r0 = pe->out.r0 + i0;
                 tl_tensor *acc[LLM_NB];
@@ -503,23 +513,37 @@ static void row_parallel(tl_ctx *tl, const struct llm_args *a, const struct llm_
                                    runs(a, LLM_PART_GEMM), pe->out.shared, acc);
                 for (int j = 0; j < nb; j++) {
                         int64_t c = pe->out.c0 + j0 + j * pe->plan.tn, ncj = tl_dim(acc[j], 1);
-                        if (runs(a, LLM_PART_ALLREDUCE))
-                                coll_allreduce(tl, &pe->ring, acc[j], a->dt, TAG_ALLREDUCE);
-                        if (!runs(a, LLM_PART_OTHER))
-                                continue;
-                        tl_scratch_scope_begin(tl);
-                        tl_tensor *r = tl_load(tl, view2(tl, res, r0, c, nr, ncj));
-                        tl_store(tl, view2(tl, dst, r0, c, nr, ncj), tl_add(tl, acc[j], r));
-                        tl_scratch_scope_end(tl);
+                        /* The all-reduce stores into TCM: a scratch accumulator
+                         * goes through the stage, LLM_STAGE_ROWS rows at a time. */
+                        int64_t step = pe->stage ? LLM_STAGE_ROWS : nr;
+                        for (int64_t i = 0; i < nr; i += step) {
+                                int64_t rn = min64(step, nr - i);
+                                tl_tensor *x = pe->stage ? view2(tl, acc[j], i, 0, rn, ncj) : acc[j];
+                                if (runs(a, LLM_PART_ALLREDUCE) && pe->stage) {
+                                        tl_tensor *st = acc_block(tl, pe->stage, rn, ncj);
+                                        tl_copy_to(tl, st, x);
+                                        x = st;
+                                }
+                                if (runs(a, LLM_PART_ALLREDUCE))
+                                        coll_allreduce(tl, &pe->ring, x, a->dt, TAG_ALLREDUCE);
+                                if (!runs(a, LLM_PART_OTHER))
+                                        continue;
+                                tl_scratch_scope_begin(tl);
+                                tl_tensor *r = tl_load(tl, view2(tl, res, r0 + i, c, rn, ncj));
+                                tl_store(tl, view2(tl, dst, r0 + i, c, rn, ncj), tl_add(tl, x, r));
+                                tl_scratch_scope_end(tl);
+                        }
                 }
         }
+        acc_close(tl, pe);
 }
 
 /* Phase 7: act = silu(n2 . w_gate) * (n2 . w_up) for this PE's FFN columns. */
-static void gate_up(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
+static void gate_up(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
 {
         int64_t t = a->batch * a->sq, hd = a->hidden, fl = a->ffn / a->tp;
         struct share sh = share_of(&pe->grid, t, fl);
+        acc_open(tl, pe);
         FOR_BLOCKS(sh.rows, sh.cols, pe->plan.tn, i0, nr, j0, nc) {
                 int64_t r0 = sh.r0 + i0, c = pe->rank * fl + sh.c0 + j0;
                 tl_tensor *acc[2] = { acc_block(tl, pe->acc[0], nr, nc),
@@ -539,6 +563,7 @@ static void gate_up(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *p
                 tl_store(tl, view2(tl, a->act, r0, c, nr, nc), tl_mul(tl, tl_silu(tl, g), u));
                 tl_scratch_scope_end(tl);
         }
+        acc_close(tl, pe);
 }
 
 /* ---- RoPE ----------------------------------------------------------------------- */
@@ -581,7 +606,7 @@ static void new_kv(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe
 
 /* ---- attention -------------------------------------------------------------------- */
 
-/* A PE's attention buffers in TCM. */
+/* A PE's attention buffers in TCM (rows: llm_attn_rows). */
 struct attn_buf {
         tl_tensor *qs;               /* [rows, D] fp32: rotated, scaled queries */
         tl_tensor *kbuf[2];          /* [LLM_KV_TILE, D]: K tiles, double-buffered */
@@ -590,11 +615,12 @@ struct attn_buf {
 };
 
 /* One block of query rows of KV head (b, h): rows [i0, i0 + n) of query
- * head qh (decode: all G heads of the group at position P, n = G). */
+ * heads qh .. qh + nh - 1, stacked head after head (decode: all G heads
+ * of the group at position P, n = G, nh 1). */
 struct attn_item {
         int64_t b, h;                /* batch, global KV head */
-        int64_t qh;                  /* global query head (prefill) */
-        int64_t i0, n;               /* query rows; decode: 0, G */
+        int64_t qh, nh;              /* prefill: the first global query head, how many */
+        int64_t i0, n;               /* query rows of each head; decode: 0, G */
         int64_t k0, k1;              /* keys [k0, k1) of cache + new it attends to */
 };
 
@@ -624,32 +650,54 @@ static void kv_tiles(tl_ctx *tl, const struct llm_args *a, struct attn_buf *ab,
                    keys(tl, a, a->v_cache, a->v_new, it->b, it->h, j, e - j));
 }
 
-/* Load the item's queries, rotate and scale them into ab->qs, reset the
- * state, and merge every key tile into it. */
-static void attend(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
-                   struct attn_buf *ab, const struct attn_item *it)
+/* Load the item's queries, rotate and scale them into ab->qs (head after
+ * head), and reset the state. */
+static void queries(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
+                    struct attn_buf *ab, const struct attn_item *it, int64_t rows)
 {
         int64_t d = a->d, half = d / 2, n = it->n;
         bool decode = a->sq == 1;
-        tl_tensor *qs = view2(tl, ab->qs, 0, 0, n, d), *m = view2(tl, ab->m, 0, 0, n, 1);
-        tl_tensor *l = view2(tl, ab->l, 0, 0, n, 1), *o = view2(tl, ab->o, 0, 0, n, d);
-        tl_scratch_scope_begin(tl);
-        tl_tensor *q;
-        if (decode)
-                q = tl_reshape(tl, tl_load(tl, view2(tl, a->q, it->b, it->h * a->group * d, 1,
-                                                     a->group * d)),
-                               2, ((int64_t[]){ n, d }));
-        else
-                q = tl_load(tl, view2(tl, a->q, it->b * a->sq + it->i0, it->qh * d, n, d));
-        tl_tensor *h1, *h2;
-        rope(tl, a, pe, q, a->past + it->i0, decode, &h1, &h2);
-        tl_copy_to(tl, view2(tl, qs, 0, 0, n, half), tl_scale(tl, h1, a->scale));
-        tl_copy_to(tl, view2(tl, qs, 0, half, n, half), tl_scale(tl, h2, a->scale));
-        int64_t sh[2] = { n, 1 };
-        tl_copy_to(tl, m, tl_fill(tl, TL_FP32, 2, sh, GQA_NEG_BIG));
-        tl_copy_to(tl, l, tl_fill(tl, TL_FP32, 2, sh, 0.0f));
-        tl_copy_to(tl, o, tl_fill(tl, TL_FP32, 2, ((int64_t[]){ n, d }), 0.0f));
-        tl_scratch_scope_end(tl);
+        for (int64_t g = 0; g < it->nh; g++) {
+                tl_tensor *qs = view2(tl, ab->qs, g * n, 0, n, d);
+                tl_scratch_scope_begin(tl);
+                tl_tensor *q;
+                if (decode)
+                        q = tl_reshape(tl, tl_load(tl, view2(tl, a->q, it->b,
+                                                             it->h * a->group * d, 1,
+                                                             a->group * d)),
+                                       2, ((int64_t[]){ n, d }));
+                else
+                        q = tl_load(tl, view2(tl, a->q, it->b * a->sq + it->i0,
+                                              (it->qh + g) * d, n, d));
+                tl_tensor *h1, *h2;
+                rope(tl, a, pe, q, a->past + it->i0, decode, &h1, &h2);
+                tl_copy_to(tl, view2(tl, qs, 0, 0, n, half), tl_scale(tl, h1, a->scale));
+                tl_copy_to(tl, view2(tl, qs, 0, half, n, half), tl_scale(tl, h2, a->scale));
+                if (g + 1 < it->nh) {
+                        tl_scratch_scope_end(tl);
+                        continue;
+                }
+                int64_t sh[2] = { rows, 1 };
+                tl_copy_to(tl, view2(tl, ab->m, 0, 0, rows, 1),
+                           tl_fill(tl, TL_FP32, 2, sh, GQA_NEG_BIG));
+                tl_copy_to(tl, view2(tl, ab->l, 0, 0, rows, 1), tl_fill(tl, TL_FP32, 2, sh, 0.0f));
+                tl_copy_to(tl, view2(tl, ab->o, 0, 0, rows, d),
+                           tl_fill(tl, TL_FP32, 2, ((int64_t[]){ rows, d }), 0.0f));
+                tl_scratch_scope_end(tl);
+        }
+}
+
+/* Load the item's queries and merge every key tile into its state. The
+ * stacked heads of a prefill item form two chains (halves of the rows)
+ * when their count is even: the GEMM engine computes one chain's scores
+ * while the MATH engine merges the other's. */
+static void attend(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
+                   struct attn_buf *ab, const struct attn_item *it)
+{
+        int64_t d = a->d, rows = it->nh * it->n;
+        int chains = it->nh % 2 == 0 ? 2 : 1;
+        int64_t cr = rows / chains, ch = it->nh / chains;
+        queries(tl, a, pe, ab, it, rows);
         int cur = 0;
         int64_t j = it->k0, e = tile_end(a, j, it->k1);
         kv_tiles(tl, a, ab, it, 0, j, e);
@@ -658,13 +706,28 @@ static void attend(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe
                 if (jn < it->k1)     /* prefetch the next tiles while these compute */
                         kv_tiles(tl, a, ab, it, 1 - cur, jn, en);
                 tl_scratch_scope_begin(tl);
-                tl_tensor *s = tl_dot(tl, qs, view2(tl, ab->kbuf[cur], 0, 0, e - j, d), true);
                 /* New key j - P + c is hidden from query row i0 + r when it is later. */
-                int64_t off = it->i0 - (j - a->past);
-                if (j >= a->past && e - j - 1 > off)
-                        s = tl_mask_causal(tl, s, off);
-                tl_wait(tl, tl_softmax_merge(tl, s, view2(tl, ab->vbuf[cur], 0, 0, e - j, d), m,
-                                             l, o));
+                int64_t off = it->i0 - (j - a->past), cols = e - j;
+                bool mask = j >= a->past && cols - 1 > off;
+                tl_tensor *kt = view2(tl, ab->kbuf[cur], 0, 0, cols, d);
+                tl_tensor *vt = view2(tl, ab->vbuf[cur], 0, 0, cols, d);
+                tl_tensor *s[2];
+                for (int c = 0; c < chains; c++) {
+                        s[c] = tl_dot(tl, view2(tl, ab->qs, c * cr, 0, cr, d), kt, true);
+                        if (!mask)
+                                continue;
+                        /* Each stacked head's rows start at row i0 of the block. */
+                        tl_tensor *s3 = tl_reshape(tl, s[c], 3, ((int64_t[]){ ch, it->n, cols }));
+                        s[c] = tl_reshape(tl, tl_mask_causal(tl, s3, off), 2,
+                                          ((int64_t[]){ cr, cols }));
+                }
+                tl_handle h[2];
+                for (int c = 0; c < chains; c++)
+                        h[c] = tl_softmax_merge(tl, s[c], vt, view2(tl, ab->m, c * cr, 0, cr, 1),
+                                                view2(tl, ab->l, c * cr, 0, cr, 1),
+                                                view2(tl, ab->o, c * cr, 0, cr, d));
+                for (int c = 0; c < chains; c++)
+                        tl_wait(tl, h[c]);
                 tl_scratch_scope_end(tl);
                 j = jn;
                 e = en;
@@ -685,19 +748,23 @@ static void merge_state(tl_ctx *tl, struct attn_buf *ab, int64_t n, int64_t d, t
         tl_copy_to(tl, m, mn);
 }
 
-/* O / l of the item into attn. */
+/* O / l of the item into attn (head after head). */
 static void write_attn(tl_ctx *tl, const struct llm_args *a, struct attn_buf *ab,
                        const struct attn_item *it)
 {
         int64_t d = a->d, n = it->n;
-        tl_scratch_scope_begin(tl);
-        tl_tensor *res = tl_div(tl, view2(tl, ab->o, 0, 0, n, d), view2(tl, ab->l, 0, 0, n, 1));
-        if (a->sq == 1)
-                tl_store(tl, view2(tl, a->attn, it->b, it->h * a->group * d, 1, n * d),
-                         tl_reshape(tl, res, 2, ((int64_t[]){ 1, n * d })));
-        else
-                tl_store(tl, view2(tl, a->attn, it->b * a->sq + it->i0, it->qh * d, n, d), res);
-        tl_scratch_scope_end(tl);
+        for (int64_t g = 0; g < it->nh; g++) {
+                tl_scratch_scope_begin(tl);
+                tl_tensor *res = tl_div(tl, view2(tl, ab->o, g * n, 0, n, d),
+                                        view2(tl, ab->l, g * n, 0, n, 1));
+                if (a->sq == 1)
+                        tl_store(tl, view2(tl, a->attn, it->b, it->h * a->group * d, 1, n * d),
+                                 tl_reshape(tl, res, 2, ((int64_t[]){ 1, n * d })));
+                else
+                        tl_store(tl, view2(tl, a->attn, it->b * a->sq + it->i0,
+                                           (it->qh + g) * d, n, d), res);
+                tl_scratch_scope_end(tl);
+        }
 }
 
 /* Decode: (batch, KV head) units of the block, each split over `splits`
@@ -711,7 +778,8 @@ static void attention_decode(tl_ctx *tl, const struct llm_args *a, const struct 
         int64_t g = a->group, d = a->d;
         for (int64_t w = pe->block.me; w < units * splits; w += pe->block.n) {
                 int64_t u = w / splits, part = w % splits;
-                struct attn_item it = { .b = u / hl, .h = pe->rank * hl + u % hl, .n = g };
+                struct attn_item it = { .b = u / hl, .h = pe->rank * hl + u % hl, .nh = 1,
+                                        .n = g };
                 gqa_split(keys_n, splits, part, &it.k0, &it.k1);
                 attend(tl, a, pe, ab, &it);
                 int root = coll_rank(&pe->block, (int)(u * splits));
@@ -734,23 +802,71 @@ static void attention_decode(tl_ctx *tl, const struct llm_args *a, const struct 
         }
 }
 
-/* Prefill: blocks of LLM_Q_ROWS query rows of one query head over every
- * key they see (the cache and the new keys up to their last row). A
- * block's keys grow with its rows, so the blocks are dealt latest rows
- * first and in a snake over the PEs (round r to PE i, or to PE n - 1 - i
- * when r is odd): each PE's blocks then add up to about the same keys. */
+/* Which prefill items a PE deals among which PEs: units (batch, stacked
+ * query heads) of the query heads from qh0, per_b of them per batch, over
+ * n PEs, this one the me-th. */
+struct deal {
+        int64_t units, per_b, qh0;   /* units; per batch; the first unit's first query head */
+        int n, me;                   /* PEs dealt to; this PE's index among them */
+};
+
+/* The KV heads of cube c (of the machine's `cubes`) that are also the
+ * rank's: prefill's k_new and v_new are split by KV head over the cubes
+ * (llm_setup.c), cube c holding [c Hkv / C, (c + 1) Hkv / C). Returns
+ * how many, the first at *h0. */
+static int64_t cube_heads(const struct llm_args *a, int rank, int64_t c, int64_t cubes,
+                          int64_t *h0)
+{
+        int64_t hk = a->hkv / a->tp, r0 = rank * hk;
+        int64_t lo = max64(r0, c * a->hkv / cubes), hi = min64(r0 + hk, (c + 1) * a->hkv / cubes);
+        *h0 = lo;
+        return max64(0, hi - lo);
+}
+
+/* The rank's prefill items: over its block's PEs, or, when the block is
+ * whole cubes each holding as many of the rank's KV heads, each cube's
+ * over its own PEs (they read their keys and values from their cube). */
+static struct deal deal_of(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
+                           int64_t nh)
+{
+        const struct coll_group *g = &pe->block;
+        int64_t hl = a->hq / a->tp / nh;
+        struct deal d = { a->batch * hl, hl, pe->rank * hl * nh, g->n, g->me };
+        int per = tl_mesh_dim(tl, 0) * tl_mesh_dim(tl, 1);
+        int64_t cubes = (int64_t)tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
+        if (g->stride != 1 || g->first % per != 0 || g->n % per != 0)
+                return d;
+        int64_t first = g->first / per, h0, k = cube_heads(a, pe->rank, first, cubes, &h0);
+        for (int64_t c = first + 1; c < first + g->n / per; c++)
+                if (cube_heads(a, pe->rank, c, cubes, &h0) != k)
+                        return d;
+        int64_t me = coll_rank(g, g->me);
+        if (k == 0 || cube_heads(a, pe->rank, me / per, cubes, &h0) != k)
+                return d;
+        int64_t pb = k * a->group / nh;
+        return (struct deal){ a->batch * pb, pb, h0 * a->group, per, (int)(me % per) };
+}
+
+/* Prefill: blocks of LLM_Q_ROWS query rows of llm_attn_heads(G) query
+ * heads of one KV head, stacked, over every key they see (the cache and
+ * the new keys up to their last row): each key and value tile loaded
+ * serves them all. A block's keys grow with its rows, so the blocks are
+ * dealt (deal_of) latest rows first and in a snake over the PEs (round r
+ * to PE i, or to PE n - 1 - i when r is odd): each PE's blocks then add
+ * up to about the same keys. */
 static void attention_prefill(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
                               struct attn_buf *ab)
 {
-        int64_t hl = a->hq / a->tp, chunks = (a->sq + LLM_Q_ROWS - 1) / LLM_Q_ROWS;
-        int64_t units = a->batch * hl, n = pe->block.n;
+        int64_t nh = llm_attn_heads(a->group), chunks = (a->sq + LLM_Q_ROWS - 1) / LLM_Q_ROWS;
+        struct deal d = deal_of(tl, a, pe, nh);
+        int64_t units = d.units, n = d.n;
         for (int64_t r = 0; r * n < units * chunks; r++) {
-                int64_t w = r * n + (r % 2 == 0 ? pe->block.me : n - 1 - pe->block.me);
+                int64_t w = r * n + (r % 2 == 0 ? d.me : n - 1 - d.me);
                 if (w >= units * chunks)
                         continue;
                 int64_t u = w % units;
-                struct attn_item it = { .b = u / hl, .qh = pe->rank * hl + u % hl,
-                                        .i0 = (chunks - 1 - w / units) * LLM_Q_ROWS };
+                struct attn_item it = { .b = u / d.per_b, .qh = d.qh0 + u % d.per_b * nh,
+                                        .nh = nh, .i0 = (chunks - 1 - w / units) * LLM_Q_ROWS };
                 it.h = it.qh / a->group;
                 it.n = min64(LLM_Q_ROWS, a->sq - it.i0);
                 it.k1 = a->past + it.i0 + it.n;
@@ -761,7 +877,7 @@ static void attention_prefill(tl_ctx *tl, const struct llm_args *a, const struct
 
 static void attention(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
 {
-        int64_t rows = a->sq == 1 ? a->group : LLM_Q_ROWS, d = a->d;
+        int64_t rows = llm_attn_rows(a->sq, a->group), d = a->d;
         struct attn_buf ab;
         ab.qs = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, d }));
         for (int i = 0; i < 2; i++) {
