@@ -470,8 +470,50 @@ static void gemm_store(tl_ctx *tl, const struct llm_pe *pe, const struct share *
         }
 }
 
+/* The output blocks of src [rows, K] . w[i] [K, *] for share sh of the
+ * columns of both w[i] from column w0, in pairs of sub-blocks (one of
+ * each) that share each A tile, plan.tn columns each: acc[0] and acc[1]
+ * as [nr, nc] tensors, the block's rows from row r0, its columns from
+ * sh->c0 + c of each (computed when run). The next block's: ok false. */
+struct pair_iter {
+        int64_t i0, j0;              /* the next block: its rows and columns in the share */
+        int64_t r0, c, nr, nc;       /* the block: rows r0 .. + nr, columns c .. + nc */
+        tl_tensor *acc[2];           /* its two accumulators */
+};
+
+static bool gemm_pair(tl_ctx *tl, const struct llm_pe *pe, const struct share *sh, tl_tensor *src,
+                      tl_tensor *const *w, int64_t w0, bool run, struct pair_iter *it)
+{
+        int64_t tn = pe->plan.tn, k = tl_dim(src, 1);
+        if (it->j0 >= sh->cols) {
+                it->j0 = 0;
+                it->i0 += LLM_TM;
+        }
+        if (it->i0 >= sh->rows || sh->cols <= 0)
+                return false;
+        it->nr = min64(LLM_TM, sh->rows - it->i0);
+        it->nc = min64(tn, sh->cols - it->j0);
+        it->r0 = sh->r0 + it->i0;
+        it->c = w0 + sh->c0 + it->j0;
+        it->j0 += tn;
+        tl_tensor *b[2];
+        for (int i = 0; i < 2; i++) {
+                it->acc[i] = acc_block(tl, pe->acc[i], it->nr, it->nc);
+                b[i] = view2(tl, w[i], 0, it->c, k, it->nc);
+        }
+        tl_tensor *as = view2(tl, src, it->r0, 0, it->nr, k);
+        if (run && pe->plan.nb >= 2) {
+                gemm_multi(tl, pe, sh->shared, as, 2, b, it->acc);
+        } else if (run) {
+                gemm_multi(tl, pe, sh->shared, as, 1, &b[0], &it->acc[0]);
+                gemm_multi(tl, pe, sh->shared, as, 1, &b[1], &it->acc[1]);
+        }
+        return true;
+}
+
 /* Phase 2: this PE's share of the block's q | k | v columns (on a cube
- * grid, its share of each of q, k and v, so that the shares are alike). */
+ * grid, its share of each of q, k and v, so that the shares are alike,
+ * k and v in pairs of sub-blocks sharing each A tile: gemm_pair). */
 static void qkv(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
 {
         if (!runs(a, LLM_PART_GEMM))
@@ -487,6 +529,16 @@ static void qkv(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
         for (int i = 0; i < 3; i++) {
                 int64_t c0 = max64(lo, base) - base, c1 = min64(hi, base + m[i].width) - base;
                 base += m[i].width;
+                if (pe->grid.on && i == 1) {
+                        sh = share_of(&pe->grid, t, wk);
+                        tl_tensor *w[2] = { a->wk, a->wv };
+                        struct pair_iter it = { 0 };
+                        while (gemm_pair(tl, pe, &sh, a->n1, w, pe->rank * wk, true, &it))
+                                for (int j = 0; j < 2; j++)
+                                        tl_store(tl, view2(tl, m[1 + j].dst, it.r0, it.c, it.nr,
+                                                           it.nc), it.acc[j]);
+                        break;
+                }
                 if (pe->grid.on) {
                         sh = share_of(&pe->grid, t, m[i].width);
                         c0 = sh.c0;
@@ -541,26 +593,17 @@ static void row_parallel(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe
 /* Phase 7: act = silu(n2 . w_gate) * (n2 . w_up) for this PE's FFN columns. */
 static void gate_up(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
 {
-        int64_t t = a->batch * a->sq, hd = a->hidden, fl = a->ffn / a->tp;
+        int64_t t = a->batch * a->sq, fl = a->ffn / a->tp;
         struct share sh = share_of(&pe->grid, t, fl);
+        tl_tensor *w[2] = { a->wg, a->wu };
+        struct pair_iter it = { 0 };
         acc_open(tl, pe);
-        FOR_BLOCKS(sh.rows, sh.cols, pe->plan.tn, i0, nr, j0, nc) {
-                int64_t r0 = sh.r0 + i0, c = pe->rank * fl + sh.c0 + j0;
-                tl_tensor *acc[2] = { acc_block(tl, pe->acc[0], nr, nc),
-                                      acc_block(tl, pe->acc[1], nr, nc) };
-                tl_tensor *g = acc[0], *u = acc[1];
-                tl_tensor *n2 = view2(tl, a->n2, r0, 0, nr, hd);
-                tl_tensor *b[2] = { view2(tl, a->wg, 0, c, hd, nc), view2(tl, a->wu, 0, c, hd, nc) };
-                if (runs(a, LLM_PART_GEMM) && pe->plan.nb >= 2) {
-                        gemm_multi(tl, pe, sh.shared, n2, 2, b, acc); /* gate and up share n2 */
-                } else if (runs(a, LLM_PART_GEMM)) {
-                        gemm_multi(tl, pe, sh.shared, n2, 1, &b[0], &acc[0]);
-                        gemm_multi(tl, pe, sh.shared, n2, 1, &b[1], &acc[1]);
-                }
+        while (gemm_pair(tl, pe, &sh, a->n2, w, pe->rank * fl, runs(a, LLM_PART_GEMM), &it)) {
                 if (!runs(a, LLM_PART_OTHER))
                         continue;
                 tl_scratch_scope_begin(tl);
-                tl_store(tl, view2(tl, a->act, r0, c, nr, nc), tl_mul(tl, tl_silu(tl, g), u));
+                tl_store(tl, view2(tl, a->act, it.r0, it.c, it.nr, it.nc),
+                         tl_mul(tl, tl_silu(tl, it.acc[0]), it.acc[1]));
                 tl_scratch_scope_end(tl);
         }
         acc_close(tl, pe);
@@ -609,8 +652,10 @@ static void new_kv(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe
 /* A PE's attention buffers in TCM (rows: llm_attn_rows). */
 struct attn_buf {
         tl_tensor *qs;               /* [rows, D] fp32: rotated, scaled queries */
-        tl_tensor *kbuf[2];          /* [LLM_KV_TILE, D]: K tiles, double-buffered */
-        tl_tensor *vbuf[2];          /* [LLM_KV_TILE, D]: V tiles, likewise */
+        tl_tensor *kbuf[3];          /* [LLM_KV_TILE, D]: K tiles, double-buffered (prefill: 3) */
+        tl_tensor *vbuf[3];          /* [LLM_KV_TILE, D]: V tiles, likewise */
+        tl_tensor *s[2][2];          /* prefill: scratch [rows / 2 * LLM_KV_TILE] fp32: scores,
+                                      * two buffers for each of two chains */
         tl_tensor *m, *l, *o;        /* [rows, 1], [rows, 1], [rows, D]: online softmax state */
 };
 
@@ -687,17 +732,56 @@ static void queries(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *p
         }
 }
 
-/* Load the item's queries and merge every key tile into its state. The
- * stacked heads of a prefill item form two chains (halves of the rows)
- * when their count is even: the GEMM engine computes one chain's scores
- * while the MATH engine merges the other's. */
+/* How a prefill item's stacked heads split into chains (halves of the
+ * rows, when their count is even): the GEMM engine computes one chain's
+ * scores while the MATH engine merges the other's. */
+struct chains {
+        int n;                       /* chains: 1 or 2 */
+        int64_t rows, heads;         /* rows and stacked heads of each */
+};
+
+static struct chains chains_of(const struct attn_item *it)
+{
+        int n = it->nh % 2 == 0 ? 2 : 1;
+        return (struct chains){ n, it->nh * it->n / n, it->nh / n };
+}
+
+/* Merge the score tiles s[c] of chains ch (keys [j, j + cols)) into the
+ * item's state, the values from vbuf, masking new keys later than a
+ * query row; waits for the merges. */
+static void merge_tile(tl_ctx *tl, const struct llm_args *a, struct attn_buf *ab,
+                       const struct attn_item *it, const struct chains *ch, tl_tensor **s,
+                       tl_tensor *vbuf, int64_t j, int64_t cols)
+{
+        int64_t d = a->d, cr = ch->rows;
+        /* New key j - P + c is hidden from query row i0 + r when it is later. */
+        int64_t off = it->i0 - (j - a->past);
+        tl_tensor *vt = view2(tl, vbuf, 0, 0, cols, d);
+        tl_handle h[2];
+        for (int c = 0; c < ch->n; c++) {
+                if (j >= a->past && cols - 1 > off) {
+                        /* Each stacked head's rows start at row i0 of the block. */
+                        tl_tensor *s3 = tl_reshape(tl, s[c], 3,
+                                                   ((int64_t[]){ ch->heads, it->n, cols }));
+                        s[c] = tl_reshape(tl, tl_mask_causal(tl, s3, off), 2,
+                                          ((int64_t[]){ cr, cols }));
+                }
+                h[c] = tl_softmax_merge(tl, s[c], vt, view2(tl, ab->m, c * cr, 0, cr, 1),
+                                        view2(tl, ab->l, c * cr, 0, cr, 1),
+                                        view2(tl, ab->o, c * cr, 0, cr, d));
+        }
+        for (int c = 0; c < ch->n; c++)
+                tl_wait(tl, h[c]);
+}
+
+/* Load the item's queries and merge every key tile into its state, the
+ * next tiles' keys and values loading meanwhile (decode). */
 static void attend(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
                    struct attn_buf *ab, const struct attn_item *it)
 {
-        int64_t d = a->d, rows = it->nh * it->n;
-        int chains = it->nh % 2 == 0 ? 2 : 1;
-        int64_t cr = rows / chains, ch = it->nh / chains;
-        queries(tl, a, pe, ab, it, rows);
+        int64_t d = a->d;
+        struct chains ch = chains_of(it);
+        queries(tl, a, pe, ab, it, it->nh * it->n);
         int cur = 0;
         int64_t j = it->k0, e = tile_end(a, j, it->k1);
         kv_tiles(tl, a, ab, it, 0, j, e);
@@ -706,32 +790,71 @@ static void attend(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe
                 if (jn < it->k1)     /* prefetch the next tiles while these compute */
                         kv_tiles(tl, a, ab, it, 1 - cur, jn, en);
                 tl_scratch_scope_begin(tl);
-                /* New key j - P + c is hidden from query row i0 + r when it is later. */
-                int64_t off = it->i0 - (j - a->past), cols = e - j;
-                bool mask = j >= a->past && cols - 1 > off;
-                tl_tensor *kt = view2(tl, ab->kbuf[cur], 0, 0, cols, d);
-                tl_tensor *vt = view2(tl, ab->vbuf[cur], 0, 0, cols, d);
-                tl_tensor *s[2];
-                for (int c = 0; c < chains; c++) {
-                        s[c] = tl_dot(tl, view2(tl, ab->qs, c * cr, 0, cr, d), kt, true);
-                        if (!mask)
-                                continue;
-                        /* Each stacked head's rows start at row i0 of the block. */
-                        tl_tensor *s3 = tl_reshape(tl, s[c], 3, ((int64_t[]){ ch, it->n, cols }));
-                        s[c] = tl_reshape(tl, tl_mask_causal(tl, s3, off), 2,
-                                          ((int64_t[]){ cr, cols }));
-                }
-                tl_handle h[2];
-                for (int c = 0; c < chains; c++)
-                        h[c] = tl_softmax_merge(tl, s[c], vt, view2(tl, ab->m, c * cr, 0, cr, 1),
-                                                view2(tl, ab->l, c * cr, 0, cr, 1),
-                                                view2(tl, ab->o, c * cr, 0, cr, d));
-                for (int c = 0; c < chains; c++)
-                        tl_wait(tl, h[c]);
+                tl_tensor *kt = view2(tl, ab->kbuf[cur], 0, 0, e - j, d), *s[2];
+                for (int c = 0; c < ch.n; c++)
+                        s[c] = tl_dot(tl, view2(tl, ab->qs, c * ch.rows, 0, ch.rows, d), kt, true);
+                merge_tile(tl, a, ab, it, &ch, s, ab->vbuf[cur], j, e - j);
                 tl_scratch_scope_end(tl);
                 j = jn;
                 e = en;
                 cur = 1 - cur;
+        }
+}
+
+/* The scores of chain c for the key tile of kbuf (cols keys) into the
+ * flat scratch buffer sbuf, as a [rows, cols] tensor: one GEMM composite. */
+static tl_tensor *scores(tl_ctx *tl, const struct llm_args *a, struct attn_buf *ab,
+                         const struct chains *ch, int c, tl_tensor *kbuf, int64_t cols,
+                         tl_tensor *sbuf)
+{
+        int64_t d = a->d;
+        tl_tensor *s = acc_block(tl, sbuf, ch->rows, cols);
+        tl_composite(tl, &(tl_composite_desc){
+                .op = TL_GEMM, .a = view2(tl, ab->qs, c * ch->rows, 0, ch->rows, d),
+                .b = view2(tl, kbuf, 0, 0, cols, d), .trans_b = true, .out = s,
+                .tile_m = ch->rows, .tile_n = cols, .tile_k = d,
+        });
+        return s;
+}
+
+/* attend for a prefill item, software-pipelined: the scores of key tile
+ * t + 1 are computed (into ab->s, two buffers a chain) before tile t is
+ * merged, and the keys and values of tile t + 2 load meanwhile (three
+ * buffers), so that the GEMM engine computes scores while the MATH
+ * engine merges (docs/adr/0042). */
+static void attend_prefill(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
+                           struct attn_buf *ab, const struct attn_item *it)
+{
+        struct chains ch = chains_of(it);
+        queries(tl, a, pe, ab, it, it->nh * it->n);
+        int64_t j[3], e[3];          /* tiles t, t + 1, t + 2: keys [j, e) (j = k1: none) */
+        j[0] = it->k0;
+        e[0] = tile_end(a, j[0], it->k1);
+        j[1] = e[0];
+        e[1] = j[1] < it->k1 ? tile_end(a, j[1], it->k1) : j[1];
+        kv_tiles(tl, a, ab, it, 0, j[0], e[0]);
+        if (j[1] < it->k1)
+                kv_tiles(tl, a, ab, it, 1, j[1], e[1]);
+        tl_tensor *s[2];
+        for (int c = 0; c < ch.n; c++)
+                scores(tl, a, ab, &ch, c, ab->kbuf[0], e[0] - j[0], ab->s[0][c]);
+        for (int64_t t = 0; j[0] < it->k1; t++) {
+                j[2] = e[1];
+                e[2] = j[2] < it->k1 ? tile_end(a, j[2], it->k1) : j[2];
+                if (j[2] < it->k1)
+                        kv_tiles(tl, a, ab, it, (int)((t + 2) % 3), j[2], e[2]);
+                for (int c = 0; j[1] < it->k1 && c < ch.n; c++)
+                        scores(tl, a, ab, &ch, c, ab->kbuf[(t + 1) % 3], e[1] - j[1],
+                               ab->s[(t + 1) % 2][c]);
+                tl_scratch_scope_begin(tl);
+                for (int c = 0; c < ch.n; c++)
+                        s[c] = acc_block(tl, ab->s[t % 2][c], ch.rows, e[0] - j[0]);
+                merge_tile(tl, a, ab, it, &ch, s, ab->vbuf[t % 3], j[0], e[0] - j[0]);
+                tl_scratch_scope_end(tl);
+                for (int i = 0; i < 2; i++) {
+                        j[i] = j[i + 1];
+                        e[i] = e[i + 1];
+                }
         }
 }
 
@@ -870,7 +993,7 @@ static void attention_prefill(tl_ctx *tl, const struct llm_args *a, const struct
                 it.h = it.qh / a->group;
                 it.n = min64(LLM_Q_ROWS, a->sq - it.i0);
                 it.k1 = a->past + it.i0 + it.n;
-                attend(tl, a, pe, ab, &it);
+                attend_prefill(tl, a, pe, ab, &it);
                 write_attn(tl, a, ab, &it);
         }
 }
@@ -880,17 +1003,24 @@ static void attention(tl_ctx *tl, const struct llm_args *a, const struct llm_pe 
         int64_t rows = llm_attn_rows(a->sq, a->group), d = a->d;
         struct attn_buf ab;
         ab.qs = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, d }));
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < (a->sq == 1 ? 2 : 3); i++) {
                 ab.kbuf[i] = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ LLM_KV_TILE, d }));
                 ab.vbuf[i] = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ LLM_KV_TILE, d }));
         }
         ab.m = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, 1 }));
         ab.l = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, 1 }));
         ab.o = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, d }));
-        if (a->sq == 1)
+        if (a->sq == 1) {
                 attention_decode(tl, a, pe, &ab);
-        else
-                attention_prefill(tl, a, pe, &ab);
+                return;
+        }
+        int nch = llm_attn_heads(a->group) % 2 == 0 ? 2 : 1; /* chains_of's */
+        tl_scratch_scope_begin(tl);
+        for (int i = 0; i < 2 * nch; i++)
+                ab.s[i / nch][i % nch] = tl_alloc(tl, TL_SCRATCH, TL_FP32, 1,
+                                                  ((int64_t[]){ rows / nch * LLM_KV_TILE }));
+        attention_prefill(tl, a, pe, &ab);
+        tl_scratch_scope_end(tl);
 }
 
 /* ---- the layer ---------------------------------------------------------------------- */

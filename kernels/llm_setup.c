@@ -145,7 +145,8 @@ static uint64_t persistent_bytes(const struct llm_args *a)
                      (p.acc_scratch ? 0 : 2 * f32(LLM_TM * p.tn)) +
                      (p.acc_scratch && a->tp > 1 ? f32(LLM_STAGE_ROWS * p.tn) : 0);
         if (a->part == LLM_PART_ALL || a->part == LLM_PART_ATTENTION)
-                n += 2 * f32(rows * d) + 4 * tl_dtype_bytes(a->dt, LLM_KV_TILE * d, d) +
+                n += 2 * f32(rows * d) +
+                     (a->sq == 1 ? 4 : 6) * tl_dtype_bytes(a->dt, LLM_KV_TILE * d, d) +
                      2 * f32(rows);
         return n;
 }
@@ -174,8 +175,9 @@ static uint64_t gemm_scratch_bytes(const struct llm_args *a)
 
 /* Peak scratch of the phases whose blocks grow with head_dim: new keys
  * (new_kv()), an attention item's queries, one head at a time, its state
- * (queries()), its score tiles (attend()), and the merge of a decode
- * unit's partial states (merge_state()). */
+ * (queries()), its score tiles (attend(); prefill: beside its two score
+ * buffers, attention()), and the merge of a decode unit's partial states
+ * (merge_state()). */
 static uint64_t head_bytes(const struct llm_args *a, int per)
 {
         int64_t d = a->d, half = d / 2, nk = a->sq < LLM_Q_ROWS ? a->sq : LLM_Q_ROWS;
@@ -192,8 +194,8 @@ static uint64_t head_bytes(const struct llm_args *a, int per)
         int64_t tile = keys < LLM_KV_TILE ? keys : LLM_KV_TILE;
         n = tl_dtype_bytes(a->dt, r * d, decode ? r * d : d) + rope_bytes(r, d, decode) +
             2 * f32(r * half) + 2 * f32(rows) + f32(rows * d);
-        peak = n > peak ? n : peak;
-        n = (decode ? 1 : 2) * f32(rows * tile);
+        uint64_t tiles_n = f32(rows * tile);
+        n = (n > tiles_n ? n : tiles_n) + (decode ? 0 : 2 * f32(rows * LLM_KV_TILE));
         peak = n > peak ? n : peak;
         int64_t units = a->batch * (a->hkv / a->tp), tiles = (keys + LLM_KV_TILE - 1) / LLM_KV_TILE;
         int64_t splits = units > 0 ? per / units : 0;
