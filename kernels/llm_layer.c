@@ -19,8 +19,10 @@
  *   4. attention: decode (Sq = 1) folds a KV head's G query heads into the
  *      rows of one block and splits the keys over PEs, whose partial
  *      softmax states merge at the first of them; prefill takes blocks of
- *      query rows of one head over all the keys they see. Per key tile one
- *      Q.K^T dot and one softmax_merge composite (V streams from HBM);
+ *      query rows of llm_attn_heads(G) heads of one KV head, stacked, over
+ *      all the keys they see, read from the PE's own cube (docs/adr/0042).
+ *      Per key tile one Q.K^T GEMM and one softmax_merge composite per
+ *      chain of rows (prefill: the next tile's scores before this merge);
  *   5. the row-parallel wo GEMM: PE i of every block computes the same
  *      columns of H into TCM, the ring all-reduce (collective.h) over the
  *      blocks sums them, and the residual x is added -> h;
@@ -37,8 +39,10 @@
  * (weight-bandwidth bound: the loads of the next plan.bufs - 1 steps are
  * in flight while this step computes); prefill in LLM_TM x (LLM_NB x
  * LLM_PTN) blocks whose sub-blocks share each A tile, K steps of LLM_PTK
- * (docs/adr/0032), and on a cube grid the PEs of a NoC row or column
- * share their A or B tiles by multicast (gemm_shared, docs/adr/0036). */
+ * (docs/adr/0032), and on a cube grid the PEs of a NoC row share their A
+ * tiles by multicast (gemm_shared, docs/adr/0036) while each loads its B
+ * tiles from its cube's copy of the weights (docs/adr/0042); their
+ * accumulators then live in scratch while a GEMM phase runs. */
 #include "collective.h"
 #include "gqa_common.h"
 #include "llm.h"
