@@ -32,6 +32,7 @@
 #define LLM_DECODE_BUFS 3            /* decode: operand buffers (loads two steps ahead) */
 #define LLM_PREFILL_BUFS 4           /* prefill: B buffers (loads three steps ahead; one
                                       * fewer A buffers; docs/adr/0042) */
+#define LLM_ROW_MCAST_ROWS 16        /* one grid row: fewest token rows whose A tiles a NoC row shares */
 #define LLM_STAGE_ROWS 64            /* prefill, tp > 1: accumulator rows all-reduced at once */
 #define LLM_NORM_ELEMS 32768         /* elements of one RMSNorm block in scratch */
 

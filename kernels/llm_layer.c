@@ -67,6 +67,8 @@ struct share {
 struct cube_grid {
         int pr, pc;                  /* the grid: rows by columns of PEs */
         bool on;                     /* the cubes tile it (else PE i: row i / pc, column i % pc) */
+        bool arow;                   /* one grid row (pr 1) of LLM_ROW_MCAST_ROWS token rows or
+                                      * more on whole cubes: a NoC row's PEs share A tiles */
         int row, col;                /* this PE's place in the grid */
         int nrows, ncols;            /* the NoC's rows and columns (on) */
         int lr, lc;                  /* this PE's NoC row and column (on) */
@@ -169,7 +171,9 @@ static void acc_close(tl_ctx *tl, struct llm_pe *pe)
  * block of whole cubes, halved while that lets the cubes tile the grid).
  * Decode (few rows) splits columns only; prefill also splits rows, so
  * that each operand is read by fewer PEs. Placed on the cubes when they
- * tile it. */
+ * tile it; a single grid row of LLM_ROW_MCAST_ROWS rows or more on whole
+ * cubes (decode of a batch, a short prefill) lets each NoC row's PEs,
+ * whose columns differ, share their A tiles (arow, docs/adr/0042). */
 static struct cube_grid grid_of(tl_ctx *tl, const struct coll_group *g, int64_t rows)
 {
         struct cube_grid c = { .pr = 1 };
@@ -180,20 +184,25 @@ static struct cube_grid grid_of(tl_ctx *tl, const struct coll_group *g, int64_t 
         /* Whole cubes: fewer grid rows if that lets the cubes tile it. */
         while (cubes && c.pr % nrows == 0 && g->n / c.pr % ncols != 0 && c.pr / 2 % nrows == 0)
                 c.pr /= 2;
+        /* Whole cubes whose NoC rows the grid's rows cannot fill: one grid
+         * row, whose NoC rows share A tiles (arow), rather than no sharing. */
+        if (cubes && c.pr % nrows != 0 && rows >= LLM_ROW_MCAST_ROWS)
+                c.pr = 1;
         c.pc = g->n / c.pr;
         c.row = g->me / c.pc;
         c.col = g->me % c.pc;
-        if (!cubes || c.pr % nrows != 0 || c.pc % ncols != 0)
-                return c;
         int cube = g->me / per, local = g->me % per, cubes_across = c.pc / ncols;
-        c.on = true;
+        c.arow = cubes && c.pr == 1 && rows >= LLM_ROW_MCAST_ROWS;
         c.nrows = nrows;
         c.ncols = ncols;
         c.lr = local / ncols;
         c.lc = local % ncols;
+        c.rank0 = coll_rank(g, cube * per);
+        if (!cubes || c.pr % nrows != 0 || c.pc % ncols != 0)
+                return c;
+        c.on = true;
         c.row = cube / cubes_across * nrows + c.lr;
         c.col = cube % cubes_across * ncols + c.lc;
-        c.rank0 = coll_rank(g, cube * per);
         return c;
 }
 
@@ -208,7 +217,7 @@ static struct share share_of(const struct cube_grid *c, int64_t rows, int64_t co
         gqa_split(cols, c->pc, c->col, &lo, &hi);
         s.c0 = lo;
         s.cols = hi - lo;
-        s.shared = c->on && rows % c->pr == 0 && cols % c->pc == 0;
+        s.shared = (c->on || c->arow) && rows % c->pr == 0 && cols % c->pc == 0;
         return s;
 }
 
@@ -533,7 +542,7 @@ static void qkv(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
         for (int i = 0; i < 3; i++) {
                 int64_t c0 = max64(lo, base) - base, c1 = min64(hi, base + m[i].width) - base;
                 base += m[i].width;
-                if (pe->grid.on && i == 1) {
+                if ((pe->grid.on || pe->grid.arow) && i == 1) {
                         sh = share_of(&pe->grid, t, wk);
                         tl_tensor *w[2] = { a->wk, a->wv };
                         struct pair_iter it = { 0 };
@@ -543,7 +552,7 @@ static void qkv(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
                                                            it.nc), it.acc[j]);
                         break;
                 }
-                if (pe->grid.on) {
+                if (pe->grid.on || pe->grid.arow) {
                         sh = share_of(&pe->grid, t, m[i].width);
                         c0 = sh.c0;
                         c1 = sh.c0 + sh.cols;
