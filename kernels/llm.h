@@ -19,6 +19,7 @@
 #define LLM_EPS 1e-5f                /* RMSNorm epsilon */
 #define LLM_KV_TILE 128              /* keys per attention tile */
 #define LLM_Q_ROWS 128               /* query rows per attention block (prefill) */
+#define LLM_ATTN_ROWS 256            /* prefill: most stacked query rows of one attention item */
 #define LLM_RAMP_ROWS(sq) ((sq) == 1 ? 64 : LLM_Q_ROWS) /* RoPE ramp rows (decode: its old size) */
 #define LLM_MAX_GROUP 64             /* most query heads per KV head (rows of a decode block) */
 #define LLM_TM 256                   /* rows of a GEMM output block */
@@ -29,6 +30,10 @@
 #define LLM_NB 2                     /* prefill: sub-blocks sharing each A tile */
 #define LLM_BUFS 4                   /* most GEMM operand buffers (loads in flight + 1) */
 #define LLM_DECODE_BUFS 3            /* decode: operand buffers (loads two steps ahead) */
+#define LLM_PREFILL_BUFS 4           /* prefill: B buffers (loads three steps ahead; one
+                                      * fewer A buffers; docs/adr/0042) */
+#define LLM_ROW_MCAST_ROWS 16        /* one grid row: fewest token rows whose A tiles a NoC row shares */
+#define LLM_STAGE_ROWS 64            /* prefill, tp > 1: accumulator rows all-reduced at once */
 #define LLM_NORM_ELEMS 32768         /* elements of one RMSNorm block in scratch */
 
 /* How a PE blocks its GEMMs. Decode (Sq = 1) is weight-bandwidth bound:
@@ -38,21 +43,49 @@
  * compute bound if each operand byte feeds enough MACs: LLM_NB output
  * sub-blocks of LLM_TM x LLM_PTN (LLM_TN for 4-byte types, to fit TCM)
  * share each A tile, in K steps of LLM_PTK, so a K step moves
- * (TM + NB x TN) x TK operand elements for TM x NB x TN x TK MACs. */
+ * (TM + NB x TN) x TK operand elements for TM x NB x TN x TK MACs.
+ * Prefill keeps its accumulators in scratch while a GEMM phase runs
+ * (acc_scratch), leaving persistent TCM to attention's stacked heads
+ * (docs/adr/0042). */
 struct llm_gemm_plan {
         int64_t tk;                  /* K step */
         int64_t tn;                  /* columns of one sub-block */
         int nb;                      /* sub-blocks (B tiles and accumulators) per A tile */
         bool acc_in_place;           /* K steps accumulate in the GEMM (no MATH add pass) */
-        int bufs;                    /* operand buffers: loads run bufs - 1 steps ahead */
+        int bufs;                    /* B operand buffers: loads run bufs - 1 steps ahead */
+        int abufs;                   /* A operand buffers (<= bufs), likewise; an unshared
+                                      * GEMM runs its B tiles as deep (gemm_multi) */
+        bool acc_scratch;            /* accumulators in scratch, per GEMM phase (else TCM) */
 };
 
 static inline struct llm_gemm_plan llm_gemm_plan_of(int64_t sq, tl_dtype dt, tl_dtype wdt)
 {
         if (sq == 1)
-                return (struct llm_gemm_plan){ LLM_TK, LLM_TN, 1, false, LLM_DECODE_BUFS };
+                return (struct llm_gemm_plan){ LLM_TK, LLM_TN, 1, false, LLM_DECODE_BUFS,
+                                               LLM_DECODE_BUFS, false };
         bool narrow = tl_dtype_size(dt) > 2 || tl_dtype_size(wdt) > 2;
-        return (struct llm_gemm_plan){ LLM_PTK, narrow ? LLM_TN : LLM_PTN, LLM_NB, true, 2 };
+        return (struct llm_gemm_plan){ LLM_PTK, narrow ? LLM_TN : LLM_PTN, LLM_NB, true,
+                                       LLM_PREFILL_BUFS, LLM_PREFILL_BUFS, true };
+}
+
+/* Prefill attention: the query heads of one KV head that an item stacks
+ * (they share every key and value tile it loads), the largest divisor of
+ * the group g with that many LLM_Q_ROWS blocks in LLM_ATTN_ROWS rows. */
+static inline int64_t llm_attn_heads(int64_t g)
+{
+        int64_t nh = 1;
+        for (int64_t i = 2; i <= g && i * LLM_Q_ROWS <= LLM_ATTN_ROWS; i++)
+                if (g % i == 0)
+                        nh = i;
+        return nh;
+}
+
+/* Rows of a PE's attention state: decode folds the group's g heads into
+ * one block; prefill stacks llm_attn_heads(g) blocks of up to LLM_Q_ROWS
+ * query rows (sq of them when fewer). */
+static inline int64_t llm_attn_rows(int64_t sq, int64_t g)
+{
+        return sq == 1 ? g : llm_attn_heads(g) * (sq < LLM_Q_ROWS ? sq : LLM_Q_ROWS);
 }
 
 /* Rows of a GEMM A tile buffer for t token rows: an output block's, or

@@ -19,8 +19,10 @@
  *   4. attention: decode (Sq = 1) folds a KV head's G query heads into the
  *      rows of one block and splits the keys over PEs, whose partial
  *      softmax states merge at the first of them; prefill takes blocks of
- *      query rows of one head over all the keys they see. Per key tile one
- *      Q.K^T dot and one softmax_merge composite (V streams from HBM);
+ *      query rows of llm_attn_heads(G) heads of one KV head, stacked, over
+ *      all the keys they see, read from the PE's own cube (docs/adr/0042).
+ *      Per key tile one Q.K^T GEMM and one softmax_merge composite per
+ *      chain of rows (prefill: the next tile's scores before this merge);
  *   5. the row-parallel wo GEMM: PE i of every block computes the same
  *      columns of H into TCM, the ring all-reduce (collective.h) over the
  *      blocks sums them, and the residual x is added -> h;
@@ -37,8 +39,10 @@
  * (weight-bandwidth bound: the loads of the next plan.bufs - 1 steps are
  * in flight while this step computes); prefill in LLM_TM x (LLM_NB x
  * LLM_PTN) blocks whose sub-blocks share each A tile, K steps of LLM_PTK
- * (docs/adr/0032), and on a cube grid the PEs of a NoC row or column
- * share their A or B tiles by multicast (gemm_shared, docs/adr/0036). */
+ * (docs/adr/0032), and on a cube grid the PEs of a NoC row share their A
+ * tiles by multicast (gemm_shared, docs/adr/0036) while each loads its B
+ * tiles from its cube's copy of the weights (docs/adr/0042); their
+ * accumulators then live in scratch while a GEMM phase runs. */
 #include "collective.h"
 #include "gqa_common.h"
 #include "llm.h"
@@ -63,6 +67,8 @@ struct share {
 struct cube_grid {
         int pr, pc;                  /* the grid: rows by columns of PEs */
         bool on;                     /* the cubes tile it (else PE i: row i / pc, column i % pc) */
+        bool arow;                   /* one grid row (pr 1) of LLM_ROW_MCAST_ROWS token rows or
+                                      * more on whole cubes: a NoC row's PEs share A tiles */
         int row, col;                /* this PE's place in the grid */
         int nrows, ncols;            /* the NoC's rows and columns (on) */
         int lr, lc;                  /* this PE's NoC row and column (on) */
@@ -78,10 +84,13 @@ struct llm_pe {
         tl_tensor *freq;             /* TCM [1, D/2] fp32: theta^(-2i/D) */
         struct llm_gemm_plan plan;   /* its GEMM blocking (llm.h) */
         struct cube_grid grid;       /* how its block splits [T, *] outputs */
-        tl_tensor *abuf[LLM_BUFS];   /* TCM [llm_a_rows(T), plan.tk] dtype: A tiles (plan.bufs) */
+        tl_tensor *abuf[LLM_BUFS];   /* TCM [llm_a_rows(T), plan.tk] dtype: A tiles (plan.abufs) */
         tl_tensor *bbuf[LLM_BUFS][LLM_NB]; /* TCM [plan.tk, plan.tn] weight dtype: GEMM B tiles */
-        tl_tensor *acc[LLM_NB];      /* TCM [LLM_TM * plan.tn] fp32: GEMM output sub-blocks */
+        tl_tensor *acc[LLM_NB];      /* [LLM_TM * plan.tn] fp32: GEMM output sub-blocks (TCM, or
+                                      * scratch of the GEMM phase: plan.acc_scratch) */
         struct share out;            /* its share of [T, H] in phases 5 and 8 */
+        tl_tensor *stage;            /* TCM [LLM_STAGE_ROWS * plan.tn] fp32: rows of a scratch
+                                      * accumulator all-reduced (tp > 1), or NULL */
 };
 
 static tl_tensor *view2(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc)
@@ -127,15 +136,34 @@ static void gemm_bufs(tl_ctx *tl, int64_t sq, int64_t t, tl_dtype dt, tl_dtype w
         int64_t rows = llm_a_rows(t);
         for (int i = 0; i < p.bufs || i < 2; i++) {
                 for (int j = 0; j < p.nb && i < p.bufs; j++) {
-                        if (j == 0)
+                        if (j == 0 && i < p.abufs)
                                 pe->abuf[i] = tl_alloc(tl, TL_TCM, dt, 2,
                                                        ((int64_t[]){ rows, p.tk }));
                         pe->bbuf[i][j] = tl_alloc(tl, TL_TCM, wdt, 2, ((int64_t[]){ p.tk, p.tn }));
                 }
-                if (i < 2)
+                if (i < 2 && !p.acc_scratch)
                         pe->acc[i] = tl_alloc(tl, TL_TCM, TL_FP32, 1,
                                               ((int64_t[]){ LLM_TM * p.tn }));
         }
+}
+
+/* A GEMM phase begins: with plan.acc_scratch its accumulators are made in
+ * a scratch scope that acc_close ends (persistent TCM then holds the
+ * attention state; docs/adr/0042). */
+static void acc_open(tl_ctx *tl, struct llm_pe *pe)
+{
+        if (!pe->plan.acc_scratch)
+                return;
+        tl_scratch_scope_begin(tl);
+        for (int i = 0; i < 2; i++)
+                pe->acc[i] = tl_alloc(tl, TL_SCRATCH, TL_FP32, 1,
+                                      ((int64_t[]){ LLM_TM * pe->plan.tn }));
+}
+
+static void acc_close(tl_ctx *tl, struct llm_pe *pe)
+{
+        if (pe->plan.acc_scratch)
+                tl_scratch_scope_end(tl);
 }
 
 /* The grid of block g's n members for a [rows, *] output: pr x (n / pr),
@@ -143,7 +171,9 @@ static void gemm_bufs(tl_ctx *tl, int64_t sq, int64_t t, tl_dtype dt, tl_dtype w
  * block of whole cubes, halved while that lets the cubes tile the grid).
  * Decode (few rows) splits columns only; prefill also splits rows, so
  * that each operand is read by fewer PEs. Placed on the cubes when they
- * tile it. */
+ * tile it; a single grid row of LLM_ROW_MCAST_ROWS rows or more on whole
+ * cubes (decode of a batch, a short prefill) lets each NoC row's PEs,
+ * whose columns differ, share their A tiles (arow, docs/adr/0042). */
 static struct cube_grid grid_of(tl_ctx *tl, const struct coll_group *g, int64_t rows)
 {
         struct cube_grid c = { .pr = 1 };
@@ -154,20 +184,25 @@ static struct cube_grid grid_of(tl_ctx *tl, const struct coll_group *g, int64_t 
         /* Whole cubes: fewer grid rows if that lets the cubes tile it. */
         while (cubes && c.pr % nrows == 0 && g->n / c.pr % ncols != 0 && c.pr / 2 % nrows == 0)
                 c.pr /= 2;
+        /* Whole cubes whose NoC rows the grid's rows cannot fill: one grid
+         * row, whose NoC rows share A tiles (arow), rather than no sharing. */
+        if (cubes && c.pr % nrows != 0 && rows >= LLM_ROW_MCAST_ROWS)
+                c.pr = 1;
         c.pc = g->n / c.pr;
         c.row = g->me / c.pc;
         c.col = g->me % c.pc;
-        if (!cubes || c.pr % nrows != 0 || c.pc % ncols != 0)
-                return c;
         int cube = g->me / per, local = g->me % per, cubes_across = c.pc / ncols;
-        c.on = true;
+        c.arow = cubes && c.pr == 1 && rows >= LLM_ROW_MCAST_ROWS;
         c.nrows = nrows;
         c.ncols = ncols;
         c.lr = local / ncols;
         c.lc = local % ncols;
+        c.rank0 = coll_rank(g, cube * per);
+        if (!cubes || c.pr % nrows != 0 || c.pc % ncols != 0)
+                return c;
+        c.on = true;
         c.row = cube / cubes_across * nrows + c.lr;
         c.col = cube % cubes_across * ncols + c.lc;
-        c.rank0 = coll_rank(g, cube * per);
         return c;
 }
 
@@ -182,7 +217,7 @@ static struct share share_of(const struct cube_grid *c, int64_t rows, int64_t co
         gqa_split(cols, c->pc, c->col, &lo, &hi);
         s.c0 = lo;
         s.cols = hi - lo;
-        s.shared = c->on && rows % c->pr == 0 && cols % c->pc == 0;
+        s.shared = (c->on || c->arow) && rows % c->pr == 0 && cols % c->pc == 0;
         return s;
 }
 
@@ -211,6 +246,10 @@ static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
         pe->grid = grid_of(tl, &pe->block, a->batch * a->sq);
         pe->out = share_of(&pe->grid, a->batch * a->sq, a->hidden);
         gemm_bufs(tl, a->sq, a->batch * a->sq, a->dt, a->wdt, pe);
+        pe->stage = NULL;
+        if (pe->plan.acc_scratch && a->tp > 1)
+                pe->stage = tl_alloc(tl, TL_TCM, TL_FP32, 1,
+                                     ((int64_t[]){ LLM_STAGE_ROWS * pe->plan.tn }));
 }
 
 /* ---- norms ---------------------------------------------------------------------- */
@@ -275,30 +314,19 @@ static void corners_of(const struct llm_pe *pe, int nb, struct corner av[LLM_BUF
                        struct corner bv[LLM_BUFS][LLM_NB])
 {
         for (int i = 0; i < pe->plan.bufs; i++) {
-                av[i] = (struct corner){ .buf = pe->abuf[i] };
+                av[i] = (struct corner){ .buf = i < pe->plan.abufs ? pe->abuf[i] : NULL };
                 for (int j = 0; j < nb; j++)
                         bv[i][j] = (struct corner){ .buf = pe->bbuf[i][j] };
         }
 }
 
-/* The grid PE that sends tile `slot` of K step s along this PE's NoC row
- * (slot 0: the A tile; its NoC column) or column (slot 1 + j: B tile j;
- * its NoC row). The senders rotate with s, on diagonals that differ per
- * slot, so that on a square NoC with nb + 1 <= its side no PE sends two
- * tiles of a step. */
-static int sender_of(const struct cube_grid *g, int slot, int64_t s)
+/* The NoC column of the PE of this PE's NoC row that loads the A tile of
+ * K step s and multicasts it along the row: a diagonal that rotates with
+ * s, so that the rows' senders are in different columns. */
+static int sender_of(const struct cube_grid *g, int64_t s)
 {
-        if (slot == 0)
-                return (int)((g->lr + s) % g->ncols);
-        int64_t r = ((int64_t)g->lc - s % g->nrows + slot + g->nrows) % g->nrows;
-        return (int)r;
+        return (int)((g->lr + s) % g->ncols);
 }
-
-static bool sends(const struct cube_grid *g, int slot, int64_t s)
-{
-        return (slot == 0 ? g->lc : g->lr) == sender_of(g, slot, s);
-}
-
 /* The K step's GEMM composites on the buffers' corners: acc[j] (+)= ta . tb[j]. */
 static void gemm_issue(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *ta, int nb,
                        struct corner *bv, tl_tensor *const *b, tl_tensor *const *acc, bool add,
@@ -310,54 +338,46 @@ static void gemm_issue(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *ta, int n
 }
 
 /* gemm_multi when every PE of the cube's NoC row has the same a and of
- * its column the same b (share.shared): the tiles of K step s + 1 are
- * loaded by their senders (sender_of) while the GEMMs of step s run, then
- * multicast along the row (A) or column (B) and taken by the others, so
- * that the cube reads each A tile once per NoC row and each B tile once
- * per NoC column. */
+ * its column the same b (share.shared). The A tile of K step s is loaded
+ * by its sender (sender_of) plan.bufs - 1 steps ahead, multicast along
+ * the row one step ahead and taken by the others, so that the cube reads
+ * each A tile once per NoC row; every PE loads its own B tiles, as many
+ * steps ahead, from its cube's copy of the weights: multicasting them too
+ * (docs/adr/0036) cost the senders' DMA engines a read-out per tile, and
+ * the DMA engines, not HBM, bound the GEMMs (docs/adr/0042). */
 static void gemm_shared(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int nb,
                         tl_tensor *const *b, tl_tensor *const *acc)
 {
         int64_t m = tl_dim(a, 0), k = tl_dim(a, 1), tk = pe->plan.tk;
         int64_t steps = (k + tk - 1) / tk;
+        int bufs = pe->plan.bufs, abufs = pe->plan.abufs;
         const struct cube_grid *g = &pe->grid;
         struct corner av[LLM_BUFS], bv[LLM_BUFS][LLM_NB];
         corners_of(pe, nb, av, bv);
-        for (int64_t s = -1; s < steps; s++) {
-                int cur = (int)((s + 2) % 2), nxt = 1 - cur, nt = 0;
-                tl_tensor *dst[1 + LLM_NB], *src[1 + LLM_NB];
-                if (s + 1 < steps) {
-                        int64_t k1 = (s + 1) * tk, kn1 = min64(tk, k - k1);
-                        dst[0] = corner(tl, &av[nxt], m, kn1);
-                        src[0] = view2(tl, a, 0, k1, m, kn1);
-                        for (int j = 0; j < nb; j++) {
-                                int64_t n = tl_dim(b[j], 1);
-                                dst[1 + j] = corner(tl, &bv[nxt][j], kn1, n);
-                                src[1 + j] = view2(tl, b[j], k1, 0, kn1, n);
-                        }
-                        nt = 1 + nb;
+        for (int64_t s = 1 - bufs; s < steps; s++) {
+                /* The steps whose A and B tiles load now, and whose A multicasts. */
+                int64_t la = s + abufs - 1, lb = s + bufs - 1, ms = s + 1;
+                if (la >= 0 && la < steps && g->lc == sender_of(g, la)) {
+                        int64_t k1 = la * tk, kn1 = min64(tk, k - k1);
+                        tl_copy_to(tl, corner(tl, &av[la % abufs], m, kn1),
+                                   view2(tl, a, 0, k1, m, kn1));
                 }
-                for (int i = 0; i < nt; i++)
-                        if (sends(g, i, s + 1))
-                                tl_copy_to(tl, dst[i], src[i]);
+                for (int j = 0; lb < steps && j < nb; j++) {
+                        int64_t k1 = lb * tk, kn1 = min64(tk, k - k1), n = tl_dim(b[j], 1);
+                        tl_copy_to(tl, corner(tl, &bv[lb % bufs][j], kn1, n),
+                                   view2(tl, b[j], k1, 0, kn1, n));
+                }
                 tl_handle h[LLM_NB];
                 if (s >= 0)
-                        gemm_issue(tl, pe, corner(tl, &av[cur], m, min64(tk, k - s * tk)), nb,
-                                   bv[cur], b, acc, s > 0, h);
-                for (int i = 0; i < nt; i++) {
-                        if (!sends(g, i, s + 1))
-                                continue;
-                        if (i == 0)
-                                tl_mcast(tl, g->lr, 0, 1, g->ncols, dst[i], TAG_GEMM + i);
+                        gemm_issue(tl, pe, corner(tl, &av[s % abufs], m, min64(tk, k - s * tk)),
+                                   nb, bv[s % bufs], b, acc, s > 0, h);
+                if (ms >= 0 && ms < steps) {
+                        tl_tensor *dst = corner(tl, &av[ms % abufs], m, min64(tk, k - ms * tk));
+                        int from = sender_of(g, ms);
+                        if (g->lc == from)
+                                tl_mcast(tl, g->lr, 0, 1, g->ncols, dst, TAG_GEMM);
                         else
-                                tl_mcast(tl, 0, g->lc, g->nrows, 1, dst[i], TAG_GEMM + i);
-                }
-                for (int i = 0; i < nt; i++) {
-                        if (sends(g, i, s + 1))
-                                continue;
-                        int from = sender_of(g, i, s + 1);
-                        int pe_in_cube = i == 0 ? g->lr * g->ncols + from : from * g->ncols + g->lc;
-                        tl_recv_into(tl, dst[i], g->rank0 + pe_in_cube, TAG_GEMM + i);
+                                tl_recv_into(tl, dst, g->rank0 + g->lr * g->ncols + from, TAG_GEMM);
                 }
                 for (int j = 0; s >= 0 && j < nb; j++)
                         tl_wait(tl, h[j]);
@@ -379,7 +399,7 @@ static void gemm_multi(tl_ctx *tl, const struct llm_pe *pe, bool shared, tl_tens
         }
         int64_t m = tl_dim(a, 0), k = tl_dim(a, 1), tk = pe->plan.tk;
         int64_t steps = (k + tk - 1) / tk;
-        int bufs = pe->plan.bufs;
+        int bufs = pe->plan.abufs;
         struct corner av[LLM_BUFS], bv[LLM_BUFS][LLM_NB];
         corners_of(pe, nb, av, bv);
         for (int64_t s = 1 - bufs; s < steps; s++) {
@@ -463,12 +483,55 @@ static void gemm_store(tl_ctx *tl, const struct llm_pe *pe, const struct share *
         }
 }
 
+/* The output blocks of src [rows, K] . w[i] [K, *] for share sh of the
+ * columns of both w[i] from column w0, in pairs of sub-blocks (one of
+ * each) that share each A tile, plan.tn columns each: acc[0] and acc[1]
+ * as [nr, nc] tensors, the block's rows from row r0, its columns from
+ * sh->c0 + c of each (computed when run). The next block's: ok false. */
+struct pair_iter {
+        int64_t i0, j0;              /* the next block: its rows and columns in the share */
+        int64_t r0, c, nr, nc;       /* the block: rows r0 .. + nr, columns c .. + nc */
+        tl_tensor *acc[2];           /* its two accumulators */
+};
+
+static bool gemm_pair(tl_ctx *tl, const struct llm_pe *pe, const struct share *sh, tl_tensor *src,
+                      tl_tensor *const *w, int64_t w0, bool run, struct pair_iter *it)
+{
+        int64_t tn = pe->plan.tn, k = tl_dim(src, 1);
+        if (it->j0 >= sh->cols) {
+                it->j0 = 0;
+                it->i0 += LLM_TM;
+        }
+        if (it->i0 >= sh->rows || sh->cols <= 0)
+                return false;
+        it->nr = min64(LLM_TM, sh->rows - it->i0);
+        it->nc = min64(tn, sh->cols - it->j0);
+        it->r0 = sh->r0 + it->i0;
+        it->c = w0 + sh->c0 + it->j0;
+        it->j0 += tn;
+        tl_tensor *b[2];
+        for (int i = 0; i < 2; i++) {
+                it->acc[i] = acc_block(tl, pe->acc[i], it->nr, it->nc);
+                b[i] = view2(tl, w[i], 0, it->c, k, it->nc);
+        }
+        tl_tensor *as = view2(tl, src, it->r0, 0, it->nr, k);
+        if (run && pe->plan.nb >= 2) {
+                gemm_multi(tl, pe, sh->shared, as, 2, b, it->acc);
+        } else if (run) {
+                gemm_multi(tl, pe, sh->shared, as, 1, &b[0], &it->acc[0]);
+                gemm_multi(tl, pe, sh->shared, as, 1, &b[1], &it->acc[1]);
+        }
+        return true;
+}
+
 /* Phase 2: this PE's share of the block's q | k | v columns (on a cube
- * grid, its share of each of q, k and v, so that the shares are alike). */
-static void qkv(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
+ * grid, its share of each of q, k and v, so that the shares are alike,
+ * k and v in pairs of sub-blocks sharing each A tile: gemm_pair). */
+static void qkv(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
 {
         if (!runs(a, LLM_PART_GEMM))
                 return;
+        acc_open(tl, pe);
         int64_t t = a->batch * a->sq;
         int64_t wq = a->hq / a->tp * a->d, wk = a->hkv / a->tp * a->d;
         struct { tl_tensor *w, *dst; int64_t width; } m[3] = {
@@ -479,22 +542,34 @@ static void qkv(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
         for (int i = 0; i < 3; i++) {
                 int64_t c0 = max64(lo, base) - base, c1 = min64(hi, base + m[i].width) - base;
                 base += m[i].width;
-                if (pe->grid.on) {
+                if ((pe->grid.on || pe->grid.arow) && i == 1) {
+                        sh = share_of(&pe->grid, t, wk);
+                        tl_tensor *w[2] = { a->wk, a->wv };
+                        struct pair_iter it = { 0 };
+                        while (gemm_pair(tl, pe, &sh, a->n1, w, pe->rank * wk, true, &it))
+                                for (int j = 0; j < 2; j++)
+                                        tl_store(tl, view2(tl, m[1 + j].dst, it.r0, it.c, it.nr,
+                                                           it.nc), it.acc[j]);
+                        break;
+                }
+                if (pe->grid.on || pe->grid.arow) {
                         sh = share_of(&pe->grid, t, m[i].width);
                         c0 = sh.c0;
                         c1 = sh.c0 + sh.cols;
                 }
                 gemm_store(tl, pe, &sh, a->n1, c0, c1, m[i].w, pe->rank * m[i].width, m[i].dst);
         }
+        acc_close(tl, pe);
 }
 
 /* Phases 5 and 8: dst = res + sum over ranks of src . w (w's rows of this
  * rank), for this PE's share of [T, H]; src [T, K] holds this rank's K columns from
  * column k0. Every PE of the ring has the same blocks. */
-static void row_parallel(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
+static void row_parallel(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe,
                          tl_tensor *src, int64_t k0, int64_t k, tl_tensor *w, tl_tensor *res,
                          tl_tensor *dst)
 {
+        acc_open(tl, pe);
         FOR_BLOCKS(pe->out.rows, pe->out.cols, block_cols(pe), i0, nr, j0, nc) {
                 int64_t r0 = pe->out.r0 + i0;
                 tl_tensor *acc[LLM_NB];
@@ -503,42 +578,48 @@ static void row_parallel(tl_ctx *tl, const struct llm_args *a, const struct llm_
                                    runs(a, LLM_PART_GEMM), pe->out.shared, acc);
                 for (int j = 0; j < nb; j++) {
                         int64_t c = pe->out.c0 + j0 + j * pe->plan.tn, ncj = tl_dim(acc[j], 1);
-                        if (runs(a, LLM_PART_ALLREDUCE))
-                                coll_allreduce(tl, &pe->ring, acc[j], a->dt, TAG_ALLREDUCE);
-                        if (!runs(a, LLM_PART_OTHER))
-                                continue;
-                        tl_scratch_scope_begin(tl);
-                        tl_tensor *r = tl_load(tl, view2(tl, res, r0, c, nr, ncj));
-                        tl_store(tl, view2(tl, dst, r0, c, nr, ncj), tl_add(tl, acc[j], r));
-                        tl_scratch_scope_end(tl);
+                        /* The all-reduce stores into TCM: a scratch accumulator
+                         * goes through the stage, LLM_STAGE_ROWS rows at a time. */
+                        int64_t step = pe->stage ? LLM_STAGE_ROWS : nr;
+                        for (int64_t i = 0; i < nr; i += step) {
+                                int64_t rn = min64(step, nr - i);
+                                tl_tensor *x = pe->stage ? view2(tl, acc[j], i, 0, rn, ncj) : acc[j];
+                                if (runs(a, LLM_PART_ALLREDUCE) && pe->stage) {
+                                        tl_tensor *st = acc_block(tl, pe->stage, rn, ncj);
+                                        tl_copy_to(tl, st, x);
+                                        x = st;
+                                }
+                                if (runs(a, LLM_PART_ALLREDUCE))
+                                        coll_allreduce(tl, &pe->ring, x, a->dt, TAG_ALLREDUCE);
+                                if (!runs(a, LLM_PART_OTHER))
+                                        continue;
+                                tl_scratch_scope_begin(tl);
+                                tl_tensor *r = tl_load(tl, view2(tl, res, r0 + i, c, rn, ncj));
+                                tl_store(tl, view2(tl, dst, r0 + i, c, rn, ncj), tl_add(tl, x, r));
+                                tl_scratch_scope_end(tl);
+                        }
                 }
         }
+        acc_close(tl, pe);
 }
 
 /* Phase 7: act = silu(n2 . w_gate) * (n2 . w_up) for this PE's FFN columns. */
-static void gate_up(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
+static void gate_up(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
 {
-        int64_t t = a->batch * a->sq, hd = a->hidden, fl = a->ffn / a->tp;
+        int64_t t = a->batch * a->sq, fl = a->ffn / a->tp;
         struct share sh = share_of(&pe->grid, t, fl);
-        FOR_BLOCKS(sh.rows, sh.cols, pe->plan.tn, i0, nr, j0, nc) {
-                int64_t r0 = sh.r0 + i0, c = pe->rank * fl + sh.c0 + j0;
-                tl_tensor *acc[2] = { acc_block(tl, pe->acc[0], nr, nc),
-                                      acc_block(tl, pe->acc[1], nr, nc) };
-                tl_tensor *g = acc[0], *u = acc[1];
-                tl_tensor *n2 = view2(tl, a->n2, r0, 0, nr, hd);
-                tl_tensor *b[2] = { view2(tl, a->wg, 0, c, hd, nc), view2(tl, a->wu, 0, c, hd, nc) };
-                if (runs(a, LLM_PART_GEMM) && pe->plan.nb >= 2) {
-                        gemm_multi(tl, pe, sh.shared, n2, 2, b, acc); /* gate and up share n2 */
-                } else if (runs(a, LLM_PART_GEMM)) {
-                        gemm_multi(tl, pe, sh.shared, n2, 1, &b[0], &acc[0]);
-                        gemm_multi(tl, pe, sh.shared, n2, 1, &b[1], &acc[1]);
-                }
+        tl_tensor *w[2] = { a->wg, a->wu };
+        struct pair_iter it = { 0 };
+        acc_open(tl, pe);
+        while (gemm_pair(tl, pe, &sh, a->n2, w, pe->rank * fl, runs(a, LLM_PART_GEMM), &it)) {
                 if (!runs(a, LLM_PART_OTHER))
                         continue;
                 tl_scratch_scope_begin(tl);
-                tl_store(tl, view2(tl, a->act, r0, c, nr, nc), tl_mul(tl, tl_silu(tl, g), u));
+                tl_store(tl, view2(tl, a->act, it.r0, it.c, it.nr, it.nc),
+                         tl_mul(tl, tl_silu(tl, it.acc[0]), it.acc[1]));
                 tl_scratch_scope_end(tl);
         }
+        acc_close(tl, pe);
 }
 
 /* ---- RoPE ----------------------------------------------------------------------- */
@@ -581,20 +662,23 @@ static void new_kv(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe
 
 /* ---- attention -------------------------------------------------------------------- */
 
-/* A PE's attention buffers in TCM. */
+/* A PE's attention buffers in TCM (rows: llm_attn_rows). */
 struct attn_buf {
         tl_tensor *qs;               /* [rows, D] fp32: rotated, scaled queries */
-        tl_tensor *kbuf[2];          /* [LLM_KV_TILE, D]: K tiles, double-buffered */
-        tl_tensor *vbuf[2];          /* [LLM_KV_TILE, D]: V tiles, likewise */
+        tl_tensor *kbuf[3];          /* [LLM_KV_TILE, D]: K tiles, double-buffered (prefill: 3) */
+        tl_tensor *vbuf[3];          /* [LLM_KV_TILE, D]: V tiles, likewise */
+        tl_tensor *s[2][2];          /* prefill: scratch [rows / 2 * LLM_KV_TILE] fp32: scores,
+                                      * two buffers for each of two chains */
         tl_tensor *m, *l, *o;        /* [rows, 1], [rows, 1], [rows, D]: online softmax state */
 };
 
 /* One block of query rows of KV head (b, h): rows [i0, i0 + n) of query
- * head qh (decode: all G heads of the group at position P, n = G). */
+ * heads qh .. qh + nh - 1, stacked head after head (decode: all G heads
+ * of the group at position P, n = G, nh 1). */
 struct attn_item {
         int64_t b, h;                /* batch, global KV head */
-        int64_t qh;                  /* global query head (prefill) */
-        int64_t i0, n;               /* query rows; decode: 0, G */
+        int64_t qh, nh;              /* prefill: the first global query head, how many */
+        int64_t i0, n;               /* query rows of each head; decode: 0, G */
         int64_t k0, k1;              /* keys [k0, k1) of cache + new it attends to */
 };
 
@@ -624,32 +708,93 @@ static void kv_tiles(tl_ctx *tl, const struct llm_args *a, struct attn_buf *ab,
                    keys(tl, a, a->v_cache, a->v_new, it->b, it->h, j, e - j));
 }
 
-/* Load the item's queries, rotate and scale them into ab->qs, reset the
- * state, and merge every key tile into it. */
-static void attend(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
-                   struct attn_buf *ab, const struct attn_item *it)
+/* Load the item's queries, rotate and scale them into ab->qs (head after
+ * head), and reset the state. */
+static void queries(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
+                    struct attn_buf *ab, const struct attn_item *it, int64_t rows)
 {
         int64_t d = a->d, half = d / 2, n = it->n;
         bool decode = a->sq == 1;
-        tl_tensor *qs = view2(tl, ab->qs, 0, 0, n, d), *m = view2(tl, ab->m, 0, 0, n, 1);
-        tl_tensor *l = view2(tl, ab->l, 0, 0, n, 1), *o = view2(tl, ab->o, 0, 0, n, d);
-        tl_scratch_scope_begin(tl);
-        tl_tensor *q;
-        if (decode)
-                q = tl_reshape(tl, tl_load(tl, view2(tl, a->q, it->b, it->h * a->group * d, 1,
-                                                     a->group * d)),
-                               2, ((int64_t[]){ n, d }));
-        else
-                q = tl_load(tl, view2(tl, a->q, it->b * a->sq + it->i0, it->qh * d, n, d));
-        tl_tensor *h1, *h2;
-        rope(tl, a, pe, q, a->past + it->i0, decode, &h1, &h2);
-        tl_copy_to(tl, view2(tl, qs, 0, 0, n, half), tl_scale(tl, h1, a->scale));
-        tl_copy_to(tl, view2(tl, qs, 0, half, n, half), tl_scale(tl, h2, a->scale));
-        int64_t sh[2] = { n, 1 };
-        tl_copy_to(tl, m, tl_fill(tl, TL_FP32, 2, sh, GQA_NEG_BIG));
-        tl_copy_to(tl, l, tl_fill(tl, TL_FP32, 2, sh, 0.0f));
-        tl_copy_to(tl, o, tl_fill(tl, TL_FP32, 2, ((int64_t[]){ n, d }), 0.0f));
-        tl_scratch_scope_end(tl);
+        for (int64_t g = 0; g < it->nh; g++) {
+                tl_tensor *qs = view2(tl, ab->qs, g * n, 0, n, d);
+                tl_scratch_scope_begin(tl);
+                tl_tensor *q;
+                if (decode)
+                        q = tl_reshape(tl, tl_load(tl, view2(tl, a->q, it->b,
+                                                             it->h * a->group * d, 1,
+                                                             a->group * d)),
+                                       2, ((int64_t[]){ n, d }));
+                else
+                        q = tl_load(tl, view2(tl, a->q, it->b * a->sq + it->i0,
+                                              (it->qh + g) * d, n, d));
+                tl_tensor *h1, *h2;
+                rope(tl, a, pe, q, a->past + it->i0, decode, &h1, &h2);
+                tl_copy_to(tl, view2(tl, qs, 0, 0, n, half), tl_scale(tl, h1, a->scale));
+                tl_copy_to(tl, view2(tl, qs, 0, half, n, half), tl_scale(tl, h2, a->scale));
+                if (g + 1 < it->nh) {
+                        tl_scratch_scope_end(tl);
+                        continue;
+                }
+                int64_t sh[2] = { rows, 1 };
+                tl_copy_to(tl, view2(tl, ab->m, 0, 0, rows, 1),
+                           tl_fill(tl, TL_FP32, 2, sh, GQA_NEG_BIG));
+                tl_copy_to(tl, view2(tl, ab->l, 0, 0, rows, 1), tl_fill(tl, TL_FP32, 2, sh, 0.0f));
+                tl_copy_to(tl, view2(tl, ab->o, 0, 0, rows, d),
+                           tl_fill(tl, TL_FP32, 2, ((int64_t[]){ rows, d }), 0.0f));
+                tl_scratch_scope_end(tl);
+        }
+}
+
+/* How a prefill item's stacked heads split into chains (halves of the
+ * rows, when their count is even): the GEMM engine computes one chain's
+ * scores while the MATH engine merges the other's. */
+struct chains {
+        int n;                       /* chains: 1 or 2 */
+        int64_t rows, heads;         /* rows and stacked heads of each */
+};
+
+static struct chains chains_of(const struct attn_item *it)
+{
+        int n = it->nh % 2 == 0 ? 2 : 1;
+        return (struct chains){ n, it->nh * it->n / n, it->nh / n };
+}
+
+/* Merge the score tiles s[c] of chains ch (keys [j, j + cols)) into the
+ * item's state, the values from vbuf, masking new keys later than a
+ * query row; waits for the merges. */
+static void merge_tile(tl_ctx *tl, const struct llm_args *a, struct attn_buf *ab,
+                       const struct attn_item *it, const struct chains *ch, tl_tensor **s,
+                       tl_tensor *vbuf, int64_t j, int64_t cols)
+{
+        int64_t d = a->d, cr = ch->rows;
+        /* New key j - P + c is hidden from query row i0 + r when it is later. */
+        int64_t off = it->i0 - (j - a->past);
+        tl_tensor *vt = view2(tl, vbuf, 0, 0, cols, d);
+        tl_handle h[2];
+        for (int c = 0; c < ch->n; c++) {
+                if (j >= a->past && cols - 1 > off) {
+                        /* Each stacked head's rows start at row i0 of the block. */
+                        tl_tensor *s3 = tl_reshape(tl, s[c], 3,
+                                                   ((int64_t[]){ ch->heads, it->n, cols }));
+                        s[c] = tl_reshape(tl, tl_mask_causal(tl, s3, off), 2,
+                                          ((int64_t[]){ cr, cols }));
+                }
+                h[c] = tl_softmax_merge(tl, s[c], vt, view2(tl, ab->m, c * cr, 0, cr, 1),
+                                        view2(tl, ab->l, c * cr, 0, cr, 1),
+                                        view2(tl, ab->o, c * cr, 0, cr, d));
+        }
+        for (int c = 0; c < ch->n; c++)
+                tl_wait(tl, h[c]);
+}
+
+/* Load the item's queries and merge every key tile into its state, the
+ * next tiles' keys and values loading meanwhile (decode). */
+static void attend(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
+                   struct attn_buf *ab, const struct attn_item *it)
+{
+        int64_t d = a->d;
+        struct chains ch = chains_of(it);
+        queries(tl, a, pe, ab, it, it->nh * it->n);
         int cur = 0;
         int64_t j = it->k0, e = tile_end(a, j, it->k1);
         kv_tiles(tl, a, ab, it, 0, j, e);
@@ -658,17 +803,71 @@ static void attend(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe
                 if (jn < it->k1)     /* prefetch the next tiles while these compute */
                         kv_tiles(tl, a, ab, it, 1 - cur, jn, en);
                 tl_scratch_scope_begin(tl);
-                tl_tensor *s = tl_dot(tl, qs, view2(tl, ab->kbuf[cur], 0, 0, e - j, d), true);
-                /* New key j - P + c is hidden from query row i0 + r when it is later. */
-                int64_t off = it->i0 - (j - a->past);
-                if (j >= a->past && e - j - 1 > off)
-                        s = tl_mask_causal(tl, s, off);
-                tl_wait(tl, tl_softmax_merge(tl, s, view2(tl, ab->vbuf[cur], 0, 0, e - j, d), m,
-                                             l, o));
+                tl_tensor *kt = view2(tl, ab->kbuf[cur], 0, 0, e - j, d), *s[2];
+                for (int c = 0; c < ch.n; c++)
+                        s[c] = tl_dot(tl, view2(tl, ab->qs, c * ch.rows, 0, ch.rows, d), kt, true);
+                merge_tile(tl, a, ab, it, &ch, s, ab->vbuf[cur], j, e - j);
                 tl_scratch_scope_end(tl);
                 j = jn;
                 e = en;
                 cur = 1 - cur;
+        }
+}
+
+/* The scores of chain c for the key tile of kbuf (cols keys) into the
+ * flat scratch buffer sbuf, as a [rows, cols] tensor: one GEMM composite. */
+static tl_tensor *scores(tl_ctx *tl, const struct llm_args *a, struct attn_buf *ab,
+                         const struct chains *ch, int c, tl_tensor *kbuf, int64_t cols,
+                         tl_tensor *sbuf)
+{
+        int64_t d = a->d;
+        tl_tensor *s = acc_block(tl, sbuf, ch->rows, cols);
+        tl_composite(tl, &(tl_composite_desc){
+                .op = TL_GEMM, .a = view2(tl, ab->qs, c * ch->rows, 0, ch->rows, d),
+                .b = view2(tl, kbuf, 0, 0, cols, d), .trans_b = true, .out = s,
+                .tile_m = ch->rows, .tile_n = cols, .tile_k = d,
+        });
+        return s;
+}
+
+/* attend for a prefill item, software-pipelined: the scores of key tile
+ * t + 1 are computed (into ab->s, two buffers a chain) before tile t is
+ * merged, and the keys and values of tile t + 2 load meanwhile (three
+ * buffers), so that the GEMM engine computes scores while the MATH
+ * engine merges (docs/adr/0042). */
+static void attend_prefill(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
+                           struct attn_buf *ab, const struct attn_item *it)
+{
+        struct chains ch = chains_of(it);
+        queries(tl, a, pe, ab, it, it->nh * it->n);
+        int64_t j[3], e[3];          /* tiles t, t + 1, t + 2: keys [j, e) (j = k1: none) */
+        j[0] = it->k0;
+        e[0] = tile_end(a, j[0], it->k1);
+        j[1] = e[0];
+        e[1] = j[1] < it->k1 ? tile_end(a, j[1], it->k1) : j[1];
+        kv_tiles(tl, a, ab, it, 0, j[0], e[0]);
+        if (j[1] < it->k1)
+                kv_tiles(tl, a, ab, it, 1, j[1], e[1]);
+        tl_tensor *s[2];
+        for (int c = 0; c < ch.n; c++)
+                scores(tl, a, ab, &ch, c, ab->kbuf[0], e[0] - j[0], ab->s[0][c]);
+        for (int64_t t = 0; j[0] < it->k1; t++) {
+                j[2] = e[1];
+                e[2] = j[2] < it->k1 ? tile_end(a, j[2], it->k1) : j[2];
+                if (j[2] < it->k1)
+                        kv_tiles(tl, a, ab, it, (int)((t + 2) % 3), j[2], e[2]);
+                for (int c = 0; j[1] < it->k1 && c < ch.n; c++)
+                        scores(tl, a, ab, &ch, c, ab->kbuf[(t + 1) % 3], e[1] - j[1],
+                               ab->s[(t + 1) % 2][c]);
+                tl_scratch_scope_begin(tl);
+                for (int c = 0; c < ch.n; c++)
+                        s[c] = acc_block(tl, ab->s[t % 2][c], ch.rows, e[0] - j[0]);
+                merge_tile(tl, a, ab, it, &ch, s, ab->vbuf[t % 3], j[0], e[0] - j[0]);
+                tl_scratch_scope_end(tl);
+                for (int i = 0; i < 2; i++) {
+                        j[i] = j[i + 1];
+                        e[i] = e[i + 1];
+                }
         }
 }
 
@@ -685,19 +884,23 @@ static void merge_state(tl_ctx *tl, struct attn_buf *ab, int64_t n, int64_t d, t
         tl_copy_to(tl, m, mn);
 }
 
-/* O / l of the item into attn. */
+/* O / l of the item into attn (head after head). */
 static void write_attn(tl_ctx *tl, const struct llm_args *a, struct attn_buf *ab,
                        const struct attn_item *it)
 {
         int64_t d = a->d, n = it->n;
-        tl_scratch_scope_begin(tl);
-        tl_tensor *res = tl_div(tl, view2(tl, ab->o, 0, 0, n, d), view2(tl, ab->l, 0, 0, n, 1));
-        if (a->sq == 1)
-                tl_store(tl, view2(tl, a->attn, it->b, it->h * a->group * d, 1, n * d),
-                         tl_reshape(tl, res, 2, ((int64_t[]){ 1, n * d })));
-        else
-                tl_store(tl, view2(tl, a->attn, it->b * a->sq + it->i0, it->qh * d, n, d), res);
-        tl_scratch_scope_end(tl);
+        for (int64_t g = 0; g < it->nh; g++) {
+                tl_scratch_scope_begin(tl);
+                tl_tensor *res = tl_div(tl, view2(tl, ab->o, g * n, 0, n, d),
+                                        view2(tl, ab->l, g * n, 0, n, 1));
+                if (a->sq == 1)
+                        tl_store(tl, view2(tl, a->attn, it->b, it->h * a->group * d, 1, n * d),
+                                 tl_reshape(tl, res, 2, ((int64_t[]){ 1, n * d })));
+                else
+                        tl_store(tl, view2(tl, a->attn, it->b * a->sq + it->i0,
+                                           (it->qh + g) * d, n, d), res);
+                tl_scratch_scope_end(tl);
+        }
 }
 
 /* Decode: (batch, KV head) units of the block, each split over `splits`
@@ -711,7 +914,8 @@ static void attention_decode(tl_ctx *tl, const struct llm_args *a, const struct 
         int64_t g = a->group, d = a->d;
         for (int64_t w = pe->block.me; w < units * splits; w += pe->block.n) {
                 int64_t u = w / splits, part = w % splits;
-                struct attn_item it = { .b = u / hl, .h = pe->rank * hl + u % hl, .n = g };
+                struct attn_item it = { .b = u / hl, .h = pe->rank * hl + u % hl, .nh = 1,
+                                        .n = g };
                 gqa_split(keys_n, splits, part, &it.k0, &it.k1);
                 attend(tl, a, pe, ab, &it);
                 int root = coll_rank(&pe->block, (int)(u * splits));
@@ -734,47 +938,102 @@ static void attention_decode(tl_ctx *tl, const struct llm_args *a, const struct 
         }
 }
 
-/* Prefill: blocks of LLM_Q_ROWS query rows of one query head over every
- * key they see (the cache and the new keys up to their last row). A
- * block's keys grow with its rows, so the blocks are dealt latest rows
- * first and in a snake over the PEs (round r to PE i, or to PE n - 1 - i
- * when r is odd): each PE's blocks then add up to about the same keys. */
+/* Which prefill items a PE deals among which PEs: units (batch, stacked
+ * query heads) of the query heads from qh0, per_b of them per batch, over
+ * n PEs, this one the me-th. */
+struct deal {
+        int64_t units, per_b, qh0;   /* units; per batch; the first unit's first query head */
+        int n, me;                   /* PEs dealt to; this PE's index among them */
+};
+
+/* The KV heads of cube c (of the machine's `cubes`) that are also the
+ * rank's: prefill's k_new and v_new are split by KV head over the cubes
+ * (llm_setup.c), cube c holding [c Hkv / C, (c + 1) Hkv / C). Returns
+ * how many, the first at *h0. */
+static int64_t cube_heads(const struct llm_args *a, int rank, int64_t c, int64_t cubes,
+                          int64_t *h0)
+{
+        int64_t hk = a->hkv / a->tp, r0 = rank * hk;
+        int64_t lo = max64(r0, c * a->hkv / cubes), hi = min64(r0 + hk, (c + 1) * a->hkv / cubes);
+        *h0 = lo;
+        return max64(0, hi - lo);
+}
+
+/* The rank's prefill items: over its block's PEs, or, when the block is
+ * whole cubes each holding as many of the rank's KV heads, each cube's
+ * over its own PEs (they read their keys and values from their cube). */
+static struct deal deal_of(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
+                           int64_t nh)
+{
+        const struct coll_group *g = &pe->block;
+        int64_t hl = a->hq / a->tp / nh;
+        struct deal d = { a->batch * hl, hl, pe->rank * hl * nh, g->n, g->me };
+        int per = tl_mesh_dim(tl, 0) * tl_mesh_dim(tl, 1);
+        int64_t cubes = (int64_t)tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
+        if (g->stride != 1 || g->first % per != 0 || g->n % per != 0)
+                return d;
+        int64_t first = g->first / per, h0, k = cube_heads(a, pe->rank, first, cubes, &h0);
+        for (int64_t c = first + 1; c < first + g->n / per; c++)
+                if (cube_heads(a, pe->rank, c, cubes, &h0) != k)
+                        return d;
+        int64_t me = coll_rank(g, g->me);
+        if (k == 0 || cube_heads(a, pe->rank, me / per, cubes, &h0) != k)
+                return d;
+        int64_t pb = k * a->group / nh;
+        return (struct deal){ a->batch * pb, pb, h0 * a->group, per, (int)(me % per) };
+}
+
+/* Prefill: blocks of LLM_Q_ROWS query rows of llm_attn_heads(G) query
+ * heads of one KV head, stacked, over every key they see (the cache and
+ * the new keys up to their last row): each key and value tile loaded
+ * serves them all. A block's keys grow with its rows, so the blocks are
+ * dealt (deal_of) latest rows first and in a snake over the PEs (round r
+ * to PE i, or to PE n - 1 - i when r is odd): each PE's blocks then add
+ * up to about the same keys. */
 static void attention_prefill(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
                               struct attn_buf *ab)
 {
-        int64_t hl = a->hq / a->tp, chunks = (a->sq + LLM_Q_ROWS - 1) / LLM_Q_ROWS;
-        int64_t units = a->batch * hl, n = pe->block.n;
+        int64_t nh = llm_attn_heads(a->group), chunks = (a->sq + LLM_Q_ROWS - 1) / LLM_Q_ROWS;
+        struct deal d = deal_of(tl, a, pe, nh);
+        int64_t units = d.units, n = d.n;
         for (int64_t r = 0; r * n < units * chunks; r++) {
-                int64_t w = r * n + (r % 2 == 0 ? pe->block.me : n - 1 - pe->block.me);
+                int64_t w = r * n + (r % 2 == 0 ? d.me : n - 1 - d.me);
                 if (w >= units * chunks)
                         continue;
                 int64_t u = w % units;
-                struct attn_item it = { .b = u / hl, .qh = pe->rank * hl + u % hl,
-                                        .i0 = (chunks - 1 - w / units) * LLM_Q_ROWS };
+                struct attn_item it = { .b = u / d.per_b, .qh = d.qh0 + u % d.per_b * nh,
+                                        .nh = nh, .i0 = (chunks - 1 - w / units) * LLM_Q_ROWS };
                 it.h = it.qh / a->group;
                 it.n = min64(LLM_Q_ROWS, a->sq - it.i0);
                 it.k1 = a->past + it.i0 + it.n;
-                attend(tl, a, pe, ab, &it);
+                attend_prefill(tl, a, pe, ab, &it);
                 write_attn(tl, a, ab, &it);
         }
 }
 
 static void attention(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
 {
-        int64_t rows = a->sq == 1 ? a->group : LLM_Q_ROWS, d = a->d;
+        int64_t rows = llm_attn_rows(a->sq, a->group), d = a->d;
         struct attn_buf ab;
         ab.qs = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, d }));
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < (a->sq == 1 ? 2 : 3); i++) {
                 ab.kbuf[i] = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ LLM_KV_TILE, d }));
                 ab.vbuf[i] = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ LLM_KV_TILE, d }));
         }
         ab.m = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, 1 }));
         ab.l = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, 1 }));
         ab.o = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, d }));
-        if (a->sq == 1)
+        if (a->sq == 1) {
                 attention_decode(tl, a, pe, &ab);
-        else
-                attention_prefill(tl, a, pe, &ab);
+                return;
+        }
+        int nch = llm_attn_heads(a->group) % 2 == 0 ? 2 : 1; /* chains_of's */
+        tl_scratch_scope_begin(tl);
+        for (int i = 0; i < 2 * nch; i++)
+                ab.s[i / nch][i % nch] = tl_alloc(tl, TL_SCRATCH, TL_FP32, 1,
+                                                  ((int64_t[]){ rows / nch * LLM_KV_TILE }));
+        attention_prefill(tl, a, pe, &ab);
+        tl_scratch_scope_end(tl);
 }
 
 /* ---- the layer ---------------------------------------------------------------------- */

@@ -133,17 +133,20 @@ static uint64_t rope_bytes(int64_t r, int64_t d, bool one_pos)
 }
 
 /* Persistent TCM (tl_alloc TL_TCM): the RoPE ramp and frequencies, the
- * GEMM operand buffers and accumulators, the attention buffers. */
+ * GEMM operand buffers and (decode) accumulators, the attention buffers. */
 static uint64_t persistent_bytes(const struct llm_args *a)
 {
-        int64_t d = a->d, half = d / 2, rows = a->sq == 1 ? a->group : LLM_Q_ROWS;
+        int64_t d = a->d, half = d / 2, rows = llm_attn_rows(a->sq, a->group);
         struct llm_gemm_plan p = llm_gemm_plan_of(a->sq, a->dt, a->wdt);
         uint64_t tile_a = tl_dtype_bytes(a->dt, llm_a_rows(a->batch * a->sq) * p.tk, p.tk);
         uint64_t tile_b = tl_dtype_bytes(a->wdt, p.tk * p.tn, p.tn);
         uint64_t n = f32(LLM_RAMP_ROWS(a->sq)) + 2 * f32(half) +
-                     (uint64_t)p.bufs * (tile_a + (uint64_t)p.nb * tile_b) + 2 * f32(LLM_TM * p.tn);
+                     (uint64_t)p.abufs * tile_a + (uint64_t)p.bufs * p.nb * tile_b +
+                     (p.acc_scratch ? 0 : 2 * f32(LLM_TM * p.tn)) +
+                     (p.acc_scratch && a->tp > 1 ? f32(LLM_STAGE_ROWS * p.tn) : 0);
         if (a->part == LLM_PART_ALL || a->part == LLM_PART_ATTENTION)
-                n += 2 * f32(rows * d) + 4 * tl_dtype_bytes(a->dt, LLM_KV_TILE * d, d) +
+                n += 2 * f32(rows * d) +
+                     (a->sq == 1 ? 4 : 6) * tl_dtype_bytes(a->dt, LLM_KV_TILE * d, d) +
                      2 * f32(rows);
         return n;
 }
@@ -161,9 +164,20 @@ static uint64_t norm_bytes(const struct llm_args *a, int per)
                tl_dtype_bytes(a->wdt, hd, hd);
 }
 
+/* Peak scratch of a prefill GEMM phase (plan.acc_scratch): the two
+ * accumulators and the epilogue of a block (silu(gate) and its product
+ * with up; 0 for decode, whose accumulators are persistent TCM. */
+static uint64_t gemm_scratch_bytes(const struct llm_args *a)
+{
+        struct llm_gemm_plan p = llm_gemm_plan_of(a->sq, a->dt, a->wdt);
+        return p.acc_scratch ? 4 * f32(LLM_TM * p.tn) : 0;
+}
+
 /* Peak scratch of the phases whose blocks grow with head_dim: new keys
- * (new_kv()), an attention item's queries and state (attend()), a key
- * tile, and the merge of a decode unit's partial states (merge_state()). */
+ * (new_kv()), an attention item's queries, one head at a time, its state
+ * (queries()), its score tiles (attend(); prefill: beside its two score
+ * buffers, attention()), and the merge of a decode unit's partial states
+ * (merge_state()). */
 static uint64_t head_bytes(const struct llm_args *a, int per)
 {
         int64_t d = a->d, half = d / 2, nk = a->sq < LLM_Q_ROWS ? a->sq : LLM_Q_ROWS;
@@ -176,11 +190,12 @@ static uint64_t head_bytes(const struct llm_args *a, int per)
         if (!all && a->part != LLM_PART_ATTENTION)
                 return peak;
         int64_t r = decode ? a->group : nk, keys = a->past + (decode ? 1 : a->sq);
+        int64_t rows = llm_attn_rows(a->sq, a->group);
         int64_t tile = keys < LLM_KV_TILE ? keys : LLM_KV_TILE;
         n = tl_dtype_bytes(a->dt, r * d, decode ? r * d : d) + rope_bytes(r, d, decode) +
-            2 * f32(r * half) + 2 * f32(r) + f32(r * d);
-        peak = n > peak ? n : peak;
-        n = (decode ? 1 : 2) * f32(r * tile);
+            2 * f32(r * half) + 2 * f32(rows) + f32(rows * d);
+        uint64_t tiles_n = f32(rows * tile);
+        n = (n > tiles_n ? n : tiles_n) + (decode ? 0 : 2 * f32(rows * LLM_KV_TILE));
         peak = n > peak ? n : peak;
         int64_t units = a->batch * (a->hkv / a->tp), tiles = (keys + LLM_KV_TILE - 1) / LLM_KV_TILE;
         int64_t splits = units > 0 ? per / units : 0;
@@ -269,6 +284,13 @@ static void check_machine(tl_setup *s, const struct llm_args *a, bool shape_ok)
                                                       checks[i].need, per, checks[i].cap),
                                checks[i].with);
         }
+        uint64_t g = gemm_scratch_bytes(a);
+        if (g > (uint64_t)mc.scratch_bytes)
+                tl_setup_error(s, "q_len (%lld): prefill GEMM accumulators and their epilogue "
+                               "need %llu bytes of scratch, more than the %llu ceiling (with "
+                               "this dtype and weight_dtype; decode, q_len 1, keeps them in TCM)",
+                               (long long)a->sq, (unsigned long long)g,
+                               (unsigned long long)mc.scratch_bytes);
 }
 
 void llm_setup(tl_setup *s, void *argp)
@@ -346,8 +368,15 @@ void llm_setup(tl_setup *s, void *argp)
          * would read its own copy, never written; docs/adr/0017). */
         tl_tensor *temps[] = { a->out, a->k_new, a->v_new, a->n1, a->n2, a->h,
                                a->q,   a->attn,  a->kt,    a->vt, a->act };
-        for (size_t i = 0; i < sizeof temps / sizeof temps[0]; i++)
-                tl_setup_interleave(s, temps[i]);
+        for (size_t i = 0; i < sizeof temps / sizeof temps[0]; i++) {
+                /* Prefill: new keys and values split by KV head over the
+                 * cubes, so that attention reads them from its own cube's
+                 * HBM (attention_prefill; docs/adr/0042). */
+                if (a->sq > 1 && (temps[i] == a->k_new || temps[i] == a->v_new))
+                        tl_setup_shard(s, temps[i], 1, 0);
+                else
+                        tl_setup_interleave(s, temps[i]);
+        }
 }
 
 const struct tl_param llm_head_params[] = {

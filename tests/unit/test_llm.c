@@ -289,9 +289,9 @@ static const struct layer_case layer_cases[] = {
          * tile, K steps of 64 with a tail (600, 520), sub-block tails. */
         { "prefill_wide_blocks_bf16", { 1, 33, 0, 2100, 8, 2, 64, 600, 1, "bf16" } },
         { "prefill_wide_blocks_fp32", { 1, 20, 0, 1100, 4, 2, 32, 520, 1, "fp32" } },
-        /* 512 rows: the 8 PEs as a 2 x 4 grid whose cubes' NoC rows and
-         * columns share A and B tiles by multicast (docs/adr/0036); K of
-         * 200 (three steps and a tail), shares of 50 columns of H. */
+        /* 512 rows: the 8 PEs as a 2 x 4 grid whose cubes' NoC rows share A
+         * tiles by multicast (docs/adr/0036, 0042); K of 200 (three steps
+         * and a tail), shares of 50 columns of H. */
         { "prefill_cube_shared_bf16", { 1, 512, 0, 200, 4, 2, 16, 96, 1, "bf16" } },
         /* tp 2 (a cube per rank): ffn / tp = 45 splits unevenly, so gate,
          * up and the K of w_down run unshared beside shared GEMMs. */
@@ -299,6 +299,12 @@ static const struct layer_case layer_cases[] = {
         /* 2048 rows: 8 x 1 would not tile the cubes' 2 x 2 NoCs; the grid
          * halves its rows to 4 x 2, two blocks of 256 rows a PE. */
         { "prefill_cube_grid_halved_bf16", { 1, 2048, 0, 32, 2, 1, 16, 32, 1, "bf16" } },
+        /* Decode of 16 rows (LLM_ROW_MCAST_ROWS): a NoC row's PEs share
+         * their A tiles by multicast; q, k, v, H and the FFN split evenly. */
+        { "decode_rows_shared_bf16", { 16, 1, 40, 64, 4, 2, 16, 96, 1, "bf16" } },
+        /* The same with hidden 70: the shares of H differ, wo and w_down
+         * run unshared beside shared GEMMs; a cache of 130 keys. */
+        { "decode_rows_shared_uneven_fp32", { 16, 1, 130, 70, 4, 2, 16, 96, 1, "fp32" } },
         /* 8 PEs in 3 ranks of 2: PEs 6 and 7 take no part. */
         { "tp3_leaves_pes_idle_fp32", { 1, 2, 6, 48, 6, 3, 8, 48, 3, "fp32" } },
 };
