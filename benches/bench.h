@@ -34,6 +34,18 @@ struct bench {
         int (*run)(const struct bench_ctx *);
 };
 
+/* Define the bench sym (registry.c lists it): its registry name, its
+ * NULL-terminated parameter names, the summary line and the help text;
+ * its run function is the file's static `run`. */
+#define BENCH_DEFINE(sym, name_, params_, summary_, help_)                                   \
+        const struct bench sym = {                                                           \
+                .name = (name_),                                                             \
+                .summary = (summary_),                                                       \
+                .help = (help_),                                                             \
+                .params = (params_),                                                         \
+                .run = run,                                                                  \
+        }
+
 extern const struct bench *const bench_registry[];
 const struct bench *bench_find(const char *name);
 

@@ -362,35 +362,31 @@ out:
         return status;
 }
 
-const struct bench bench_validate_tt_ccl = {
-        .name = "validate-tt-ccl",
-        .summary = "all_gather, reduce_scatter, all_reduce on the n300 and T3000 against "
-                   "tt-metal's measured Wormhole collectives",
-        .help = "Parameters:\n"
-                "  csv=FILE        the measured rows (default benches/data/tt_ccl.csv; columns\n"
-                "                  op, topology, devices, bytes, measured_us; '#' comments)\n"
-                "  max_bytes=N     rows above are extrapolated from the two largest simulated\n"
-                "                  sizes of their configuration (default 1073741824)\n"
-                "  workers=N       PEs per direction and device (default 0: tt-metal's rule,\n"
-                "                  1, 2 or 4 by the bytes a link carries)\n"
-                "  chunk_bytes=N   bytes per message (default 65536, fitted)\n"
-                "  pipeline=N      at least N messages a piece (default 2, fitted)\n"
-                "  message_ns=X    override the machine files' system.inter_sip.message_ns\n"
-                "  oneshot_bytes=N ring reduce-scatters (and all-reduces) of at most N bytes a\n"
-                "                  device are one-shot (default 524288, tt-metal's; 0: never)\n"
-                "  syncs=0         no reduce-scatter syncs (default 1: tt-metal's, one a\n"
-                "                  neighbour per 4 packets on a ring, 20 on a line)\n"
-                "  mux=0           no fabric connections (default 1: each flow's workers\n"
-                "                  connect through a mux PE, tt-metal's handshakes)\n"
-                "  figures=0       skip gnuplot (the data and scripts are written)\n"
-                "Runs each row as its op's kernel (kernels/ccl.c, bidirectional, the row's\n"
-                "topology as algo) in op_log mode: 2 devices on tt_wormhole_n300.yaml, 4 on\n"
-                "tt_t3k.yaml cut to 4 SIPs (a line), 8 on tt_t3k.yaml. Writes DIR/table.md\n"
-                "and DIR/figures/{all_gather,reduce_scatter,all_reduce}.* (log-log time\n"
-                "against bytes, measured and predicted; DIR: --out, default\n"
-                "out/validate-tt-ccl). Prints a table, or (--json) {\"rows\": [{\"op\",\n"
-                "\"topology\", \"devices\", \"bytes\", \"measured_us\", \"predicted_us\",\n"
-                "\"error_pct\"}, ...], \"mape_pct\": x, \"out\": DIR}.\n",
-        .params = vc_params,
-        .run = run,
-};
+BENCH_DEFINE(bench_validate_tt_ccl, "validate-tt-ccl", vc_params,
+             "all_gather, reduce_scatter, all_reduce on the n300 and T3000 against "
+             "tt-metal's measured Wormhole collectives",
+             "Parameters:\n"
+             "  csv=FILE        the measured rows (default benches/data/tt_ccl.csv; columns\n"
+             "                  op, topology, devices, bytes, measured_us; '#' comments)\n"
+             "  max_bytes=N     rows above are extrapolated from the two largest simulated\n"
+             "                  sizes of their configuration (default 1073741824)\n"
+             "  workers=N       PEs per direction and device (default 0: tt-metal's rule,\n"
+             "                  1, 2 or 4 by the bytes a link carries)\n"
+             "  chunk_bytes=N   bytes per message (default 65536, fitted)\n"
+             "  pipeline=N      at least N messages a piece (default 2, fitted)\n"
+             "  message_ns=X    override the machine files' system.inter_sip.message_ns\n"
+             "  oneshot_bytes=N ring reduce-scatters (and all-reduces) of at most N bytes a\n"
+             "                  device are one-shot (default 524288, tt-metal's; 0: never)\n"
+             "  syncs=0         no reduce-scatter syncs (default 1: tt-metal's, one a\n"
+             "                  neighbour per 4 packets on a ring, 20 on a line)\n"
+             "  mux=0           no fabric connections (default 1: each flow's workers\n"
+             "                  connect through a mux PE, tt-metal's handshakes)\n"
+             "  figures=0       skip gnuplot (the data and scripts are written)\n"
+             "Runs each row as its op's kernel (kernels/ccl.c, bidirectional, the row's\n"
+             "topology as algo) in op_log mode: 2 devices on tt_wormhole_n300.yaml, 4 on\n"
+             "tt_t3k.yaml cut to 4 SIPs (a line), 8 on tt_t3k.yaml. Writes DIR/table.md\n"
+             "and DIR/figures/{all_gather,reduce_scatter,all_reduce}.* (log-log time\n"
+             "against bytes, measured and predicted; DIR: --out, default\n"
+             "out/validate-tt-ccl). Prints a table, or (--json) {\"rows\": [{\"op\",\n"
+             "\"topology\", \"devices\", \"bytes\", \"measured_us\", \"predicted_us\",\n"
+             "\"error_pct\"}, ...], \"mape_pct\": x, \"out\": DIR}.\n");

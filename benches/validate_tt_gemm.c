@@ -301,24 +301,20 @@ free_rows:
         return status;
 }
 
-const struct bench bench_validate_tt_gemm = {
-        .name = "validate-tt-gemm",
-        .summary = "tt_matmul on the Wormhole n150 against the measured calibration rows, MAPE",
-        .help = "Parameters:\n"
-                "  csv=FILE    the measured rows (default benches/data/tt_n150_matmul_bf16.csv;\n"
-                "              columns m, k, n, dtype, fidelity, in0, in1, out, grid_x, grid_y,\n"
-                "              device_ns)\n"
-                "  topo=FILE   the machine (default topologies/tt_wormhole_n150.yaml)\n"
-                "  figures=0   skip gnuplot (the table and the figure's script are written)\n"
-                "Every cell is checked first (an integer in the parameter's range, one of\n"
-                "its choices, device_ns a finite time > 0; problems as FILE:LINE:COL, exit\n"
-                "2; a table needs at least one row). Runs every row as tt_matmul in op_log\n"
-                "mode; nothing is fitted. Writes\n"
-                "DIR/table.md and DIR/figures/pred_vs_meas.* (log-log, y = x, +-10% band;\n"
-                "DIR: --out, default out/validate-tt-gemm). Prints (--json)\n"
-                "{\"rows\": [{\"m\", \"k\", \"n\", \"dtype\", \"fidelity\", \"in0\", \"in1\", \"out\",\n"
-                "\"measured_ns\", \"predicted_ns\", \"error_pct\"}, ...], \"mape_pct\": x,\n"
-                "\"fidelity_modelled\": b, \"out\": DIR}.\n",
-        .params = vt_params,
-        .run = run,
-};
+BENCH_DEFINE(bench_validate_tt_gemm, "validate-tt-gemm", vt_params,
+             "tt_matmul on the Wormhole n150 against the measured calibration rows, MAPE",
+             "Parameters:\n"
+             "  csv=FILE    the measured rows (default benches/data/tt_n150_matmul_bf16.csv;\n"
+             "              columns m, k, n, dtype, fidelity, in0, in1, out, grid_x, grid_y,\n"
+             "              device_ns)\n"
+             "  topo=FILE   the machine (default topologies/tt_wormhole_n150.yaml)\n"
+             "  figures=0   skip gnuplot (the table and the figure's script are written)\n"
+             "Every cell is checked first (an integer in the parameter's range, one of\n"
+             "its choices, device_ns a finite time > 0; problems as FILE:LINE:COL, exit\n"
+             "2; a table needs at least one row). Runs every row as tt_matmul in op_log\n"
+             "mode; nothing is fitted. Writes\n"
+             "DIR/table.md and DIR/figures/pred_vs_meas.* (log-log, y = x, +-10% band;\n"
+             "DIR: --out, default out/validate-tt-gemm). Prints (--json)\n"
+             "{\"rows\": [{\"m\", \"k\", \"n\", \"dtype\", \"fidelity\", \"in0\", \"in1\", \"out\",\n"
+             "\"measured_ns\", \"predicted_ns\", \"error_pct\"}, ...], \"mape_pct\": x,\n"
+             "\"fidelity_modelled\": b, \"out\": DIR}.\n");
