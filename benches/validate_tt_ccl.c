@@ -218,9 +218,8 @@ static int predict_all(const struct vc_cfg *cfg, struct vc_row *r, int n, const 
 static void write_outputs(const char *dir, const struct vc_row *r, int n, double mape,
                           bool draw, struct diag *d)
 {
-        char figs[4300], *buf = NULL;
-        size_t len = 0;
-        FILE *f = bench_outputs_open(dir, figs, sizeof figs, &buf, &len, d);
+        struct bench_outputs bo = { 0 };
+        FILE *f = bench_outputs_open(&bo, dir, d);
         if (!f)
                 return;
         fprintf(f, "# validate-tt-ccl\n\nMAPE %.1f%% over %d rows.\n\n", mape, n);
@@ -232,11 +231,11 @@ static void write_outputs(const char *dir, const struct vc_row *r, int n, double
                 fprintf(f, "| %s | %s | %d | %lld | %.2f | %.2f | %+.1f | %s |\n", ops[r[i].op],
                         r[i].topology, r[i].devices, (long long)r[i].bytes, r[i].measured_us,
                         r[i].predicted_us, r[i].error_pct, r[i].simulated ? "yes" : "no");
-        bench_write_stream(dir, "table.md", f, &buf, &len);
+        bench_write_stream(dir, "table.md", f, &bo.buf, &bo.len);
         char scripts[3][300];
         for (int o = 0; o < 3; o++) {
                 /* one data block per configuration: bytes measured predicted */
-                f = open_memstream(&buf, &len);
+                f = open_memstream(&bo.buf, &bo.len);
                 char titles[8][32];
                 int blocks = 0;
                 for (int i = 0; i < n; i++) {
@@ -254,8 +253,8 @@ static void write_outputs(const char *dir, const struct vc_row *r, int n, double
                 }
                 char name[64];
                 snprintf(name, sizeof name, "%s.dat", ops[o]);
-                bench_write_stream(figs, name, f, &buf, &len);
-                f = open_memstream(&buf, &len);
+                bench_write_stream(bo.figs, name, f, &bo.buf, &bo.len);
+                f = open_memstream(&bo.buf, &bo.len);
                 fprintf(f, "# %s: measured (points) and predicted (lines) time against the "
                            "tensor's bytes. Redraw: gnuplot %s.gp\nreset\nset encoding utf8\n"
                            "set terminal pngcairo size 900,650 font \"DejaVu Sans,12\" "
@@ -274,11 +273,11 @@ static void write_outputs(const char *dir, const struct vc_row *r, int n, double
                            "background \"white\"\nset output \"%s.svg\"\nreplot\nunset output\n",
                         ops[o]);
                 snprintf(name, sizeof name, "%s.gp", ops[o]);
-                bench_write_stream(figs, name, f, &buf, &len);
+                bench_write_stream(bo.figs, name, f, &bo.buf, &bo.len);
                 snprintf(scripts[o], sizeof scripts[o], "%s", name);
         }
         if (draw)
-                bench_draw(figs, scripts, 3);
+                bench_draw(bo.figs, scripts, 3);
 }
 
 static json_t *row_json(const struct vc_row *r)

@@ -201,17 +201,16 @@ static int load_machine(const struct vl_ctx *c, const struct vl_row *r, struct t
 static void figure(const char *dir, const struct vl_row *r, int n, double mt, double mf,
                    bool draw, struct diag *d)
 {
-        char figs[4300], *buf = NULL;
-        size_t len = 0;
-        FILE *f = bench_outputs_open(dir, figs, sizeof figs, &buf, &len, d);
+        struct bench_outputs bo = { 0 };
+        FILE *f = bench_outputs_open(&bo, dir, d);
         if (!f)
                 return;
         fprintf(f, "# measured_tps_u predicted_tps_u measured_ttft_ms predicted_ttft_ms label\n");
         for (int i = 0; i < n; i++)
                 fprintf(f, "%.3f %.3f %.3f %.3f %s/%s\n", r[i].meas_tps, r[i].p.tps_u,
                         r[i].meas_ttft, r[i].p.ttft_ms, r[i].m->name, r[i].field[C_MACHINE]);
-        bench_write_stream(figs, "pred_vs_meas.dat", f, &buf, &len);
-        f = open_memstream(&buf, &len);
+        bench_write_stream(bo.figs, "pred_vs_meas.dat", f, &bo.buf, &bo.len);
+        f = open_memstream(&bo.buf, &bo.len);
         fprintf(f, "# Predicted against measured t/s/u and TTFT. Redraw: gnuplot pred_vs_meas.gp\n"
                    "reset\nset encoding utf8\n"
                    "set terminal pngcairo size 1400,700 font \"DejaVu Sans,12\" noenhanced\n"
@@ -234,10 +233,10 @@ static void figure(const char *dir, const struct vl_row *r, int n, double mt, do
                    "       \"pred_vs_meas.dat\" using c:(column(c + 1)):5 with labels offset 1,1 "
                    "left notitle\n"
                    "}\nunset multiplot\nunset output\n", mt, mf);
-        bench_write_stream(figs, "pred_vs_meas.gp", f, &buf, &len);
+        bench_write_stream(bo.figs, "pred_vs_meas.gp", f, &bo.buf, &bo.len);
         char scripts[1][300] = { "pred_vs_meas.gp" };
         if (draw)
-                bench_draw(figs, scripts, 1);
+                bench_draw(bo.figs, scripts, 1);
 }
 
 static json_t *row_json(const struct vl_row *r)
