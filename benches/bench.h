@@ -34,6 +34,18 @@ struct bench {
         int (*run)(const struct bench_ctx *);
 };
 
+/* Define the bench sym (registry.c lists it): its registry name, its
+ * NULL-terminated parameter names, the summary line and the help text;
+ * its run function is the file's static `run`. */
+#define BENCH_DEFINE(sym, name_, params_, summary_, help_)                                   \
+        const struct bench sym = {                                                           \
+                .name = (name_),                                                             \
+                .summary = (summary_),                                                       \
+                .help = (help_),                                                             \
+                .params = (params_),                                                         \
+                .run = run,                                                                  \
+        }
+
 extern const struct bench *const bench_registry[];
 const struct bench *bench_find(const char *name);
 
@@ -83,11 +95,17 @@ FILE *bench_spec_begin(const struct bench_ctx *c, const char *head, const char *
 /* Close the spec's stream: its text (the caller frees it), or NULL (freed)
  * when the stream failed. */
 char *bench_spec_end(FILE *f, char **buf);
-/* Create DIR/figures (figs gets its path) and open a memory stream for the
- * first output file (its text into *buf, *len); NULL when the directory
- * could not be made (the problem in d) or out of memory. */
-FILE *bench_outputs_open(const char *dir, char *figs, size_t figs_len, char **buf, size_t *len,
-                         struct diag *d);
+/* Where a bench writes its table and figures: DIR/figures and the text of
+ * the memory stream being written (bench_write_stream frees it). */
+struct bench_outputs {
+        char figs[4300];             /* DIR/figures */
+        char *buf;                   /* the stream's text */
+        size_t len;                  /* its length */
+};
+/* Create DIR/figures (o->figs gets its path) and open a memory stream for
+ * the first output file (its text into o->buf, o->len); NULL when the
+ * directory could not be made (the problem in d) or out of memory. */
+FILE *bench_outputs_open(struct bench_outputs *o, const char *dir, struct diag *d);
 /* DIR/figures, created (figs gets its path); -1 with the problem in d. */
 int bench_figures_dir(const char *dir, char *figs, size_t len, struct diag *d);
 /* A table opened for reading, or NULL with "cannot open" located at path in d. */

@@ -102,12 +102,11 @@ char *bench_spec_end(FILE *f, char **buf)
         return *buf;
 }
 
-FILE *bench_outputs_open(const char *dir, char *figs, size_t figs_len, char **buf, size_t *len,
-                         struct diag *d)
+FILE *bench_outputs_open(struct bench_outputs *o, const char *dir, struct diag *d)
 {
-        if (bench_figures_dir(dir, figs, figs_len, d) < 0)
+        if (bench_figures_dir(dir, o->figs, sizeof o->figs, d) < 0)
                 return NULL;
-        return open_memstream(buf, len);
+        return open_memstream(&o->buf, &o->len);
 }
 
 int bench_figures_dir(const char *dir, char *figs, size_t len, struct diag *d)

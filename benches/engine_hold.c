@@ -107,16 +107,11 @@ out:
         return rc;
 }
 
-
-const struct bench bench_engine_hold = {
-        .name = "engine-hold",
-        .summary = "coroutine processes sleeping in a fixed pattern: process switch cost",
-        .help = "Parameters:\n"
-                "  procs=N   processes (default 100)\n"
-                "  iters=K   iterations per process (default 200000)\n"
-                "Process p sleeps 1 + (7*i + p) % 5 ns in iteration i.\n"
-                "Prints: events (dispatched, including one start per process), switches,\n"
-                "sim_end_ns, setup_s, wall_s (the run loop only) and events_per_s.\n",
-        .params = hold_params,
-        .run = run,
-};
+BENCH_DEFINE(bench_engine_hold, "engine-hold", hold_params,
+             "coroutine processes sleeping in a fixed pattern: process switch cost",
+             "Parameters:\n"
+             "  procs=N   processes (default 100)\n"
+             "  iters=K   iterations per process (default 200000)\n"
+             "Process p sleeps 1 + (7*i + p) % 5 ns in iteration i.\n"
+             "Prints: events (dispatched, including one start per process), switches,\n"
+             "sim_end_ns, setup_s, wall_s (the run loop only) and events_per_s.\n");

@@ -125,19 +125,14 @@ out:
         return rc;
 }
 
-
-const struct bench bench_engine_phold = {
-        .name = "engine-phold",
-        .summary = "PHOLD on callback events: event queue throughput",
-        .help = "Parameters:\n"
-                "  lps=N           logical processes (default 1024)\n"
-                "  pop=P           events in flight per LP (default 8)\n"
-                "  events=E        events to handle, then stop (default 10000000)\n"
-                "  seed=S          random seed (default 1)\n"
-                "  mean_ps=M       mean random delay above the lookahead (default 10000)\n"
-                "  lookahead_ps=L  minimum delay (default 1000)\n"
-                "Prints: events, pending (the population), sim_end_ns, checksum (over the\n"
-                "LPs' event counts; equal for equal parameters), wall_s, events_per_s.\n",
-        .params = phold_params,
-        .run = run,
-};
+BENCH_DEFINE(bench_engine_phold, "engine-phold", phold_params,
+             "PHOLD on callback events: event queue throughput",
+             "Parameters:\n"
+             "  lps=N           logical processes (default 1024)\n"
+             "  pop=P           events in flight per LP (default 8)\n"
+             "  events=E        events to handle, then stop (default 10000000)\n"
+             "  seed=S          random seed (default 1)\n"
+             "  mean_ps=M       mean random delay above the lookahead (default 10000)\n"
+             "  lookahead_ps=L  minimum delay (default 1000)\n"
+             "Prints: events, pending (the population), sim_end_ns, checksum (over the\n"
+             "LPs' event counts; equal for equal parameters), wall_s, events_per_s.\n");

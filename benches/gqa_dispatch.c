@@ -139,19 +139,15 @@ static int run(const struct bench_ctx *c)
         return 0;
 }
 
-const struct bench bench_gqa_decode_dispatch = {
-        .name = "gqa-decode-dispatch",
-        .summary = "GQA decode PE_CPU dispatch per KV tile, opt2 vs opt3, over R",
-        .help = "Parameters:\n"
-                "  seq_len=N    keys (default 32768); Llama-3-70B shape, bf16, batch 1\n"
-                "  prim_tile=N  opt3: keys per primitive load and dot (default 64, the\n"
-                "               composites' tile; 0: one per KV tile)\n"
-                "For R in {0.25, 0.0625, 0.03125} (KV tile / a PE's KV span) runs\n"
-                "gqa_decode_opt2 and gqa_decode_opt3 in op_log mode on the default machine\n"
-                "with kv_tile = R x seq_len / 64, at seq_len and at twice it.\n"
-                "Prints (--json) {\"points\": [{\"R\": r, \"opt2_dispatch_ns_per_tile\": x,\n"
-                "\"opt3_dispatch_ns_per_tile\": y}, ...]}: PE_CPU issue time per tile (the\n"
-                "slope between the two runs); null for a kernel not built.\n",
-        .params = dispatch_params,
-        .run = run,
-};
+BENCH_DEFINE(bench_gqa_decode_dispatch, "gqa-decode-dispatch", dispatch_params,
+             "GQA decode PE_CPU dispatch per KV tile, opt2 vs opt3, over R",
+             "Parameters:\n"
+             "  seq_len=N    keys (default 32768); Llama-3-70B shape, bf16, batch 1\n"
+             "  prim_tile=N  opt3: keys per primitive load and dot (default 64, the\n"
+             "               composites' tile; 0: one per KV tile)\n"
+             "For R in {0.25, 0.0625, 0.03125} (KV tile / a PE's KV span) runs\n"
+             "gqa_decode_opt2 and gqa_decode_opt3 in op_log mode on the default machine\n"
+             "with kv_tile = R x seq_len / 64, at seq_len and at twice it.\n"
+             "Prints (--json) {\"points\": [{\"R\": r, \"opt2_dispatch_ns_per_tile\": x,\n"
+             "\"opt3_dispatch_ns_per_tile\": y}, ...]}: PE_CPU issue time per tile (the\n"
+             "slope between the two runs); null for a kernel not built.\n");

@@ -303,39 +303,35 @@ static int run(const struct bench_ctx *c)
         return rc;
 }
 
-const struct bench bench_headline = {
-        .name = "milestone-gqa-headline",
-        .summary = "GQA decode/prefill, long/short context, over model presets and contexts: "
-                   "sweep.json, figures, report",
-        .help = "Runs the GQA kernels (gqa_decode, gqa_decode_short, gqa_prefill,\n"
-                "gqa_prefill_short) as four panels over the model presets and contexts,\n"
-                "batch 1, bf16, op_log mode, and writes DIR/sweep.json, DIR/figures/ (time\n"
-                "vs context per model with the HBM roofline, utilisation per component\n"
-                "class, PE_CPU dispatch share), DIR/report.md and DIR/spec.yaml (the spec\n"
-                "it ran: 'cubesim sweep DIR/spec.yaml' reruns it). DIR is --out, default\n"
-                "out/gqa_headline; --jobs N runs N points at once; under mpirun the points\n"
-                "are spread over the ranks.\n"
-                "\n"
-                "Parameters (--set):\n"
-                "  panels=a,b           a subset of decode-long, decode-short, prefill-long,\n"
-                "                       prefill-short (default: all four)\n"
-                "  models=a,b           model presets (default: llama3-8b, llama3-70b,\n"
-                "                       llama31-405b, qwen2-72b, mistral-7b)\n"
-                "  decode_contexts=...  decode contexts in tokens (default 4096,32768,131072)\n"
-                "  prefill_contexts=... prefill contexts = query lengths (default\n"
-                "                       1024,2048,4096,8192)\n"
-                "  long_prefill_models=a,b  models also run at the long prefill\n"
-                "                       contexts (default llama3-70b; empty: none)\n"
-                "  long_prefill_contexts=... those contexts (default 16384,32768)\n"
-                "  topo=FILE            the machine (default: the built-in default; or\n"
-                "                       bench run --topo FILE, which wins)\n"
-                "  KEY=VALUE            a dotted machine parameter (pe.dma.bw_gbps=512)\n"
-                "  resume=1             keep the points already done in DIR\n"
-                "  figures=0            skip gnuplot (data, scripts and report still)\n"
-                "\n"
-                "--json prints one object: out, points, failed, resumed, ranks, jobs,\n"
-                "figures, wall_s, events, events_per_s, bookings (requests served at\n"
-                "arrival) and work_per_s ((events + bookings) / wall_s).\n",
-        .params = headline_params,
-        .run = run,
-};
+BENCH_DEFINE(bench_headline, "milestone-gqa-headline", headline_params,
+             "GQA decode/prefill, long/short context, over model presets and contexts: "
+             "sweep.json, figures, report",
+             "Runs the GQA kernels (gqa_decode, gqa_decode_short, gqa_prefill,\n"
+             "gqa_prefill_short) as four panels over the model presets and contexts,\n"
+             "batch 1, bf16, op_log mode, and writes DIR/sweep.json, DIR/figures/ (time\n"
+             "vs context per model with the HBM roofline, utilisation per component\n"
+             "class, PE_CPU dispatch share), DIR/report.md and DIR/spec.yaml (the spec\n"
+             "it ran: 'cubesim sweep DIR/spec.yaml' reruns it). DIR is --out, default\n"
+             "out/gqa_headline; --jobs N runs N points at once; under mpirun the points\n"
+             "are spread over the ranks.\n"
+             "\n"
+             "Parameters (--set):\n"
+             "  panels=a,b           a subset of decode-long, decode-short, prefill-long,\n"
+             "                       prefill-short (default: all four)\n"
+             "  models=a,b           model presets (default: llama3-8b, llama3-70b,\n"
+             "                       llama31-405b, qwen2-72b, mistral-7b)\n"
+             "  decode_contexts=...  decode contexts in tokens (default 4096,32768,131072)\n"
+             "  prefill_contexts=... prefill contexts = query lengths (default\n"
+             "                       1024,2048,4096,8192)\n"
+             "  long_prefill_models=a,b  models also run at the long prefill\n"
+             "                       contexts (default llama3-70b; empty: none)\n"
+             "  long_prefill_contexts=... those contexts (default 16384,32768)\n"
+             "  topo=FILE            the machine (default: the built-in default; or\n"
+             "                       bench run --topo FILE, which wins)\n"
+             "  KEY=VALUE            a dotted machine parameter (pe.dma.bw_gbps=512)\n"
+             "  resume=1             keep the points already done in DIR\n"
+             "  figures=0            skip gnuplot (data, scripts and report still)\n"
+             "\n"
+             "--json prints one object: out, points, failed, resumed, ranks, jobs,\n"
+             "figures, wall_s, events, events_per_s, bookings (requests served at\n"
+             "arrival) and work_per_s ((events + bookings) / wall_s).\n");

@@ -209,26 +209,22 @@ static int run(const struct bench_ctx *c)
         return rc;
 }
 
-const struct bench bench_serving = {
-        .name = "serving",
-        .summary = "cubesim serve over a few request rates: throughput, TTFT and TPOT "
-                   "percentiles, KV use, joules per token",
-        .help = "Runs `cubesim serve` (docs/serving.md) at each rate of qps, the model-step\n"
-                "shapes simulated once for all the rates: Poisson arrivals, the default\n"
-                "machine, bf16. Writes DIR/serving.json (each rate's --json summary and its\n"
-                "offered_rps), DIR/report.md with a serving section, and\n"
-                "DIR/figures/serving.* (throughput against the offered rate, p99 TTFT and\n"
-                "TPOT against throughput). DIR is --out, default out/serving.\n"
-                "\n"
-                "Parameters (--set):\n"
-                "  model=llama3-8b     a model preset\n"
-                "  qps=0.5,1,2,4,8     offered rates, requests/s\n"
-                "  requests=100        requests per rate\n"
-                "  prompt_len=512      prompt tokens (N, uniform:A:B, lognormal:MEAN:SIGMA)\n"
-                "  output_len=128      output tokens (the same forms)\n"
-                "  policy=vllm         vllm, sarathi or static\n"
-                "  max_batch=256       sequences per iteration at most\n"
-                "  figures=0           skip gnuplot\n",
-        .params = serving_params,
-        .run = run,
-};
+BENCH_DEFINE(bench_serving, "serving", serving_params,
+             "cubesim serve over a few request rates: throughput, TTFT and TPOT "
+             "percentiles, KV use, joules per token",
+             "Runs `cubesim serve` (docs/serving.md) at each rate of qps, the model-step\n"
+             "shapes simulated once for all the rates: Poisson arrivals, the default\n"
+             "machine, bf16. Writes DIR/serving.json (each rate's --json summary and its\n"
+             "offered_rps), DIR/report.md with a serving section, and\n"
+             "DIR/figures/serving.* (throughput against the offered rate, p99 TTFT and\n"
+             "TPOT against throughput). DIR is --out, default out/serving.\n"
+             "\n"
+             "Parameters (--set):\n"
+             "  model=llama3-8b     a model preset\n"
+             "  qps=0.5,1,2,4,8     offered rates, requests/s\n"
+             "  requests=100        requests per rate\n"
+             "  prompt_len=512      prompt tokens (N, uniform:A:B, lognormal:MEAN:SIGMA)\n"
+             "  output_len=128      output tokens (the same forms)\n"
+             "  policy=vllm         vllm, sarathi or static\n"
+             "  max_batch=256       sequences per iteration at most\n"
+             "  figures=0           skip gnuplot\n");

@@ -122,18 +122,14 @@ static int run(const struct bench_ctx *c)
         return rc == 0 ? 0 : rc == -EINVAL ? 2 : 1;
 }
 
-const struct bench bench_sim_speed = {
-        .name = "sim-speed",
-        .summary = "simulation speed: gqa_prefill's events and requests per second against engine-hold's, in one run",
-        .help = "Parameters:\n"
-                "  seq_len=N  gqa_prefill context and query length (default 32768)\n"
-                "  procs=N    engine-hold processes (default 100)\n"
-                "  iters=K    engine-hold iterations per process (default 200000)\n"
-                "Runs engine-hold, then gqa_prefill (llama3-70b, bf16, causal) on the default\n"
-                "machine, no op_log written. Prints engine-hold's events per second, and the\n"
-                "kernel's events, requests served at arrival (links, HBM channels, engines,\n"
-                "DMA slots, TCM: each the work of an event in a queueing model, but no event\n"
-                "here), wall seconds of the run, and both rates as a share of engine-hold's.\n",
-        .params = speed_params,
-        .run = run,
-};
+BENCH_DEFINE(bench_sim_speed, "sim-speed", speed_params,
+             "simulation speed: gqa_prefill's events and requests per second against engine-hold's, in one run",
+             "Parameters:\n"
+             "  seq_len=N  gqa_prefill context and query length (default 32768)\n"
+             "  procs=N    engine-hold processes (default 100)\n"
+             "  iters=K    engine-hold iterations per process (default 200000)\n"
+             "Runs engine-hold, then gqa_prefill (llama3-70b, bf16, causal) on the default\n"
+             "machine, no op_log written. Prints engine-hold's events per second, and the\n"
+             "kernel's events, requests served at arrival (links, HBM channels, engines,\n"
+             "DMA slots, TCM: each the work of an event in a queueing model, but no event\n"
+             "here), wall seconds of the run, and both rates as a share of engine-hold's.\n");

@@ -218,9 +218,8 @@ static int predict_all(const struct vc_cfg *cfg, struct vc_row *r, int n, const 
 static void write_outputs(const char *dir, const struct vc_row *r, int n, double mape,
                           bool draw, struct diag *d)
 {
-        char figs[4300], *buf = NULL;
-        size_t len = 0;
-        FILE *f = bench_outputs_open(dir, figs, sizeof figs, &buf, &len, d);
+        struct bench_outputs bo = { 0 };
+        FILE *f = bench_outputs_open(&bo, dir, d);
         if (!f)
                 return;
         fprintf(f, "# validate-tt-ccl\n\nMAPE %.1f%% over %d rows.\n\n", mape, n);
@@ -232,11 +231,11 @@ static void write_outputs(const char *dir, const struct vc_row *r, int n, double
                 fprintf(f, "| %s | %s | %d | %lld | %.2f | %.2f | %+.1f | %s |\n", ops[r[i].op],
                         r[i].topology, r[i].devices, (long long)r[i].bytes, r[i].measured_us,
                         r[i].predicted_us, r[i].error_pct, r[i].simulated ? "yes" : "no");
-        bench_write_stream(dir, "table.md", f, &buf, &len);
+        bench_write_stream(dir, "table.md", f, &bo.buf, &bo.len);
         char scripts[3][300];
         for (int o = 0; o < 3; o++) {
                 /* one data block per configuration: bytes measured predicted */
-                f = open_memstream(&buf, &len);
+                f = open_memstream(&bo.buf, &bo.len);
                 char titles[8][32];
                 int blocks = 0;
                 for (int i = 0; i < n; i++) {
@@ -254,8 +253,8 @@ static void write_outputs(const char *dir, const struct vc_row *r, int n, double
                 }
                 char name[64];
                 snprintf(name, sizeof name, "%s.dat", ops[o]);
-                bench_write_stream(figs, name, f, &buf, &len);
-                f = open_memstream(&buf, &len);
+                bench_write_stream(bo.figs, name, f, &bo.buf, &bo.len);
+                f = open_memstream(&bo.buf, &bo.len);
                 fprintf(f, "# %s: measured (points) and predicted (lines) time against the "
                            "tensor's bytes. Redraw: gnuplot %s.gp\nreset\nset encoding utf8\n"
                            "set terminal pngcairo size 900,650 font \"DejaVu Sans,12\" "
@@ -274,11 +273,11 @@ static void write_outputs(const char *dir, const struct vc_row *r, int n, double
                            "background \"white\"\nset output \"%s.svg\"\nreplot\nunset output\n",
                         ops[o]);
                 snprintf(name, sizeof name, "%s.gp", ops[o]);
-                bench_write_stream(figs, name, f, &buf, &len);
+                bench_write_stream(bo.figs, name, f, &bo.buf, &bo.len);
                 snprintf(scripts[o], sizeof scripts[o], "%s", name);
         }
         if (draw)
-                bench_draw(figs, scripts, 3);
+                bench_draw(bo.figs, scripts, 3);
 }
 
 static json_t *row_json(const struct vc_row *r)
@@ -362,35 +361,31 @@ out:
         return status;
 }
 
-const struct bench bench_validate_tt_ccl = {
-        .name = "validate-tt-ccl",
-        .summary = "all_gather, reduce_scatter, all_reduce on the n300 and T3000 against "
-                   "tt-metal's measured Wormhole collectives",
-        .help = "Parameters:\n"
-                "  csv=FILE        the measured rows (default benches/data/tt_ccl.csv; columns\n"
-                "                  op, topology, devices, bytes, measured_us; '#' comments)\n"
-                "  max_bytes=N     rows above are extrapolated from the two largest simulated\n"
-                "                  sizes of their configuration (default 1073741824)\n"
-                "  workers=N       PEs per direction and device (default 0: tt-metal's rule,\n"
-                "                  1, 2 or 4 by the bytes a link carries)\n"
-                "  chunk_bytes=N   bytes per message (default 65536, fitted)\n"
-                "  pipeline=N      at least N messages a piece (default 2, fitted)\n"
-                "  message_ns=X    override the machine files' system.inter_sip.message_ns\n"
-                "  oneshot_bytes=N ring reduce-scatters (and all-reduces) of at most N bytes a\n"
-                "                  device are one-shot (default 524288, tt-metal's; 0: never)\n"
-                "  syncs=0         no reduce-scatter syncs (default 1: tt-metal's, one a\n"
-                "                  neighbour per 4 packets on a ring, 20 on a line)\n"
-                "  mux=0           no fabric connections (default 1: each flow's workers\n"
-                "                  connect through a mux PE, tt-metal's handshakes)\n"
-                "  figures=0       skip gnuplot (the data and scripts are written)\n"
-                "Runs each row as its op's kernel (kernels/ccl.c, bidirectional, the row's\n"
-                "topology as algo) in op_log mode: 2 devices on tt_wormhole_n300.yaml, 4 on\n"
-                "tt_t3k.yaml cut to 4 SIPs (a line), 8 on tt_t3k.yaml. Writes DIR/table.md\n"
-                "and DIR/figures/{all_gather,reduce_scatter,all_reduce}.* (log-log time\n"
-                "against bytes, measured and predicted; DIR: --out, default\n"
-                "out/validate-tt-ccl). Prints a table, or (--json) {\"rows\": [{\"op\",\n"
-                "\"topology\", \"devices\", \"bytes\", \"measured_us\", \"predicted_us\",\n"
-                "\"error_pct\"}, ...], \"mape_pct\": x, \"out\": DIR}.\n",
-        .params = vc_params,
-        .run = run,
-};
+BENCH_DEFINE(bench_validate_tt_ccl, "validate-tt-ccl", vc_params,
+             "all_gather, reduce_scatter, all_reduce on the n300 and T3000 against "
+             "tt-metal's measured Wormhole collectives",
+             "Parameters:\n"
+             "  csv=FILE        the measured rows (default benches/data/tt_ccl.csv; columns\n"
+             "                  op, topology, devices, bytes, measured_us; '#' comments)\n"
+             "  max_bytes=N     rows above are extrapolated from the two largest simulated\n"
+             "                  sizes of their configuration (default 1073741824)\n"
+             "  workers=N       PEs per direction and device (default 0: tt-metal's rule,\n"
+             "                  1, 2 or 4 by the bytes a link carries)\n"
+             "  chunk_bytes=N   bytes per message (default 65536, fitted)\n"
+             "  pipeline=N      at least N messages a piece (default 2, fitted)\n"
+             "  message_ns=X    override the machine files' system.inter_sip.message_ns\n"
+             "  oneshot_bytes=N ring reduce-scatters (and all-reduces) of at most N bytes a\n"
+             "                  device are one-shot (default 524288, tt-metal's; 0: never)\n"
+             "  syncs=0         no reduce-scatter syncs (default 1: tt-metal's, one a\n"
+             "                  neighbour per 4 packets on a ring, 20 on a line)\n"
+             "  mux=0           no fabric connections (default 1: each flow's workers\n"
+             "                  connect through a mux PE, tt-metal's handshakes)\n"
+             "  figures=0       skip gnuplot (the data and scripts are written)\n"
+             "Runs each row as its op's kernel (kernels/ccl.c, bidirectional, the row's\n"
+             "topology as algo) in op_log mode: 2 devices on tt_wormhole_n300.yaml, 4 on\n"
+             "tt_t3k.yaml cut to 4 SIPs (a line), 8 on tt_t3k.yaml. Writes DIR/table.md\n"
+             "and DIR/figures/{all_gather,reduce_scatter,all_reduce}.* (log-log time\n"
+             "against bytes, measured and predicted; DIR: --out, default\n"
+             "out/validate-tt-ccl). Prints a table, or (--json) {\"rows\": [{\"op\",\n"
+             "\"topology\", \"devices\", \"bytes\", \"measured_us\", \"predicted_us\",\n"
+             "\"error_pct\"}, ...], \"mape_pct\": x, \"out\": DIR}.\n");

@@ -193,27 +193,23 @@ static int run(const struct bench_ctx *c)
         return 0;
 }
 
-const struct bench bench_validate_tt_dm = {
-        .name = "validate-tt-dm",
-        .summary = "tt-metal's data-movement patterns on the n150 and p150 against their "
-                   "documented rates",
-        .help = "Parameters:\n"
-                "  csv=FILE   the documented rates (default benches/data/tt_dm_ideal.csv;\n"
-                "             columns machine, pattern, documented, unit)\n"
-                "  wh=FILE    the wormhole_n150 machine\n"
-                "             (default topologies/tt_wormhole_n150.yaml)\n"
-                "  bh=FILE    the blackhole_p150 machine\n"
-                "             (default topologies/tt_blackhole_p150.yaml)\n"
-                "Runs each row's pattern as the tt_dm kernel (kernels/tt_dm.c) in op_log\n"
-                "mode, one NoC packet per transfer, twice (n1 and n2 transfers per issuing\n"
-                "PE), and "
-                "takes the steady-state rate: the extra bytes over the extra kernel time.\n"
-                "Rates are bytes per AI clock cycle (B/cycle) or % of the DRAM peak\n"
-                "(channels x channel_bw_gbps). Nothing is fitted here (scripts/fit_tt_dm.py\n"
-                "fits the machine files' [FREE] data-movement keys to the same table).\n"
-                "Prints a table, or (--json) {\"rows\": [{\"machine\", \"pattern\",\n"
-                "\"documented\", \"predicted\", \"unit\", \"error_pct\"}, ...],\n"
-                "\"mape_pct\": x}.\n",
-        .params = vd_params,
-        .run = run,
-};
+BENCH_DEFINE(bench_validate_tt_dm, "validate-tt-dm", vd_params,
+             "tt-metal's data-movement patterns on the n150 and p150 against their "
+             "documented rates",
+             "Parameters:\n"
+             "  csv=FILE   the documented rates (default benches/data/tt_dm_ideal.csv;\n"
+             "             columns machine, pattern, documented, unit)\n"
+             "  wh=FILE    the wormhole_n150 machine\n"
+             "             (default topologies/tt_wormhole_n150.yaml)\n"
+             "  bh=FILE    the blackhole_p150 machine\n"
+             "             (default topologies/tt_blackhole_p150.yaml)\n"
+             "Runs each row's pattern as the tt_dm kernel (kernels/tt_dm.c) in op_log\n"
+             "mode, one NoC packet per transfer, twice (n1 and n2 transfers per issuing\n"
+             "PE), and "
+             "takes the steady-state rate: the extra bytes over the extra kernel time.\n"
+             "Rates are bytes per AI clock cycle (B/cycle) or % of the DRAM peak\n"
+             "(channels x channel_bw_gbps). Nothing is fitted here (scripts/fit_tt_dm.py\n"
+             "fits the machine files' [FREE] data-movement keys to the same table).\n"
+             "Prints a table, or (--json) {\"rows\": [{\"machine\", \"pattern\",\n"
+             "\"documented\", \"predicted\", \"unit\", \"error_pct\"}, ...],\n"
+             "\"mape_pct\": x}.\n");

@@ -171,9 +171,8 @@ static int predict(const struct topo *t, const struct tl_kernel *k, struct vt_ro
 static void write_outputs(const char *dir, const struct vt_row *r, int n, double mape,
                           bool modelled, bool draw, struct diag *d)
 {
-        char figs[4300], *buf = NULL;
-        size_t len = 0;
-        FILE *f = bench_outputs_open(dir, figs, sizeof figs, &buf, &len, d);
+        struct bench_outputs bo = { 0 };
+        FILE *f = bench_outputs_open(&bo, dir, d);
         if (!f)
                 return;
         fprintf(f, "# validate-tt-gemm\n\nMAPE %.1f%% over %d rows%s.\n\n"
@@ -187,15 +186,15 @@ static void write_outputs(const char *dir, const struct vt_row *r, int n, double
                         r[i].field[C_FID], r[i].field[C_IN0], r[i].field[C_IN1],
                         r[i].field[C_OUT], r[i].field[C_GX], r[i].field[C_GY], r[i].measured_ns,
                         r[i].predicted_ns, r[i].error_pct);
-        bench_write_stream(dir, "table.md", f, &buf, &len);
+        bench_write_stream(dir, "table.md", f, &bo.buf, &bo.len);
 
-        f = open_memstream(&buf, &len);
+        f = open_memstream(&bo.buf, &bo.len);
         fprintf(f, "# measured_ns predicted_ns (one line per calibration row)\n");
         for (int i = 0; i < n; i++)
                 fprintf(f, "%.1f %.1f\n", r[i].measured_ns, r[i].predicted_ns);
-        bench_write_stream(figs, "pred_vs_meas.dat", f, &buf, &len);
+        bench_write_stream(bo.figs, "pred_vs_meas.dat", f, &bo.buf, &bo.len);
 
-        f = open_memstream(&buf, &len);
+        f = open_memstream(&bo.buf, &bo.len);
         fprintf(f, "# Predicted against measured kernel time. Redraw: gnuplot pred_vs_meas.gp\n"
                    "reset\nset encoding utf8\n"
                    "set terminal pngcairo size 800,800 font \"DejaVu Sans,12\" noenhanced\n"
@@ -214,10 +213,10 @@ static void write_outputs(const char *dir, const struct vt_row *r, int n, double
                    "background \"white\"\nset output \"pred_vs_meas.svg\"\nreplot\n"
                    "unset output\n",
                 mape);
-        bench_write_stream(figs, "pred_vs_meas.gp", f, &buf, &len);
+        bench_write_stream(bo.figs, "pred_vs_meas.gp", f, &bo.buf, &bo.len);
         char scripts[1][300] = { "pred_vs_meas.gp" };
         if (draw)
-                bench_draw(figs, scripts, 1);
+                bench_draw(bo.figs, scripts, 1);
 }
 
 /* A row for --json: the kernel's integer columns as numbers, the others
@@ -301,24 +300,20 @@ free_rows:
         return status;
 }
 
-const struct bench bench_validate_tt_gemm = {
-        .name = "validate-tt-gemm",
-        .summary = "tt_matmul on the Wormhole n150 against the measured calibration rows, MAPE",
-        .help = "Parameters:\n"
-                "  csv=FILE    the measured rows (default benches/data/tt_n150_matmul_bf16.csv;\n"
-                "              columns m, k, n, dtype, fidelity, in0, in1, out, grid_x, grid_y,\n"
-                "              device_ns)\n"
-                "  topo=FILE   the machine (default topologies/tt_wormhole_n150.yaml)\n"
-                "  figures=0   skip gnuplot (the table and the figure's script are written)\n"
-                "Every cell is checked first (an integer in the parameter's range, one of\n"
-                "its choices, device_ns a finite time > 0; problems as FILE:LINE:COL, exit\n"
-                "2; a table needs at least one row). Runs every row as tt_matmul in op_log\n"
-                "mode; nothing is fitted. Writes\n"
-                "DIR/table.md and DIR/figures/pred_vs_meas.* (log-log, y = x, +-10% band;\n"
-                "DIR: --out, default out/validate-tt-gemm). Prints (--json)\n"
-                "{\"rows\": [{\"m\", \"k\", \"n\", \"dtype\", \"fidelity\", \"in0\", \"in1\", \"out\",\n"
-                "\"measured_ns\", \"predicted_ns\", \"error_pct\"}, ...], \"mape_pct\": x,\n"
-                "\"fidelity_modelled\": b, \"out\": DIR}.\n",
-        .params = vt_params,
-        .run = run,
-};
+BENCH_DEFINE(bench_validate_tt_gemm, "validate-tt-gemm", vt_params,
+             "tt_matmul on the Wormhole n150 against the measured calibration rows, MAPE",
+             "Parameters:\n"
+             "  csv=FILE    the measured rows (default benches/data/tt_n150_matmul_bf16.csv;\n"
+             "              columns m, k, n, dtype, fidelity, in0, in1, out, grid_x, grid_y,\n"
+             "              device_ns)\n"
+             "  topo=FILE   the machine (default topologies/tt_wormhole_n150.yaml)\n"
+             "  figures=0   skip gnuplot (the table and the figure's script are written)\n"
+             "Every cell is checked first (an integer in the parameter's range, one of\n"
+             "its choices, device_ns a finite time > 0; problems as FILE:LINE:COL, exit\n"
+             "2; a table needs at least one row). Runs every row as tt_matmul in op_log\n"
+             "mode; nothing is fitted. Writes\n"
+             "DIR/table.md and DIR/figures/pred_vs_meas.* (log-log, y = x, +-10% band;\n"
+             "DIR: --out, default out/validate-tt-gemm). Prints (--json)\n"
+             "{\"rows\": [{\"m\", \"k\", \"n\", \"dtype\", \"fidelity\", \"in0\", \"in1\", \"out\",\n"
+             "\"measured_ns\", \"predicted_ns\", \"error_pct\"}, ...], \"mape_pct\": x,\n"
+             "\"fidelity_modelled\": b, \"out\": DIR}.\n");

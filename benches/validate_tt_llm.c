@@ -201,17 +201,16 @@ static int load_machine(const struct vl_ctx *c, const struct vl_row *r, struct t
 static void figure(const char *dir, const struct vl_row *r, int n, double mt, double mf,
                    bool draw, struct diag *d)
 {
-        char figs[4300], *buf = NULL;
-        size_t len = 0;
-        FILE *f = bench_outputs_open(dir, figs, sizeof figs, &buf, &len, d);
+        struct bench_outputs bo = { 0 };
+        FILE *f = bench_outputs_open(&bo, dir, d);
         if (!f)
                 return;
         fprintf(f, "# measured_tps_u predicted_tps_u measured_ttft_ms predicted_ttft_ms label\n");
         for (int i = 0; i < n; i++)
                 fprintf(f, "%.3f %.3f %.3f %.3f %s/%s\n", r[i].meas_tps, r[i].p.tps_u,
                         r[i].meas_ttft, r[i].p.ttft_ms, r[i].m->name, r[i].field[C_MACHINE]);
-        bench_write_stream(figs, "pred_vs_meas.dat", f, &buf, &len);
-        f = open_memstream(&buf, &len);
+        bench_write_stream(bo.figs, "pred_vs_meas.dat", f, &bo.buf, &bo.len);
+        f = open_memstream(&bo.buf, &bo.len);
         fprintf(f, "# Predicted against measured t/s/u and TTFT. Redraw: gnuplot pred_vs_meas.gp\n"
                    "reset\nset encoding utf8\n"
                    "set terminal pngcairo size 1400,700 font \"DejaVu Sans,12\" noenhanced\n"
@@ -234,10 +233,10 @@ static void figure(const char *dir, const struct vl_row *r, int n, double mt, do
                    "       \"pred_vs_meas.dat\" using c:(column(c + 1)):5 with labels offset 1,1 "
                    "left notitle\n"
                    "}\nunset multiplot\nunset output\n", mt, mf);
-        bench_write_stream(figs, "pred_vs_meas.gp", f, &buf, &len);
+        bench_write_stream(bo.figs, "pred_vs_meas.gp", f, &bo.buf, &bo.len);
         char scripts[1][300] = { "pred_vs_meas.gp" };
         if (draw)
-                bench_draw(figs, scripts, 1);
+                bench_draw(bo.figs, scripts, 1);
 }
 
 static json_t *row_json(const struct vl_row *r)
@@ -367,46 +366,42 @@ out:
         return status;
 }
 
-const struct bench bench_validate_tt_llm = {
-        .name = "validate-tt-llm",
-        .summary = "whole-model decode t/s/u and TTFT as tt-transformers runs them, against "
-                   "measured Tenstorrent rows, MAPE",
-        .help = "Parameters:\n"
-                "  csv=FILE    the measured rows (default benches/data/tt_llm.csv; columns\n"
-                "              model, machine, precision, batch, prompt_len, gen_tokens,\n"
-                "              measured_tps_u, measured_ttft_ms)\n"
-                "  samples=N   SDPA contexts simulated per row, interpolated between (5)\n"
-                "  decode_program_ns=NS, prefill_program_ns=NS\n"
-                "              each device program's fixed cost in a decode iteration and in\n"
-                "              a prefill (default: the values scripts/fit_tt_llm.py fits)\n"
-                "  figures=0   skip gnuplot (the figure's data and script are written)\n"
-                "  dp=N        data-parallel replicas on each row's machine (1); each splits\n"
-                "              the model over chips / N chips (tensor parallel); batch is the\n"
-                "              users in all, batch / N a replica's\n"
-                "Machines: n150 (topologies/tt_wormhole_n150.yaml), n300\n"
-                "(tt_wormhole_n300.yaml), p150 (tt_blackhole_p150.yaml), any other NAME\n"
-                "topologies/tt_NAME.yaml (t3k, galaxy); a missing file is an error (exit\n"
-                "2). On several chips the layer's matmuls are split as tt-transformers\n"
-                "splits them, with an all-gather before each norm and a reduce-scatter\n"
-                "after WO and FF2 (kernels/ccl.c over the links). Each row is checked for\n"
-                "DRAM first, per chip (weights + KV cache + activations; exit 2 naming the\n"
-                "sizes when it does not fit). Decode: the layer's device programs\n"
-                "(tt_llm_op) at batch B, one layer simulated and scaled, SDPA at sampled\n"
-                "contexts; t/s/u = 1 / the mean iteration over gen_tokens. TTFT: one\n"
-                "user's prefill (tt_matmul for its matmuls). tokens/s = t/s/u x batch.\n"
-                "Writes DIR/figures/pred_vs_meas.* (DIR: --out, default\n"
-                "out/validate-tt-llm). Prints (--json) {\"rows\": [{\"model\", \"machine\",\n"
-                "\"precision\", \"batch\", \"prompt_len\", \"measured_tps_u\", \"predicted_tps_u\",\n"
-                "\"error_tps_pct\", \"measured_ttft_ms\", \"predicted_ttft_ms\",\n"
-                "\"error_ttft_pct\", \"chips\", \"tp\", \"weights_per_chip_gb\",\n"
-                "\"tokens_per_s\", \"tokens_per_s_per_chip\", \"decode_step_j\",\n"
-                "\"decode_power_w\", \"j_per_token\", \"tdp_w\"}, ...], \"mape_tps_pct\": x,\n"
-                "\"mape_ttft_pct\": x}. Energy (docs/energy.md): decode_step_j is a decode\n"
-                "iteration's energy on every chip (each program's energy_j, a chip's\n"
-                "programs x the chips running them; the mean over gen_tokens, like its\n"
-                "time), decode_power_w = decode_step_j / the iteration's time,\n"
-                "j_per_token = decode_step_j / batch; tdp_w the machine's system.tdp_w\n"
-                "(null: none). The text table prints them as step_W, J/token, TDP_W.\n",
-        .params = vl_params,
-        .run = run,
-};
+BENCH_DEFINE(bench_validate_tt_llm, "validate-tt-llm", vl_params,
+             "whole-model decode t/s/u and TTFT as tt-transformers runs them, against "
+             "measured Tenstorrent rows, MAPE",
+             "Parameters:\n"
+             "  csv=FILE    the measured rows (default benches/data/tt_llm.csv; columns\n"
+             "              model, machine, precision, batch, prompt_len, gen_tokens,\n"
+             "              measured_tps_u, measured_ttft_ms)\n"
+             "  samples=N   SDPA contexts simulated per row, interpolated between (5)\n"
+             "  decode_program_ns=NS, prefill_program_ns=NS\n"
+             "              each device program's fixed cost in a decode iteration and in\n"
+             "              a prefill (default: the values scripts/fit_tt_llm.py fits)\n"
+             "  figures=0   skip gnuplot (the figure's data and script are written)\n"
+             "  dp=N        data-parallel replicas on each row's machine (1); each splits\n"
+             "              the model over chips / N chips (tensor parallel); batch is the\n"
+             "              users in all, batch / N a replica's\n"
+             "Machines: n150 (topologies/tt_wormhole_n150.yaml), n300\n"
+             "(tt_wormhole_n300.yaml), p150 (tt_blackhole_p150.yaml), any other NAME\n"
+             "topologies/tt_NAME.yaml (t3k, galaxy); a missing file is an error (exit\n"
+             "2). On several chips the layer's matmuls are split as tt-transformers\n"
+             "splits them, with an all-gather before each norm and a reduce-scatter\n"
+             "after WO and FF2 (kernels/ccl.c over the links). Each row is checked for\n"
+             "DRAM first, per chip (weights + KV cache + activations; exit 2 naming the\n"
+             "sizes when it does not fit). Decode: the layer's device programs\n"
+             "(tt_llm_op) at batch B, one layer simulated and scaled, SDPA at sampled\n"
+             "contexts; t/s/u = 1 / the mean iteration over gen_tokens. TTFT: one\n"
+             "user's prefill (tt_matmul for its matmuls). tokens/s = t/s/u x batch.\n"
+             "Writes DIR/figures/pred_vs_meas.* (DIR: --out, default\n"
+             "out/validate-tt-llm). Prints (--json) {\"rows\": [{\"model\", \"machine\",\n"
+             "\"precision\", \"batch\", \"prompt_len\", \"measured_tps_u\", \"predicted_tps_u\",\n"
+             "\"error_tps_pct\", \"measured_ttft_ms\", \"predicted_ttft_ms\",\n"
+             "\"error_ttft_pct\", \"chips\", \"tp\", \"weights_per_chip_gb\",\n"
+             "\"tokens_per_s\", \"tokens_per_s_per_chip\", \"decode_step_j\",\n"
+             "\"decode_power_w\", \"j_per_token\", \"tdp_w\"}, ...], \"mape_tps_pct\": x,\n"
+             "\"mape_ttft_pct\": x}. Energy (docs/energy.md): decode_step_j is a decode\n"
+             "iteration's energy on every chip (each program's energy_j, a chip's\n"
+             "programs x the chips running them; the mean over gen_tokens, like its\n"
+             "time), decode_power_w = decode_step_j / the iteration's time,\n"
+             "j_per_token = decode_step_j / batch; tdp_w the machine's system.tdp_w\n"
+             "(null: none). The text table prints them as step_W, J/token, TDP_W.\n");

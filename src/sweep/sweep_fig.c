@@ -706,6 +706,29 @@ static bool bar_begin(const struct sweep__ctx *x, const struct rows *r, const st
         return true;
 }
 
+/* The class names ending a .dat file's header line, then a line a row: its
+ * label and, per class, the number under key in the row's summary times
+ * mul over div (0 when missing), as %.6g when short, else %.4f. */
+static void class_rows(const struct sweep__ctx *x, json_t *sw, const struct rows *r, FILE *f,
+                       const char *key, const char *const *classes, double mul, double div,
+                       bool short_form)
+{
+        for (int c = 0; classes[c]; c++)
+                fprintf(f, " %s", classes[c]);
+        fputc('\n', f);
+        for (size_t k = 0; k < r->n; k++) {
+                json_t *by = json_object_get(row_summary(x, sw, r, k), key);
+                char lab[200];
+                row_label(x, r, k, lab, sizeof lab);
+                fprintf(f, "\"%s\"", lab);
+                for (int c = 0; classes[c]; c++) {
+                        double v = mul * json_number_value(json_object_get(by, classes[c])) / div;
+                        fprintf(f, short_form ? " %.6g" : " %.4f", v);
+                }
+                fputc('\n', f);
+        }
+}
+
 static bool util_figure(const struct sweep__ctx *x, json_t *sw, const struct rows *r,
                         const char *dir)
 {
@@ -713,21 +736,7 @@ static bool util_figure(const struct sweep__ctx *x, json_t *sw, const struct row
         if (!bar_data(x, &util_fig, &dat))
                 return false;
         fputs("# row", dat.f);
-        for (int c = 0; class_names[c]; c++)
-                fprintf(dat.f, " %s", class_names[c]);
-        fputc('\n', dat.f);
-        for (size_t k = 0; k < r->n; k++) {
-                json_t *sum = row_summary(x, sw, r, k);
-                char lab[200];
-                row_label(x, r, k, lab, sizeof lab);
-                fprintf(dat.f, "\"%s\"", lab);
-                for (int c = 0; class_names[c]; c++) {
-                        json_t *u = json_object_get(json_object_get(sum, "utilisation"),
-                                                    class_names[c]);
-                        fprintf(dat.f, " %.4f", u ? 100.0 * json_number_value(u) : 0.0);
-                }
-                fputc('\n', dat.f);
-        }
+        class_rows(x, sw, r, dat.f, "utilisation", class_names, 100.0, 1.0, false);
         if (!bar_begin(x, r, &util_fig, &dat, &gp, dir))
                 return false;
         fputs("plot \\\n", gp.f);
@@ -895,19 +904,7 @@ static bool energy_figure(const struct sweep__ctx *x, json_t *sw, const struct r
         if (!bar_data(x, &fig, &dat))
                 return false;
         fprintf(dat.f, "# in %s\nrow", unit);
-        for (int c = 0; energy_classes[c]; c++)
-                fprintf(dat.f, " %s", energy_classes[c]);
-        fputc('\n', dat.f);
-        for (size_t k = 0; k < r->n; k++) {
-                json_t *by = json_object_get(row_summary(x, sw, r, k), "energy_by_class_j");
-                char lab[200];
-                row_label(x, r, k, lab, sizeof lab);
-                fprintf(dat.f, "\"%s\"", lab);
-                for (int c = 0; energy_classes[c]; c++)
-                        fprintf(dat.f, " %.6g",
-                                json_number_value(json_object_get(by, energy_classes[c])) / scale);
-                fputc('\n', dat.f);
-        }
+        class_rows(x, sw, r, dat.f, "energy_by_class_j", energy_classes, 1.0, scale, true);
         if (!bar_begin(x, r, &fig, &dat, &gp, dir))
                 return false;
         fputs("plot \\\n", gp.f);
