@@ -25,6 +25,7 @@ extern const struct tl_kernel tl_kernel_tt_llm_op;
 extern const struct tl_kernel tl_kernel_all_gather;
 extern const struct tl_kernel tl_kernel_reduce_scatter;
 extern const struct tl_kernel tl_kernel_all_reduce;
+extern const struct tl_kernel tl_kernel_ccl_async;
 extern const struct tl_kernel *const tl_builtin_kernels[];
 
 const struct tl_kernel *const tl_builtin_kernels[] = {
@@ -48,5 +49,6 @@ const struct tl_kernel *const tl_builtin_kernels[] = {
         &tl_kernel_all_gather,
         &tl_kernel_reduce_scatter,
         &tl_kernel_all_reduce,
+        &tl_kernel_ccl_async,
         NULL,
 };
