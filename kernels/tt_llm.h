@@ -30,6 +30,8 @@ enum tt_op {
         TT_OP_COPY,                  /* a data-movement op (heads split or concat, fill cache) */
         TT_OP_SDPA_DECODE,           /* attention of one query row per user over the cache */
         TT_OP_SDPA_PREFILL,          /* causal attention of a prompt */
+        TT_OP_MM_RING,               /* decode matmul from the prefetcher's L1 buffer, in0 round a ring */
+        TT_OP_PREFETCH,              /* the prefetcher: a weight from the DRAM banks into L1 */
         TT_OP_COUNT
 };
 
@@ -41,7 +43,7 @@ struct tt_op_args {
         int64_t batch, hq, hkv, d;   /* SDPA: users, query and KV heads, head dim */
         int64_t keys;                /* SDPA decode: cached keys seen; prefill: prompt length */
         float scale;                 /* SDPA: 1 / sqrt(head dim) */
-        int workers;                 /* matmul: one per DRAM channel */
+        int workers;                 /* matmul: one per DRAM channel; mm_ring: the ring's cores */
         int shards;                  /* matmul: cores in0 is width-sharded over */
         int64_t kb;                  /* matmul: K rows of a step (in0_block_w tiles) */
         int64_t nb;                  /* matmul: output columns a worker holds at once */
@@ -50,6 +52,7 @@ struct tt_op_args {
         tl_dtype wdt, kvdt;          /* weight and KV-cache dtypes */
         tl_tensor *a;                /* matmul: in0 [m, k], L1-sharded over `shards` cores */
         tl_tensor *w[64];            /* matmul: per worker [k, n / workers] in its channel */
+        tl_tensor *wl;               /* mm_ring: [workers, k, n / workers], each core's in its L1 */
         tl_tensor *in[3];            /* elementwise inputs [rows, cols] */
         tl_tensor *wrow;             /* RMSNorm weight [1, cols] */
         tl_tensor *out;              /* result: matmul [workers, m, n / workers] L1-sharded; elt [rows, cols] */

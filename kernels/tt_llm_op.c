@@ -15,6 +15,18 @@
  *                shards and kb are tt-transformers' dram_matmul_config:
  *                the most cores (<= 64) dividing K's and N's tiles, and
  *                the largest in0_block_w <= 8 tiles dividing a shard.
+ *   mm_ring      the llama3_70b_galaxy demo's decode matmul (matmul_1d_ring
+ *                with the prefetcher's global circular buffer): a ring of
+ *                `workers` cores (the DRAM channels x the receivers a
+ *                reader feeds), each holding [K, N / ring] of the weight
+ *                in its L1 and K / ring columns of in0; the in0 pieces go
+ *                round the ring, each core sending the piece it holds on
+ *                while it multiplies it by its weight rows, ring steps in
+ *                all.
+ *   prefetch     the demo's prefetcher for one weight: each DRAM reader
+ *                (a core of its own near its channel) streams its bank's
+ *                [K, N / channels], by receiver, in steps of K / ring rows into the L1
+ *                of its receivers, in turn.
  *   norm, add, silu_mul, rotary, copy
  *                tile-wise ops on the compute grid: the [rows, cols]
  *                operands' 32 x 32 tiles split evenly over the grid's
@@ -146,6 +158,112 @@ static void mm_dram(tl_ctx *tl, const struct tt_op_args *a)
                                                      ((int64_t[]){ a->kb, nbw }));
                 }
                 mm_worker(tl, a, c, &mb);
+        }
+}
+
+/* ---- mm_ring and prefetch ---------------------------------------------------------- */
+
+enum { TAG_RING = 30, TAG_FILL = 31 };
+
+/* The ring's core i: grid core i. */
+static void mm_ring(tl_ctx *tl, const struct tt_op_args *a)
+{
+        int g = grid_index(tl, a), ring = a->workers;
+        if (g < 0 || g >= ring)
+                return;
+        int64_t m = a->m, kb = a->kb, nb = a->nb, sub = TT_TILE;
+        for (int64_t w = 8; w > 1 && sub == TT_TILE; w--)
+                if (nb / TT_TILE % w == 0)
+                        sub = w * TT_TILE;
+        tl_tensor *wl = tl_reshape(tl, tl_view(tl, a->wl, ((int64_t[]){ g, 0, 0 }),
+                                                ((int64_t[]){ 1, a->k, nb })),
+                                   2, ((int64_t[]){ a->k, nb }));
+        tl_tensor *out = tl_reshape(tl, tl_view(tl, a->out, ((int64_t[]){ g, 0, 0 }),
+                                                 ((int64_t[]){ 1, m, nb })),
+                                    2, ((int64_t[]){ m, nb }));
+        tl_tensor *cur = tl_reshape(tl, tl_view(tl, a->a, ((int64_t[]){ g, 0, 0 }),
+                                                 ((int64_t[]){ 1, m, kb })),
+                                    2, ((int64_t[]){ m, kb }));
+        tl_tensor *acc = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ m, nb }));
+        int next = grid_rank(tl, a, (g + 1) % ring), prev = grid_rank(tl, a, (g + ring - 1) % ring);
+        for (int s = 0; s < ring; s++) {
+                int b = (g - s + ring) % ring;       /* the in0 piece held: K rows b * kb .. */
+                if (s > 0) {
+                        tl_scratch_scope_begin(tl);
+                        cur = tl_recv(tl, prev, TAG_RING);
+                }
+                if (s + 1 < ring)
+                        tl_send(tl, next, cur, TAG_RING);
+                tl_wait(tl, tl_composite(tl, &(tl_composite_desc){
+                        .op = TL_GEMM, .a = cur, .b = view2(tl, wl, b * kb, 0, kb, nb), .out = acc,
+                        .accumulate = s > 0, .tile_m = m, .tile_n = sub, .tile_k = kb }));
+                if (s > 0)
+                        tl_scratch_scope_end(tl);
+        }
+        tl_copy_to(tl, out, acc);
+}
+
+/* Block i of reader c: K step i / per of receiver i % per's columns, a
+ * row of the bank's tensor (its tiles are contiguous in the bank). */
+static tl_tensor *fill_block(tl_ctx *tl, const struct tt_op_args *a, int c, int64_t i)
+{
+        int per = a->workers / a->shards;
+        int64_t steps = a->k / a->kb;
+        return view2(tl, a->w[c], i % per * steps + i / per, 0, 1, a->kb * a->nb);
+}
+
+/* The PE of reader c: its channel's attach point, else (a PE taken by a
+ * lower channel's reader or by a ring core) the first free one below it
+ * in its column: one reader a bank on a core of its own (the demo's
+ * dram_cores and sender cores). */
+static int reader_pe(tl_ctx *tl, const struct tt_op_args *a, int c)
+{
+        int cols = tl_mesh_dim(tl, 0), pes = cols * tl_mesh_dim(tl, 1), pe = worker_pe(tl, c);
+        for (int tries = 0; tries < pes; tries++, pe = (pe + cols) % pes) {
+                bool taken = false;
+                for (int d = 0; d < c && !taken; d++)
+                        taken = reader_pe(tl, a, d) == pe;
+                if (!taken)
+                        return pe;
+        }
+        return worker_pe(tl, c);
+}
+
+/* Reader c (at channel c) fills receivers c x per .. of the ring in turn,
+ * a step of kb rows a message, its next two blocks' reads in flight while
+ * one is sent (three L1 buffers in rotation; a PE at the attach point of
+ * several channels reads for each, their blocks interleaved); each
+ * receiver takes its own. */
+static void prefetch(tl_ctx *tl, const struct tt_op_args *a)
+{
+        int ch = a->shards, per = a->workers / ch, g = grid_index(tl, a), mine[64], n = 0;
+        int64_t items = a->k / a->kb * per, cw = a->n / ch / per;
+        tl_tensor *buf[64][3];
+        for (int c = 0; c < ch && tl_program_id(tl, 1) == 0 && tl_program_id(tl, 2) == 0; c++)
+                if (reader_pe(tl, a, c) == tl_program_id(tl, 0)) {
+                        for (int j = 0; j < 3; j++)
+                                buf[n][j] = tl_alloc(tl, TL_TCM, a->wdt, 2,
+                                                     ((int64_t[]){ 1, a->kb * cw }));
+                        mine[n++] = c;
+                }
+        for (int j = 0; j < n; j++)
+                for (int64_t i = 0; i < 2 && i < items; i++)
+                        tl_copy_to(tl, buf[j][i], fill_block(tl, a, mine[j], i));
+        for (int64_t i = 0; i < items; i++)
+                for (int j = 0; j < n; j++) {
+                        if (i + 2 < items)
+                                tl_copy_to(tl, buf[j][(i + 2) % 3],
+                                           fill_block(tl, a, mine[j], i + 2));
+                        tl_send(tl, grid_rank(tl, a, mine[j] * per + i % per), buf[j][i % 3],
+                                TAG_FILL);
+                }
+        if (g < 0 || g >= a->workers)
+                return;
+        int src = tl_rank(tl, reader_pe(tl, a, g / per), 0, 0);
+        for (int64_t s = 0; s < a->k / a->kb; s++) {
+                tl_scratch_scope_begin(tl);
+                tl_wait_tensor(tl, tl_recv(tl, src, TAG_FILL));
+                tl_scratch_scope_end(tl);
         }
 }
 
@@ -345,6 +463,12 @@ static void tt_llm_op(tl_ctx *tl, const void *argp)
         case TT_OP_SDPA_PREFILL:
                 sdpa_prefill(tl, a);
                 return;
+        case TT_OP_MM_RING:
+                mm_ring(tl, a);
+                return;
+        case TT_OP_PREFETCH:
+                prefetch(tl, a);
+                return;
         default:
                 eltwise(tl, a);
         }
@@ -352,10 +476,14 @@ static void tt_llm_op(tl_ctx *tl, const void *argp)
 
 TL_KERNEL(tt_llm_op, tt_op,
           "one device program of a decoder as tt-transformers runs it on a Tenstorrent grid "
-          "(DRAM-sharded matmul, RMSNorm, add, silu*mul, rotary, copy, SDPA decode/prefill)",
+          "(DRAM-sharded matmul, RMSNorm, add, silu*mul, rotary, copy, SDPA decode/prefill; the "
+          "llama3_70b_galaxy demo's ring matmul from L1 and its weight prefetcher)",
           "op mm_dram: inputs a.npy [workers, m, k] (L1-sharded), w0.npy .. [k, n / workers] "
           "(one DRAM channel each); output out.npy [workers, m, n / workers]. Tile-wise ops: "
           "x0.npy .. [rows, cols] (norm: weight.npy [1, cols]); out.npy [rows, cols]. "
           "sdpa_decode: q.npy [batch, kv_heads, 32, head_dim], k.npy, v.npy [batch, kv_heads, "
           "keys, head_dim]; o.npy like q. sdpa_prefill: q.npy [batch, q_heads, keys, head_dim], "
-          "k.npy and v.npy [batch, kv_heads, keys, head_dim]; o.npy like q");
+          "k.npy and v.npy [batch, kv_heads, keys, head_dim]; o.npy like q. mm_ring: a.npy "
+          "[ring, m, k / ring], w.npy [ring, k, n / ring] (L1); out.npy [ring, m, n / ring]. "
+          "prefetch: w0.npy .. [receivers x k / kb, kb x n / ring] (one DRAM channel each, a "
+          "row a K step of kb = k / ring rows of a receiver's columns)");

@@ -7,7 +7,7 @@
 #include "tt_llm.h"
 
 static const char *const ops[] = { "mm_dram", "norm", "add", "silu_mul", "rotary", "copy",
-                                   "sdpa_decode", "sdpa_prefill", NULL };
+                                   "sdpa_decode", "sdpa_prefill", "mm_ring", "prefetch", NULL };
 static const char *const dtypes[] = { "bf16", "bfp8_b", "bfp4_b", NULL };
 static const tl_dtype dtype_of[] = { TL_BF16, TL_BFP8_B, TL_BFP4_B };
 static const char *const fidelities[] = { "lofi", "hifi2", "hifi3", "hifi4", NULL };
@@ -29,6 +29,8 @@ const struct tl_param tt_op_params[] = {
         { "wdtype", TL_PARAM_CHOICE, 1, 0, 0, dtypes, "mm_dram: the weights" },
         { "kvdtype", TL_PARAM_CHOICE, 1, 0, 0, dtypes, "SDPA: the KV cache" },
         { "fidelity", TL_PARAM_CHOICE, 1, 0, 0, fidelities, "math fidelity of the launch" },
+        { "receivers", TL_PARAM_INT, 2, 1, 8, NULL,
+          "mm_ring, prefetch: L1 receiver cores per DRAM reader (the ring: channels x this)" },
         { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
@@ -133,6 +135,50 @@ static void setup_sdpa(tl_setup *s, struct tt_op_args *a)
         a->o = tl_setup_tensor(s, "o", TL_OUTPUT, TL_BF16, 4, q);
 }
 
+/* mm_ring and prefetch (the llama3_70b_galaxy demo's prefetcher,
+ * prefetcher_common.py: one DRAM reader a bank, `receivers` L1 cores
+ * each, the matmul's ring those receivers): K and N padded to tiles x the
+ * ring (pad_n_to_ring_size), in0 [m, K / ring] a core, the weight
+ * [K, N / ring] a core (mm_ring: in its L1, the global circular buffer;
+ * prefetch: each bank's [K, N / channels] as its receivers' [K, N /
+ * ring] one after the other, a row each K step's tiles). */
+static void setup_ring(tl_setup *s, struct tt_op_args *a)
+{
+        tl_machine mc = tl_setup_machine(s);
+        int ch = mc.hbm_channels, ring = ch * (int)tl_setup_int(s, "receivers");
+        if (ch < 1 || ch > 64 || ring > a->grid_x * a->grid_y) {
+                tl_setup_error(s, "op=%s needs 1 to 64 DRAM channels and a grid of channels x "
+                               "receivers (%d) cores (the machine has %d channels, %d cores)",
+                               a->op == TT_OP_MM_RING ? "mm_ring" : "prefetch", ring, ch,
+                               a->grid_x * a->grid_y);
+                return;
+        }
+        a->workers = ring;
+        a->m = pad(tl_setup_int(s, "m"), TT_TILE);
+        a->k = pad(tl_setup_int(s, "k"), (int64_t)TT_TILE * ring);
+        a->n = pad(tl_setup_int(s, "n"), (int64_t)TT_TILE * ring);
+        a->kb = a->k / ring;
+        a->nb = a->n / ring;
+        a->shards = ch;
+        if (a->op == TT_OP_PREFETCH) {
+                for (int c = 0; c < ch; c++) {
+                        char name[16];
+                        snprintf(name, sizeof name, "w%d", c);
+                        a->w[c] = tl_setup_tensor(s, name, TL_INPUT, a->wdt, 2,
+                                                  (int64_t[]){ ring / ch * (a->k / a->kb),
+                                                               a->kb * a->nb });
+                        tl_setup_hbm_channel(s, a->w[c], c);
+                }
+                return;
+        }
+        a->a = tl_setup_tensor_sharded(s, "a", TL_INPUT, TL_BF16, 3,
+                                       (int64_t[]){ ring, a->m, a->kb });
+        a->wl = tl_setup_tensor_sharded(s, "w", TL_INPUT, a->wdt, 3,
+                                        (int64_t[]){ ring, a->k, a->nb });
+        a->out = tl_setup_tensor_sharded(s, "out", TL_OUTPUT, TL_BF16, 3,
+                                         (int64_t[]){ ring, a->m, a->nb });
+}
+
 void tt_op_setup(tl_setup *s, void *argp)
 {
         struct tt_op_args *a = argp;
@@ -149,6 +195,10 @@ void tt_op_setup(tl_setup *s, void *argp)
         case TT_OP_SDPA_DECODE:
         case TT_OP_SDPA_PREFILL:
                 setup_sdpa(s, a);
+                return;
+        case TT_OP_MM_RING:
+        case TT_OP_PREFETCH:
+                setup_ring(s, a);
                 return;
         default:
                 setup_elt(s, a);
