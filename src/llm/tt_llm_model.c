@@ -218,8 +218,8 @@ static void prog(struct tt_prog *out, int *n, int kernel, const char *label, con
         p->n = 0;
         p->label = label;
         p->kernel = kernel;
-        p->fused = false;
-        p->group = p->group_cols = 0;
+        p->fused = p->prefetched = false;
+        p->group = p->group_cols = p->weight_bytes = 0;
         for (char *t = strtok(line, " "); t && p->n < 10; t = strtok(NULL, " "))
                 snprintf(p->sets[p->n++], sizeof p->sets[0], "%s", t);
 }
@@ -419,13 +419,39 @@ static void relabel(struct tt_prog *out, int from, int n, const char *label)
                 out[i].label = label;
 }
 
-/* RMSAllGather: the residual add, the norm's statistics gathered along
- * axis 1 and the norm, one op. */
+/* One of the demo's collectives along an axis of the 2D mesh on [rows,
+ * cols] of dtype (kernels/ccl_async.c: ttnn's all_reduce_async,
+ * llama_reduce_scatter and all_gather_async on persistent buffers, a line
+ * of the axis' chips, the demo's 4 links), labelled label. */
+static void ccl_demo(struct tt_prog *out, int *n, const struct tt_tp *tp, int axis,
+                     const char *op, const char *label, int64_t rows, int64_t cols,
+                     const char *dtype)
+{
+        prog(out, n, TT_K_CCL_ASYNC, label, "op=%s rows=%lld cols=%lld dim=1 dtype=%s", op,
+             (long long)rows, (long long)cols, dtype);
+        out[*n - 1].group = axis ? tp->a1 : tp->a0;
+        out[*n - 1].group_cols = axis ? 1 : tp->a0;
+}
+
+/* A decode matmul as the demo runs it: matmul_1d_ring from the weight the
+ * prefetcher streamed into L1 (the program's prefetch: the same sets). */
+static void matmul_ring(struct tt_prog *out, int *n, const char *label, int64_t m, int64_t k,
+                        int64_t nn, tl_dtype dt, int fid)
+{
+        prog(out, n, 0, label, "op=mm_ring m=%lld k=%lld n=%lld wdtype=%s fidelity=%s",
+             (long long)m, (long long)k, (long long)nn, tt_dtype_name(dt), fid_names[fid]);
+        out[*n - 1].prefetched = true;
+        out[*n - 1].weight_bytes = (int64_t)bytes(dt, k, nn);
+}
+
+/* RMSAllGather: the residual add, the norm's statistics (a tile's column
+ * a chip, bf16: llama_ccl.py's LAYERNORM buffer) gathered along axis 1
+ * and the norm, one op. */
 static void rms_all_gather(struct tt_prog *out, int *n, const struct tt_tp *tp, int64_t rows,
                            int64_t h)
 {
         elt(out, n, "rms_allgather", "add", rows, h);
-        ccl_axis(out, n, tp, 1, TT_K_ALL_GATHER, rows, TT_TILE);
+        ccl_demo(out, n, tp, 1, "all_gather", "rms_allgather", rows, TT_TILE, "bf16");
         elt(out, n, "norm", "norm", rows, h);
         fuse(out, *n, 2);
 }
@@ -442,8 +468,12 @@ static void rms_all_gather(struct tt_prog *out, int *n, const struct tt_tp *tp, 
  * mul, the all-gather of the product along axis 1, FF2 matmul and
  * AllReduceAsync along axis 0. Each op is one program; its parts are
  * the programs this model has for them, the first paying the per-program
- * cost. The prefetcher that streams the weights beside the other ops is
- * not modelled: the matmuls read their weights as mm_dram. */
+ * cost. The matmuls compute from the prefetcher's L1 buffer (mm_ring;
+ * the prefetcher's stream over the layer is the runner's, docs/adr/0049)
+ * and the collectives are the demo's (ccl_async) on the buffers' dtypes
+ * (llama_ccl.py: bfp8 all-reduce, reduce-scatter and SiLU-product
+ * buffers; bf16 create-heads, SDPA and statistics buffers). W2 is bfp8
+ * at HiFi2 whatever the precision's FF2 (llama_mlp.py keeps it bfp8). */
 static int layer_progs_demo(const struct llm_model *m, const struct tt_precision *p,
                             const struct tt_tp *tp, int64_t batch, int64_t past, tl_dtype ff13,
                             tl_dtype ff2, struct tt_prog *out)
@@ -453,10 +483,15 @@ static int layer_progs_demo(const struct llm_model *m, const struct tt_precision
         int64_t qkv = qd + 2 * m->kv_heads * d, rows = pad32(batch);
         int64_t users = batch / tp->a1 > 1 ? batch / tp->a1 : 1;
         const char *kv = tt_dtype_name(p->w[TT_W_KV]);
+        int fid2 = p->fid[TT_F_FF2];
+        if (ff2 == TL_BFP4_B) {
+                ff2 = TL_BFP8_B;
+                fid2 = 2;
+        }
         rms_all_gather(out, &n, tp, rows, h);
-        matmul(out, &n, false, "qkv", rows, h, qkv, p->w[TT_W_QKV], p->fid[TT_F_QKV_DEC]);
+        matmul_ring(out, &n, "qkv", rows, h, qkv, p->w[TT_W_QKV], p->fid[TT_F_QKV_DEC]);
         at = n;
-        ccl_axis(out, &n, tp, 1, TT_K_REDUCE_SCATTER, rows, qkv);
+        ccl_demo(out, &n, tp, 1, "reduce_scatter", "rs_create_heads", rows, qkv, "bf16");
         elt(out, &n, "heads", "copy", pad32(users), qkv);
         fuse(out, n, 1);
         relabel(out, at, n, "rs_create_heads");
@@ -467,26 +502,24 @@ static int layer_progs_demo(const struct llm_model *m, const struct tt_precision
              (long long)m->q_heads, (long long)m->kv_heads, (long long)d, (long long)(past + 1),
              kv, fid_names[p->fid[TT_F_SDPA_DEC]]);
         at = n;
-        ccl_axis(out, &n, tp, 1, TT_K_ALL_GATHER, pad32(users), qd);
+        ccl_demo(out, &n, tp, 1, "all_gather", "all_gather_concat", pad32(users), qd, "bf16");
         elt(out, &n, "heads", "copy", rows, qd);
         fuse(out, n, 1);
         relabel(out, at, n, "all_gather_concat");
-        matmul(out, &n, false, "wo", rows, qd, h, p->w[TT_W_O], p->fid[TT_F_O_DEC]);
-        all_reduce_axis(out, &n, tp, 0, rows, h);
-        fuse(out, n, 1);
+        matmul_ring(out, &n, "wo", rows, qd, h, p->w[TT_W_O], p->fid[TT_F_O_DEC]);
+        ccl_demo(out, &n, tp, 0, "all_reduce", "all_reduce", rows, h, "bfp8_b");
         rms_all_gather(out, &n, tp, rows, h);
         at = n;
-        matmul(out, &n, false, "ff1", rows, h, f, ff13, p->fid[TT_F_FF13]);
-        matmul(out, &n, false, "ff3", rows, h, f, ff13, p->fid[TT_F_FF13]);
-        ccl_axis(out, &n, tp, 1, TT_K_REDUCE_SCATTER, rows, f);
+        matmul_ring(out, &n, "ff1", rows, h, f, ff13, p->fid[TT_F_FF13]);
+        matmul_ring(out, &n, "ff3", rows, h, f, ff13, p->fid[TT_F_FF13]);
+        ccl_demo(out, &n, tp, 1, "reduce_scatter", "reduce_scatter", rows, f, "bfp8_b");
         fuse(out, n, 2);
         relabel(out, at, n, "ff1_ff3_rs");
-        ccl_axis(out, &n, tp, 1, TT_K_REDUCE_SCATTER, rows, f);
+        ccl_demo(out, &n, tp, 1, "reduce_scatter", "reduce_scatter", rows, f, "bfp8_b");
         elt(out, &n, "silu_mul", "silu_mul", rows, f / tp->a1);
-        ccl_axis(out, &n, tp, 1, TT_K_ALL_GATHER, rows, f / tp->a1);
-        matmul(out, &n, false, "ff2", rows, f, h, ff2, p->fid[TT_F_FF2]);
-        all_reduce_axis(out, &n, tp, 0, rows, h);
-        fuse(out, n, 1);
+        ccl_demo(out, &n, tp, 1, "all_gather", "all_gather", rows, f / tp->a1, "bfp8_b");
+        matmul_ring(out, &n, "ff2", rows, f, h, ff2, fid2);
+        ccl_demo(out, &n, tp, 0, "all_reduce", "all_reduce", rows, h, "bfp8_b");
         return n;
 }
 
@@ -630,7 +663,7 @@ static int run_prog(struct tt_runner *c, const struct tt_prog *p, double program
                     struct tt_cost *out)
 {
         static const char *const kernels[] = { "tt_llm_op", "tt_matmul", "all_gather",
-                                               "reduce_scatter" };
+                                               "reduce_scatter", "ccl_async" };
         char key[420] = "", cost[64], sips[40];
         snprintf(cost, sizeof cost, "pe.cpu.program_ns=%.0f", program_ns);
         /* a chip's program runs on one chip (every chip runs the same);
@@ -727,6 +760,97 @@ static int run_progs(struct tt_runner *c, const struct tt_prog *p, int n, double
         return 0;
 }
 
+/* ---- the demo's prefetcher (docs/adr/0049) ---- */
+
+#define PF_LAYERS 3                  /* layers in a row the stream is followed over */
+
+/* The earliest time from t at which a weight of `need` bytes fits the
+ * buffer beside the weights [0, q) fetched before it, each held from its
+ * fetch until its matmul's end done[]: at t or at one of those ends. */
+static double pf_room(const double *done, const int64_t *size, int q, int64_t need, double t)
+{
+        double best = -1;
+        for (int c = -1; c < q; c++) {
+                double at = c < 0 ? t : done[c];
+                if (at < t || (best >= 0 && at >= best))
+                        continue;
+                int64_t held = 0;
+                for (int r = 0; r < q; r++)
+                        if (done[r] > at)
+                                held += size[r];
+                if (held + need <= TT_GALAXY_GLOBAL_CB_BYTES)
+                        best = at;
+        }
+        return best < 0 ? t : best;
+}
+
+/* The time a layer of the programs p[0, n) waits on the prefetcher, ns,
+ * in the steady state of PF_LAYERS layers in a row: the prefetcher reads
+ * the matmuls' weights in their order, layer after layer, without a
+ * pause but for room in the global circular buffer (TT_GALAXY_GLOBAL_
+ * CB_BYTES; a weight held from its fetch until its matmul ends, one
+ * larger than the buffer taken as the buffer's size); a matmul ends
+ * at its own time after it starts, or one ring step (its time / 24)
+ * after the last of its weight arrives, whichever is later. Every
+ * program's time (the SDPA's at the layer's context) and each weight's
+ * fetch (its op=prefetch program) are the runner's. 0, 2 or 1. */
+static int prefetch_wait(struct tt_runner *c, const struct tt_prog *p, int n, double program_ns,
+                         double *wait)
+{
+        double d[TT_MAX_PROGS], fetch[TT_MAX_PROGS], sum = 0;
+        int w = 0;
+        int64_t size[TT_MAX_PROGS];
+        *wait = 0;
+        for (int i = 0; i < n; i++) {
+                struct tt_cost t;
+                int rc = run_prog(c, &p[i], p[i].fused ? 0 : program_ns, &t);
+                if (rc)
+                        return rc;
+                d[i] = t.ns;
+                sum += t.ns;
+                if (!p[i].prefetched)
+                        continue;
+                struct tt_prog f = p[i];
+                snprintf(f.sets[0], sizeof f.sets[0], "op=prefetch");
+                f.prefetched = false;
+                if ((rc = run_prog(c, &f, 0, &t)))
+                        return rc;
+                fetch[w] = t.ns;
+                size[w] = p[i].weight_bytes < TT_GALAXY_GLOBAL_CB_BYTES ? p[i].weight_bytes :
+                          TT_GALAXY_GLOBAL_CB_BYTES;
+                w++;
+        }
+        if (!w)
+                return 0;
+        double done[PF_LAYERS * TT_MAX_PROGS], got[PF_LAYERS * TT_MAX_PROGS], t = 0, pf = 0;
+        int64_t sizes[PF_LAYERS * TT_MAX_PROGS];
+        double ends[PF_LAYERS];
+        int q = 0, fetched = 0;
+        for (int l = 0; l < PF_LAYERS; l++) {
+                for (int i = 0; i < n; i++) {
+                        if (!p[i].prefetched) {
+                                t += d[i];
+                                continue;
+                        }
+                        /* the prefetcher catches up to this weight (it ran ahead
+                         * as far as the buffer let it) */
+                        for (; fetched <= q; fetched++) {
+                                sizes[fetched] = size[fetched % w];
+                                double start = pf_room(done, sizes, fetched, sizes[fetched], pf);
+                                pf = got[fetched] = start + fetch[fetched % w];
+                                done[fetched] = 1e300;
+                        }
+                        double end = t + d[i], paced = got[q] + d[i] / 24;
+                        t = done[q] = end > paced ? end : paced;
+                        q++;
+                }
+                ends[l] = t;
+        }
+        double layer = ends[PF_LAYERS - 1] - ends[PF_LAYERS - 2];
+        *wait = layer > sum ? layer - sum : 0;
+        return 0;
+}
+
 /* One layer's programs at (ff13, ff2) for `batch` users: all but SDPA
  * (sdpa 0) or SDPA alone (1) (the last layer's MLP differs from the
  * others' in some configurations). */
@@ -736,7 +860,14 @@ static int layer_time(struct tt_runner *c, const struct tt_ask *a, int64_t batch
 {
         struct tt_prog p[TT_MAX_PROGS];
         int n = tt_layer_progs(&c->shard, &a->prec, &c->tp, prefill, batch, past, ff13, ff2, p);
-        return run_progs(c, p, n, program_ns, sdpa, ns);
+        int rc = run_progs(c, p, n, program_ns, sdpa, ns);
+        double wait = 0;
+        if (!rc && sdpa == 0)
+                rc = prefetch_wait(c, p, n, program_ns, &wait);
+        ns->ns += wait;
+        if (c->parts && wait >= 1)
+                parts_add(c->parts, "prefetch_wait", 0, c->part_w * wait, 0);
+        return rc;
 }
 
 static int head_time(struct tt_runner *c, const struct tt_ask *a, int64_t rows, double program_ns,

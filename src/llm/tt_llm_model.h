@@ -57,7 +57,7 @@ bool tt_shard_model(const struct llm_model *m, int64_t tp, struct llm_model *out
                     size_t len);
 
 /* The kernels of a device program. */
-enum tt_kernel { TT_K_OP, TT_K_MATMUL, TT_K_ALL_GATHER, TT_K_REDUCE_SCATTER };
+enum tt_kernel { TT_K_OP, TT_K_MATMUL, TT_K_ALL_GATHER, TT_K_REDUCE_SCATTER, TT_K_CCL_ASYNC };
 
 /* One device program of a decoder step: its kernel's --set values. */
 struct tt_prog {
@@ -69,6 +69,9 @@ struct tt_prog {
                                       * of tt-metal): no per-program cost, not counted */
         int64_t group;               /* a collective's chips (0: the tensor-parallel group's) */
         int64_t group_cols;          /* their mesh's chips a row (0: the machine's) */
+        bool prefetched;             /* an mm_ring whose weight the prefetcher streams into L1
+                                      * (its op=prefetch program: the same sets) */
+        int64_t weight_bytes;        /* that weight's bytes (in the prefetcher's buffer) */
 };
 #define TT_MAX_PROGS 32
 
@@ -117,6 +120,10 @@ int tt_head_progs(const struct llm_model *m, const struct tt_precision *p, const
  * models/demos/llama3_70b_galaxy/tests/decoder_perf_targets_6u.json
  * (599-868 ns, mean 727.6; docs/adr/0046). Documented, not fitted. */
 #define TT_GALAXY_DEMO_PROGRAM_NS 728
+/* The llama3_70b_galaxy demo's global circular buffer, bytes: 728 x 1088
+ * (728 bfp8 tiles) on each of its 24 receiver cores (12 DRAM readers x 2)
+ * (prefetcher_common.py, global_cb_size; docs/adr/0049). Documented. */
+#define TT_GALAXY_GLOBAL_CB_BYTES (728LL * 1088 * 24)
 #define TT_PREFILL_SIM 8192          /* longest prefill simulated as is */
 #define TT_MAX_MEMO 256              /* programs remembered per prediction */
 
