@@ -140,7 +140,7 @@ static void print(const struct bench_ctx *c, const char *topo, const struct tt_a
                 "simulated and scaled by the layer count, SDPA at sampled contexts%s%s)\n",
                 p->scaled ? "; the prefill simulated at 8192 tokens and scaled" : "",
                 p->galaxy_demo ? "; the decode as tt-metal's llama3_70b_galaxy demo runs it, "
-                "docs/adr/0046" : "");
+                "its weight prefetcher and collectives included, docs/adr/0046 and 0049" : "");
         print_parts(c->out, &p->decode, p->iter_ms);
 }
 

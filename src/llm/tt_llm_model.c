@@ -393,7 +393,7 @@ static int layer_progs_2d(const struct llm_model *m, const struct tt_precision *
         return n;
 }
 
-/* ---- the llama3_70b_galaxy demo's decode (docs/adr/0046) ---- */
+/* ---- the llama3_70b_galaxy demo's decode (docs/adr/0046, 0049) ---- */
 
 /* Whether a decode on the 2D split runs as the llama3_70b_galaxy demo
  * does: the whole Galaxy, a model of hidden size 8192 (the 70B models). */
