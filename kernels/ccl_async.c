@@ -91,6 +91,10 @@ static void cca_setup(tl_setup *s, void *args)
                 tl_setup_error(s, "%d devices x %d PEs (links x 2 directions) is more than %d, "
                                "or more than a cube's %d PEs", a->n, per, COLL_MAX_TEAM,
                                m.pes_per_cube);
+        if (m.mesh_cols < 8 || (a->links + 3) / 4 > m.mesh_rows)
+                tl_setup_error(s, "%d links need a NoC of 8 columns and %d rows (the workers sit "
+                               "at the links' routers; the machine's is %d x %d)", a->links,
+                               (a->links + 3) / 4, m.mesh_cols, m.mesh_rows);
         if (a->op == CCA_REDUCE_SCATTER && (a->dim ? a->cols : a->rows) < a->n)
                 tl_setup_error(s, "dim %d of %lld: fewer than the %d devices", a->dim,
                                (long long)(a->dim ? a->cols : a->rows), a->n);
@@ -102,7 +106,8 @@ static void cca_setup(tl_setup *s, void *args)
         int64_t piece_rows = a->op == CCA_REDUCE_SCATTER && a->dim == 0 ? a->rows / a->n :
                              a->rows;
         uint64_t row_bytes = tl_dtype_bytes(a->dt, piece_cols, piece_cols);
-        int64_t most = (int64_t)((uint64_t)tl_setup_int(s, "chunk_bytes") / (row_bytes ? row_bytes : 1));
+        uint64_t chunk = (uint64_t)tl_setup_int(s, "chunk_bytes");
+        int64_t most = (int64_t)(chunk / (row_bytes ? row_bytes : 1));
         int64_t depth = (int64_t)a->links * tl_setup_int(s, "pipeline");
         a->chunk_rows = (piece_rows + depth - 1) / depth;
         if (a->chunk_rows > most)
@@ -159,8 +164,9 @@ static void cca_sum(tl_ctx *tl, const struct cca_args *a, const struct coll_team
                 } else {
                         if (a->n > t->me + 1)
                                 acc = tl_add(tl, acc, tl_recv(tl, mate, CCA_DONE_TAG));
-                        tl_store(tl, tl_view(tl, y, ((int64_t[]){ r0, 0 }), ((int64_t[]){ nr, a->cols })),
-                                 tl_cast(tl, acc, a->dt));
+                        tl_tensor *dst = tl_view(tl, y, ((int64_t[]){ r0, 0 }),
+                                                 ((int64_t[]){ nr, a->cols }));
+                        tl_store(tl, dst, tl_cast(tl, acc, a->dt));
                 }
                 tl_scratch_scope_end(tl);
         }

@@ -46,7 +46,8 @@ check_cca 4 1 0,1,2,3 10 12 3
 check_cca 4 1 0,1,2,3 8 16 4
 
 ps() {  # kernel_ps of a run
-        "$bin" run "$@" --json | "$py" -c 'import json, sys; print(json.load(sys.stdin)["kernel_ps"])'
+        "$bin" run "$@" --json |
+                "$py" -c 'import json, sys; print(json.load(sys.stdin)["kernel_ps"])'
 }
 row="--topo $gx --set system.sips=8 --set system.inter_sip.mesh_cols=8"
 # WO's all-reduce along a mesh row: [32, 2048] bfp8 a chip
