@@ -212,35 +212,36 @@ static tl_tensor *fill_block(tl_ctx *tl, const struct tt_op_args *a, int c, int6
         return view2(tl, a->w[c], i % per * steps + i / per, 0, 1, a->kb * a->nb);
 }
 
-/* The PE of reader c: its channel's attach point, else (a PE taken by a
- * lower channel's reader or by a ring core) the first free one below it
+/* The PEs of the readers, one a channel: its channel's attach point,
+ * else (a PE a lower channel's reader took) the first free one below it
  * in its column: one reader a bank on a core of its own (the demo's
  * dram_cores and sender cores). */
-static int reader_pe(tl_ctx *tl, const struct tt_op_args *a, int c)
+static void reader_pes(tl_ctx *tl, const struct tt_op_args *a, int *pe)
 {
-        int cols = tl_mesh_dim(tl, 0), pes = cols * tl_mesh_dim(tl, 1), pe = worker_pe(tl, c);
-        for (int tries = 0; tries < pes; tries++, pe = (pe + cols) % pes) {
-                bool taken = false;
-                for (int d = 0; d < c && !taken; d++)
-                        taken = reader_pe(tl, a, d) == pe;
-                if (!taken)
-                        return pe;
+        int cols = tl_mesh_dim(tl, 0), pes = cols * tl_mesh_dim(tl, 1);
+        for (int c = 0; c < a->shards; c++) {
+                pe[c] = worker_pe(tl, c);
+                for (int tries = 0, d = 0; tries < pes && d < c; tries++) {
+                        for (d = 0; d < c && pe[d] != pe[c]; d++)
+                                ;
+                        if (d < c)
+                                pe[c] = (pe[c] + cols) % pes;
+                }
         }
-        return worker_pe(tl, c);
 }
 
-/* Reader c (at channel c) fills receivers c x per .. of the ring in turn,
- * a step of kb rows a message, its next two blocks' reads in flight while
- * one is sent (three L1 buffers in rotation; a PE at the attach point of
- * several channels reads for each, their blocks interleaved); each
- * receiver takes its own. */
+/* Reader c (at its PE, reader_pes) fills receivers c x per .. of the ring
+ * in turn, a step of kb rows a message, its next two blocks' reads in
+ * flight while one is sent (three L1 buffers in rotation); each receiver
+ * takes its own. */
 static void prefetch(tl_ctx *tl, const struct tt_op_args *a)
 {
-        int ch = a->shards, per = a->workers / ch, g = grid_index(tl, a), mine[64], n = 0;
+        int ch = a->shards, per = a->workers / ch, g = grid_index(tl, a), mine[64], n = 0, pe[64];
+        reader_pes(tl, a, pe);
         int64_t items = a->k / a->kb * per, cw = a->n / ch / per;
         tl_tensor *buf[64][3];
         for (int c = 0; c < ch && tl_program_id(tl, 1) == 0 && tl_program_id(tl, 2) == 0; c++)
-                if (reader_pe(tl, a, c) == tl_program_id(tl, 0)) {
+                if (pe[c] == tl_program_id(tl, 0)) {
                         for (int j = 0; j < 3; j++)
                                 buf[n][j] = tl_alloc(tl, TL_TCM, a->wdt, 2,
                                                      ((int64_t[]){ 1, a->kb * cw }));
@@ -259,7 +260,7 @@ static void prefetch(tl_ctx *tl, const struct tt_op_args *a)
                 }
         if (g < 0 || g >= a->workers)
                 return;
-        int src = tl_rank(tl, reader_pe(tl, a, g / per), 0, 0);
+        int src = tl_rank(tl, pe[g / per], 0, 0);
         for (int64_t s = 0; s < a->k / a->kb; s++) {
                 tl_scratch_scope_begin(tl);
                 tl_wait_tensor(tl, tl_recv(tl, src, TAG_FILL));
