@@ -706,6 +706,7 @@ static int run_prog(struct tt_runner *c, const struct tt_prog *p, double program
                                 (double)(c->tp.tp / group);
                 out->ns = (double)json_integer_value(json_object_get(s, "kernel_ps")) / 1000.0;
                 out->j = json_number_value(json_object_get(s, "energy_j")) * copies;
+                out->dyn_j = out->j - json_number_value(json_object_get(s, "static_j")) * copies;
                 json_decref(s);
                 if (c->n_memo < TT_MAX_MEMO) {
                         snprintf(c->memo[c->n_memo].key, sizeof c->memo[0].key, "%s", key);
@@ -793,14 +794,16 @@ static double pf_room(const double *done, const int64_t *size, int q, int64_t ne
  * at its own time after it starts, or one ring step (its time / 24)
  * after the last of its weight arrives, whichever is later. Every
  * program's time (the SDPA's at the layer's context) and each weight's
- * fetch (its op=prefetch program) are the runner's. 0, 2 or 1. */
+ * fetch (its op=prefetch program) are the runner's; *fetch_j is the
+ * fetches' energy above the static power (which the layer's programs
+ * count already). 0, 2 or 1. */
 static int prefetch_wait(struct tt_runner *c, const struct tt_prog *p, int n, double program_ns,
-                         double *wait)
+                         double *wait, double *fetch_j)
 {
         double d[TT_MAX_PROGS], fetch[TT_MAX_PROGS], sum = 0;
         int w = 0;
         int64_t size[TT_MAX_PROGS];
-        *wait = 0;
+        *wait = *fetch_j = 0;
         for (int i = 0; i < n; i++) {
                 struct tt_cost t;
                 int rc = run_prog(c, &p[i], p[i].fused ? 0 : program_ns, &t);
@@ -816,6 +819,7 @@ static int prefetch_wait(struct tt_runner *c, const struct tt_prog *p, int n, do
                 if ((rc = run_prog(c, &f, 0, &t)))
                         return rc;
                 fetch[w] = t.ns;
+                *fetch_j += t.dyn_j;
                 size[w] = p[i].weight_bytes < TT_GALAXY_GLOBAL_CB_BYTES ? p[i].weight_bytes :
                           TT_GALAXY_GLOBAL_CB_BYTES;
                 w++;
@@ -861,10 +865,11 @@ static int layer_time(struct tt_runner *c, const struct tt_ask *a, int64_t batch
         struct tt_prog p[TT_MAX_PROGS];
         int n = tt_layer_progs(&c->shard, &a->prec, &c->tp, prefill, batch, past, ff13, ff2, p);
         int rc = run_progs(c, p, n, program_ns, sdpa, ns);
-        double wait = 0;
+        double wait = 0, fetch_j = 0;
         if (!rc && sdpa == 0)
-                rc = prefetch_wait(c, p, n, program_ns, &wait);
+                rc = prefetch_wait(c, p, n, program_ns, &wait, &fetch_j);
         ns->ns += wait;
+        ns->j += fetch_j;
         if (c->parts && wait >= 1)
                 parts_add(c->parts, "prefetch_wait", 0, c->part_w * wait, 0);
         return rc;

@@ -193,6 +193,7 @@ enum tt_fail { TT_FAIL_NONE, TT_FAIL_SPLIT, TT_FAIL_SHARD, TT_FAIL_FIT };
 struct tt_cost {
         double ns;                   /* kernel time, ns */
         double j;                    /* energy, joules */
+        double dyn_j;                /* of j, the part above the chips' static power */
 };
 
 /* A prediction's state: its options (set by the caller), the machine and
