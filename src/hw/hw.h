@@ -351,6 +351,13 @@ uint64_t hw_wire_bytes(const struct topo *, enum topo_edge_class cls, uint64_t b
  * with EV_NOMEM; callers check for it and never use it as a time. */
 sim_ps hw_xfer(struct hw_sim *, uint32_t src, uint32_t dst, uint64_t bytes, sim_ps start);
 
+/* A one-flit packet of bytes from src to dst from start on a virtual
+ * channel of its own (cube.noc.atomic_vc): each link of the route takes
+ * its latency and the packet's wire bytes as on an idle link, and is not
+ * reserved (the flit passes between the packets booked there). Its
+ * arrival, or TOPO_PS_NONE as hw_xfer. */
+sim_ps hw_xfer_flit(struct hw_sim *, uint32_t src, uint32_t dst, uint64_t bytes, sim_ps start);
+
 /* The pieces an HBM request of bytes is cut into: NoC packets, or larger
  * for a request of more than 4 packets per channel. */
 uint64_t hw_hbm_piece_bytes(const struct topo *, uint64_t bytes);

@@ -165,15 +165,42 @@ static void dep_piece(struct hw_sim *s)
         d->part[HW_DEP_HBM] += p->write ? p->t - p->served : p->served - p->at;
 }
 
+/* The route from src to dst in *route, *n; false (the loop's out-of-memory
+ * flag set) if it cannot be had. */
+static bool route_of(struct hw_sim *s, uint32_t src, uint32_t dst, const uint32_t **route,
+                     uint32_t *n)
+{
+        if (topo_route(&s->graph, src, dst, route, n) < 0) {
+                ev_set_nomem(&s->ev);
+                return false;
+        }
+        return true;
+}
+
 sim_ps hw_xfer(struct hw_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, sim_ps start)
 {
         const uint32_t *route;
         uint32_t n;
-        if (topo_route(&s->graph, src, dst, &route, &n) < 0) {
-                ev_set_nomem(&s->ev);
+        if (!route_of(s, src, dst, &route, &n))
                 return TOPO_PS_NONE;
-        }
         return walk(s, route, n, bytes, start);
+}
+
+sim_ps hw_xfer_flit(struct hw_sim *s, uint32_t src, uint32_t dst, uint64_t bytes, sim_ps start)
+{
+        const uint32_t *route;
+        uint32_t n;
+        if (!route_of(s, src, dst, &route, &n))
+                return TOPO_PS_NONE;
+        sim_ps at = start;
+        for (uint32_t i = 0; i < n; i++) {
+                struct hw_link *l = &s->links[route[i]];
+                at += l->msg_ps + muldiv_by_ceil(&l->drain, hw_wire_bytes(s->topo, l->cls, bytes)) +
+                      l->hop_ps;
+                l->n_bytes += bytes;
+                s->class_bytes[l->cls] += bytes;
+        }
+        return at;
 }
 
 /* bytes between a cube's channel ch and node (to the channel when

@@ -245,6 +245,18 @@ static uint64_t gemm_operand_tiles(const struct topo_pe_gemm *g, uint64_t m, uin
         return sat_mul_u64(kt, sat_add_u64(rt, ct));
 }
 
+/* The cycles from the engine's release of a source bank until a refilled
+ * tile of an op's operands (operand_bytes of them) is its again: the
+ * tile's UNPACR address cycles, its bytes at rate per cycle, and the
+ * bank's hand-over beyond them (pe.gemm.src_handover_cycles). */
+static uint64_t gemm_bank_refill_cycles(const struct topo_pe_gemm *g, uint64_t m, uint64_t n,
+                                        uint64_t k, uint64_t operand_bytes, uint64_t rate)
+{
+        uint64_t tiles = gemm_operand_tiles(g, m, n, k);
+        uint64_t bytes = div_up(tiles ? operand_bytes / tiles : 0, rate);
+        return sat_add_u64(sat_add_u64(g->unpack_setup_cycles, bytes), g->src_handover_cycles);
+}
+
 /* The cycles the engine waits at the K steps of an op of work cycles with
  * operand_bytes of tiles (pe.gemm.unpack_shared_bytes_per_cycle): a
  * subblock of at least 2 x 2 tiles keeps both banks of one source register
@@ -262,11 +274,39 @@ static uint64_t gemm_refill_cycles(const struct topo_pe_gemm *g, uint64_t m, uin
         uint64_t kt = div_up(k, g->operand_tile);
         if (rt < 2 || ct < 2 || kt == 0)
                 return 0;
-        uint64_t tiles = gemm_operand_tiles(g, m, n, k);
-        uint64_t refill = sat_add_u64(g->unpack_setup_cycles,
-                                      div_up(operand_bytes / tiles, g->unpack_shared_bytes_per_cycle));
+        uint64_t refill = gemm_bank_refill_cycles(g, m, n, k, operand_bytes,
+                                                  g->unpack_shared_bytes_per_cycle);
         uint64_t product = work / sat_mul_u64(sat_mul_u64(rt, ct), kt);
         return refill > product ? sat_mul_u64(kt, refill - product) : 0;
+}
+
+/* The cycles the engine waits on an op of rt x ct tiles with one row or
+ * column of tiles (tt-metal's matmul: t_dim 1) for the banks of its
+ * streamed source (pe.gemm.src_handover_cycles): each tile product takes
+ * a new tile of that source, which the unpacker may write only once the
+ * engine has given the bank back (an UNPACR waits at its Wait Gate for
+ * its bank; the product's end op gives it back), so the bank the next
+ * product but one needs is free from the end of the last one, and the
+ * engine waits for what its refill takes beyond one product. A 1 x 1 op
+ * refills both sources at each product, both unpackers at the shared
+ * rate. The ops of more rows and columns hold their reused source's tiles
+ * for a K step and pay the hand-over in their refill (gemm_refill_cycles). */
+static uint64_t gemm_handover_cycles(const struct topo_pe_gemm *g, uint64_t m, uint64_t n,
+                                     uint64_t k, uint64_t operand_bytes, uint64_t work)
+{
+        if (!g->src_handover_cycles || !g->operand_bytes_per_cycle)
+                return 0;
+        uint64_t rt = div_up(m, g->operand_tile), ct = div_up(n, g->operand_tile);
+        uint64_t kt = div_up(k, g->operand_tile);
+        if ((rt > 1 && ct > 1) || kt == 0)
+                return 0;
+        uint64_t rate = rt * ct == 1 && g->unpack_shared_bytes_per_cycle
+                                ? g->unpack_shared_bytes_per_cycle
+                                : g->operand_bytes_per_cycle;
+        uint64_t refill = gemm_bank_refill_cycles(g, m, n, k, operand_bytes, rate);
+        uint64_t products = sat_mul_u64(sat_mul_u64(rt, ct), kt);
+        uint64_t product = work / products;
+        return refill > product ? sat_mul_u64(products, refill - product) : 0;
 }
 
 /* The instructions tt-metal's matmul (_llk_math_matmul_ in tt-llk's
@@ -420,7 +460,9 @@ sim_ps hw_gemm_run_fed(struct hw_pe *pe, uint64_t m, uint64_t n, uint64_t k, uin
         uint64_t cycles = gemm_work_cycles(g, m, n, k);
         if (g->operand_tile) {
                 cycles = sat_add_u64(cycles, gemm_math_issue_cycles(g, m, n, k));
-                cycles = sat_add_u64(cycles, gemm_refill_cycles(g, m, n, k, operand_bytes, cycles));
+                uint64_t math = cycles;
+                cycles = sat_add_u64(cycles, gemm_refill_cycles(g, m, n, k, operand_bytes, math));
+                cycles = sat_add_u64(cycles, gemm_handover_cycles(g, m, n, k, operand_bytes, math));
         }
         /* The engine waits for operands it cannot be fed faster. */
         if (g->operand_bytes_per_cycle) {

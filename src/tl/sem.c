@@ -57,9 +57,11 @@ void tl_impl_sem_inc(tl_ctx *tl, int rank, int sem, int n, const char *file, int
                 return;
         }
         /* A NoC atomic: one small packet along the route after the DMA's
-         * setup. */
-        sim_ps at = hw_xfer(hs, tl->pe->node_dma, dst->pe->node_dma, sizeof(uint32_t),
-                            now + hs->topo->pe.dma.setup_ps);
+         * setup; with cube.noc.atomic_vc a flit on a virtual channel of
+         * its own (docs/adr/0047). */
+        sim_ps at = (hs->topo->cube.noc.atomic_vc ? hw_xfer_flit : hw_xfer)(
+                hs, tl->pe->node_dma, dst->pe->node_dma, sizeof(uint32_t),
+                now + hs->topo->pe.dma.setup_ps);
         struct tl_sem_inc *in = tl->run->free_incs;
         if (in) {
                 tl->run->free_incs = in->next_free;

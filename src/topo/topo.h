@@ -191,6 +191,12 @@ struct topo_pe_gemm {
                                       * FPU (Tensix: the Dst address, the fidelity reset and
                                       * the source bank moves of tt-metal's matmul, one cycle
                                       * each); 0: none */
+        uint32_t src_handover_cycles; /* with operand_tile and operand_bytes_per_cycle: cycles
+                                      * from a source bank's release by the engine until its
+                                      * refill's last datum is the engine's again, beyond the
+                                      * refill's address and byte cycles (Tensix: an UNPACR
+                                      * waits at its Wait Gate until the FPU gives its SrcA or
+                                      * SrcB bank back, and hands it over at its end); 0: none */
         struct topo_energy energy;   /* per MAC per fidelity pass (bf16 and fp16 operands);
                                       * static per PE */
         uint64_t mac_fj[TOPO_MAC_COUNT]; /* per MAC per fidelity pass of each operand class,
@@ -285,6 +291,10 @@ struct topo_noc {
         sim_ps router_node_overhead_ps; /* per flit/message at a router, picoseconds */
         uint32_t packet_bytes;       /* largest packet payload, bytes */
         uint32_t header_bytes;       /* header each packet adds on a link, bytes */
+        uint32_t atomic_vc;          /* 1: a NoC atomic (tl_sem_inc, one flit) passes each link
+                                      * on a virtual channel of its own, at the link's latency
+                                      * and one flit, not behind the transfers booked on it;
+                                      * 0: it is booked as a transfer of its bytes */
         struct topo_energy energy;   /* per byte-hop (a byte over one NoC link); idle
                                       * power per cube */
 };

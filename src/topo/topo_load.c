@@ -129,6 +129,7 @@ const struct topo__field topo__fields[] = {
         F_NS("cube.noc.router_node_overhead_ns", cube.noc.router_node_overhead_ps),
         F_INT("cube.noc.packet_bytes", 1, 1 << 20, cube.noc.packet_bytes),
         F_INT("cube.noc.header_bytes", 0, 1 << 20, cube.noc.header_bytes),
+        F_OPT_INT("cube.noc.atomic_vc", 0, 1, cube.noc.atomic_vc),
         F_ENERGY_IDLE("cube.noc", "byte_hop", cube.noc.energy),
 
         F_MAP("pe"),
@@ -171,6 +172,7 @@ const struct topo__field topo__fields[] = {
         F_OPT_INT("pe.gemm.unpack_shared_bytes_per_cycle", 0, 1 << 20,
                   pe.gemm.unpack_shared_bytes_per_cycle),
         F_OPT_INT("pe.gemm.math_issue_cycles", 0, 1 << 16, pe.gemm.math_issue_cycles),
+        F_OPT_INT("pe.gemm.src_handover_cycles", 0, 1 << 16, pe.gemm.src_handover_cycles),
         F_ENERGY("pe.gemm", "mac", pe.gemm.energy),
         F_PJ_DT("pe.gemm.energy.pj_per_mac_fp32", TOPO_MAC_FP32),
         F_PJ_DT("pe.gemm.energy.pj_per_mac_bfp8", TOPO_MAC_BFP8),

@@ -454,6 +454,7 @@ Test(hw_wormhole, a_paired_subblock_waits_for_its_refill_at_each_k_step)
         cr_assert_eq(g->unpack_shared_bytes_per_cycle, 32);
         g->fidelity_passes = 2; /* HiFi2: 32 cycles a tile product */
         g->math_issue_cycles = 0; /* the math thread's instructions: the next test */
+        g->src_handover_cycles = 0; /* the banks' hand-over: the test after it */
         struct hw_pe *pe = &sim.pes[0];
         sim_ps s0, s1, s2;
         /* 4 x 2 tiles, 4 K steps, bf16 (2048 B a tile): 32 products of
@@ -482,6 +483,7 @@ Test(hw_wormhole, the_math_thread_spends_a_cycle_per_instruction_between_product
         cr_assert_eq(g->math_issue_cycles, 1);
         g->unpack_shared_bytes_per_cycle = 0; /* the refill: the previous test */
         g->operand_bytes_per_cycle = 0;       /* and no feed bound */
+        g->src_handover_cycles = 0;           /* nor a bank hand-over (the next test) */
         struct hw_pe *pe = &sim.pes[0];
         sim_ps s0, s1, s2, s3;
         /* 4 x 2 tiles, 4 K steps, HiFi2: 32 products of 32 cycles, and at
@@ -501,4 +503,52 @@ Test(hw_wormhole, the_math_thread_spends_a_cycle_per_instruction_between_product
         g->math_issue_cycles = 0;
         sim_ps e3 = hw_gemm_run_fed(pe, 32, 256, 128, 0, 36 * 2048, e2, &s3);
         cr_assert_eq(e3 - s3, topo_cycles_to_ps(4 * 8 * 64, g->clock_hz));
+}
+
+/* The source banks' hand-over (docs/adr/0047): a subblock of one row of
+ * tiles takes a new tile of its streamed source at every product, and the
+ * unpacker refills a bank only once the FPU has given it back, so each
+ * product waits for the refill's 2 address cycles, 2048 / 64 byte cycles
+ * and the hand-over beyond one product; a subblock of 4 x 2 tiles pays
+ * the hand-over once a K step, in its held source's refill. */
+Test(hw_wormhole, a_streamed_bank_waits_for_its_hand_over)
+{
+        struct topo_pe_gemm *g = (struct topo_pe_gemm *)&sim.topo->pe.gemm;
+        cr_assert_gt(g->src_handover_cycles, 0);
+        g->src_handover_cycles = 12;
+        g->math_issue_cycles = 0; /* the math thread's instructions: their own test */
+        g->fidelity_passes = 2;   /* HiFi2: 32 cycles a tile product */
+        struct hw_pe *pe = &sim.pes[0];
+        sim_ps s0, s1, s2, s3;
+        /* 1 x 8 tiles, 4 K steps: 32 products, each 2 + 32 + 12 = 46 cycles
+         * (the feed's 36 tiles, 73728 / 64 + 36 x 2 = 1224, are fewer). */
+        sim_ps e0 = hw_gemm_run_fed(pe, 32, 256, 128, 0, 36 * 2048, 0, &s0);
+        cr_assert_eq(e0 - s0, topo_cycles_to_ps(32 * 46, g->clock_hz));
+        /* 4 x 2 tiles, 4 K steps: 32 products of 32 cycles, and at each K
+         * step the refill at the shared rate, 2 + 64 + 12 - 32 = 46. */
+        sim_ps e1 = hw_gemm_run_fed(pe, 128, 64, 128, 0, 24 * 2048, e0, &s1);
+        cr_assert_eq(e1 - s1, topo_cycles_to_ps(1024 + 4 * 46, g->clock_hz));
+        /* HiFi4: a product (64 cycles) outlasts the refill, no wait. */
+        g->fidelity_passes = 4;
+        sim_ps e2 = hw_gemm_run_fed(pe, 32, 256, 128, 0, 36 * 2048, e1, &s2);
+        cr_assert_eq(e2 - s2, topo_cycles_to_ps(32 * 64, g->clock_hz));
+        /* Off (the default machine): the 1 x 8 subblock at its feed. */
+        g->fidelity_passes = 2;
+        g->src_handover_cycles = 0;
+        sim_ps e3 = hw_gemm_run_fed(pe, 32, 256, 128, 0, 36 * 2048, e2, &s3);
+        cr_assert_eq(e3 - s3, topo_cycles_to_ps(1224, g->clock_hz));
+}
+
+/* A NoC atomic on a virtual channel of its own (cube.noc.atomic_vc,
+ * docs/adr/0047): one flit passes links busy with a transfer at their
+ * latency, where a packet booked on them waits for the transfer's end. */
+Test(hw_wormhole, a_flit_passes_a_busy_route)
+{
+        uint32_t a = sim.pes[0].node_dma, b = sim.pes[1].node_dma;
+        sim_ps idle = hw_xfer_flit(&sim, a, b, 4, 0);
+        cr_assert_gt(idle, 0);
+        sim_ps bulk = hw_xfer(&sim, a, b, 1 << 20, 0); /* 1 MiB on the same route */
+        cr_assert_gt(bulk, 1000 * idle);
+        cr_assert_eq(hw_xfer_flit(&sim, a, b, 4, 0), idle);
+        cr_assert_gt(hw_xfer(&sim, a, b, 4, 0), bulk / 2);
 }
