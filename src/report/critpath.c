@@ -109,19 +109,24 @@ struct cp_line {
         sim_ps ps;
 };
 
-/* Slots per PE of the look-up of ops by end time: CP_SETS sets
- * (recent_set) of CP_WAYS, the oldest of a set replaced. */
-#define CP_WAYS 4
-#define CP_SETS 64
+/* Ops per PE the look-up of ops by end time keeps: the PE's last ones,
+ * newest first (at 32K prefill every producer found was among its PE's
+ * last 32 ops; a set-associative index of 256 per PE, before, found the
+ * same and missed the cache on most probes). */
+#define CP_RECENT 32
 
-/* A set of the look-up: its ends and their entries side by side, in one
- * cache line (a look-up and its update touch one line, not two). */
-struct cp_set {
-        sim_ps end[CP_WAYS];         /* an op's end (SIM_PS_MAX: none) */
-        int32_t idx[CP_WAYS];        /* and its entry (-1: none) */
-        uint8_t pad[64 - CP_WAYS * (sizeof(sim_ps) + sizeof(int32_t))]; /* to 64 bytes */
+/* A PE's look-up: its last CP_RECENT ops (slot (head - 1 - k) % CP_RECENT
+ * the k-th newest), in nine cache lines of its own. */
+struct cp_recent {
+        uint32_t lo[CP_RECENT];      /* their ends' low 32 bits (the first test) */
+        sim_ps end[CP_RECENT];       /* their ends (SIM_PS_MAX: none) */
+        int32_t idx[CP_RECENT];      /* and their entries (-1: none) */
+        uint32_t head;               /* the next slot to fill (mod CP_RECENT) */
+        uint8_t pad[60];             /* to 576 bytes, nine cache lines */
 };
-_Static_assert(sizeof(struct cp_set) == 64, "a set is a cache line");
+_Static_assert(sizeof(struct cp_recent) == 576, "a PE's look-up is nine cache lines");
+_Static_assert((CP_RECENT & (CP_RECENT - 1)) == 0 && CP_RECENT % 4 == 0,
+               "the look-up's slots wrap by a mask and are read four at a time");
 
 /* A memo of recent sites before their table (site_memo): 2^CP_MEMO_BITS slots. */
 #define CP_MEMO_BITS 8
@@ -139,10 +144,9 @@ struct rep_cp {
         size_t n, cap;
         struct cp_parts *parts;      /* op splits */
         size_t n_parts, cap_parts;
-        /* Per PE, its recent ops by end time, set-associative (the oldest
-         * of a set replaced): where a wait's producer and the op an op
-         * queued behind are looked up. */
-        struct cp_set *recent;       /* n_pes * CP_SETS sets, 64-byte aligned */
+        /* Per PE, its last ops and their ends: where a wait's producer
+         * and the op an op queued behind are looked up. */
+        struct cp_recent *recent;    /* n_pes of them, 64-byte aligned */
         struct cp_site *sites;       /* interned (file, line, what) */
         size_t n_sites, cap_sites;
         uint32_t *site_slots;        /* their index: entry + 1 (0: empty), a power of two */
@@ -190,19 +194,23 @@ struct rep_cp *rep_cp_new(uint32_t n_pes)
         cp->n_pes = n_pes;
         cp->last_step = malloc((n_pes ? n_pes : 1) * sizeof *cp->last_step);
         cp->last_op = malloc((n_pes ? n_pes : 1) * sizeof *cp->last_op);
-        size_t sets = (size_t)(n_pes ? n_pes : 1) * CP_SETS;
-        cp->recent = aligned_alloc(64, sets * sizeof *cp->recent);
+        size_t n_rec = n_pes ? n_pes : 1;
+        cp->recent = aligned_alloc(64, n_rec * sizeof *cp->recent);
         if (!cp->last_step || !cp->last_op || !cp->recent) {
                 rep_cp_free(cp);
                 return NULL;
         }
         for (uint32_t i = 0; i < n_pes; i++)
                 cp->last_step[i] = cp->last_op[i] = -1;
-        for (size_t i = 0; i < sets; i++)
-                for (int w = 0; w < CP_WAYS; w++) {
-                        cp->recent[i].end[w] = SIM_PS_MAX;
-                        cp->recent[i].idx[w] = -1;
+        for (size_t i = 0; i < n_rec; i++) {
+                struct cp_recent *rc = &cp->recent[i];
+                rc->head = 0;
+                for (int k = 0; k < CP_RECENT; k++) {
+                        rc->lo[k] = (uint32_t)SIM_PS_MAX;
+                        rc->end[k] = SIM_PS_MAX;
+                        rc->idx[k] = -1;
                 }
+        }
         return cp;
 }
 
@@ -237,56 +245,51 @@ static bool grow(void **v, size_t *cap, size_t n, size_t size)
         return true;
 }
 
-/* The set of end in pe's index (by a hash of the time). */
-static struct cp_set *recent_set(const struct rep_cp *cp, uint32_t pe, sim_ps end)
-{
-        uint64_t h = end * UINT64_C(0x9e3779b97f4a7c15);
-        return &cp->recent[(size_t)pe * CP_SETS + (size_t)(h >> 58)];
-}
-_Static_assert(CP_SETS == 64, "recent_set takes 6 bits of the hash");
-
-/* The latest op of pe that ended at end, if still in its index, or -1. */
+/* The latest op of pe that ended at end, if among its last CP_RECENT,
+ * or -1. Most look-ups find none: the low 32 bits of every end are
+ * compared four at a time first. */
 static int32_t op_ending(const struct rep_cp *cp, uint32_t pe, sim_ps end)
 {
-        _Static_assert(CP_WAYS == 4, "op_ending and index_op read four ways");
-        const struct cp_set *st = recent_set(cp, pe, end);
-        int32_t i0 = st->end[0] == end ? st->idx[0] : -1, i1 = st->end[1] == end ? st->idx[1] : -1;
-        int32_t i2 = st->end[2] == end ? st->idx[2] : -1, i3 = st->end[3] == end ? st->idx[3] : -1;
-        int32_t a = i0 > i1 ? i0 : i1, b = i2 > i3 ? i2 : i3;
-        return a > b ? a : b;
+        typedef uint32_t cp_u4 __attribute__((vector_size(16)));
+        const struct cp_recent *rc = &cp->recent[pe];
+        cp_u4 key = { 0 }, any = { 0 };
+        key += (uint32_t)end;
+        for (int k = 0; k < CP_RECENT; k += 4) {
+                cp_u4 v;
+                memcpy(&v, &rc->lo[k], sizeof v);
+                any |= (cp_u4)(v == key);
+        }
+        if (!(any[0] | any[1] | any[2] | any[3]))
+                return -1;
+        for (uint32_t k = 1; k <= CP_RECENT; k++) {
+                uint32_t at = (rc->head - k) & (CP_RECENT - 1);
+                if (rc->end[at] == end)
+                        return rc->idx[at];
+        }
+        return -1;
 }
 
-/* Index op idx of pe ending at end: in place of one ending then (the
- * first), else of the oldest of its set (the first). */
+/* Op idx of pe, ending at end, is its newest. */
 static void index_op(struct rep_cp *cp, uint32_t pe, sim_ps end, int32_t idx)
 {
-        struct cp_set *st = recent_set(cp, pe, end);
-        int at;
-        if (st->end[0] == end)
-                at = 0;
-        else if (st->end[1] == end)
-                at = 1;
-        else if (st->end[2] == end)
-                at = 2;
-        else if (st->end[3] == end)
-                at = 3;
-        else {
-                int a = st->idx[1] < st->idx[0] ? 1 : 0, b = st->idx[3] < st->idx[2] ? 3 : 2;
-                at = st->idx[b] < st->idx[a] ? b : a;
-        }
-        st->end[at] = end;
-        st->idx[at] = idx;
+        struct cp_recent *rc = &cp->recent[pe];
+        uint32_t at = rc->head++ & (CP_RECENT - 1);
+        rc->lo[at] = (uint32_t)end;
+        rc->end[at] = end;
+        rc->idx[at] = idx;
 }
 
-/* Drop idx from pe's index (its end is about to change). */
-static void unindex_op(struct rep_cp *cp, uint32_t pe, sim_ps end, int32_t idx)
+/* Op idx of pe, its newest, now ends at end. */
+static void reindex_op(struct rep_cp *cp, uint32_t pe, sim_ps end, int32_t idx)
 {
-        struct cp_set *st = recent_set(cp, pe, end);
-        for (int w = 0; w < CP_WAYS; w++)
-                if (st->end[w] == end && st->idx[w] == idx) {
-                        st->end[w] = SIM_PS_MAX;
-                        st->idx[w] = -1;
-                }
+        struct cp_recent *rc = &cp->recent[pe];
+        uint32_t at = (rc->head - 1) & (CP_RECENT - 1);
+        if (rc->idx[at] != idx) {
+                index_op(cp, pe, end, idx);
+                return;
+        }
+        rc->lo[at] = (uint32_t)end;
+        rc->end[at] = end;
 }
 
 static size_t site_hash(const char *file, const char *what, int line)
@@ -533,10 +536,9 @@ static bool fold_stage(struct rep_cp *cp, const struct hw_sim *s, uint32_t pe,
                 if (x_parts)
                         merge_pace(pp, &xs);
         }
-        unindex_op(cp, pe, w->e, wi);
         w->e = end;
         cp->last_op[pe] = wi;
-        index_op(cp, pe, end, wi);
+        reindex_op(cp, pe, end, wi);
         return true;
 }
 
