@@ -64,14 +64,6 @@ static unsigned thread_field(int t)
 
 _Static_assert(sizeof(struct cp_ent) <= 48, "a log entry is 48 bytes");
 
-/* An op's split when it is more than its class, a latency and TCM time. */
-struct cp_parts {
-        uint32_t p[HW_DEP_COUNT];    /* ps per class, summing to e - s */
-        uint32_t pace, pace_alt;     /* hw_dep's: of p[pace_cls], paced; at the other rate */
-        uint8_t pace_cls;            /* 0: no pacing */
-        uint8_t alt_cls;             /* the class of pace_alt */
-};
-
 /* A kernel line and what was called or run there. */
 struct cp_site {
         const char *file;            /* NULL: none */
@@ -109,22 +101,41 @@ struct cp_line {
         sim_ps ps;
 };
 
+/* An op's split when it is more than its class, a latency and TCM time. */
+struct cp_parts {
+        uint32_t p[HW_DEP_COUNT];    /* ps per class, summing to e - s */
+        uint32_t pace, pace_alt;     /* hw_dep's: of p[pace_cls], paced; at the other rate */
+        uint8_t pace_cls;            /* 0: no pacing */
+        uint8_t alt_cls;             /* the class of pace_alt */
+};
+
 /* Ops per PE the look-up of ops by end time keeps: the PE's last ones,
  * newest first (at 32K prefill every producer found was among its PE's
  * last 32 ops; a set-associative index of 256 per PE, before, found the
  * same and missed the cache on most probes). */
 #define CP_RECENT 32
 
+/* An op (or a signal) among its PE's last: it goes into the log only when
+ * something refers to it (a wait's producer, the op a later op queued
+ * behind, a drain's send). Most ops nothing refers to (at 32K prefill 36%
+ * of the ops, 2.6 million): they are no part of the walk or the what-if,
+ * and are never written. */
+struct cp_staged {
+        struct cp_ent x;             /* the op (x.parts unset: its split is pp) */
+        struct cp_parts pp;          /* its split, when x.has_parts */
+        int32_t idx;                 /* its entry in the log (-1: not written yet) */
+};
+
 /* A PE's look-up: its last CP_RECENT ops (slot (head - 1 - k) % CP_RECENT
- * the k-th newest), in nine cache lines of its own. */
+ * the k-th newest). */
 struct cp_recent {
         uint32_t lo[CP_RECENT];      /* their ends' low 32 bits (the first test) */
         sim_ps end[CP_RECENT];       /* their ends (SIM_PS_MAX: none) */
-        int32_t idx[CP_RECENT];      /* and their entries (-1: none) */
         uint32_t head;               /* the next slot to fill (mod CP_RECENT) */
-        uint8_t pad[60];             /* to 576 bytes, nine cache lines */
+        uint32_t last;               /* the slot + 1 of the PE's last op it issued
+                                      * (head's count; 0: none) */
+        struct cp_staged op[CP_RECENT]; /* the ops themselves */
 };
-_Static_assert(sizeof(struct cp_recent) == 576, "a PE's look-up is nine cache lines");
 _Static_assert((CP_RECENT & (CP_RECENT - 1)) == 0 && CP_RECENT % 4 == 0,
                "the look-up's slots wrap by a mask and are read four at a time");
 
@@ -156,7 +167,8 @@ struct rep_cp {
         uint8_t cls[4];              /* and their classes */
         uint32_t n_pes;
         int32_t *last_step;          /* per PE: its last timeline step (-1: none) */
-        int32_t *last_op;            /* per PE: the last op it issued (-1: none) */
+        struct cp_staged *tail;      /* the op staged last, while nothing else was logged
+                                      * after it (fold_stage), else NULL */
         bool oom;                    /* an entry was lost: no analysis */
         /* After rep_cp_analyse: */
         sim_ps target_start;         /* the kernel's start */
@@ -193,22 +205,21 @@ struct rep_cp *rep_cp_new(uint32_t n_pes)
                 return NULL;
         cp->n_pes = n_pes;
         cp->last_step = malloc((n_pes ? n_pes : 1) * sizeof *cp->last_step);
-        cp->last_op = malloc((n_pes ? n_pes : 1) * sizeof *cp->last_op);
         size_t n_rec = n_pes ? n_pes : 1;
         cp->recent = aligned_alloc(64, n_rec * sizeof *cp->recent);
-        if (!cp->last_step || !cp->last_op || !cp->recent) {
+        if (!cp->last_step || !cp->recent) {
                 rep_cp_free(cp);
                 return NULL;
         }
         for (uint32_t i = 0; i < n_pes; i++)
-                cp->last_step[i] = cp->last_op[i] = -1;
+                cp->last_step[i] = -1;
         for (size_t i = 0; i < n_rec; i++) {
                 struct cp_recent *rc = &cp->recent[i];
-                rc->head = 0;
+                rc->head = rc->last = 0;
                 for (int k = 0; k < CP_RECENT; k++) {
                         rc->lo[k] = (uint32_t)SIM_PS_MAX;
                         rc->end[k] = SIM_PS_MAX;
-                        rc->idx[k] = -1;
+                        rc->op[k].idx = -1;
                 }
         }
         return cp;
@@ -224,7 +235,6 @@ void rep_cp_free(struct rep_cp *cp)
         free(cp->sites);
         free(cp->site_slots);
         free(cp->last_step);
-        free(cp->last_op);
         free(cp->segs);
         free(cp->hops);
         free(cp->lines);
@@ -245,13 +255,40 @@ static bool grow(void **v, size_t *cap, size_t n, size_t size)
         return true;
 }
 
-/* The latest op of pe that ended at end, if among its last CP_RECENT,
- * or -1. Most look-ups find none: the low 32 bits of every end are
- * compared four at a time first. */
-static int32_t op_ending(const struct rep_cp *cp, uint32_t pe, sim_ps end)
+/* Staged op st's entry in the log, written now if it is not yet; -1 when
+ * out of memory (the log is then marked incomplete). What it refers to
+ * was written before it (its PE's last step, its dep: looked up, so
+ * written, when it was staged), so the log stays in topological order. */
+static int32_t commit(struct rep_cp *cp, struct cp_staged *st)
+{
+        if (st->idx >= 0)
+                return st->idx;
+        if (cp->oom || cp->n >= INT32_MAX ||
+            !grow((void **)&cp->ents, &cp->cap, cp->n, sizeof *cp->ents)) {
+                cp->oom = true;
+                return -1;
+        }
+        struct cp_ent x = st->x;
+        if (x.has_parts) {
+                if (!grow((void **)&cp->parts, &cp->cap_parts, cp->n_parts, sizeof *cp->parts)) {
+                        cp->oom = true;
+                        return -1;
+                }
+                cp->parts[cp->n_parts] = st->pp;
+                x.parts = (uint32_t)cp->n_parts++;
+        }
+        cp->ents[cp->n] = x;
+        st->idx = (int32_t)cp->n++;
+        return st->idx;
+}
+
+/* The latest op of pe that ended at end, if among its last CP_RECENT
+ * (written to the log now, if it was not), or -1. Most look-ups find
+ * none: the low 32 bits of every end are compared four at a time first. */
+static int32_t op_ending(struct rep_cp *cp, uint32_t pe, sim_ps end)
 {
         typedef uint32_t cp_u4 __attribute__((vector_size(16)));
-        const struct cp_recent *rc = &cp->recent[pe];
+        struct cp_recent *rc = &cp->recent[pe];
         cp_u4 key = { 0 }, any = { 0 };
         key += (uint32_t)end;
         for (int k = 0; k < CP_RECENT; k += 4) {
@@ -264,32 +301,40 @@ static int32_t op_ending(const struct rep_cp *cp, uint32_t pe, sim_ps end)
         for (uint32_t k = 1; k <= CP_RECENT; k++) {
                 uint32_t at = (rc->head - k) & (CP_RECENT - 1);
                 if (rc->end[at] == end)
-                        return rc->idx[at];
+                        return commit(cp, &rc->op[at]);
         }
         return -1;
 }
 
-/* Op idx of pe, ending at end, is its newest. */
-static void index_op(struct rep_cp *cp, uint32_t pe, sim_ps end, int32_t idx)
+/* A slot for a new op of pe, its newest (its entry then set by the
+ * caller, its end by set_end). */
+static struct cp_staged *stage_op(struct rep_cp *cp, uint32_t pe)
 {
         struct cp_recent *rc = &cp->recent[pe];
-        uint32_t at = rc->head++ & (CP_RECENT - 1);
-        rc->lo[at] = (uint32_t)end;
-        rc->end[at] = end;
-        rc->idx[at] = idx;
+        struct cp_staged *st = &rc->op[rc->head++ & (CP_RECENT - 1)];
+        st->idx = -1;
+        cp->tail = st;
+        return st;
 }
 
-/* Op idx of pe, its newest, now ends at end. */
-static void reindex_op(struct rep_cp *cp, uint32_t pe, sim_ps end, int32_t idx)
+/* Staged op st of pe ends at end. */
+static void set_end(struct rep_cp *cp, uint32_t pe, struct cp_staged *st, sim_ps end)
 {
         struct cp_recent *rc = &cp->recent[pe];
-        uint32_t at = (rc->head - 1) & (CP_RECENT - 1);
-        if (rc->idx[at] != idx) {
-                index_op(cp, pe, end, idx);
-                return;
-        }
+        size_t at = (size_t)(st - rc->op);
+        st->x.e = end;
         rc->lo[at] = (uint32_t)end;
         rc->end[at] = end;
+}
+
+/* The entry of the last op PE pe issued, written now if it was not
+ * (-1: none, or no longer among its last CP_RECENT). */
+static int32_t last_op(struct rep_cp *cp, uint32_t pe)
+{
+        struct cp_recent *rc = &cp->recent[pe];
+        if (!rc->last || rc->head - (rc->last - 1) > CP_RECENT)
+                return -1;
+        return commit(cp, &rc->op[(rc->last - 1) & (CP_RECENT - 1)]);
 }
 
 static size_t site_hash(const char *file, const char *what, int line)
@@ -368,36 +413,35 @@ static struct cp_ent *site_ent(struct rep_cp *cp, const char *file, int line, co
         return x;
 }
 
-static void step(struct rep_cp *cp, enum cp_kind kind, uint32_t pe, sim_ps a, sim_ps b,
-                 const char *file, int line, const char *what)
+/* A step of PE pe's timeline (thread: a wait's, as thread_field keeps it). */
+static void step(struct rep_cp *cp, enum cp_kind kind, uint32_t pe, unsigned thread, sim_ps a,
+                 sim_ps b, const char *file, int line, const char *what)
 {
         if (pe >= cp->n_pes || b <= a)
                 return;
+        cp->tail = NULL;
+        /* Its producer first: written to the log, if it was not, before it. */
+        int32_t dep = kind == CP_WAIT ? op_ending(cp, pe, b) : -1;
         uint32_t site;
         struct cp_ent *x = site_ent(cp, file, line, what, &site);
         if (!x)
                 return;
         *x = (struct cp_ent){ .a = a, .s = a, .e = b, .site = site, .pe = pe,
-                              .prev = cp->last_step[pe], .dep = -1,
-                              .kind = kind };
-        if (kind == CP_WAIT)
-                x->dep = op_ending(cp, pe, b);
+                              .prev = cp->last_step[pe], .dep = dep,
+                              .kind = kind, .thread = thread };
         cp->last_step[pe] = (int32_t)(cp->n - 1);
 }
 
 void rep_cp_issue(struct rep_cp *cp, uint32_t pe, sim_ps a, sim_ps b, const char *file, int line,
                   const char *what)
 {
-        step(cp, CP_ISSUE, pe, a, b, file, line, what);
+        step(cp, CP_ISSUE, pe, 0, a, b, file, line, what);
 }
 
 void rep_cp_wait(struct rep_cp *cp, uint32_t pe, int thread, sim_ps a, sim_ps b, const char *file,
                  int line)
 {
-        size_t n = cp->n;
-        step(cp, CP_WAIT, pe, a, b, file, line, NULL);
-        if (cp->n > n)
-                cp->ents[n].thread = thread_field(thread);
+        step(cp, CP_WAIT, pe, thread_field(thread), a, b, file, line, NULL);
 }
 
 void rep_cp_signal(struct rep_cp *cp, uint32_t pe, int thread, sim_ps at, const char *file,
@@ -405,16 +449,17 @@ void rep_cp_signal(struct rep_cp *cp, uint32_t pe, int thread, sim_ps at, const 
 {
         if (!cp || pe >= cp->n_pes)
                 return;
-        uint32_t site;
-        struct cp_ent *x = site_ent(cp, file, line, what, &site);
-        if (!x)
+        uint32_t site = site_memo(cp, file, line, what);
+        if (site >= (UINT32_C(1) << CP_SITE_BITS)) {
+                cp->oom = true;
                 return;
-        int32_t idx = (int32_t)(cp->n - 1);
-        *x = (struct cp_ent){ .a = at, .s = at, .e = at, .site = site, .pe = pe,
-                              .prev = cp->last_step[pe], .dep = -1,
-                              .kind = CP_SIGNAL, .cls = HW_DEP_CPU, .thread = thread_field(thread) };
+        }
         /* The latest op ending then: the producer of a wait woken now. */
-        index_op(cp, pe, at, idx);
+        struct cp_staged *st = stage_op(cp, pe);
+        st->x = (struct cp_ent){ .a = at, .s = at, .e = at, .site = site, .pe = pe,
+                                 .prev = cp->last_step[pe], .dep = -1, .kind = CP_SIGNAL,
+                                 .cls = HW_DEP_CPU, .thread = thread_field(thread) };
+        set_end(cp, pe, st, at);
 }
 
 /* The split d of an op of class cls as an entry keeps it: in x (its
@@ -450,22 +495,15 @@ static bool split_of(struct cp_ent *x, struct cp_parts *pp, const struct hw_dep 
         return false;
 }
 
-/* Keep d, the split of op x, in x or beside it (split_of). */
-static void keep_parts(struct rep_cp *cp, struct cp_ent *x, const struct hw_dep *d)
+/* Keep d, the split of staged op st, in its entry or beside it (split_of). */
+static void keep_parts(struct cp_staged *st, const struct hw_dep *d)
 {
-        struct cp_parts pp;
-        if (split_of(x, &pp, d) || pp.pace_cls == UINT8_MAX)
+        if (split_of(&st->x, &st->pp, d) || st->pp.pace_cls == UINT8_MAX)
                 return;
-        if (!grow((void **)&cp->parts, &cp->cap_parts, cp->n_parts, sizeof *cp->parts)) {
-                cp->oom = true;
-                return;
-        }
-        cp->parts[cp->n_parts] = pp;
-        x->parts = (uint32_t)cp->n_parts++;
-        x->has_parts = 1;
+        st->x.has_parts = 1;
 }
 
-static void parts_of(const struct rep_cp *cp, const struct cp_ent *x, sim_ps p[HW_DEP_COUNT]);
+static void parts_of(const struct cp_ent *x, const struct cp_parts *pp, sim_ps p[HW_DEP_COUNT]);
 
 /* Add xs's pacing to pp's when it is of the same kind (or pp has none). */
 static void merge_pace(struct cp_parts *pp, const struct cp_parts *xs)
@@ -488,10 +526,10 @@ static void merge_pace(struct cp_parts *pp, const struct cp_parts *xs)
 static bool fold_stage(struct rep_cp *cp, const struct hw_sim *s, uint32_t pe,
                        enum hw_dep_class cls, uint32_t site, sim_ps start, sim_ps end)
 {
-        if (!cp->n)
-                return false;
-        int32_t wi = (int32_t)(cp->n - 1);
-        struct cp_ent *w = &cp->ents[wi];
+        struct cp_staged *ws = cp->tail;
+        if (!ws || ws->idx >= 0)
+                return false;        /* none, or something refers to it */
+        struct cp_ent *w = &ws->x;
         if (w->kind != CP_NODE || !w->stage || w->drain || w->cls != cls || w->pe != pe ||
             w->e != start || end - w->s > UINT32_MAX ||
             (w->site != site && (cp->sites[w->site].file != cp->sites[site].file ||
@@ -503,42 +541,34 @@ static bool fold_stage(struct rep_cp *cp, const struct hw_sim *s, uint32_t pe,
         if (s->dep.start == start && s->dep.end == end && end > start)
                 split_of(&x, &xs, &s->dep);
         bool x_parts = xs.pace_cls != UINT8_MAX;
+        struct cp_parts *pp = &ws->pp;
         if (!w->has_parts && !x_parts) {
                 w->lat += x.lat;     /* both < 2^32 and their sum < e - s */
                 w->tcm += x.tcm;
         } else if (w->has_parts && x_parts) {
-                struct cp_parts *pp = &cp->parts[w->parts];
                 for (int c = 0; c < HW_DEP_COUNT; c++)
                         pp->p[c] += xs.p[c];
                 merge_pace(pp, &xs);
         } else {
                 /* w's split, and x's, beside w. */
                 sim_ps pw[HW_DEP_COUNT], px[HW_DEP_COUNT];
-                parts_of(cp, w, pw);
+                parts_of(w, pp, pw);
                 if (x_parts)
                         for (int c = 0; c < HW_DEP_COUNT; c++)
                                 px[c] = xs.p[c];
                 else
-                        parts_of(cp, &x, px);
+                        parts_of(&x, NULL, px);
                 if (!w->has_parts) {
-                        if (!grow((void **)&cp->parts, &cp->cap_parts, cp->n_parts,
-                                  sizeof *cp->parts)) {
-                                cp->oom = true;
-                                return true;
-                        }
-                        cp->parts[cp->n_parts] = (struct cp_parts){ .pace_cls = 0 };
-                        w->parts = (uint32_t)cp->n_parts++;
+                        *pp = (struct cp_parts){ .pace_cls = 0 };
                         w->has_parts = 1;
                 }
-                struct cp_parts *pp = &cp->parts[w->parts];
                 for (int c = 0; c < HW_DEP_COUNT; c++)
                         pp->p[c] = (uint32_t)(pw[c] + px[c]);
                 if (x_parts)
                         merge_pace(pp, &xs);
         }
-        w->e = end;
-        cp->last_op[pe] = wi;
-        reindex_op(cp, pe, end, wi);
+        set_end(cp, pe, ws, end);
+        cp->recent[pe].last = cp->recent[pe].head; /* w is pe's newest */
         return true;
 }
 
@@ -577,33 +607,31 @@ log_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, uint32_t pe,
         }
         if (stage && pe == issuer && fold_stage(cp, s, pe, cls, site, start, end))
                 return;
-        if (cp->n >= INT32_MAX || !grow((void **)&cp->ents, &cp->cap, cp->n, sizeof *cp->ents)) {
-                cp->oom = true;
-                return;
-        }
-        int32_t idx = (int32_t)cp->n++;
-        struct cp_ent *x = &cp->ents[idx];
         sim_ps now = ev_now(&s->ev);
-        *x = (struct cp_ent){ .a = now < start ? now : start, .s = start, .e = end, .pe = pe,
-                              .prev = -1, .dep = -1, .site = site, .kind = CP_NODE,
-                              .cls = cls, .stage = stage };
+        struct cp_ent x = { .a = now < start ? now : start, .s = start, .e = end, .pe = pe,
+                            .prev = -1, .dep = -1, .site = site, .kind = CP_NODE, .cls = cls,
+                            .stage = stage };
+        /* What it refers to, written to the log (if it was not) now. */
         if (pe != issuer) {
-                x->dep = cp->last_op[issuer]; /* a drain: the send just recorded */
-                x->drain = x->dep >= 0;
+                x.dep = last_op(cp, issuer); /* a drain: the send just recorded */
+                x.drain = x.dep >= 0;
         } else {
-                x->prev = cp->last_step[pe];
-                if (stage || x->s > x->a)
-                        x->dep = op_ending(cp, pe, x->s);
-                if (stage && x->dep < 0 && x->a < x->s) {
+                x.prev = cp->last_step[pe];
+                if (stage || x.s > x.a)
+                        x.dep = op_ending(cp, pe, x.s);
+                if (stage && x.dep < 0 && x.a < x.s) {
                         /* Placed by its feed when an op of the PE ended. */
-                        x->dep = op_ending(cp, pe, x->a);
-                        x->trig = x->dep >= 0;
+                        x.dep = op_ending(cp, pe, x.a);
+                        x.trig = x.dep >= 0;
                 }
-                cp->last_op[issuer] = idx;
         }
-        if (s->dep.start == x->s && s->dep.end == x->e && x->e > x->s)
-                keep_parts(cp, x, &s->dep);
-        index_op(cp, pe, x->e, idx);
+        struct cp_staged *st = stage_op(cp, pe);
+        st->x = x;
+        if (pe == issuer)
+                cp->recent[pe].last = cp->recent[pe].head;
+        if (s->dep.start == x.s && s->dep.end == x.e && x.e > x.s)
+                keep_parts(st, &s->dep);
+        set_end(cp, pe, st, end);
 }
 
 void rep_cp_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, const struct rep_op *op,
@@ -631,12 +659,12 @@ void rep_cp_stage(struct rep_cp *cp, const struct hw_sim *s, uint32_t pe, const 
 /* ---- the walk ---- */
 
 /* Op x's time [s, e) by class. */
-static void parts_of(const struct rep_cp *cp, const struct cp_ent *x, sim_ps p[HW_DEP_COUNT])
+static void parts_of(const struct cp_ent *x, const struct cp_parts *pp, sim_ps p[HW_DEP_COUNT])
 {
         memset(p, 0, sizeof(sim_ps) * HW_DEP_COUNT);
         if (x->has_parts) {
                 for (int c = 0; c < HW_DEP_COUNT; c++)
-                        p[c] = cp->parts[x->parts].p[c];
+                        p[c] = pp->p[c];
                 return;
         }
         sim_ps total = x->e - x->s, fixed = (sim_ps)x->lat + x->tcm;
@@ -657,7 +685,7 @@ static void split(const struct rep_cp *cp, const struct cp_ent *x, sim_ps len,
                 return;
         }
         sim_ps p[HW_DEP_COUNT];
-        parts_of(cp, x, p);
+        parts_of(x, x->has_parts ? &cp->parts[x->parts] : NULL, p);
         sim_ps sum = 0;
         int big = 0;
         for (int c = 0; c < HW_DEP_COUNT; c++) {
