@@ -126,16 +126,18 @@ struct cp_staged {
         int32_t idx;                 /* its entry in the log (-1: not written yet) */
 };
 
-/* A PE's look-up: its last CP_RECENT ops (slot (head - 1 - k) % CP_RECENT
- * the k-th newest). */
+/* A PE's look-up: the ends of its last CP_RECENT ops (slot (head - 1 - k)
+ * % CP_RECENT the k-th newest; the ops, in rep_cp.staged, are read only
+ * when one is found: the ends of every PE stay in the cache). */
 struct cp_recent {
         uint32_t lo[CP_RECENT];      /* their ends' low 32 bits (the first test) */
         sim_ps end[CP_RECENT];       /* their ends (SIM_PS_MAX: none) */
         uint32_t head;               /* the next slot to fill (mod CP_RECENT) */
         uint32_t last;               /* the slot + 1 of the PE's last op it issued
                                       * (head's count; 0: none) */
-        struct cp_staged op[CP_RECENT]; /* the ops themselves */
+        uint8_t pad[56];             /* to seven cache lines */
 };
+_Static_assert(sizeof(struct cp_recent) == 448, "a PE's look-up is seven cache lines");
 _Static_assert((CP_RECENT & (CP_RECENT - 1)) == 0 && CP_RECENT % 4 == 0,
                "the look-up's slots wrap by a mask and are read four at a time");
 
@@ -158,6 +160,7 @@ struct rep_cp {
         /* Per PE, its last ops and their ends: where a wait's producer
          * and the op an op queued behind are looked up. */
         struct cp_recent *recent;    /* n_pes of them, 64-byte aligned */
+        struct cp_staged *staged;    /* and their ops, CP_RECENT a PE */
         struct cp_site *sites;       /* interned (file, line, what) */
         size_t n_sites, cap_sites;
         uint32_t *site_slots;        /* their index: entry + 1 (0: empty), a power of two */
@@ -207,7 +210,8 @@ struct rep_cp *rep_cp_new(uint32_t n_pes)
         cp->last_step = malloc((n_pes ? n_pes : 1) * sizeof *cp->last_step);
         size_t n_rec = n_pes ? n_pes : 1;
         cp->recent = aligned_alloc(64, n_rec * sizeof *cp->recent);
-        if (!cp->last_step || !cp->recent) {
+        cp->staged = malloc(n_rec * CP_RECENT * sizeof *cp->staged);
+        if (!cp->last_step || !cp->recent || !cp->staged) {
                 rep_cp_free(cp);
                 return NULL;
         }
@@ -219,7 +223,7 @@ struct rep_cp *rep_cp_new(uint32_t n_pes)
                 for (int k = 0; k < CP_RECENT; k++) {
                         rc->lo[k] = (uint32_t)SIM_PS_MAX;
                         rc->end[k] = SIM_PS_MAX;
-                        rc->op[k].idx = -1;
+                        cp->staged[i * CP_RECENT + (size_t)k].idx = -1;
                 }
         }
         return cp;
@@ -232,6 +236,7 @@ void rep_cp_free(struct rep_cp *cp)
         free(cp->ents);
         free(cp->parts);
         free(cp->recent);
+        free(cp->staged);
         free(cp->sites);
         free(cp->site_slots);
         free(cp->last_step);
@@ -301,7 +306,7 @@ static int32_t op_ending(struct rep_cp *cp, uint32_t pe, sim_ps end)
         for (uint32_t k = 1; k <= CP_RECENT; k++) {
                 uint32_t at = (rc->head - k) & (CP_RECENT - 1);
                 if (rc->end[at] == end)
-                        return commit(cp, &rc->op[at]);
+                        return commit(cp, &cp->staged[(size_t)pe * CP_RECENT + at]);
         }
         return -1;
 }
@@ -311,7 +316,10 @@ static int32_t op_ending(struct rep_cp *cp, uint32_t pe, sim_ps end)
 static struct cp_staged *stage_op(struct rep_cp *cp, uint32_t pe)
 {
         struct cp_recent *rc = &cp->recent[pe];
-        struct cp_staged *st = &rc->op[rc->head++ & (CP_RECENT - 1)];
+        struct cp_staged *st = &cp->staged[(size_t)pe * CP_RECENT + (rc->head++ & (CP_RECENT - 1))];
+        /* The slot after it, written next on this PE: on its way to the
+         * cache by then (it was last written CP_RECENT ops ago). */
+        __builtin_prefetch(&cp->staged[(size_t)pe * CP_RECENT + (rc->head & (CP_RECENT - 1))], 1);
         st->idx = -1;
         cp->tail = st;
         return st;
@@ -321,7 +329,7 @@ static struct cp_staged *stage_op(struct rep_cp *cp, uint32_t pe)
 static void set_end(struct rep_cp *cp, uint32_t pe, struct cp_staged *st, sim_ps end)
 {
         struct cp_recent *rc = &cp->recent[pe];
-        size_t at = (size_t)(st - rc->op);
+        size_t at = (size_t)(st - &cp->staged[(size_t)pe * CP_RECENT]);
         st->x.e = end;
         rc->lo[at] = (uint32_t)end;
         rc->end[at] = end;
@@ -334,7 +342,7 @@ static int32_t last_op(struct rep_cp *cp, uint32_t pe)
         struct cp_recent *rc = &cp->recent[pe];
         if (!rc->last || rc->head - (rc->last - 1) > CP_RECENT)
                 return -1;
-        return commit(cp, &rc->op[(rc->last - 1) & (CP_RECENT - 1)]);
+        return commit(cp, &cp->staged[(size_t)pe * CP_RECENT + ((rc->last - 1) & (CP_RECENT - 1))]);
 }
 
 static size_t site_hash(const char *file, const char *what, int line)
