@@ -615,29 +615,31 @@ log_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, uint32_t pe,
         }
         if (stage && pe == issuer && fold_stage(cp, s, pe, cls, site, start, end))
                 return;
-        sim_ps now = ev_now(&s->ev);
-        struct cp_ent x = { .a = now < start ? now : start, .s = start, .e = end, .pe = pe,
-                            .prev = -1, .dep = -1, .site = site, .kind = CP_NODE, .cls = cls,
-                            .stage = stage };
-        /* What it refers to, written to the log (if it was not) now. */
+        sim_ps now = ev_now(&s->ev), a = now < start ? now : start;
+        /* What it refers to, written to the log (if it was not) now, before
+         * it takes the oldest slot of its PE's look-up. */
+        int32_t prev = -1, dep = -1;
+        bool trig = false;
         if (pe != issuer) {
-                x.dep = last_op(cp, issuer); /* a drain: the send just recorded */
-                x.drain = x.dep >= 0;
+                dep = last_op(cp, issuer); /* a drain: the send just recorded */
         } else {
-                x.prev = cp->last_step[pe];
-                if (stage || x.s > x.a)
-                        x.dep = op_ending(cp, pe, x.s);
-                if (stage && x.dep < 0 && x.a < x.s) {
+                prev = cp->last_step[pe];
+                if (stage || start > a)
+                        dep = op_ending(cp, pe, start);
+                if (stage && dep < 0 && a < start) {
                         /* Placed by its feed when an op of the PE ended. */
-                        x.dep = op_ending(cp, pe, x.a);
-                        x.trig = x.dep >= 0;
+                        dep = op_ending(cp, pe, a);
+                        trig = dep >= 0;
                 }
         }
         struct cp_staged *st = stage_op(cp, pe);
-        st->x = x;
+        /* Written in place (a copy from the stack stalled on its bit-fields). */
+        st->x = (struct cp_ent){ .a = a, .s = start, .e = end, .pe = pe, .prev = prev, .dep = dep,
+                                 .site = site, .kind = CP_NODE, .cls = cls, .stage = stage,
+                                 .drain = pe != issuer && dep >= 0, .trig = trig };
         if (pe == issuer)
                 cp->recent[pe].last = cp->recent[pe].head;
-        if (s->dep.start == x.s && s->dep.end == x.e && x.e > x.s)
+        if (s->dep.start == start && s->dep.end == end && end > start)
                 keep_parts(st, &s->dep);
         set_end(cp, pe, st, end);
 }
