@@ -126,20 +126,31 @@ struct cp_staged {
         int32_t idx;                 /* its entry in the log (-1: not written yet) */
 };
 
-/* A PE's look-up: the ends of its last CP_RECENT ops (slot (head - 1 - k)
- * % CP_RECENT the k-th newest; the ops, in rep_cp.staged, are read only
- * when one is found: the ends of every PE stay in the cache). */
+/* A PE's look-up: a tag of the end of each of its last CP_RECENT ops
+ * (slot (head - 1 - k) % CP_RECENT the k-th newest), in one cache line;
+ * every PE's take 4 KiB, which stays in the cache. The ops, in
+ * rep_cp.staged, are read only when a tag matches. */
 struct cp_recent {
-        uint32_t lo[CP_RECENT];      /* their ends' low 32 bits (the first test) */
-        sim_ps end[CP_RECENT];       /* their ends (SIM_PS_MAX: none) */
-        uint32_t head;               /* the next slot to fill (mod CP_RECENT) */
-        uint32_t last;               /* the slot + 1 of the PE's last op it issued
-                                      * (head's count; 0: none) */
-        uint8_t pad[56];             /* to seven cache lines */
+        uint16_t tag[CP_RECENT];     /* tag_of their ends */
 };
-_Static_assert(sizeof(struct cp_recent) == 448, "a PE's look-up is seven cache lines");
-_Static_assert((CP_RECENT & (CP_RECENT - 1)) == 0 && CP_RECENT % 4 == 0,
-               "the look-up's slots wrap by a mask and are read four at a time");
+_Static_assert(sizeof(struct cp_recent) == 64, "a PE's look-up is a cache line");
+
+/* A PE's place in its look-up. */
+struct cp_ring {
+        uint32_t head;               /* the next slot to fill (mod CP_RECENT) */
+        uint32_t last;               /* the slot + 1 of the last op the PE issued (head's
+                                      * count; 0: none) */
+};
+
+/* The tag of an op's end: 16 bits of a hash (most look-ups find no op
+ * ending then; 32 tags tell so in four compares). */
+static uint16_t tag_of(sim_ps end)
+{
+        return (uint16_t)((end * UINT64_C(0x9e3779b97f4a7c15)) >> 48);
+}
+
+_Static_assert((CP_RECENT & (CP_RECENT - 1)) == 0 && CP_RECENT % 8 == 0,
+               "the look-up's slots wrap by a mask and are read eight at a time");
 
 /* A memo of recent sites before their table (site_memo): 2^CP_MEMO_BITS slots. */
 #define CP_MEMO_BITS 8
@@ -160,6 +171,7 @@ struct rep_cp {
         /* Per PE, its last ops and their ends: where a wait's producer
          * and the op an op queued behind are looked up. */
         struct cp_recent *recent;    /* n_pes of them, 64-byte aligned */
+        struct cp_ring *ring;        /* and their places */
         struct cp_staged *staged;    /* and their ops, CP_RECENT a PE */
         struct cp_site *sites;       /* interned (file, line, what) */
         size_t n_sites, cap_sites;
@@ -210,19 +222,18 @@ struct rep_cp *rep_cp_new(uint32_t n_pes)
         cp->last_step = malloc((n_pes ? n_pes : 1) * sizeof *cp->last_step);
         size_t n_rec = n_pes ? n_pes : 1;
         cp->recent = aligned_alloc(64, n_rec * sizeof *cp->recent);
+        cp->ring = calloc(n_rec, sizeof *cp->ring);
         cp->staged = malloc(n_rec * CP_RECENT * sizeof *cp->staged);
-        if (!cp->last_step || !cp->recent || !cp->staged) {
+        if (!cp->last_step || !cp->recent || !cp->ring || !cp->staged) {
                 rep_cp_free(cp);
                 return NULL;
         }
         for (uint32_t i = 0; i < n_pes; i++)
                 cp->last_step[i] = -1;
         for (size_t i = 0; i < n_rec; i++) {
-                struct cp_recent *rc = &cp->recent[i];
-                rc->head = rc->last = 0;
                 for (int k = 0; k < CP_RECENT; k++) {
-                        rc->lo[k] = (uint32_t)SIM_PS_MAX;
-                        rc->end[k] = SIM_PS_MAX;
+                        cp->recent[i].tag[k] = tag_of(SIM_PS_MAX);
+                        cp->staged[i * CP_RECENT + (size_t)k].x.e = SIM_PS_MAX;
                         cp->staged[i * CP_RECENT + (size_t)k].idx = -1;
                 }
         }
@@ -236,6 +247,7 @@ void rep_cp_free(struct rep_cp *cp)
         free(cp->ents);
         free(cp->parts);
         free(cp->recent);
+        free(cp->ring);
         free(cp->staged);
         free(cp->sites);
         free(cp->site_slots);
@@ -289,24 +301,29 @@ static int32_t commit(struct rep_cp *cp, struct cp_staged *st)
 
 /* The latest op of pe that ended at end, if among its last CP_RECENT
  * (written to the log now, if it was not), or -1. Most look-ups find
- * none: the low 32 bits of every end are compared four at a time first. */
+ * none: the tags are compared eight at a time first. */
 static int32_t op_ending(struct rep_cp *cp, uint32_t pe, sim_ps end)
 {
-        typedef uint32_t cp_u4 __attribute__((vector_size(16)));
-        struct cp_recent *rc = &cp->recent[pe];
-        cp_u4 key = { 0 }, any = { 0 };
-        key += (uint32_t)end;
-        for (int k = 0; k < CP_RECENT; k += 4) {
-                cp_u4 v;
-                memcpy(&v, &rc->lo[k], sizeof v);
-                any |= (cp_u4)(v == key);
+        typedef uint16_t cp_t8 __attribute__((vector_size(16)));
+        typedef uint64_t cp_u2 __attribute__((vector_size(16)));
+        const struct cp_recent *rc = &cp->recent[pe];
+        uint16_t t = tag_of(end);
+        cp_t8 key = { 0 }, any = { 0 };
+        key += t;
+        for (int k = 0; k < CP_RECENT; k += 8) {
+                cp_t8 v;
+                memcpy(&v, &rc->tag[k], sizeof v);
+                any |= (cp_t8)(v == key);
         }
-        if (!(any[0] | any[1] | any[2] | any[3]))
+        cp_u2 a2 = (cp_u2)any;
+        if (!(a2[0] | a2[1]))
                 return -1;
+        struct cp_staged *op = &cp->staged[(size_t)pe * CP_RECENT];
+        uint32_t head = cp->ring[pe].head;
         for (uint32_t k = 1; k <= CP_RECENT; k++) {
-                uint32_t at = (rc->head - k) & (CP_RECENT - 1);
-                if (rc->end[at] == end)
-                        return commit(cp, &cp->staged[(size_t)pe * CP_RECENT + at]);
+                uint32_t at = (head - k) & (CP_RECENT - 1);
+                if (rc->tag[at] == t && op[at].x.e == end)
+                        return commit(cp, &op[at]);
         }
         return -1;
 }
@@ -315,11 +332,11 @@ static int32_t op_ending(struct rep_cp *cp, uint32_t pe, sim_ps end)
  * caller, its end by set_end). */
 static struct cp_staged *stage_op(struct rep_cp *cp, uint32_t pe)
 {
-        struct cp_recent *rc = &cp->recent[pe];
-        struct cp_staged *st = &cp->staged[(size_t)pe * CP_RECENT + (rc->head++ & (CP_RECENT - 1))];
+        struct cp_ring *rg = &cp->ring[pe];
+        struct cp_staged *st = &cp->staged[(size_t)pe * CP_RECENT + (rg->head++ & (CP_RECENT - 1))];
         /* The slot after it, written next on this PE: on its way to the
          * cache by then (it was last written CP_RECENT ops ago). */
-        __builtin_prefetch(&cp->staged[(size_t)pe * CP_RECENT + (rc->head & (CP_RECENT - 1))], 1);
+        __builtin_prefetch(&cp->staged[(size_t)pe * CP_RECENT + (rg->head & (CP_RECENT - 1))], 1);
         st->idx = -1;
         cp->tail = st;
         return st;
@@ -328,21 +345,19 @@ static struct cp_staged *stage_op(struct rep_cp *cp, uint32_t pe)
 /* Staged op st of pe ends at end. */
 static void set_end(struct rep_cp *cp, uint32_t pe, struct cp_staged *st, sim_ps end)
 {
-        struct cp_recent *rc = &cp->recent[pe];
         size_t at = (size_t)(st - &cp->staged[(size_t)pe * CP_RECENT]);
         st->x.e = end;
-        rc->lo[at] = (uint32_t)end;
-        rc->end[at] = end;
+        cp->recent[pe].tag[at] = tag_of(end);
 }
 
 /* The entry of the last op PE pe issued, written now if it was not
  * (-1: none, or no longer among its last CP_RECENT). */
 static int32_t last_op(struct rep_cp *cp, uint32_t pe)
 {
-        struct cp_recent *rc = &cp->recent[pe];
-        if (!rc->last || rc->head - (rc->last - 1) > CP_RECENT)
+        const struct cp_ring *rg = &cp->ring[pe];
+        if (!rg->last || rg->head - (rg->last - 1) > CP_RECENT)
                 return -1;
-        return commit(cp, &cp->staged[(size_t)pe * CP_RECENT + ((rc->last - 1) & (CP_RECENT - 1))]);
+        return commit(cp, &cp->staged[(size_t)pe * CP_RECENT + ((rg->last - 1) & (CP_RECENT - 1))]);
 }
 
 static size_t site_hash(const char *file, const char *what, int line)
@@ -576,7 +591,7 @@ static bool fold_stage(struct rep_cp *cp, const struct hw_sim *s, uint32_t pe,
                         merge_pace(pp, &xs);
         }
         set_end(cp, pe, ws, end);
-        cp->recent[pe].last = cp->recent[pe].head; /* w is pe's newest */
+        cp->ring[pe].last = cp->ring[pe].head; /* w is pe's newest */
         return true;
 }
 
@@ -638,7 +653,7 @@ log_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, uint32_t pe,
                                  .site = site, .kind = CP_NODE, .cls = cls, .stage = stage,
                                  .drain = pe != issuer && dep >= 0, .trig = trig };
         if (pe == issuer)
-                cp->recent[pe].last = cp->recent[pe].head;
+                cp->ring[pe].last = cp->ring[pe].head;
         if (s->dep.start == start && s->dep.end == end && end > start)
                 keep_parts(st, &s->dep);
         set_end(cp, pe, st, end);
