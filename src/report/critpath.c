@@ -28,7 +28,7 @@ enum cp_kind {
 #define CP_SITE_BITS 18
 
 /* An entry of the log: a step of a PE's timeline or an op (48 bytes: a
- * 32K prefill logs some fifteen million). */
+ * 32K prefill writes some nine million, 4.8 M of them steps). */
 struct cp_ent {
         sim_ps a;                    /* step: its start; op: its issue (arrival) */
         sim_ps s;                    /* op: its start (its first busy ps) */
