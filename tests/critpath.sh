@@ -13,6 +13,12 @@
 #     critical path's section, are byte-identical with and without the
 #     flag; without it the JSON has no critical_path and the text no section;
 #   - the trace gets a "critical path" track;
+#   - the critical_path object of these runs (and of 4K prefill) has the
+#     SHA-256 checked in under tests/golden/critpath.sha256: how the log is
+#     kept (docs/adr/0051: a look-up of each PE's last 32 ops, ops written
+#     only when referred to) must not move the path, its splits or the
+#     what-ifs; if a change is meant to, regenerate with
+#     CUBESIM_UPDATE_GOLDEN=1 and say why in the commit;
 #   - kernel threads on circular buffers (tt_matmul): a wait on a push is
 #     linked to that push, so the path has next to no unexplained "wait"
 #     and its chain names the thread and the push ("thread t0 of PE 9
@@ -50,6 +56,8 @@ for k in "${!panel[@]}"; do
         done
 done
 "$bin" run "${small[@]}" --critical-path --json >"$tmp/small.json"
+"$bin" run gqa_prefill --set model=llama3-70b --set seq_len=4096 --set causal=1 --set dtype=bf16 \
+        --critical-path --json >"$tmp/prefill4k.json"
 "$bin" run "${tt[@]}" --critical-path --json >"$tmp/tt.json"
 "$bin" run "${tt[@]}" --critical-path >"$tmp/tt.txt"
 grep -q "thread t[0-9] of PE [0-9]* waited on thread t[0-9]'s tl_cb_push_back at tt_matmul.c:[0-9]*" \
@@ -70,6 +78,25 @@ grep -q '"critical path"' "$tmp/t.json" || { echo "FAIL: no critical path track 
 grep -q "waited on PE [0-9]*'s send at gqa_common.c:[0-9]*" "$tmp/decode.txt" ||
         { echo "FAIL: the text names no chain across PEs"; cat "$tmp/decode.txt"; exit 1; }
 
+# The critical_path objects, digested (json.dumps, keys sorted).
+python3 - "$tmp" >"$tmp/digests" <<'PY'
+import hashlib, json, sys
+tmp = sys.argv[1]
+names = ["decode", "opt2", "epi", "small", "tt", "prefill4k"] + [f"whatif_{k}" for k in range(6)]
+for name in names:
+    with open(f"{tmp}/{name}.json") as f:
+        cp = json.load(f)["critical_path"]
+    print(hashlib.sha256(json.dumps(cp, sort_keys=True).encode()).hexdigest() + "  " + name)
+PY
+golden="$src/tests/golden/critpath.sha256"
+if [ "${CUBESIM_UPDATE_GOLDEN:-0}" = 1 ]; then
+        cp "$tmp/digests" "$golden"
+        echo "critical path digests written to $golden"
+elif ! diff -u "$golden" "$tmp/digests"; then
+        echo "FAIL: the critical_path objects changed (CUBESIM_UPDATE_GOLDEN=1 to accept)"
+        exit 1
+fi
+
 python3 - "$tmp" <<'PY'
 import json, os, sys
 tmp = sys.argv[1]
@@ -84,7 +111,7 @@ def check(ok, what):
 
 if "critical_path" in load("plain"):
     check(False, "no critical_path in the JSON without the flag")
-for name in ("decode", "opt2", "epi", "small", "tt"):
+for name in ("decode", "opt2", "epi", "small", "tt", "prefill4k"):
     r = load(name)
     cp = r["critical_path"]
     T = r["kernel_ps"]

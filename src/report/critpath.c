@@ -6,6 +6,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 #include "base/jsonw.h"
 #include "report/profile.h"
@@ -25,7 +28,7 @@ enum cp_kind {
 #define CP_SITE_BITS 18
 
 /* An entry of the log: a step of a PE's timeline or an op (48 bytes: a
- * 32K prefill logs some fifteen million). */
+ * 32K prefill writes some nine million, 4.8 M of them steps). */
 struct cp_ent {
         sim_ps a;                    /* step: its start; op: its issue (arrival) */
         sim_ps s;                    /* op: its start (its first busy ps) */
@@ -64,14 +67,6 @@ static unsigned thread_field(int t)
 
 _Static_assert(sizeof(struct cp_ent) <= 48, "a log entry is 48 bytes");
 
-/* An op's split when it is more than its class, a latency and TCM time. */
-struct cp_parts {
-        uint32_t p[HW_DEP_COUNT];    /* ps per class, summing to e - s */
-        uint32_t pace, pace_alt;     /* hw_dep's: of p[pace_cls], paced; at the other rate */
-        uint8_t pace_cls;            /* 0: no pacing */
-        uint8_t alt_cls;             /* the class of pace_alt */
-};
-
 /* A kernel line and what was called or run there. */
 struct cp_site {
         const char *file;            /* NULL: none */
@@ -109,19 +104,56 @@ struct cp_line {
         sim_ps ps;
 };
 
-/* Slots per PE of the look-up of ops by end time: CP_SETS sets
- * (recent_set) of CP_WAYS, the oldest of a set replaced. */
-#define CP_WAYS 4
-#define CP_SETS 64
-
-/* A set of the look-up: its ends and their entries side by side, in one
- * cache line (a look-up and its update touch one line, not two). */
-struct cp_set {
-        sim_ps end[CP_WAYS];         /* an op's end (SIM_PS_MAX: none) */
-        int32_t idx[CP_WAYS];        /* and its entry (-1: none) */
-        uint8_t pad[64 - CP_WAYS * (sizeof(sim_ps) + sizeof(int32_t))]; /* to 64 bytes */
+/* An op's split when it is more than its class, a latency and TCM time. */
+struct cp_parts {
+        uint32_t p[HW_DEP_COUNT];    /* ps per class, summing to e - s */
+        uint32_t pace, pace_alt;     /* hw_dep's: of p[pace_cls], paced; at the other rate */
+        uint8_t pace_cls;            /* 0: no pacing */
+        uint8_t alt_cls;             /* the class of pace_alt */
 };
-_Static_assert(sizeof(struct cp_set) == 64, "a set is a cache line");
+
+/* Ops per PE the look-up of ops by end time keeps: the PE's last ones,
+ * newest first (at 32K prefill every producer found was among its PE's
+ * last 32 ops; a set-associative index of 256 per PE, before, found the
+ * same and missed the cache on most probes). */
+#define CP_RECENT 32
+
+/* An op (or a signal) among its PE's last: it goes into the log only when
+ * something refers to it (a wait's producer, the op a later op queued
+ * behind, a drain's send). Most ops nothing refers to (at 32K prefill 36%
+ * of the ops, 2.6 million): they are no part of the walk or the what-if,
+ * and are never written. */
+struct cp_staged {
+        struct cp_ent x;             /* the op (x.parts unset: its split is pp) */
+        struct cp_parts pp;          /* its split, when x.has_parts */
+        int32_t idx;                 /* its entry in the log (-1: not written yet) */
+};
+
+/* A PE's look-up: a tag of the end of each of its last CP_RECENT ops
+ * (slot (head - 1 - k) % CP_RECENT the k-th newest), in one cache line;
+ * every PE's take 4 KiB, which stays in the cache. The ops, in
+ * rep_cp.staged, are read only when a tag matches. */
+struct cp_recent {
+        uint16_t tag[CP_RECENT];     /* tag_of their ends */
+};
+_Static_assert(sizeof(struct cp_recent) == 64, "a PE's look-up is a cache line");
+
+/* A PE's place in its look-up. */
+struct cp_ring {
+        uint32_t head;               /* the next slot to fill (mod CP_RECENT) */
+        uint32_t last;               /* the slot + 1 of the last op the PE issued (head's
+                                      * count; 0: none) */
+};
+
+/* The tag of an op's end: 16 bits of a hash (most look-ups find no op
+ * ending then; 32 tags tell so in four compares). */
+static uint16_t tag_of(sim_ps end)
+{
+        return (uint16_t)((end * UINT64_C(0x9e3779b97f4a7c15)) >> 48);
+}
+
+_Static_assert((CP_RECENT & (CP_RECENT - 1)) == 0 && CP_RECENT % 8 == 0,
+               "the look-up's slots wrap by a mask and are read eight at a time");
 
 /* A memo of recent sites before their table (site_memo): 2^CP_MEMO_BITS slots. */
 #define CP_MEMO_BITS 8
@@ -137,12 +169,15 @@ struct cp_memo {
 struct rep_cp {
         struct cp_ent *ents;         /* the log */
         size_t n, cap;
+        size_t ahead_ents;           /* fault_ahead's mark in ents, bytes */
         struct cp_parts *parts;      /* op splits */
         size_t n_parts, cap_parts;
-        /* Per PE, its recent ops by end time, set-associative (the oldest
-         * of a set replaced): where a wait's producer and the op an op
-         * queued behind are looked up. */
-        struct cp_set *recent;       /* n_pes * CP_SETS sets, 64-byte aligned */
+        size_t ahead_parts;          /* and in parts */
+        /* Per PE, its last ops and their ends: where a wait's producer
+         * and the op an op queued behind are looked up. */
+        struct cp_recent *recent;    /* n_pes of them, 64-byte aligned */
+        struct cp_ring *ring;        /* and their places */
+        struct cp_staged *staged;    /* and their ops, CP_RECENT a PE */
         struct cp_site *sites;       /* interned (file, line, what) */
         size_t n_sites, cap_sites;
         uint32_t *site_slots;        /* their index: entry + 1 (0: empty), a power of two */
@@ -152,7 +187,8 @@ struct rep_cp {
         uint8_t cls[4];              /* and their classes */
         uint32_t n_pes;
         int32_t *last_step;          /* per PE: its last timeline step (-1: none) */
-        int32_t *last_op;            /* per PE: the last op it issued (-1: none) */
+        struct cp_staged *tail;      /* the op staged last, while nothing else was logged
+                                      * after it (fold_stage), else NULL */
         bool oom;                    /* an entry was lost: no analysis */
         /* After rep_cp_analyse: */
         sim_ps target_start;         /* the kernel's start */
@@ -189,20 +225,23 @@ struct rep_cp *rep_cp_new(uint32_t n_pes)
                 return NULL;
         cp->n_pes = n_pes;
         cp->last_step = malloc((n_pes ? n_pes : 1) * sizeof *cp->last_step);
-        cp->last_op = malloc((n_pes ? n_pes : 1) * sizeof *cp->last_op);
-        size_t sets = (size_t)(n_pes ? n_pes : 1) * CP_SETS;
-        cp->recent = aligned_alloc(64, sets * sizeof *cp->recent);
-        if (!cp->last_step || !cp->last_op || !cp->recent) {
+        size_t n_rec = n_pes ? n_pes : 1;
+        cp->recent = aligned_alloc(64, n_rec * sizeof *cp->recent);
+        cp->ring = calloc(n_rec, sizeof *cp->ring);
+        cp->staged = malloc(n_rec * CP_RECENT * sizeof *cp->staged);
+        if (!cp->last_step || !cp->recent || !cp->ring || !cp->staged) {
                 rep_cp_free(cp);
                 return NULL;
         }
         for (uint32_t i = 0; i < n_pes; i++)
-                cp->last_step[i] = cp->last_op[i] = -1;
-        for (size_t i = 0; i < sets; i++)
-                for (int w = 0; w < CP_WAYS; w++) {
-                        cp->recent[i].end[w] = SIM_PS_MAX;
-                        cp->recent[i].idx[w] = -1;
+                cp->last_step[i] = -1;
+        for (size_t i = 0; i < n_rec; i++) {
+                for (int k = 0; k < CP_RECENT; k++) {
+                        cp->recent[i].tag[k] = tag_of(SIM_PS_MAX);
+                        cp->staged[i * CP_RECENT + (size_t)k].x.e = SIM_PS_MAX;
+                        cp->staged[i * CP_RECENT + (size_t)k].idx = -1;
                 }
+        }
         return cp;
 }
 
@@ -213,10 +252,11 @@ void rep_cp_free(struct rep_cp *cp)
         free(cp->ents);
         free(cp->parts);
         free(cp->recent);
+        free(cp->ring);
+        free(cp->staged);
         free(cp->sites);
         free(cp->site_slots);
         free(cp->last_step);
-        free(cp->last_op);
         free(cp->segs);
         free(cp->hops);
         free(cp->lines);
@@ -237,56 +277,127 @@ static bool grow(void **v, size_t *cap, size_t n, size_t size)
         return true;
 }
 
-/* The set of end in pe's index (by a hash of the time). */
-static struct cp_set *recent_set(const struct rep_cp *cp, uint32_t pe, sim_ps end)
-{
-        uint64_t h = end * UINT64_C(0x9e3779b97f4a7c15);
-        return &cp->recent[(size_t)pe * CP_SETS + (size_t)(h >> 58)];
-}
-_Static_assert(CP_SETS == 64, "recent_set takes 6 bits of the hash");
+/* Bytes of a log array faulted in ahead of its end, in one call: a page
+ * fault a page was most of the flag's system time at 32K prefill. */
+#define CP_AHEAD ((size_t)4 << 20)
 
-/* The latest op of pe that ended at end, if still in its index, or -1. */
-static int32_t op_ending(const struct rep_cp *cp, uint32_t pe, sim_ps end)
+/* Fault in up to CP_AHEAD bytes of array base (used of cap bytes in use)
+ * past its end, and set *mark to when to do so again. Where the kernel
+ * cannot (before Linux 5.14), the pages fault one by one as before. */
+static void fault_ahead(void *base, size_t used, size_t cap, size_t *mark)
 {
-        _Static_assert(CP_WAYS == 4, "op_ending and index_op read four ways");
-        const struct cp_set *st = recent_set(cp, pe, end);
-        int32_t i0 = st->end[0] == end ? st->idx[0] : -1, i1 = st->end[1] == end ? st->idx[1] : -1;
-        int32_t i2 = st->end[2] == end ? st->idx[2] : -1, i3 = st->end[3] == end ? st->idx[3] : -1;
-        int32_t a = i0 > i1 ? i0 : i1, b = i2 > i3 ? i2 : i3;
-        return a > b ? a : b;
+        *mark = used + CP_AHEAD / 2;
+#ifdef __linux__
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23       /* Linux 5.14 */
+#endif
+        const uintptr_t page = 4096;
+        uintptr_t lo = ((uintptr_t)base + used + page - 1) & ~(page - 1);
+        uintptr_t hi = ((uintptr_t)base + (cap < used + CP_AHEAD ? cap : used + CP_AHEAD)) &
+                       ~(page - 1);
+        if (hi > lo)
+                (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+#else
+        (void)base;
+        (void)cap;
+#endif
 }
 
-/* Index op idx of pe ending at end: in place of one ending then (the
- * first), else of the oldest of its set (the first). */
-static void index_op(struct rep_cp *cp, uint32_t pe, sim_ps end, int32_t idx)
+/* fault_ahead when n of cap elements of size bytes pass *mark. */
+static inline void ahead(void *base, size_t n, size_t cap, size_t size, size_t *mark)
 {
-        struct cp_set *st = recent_set(cp, pe, end);
-        int at;
-        if (st->end[0] == end)
-                at = 0;
-        else if (st->end[1] == end)
-                at = 1;
-        else if (st->end[2] == end)
-                at = 2;
-        else if (st->end[3] == end)
-                at = 3;
-        else {
-                int a = st->idx[1] < st->idx[0] ? 1 : 0, b = st->idx[3] < st->idx[2] ? 3 : 2;
-                at = st->idx[b] < st->idx[a] ? b : a;
+        if (n * size >= *mark)
+                fault_ahead(base, n * size, cap * size, mark);
+}
+
+/* Staged op st's entry in the log, written now if it is not yet; -1 when
+ * out of memory (the log is then marked incomplete). What it refers to
+ * was written before it (its PE's last step, its dep: looked up, so
+ * written, when it was staged), so the log stays in topological order. */
+static int32_t commit(struct rep_cp *cp, struct cp_staged *st)
+{
+        if (st->idx >= 0)
+                return st->idx;
+        if (cp->oom || cp->n >= INT32_MAX ||
+            !grow((void **)&cp->ents, &cp->cap, cp->n, sizeof *cp->ents)) {
+                cp->oom = true;
+                return -1;
         }
-        st->end[at] = end;
-        st->idx[at] = idx;
+        struct cp_ent x = st->x;
+        if (x.has_parts) {
+                if (!grow((void **)&cp->parts, &cp->cap_parts, cp->n_parts, sizeof *cp->parts)) {
+                        cp->oom = true;
+                        return -1;
+                }
+                cp->parts[cp->n_parts] = st->pp;
+                x.parts = (uint32_t)cp->n_parts++;
+                ahead(cp->parts, cp->n_parts, cp->cap_parts, sizeof *cp->parts, &cp->ahead_parts);
+        }
+        cp->ents[cp->n] = x;
+        st->idx = (int32_t)cp->n++;
+        ahead(cp->ents, cp->n, cp->cap, sizeof *cp->ents, &cp->ahead_ents);
+        return st->idx;
 }
 
-/* Drop idx from pe's index (its end is about to change). */
-static void unindex_op(struct rep_cp *cp, uint32_t pe, sim_ps end, int32_t idx)
+/* The latest op of pe that ended at end, if among its last CP_RECENT
+ * (written to the log now, if it was not), or -1. Most look-ups find
+ * none: the tags are compared eight at a time first. */
+static int32_t op_ending(struct rep_cp *cp, uint32_t pe, sim_ps end)
 {
-        struct cp_set *st = recent_set(cp, pe, end);
-        for (int w = 0; w < CP_WAYS; w++)
-                if (st->end[w] == end && st->idx[w] == idx) {
-                        st->end[w] = SIM_PS_MAX;
-                        st->idx[w] = -1;
-                }
+        typedef uint16_t cp_t8 __attribute__((vector_size(16)));
+        typedef uint64_t cp_u2 __attribute__((vector_size(16)));
+        const struct cp_recent *rc = &cp->recent[pe];
+        uint16_t t = tag_of(end);
+        cp_t8 key = { 0 }, any = { 0 };
+        key += t;
+        for (int k = 0; k < CP_RECENT; k += 8) {
+                cp_t8 v;
+                memcpy(&v, &rc->tag[k], sizeof v);
+                any |= (cp_t8)(v == key);
+        }
+        cp_u2 a2 = (cp_u2)any;
+        if (!(a2[0] | a2[1]))
+                return -1;
+        struct cp_staged *op = &cp->staged[(size_t)pe * CP_RECENT];
+        uint32_t head = cp->ring[pe].head;
+        for (uint32_t k = 1; k <= CP_RECENT; k++) {
+                uint32_t at = (head - k) & (CP_RECENT - 1);
+                if (rc->tag[at] == t && op[at].x.e == end)
+                        return commit(cp, &op[at]);
+        }
+        return -1;
+}
+
+/* A slot for a new op of pe, its newest (its entry then set by the
+ * caller, its end by set_end). */
+static struct cp_staged *stage_op(struct rep_cp *cp, uint32_t pe)
+{
+        struct cp_ring *rg = &cp->ring[pe];
+        struct cp_staged *st = &cp->staged[(size_t)pe * CP_RECENT + (rg->head++ & (CP_RECENT - 1))];
+        /* The slot after it, written next on this PE: on its way to the
+         * cache by then (it was last written CP_RECENT ops ago). */
+        __builtin_prefetch(&cp->staged[(size_t)pe * CP_RECENT + (rg->head & (CP_RECENT - 1))], 1);
+        st->idx = -1;
+        cp->tail = st;
+        return st;
+}
+
+/* Staged op st of pe ends at end. */
+static void set_end(struct rep_cp *cp, uint32_t pe, struct cp_staged *st, sim_ps end)
+{
+        size_t at = (size_t)(st - &cp->staged[(size_t)pe * CP_RECENT]);
+        st->x.e = end;
+        cp->recent[pe].tag[at] = tag_of(end);
+}
+
+/* The entry of the last op PE pe issued, written now if it was not
+ * (-1: none, or no longer among its last CP_RECENT). */
+static int32_t last_op(struct rep_cp *cp, uint32_t pe)
+{
+        const struct cp_ring *rg = &cp->ring[pe];
+        if (!rg->last || rg->head - (rg->last - 1) > CP_RECENT)
+                return -1;
+        return commit(cp, &cp->staged[(size_t)pe * CP_RECENT + ((rg->last - 1) & (CP_RECENT - 1))]);
 }
 
 static size_t site_hash(const char *file, const char *what, int line)
@@ -350,6 +461,7 @@ static struct cp_ent *new_ent(struct rep_cp *cp)
                 cp->oom = true;
                 return NULL;
         }
+        ahead(cp->ents, cp->n + 1, cp->cap, sizeof *cp->ents, &cp->ahead_ents);
         return &cp->ents[cp->n++];   /* the caller sets every field */
 }
 
@@ -365,36 +477,35 @@ static struct cp_ent *site_ent(struct rep_cp *cp, const char *file, int line, co
         return x;
 }
 
-static void step(struct rep_cp *cp, enum cp_kind kind, uint32_t pe, sim_ps a, sim_ps b,
-                 const char *file, int line, const char *what)
+/* A step of PE pe's timeline (thread: a wait's, as thread_field keeps it). */
+static void step(struct rep_cp *cp, enum cp_kind kind, uint32_t pe, unsigned thread, sim_ps a,
+                 sim_ps b, const char *file, int line, const char *what)
 {
         if (pe >= cp->n_pes || b <= a)
                 return;
+        cp->tail = NULL;
+        /* Its producer first: written to the log, if it was not, before it. */
+        int32_t dep = kind == CP_WAIT ? op_ending(cp, pe, b) : -1;
         uint32_t site;
         struct cp_ent *x = site_ent(cp, file, line, what, &site);
         if (!x)
                 return;
         *x = (struct cp_ent){ .a = a, .s = a, .e = b, .site = site, .pe = pe,
-                              .prev = cp->last_step[pe], .dep = -1,
-                              .kind = kind };
-        if (kind == CP_WAIT)
-                x->dep = op_ending(cp, pe, b);
+                              .prev = cp->last_step[pe], .dep = dep,
+                              .kind = kind, .thread = thread };
         cp->last_step[pe] = (int32_t)(cp->n - 1);
 }
 
 void rep_cp_issue(struct rep_cp *cp, uint32_t pe, sim_ps a, sim_ps b, const char *file, int line,
                   const char *what)
 {
-        step(cp, CP_ISSUE, pe, a, b, file, line, what);
+        step(cp, CP_ISSUE, pe, 0, a, b, file, line, what);
 }
 
 void rep_cp_wait(struct rep_cp *cp, uint32_t pe, int thread, sim_ps a, sim_ps b, const char *file,
                  int line)
 {
-        size_t n = cp->n;
-        step(cp, CP_WAIT, pe, a, b, file, line, NULL);
-        if (cp->n > n)
-                cp->ents[n].thread = thread_field(thread);
+        step(cp, CP_WAIT, pe, thread_field(thread), a, b, file, line, NULL);
 }
 
 void rep_cp_signal(struct rep_cp *cp, uint32_t pe, int thread, sim_ps at, const char *file,
@@ -402,16 +513,17 @@ void rep_cp_signal(struct rep_cp *cp, uint32_t pe, int thread, sim_ps at, const 
 {
         if (!cp || pe >= cp->n_pes)
                 return;
-        uint32_t site;
-        struct cp_ent *x = site_ent(cp, file, line, what, &site);
-        if (!x)
+        uint32_t site = site_memo(cp, file, line, what);
+        if (site >= (UINT32_C(1) << CP_SITE_BITS)) {
+                cp->oom = true;
                 return;
-        int32_t idx = (int32_t)(cp->n - 1);
-        *x = (struct cp_ent){ .a = at, .s = at, .e = at, .site = site, .pe = pe,
-                              .prev = cp->last_step[pe], .dep = -1,
-                              .kind = CP_SIGNAL, .cls = HW_DEP_CPU, .thread = thread_field(thread) };
+        }
         /* The latest op ending then: the producer of a wait woken now. */
-        index_op(cp, pe, at, idx);
+        struct cp_staged *st = stage_op(cp, pe);
+        st->x = (struct cp_ent){ .a = at, .s = at, .e = at, .site = site, .pe = pe,
+                                 .prev = cp->last_step[pe], .dep = -1, .kind = CP_SIGNAL,
+                                 .cls = HW_DEP_CPU, .thread = thread_field(thread) };
+        set_end(cp, pe, st, at);
 }
 
 /* The split d of an op of class cls as an entry keeps it: in x (its
@@ -447,22 +559,15 @@ static bool split_of(struct cp_ent *x, struct cp_parts *pp, const struct hw_dep 
         return false;
 }
 
-/* Keep d, the split of op x, in x or beside it (split_of). */
-static void keep_parts(struct rep_cp *cp, struct cp_ent *x, const struct hw_dep *d)
+/* Keep d, the split of staged op st, in its entry or beside it (split_of). */
+static void keep_parts(struct cp_staged *st, const struct hw_dep *d)
 {
-        struct cp_parts pp;
-        if (split_of(x, &pp, d) || pp.pace_cls == UINT8_MAX)
+        if (split_of(&st->x, &st->pp, d) || st->pp.pace_cls == UINT8_MAX)
                 return;
-        if (!grow((void **)&cp->parts, &cp->cap_parts, cp->n_parts, sizeof *cp->parts)) {
-                cp->oom = true;
-                return;
-        }
-        cp->parts[cp->n_parts] = pp;
-        x->parts = (uint32_t)cp->n_parts++;
-        x->has_parts = 1;
+        st->x.has_parts = 1;
 }
 
-static void parts_of(const struct rep_cp *cp, const struct cp_ent *x, sim_ps p[HW_DEP_COUNT]);
+static void parts_of(const struct cp_ent *x, const struct cp_parts *pp, sim_ps p[HW_DEP_COUNT]);
 
 /* Add xs's pacing to pp's when it is of the same kind (or pp has none). */
 static void merge_pace(struct cp_parts *pp, const struct cp_parts *xs)
@@ -485,10 +590,10 @@ static void merge_pace(struct cp_parts *pp, const struct cp_parts *xs)
 static bool fold_stage(struct rep_cp *cp, const struct hw_sim *s, uint32_t pe,
                        enum hw_dep_class cls, uint32_t site, sim_ps start, sim_ps end)
 {
-        if (!cp->n)
-                return false;
-        int32_t wi = (int32_t)(cp->n - 1);
-        struct cp_ent *w = &cp->ents[wi];
+        struct cp_staged *ws = cp->tail;
+        if (!ws || ws->idx >= 0)
+                return false;        /* none, or something refers to it */
+        struct cp_ent *w = &ws->x;
         if (w->kind != CP_NODE || !w->stage || w->drain || w->cls != cls || w->pe != pe ||
             w->e != start || end - w->s > UINT32_MAX ||
             (w->site != site && (cp->sites[w->site].file != cp->sites[site].file ||
@@ -500,43 +605,34 @@ static bool fold_stage(struct rep_cp *cp, const struct hw_sim *s, uint32_t pe,
         if (s->dep.start == start && s->dep.end == end && end > start)
                 split_of(&x, &xs, &s->dep);
         bool x_parts = xs.pace_cls != UINT8_MAX;
+        struct cp_parts *pp = &ws->pp;
         if (!w->has_parts && !x_parts) {
                 w->lat += x.lat;     /* both < 2^32 and their sum < e - s */
                 w->tcm += x.tcm;
         } else if (w->has_parts && x_parts) {
-                struct cp_parts *pp = &cp->parts[w->parts];
                 for (int c = 0; c < HW_DEP_COUNT; c++)
                         pp->p[c] += xs.p[c];
                 merge_pace(pp, &xs);
         } else {
                 /* w's split, and x's, beside w. */
                 sim_ps pw[HW_DEP_COUNT], px[HW_DEP_COUNT];
-                parts_of(cp, w, pw);
+                parts_of(w, pp, pw);
                 if (x_parts)
                         for (int c = 0; c < HW_DEP_COUNT; c++)
                                 px[c] = xs.p[c];
                 else
-                        parts_of(cp, &x, px);
+                        parts_of(&x, NULL, px);
                 if (!w->has_parts) {
-                        if (!grow((void **)&cp->parts, &cp->cap_parts, cp->n_parts,
-                                  sizeof *cp->parts)) {
-                                cp->oom = true;
-                                return true;
-                        }
-                        cp->parts[cp->n_parts] = (struct cp_parts){ .pace_cls = 0 };
-                        w->parts = (uint32_t)cp->n_parts++;
+                        *pp = (struct cp_parts){ .pace_cls = 0 };
                         w->has_parts = 1;
                 }
-                struct cp_parts *pp = &cp->parts[w->parts];
                 for (int c = 0; c < HW_DEP_COUNT; c++)
                         pp->p[c] = (uint32_t)(pw[c] + px[c]);
                 if (x_parts)
                         merge_pace(pp, &xs);
         }
-        unindex_op(cp, pe, w->e, wi);
-        w->e = end;
-        cp->last_op[pe] = wi;
-        index_op(cp, pe, end, wi);
+        set_end(cp, pe, ws, end);
+        cp->ring[pe].last = cp->ring[pe].head; /* w is pe's newest */
         return true;
 }
 
@@ -575,33 +671,33 @@ log_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, uint32_t pe,
         }
         if (stage && pe == issuer && fold_stage(cp, s, pe, cls, site, start, end))
                 return;
-        if (cp->n >= INT32_MAX || !grow((void **)&cp->ents, &cp->cap, cp->n, sizeof *cp->ents)) {
-                cp->oom = true;
-                return;
-        }
-        int32_t idx = (int32_t)cp->n++;
-        struct cp_ent *x = &cp->ents[idx];
-        sim_ps now = ev_now(&s->ev);
-        *x = (struct cp_ent){ .a = now < start ? now : start, .s = start, .e = end, .pe = pe,
-                              .prev = -1, .dep = -1, .site = site, .kind = CP_NODE,
-                              .cls = cls, .stage = stage };
+        sim_ps now = ev_now(&s->ev), a = now < start ? now : start;
+        /* What it refers to, written to the log (if it was not) now, before
+         * it takes the oldest slot of its PE's look-up. */
+        int32_t prev = -1, dep = -1;
+        bool trig = false;
         if (pe != issuer) {
-                x->dep = cp->last_op[issuer]; /* a drain: the send just recorded */
-                x->drain = x->dep >= 0;
+                dep = last_op(cp, issuer); /* a drain: the send just recorded */
         } else {
-                x->prev = cp->last_step[pe];
-                if (stage || x->s > x->a)
-                        x->dep = op_ending(cp, pe, x->s);
-                if (stage && x->dep < 0 && x->a < x->s) {
+                prev = cp->last_step[pe];
+                if (stage || start > a)
+                        dep = op_ending(cp, pe, start);
+                if (stage && dep < 0 && a < start) {
                         /* Placed by its feed when an op of the PE ended. */
-                        x->dep = op_ending(cp, pe, x->a);
-                        x->trig = x->dep >= 0;
+                        dep = op_ending(cp, pe, a);
+                        trig = dep >= 0;
                 }
-                cp->last_op[issuer] = idx;
         }
-        if (s->dep.start == x->s && s->dep.end == x->e && x->e > x->s)
-                keep_parts(cp, x, &s->dep);
-        index_op(cp, pe, x->e, idx);
+        struct cp_staged *st = stage_op(cp, pe);
+        /* Written in place (a copy from the stack stalled on its bit-fields). */
+        st->x = (struct cp_ent){ .a = a, .s = start, .e = end, .pe = pe, .prev = prev, .dep = dep,
+                                 .site = site, .kind = CP_NODE, .cls = cls, .stage = stage,
+                                 .drain = pe != issuer && dep >= 0, .trig = trig };
+        if (pe == issuer)
+                cp->ring[pe].last = cp->ring[pe].head;
+        if (s->dep.start == start && s->dep.end == end && end > start)
+                keep_parts(st, &s->dep);
+        set_end(cp, pe, st, end);
 }
 
 void rep_cp_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, const struct rep_op *op,
@@ -629,12 +725,12 @@ void rep_cp_stage(struct rep_cp *cp, const struct hw_sim *s, uint32_t pe, const 
 /* ---- the walk ---- */
 
 /* Op x's time [s, e) by class. */
-static void parts_of(const struct rep_cp *cp, const struct cp_ent *x, sim_ps p[HW_DEP_COUNT])
+static void parts_of(const struct cp_ent *x, const struct cp_parts *pp, sim_ps p[HW_DEP_COUNT])
 {
         memset(p, 0, sizeof(sim_ps) * HW_DEP_COUNT);
         if (x->has_parts) {
                 for (int c = 0; c < HW_DEP_COUNT; c++)
-                        p[c] = cp->parts[x->parts].p[c];
+                        p[c] = pp->p[c];
                 return;
         }
         sim_ps total = x->e - x->s, fixed = (sim_ps)x->lat + x->tcm;
@@ -655,7 +751,7 @@ static void split(const struct rep_cp *cp, const struct cp_ent *x, sim_ps len,
                 return;
         }
         sim_ps p[HW_DEP_COUNT];
-        parts_of(cp, x, p);
+        parts_of(x, x->has_parts ? &cp->parts[x->parts] : NULL, p);
         sim_ps sum = 0;
         int big = 0;
         for (int c = 0; c < HW_DEP_COUNT; c++) {

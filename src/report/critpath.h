@@ -15,8 +15,10 @@
  *     its start; for a composite's stage, else the op whose end placed it)
  *     and, for a drain, the send it came from. A chain of a composite's
  *     stages on one engine is one entry.
- * Every reference is to an earlier entry of the log, so the log is a
- * dependence graph in topological order.
+ * Producers are looked up among their PE's last 32 ops, which are kept
+ * whole; an op is written to the log only when something refers to it
+ * (docs/adr/0051). Every reference is to an earlier entry of the log, so
+ * the log is a dependence graph in topological order.
  *
  * After the run, the walk goes back from the last PE's end through what
  * each step waited on, to the kernel's start: its segments tile the kernel
