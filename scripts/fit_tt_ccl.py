@@ -38,7 +38,7 @@ import sys
 
 OPS = ("all_gather", "reduce_scatter", "all_reduce")
 GRID = {
-    "message_ns": (400, 500, 600),
+    "message_ns": (300, 400, 500, 600),
     "chunk_bytes": (32768, 65536),
     "pipeline": (2,),
 }
@@ -50,7 +50,8 @@ ABLATION = {
     "no one-shot": {"oneshot_bytes": 0},
     "no syncs": {"syncs": 0},
     "no mux connections": {"mux": 0},
-    "none of the four": {"workers": 2, "oneshot_bytes": 0, "syncs": 0, "mux": 0},
+    "no multicast line gather": {"mcast": 0},
+    "none of the five": {"workers": 2, "oneshot_bytes": 0, "syncs": 0, "mux": 0, "mcast": 0},
 }
 
 
