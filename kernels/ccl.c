@@ -26,7 +26,15 @@
  * flows + flow): its workers wait for its ready and connect before the
  * entry handshake, and tear down, waiting for its acknowledgement, after
  * the exit one (tt-metal's fabric mux handshakes, docs/adr/0041); their
- * data do not pass through it. */
+ * data do not pass through it. On a line the gather (all_gather, an
+ * all_reduce's second half) multicasts (mcast, the default; tt-metal's
+ * multicast all-gather, docs/adr/0048): one worker a flow and link sends
+ * each chunk of its own piece once, waiting for each to be taken before
+ * the next; router PEs, one a flow and position past the owner (PE
+ * workers x flows + muxes + flow x stages + position - 1), store the
+ * chunks and pass them on; the first takes the workers' connections in
+ * place of a mux; the owner's copy is flow 1's; a line-wide barrier
+ * opens and closes the gather (coll_mcast_barrier). */
 #include "collective.h"
 
 enum ccl_op { CCL_ALL_GATHER, CCL_REDUCE_SCATTER, CCL_ALL_REDUCE };
@@ -51,6 +59,8 @@ struct ccl_args {
         int64_t rows, cols;          /* each member's input */
         int64_t chunk_rows;          /* rows per message */
         int64_t gather_rows;         /* rows per message of a multicast gather (mcast) */
+        int gather_workers;          /* workers a flow of a multicast gather: one a link (an
+                                      * all-reduce's, at most its reduce-scatter's) */
         tl_dtype dt;                 /* the tensors' dtype */
         tl_tensor *x;                /* [n, rows, cols], x[s] in SIP s's HBM */
         tl_tensor *y;                /* [n, ...], y[s] in SIP s's HBM */
@@ -62,7 +72,8 @@ static const struct tl_param ccl_params[] = {
         { "algo", TL_PARAM_CHOICE, 0, 0, 0, algos, "ring or line" },
         { "bidir", TL_PARAM_INT, 1, 0, 1, NULL, "1: both directions (two flows)" },
         { "workers", TL_PARAM_INT, 0, 0, 64, NULL,
-          "PEs per flow and device (0: tt-metal's rule by the bytes a link carries)" },
+          "PEs per flow and device (0: tt-metal's rule by the bytes a link carries; a "
+          "multicast all-gather: one a link)" },
         { "cols", TL_PARAM_INT, 1024, 1, 1 << 20, NULL,
           "columns of each device's input (a 2 KiB bf16 page by default)" },
         { "chunk_bytes", TL_PARAM_INT, 65536, 1, 1 << 24, NULL,
@@ -144,9 +155,10 @@ static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
          * from one worker core a link (docs/tt-sources.md CCL-MCAST) */
         a->mcast = op != CCL_REDUCE_SCATTER && a->algo == COLL_LINE &&
                    tl_setup_int(s, "mcast") != 0;
+        int links = tl_setup_sip_links(s);
         if (a->workers == 0)
                 a->workers = a->mcast && op == CCL_ALL_GATHER
-                                     ? 1
+                                     ? links
                                      : rule_workers(a->n,
                                                     (double)bytes * (op == CCL_ALL_GATHER ? a->n : 1),
                                                     a->algo == COLL_RING);
@@ -156,6 +168,7 @@ static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
         if (a->sync_packets == 0)
                 a->sync_packets = a->algo == COLL_RING ? 4 : 20;
         a->mux = tl_setup_int(s, "mux") != 0;
+        a->gather_workers = op == CCL_ALL_GATHER || links > a->workers ? a->workers : links;
         a->oneshot = op != CCL_ALL_GATHER && a->algo == COLL_RING &&
                      bytes <= tl_setup_int(s, "oneshot_bytes");
         int64_t cols = tl_setup_int(s, "cols"), elems = bytes / size;
@@ -327,14 +340,17 @@ static int router_rank(tl_ctx *tl, const struct ccl_args *a, int flow)
         return tl_rank(tl, per + ccl_muxes(a) + flow * ccl_stages(a), 0, tl_program_id(tl, 2));
 }
 
-/* A flow's router PE of a multicast gather (docs/adr/0048): the gather's
- * workers connect to it (its ready, their connections) and tear down
- * (its acknowledgement) as to a mux; between, it stores the chunks its
- * member's neighbour sends and passes them on (tt-metal's routers
- * forward a line's multicast packets and write them to the device). */
+/* A router stage of a flow of a multicast gather (docs/adr/0048), for
+ * position `stage` of the flow's paths: it stores the chunks the member
+ * before it on the path sends and passes them on (tt-metal's routers
+ * forward a line's multicast packets and write them to the device; a
+ * PE a position, as a router's channels do not wait on each other). The
+ * first stage also takes the gather's connections: the workers connect
+ * to it (its ready, their connections) and tear down (its
+ * acknowledgement) as to a mux. */
 static void ccl_router(tl_ctx *tl, const struct ccl_args *a, int flow, int stage)
 {
-        int workers = a->op == CCL_ALL_GATHER ? a->workers : 1;
+        int workers = a->gather_workers;
         bool conn = a->mux && stage == 1;
         struct coll_team g;
         ccl_team(tl, a, &g, workers, flow, 0);
@@ -350,8 +366,10 @@ static void ccl_router(tl_ctx *tl, const struct ccl_args *a, int flow, int stage
 }
 
 /* The multicast all-reduce (mcast): the reduce-scatter opens and closes
- * as a collective, the member's PEs meet, then worker 0 of each flow
- * gathers the pieces through the routers, opening and closing again. */
+ * as a collective, the member's PEs meet, then the first gather_workers
+ * workers of each flow gather the pieces through the routers, opening and
+ * closing again (tt-metal's all-reduce: a reduce-scatter op, then an
+ * all-gather op). */
 static void all_reduce_mcast(tl_ctx *tl, const struct ccl_args *a, struct coll_team *t, int mux,
                              tl_tensor *x, tl_tensor *y)
 {
@@ -359,10 +377,10 @@ static void all_reduce_mcast(tl_ctx *tl, const struct ccl_args *a, struct coll_t
         coll_reduce_scatter(tl, t, x, mine, 0);
         ccl_close(tl, t, mux);
         coll_member_barrier(tl, t, 1);
-        if (t->worker != 0)
+        if (t->worker >= a->gather_workers)
                 return;
         struct coll_team g;
-        ccl_team(tl, a, &g, 1, t->flow, 0);
+        ccl_team(tl, a, &g, a->gather_workers, t->flow, t->worker);
         g.mcast = true;
         g.chunk_rows = a->gather_rows;
         int router = a->mux ? router_rank(tl, a, t->flow) : -1;
