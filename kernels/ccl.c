@@ -52,8 +52,9 @@ struct ccl_args {
         int sync_packets;            /* the reduce-scatter's packets per sync (0: none) */
         bool mux;                    /* a mux PE a flow, the workers' connections through it */
         bool mcast;                  /* the gather (all_gather, all_reduce's second half)
-                                      * multicasts on a line: a router PE a flow passes the
-                                      * chunks on and takes the gather's connections */
+                                      * multicasts on a line: router PEs, one a flow and
+                                      * position, pass the chunks on; the first takes the
+                                      * gather's connections */
         int workers;                 /* PEs per flow and member */
         int dim;                     /* the concatenation / split axis */
         int64_t rows, cols;          /* each member's input */
@@ -90,9 +91,10 @@ static const struct tl_param ccl_params[] = {
         { "oneshot_bytes", TL_PARAM_INT, 524288, 0, 1ll << 40, NULL,
           "a ring reduce-scatter of at most this many bytes a device is one-shot (0: never)" },
         { "mcast", TL_PARAM_INT, 1, 0, 1, NULL,
-          "1: on a line the gather multicasts as tt-metal's: one worker a direction sends its "
-          "piece once, a router PE a direction on each device stores and passes it on (and "
-          "takes the worker's connection); 0: the workers store and pass on" },
+          "1: on a line the gather multicasts as tt-metal's: one worker a direction and link "
+          "sends its piece once, one message in flight; router PEs on each device, one a "
+          "direction and position, store and pass it on (the first takes the workers' "
+          "connections); 0: the workers store and pass on" },
         { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
