@@ -36,7 +36,7 @@
 
 static const char *const vc_params[] = { "csv", "max_bytes", "workers", "chunk_bytes",
                                          "pipeline", "message_ns", "oneshot_bytes", "syncs",
-                                         "mux", "figures", NULL };
+                                         "mux", "mcast", "figures", NULL };
 
 #define VC_MAX_ROWS 512
 
@@ -62,6 +62,7 @@ struct vc_cfg {
         int64_t oneshot_bytes;       /* ring reduce-scatters up to this input are one-shot */
         bool syncs;                  /* reduce-scatter syncs as tt-metal's (else none) */
         bool mux;                    /* the workers connect through a mux PE a flow */
+        bool mcast;                  /* a line's gather multicasts through router PEs */
         const char *message_ns;      /* the links' message cost, or NULL: the files' */
 };
 
@@ -144,7 +145,7 @@ static double run_us(const struct vc_cfg *cfg, const struct vc_row *r, struct di
         if (cfg->message_ns && topo_set_kv(&t, msg, d) < 0)
                 return -1;
         int64_t each = r->op == 0 ? r->bytes / r->devices : r->bytes;
-        char kv[8][48];
+        char kv[9][48];
         snprintf(kv[0], sizeof kv[0], "bytes=%lld", (long long)each);
         snprintf(kv[1], sizeof kv[1], "algo=%s", r->topology);
         snprintf(kv[2], sizeof kv[2], "workers=%lld", (long long)cfg->workers);
@@ -153,9 +154,10 @@ static double run_us(const struct vc_cfg *cfg, const struct vc_row *r, struct di
         snprintf(kv[5], sizeof kv[5], "oneshot_bytes=%lld", (long long)cfg->oneshot_bytes);
         snprintf(kv[6], sizeof kv[6], "sync_packets=%d", cfg->syncs ? 0 : -1);
         snprintf(kv[7], sizeof kv[7], "mux=%d", cfg->mux ? 1 : 0);
-        const char *sets[8] = { kv[0], kv[1], kv[2], kv[3], kv[4], kv[5], kv[6], kv[7] };
+        snprintf(kv[8], sizeof kv[8], "mcast=%d", cfg->mcast ? 1 : 0);
+        const char *sets[9] = { kv[0], kv[1], kv[2], kv[3], kv[4], kv[5], kv[6], kv[7], kv[8] };
         struct tl_job job = { .kernel = tl_kernel_find(ops[r->op]), .topo = &t, .sets = sets,
-                              .n_sets = 8, .opts = tl_run_opts_default() };
+                              .n_sets = 9, .opts = tl_run_opts_default() };
         double us = -1;
         if (tl_job_run(&job, d) == 0) {
                 json_t *s = rep_run_summary(&job.sim, &job.stats, ops[r->op]);
@@ -300,7 +302,7 @@ static json_t *rows_json(const struct vc_row *r, int n)
 static int run(const struct bench_ctx *c)
 {
         const char *csv;
-        uint64_t max_bytes, workers, chunk, pipeline, oneshot, sync, mux, figures;
+        uint64_t max_bytes, workers, chunk, pipeline, oneshot, sync, mux, mcast, figures;
         struct vc_cfg cfg = { 0 };
         params_str(c->params, "csv", "benches/data/tt_ccl.csv", &csv);
         params_u64(c->params, "max_bytes", 1ull << 30, 1024, 1ull << 40, &max_bytes, c->diag);
@@ -310,6 +312,7 @@ static int run(const struct bench_ctx *c)
         params_u64(c->params, "oneshot_bytes", 524288, 0, 1ull << 40, &oneshot, c->diag);
         params_u64(c->params, "syncs", 1, 0, 1, &sync, c->diag);
         params_u64(c->params, "mux", 1, 0, 1, &mux, c->diag);
+        params_u64(c->params, "mcast", 1, 0, 1, &mcast, c->diag);
         params_u64(c->params, "figures", 1, 0, 1, &figures, c->diag);
         params_str(c->params, "message_ns", NULL, &cfg.message_ns);
         params_check_unused(c->params, vc_params, "validate-tt-ccl", c->diag);
@@ -322,6 +325,7 @@ static int run(const struct bench_ctx *c)
         cfg.oneshot_bytes = (int64_t)oneshot;
         cfg.syncs = sync != 0;
         cfg.mux = mux != 0;
+        cfg.mcast = mcast != 0;
         struct vc_row *rows = calloc(VC_MAX_ROWS, sizeof *rows);
         if (!rows) {
                 diag_error(c->diag, "out of memory");
@@ -380,6 +384,8 @@ BENCH_DEFINE(bench_validate_tt_ccl, "validate-tt-ccl", vc_params,
              "                  neighbour per 4 packets on a ring, 20 on a line)\n"
              "  mux=0           no fabric connections (default 1: each flow's workers\n"
              "                  connect through a mux PE, tt-metal's handshakes)\n"
+             "  mcast=0         a line's gathers relay through the workers (default 1:\n"
+             "                  tt-metal's multicast, a router PE a direction passes on)\n"
              "  figures=0       skip gnuplot (the data and scripts are written)\n"
              "Runs each row as its op's kernel (kernels/ccl.c, bidirectional, the row's\n"
              "topology as algo) in op_log mode: 2 devices on tt_wormhole_n300.yaml, 4 on\n"

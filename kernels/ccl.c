@@ -26,7 +26,15 @@
  * flows + flow): its workers wait for its ready and connect before the
  * entry handshake, and tear down, waiting for its acknowledgement, after
  * the exit one (tt-metal's fabric mux handshakes, docs/adr/0041); their
- * data do not pass through it. */
+ * data do not pass through it. On a line the gather (all_gather, an
+ * all_reduce's second half) multicasts (mcast, the default; tt-metal's
+ * multicast all-gather, docs/adr/0048): one worker a flow and link sends
+ * each chunk of its own piece once, waiting for each to be taken before
+ * the next; router PEs, one a flow and position past the owner (PE
+ * workers x flows + muxes + flow x stages + position - 1), store the
+ * chunks and pass them on; the first takes the workers' connections in
+ * place of a mux; the owner's copy is flow 1's; a line-wide barrier
+ * opens and closes the gather (coll_mcast_barrier). */
 #include "collective.h"
 
 enum ccl_op { CCL_ALL_GATHER, CCL_REDUCE_SCATTER, CCL_ALL_REDUCE };
@@ -43,10 +51,17 @@ struct ccl_args {
         bool oneshot;                /* the reduce-scatter sends pieces straight to their owners */
         int sync_packets;            /* the reduce-scatter's packets per sync (0: none) */
         bool mux;                    /* a mux PE a flow, the workers' connections through it */
+        bool mcast;                  /* the gather (all_gather, all_reduce's second half)
+                                      * multicasts on a line: router PEs, one a flow and
+                                      * position, pass the chunks on; the first takes the
+                                      * gather's connections */
         int workers;                 /* PEs per flow and member */
         int dim;                     /* the concatenation / split axis */
         int64_t rows, cols;          /* each member's input */
         int64_t chunk_rows;          /* rows per message */
+        int64_t gather_rows;         /* rows per message of a multicast gather (mcast) */
+        int gather_workers;          /* workers a flow of a multicast gather: one a link (an
+                                      * all-reduce's, at most its reduce-scatter's) */
         tl_dtype dt;                 /* the tensors' dtype */
         tl_tensor *x;                /* [n, rows, cols], x[s] in SIP s's HBM */
         tl_tensor *y;                /* [n, ...], y[s] in SIP s's HBM */
@@ -58,7 +73,8 @@ static const struct tl_param ccl_params[] = {
         { "algo", TL_PARAM_CHOICE, 0, 0, 0, algos, "ring or line" },
         { "bidir", TL_PARAM_INT, 1, 0, 1, NULL, "1: both directions (two flows)" },
         { "workers", TL_PARAM_INT, 0, 0, 64, NULL,
-          "PEs per flow and device (0: tt-metal's rule by the bytes a link carries)" },
+          "PEs per flow and device (0: tt-metal's rule by the bytes a link carries; a "
+          "multicast all-gather: one a link)" },
         { "cols", TL_PARAM_INT, 1024, 1, 1 << 20, NULL,
           "columns of each device's input (a 2 KiB bf16 page by default)" },
         { "chunk_bytes", TL_PARAM_INT, 65536, 1, 1 << 24, NULL,
@@ -74,6 +90,11 @@ static const struct tl_param ccl_params[] = {
           "connect and teardown handshakes); 0: no connections" },
         { "oneshot_bytes", TL_PARAM_INT, 524288, 0, 1ll << 40, NULL,
           "a ring reduce-scatter of at most this many bytes a device is one-shot (0: never)" },
+        { "mcast", TL_PARAM_INT, 1, 0, 1, NULL,
+          "1: on a line the gather multicasts as tt-metal's: one worker a direction and link "
+          "sends its piece once, one message in flight; router PEs on each device, one a "
+          "direction and position, store and pass it on (the first takes the workers' "
+          "connections); 0: the workers store and pass on" },
         { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
@@ -106,6 +127,21 @@ static int rule_workers(int n, double tensor_bytes, bool ring)
         return per_link > 256.0 * 1024 ? 4 : per_link <= 4.0 * 1024 ? 1 : 2;
 }
 
+/* The router stages of a multicast gather a flow: one a position of its
+ * paths past the owner (n - 1 on a bidirectional line, out and back
+ * 2n - 2 on a unidirectional one). */
+static int ccl_stages(const struct ccl_args *a)
+{
+        return a->bidir ? a->n - 1 : 2 * a->n - 2;
+}
+
+/* The mux PEs a member runs: one a flow with mux, but none for a
+ * multicast all-gather, whose workers connect to the routers. */
+static int ccl_muxes(const struct ccl_args *a)
+{
+        return a->mux && !(a->mcast && a->op == CCL_ALL_GATHER) ? (a->bidir ? 2 : 1) : 0;
+}
+
 static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
 {
         a->op = op;
@@ -117,26 +153,37 @@ static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
         a->dim = (int)tl_setup_int(s, "dim");
         a->dt = tl_setup_choice(s, "dtype") == 0 ? TL_BF16 : TL_FP32;
         int64_t size = a->dt == TL_BF16 ? 2 : 4, bytes = tl_setup_int(s, "bytes");
+        /* tt-metal's all-gather on a line multicasts through the routers
+         * from one worker core a link (docs/tt-sources.md CCL-MCAST) */
+        a->mcast = op != CCL_REDUCE_SCATTER && a->algo == COLL_LINE &&
+                   tl_setup_int(s, "mcast") != 0;
+        int links = tl_setup_sip_links(s);
         if (a->workers == 0)
-                a->workers = rule_workers(a->n, (double)bytes * (op == CCL_ALL_GATHER ? a->n : 1),
-                                          a->algo == COLL_RING);
+                a->workers = a->mcast && op == CCL_ALL_GATHER
+                                     ? links
+                                     : rule_workers(a->n,
+                                                    (double)bytes * (op == CCL_ALL_GATHER ? a->n : 1),
+                                                    a->algo == COLL_RING);
         /* tt-metal's reduce-scatter syncs with its neighbour every 4 chunks
          * on a ring, every 20 on a line (docs/tt-sources.md CCL-SYNC) */
         a->sync_packets = (int)tl_setup_int(s, "sync_packets");
         if (a->sync_packets == 0)
                 a->sync_packets = a->algo == COLL_RING ? 4 : 20;
         a->mux = tl_setup_int(s, "mux") != 0;
+        a->gather_workers = op == CCL_ALL_GATHER || links > a->workers ? a->workers : links;
         a->oneshot = op != CCL_ALL_GATHER && a->algo == COLL_RING &&
                      bytes <= tl_setup_int(s, "oneshot_bytes");
         int64_t cols = tl_setup_int(s, "cols"), elems = bytes / size;
-        int per = (a->bidir ? 2 : 1) * a->workers, muxes = a->mux ? (a->bidir ? 2 : 1) : 0;
+        int per = (a->bidir ? 2 : 1) * a->workers, muxes = ccl_muxes(a), routers = 0;
+        if (a->mcast)
+                routers = (a->bidir ? 2 : 1) * ccl_stages(a);
         if (m.cubes_per_sip != 1)
                 tl_setup_error(s, "a device is a SIP of one cube (the machine has %d cubes a "
                                "SIP)", m.cubes_per_sip);
-        if ((int64_t)a->n * per > COLL_MAX_TEAM || per + muxes > m.pes_per_cube)
-                tl_setup_error(s, "%d devices x %d PEs (workers x flows, and %d muxes) is more "
-                               "than %d, or more than a cube's %d PEs", a->n, per, muxes,
-                               COLL_MAX_TEAM, m.pes_per_cube);
+        if ((int64_t)a->n * per > COLL_MAX_TEAM || per + muxes + routers > m.pes_per_cube)
+                tl_setup_error(s, "%d devices x %d PEs (workers x flows, and %d muxes, %d "
+                               "routers) is more than %d, or more than a cube's %d PEs", a->n,
+                               per, muxes, routers, COLL_MAX_TEAM, m.pes_per_cube);
         if (cols > elems)
                 cols = elems;
         if (bytes % size || elems < 1 || elems % cols) {
@@ -159,6 +206,11 @@ static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
         a->chunk_rows = tl_setup_int(s, "chunk_bytes") / row_bytes;
         int64_t piece = a->dim == 0 && op != CCL_ALL_GATHER ? a->rows / a->n : a->rows;
         int64_t depth = tl_setup_int(s, "pipeline");
+        /* a multicast gather's one worker sends a piece in messages of
+         * chunk_bytes, not cut further for a pipeline (docs/adr/0048) */
+        a->gather_rows = a->chunk_rows < piece ? a->chunk_rows : piece;
+        if (a->gather_rows < 1)
+                a->gather_rows = 1;
         if (a->chunk_rows > (piece + depth - 1) / depth)
                 a->chunk_rows = (piece + depth - 1) / depth;
         if (a->chunk_rows < 1)
@@ -210,14 +262,20 @@ static void ccl_open(tl_ctx *tl, const struct coll_team *t, int mux)
                 token_from(tl, mux);
                 token_to(tl, mux);
         }
-        coll_handshake(tl, t, COLL_TAGS);
+        if (t->mcast)
+                coll_mcast_barrier(tl, t, COLL_TAGS, false);
+        else
+                coll_handshake(tl, t, COLL_TAGS);
 }
 
 /* Its closing: the exit wait, then the teardown, which the mux
  * acknowledges. */
 static void ccl_close(tl_ctx *tl, const struct coll_team *t, int mux)
 {
-        coll_handshake(tl, t, COLL_TAGS);
+        if (t->mcast)
+                coll_mcast_barrier(tl, t, COLL_TAGS, true);
+        else
+                coll_handshake(tl, t, COLL_TAGS);
         if (mux >= 0) {
                 token_to(tl, mux);
                 token_from(tl, mux);
@@ -228,21 +286,109 @@ static void ccl_close(tl_ctx *tl, const struct coll_team *t, int mux)
  * reports ready to each of its workers, takes their connections, and
  * acknowledges each teardown once all have torn down. The workers' data
  * go straight to the link (docs/adr/0041). */
-static void ccl_mux(tl_ctx *tl, const struct ccl_args *a, int flow, int calls)
+static void mux_steps(tl_ctx *tl, const struct ccl_args *a, int flow, int workers, int first,
+                      int last)
 {
         /* the steps of a call: ready out, connections in, teardowns in,
          * acknowledgements out */
         static const bool out[] = { true, false, false, true };
         int sip = tl_program_id(tl, 2);
+        for (int k = first; k < last; k++)
+                for (int w = 0; w < workers; w++) {
+                        int r = tl_rank(tl, flow * a->workers + w, 0, sip);
+                        if (out[k])
+                                token_to(tl, r);
+                        else
+                                token_from(tl, r);
+                }
+}
+
+static void ccl_mux(tl_ctx *tl, const struct ccl_args *a, int flow, int calls)
+{
         for (int c = 0; c < calls; c++)
-                for (int k = 0; k < 4; k++)
-                        for (int w = 0; w < a->workers; w++) {
-                                int r = tl_rank(tl, flow * a->workers + w, 0, sip);
-                                if (out[k])
-                                        token_to(tl, r);
-                                else
-                                        token_from(tl, r);
-                        }
+                mux_steps(tl, a, flow, a->workers, 0, 4);
+}
+
+/* A team of the kernel's PEs as flow's worker `worker` (or router): each
+ * member's first `workers` workers of each flow (the gather's are fewer
+ * than the reduce-scatter's in a multicast all-reduce); with mcast, the
+ * routers after the workers and muxes. */
+static void ccl_team(tl_ctx *tl, const struct ccl_args *a, struct coll_team *t, int workers,
+                     int flow, int worker)
+{
+        int flows = a->bidir ? 2 : 1, per = flows * a->workers, sip = tl_program_id(tl, 2);
+        *t = (struct coll_team){ .n = a->n, .algo = (enum coll_algo)a->algo, .bidir = a->bidir,
+                                 .workers = workers, .flow = flow, .worker = worker,
+                                 .chunk_rows = a->chunk_rows, .dim = a->dim, .wire_dt = a->dt,
+                                 .acks = a->algo == COLL_RING, .oneshot = a->oneshot,
+                                 .sync_packets = a->sync_packets };
+        for (int i = 0; i < a->n; i++) {
+                if (a->order[i] == sip)
+                        t->me = i;
+                for (int f = 0; f < flows; f++)
+                        for (int w = 0; w < workers; w++)
+                                t->ranks[(i * flows + f) * workers + w] =
+                                        tl_rank(tl, f * a->workers + w, 0, a->order[i]);
+        }
+        for (int f = 0; f < flows; f++)
+                t->relay_delta[f] = per + ccl_muxes(a) + f * ccl_stages(a) - f * a->workers;
+}
+
+/* The rank of flow's first router stage on this SIP (mcast): it takes
+ * the gather's connections. */
+static int router_rank(tl_ctx *tl, const struct ccl_args *a, int flow)
+{
+        int per = (a->bidir ? 2 : 1) * a->workers;
+        return tl_rank(tl, per + ccl_muxes(a) + flow * ccl_stages(a), 0, tl_program_id(tl, 2));
+}
+
+/* A router stage of a flow of a multicast gather (docs/adr/0048), for
+ * position `stage` of the flow's paths: it stores the chunks the member
+ * before it on the path sends and passes them on (tt-metal's routers
+ * forward a line's multicast packets and write them to the device; a
+ * PE a position, as a router's channels do not wait on each other). The
+ * first stage also takes the gather's connections: the workers connect
+ * to it (its ready, their connections) and tear down (its
+ * acknowledgement) as to a mux. */
+static void ccl_router(tl_ctx *tl, const struct ccl_args *a, int flow, int stage)
+{
+        int workers = a->gather_workers;
+        bool conn = a->mux && stage == 1;
+        struct coll_team g;
+        ccl_team(tl, a, &g, workers, flow, 0);
+        g.mcast = true;
+        g.relay = stage;
+        g.chunk_rows = a->gather_rows;
+        tl_tensor *y = slice(tl, a->y, tl_program_id(tl, 2), tl_dim(a->y, 1), tl_dim(a->y, 2));
+        if (conn)
+                mux_steps(tl, a, flow, workers, 0, 2);
+        coll_all_gather(tl, &g, y, y, false, a->op == CCL_ALL_GATHER ? 0 : 32);
+        if (conn)
+                mux_steps(tl, a, flow, workers, 2, 4);
+}
+
+/* The multicast all-reduce (mcast): the reduce-scatter opens and closes
+ * as a collective, the member's PEs meet, then the first gather_workers
+ * workers of each flow gather the pieces through the routers, opening and
+ * closing again (tt-metal's all-reduce: a reduce-scatter op, then an
+ * all-gather op). */
+static void all_reduce_mcast(tl_ctx *tl, const struct ccl_args *a, struct coll_team *t, int mux,
+                             tl_tensor *x, tl_tensor *y)
+{
+        tl_tensor *mine = coll_piece(tl, t, y, t->me);
+        coll_reduce_scatter(tl, t, x, mine, 0);
+        ccl_close(tl, t, mux);
+        coll_member_barrier(tl, t, 1);
+        if (t->worker >= a->gather_workers)
+                return;
+        struct coll_team g;
+        ccl_team(tl, a, &g, a->gather_workers, t->flow, t->worker);
+        g.mcast = true;
+        g.chunk_rows = a->gather_rows;
+        int router = a->mux ? router_rank(tl, a, t->flow) : -1;
+        ccl_open(tl, &g, router);
+        coll_all_gather(tl, &g, mine, y, false, 32);
+        ccl_close(tl, &g, router);
 }
 
 static void ccl(tl_ctx *tl, const void *args)
@@ -252,25 +398,27 @@ static void ccl(tl_ctx *tl, const void *args)
         int pe = tl_program_id(tl, 0);
         if (tl_program_id(tl, 1) != 0)
                 return;
+        int muxes = ccl_muxes(a);
         if (pe >= per) {
-                if (a->mux && pe < per + flows)
-                        ccl_mux(tl, a, pe - per, a->op == CCL_ALL_REDUCE ? 2 : 1);
+                if (pe < per + muxes)
+                        ccl_mux(tl, a, pe - per,
+                                a->op == CCL_ALL_REDUCE && !a->mcast ? 2 : 1);
+                else if (a->mcast && pe < per + muxes + flows * ccl_stages(a))
+                        ccl_router(tl, a, (pe - per - muxes) / ccl_stages(a),
+                                   (pe - per - muxes) % ccl_stages(a) + 1);
                 return;
         }
-        struct coll_team t = { .n = a->n, .algo = (enum coll_algo)a->algo, .bidir = a->bidir,
-                                .workers = a->workers, .flow = pe / a->workers,
-                                .worker = pe % a->workers, .chunk_rows = a->chunk_rows,
-                                .dim = a->dim, .wire_dt = a->dt,
-                                .acks = a->algo == COLL_RING, .oneshot = a->oneshot,
-                                .sync_packets = a->sync_packets };
+        struct coll_team t;
+        ccl_team(tl, a, &t, a->workers, pe / a->workers, pe % a->workers);
+        t.mcast = a->mcast && a->op == CCL_ALL_GATHER;
+        if (t.mcast)
+                t.chunk_rows = a->gather_rows;
         int sip = tl_program_id(tl, 2);
-        for (int i = 0; i < a->n; i++) {
-                if (a->order[i] == sip)
-                        t.me = i;
-                for (int k = 0; k < per; k++)
-                        t.ranks[i * per + k] = tl_rank(tl, k, 0, a->order[i]);
-        }
-        int mux = a->mux ? tl_rank(tl, per + t.flow, 0, sip) : -1;
+        /* the rank the worker connects through: its mux, or (a multicast
+         * all-gather) its router */
+        int mux = muxes ? tl_rank(tl, per + t.flow, 0, sip) : -1;
+        if (a->mcast && a->op == CCL_ALL_GATHER && a->mux)
+                mux = router_rank(tl, a, t.flow);
         ccl_open(tl, &t, mux);
         tl_tensor *x = slice(tl, a->x, sip, a->rows, a->cols);
         tl_tensor *y = slice(tl, a->y, sip, tl_dim(a->y, 1), tl_dim(a->y, 2));
@@ -290,6 +438,10 @@ static void ccl(tl_ctx *tl, const void *args)
                 break;
         }
         case CCL_ALL_REDUCE:
+                if (a->mcast) {
+                        all_reduce_mcast(tl, a, &t, mux, x, y);
+                        return;
+                }
                 /* tt-metal's all-reduce is a reduce-scatter then an
                  * all-gather, each opening and closing as a collective */
                 ccl_close(tl, &t, mux);

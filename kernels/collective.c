@@ -218,44 +218,84 @@ static int64_t chunks_here(const struct coll_team *t, enum path_kind kind, tl_te
         return piece_chunks(t, full, j);
 }
 
+/* The rank that handles chunk k of a gather path at member m's position
+ * p in flow f: its worker, but with t->mcast the member's router past the
+ * owner (p > 0). */
+static int gather_rank(const struct coll_team *t, int m, int f, int p, int64_t k)
+{
+        if (!t->mcast)
+                return rank_of(t, m, f, t->worker);
+        if (p > 0)
+                return rank_of(t, m, f, 0) + t->relay_delta[f] + p - 1;
+        return rank_of(t, m, f, (int)(k % t->workers));
+}
+
+/* What a gather's chunks share: the call's tensors and tag, and the
+ * acknowledgements owed to this PE. */
+struct gather_call {
+        tl_tensor *in, *out;         /* this member's piece, the full result */
+        bool own;                    /* the owner copies its piece */
+        int tag;                     /* the collective's tag base */
+        int dsts[2];                 /* the ranks sent to (count_sent) */
+        int64_t sent[2];             /* and the chunks sent to each */
+};
+
+/* Chunk k of piece j at position p of its path, if it is this PE's. With
+ * t->mcast the owner's worker keeps one chunk in flight (tt-metal's
+ * multicast reader sends a page, flushes, then reads the next): it waits
+ * for the next member's router to take each before the next; the router
+ * returns that credit on tag + ACK_TAG. */
+static void gather_chunk(tl_ctx *tl, const struct coll_team *t, struct gather_call *c, int p,
+                         int j, int64_t k)
+{
+        int f = t->flow, len;
+        int64_t chunks = chunks_here(t, PATH_GATHER, c->out, p, j, &len);
+        if (k >= chunks || (!t->relay && !my_chunk(t, k)))
+                return;
+        int next = p + 1 < len ? path_at(t, PATH_GATHER, f, j, p + 1) : -1;
+        int prev = p > 0 ? path_at(t, PATH_GATHER, f, j, p - 1) : -1;
+        /* the owner's copy: flow 0's on a line, but a multicast's is flow
+         * 1's (tt-metal's writer: its reader sends forward) */
+        int copier = t->mcast && t->bidir ? 1 : 0;
+        bool store = p > 0 ? first_visit(t, PATH_GATHER, f, j, p)
+                           : c->own && (t->algo == COLL_RING || f == copier);
+        tl_scratch_scope_begin(tl);
+        tl_tensor *x;
+        if (p == 0) {
+                x = fetch(tl, chunk_of(tl, t, c->in, k));
+        } else {
+                int from = gather_rank(t, prev, f, p - 1, k);
+                x = tl_recv(tl, from, c->tag);
+                ack(tl, t, from, c->tag);
+                if (t->mcast && p == 1)
+                        tl_send(tl, from, tl_fill(tl, TL_FP32, 1, ((int64_t[]){ 1 }), 0.0f),
+                                c->tag + ACK_TAG);
+        }
+        if (store)
+                tl_store(tl, chunk_of(tl, t, piece_of(tl, t, c->out, j), k), x);
+        if (next >= 0) {
+                int to = gather_rank(t, next, f, p + 1, k);
+                send_as(tl, t, to, x, c->tag);
+                count_sent(to, c->dsts, c->sent);
+                if (t->mcast && p == 0)
+                        tl_wait_tensor(tl, tl_recv(tl, to, c->tag + ACK_TAG));
+        }
+        tl_scratch_scope_end(tl);
+}
+
 void coll_all_gather(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
                      bool own, int tag)
 {
-        int f = t->flow, steps = max_len(t, PATH_GATHER), len, dsts[2] = { -1, -1 };
-        int64_t sent[2] = { 0, 0 };
-        for (int p = 0; p < steps; p++) {
-                for (int j = 0; j < t->n; j++) {
-                        int64_t chunks = chunks_here(t, PATH_GATHER, out, p, j, &len);
-                        if (!chunks)
-                                continue;
-                        int next = p + 1 < len ? path_at(t, PATH_GATHER, f, j, p + 1) : -1;
-                        int prev = p > 0 ? path_at(t, PATH_GATHER, f, j, p - 1) : -1;
-                        bool store = p > 0 ? first_visit(t, PATH_GATHER, f, j, p)
-                                           : own && (t->algo == COLL_RING || f == 0);
-                        tl_tensor *dst = piece_of(tl, t, out, j);
-                        for (int64_t k = 0; k < chunks; k++) {
-                                if (!my_chunk(t, k))
-                                        continue;
-                                tl_scratch_scope_begin(tl);
-                                tl_tensor *x;
-                                if (p == 0) {
-                                        x = fetch(tl, chunk_of(tl, t, in, k));
-                                } else {
-                                        x = tl_recv(tl, rank_of(t, prev, f, t->worker), tag);
-                                        ack(tl, t, rank_of(t, prev, f, t->worker), tag);
-                                }
-                                if (store)
-                                        tl_store(tl, chunk_of(tl, t, dst, k), x);
-                                if (next >= 0) {
-                                        int to = rank_of(t, next, f, t->worker);
-                                        send_as(tl, t, to, x, tag);
-                                        count_sent(to, dsts, sent);
-                                }
-                                tl_scratch_scope_end(tl);
-                        }
-                }
-        }
-        take_acks(tl, t, dsts, sent, tag);
+        int steps = max_len(t, PATH_GATHER);
+        struct gather_call c = { .in = in, .out = out, .own = own, .tag = tag,
+                                 .dsts = { -1, -1 } };
+        /* with mcast a worker takes position 0, a router stage its own */
+        int first = t->relay, last = t->mcast ? t->relay + 1 : steps;
+        for (int p = first; p < last; p++)
+                for (int j = 0; j < t->n; j++)
+                        for (int64_t k = 0; k < piece_chunks(t, out, j); k++)
+                                gather_chunk(tl, t, &c, p, j, k);
+        take_acks(tl, t, c.dsts, c.sent, tag);
 }
 
 /* The rank a reduce path's position p sends to: the next member's PE of
@@ -420,20 +460,30 @@ void coll_reduce_scatter(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, t
         take_acks(tl, t, dsts, sent, tag);
 }
 
+tl_tensor *coll_piece(tl_ctx *tl, const struct coll_team *t, tl_tensor *full, int j)
+{
+        return piece_of(tl, t, full, j);
+}
+
+void coll_member_barrier(tl_ctx *tl, const struct coll_team *t, int tag)
+{
+        int per = coll_flows(t) * t->workers;
+        if (per > 1) {
+                /* their ranks are evenly spaced */
+                const int *r = &t->ranks[t->me * per];
+                struct coll_group local = { .first = r[0], .stride = r[1] - r[0], .n = per,
+                                            .me = t->flow * t->workers + t->worker };
+                coll_barrier(tl, &local, tag);
+        }
+}
+
 void coll_all_reduce(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
                      int tag)
 {
         tl_tensor *mine = piece_of(tl, t, out, t->me);
         coll_reduce_scatter(tl, t, in, mine, tag);
-        int per = coll_flows(t) * t->workers;
-        if (per > 1) {
-                /* The gather reads the piece the member's PEs stored: they
-                 * meet first (their ranks are evenly spaced). */
-                const int *r = &t->ranks[t->me * per];
-                struct coll_group local = { .first = r[0], .stride = r[1] - r[0], .n = per,
-                                            .me = t->flow * t->workers + t->worker };
-                coll_barrier(tl, &local, tag + 1);
-        }
+        /* the gather reads the piece the member's PEs stored: they meet first */
+        coll_member_barrier(tl, t, tag + 1);
         coll_all_gather(tl, t, mine, out, false, tag + 32);
 }
 
@@ -463,6 +513,30 @@ void coll_handshake(tl_ctx *tl, const struct coll_team *t, int tag)
                         tl_wait_tensor(tl, tl_recv(tl, rank_of(t, neighbour(t, d), t->flow,
                                                                t->worker),
                                                    tag));
+        tl_scratch_scope_end(tl);
+}
+
+void coll_mcast_barrier(tl_ctx *tl, const struct coll_team *t, int tag, bool exit)
+{
+        int w = t->worker, me = t->me;
+        tl_scratch_scope_begin(tl);
+        tl_tensor *token = tl_fill(tl, TL_FP32, 1, ((int64_t[]){ 1 }), 0.0f);
+        for (int i = 0; i < t->n; i++) {
+                bool ahead = i > me, behind = i < me;
+                if (t->flow == 0 ? ahead || (!t->bidir && behind) : behind)
+                        tl_send(tl, rank_of(t, i, 0, w), token, tag);
+        }
+        if (t->flow == 0) {
+                for (int i = 0; i < t->n; i++)
+                        if (i != me)
+                                tl_wait_tensor(tl, tl_recv(tl, rank_of(t, i, i < me || !t->bidir ? 0 : 1,
+                                                                       w),
+                                                           tag));
+                if (t->bidir && !exit)
+                        tl_send(tl, rank_of(t, me, 1, w), token, tag);
+        } else if (!exit) {
+                tl_wait_tensor(tl, tl_recv(tl, rank_of(t, me, 0, w), tag));
+        }
         tl_scratch_scope_end(tl);
 }
 

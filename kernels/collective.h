@@ -78,6 +78,19 @@ struct coll_team {
                                       * no member adds on the way), the owner adds the
                                       * n - 1 it receives to its own: tt-metal's ring
                                       * reduce-scatter for small inputs */
+        bool mcast;                  /* all-gather on a line: multicast, as tt-metal's line
+                                      * all-gather (docs/adr/0048): the owner's workers send
+                                      * each chunk once; at every later position of its
+                                      * path a router PE of the member and flow (one a
+                                      * position: a router's channels do not wait on each
+                                      * other), not a worker, takes it, stores it and
+                                      * passes it on */
+        int relay;                   /* mcast: 0 for a worker, else this PE is its
+                                      * member's router stage for position `relay` of its
+                                      * flow's paths (its worker is 0) */
+        int relay_delta[2];          /* mcast: flow f's router stage for position p > 0 of
+                                      * member m is rank ranks[(m * flows + f) * workers] +
+                                      * relay_delta[f] + p - 1 */
         int ranks[COLL_MAX_TEAM];    /* PE (m, f, w) is ranks[(m * flows + f) * workers + w] */
 };
 
@@ -107,9 +120,14 @@ void coll_all_gather(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_te
  * (full); along the paths, or one-shot (t->oneshot). */
 void coll_reduce_scatter(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
                          int tag);
+/* Piece j of the full tensor full (a view), NULL when it is empty. */
+tl_tensor *coll_piece(tl_ctx *tl, const struct coll_team *t, tl_tensor *full, int j);
+/* The PEs of this PE's member (every flow and worker) meet (coll_barrier
+ * on tag): a member's all-gather may then read what all of them stored. */
+void coll_member_barrier(tl_ctx *tl, const struct coll_team *t, int tag);
 /* out (full) = the sum over the members of in (full); out may be in. A
  * reduce-scatter into out's piece me, the member's workers meet
- * (coll_barrier), then an all-gather of the pieces. */
+ * (coll_member_barrier), then an all-gather of the pieces. */
 void coll_all_reduce(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
                      int tag);
 
@@ -120,6 +138,13 @@ void coll_all_reduce(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_te
  * (one message a pair of members). */
 void coll_handshake(tl_ctx *tl, const struct coll_team *t, int tag);
 
+/* A multicast gather's entry or exit barrier (t->mcast; tt-metal's
+ * multicast all-gather, docs/adr/0048): each PE of flow 0 sends a token to
+ * its worker on every member ahead, each of flow 1 to flow 0's on every
+ * member behind (a unidirectional team's flow 0 to every member), and flow
+ * 0's PE waits for all n - 1; at the entry (!exit) it then gives its
+ * member's flow 1 PE the word, which waits for it. Uses tag. */
+void coll_mcast_barrier(tl_ctx *tl, const struct coll_team *t, int tag, bool exit);
 /* Sum x over the group, in place: x is a contiguous persistent (TCM)
  * tensor of the same shape on every member; pieces travel as wire_dt
  * (e.g. TL_BF16: half the bytes of fp32) and the sums are x's dtype. The

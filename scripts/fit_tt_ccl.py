@@ -8,8 +8,9 @@ Free values (every other link number is documented, docs/tt-sources.md; the
 workers per direction follow tt-metal's all-gather rule, 1, 2 or 4 by the
 bytes a link carries, a ring reduce-scatter of at most 512 KiB a device is
 one-shot, a reduce-scatter syncs with its neighbour every 4 packets on a
-ring, 20 on a line, and each direction's workers open and close their
-fabric connections through a mux, as tt-metal's do):
+ring, 20 on a line, each direction's workers open and close their
+fabric connections through a mux, as tt-metal's do, and a line's gathers
+multicast from one worker a link through router stages, ADR 0048):
 
   system.inter_sip.message_ns  each message's cost on a link, on top of its
                                bytes at 12.5 GB/s (the Ethernet core's
@@ -44,13 +45,15 @@ GRID = {
 }
 # The ablation at the best point: each mechanism replaced by what the model
 # did without it (2 workers everywhere; no one-shot reduce-scatter; no
-# reduce-scatter syncs; no fabric connections through a mux).
+# reduce-scatter syncs; no fabric connections through a mux; no multicast
+# line gathers).
 ABLATION = {
     "workers 2 (no rule)": {"workers": 2},
     "no one-shot": {"oneshot_bytes": 0},
     "no syncs": {"syncs": 0},
     "no mux connections": {"mux": 0},
-    "none of the four": {"workers": 2, "oneshot_bytes": 0, "syncs": 0, "mux": 0},
+    "no multicast line gather": {"mcast": 0},
+    "none of the five": {"workers": 2, "oneshot_bytes": 0, "syncs": 0, "mux": 0, "mcast": 0},
 }
 
 

@@ -6,7 +6,9 @@
 # to one short row: pieces uneven in both dims, chunks that do not divide
 # them) and 8 (the T3000's 2 x 4 mesh in ring order), fp32 and bf16; a ring
 # reduce-scatter (and all-reduce) both one-shot (these inputs are below
-# oneshot_bytes) and along the ring (oneshot_bytes=0). Small
+# oneshot_bytes) and along the ring (oneshot_bytes=0); a line's gathers
+# both multicast through router PEs (mcast=1, the default) and passed on
+# by the workers (mcast=0), with 1 worker a flow and with 2. Small
 # integers sum exactly in both, so every result must match exactly. Also
 # checks that the machine files the collectives run on have the documented
 # link counts, and that the links' per-message cost is paid per message.
@@ -30,9 +32,10 @@ check_all() {
         mkdir -p "$tmp/c"
         "$py" tests/lib/ccl_model.py write "$tmp/c" "$n" "$rows" "$cols" 5
         for op in all_gather reduce_scatter all_reduce; do
-                for form in ring ring:0 line; do
-                        local algo=${form%%:*} oneshot=${form#*:}
-                        [ "$oneshot" = "$form" ] && oneshot=524288
+                for form in ring:524288:1:0 ring:0:1:0 line:524288:1:0 line:524288:1:2 \
+                        line:524288:0:0; do
+                        local algo oneshot mcast workers
+                        IFS=: read -r algo oneshot mcast workers <<<"$form"
                         for bidir in 0 1; do
                                 for dim in 0 1; do
                                         rm -rf "$tmp/c/out"
@@ -43,6 +46,7 @@ check_all() {
                                                 --set chunk_bytes=$((3 * size * cols / 2)) \
                                                 --set algo=$algo --set bidir=$bidir \
                                                 --set oneshot_bytes=$oneshot \
+                                                --set mcast=$mcast --set workers=$workers \
                                                 --set dim=$dim >"$tmp/c/log" 2>&1 \
                                                 || fail "$op $form bidir=$bidir dim=$dim on $topo: $(head -3 "$tmp/c/log")"
                                         "$py" tests/lib/ccl_model.py check "$tmp/c" $op "$n" $dim "$order" \
@@ -115,4 +119,23 @@ done
 ag_mux=$(( $(ring_ps all_gather 65536) - $(ring_ps all_gather 65536 --set mux=0) ))
 ar_mux=$(( $(ring_ps all_reduce 65536) - $(ring_ps all_reduce 65536 --set mux=0) ))
 [ "$ar_mux" -gt "$ag_mux" ] || fail "all_reduce's mux handshakes ($ar_mux ps) not above all_gather's ($ag_mux ps)"
+# A line's all-gather multicasts (mcast=1, the default; ADR 0048): on the
+# n300 at 16 MiB a device its one worker a direction, one message in
+# flight, keeps the link below 60% of its 12.5 GB/s, where the workers
+# passing chunks on (mcast=0) keep it above 80%.
+line_pct() {
+        "$bin" run all_gather --topo topologies/tt_wormhole_n300.yaml --set bytes=16777216 \
+                --set algo=line --set chunk_bytes=65536 --set pipeline=2 "$@" --json |
+                "$py" -c 'import json, sys; print(int(16777216 / (json.load(sys.stdin)["kernel_ps"] * 1e-12) / 12.5e9 * 100))'
+}
+[ "$(line_pct)" -lt 60 ] || fail "all_gather line 2 at 16 MiB: $(line_pct)% of line rate with mcast"
+[ "$(line_pct --set mcast=0)" -gt 80 ] || fail "all_gather line 2 at 16 MiB: $(line_pct --set mcast=0)% with mcast=0"
+# Its workers are one a link: with 2 links a pair, the default is 2.
+n300_ps() {
+        "$bin" run all_gather --topo topologies/tt_wormhole_n300.yaml --set system.inter_sip.links=2 \
+                --set bytes=1048576 --set algo=line "$@" --json |
+                "$py" -c 'import json, sys; print(json.load(sys.stdin)["kernel_ps"])'
+}
+[ "$(n300_ps)" = "$(n300_ps --set workers=2)" ] && [ "$(n300_ps)" != "$(n300_ps --set workers=1)" ] \
+        || fail "all_gather line 2 with 2 links: not 2 workers by default"
 echo "ok"

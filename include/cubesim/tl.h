@@ -715,6 +715,9 @@ TL_API int tl_setup_mesh_dim(tl_setup *, int axis);
  * (system.inter_sip.topology mesh) are rows of this many, SIP s at row
  * s / it, column s % it; any other network is one row of all the SIPs. */
 TL_API int tl_setup_sip_row(tl_setup *);
+/* The parallel links between two neighbouring SIPs
+ * (system.inter_sip.links, at least 1). */
+TL_API int tl_setup_sip_links(tl_setup *);
 
 /* Reject the parameters (exit status 2): the message should name the
  * constraint, e.g. "q_heads (12) must be a multiple of kv_heads (8)". */

@@ -416,6 +416,12 @@ int tl_setup_sip_row(tl_setup *s)
         return (int)(sy->sip_net == TOPO_NET_MESH && sy->mesh_cols ? sy->mesh_cols : sy->sips);
 }
 
+int tl_setup_sip_links(tl_setup *s)
+{
+        uint32_t links = s->run->sim->topo->system.inter_sip_links;
+        return links ? (int)links : 1;
+}
+
 int tl_setup_grid(tl_setup *s, int axis)
 {
         const struct topo_cube *c = &s->run->sim->topo->cube;
