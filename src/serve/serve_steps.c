@@ -340,8 +340,8 @@ int serve_steps_init(struct serve_steps *s, const struct serve_opts *o,
                      const struct llm_model *m, struct diag *d)
 {
         *s = (struct serve_steps){ .model = m, .tp = o->tp, .dtype = o->precision,
-                                   .exact = o->exact, .rc = CUBESIM_OK, .d = d };
-        if (o->check_steps && !o->exact) {
+                                   .exact = o->exact_steps, .rc = CUBESIM_OK, .d = d };
+        if (o->check_steps && !o->exact_steps) {
                 s->samples = calloc(o->check_steps, sizeof *s->samples);
                 if (!s->samples) {
                         diag_error(d, "--check-steps %llu: out of memory",
