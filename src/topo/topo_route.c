@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "base/heap.h"
+#include "base/list.h"
 #include "base/util.h"
 
 #define EMPTY_KEY UINT64_MAX
@@ -91,11 +92,7 @@ void topo__route_cache_free(struct topo_route_cache *c)
 {
         if (!c)
                 return;
-        while (c->chunks) {
-                struct chunk *next = c->chunks->next;
-                free(c->chunks);
-                c->chunks = next;
-        }
+        LIST_FREE(c->chunks, struct chunk, next);
         free(c->table);
         free(c->node);
         free(c->heap);
