@@ -77,8 +77,9 @@ static void set_i64(void *c, const struct cli_opt *o, char *v, struct diag *d)
 static void set_count(void *c, const struct cli_opt *o, char *v, struct diag *d)
 {
         int64_t x;
-        if (ranged(o, v, &x, d))
-                *FIELD(c, o, uint64_t) = (uint64_t)x;
+        if (!ranged(o, v, &x, d))
+                return;
+        *FIELD(c, o, uint64_t) = (uint64_t)x;
         if (o->field == SO(requests))
                 ((struct serve_args *)c)->requests_given = true;
 }
