@@ -38,20 +38,23 @@ def test_serve_options_and_errors():
         cubesim.serve("llama3-8b", qps=1, qsp=2)
 
 
+SMALL = os.path.join(os.path.dirname(__file__), "..", "..", "topologies", "small.yaml")
+
+
 def _no_wall(text):
     """The text summary without its wall-clock figures (the step model's line)."""
     return re.sub(r"in [0-9.]+ s; serving loop [0-9.]+ s", "", text)
 
 
 def test_serve_text_and_check_steps_match_the_command():
-    args = dict(qps=30, requests=6, prompt_len=100, output_len="uniform:4:8", policy="sarathi",
-                chunk_tokens=64, max_batch=4, check_steps=2)
-    t = cubesim.serve("llama3-8b", text=True, **args)
-    assert t.startswith("serve llama3-8b, policy sarathi")
+    args = dict(topo=SMALL, qps=200, requests=4, prompt_len="uniform:5:40",
+                output_len="uniform:2:5", policy="sarathi", chunk_tokens=32, check_steps=2)
+    t = cubesim.serve("llama3.2-1b", text=True, **args)
+    assert t.startswith("serve llama3.2-1b, policy sarathi")
     assert re.search(r"step check: \d+ off-grid iterations, grid vs exact simulation", t)
     cmd = os.environ.get("CUBESIM_BIN")
     if cmd:
-        argv = [cmd, "serve", "--model", "llama3-8b"]
+        argv = [cmd, "serve", "--model", "llama3.2-1b"]
         for k, v in args.items():
             argv += ["--" + k.replace("_", "-"), str(v)]
         c = subprocess.run(argv, check=True, capture_output=True, text=True).stdout
@@ -59,8 +62,8 @@ def test_serve_text_and_check_steps_match_the_command():
 
 
 def test_serve_exact_steps_duration_and_check():
-    s = cubesim.serve("llama3-8b", qps=30, requests=4, prompt_len=64, output_len=4,
-                      exact_steps=True)
+    s = cubesim.serve("llama3.2-1b", topo=SMALL, qps=200, requests=4,
+                      prompt_len="uniform:5:40", output_len=3, exact_steps=True)
     assert s["completed"] == 4
     # duration_s alone: every request that arrives in it, as in the command
     # (not the default --requests, 1000, at most)
