@@ -61,11 +61,12 @@ void bench_flow_list(FILE *f, const char *list);
 /* Split a CSV line at commas into at most max fields, in place (the line
  * end dropped); col[i] is field i's 1-based column. Returns the count. */
 int bench_csv_split(char *line, char **f, unsigned *col, int max);
-/* A row of a table read by bench_csv_read: its index, its 1-based line,
- * its needed cells in the order asked (NUL-terminated, shorter than the
- * cell length) and their 1-based columns. Problems go to d. */
-typedef void (*bench_csv_row_fn)(void *ctx, int row, unsigned line, char **cells,
-                                 const unsigned *cols, struct diag *d);
+/* A row of a table read by bench_csv_read: the table's path, the row's
+ * index, its 1-based line, its needed cells in the order asked
+ * (NUL-terminated, shorter than the cell length) and their 1-based
+ * columns. Problems go to d, located at path, line and a column. */
+typedef void (*bench_csv_row_fn)(void *ctx, const char *path, int row, unsigned line,
+                                 char **cells, const unsigned *cols, struct diag *d);
 /* Read a CSV table whose header names at least the needed columns (in any
  * order), calling fn for each non-blank row, at most max_rows of them.
  * Problems are located FILE:LINE:COL: no header, a missing column, a

@@ -170,7 +170,7 @@ int bench_csv_read(const char *path, const char *const *needed, int n_needed, in
                         }
                 }
                 if (d->n_errors == 0)
-                        fn(ctx, n, ln, cell, cat, d);
+                        fn(ctx, path, n, ln, cell, cat, d);
                 n++;
         }
         fclose(f);

@@ -38,11 +38,11 @@ struct vd_row {
 
 /* One row of the table: its cells copied, their columns kept for the
  * checks of read_table. */
-static void take_row(void *rows, int n, unsigned ln, char **cell, const unsigned *at,
-                     struct diag *d)
+static void take_row(void *rows, const char *path, int n, unsigned ln, char **cell,
+                     const unsigned *at, struct diag *d)
 {
         struct vd_row *row = (struct vd_row *)rows + n;
-        (void)d;
+        (void)path, (void)d;
         row->line = ln;
         memcpy(row->col, at, sizeof row->col);
         snprintf(row->machine, sizeof row->machine, "%s", cell[0]);

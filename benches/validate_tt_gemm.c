@@ -77,16 +77,15 @@ static void check_cell(const struct tl_kernel *k, struct vt_row *row, int i, con
         diag_error_at(d, path, ln, col, "%s: expected one of %s (got '%s')", needed[i], list, v);
 }
 
-/* What read_rows' rows need: the kernel, the rows, the table's path. */
+/* What read_rows' rows need: the kernel, the rows. */
 struct vt_read {
         const struct tl_kernel *k;   /* the kernel whose parameters check the cells */
         struct vt_row *r;            /* the rows */
-        const char *path;            /* the table */
 };
 
 /* One row: its cells copied and checked against the kernel. */
-static void read_row(void *ctx, int n, unsigned ln, char **cell, const unsigned *at,
-                     struct diag *d)
+static void read_row(void *ctx, const char *path, int n, unsigned ln, char **cell,
+                     const unsigned *at, struct diag *d)
 {
         struct vt_read *rd = ctx;
         struct vt_row *row = &rd->r[n];
@@ -94,12 +93,12 @@ static void read_row(void *ctx, int n, unsigned ln, char **cell, const unsigned 
         for (int i = 0; i < N_NEEDED && d->n_errors == 0; i++) {
                 snprintf(row->field[i], sizeof row->field[i], "%s", cell[i]);
                 if (i != C_NS)
-                        check_cell(rd->k, row, i, rd->path, ln, at[i], d);
+                        check_cell(rd->k, row, i, path, ln, at[i], d);
         }
         if (d->n_errors == 0 &&
             (!params_parse_double(row->field[C_NS], &row->measured_ns) ||
              !isfinite(row->measured_ns) || !(row->measured_ns > 0)))
-                diag_error_at(d, rd->path, ln, at[C_NS],
+                diag_error_at(d, path, ln, at[C_NS],
                               "device_ns: expected a finite time in ns > 0 (got '%s')",
                               row->field[C_NS]);
 }
@@ -110,7 +109,7 @@ static void read_row(void *ctx, int n, unsigned ln, char **cell, const unsigned 
 static int read_rows(const char *path, const struct tl_kernel *k, struct vt_row *r,
                      struct diag *d)
 {
-        struct vt_read rd = { k, r, path };
+        struct vt_read rd = { k, r };
         return bench_csv_read(path, needed, N_NEEDED, MAX_ROWS, sizeof r->field[0], read_row, &rd,
                               d);
 }

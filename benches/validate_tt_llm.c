@@ -140,32 +140,24 @@ static void check_row(struct vl_row *r, const char *path, struct diag *d)
                 }
 }
 
-/* What read_row needs: the rows and the table's path. */
-struct vl_read {
-        struct vl_row *r;            /* the rows */
-        const char *path;            /* the table */
-};
-
-static void read_row(void *ctx, int n, unsigned ln, char **cell, const unsigned *at,
-                     struct diag *d)
+/* Row n of the rows at ctx: its cells copied and checked. */
+static void read_row(void *ctx, const char *path, int n, unsigned ln, char **cell,
+                     const unsigned *at, struct diag *d)
 {
-        struct vl_read *rd = ctx;
-        struct vl_row *row = &rd->r[n];
+        struct vl_row *row = (struct vl_row *)ctx + n;
         memset(row, 0, sizeof *row);
         row->line = ln;
         for (int i = 0; i < N_NEEDED; i++) {
                 snprintf(row->field[i], sizeof row->field[i], "%s", cell[i]);
                 row->col[i] = at[i];
         }
-        check_row(row, rd->path, d);
+        check_row(row, path, d);
 }
 
 /* Read and check the table; the number of rows (at least one) or -1. */
 static int read_rows(const char *path, struct vl_row *r, struct diag *d)
 {
-        struct vl_read rd = { r, path };
-        return bench_csv_read(path, needed, N_NEEDED, MAX_ROWS, sizeof r->field[0], read_row, &rd,
-                              d);
+        return bench_csv_read(path, needed, N_NEEDED, MAX_ROWS, sizeof r->field[0], read_row, r, d);
 }
 
 /* The machine file of a machine name. */

@@ -67,6 +67,9 @@ memcheck 1 run stale_replica --kernels "$vg_tmp/libstale_replica.so" --topo topo
 memcheck 1 run unreceived --kernels "$vg_tmp/libunreceived.so" --topo topologies/small.yaml --mode data
 memcheck 0 sweep --list sweeps/gemm_sizes.yaml
 memcheck 2 sweep --list tests/bad/sweep/unknown_key.yaml
+memcheck 0 serve --model llama3.2-1b --topo topologies/small.yaml --qps 200 --requests 4 \
+        --prompt-len uniform:5:40 --output-len uniform:2:5 --check-steps 2
+memcheck 2 serve --model llama3-8b --qps 0 --tp 0 --policy x
 # The run API as a library: several kernels again and again in one process
 # (tests/api/api_repeat.c), nothing leaked between runs.
 rc=0

@@ -1,5 +1,5 @@
 /* cubesim/cubesim.h: the run API of libcubesim.so, which `cubesim run`,
- * `sweep` and `bench run`, and the Python package (python/cubesim) go
+ * `sweep`, `bench run` and `serve`, and the Python package (python/cubesim) go
  * through: load a machine and change it with --set keys, find or load
  * kernels, run a kernel with parameters and options, read the result as
  * the JSON of `cubesim run --json`; run a sweep, a bench, a serving
@@ -298,14 +298,38 @@ struct cubesim_serve_opts {
         int find_capacity;           /* --find-capacity */
         const char *out_dir;         /* --out DIR (NULL: no files) */
         int figures;                 /* with out_dir: run gnuplot (0: --no-figures) */
+        int exact_steps;             /* --exact-steps: simulate every iteration's exact
+                                      * shape (no grid) */
+        uint64_t check_steps;        /* --check-steps N: after the run, simulate N off-grid
+                                      * iterations exactly; the grid's error ends the text
+                                      * summary (0: none) */
+        int progress;                /* --progress: a line on stderr per --find-capacity
+                                      * probe */
+        int json;                    /* --json: print the summary as JSON, not as text */
+        cubesim_print_fn print;      /* where the summary goes (the command's stdout);
+                                      * NULL: nowhere */
+        void *print_ctx;             /* print's first argument */
 };
 
 /* The defaults of `cubesim serve`; model and qps still to give. */
 CUBESIM_API void cubesim_serve_opts_init(struct cubesim_serve_opts *opts);
-/* Serve as `cubesim serve ... --json` does; *json_out the summary it
- * prints (free it with cubesim_free), NULL unless CUBESIM_OK. Bad options
- * give CUBESIM_BAD_INPUT with the command's messages. */
+/* Serve as `cubesim serve` does with opts: the summary to opts->print
+ * (text, or JSON with opts->json); *json_out (json_out may be NULL) the
+ * summary as --json prints it (free it with cubesim_free), NULL unless
+ * CUBESIM_OK. Bad options give CUBESIM_BAD_INPUT with the command's
+ * messages; a step that failed to simulate, or an output that could not
+ * be written, CUBESIM_FAILED. */
 CUBESIM_API int cubesim_serve(const struct cubesim_serve_opts *opts, char **json_out);
+/* Check opts as cubesim_serve does, and run nothing: CUBESIM_OK, or
+ * CUBESIM_BAD_INPUT with every problem at once in cubesim_messages().
+ * refused: the caller has already refused the value of some option (left
+ * at its default), so a missing --qps is not said: it may be the one
+ * refused (the command reports all its problems at once this way). */
+CUBESIM_API int cubesim_serve_check(const struct cubesim_serve_opts *opts, int refused);
+/* The range [*min, *max] of serve's integer option opt ("--tp", "--dp",
+ * "--requests", "--max-batch", "--max-batch-tokens", "--chunk-tokens",
+ * "--kv-block", "--check-steps"); CUBESIM_BAD_INPUT for another name. */
+CUBESIM_API int cubesim_serve_int_range(const char *opt, int64_t *min, int64_t *max);
 
 /* Free a string the library gave the caller to own. */
 CUBESIM_API void cubesim_free(void *p);

@@ -436,8 +436,8 @@ def bench(name: str, out: Optional[PathLike] = None, jobs: int = 1, **params: An
 
 def serve(model: str, qps: Optional[float] = None, trace: Optional[PathLike] = None,
           topo: Optional[PathLike] = None, sets: Optional[Mapping[str, Any]] = None,
-          out: Optional[PathLike] = None, figures: bool = True,
-          **opts: Any) -> Dict[str, Any]:
+          out: Optional[PathLike] = None, figures: bool = True, text: bool = False,
+          check: bool = False, **opts: Any) -> Any:
     """Serve requests for ``model`` as ``cubesim serve ... --json`` does
     (docs/serving.md) and return its summary (parsed). ``qps`` or
     ``trace`` give the arrivals; ``sets`` are topology ``--set`` values;
@@ -447,7 +447,17 @@ def serve(model: str, qps: Optional[float] = None, trace: Optional[PathLike] = N
     ``"uniform:64:512"``, ``"lognormal:300:0.6"``), ``max_batch``,
     ``max_batch_tokens``, ``chunk_tokens``, ``kv_block``, ``policy``,
     ``router``, ``slo_ttft_ms``, ``slo_tpot_ms``, ``seed``,
-    ``find_capacity``."""
+    ``find_capacity``, ``exact_steps``, ``check_steps``, ``progress``.
+    As in the command, ``duration_s`` without ``requests`` serves every
+    request that arrives in it.
+
+    :param text: return the summary as ``cubesim serve`` prints it without
+        ``--json`` (a str; with ``check_steps``, its line on the grid's
+        error last) instead of the parsed JSON.
+    :param check: check the options and run nothing (returns None).
+    :raises Error: bad options (status 2), a step that failed to simulate
+        or an output that could not be written (status 1).
+    """
     o = _lib.ServeOpts()
     _lib.serve_opts_init(ctypes.byref(o))
     o.model = model.encode()
@@ -460,21 +470,31 @@ def serve(model: str, qps: Optional[float] = None, trace: Optional[PathLike] = N
     c_sets = (ctypes.c_char_p * max(len(set_list), 1))(*set_list)
     o.sets = c_sets
     o.n_sets = len(set_list)
-    names = {f[0] for f in _lib.ServeOpts._fields_}
+    fields = dict(_lib.ServeOpts._fields_)
     for k, v in opts.items():
-        if k not in names or k in ("sets", "n_sets", "model", "trace_path", "topo_path",
-                                   "out_dir", "figures"):
+        if k not in fields or k in ("sets", "n_sets", "model", "trace_path", "topo_path",
+                                    "out_dir", "figures", "json", "print", "print_ctx"):
             raise TypeError(f"serve() got an unexpected option '{k}'")
-        field = dict(_lib.ServeOpts._fields_)[k]
-        if field is ctypes.c_char_p:
+        if fields[k] is ctypes.c_char_p:
             setattr(o, k, _value(v).encode())
-        elif k == "find_capacity":
-            o.find_capacity = int(bool(v))
+        elif k in ("find_capacity", "exact_steps", "progress"):
+            setattr(o, k, int(bool(v)))
         else:
             setattr(o, k, v)
+    if o.duration_s > 0 and "requests" not in opts:
+        o.requests = 0
+    if check:
+        _raise_if(_lib.serve_check(ctypes.byref(o), 0))
+        return None
+    pieces: List[bytes] = []
+    if text:
+        # Kept referenced until the call returns.
+        o.print = _lib.PrintFn(lambda _ctx, s, n: pieces.append(ctypes.string_at(s, n)))
     p = ctypes.c_void_p()
-    status = _lib.serve(ctypes.byref(o), ctypes.byref(p))
+    status = _lib.serve(ctypes.byref(o), None if text else ctypes.byref(p))
     _raise_if(status)
+    if text:
+        return b"".join(pieces).decode("utf-8", "replace")
     try:
         return json.loads(_lib.text(ctypes.cast(p, ctypes.c_char_p).value))
     finally:

@@ -139,6 +139,12 @@ class ServeOpts(ctypes.Structure):
         ("find_capacity", c_int),
         ("out_dir", c_char_p),
         ("figures", c_int),
+        ("exact_steps", c_int),
+        ("check_steps", c_uint64),
+        ("progress", c_int),
+        ("json", c_int),
+        ("print", PrintFn),
+        ("print_ctx", ctypes.c_void_p),
     ]
 
 
@@ -220,6 +226,7 @@ bench = _fn("cubesim_bench", c_int, c_char_p, ctypes.POINTER(c_char_p), c_size_t
             ctypes.c_uint, ctypes.POINTER(ctypes.c_void_p))
 serve_opts_init = _fn("cubesim_serve_opts_init", None, ctypes.POINTER(ServeOpts))
 serve = _fn("cubesim_serve", c_int, ctypes.POINTER(ServeOpts), ctypes.POINTER(ctypes.c_void_p))
+serve_check = _fn("cubesim_serve_check", c_int, ctypes.POINTER(ServeOpts), c_int)
 free = _fn("cubesim_free", None, ctypes.c_void_p)
 
 

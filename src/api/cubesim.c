@@ -770,55 +770,87 @@ int cubesim_bench(const char *name, const char *const *sets, size_t n_sets, cons
 
 /* ---- serving ---- */
 
-/* The fields cubesim_serve_opts and serve_opts share, by name and type:
- * copied as they are both ways. The others are words the library turns
- * into serve's enums and distributions, or flags. */
+/* The fields cubesim_serve_opts and serve_opts share, by name (flags an
+ * int there, a bool here): copied as they are both ways, so that the
+ * defaults are serve_opts_init's alone. The others are words the library
+ * turns into serve's enums and distributions, and how to print. */
 #define SERVE_SHARED_FIELDS(X)                                                            \
-        X(model) X(topo_path) X(sets) X(n_sets) X(tp) X(dp) X(qps) X(trace_path)         \
-        X(requests) X(duration_s) X(max_batch) X(max_batch_tokens) X(chunk_tokens)       \
-        X(kv_block) X(slo_ttft_ms) X(slo_tpot_ms) X(seed) X(out_dir)
+        X(model) X(topo_path) X(sets) X(n_sets) X(tp) X(dp) X(precision) X(qps)          \
+        X(trace_path) X(requests) X(duration_s) X(max_batch) X(max_batch_tokens)         \
+        X(chunk_tokens) X(kv_block) X(slo_ttft_ms) X(slo_tpot_ms) X(seed)                \
+        X(find_capacity) X(out_dir) X(figures) X(exact_steps) X(check_steps) X(progress)
 #define COPY_TO_API(f) o->f = so.f;
-#define COPY_FROM_API(f) so.f = o->f;
+#define COPY_FROM_API(f) so->f = o->f;
 
 void cubesim_serve_opts_init(struct cubesim_serve_opts *o)
 {
         struct serve_opts so;
         serve_opts_init(&so);
-        *o = (struct cubesim_serve_opts){ .precision = so.precision, .figures = 1 };
+        *o = (struct cubesim_serve_opts){ 0 };
         SERVE_SHARED_FIELDS(COPY_TO_API)
+}
+
+int cubesim_serve_int_range(const char *opt, int64_t *min, int64_t *max)
+{
+        struct diag d;
+        diag_init(&d);
+        *min = 1;
+        *max = 0;
+        serve_int_range(opt ? opt : "", min, max);
+        if (*min > *max)
+                diag_error(&d, "%s: not an integer option of serve", opt ? opt : "");
+        return finish(&d, d.n_errors ? CUBESIM_BAD_INPUT : CUBESIM_OK);
+}
+
+/* The run's options from o's, checked as the command checks them
+ * (refused: say nothing of missing arrivals); problems to d. */
+static void serve_opts_from(const struct cubesim_serve_opts *o, bool refused,
+                            struct serve_opts *so, struct diag *d)
+{
+        serve_opts_init(so);
+        SERVE_SHARED_FIELDS(COPY_FROM_API)
+        if (o->prompt_len)
+                serve_dist_parse("--prompt-len", o->prompt_len, &so->prompt, d);
+        if (o->output_len)
+                serve_dist_parse("--output-len", o->output_len, &so->output, d);
+        if (o->policy)
+                so->policy = (enum serve_policy)serve_choice("--policy", o->policy,
+                                                             serve_policy_names, d);
+        if (o->router)
+                so->router = (enum serve_router)serve_choice("--router", o->router,
+                                                             serve_router_names, d);
+        serve_opts_check(so, refused, d);
+}
+
+int cubesim_serve_check(const struct cubesim_serve_opts *o, int refused)
+{
+        struct diag d;
+        diag_init(&d);
+        struct serve_opts so;
+        serve_opts_from(o, refused != 0, &so, &d);
+        return finish(&d, d.n_errors ? CUBESIM_BAD_INPUT : CUBESIM_OK);
 }
 
 int cubesim_serve(const struct cubesim_serve_opts *o, char **json_out)
 {
         struct diag d;
         diag_init(&d);
-        *json_out = NULL;
+        if (json_out)
+                *json_out = NULL;
         struct serve_opts so;
-        serve_opts_init(&so);
-        SERVE_SHARED_FIELDS(COPY_FROM_API)
-        if (o->precision)
-                so.precision = o->precision;
-        so.find_capacity = o->find_capacity != 0;
-        so.figures = o->figures != 0;
-        if (o->prompt_len)
-                serve_dist_parse("--prompt-len", o->prompt_len, &so.prompt, &d);
-        if (o->output_len)
-                serve_dist_parse("--output-len", o->output_len, &so.output, &d);
-        if (o->policy)
-                so.policy = (enum serve_policy)serve_choice("--policy", o->policy,
-                                                            serve_policy_names, &d);
-        if (o->router)
-                so.router = (enum serve_router)serve_choice("--router", o->router,
-                                                            serve_router_names, &d);
-        serve_opts_check(&so, false, &d);
+        serve_opts_from(o, false, &so, &d);
         if (d.n_errors)
                 return finish(&d, CUBESIM_BAD_INPUT);
-        char *text = NULL;
-        int rc = serve_run(&so, json_out, &text, &d);
-        free(text);
-        if (rc != CUBESIM_OK) {
-                free(*json_out);
-                *json_out = NULL;
+        char *json = NULL, *text = NULL;
+        int rc = serve_run(&so, &json, &text, &d);
+        if (rc == CUBESIM_OK && o->print) {
+                const char *out = o->json ? json : text;
+                o->print(o->print_ctx, out, strlen(out));
         }
+        if (rc == CUBESIM_OK && json_out)
+                *json_out = json;
+        else
+                free(json);
+        free(text);
         return finish(&d, rc);
 }

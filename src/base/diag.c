@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/list.h"
+
 void diag_init(struct diag *d)
 {
         memset(d, 0, sizeof *d);
@@ -14,12 +16,7 @@ void diag_init(struct diag *d)
 
 void diag_fini(struct diag *d)
 {
-        struct diag_msg *m = d->head;
-        while (m) {
-                struct diag_msg *next = m->next;
-                free(m);
-                m = next;
-        }
+        LIST_FREE(d->head, struct diag_msg, next);
         memset(d, 0, sizeof *d);
 }
 

@@ -6,6 +6,8 @@
 #ifndef CUBESIM_BASE_LIST_H
 #define CUBESIM_BASE_LIST_H
 
+#include <stdlib.h>
+
 /* Append node n, its next field cleared, to the list (head, tail). */
 #define LIST_APPEND(head, tail, n, next)                                                   \
         do {                                                                               \
@@ -27,6 +29,17 @@
                         (head) = (n)->next;                                                \
                 if ((n)->next)                                                             \
                         (n)->next->prev = (n)->prev;                                       \
+        } while (0)
+
+/* Free every node of the list head (each one malloc'd; type its node
+ * type), following next: head is NULL after. */
+#define LIST_FREE(head, type, next)                                                        \
+        do {                                                                               \
+                while (head) {                                                             \
+                        type *list_next_ = (head)->next;                                   \
+                        free(head);                                                        \
+                        (head) = list_next_;                                               \
+                }                                                                          \
         } while (0)
 
 #endif

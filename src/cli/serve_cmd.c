@@ -1,16 +1,17 @@
 /* cli/serve_cmd.c: `cubesim serve`: an LLM inference server under load on
- * the simulated machine (src/serve, docs/serving.md). */
-#include <errno.h>
+ * the simulated machine (src/serve, docs/serving.md); a parser over
+ * cubesim_serve. */
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "base/diag.h"
 #include "base/params.h"
 #include "base/util.h"
 #include "cli/cli.h"
-#include "serve/serve.h"
+
+#include <cubesim/cubesim.h>
 
 static const char about[] =
         "\n"
@@ -34,34 +35,52 @@ static const char tail[] =
 
 /* What the options of cubesim serve set. */
 struct serve_args {
-        struct serve_opts so;        /* the run's options */
+        struct cubesim_serve_opts so; /* the run's options */
         struct cli_sets sets;        /* --set key=value */
-        const char *prompt, *output; /* --prompt-len, --output-len as given */
-        const char *policy, *router; /* --policy, --router as given */
-        bool json;                   /* --json */
+        int no_figures;              /* --no-figures */
         bool requests_given;         /* --requests was given */
-        bool no_figures;             /* --no-figures */
 };
 
-#define SO(f) (offsetof(struct serve_args, so) + offsetof(struct serve_opts, f))
+#define SO(f) (offsetof(struct serve_args, so) + offsetof(struct cubesim_serve_opts, f))
 #define FIELD(c, o, type) ((type *)((char *)(c) + (o)->field))
 
+/* v as an integer in the range of option o; false with a message. */
+static bool ranged(const struct cli_opt *o, const char *v, int64_t *x, struct diag *d)
+{
+        int64_t lo = 1, hi = 1;
+        cubesim_serve_int_range(o->name, &lo, &hi);
+        if (params_parse_i64(v, x) && *x >= lo && *x <= hi)
+                return true;
+        diag_error(d, "%s %s: expected an integer in [%lld, %lld]", o->name, v, (long long)lo,
+                   (long long)hi);
+        return false;
+}
+
+/* --tp, --dp: an int in range. */
 static void set_int(void *c, const struct cli_opt *o, char *v, struct diag *d)
 {
-        int64_t lo = 1, hi = 1, x = 0;
-        serve_int_range(o->name, &lo, &hi);
-        if (!params_parse_i64(v, &x) || x < lo || x > hi) {
-                diag_error(d, "%s %s: expected an integer in [%lld, %lld]", o->name, v,
-                           (long long)lo, (long long)hi);
-                return;
-        }
-        if (strcmp(o->name, "--tp") == 0 || strcmp(o->name, "--dp") == 0)
+        int64_t x;
+        if (ranged(o, v, &x, d))
                 *FIELD(c, o, int) = (int)x;
-        else if (strcmp(o->name, "--requests") == 0 || strcmp(o->name, "--check-steps") == 0)
-                *FIELD(c, o, uint64_t) = (uint64_t)x;
-        else
+}
+
+/* --max-batch, --max-batch-tokens, --chunk-tokens, --kv-block. */
+static void set_i64(void *c, const struct cli_opt *o, char *v, struct diag *d)
+{
+        int64_t x;
+        if (ranged(o, v, &x, d))
                 *FIELD(c, o, int64_t) = x;
-        if (strcmp(o->name, "--requests") == 0)
+}
+
+/* --requests (given: --duration-s alone no longer ends the run), and
+ * --check-steps. */
+static void set_count(void *c, const struct cli_opt *o, char *v, struct diag *d)
+{
+        int64_t x;
+        if (!ranged(o, v, &x, d))
+                return;
+        *FIELD(c, o, uint64_t) = (uint64_t)x;
+        if (o->field == SO(requests))
                 ((struct serve_args *)c)->requests_given = true;
 }
 
@@ -100,30 +119,30 @@ static const struct cli_opt serve_options[] = {
           cli_opt_text, SO(trace_path) },
         { "--requests", "N", NULL, 0,
           "requests in all (default 1000; with --duration-s alone:\nas many as arrive)",
-          set_int, SO(requests) },
+          set_count, SO(requests) },
         { "--duration-s", "T", NULL, 0, "only requests arriving before T seconds", set_pos,
           SO(duration_s) },
         { "--prompt-len", "DIST", NULL, 0, "prompt tokens (default 512)", cli_opt_text,
-          offsetof(struct serve_args, prompt) },
+          SO(prompt_len) },
         { "--output-len", "DIST", NULL, 0, "output tokens (default 128)", cli_opt_text,
-          offsetof(struct serve_args, output) },
+          SO(output_len) },
         { "--max-batch", "N", NULL, 0,
           "sequences in an iteration at most (default 256; 32, the\nmost, on a Tenstorrent "
           "machine)",
-          set_int, SO(max_batch) },
+          set_i64, SO(max_batch) },
         { "--max-batch-tokens", "N", NULL, 0,
           "prompt tokens in a prefill iteration at most (vllm,\nstatic; default 8192)",
-          set_int, SO(max_batch_tokens) },
+          set_i64, SO(max_batch_tokens) },
         { "--chunk-tokens", "N", NULL, 0,
-          "sarathi's token budget per iteration (default 512)", set_int,
+          "sarathi's token budget per iteration (default 512)", set_i64,
           SO(chunk_tokens) },
-        { "--kv-block", "N", NULL, 0, "tokens per KV-cache block (default 16)", set_int,
+        { "--kv-block", "N", NULL, 0, "tokens per KV-cache block (default 16)", set_i64,
           SO(kv_block) },
         { "--policy", "P", "vllm|sarathi|static", 0, "the scheduler (default vllm)",
-          cli_opt_text, offsetof(struct serve_args, policy) },
+          cli_opt_text, SO(policy) },
         { "--router", "R", "round-robin|least-loaded", 0,
           "how --dp replicas share requests (default round-robin)", cli_opt_text,
-          offsetof(struct serve_args, router) },
+          SO(router) },
         { "--slo-ttft-ms", "X", NULL, 0, "time-to-first-token objective, for goodput",
           set_pos, SO(slo_ttft_ms) },
         { "--slo-tpot-ms", "Y", NULL, 0, "time-per-output-token objective, for goodput",
@@ -131,53 +150,30 @@ static const struct cli_opt serve_options[] = {
         { "--seed", "N", NULL, 0, "arrivals and lengths (default 1)", cli_opt_u64, SO(seed) },
         { "--find-capacity", NULL, NULL, 0,
           "search the highest --qps at which both SLOs hold at p99\n(from --qps, default 1)",
-          cli_opt_true, SO(find_capacity) },
+          cli_opt_on, SO(find_capacity) },
         { "--out", "DIR", NULL, 0,
           "write requests.csv, iterations.csv, summary.json,\ntrace.json (Perfetto) and "
           "figures/",
           cli_opt_text, SO(out_dir) },
         { "--no-figures", NULL, NULL, 0, "with --out: write the figures' scripts, run no gnuplot",
-          cli_opt_true, offsetof(struct serve_args, no_figures) },
+          cli_opt_on, offsetof(struct serve_args, no_figures) },
         { "--exact-steps", NULL, NULL, 0,
-          "simulate every iteration's exact shape (no grid; slow)", cli_opt_true,
-          SO(exact) },
+          "simulate every iteration's exact shape (no grid; slow)", cli_opt_on,
+          SO(exact_steps) },
         { "--check-steps", "N", NULL, 0,
           "after the run, simulate N of its off-grid iterations\nexactly and print the "
           "grid's error",
-          set_int, SO(check_steps) },
+          set_count, SO(check_steps) },
         { "--progress", NULL, NULL, 0, "a line on stderr per --find-capacity probe",
-          cli_opt_true, SO(progress) },
-        { "--json", NULL, NULL, 0, "print the summary as JSON", cli_opt_true,
-          offsetof(struct serve_args, json) },
+          cli_opt_on, SO(progress) },
+        { "--json", NULL, NULL, 0, "print the summary as JSON", cli_opt_on,
+          SO(json) },
 };
-
-/* The options that need one another, and the words of the choices. */
-static void check(struct serve_args *a, struct diag *d)
-{
-        struct serve_opts *so = &a->so;
-        bool bad_options = d->n_errors > 0; /* a --qps refused is no missing --qps */
-        so->sets = a->sets.v;
-        so->n_sets = a->sets.n;
-        so->figures = !a->no_figures;
-        if (a->prompt)
-                serve_dist_parse("--prompt-len", a->prompt, &so->prompt, d);
-        if (a->output)
-                serve_dist_parse("--output-len", a->output, &so->output, d);
-        if (so->duration_s > 0 && !a->requests_given)
-                so->requests = 0;
-        if (a->policy)
-                so->policy = (enum serve_policy)serve_choice("--policy", a->policy,
-                                                             serve_policy_names, d);
-        if (a->router)
-                so->router = (enum serve_router)serve_choice("--router", a->router,
-                                                             serve_router_names, d);
-        serve_opts_check(so, bad_options, d);
-}
 
 int cli_serve(int argc, char **argv)
 {
-        struct serve_args a = { 0 };
-        serve_opts_init(&a.so);
+        struct serve_args a = { .no_figures = 0 };
+        cubesim_serve_opts_init(&a.so);
         struct diag d;
         diag_init(&d);
         const char *pos = NULL;
@@ -189,20 +185,27 @@ int cli_serve(int argc, char **argv)
                 rc = CLI_OK;
                 goto out;
         }
-        if (rc == CLI_OK && pos)
-                diag_error(&d, "unexpected argument '%s' (serve takes options only)", pos);
-        if (rc == CLI_OK)
-                check(&a, &d);
-        if (rc != CLI_OK || d.n_errors) {
-                rc = CLI_BAD_INPUT;
+        if (rc != CLI_OK)
                 goto out;
+        if (pos)
+                diag_error(&d, "unexpected argument '%s' (serve takes options only)", pos);
+        struct cubesim_serve_opts *so = &a.so;
+        so->sets = a.sets.v;
+        so->n_sets = a.sets.n;
+        so->figures = !a.no_figures;
+        if (so->duration_s > 0 && !a.requests_given)
+                so->requests = 0;
+        if (d.n_errors) {
+                /* The other problems too, all at once. */
+                cubesim_serve_check(so, 1);
+                cli_take_messages(&d, cubesim_messages());
+                rc = CLI_BAD_INPUT;
+        } else {
+                so->print = cli_print_stdout;
+                rc = cubesim_serve(so, NULL);
+                cli_print_messages("serve", cubesim_messages());
         }
-        char *json = NULL, *text = NULL;
-        rc = serve_run(&a.so, &json, &text, &d);
-        if (rc == CLI_OK && fputs(a.json ? json : text, stdout) == EOF)
-                cli_stdout_errno = errno;
-        free(json);
-        free(text);
+        cubesim_release();
 out:
         cli_print_diag("serve", &d);
         diag_fini(&d);

@@ -558,19 +558,11 @@ struct coro *coro_create(struct coro_pool *pool, coro_fn fn, void *arg,
                 if (!co)
                         return NULL;
         }
-        co->fn = fn;
-        co->arg = arg;
-        co->name = name;
-        co->prev = NULL;
-        co->next = NULL;
-        co->started = false;
-        co->running = false;
-        co->done = false;
-#ifdef CUBESIM_SANITIZED
-        co->asan_fake = NULL;
-        co->caller_bottom = NULL;
-        co->caller_size = 0;
-#endif
+        /* A new coroutine but for its slot: every other field starts
+         * afresh, whatever an earlier one left there. */
+        *co = (struct coro){ .fn = fn, .arg = arg, .name = name, .map = co->map,
+                             .map_bytes = co->map_bytes, .stack_bytes = co->stack_bytes,
+                             .stack_lo = co->stack_lo, .stack_hi = co->stack_hi };
         prime(co);
         pool->n_live++;
         return co;

@@ -102,7 +102,7 @@ void serve_opts_check(const struct serve_opts *o, bool quiet_arrivals, struct di
                 diag_error(d, "--find-capacity searches a --qps; it cannot take --trace");
         if (o->find_capacity && (o->slo_ttft_ms <= 0 || o->slo_tpot_ms <= 0))
                 diag_error(d, "--find-capacity needs both --slo-ttft-ms and --slo-tpot-ms");
-        if (o->exact && o->check_steps)
+        if (o->exact_steps && o->check_steps)
                 diag_error(d, "--check-steps compares the grid with --exact-steps: give one");
         if (o->requests == 0 && o->duration_s <= 0 && !o->trace_path)
                 diag_error(d, "--requests 0: give --requests N or --duration-s T");
@@ -272,7 +272,7 @@ int serve_run(const struct serve_opts *opts, char **json_out, char **text_out, s
                                       : run_once(o, &st, blocks, 0, &oc, &s, d);
         if (rc == CUBESIM_OK) {
                 char *extra = NULL;
-                if (o->check_steps && !o->exact) {
+                if (o->check_steps && !o->exact_steps) {
                         double mx, mean;
                         size_t n;
                         serve_steps_check(&st, &mx, &mean, &n);

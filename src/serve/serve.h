@@ -68,7 +68,7 @@ struct serve_opts {
         uint64_t seed;               /* --seed */
         const char *out_dir;         /* --out DIR (NULL: none) */
         bool figures;                /* draw the figures with gnuplot (--out) */
-        bool exact;                  /* --exact-steps: simulate every shape, no grid */
+        bool exact_steps;            /* --exact-steps: simulate every shape, no grid */
         uint64_t check_steps;        /* --check-steps N: compare N grid shapes with exact */
         bool find_capacity;          /* --find-capacity */
         bool progress;               /* a line on stderr per capacity probe */

@@ -259,6 +259,11 @@ void serve_steps_check(struct serve_steps *s, double *max_err, double *mean_err,
 {
         double sum = 0;
         *max_err = 0;
+        /* The check's own lookups are no iterations of the run: sampling
+         * them would overwrite the reservoir while it is read (a sample's
+         * chunks freed under the copy of itself). */
+        size_t want = s->want;
+        s->want = 0;
         for (size_t i = 0; i < s->n_samples && s->rc == CUBESIM_OK; i++) {
                 double grid_ps, exact_ps, j;
                 serve_steps_time(s, &s->samples[i], false, &grid_ps, &j);
@@ -268,6 +273,7 @@ void serve_steps_check(struct serve_steps *s, double *max_err, double *mean_err,
                 if (e > *max_err)
                         *max_err = e;
         }
+        s->want = want;
         *n = s->n_samples;
         *mean_err = s->n_samples ? sum / (double)s->n_samples : 0;
 }
@@ -340,8 +346,8 @@ int serve_steps_init(struct serve_steps *s, const struct serve_opts *o,
                      const struct llm_model *m, struct diag *d)
 {
         *s = (struct serve_steps){ .model = m, .tp = o->tp, .dtype = o->precision,
-                                   .exact = o->exact, .rc = CUBESIM_OK, .d = d };
-        if (o->check_steps && !o->exact) {
+                                   .exact = o->exact_steps, .rc = CUBESIM_OK, .d = d };
+        if (o->check_steps && !o->exact_steps) {
                 s->samples = calloc(o->check_steps, sizeof *s->samples);
                 if (!s->samples) {
                         diag_error(d, "--check-steps %llu: out of memory",

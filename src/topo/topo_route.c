@@ -25,7 +25,7 @@
  * edges. A search touches O(cubes on the way) nodes, not the whole graph,
  * so routes stay cheap on 10^6-PE machines; nothing is all-pairs.
  *
- * Memory: scratch arrays of n_nodes entries (allocated at the first query)
+ * Memory: a scratch array of n_nodes entries (allocated at the first query)
  * and the cache, which grows with the number of distinct pairs asked for. */
 #include "topo/topo_int.h"
 
@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "base/heap.h"
+#include "base/list.h"
 #include "base/util.h"
 
 #define EMPTY_KEY UINT64_MAX
@@ -61,18 +62,24 @@ struct heap_item {
         uint32_t node;               /* the node */
 };
 
+/* A node as a search sees it: what one relaxation reads and writes
+ * together. */
+struct node_state {
+        uint64_t dist;               /* best cost, valid if seen == stamp */
+        uint32_t hops;               /* edges on the best route */
+        uint32_t prev_node;          /* predecessor (a router for an XY jump) */
+        uint32_t prev_edge;          /* last edge entering it */
+        uint32_t seen;               /* stamp when first reached */
+        uint32_t done;               /* stamp when settled */
+};
+
 struct topo_route_cache {
         struct entry *table;         /* open addressing, linear probing */
         size_t cap;                  /* slots, a power of two */
         size_t n;                    /* used slots */
         struct chunk *chunks;        /* newest first; routes never move */
 
-        uint64_t *dist;              /* per node: best cost, valid if seen == stamp */
-        uint32_t *hops;              /* per node: edges on the best route */
-        uint32_t *prev_node;         /* per node: predecessor (a router for an XY jump) */
-        uint32_t *prev_edge;         /* per node: last edge entering it */
-        uint32_t *seen;              /* per node: stamp when first reached */
-        uint32_t *done;              /* per node: stamp when settled */
+        struct node_state *node;     /* per node: the search's state */
         uint32_t stamp;              /* the current search */
         struct heap_item *heap;      /* binary min-heap by (dist, hops, node) */
         size_t heap_n;               /* items in heap */
@@ -85,18 +92,9 @@ void topo__route_cache_free(struct topo_route_cache *c)
 {
         if (!c)
                 return;
-        while (c->chunks) {
-                struct chunk *next = c->chunks->next;
-                free(c->chunks);
-                c->chunks = next;
-        }
+        LIST_FREE(c->chunks, struct chunk, next);
         free(c->table);
-        free(c->dist);
-        free(c->hops);
-        free(c->prev_node);
-        free(c->prev_edge);
-        free(c->seen);
-        free(c->done);
+        free(c->node);
         free(c->heap);
         free(c->tmp);
         free(c);
@@ -112,14 +110,8 @@ static struct topo_route_cache *cache_of(struct topo_graph *g)
         size_t n = g->n_nodes;
         c->cap = 1024;
         c->table = malloc(c->cap * sizeof *c->table);
-        c->dist = malloc(n * sizeof *c->dist);
-        c->hops = malloc(n * sizeof *c->hops);
-        c->prev_node = malloc(n * sizeof *c->prev_node);
-        c->prev_edge = malloc(n * sizeof *c->prev_edge);
-        c->seen = calloc(n, sizeof *c->seen);
-        c->done = calloc(n, sizeof *c->done);
-        if (!c->table || !c->dist || !c->hops || !c->prev_node || !c->prev_edge || !c->seen ||
-            !c->done) {
+        c->node = calloc(n, sizeof *c->node);
+        if (!c->table || !c->node) {
                 topo__route_cache_free(c);
                 return NULL;
         }
@@ -280,23 +272,24 @@ static uint32_t xy_walk(const struct topo_graph *g, uint32_t a, uint32_t b, uint
 static int relax(struct topo_route_cache *c, uint32_t from, uint32_t v, uint64_t d, uint32_t h,
                  uint32_t edge)
 {
-        if (c->done[v] == c->stamp)
+        struct node_state *nv = &c->node[v];
+        if (nv->done == c->stamp)
                 return 0;
-        if (c->seen[v] == c->stamp) {
-                bool better = d < c->dist[v] || (d == c->dist[v] && h < c->hops[v]);
+        if (nv->seen == c->stamp) {
+                bool better = d < nv->dist || (d == nv->dist && h < nv->hops);
                 if (!better) {
-                        if (d == c->dist[v] && h == c->hops[v] && edge < c->prev_edge[v]) {
-                                c->prev_node[v] = from;
-                                c->prev_edge[v] = edge;
+                        if (d == nv->dist && h == nv->hops && edge < nv->prev_edge) {
+                                nv->prev_node = from;
+                                nv->prev_edge = edge;
                         }
                         return 0;
                 }
         }
-        c->seen[v] = c->stamp;
-        c->dist[v] = d;
-        c->hops[v] = h;
-        c->prev_node[v] = from;
-        c->prev_edge[v] = edge;
+        nv->seen = c->stamp;
+        nv->dist = d;
+        nv->hops = h;
+        nv->prev_node = from;
+        nv->prev_edge = edge;
         return heap_push(&c->heap, &c->heap_n, &c->heap_cap, (struct heap_item){ d, h, v });
 }
 
@@ -358,8 +351,7 @@ static int search(struct topo_graph *g, uint32_t src, struct goal *goal)
         struct topo_route_cache *c = g->cache;
         uint32_t r = g->topo.cube.noc.rows * g->topo.cube.noc.cols;
         if (++c->stamp == 0) {
-                memset(c->seen, 0, (size_t)g->n_nodes * sizeof *c->seen);
-                memset(c->done, 0, (size_t)g->n_nodes * sizeof *c->done);
+                memset(c->node, 0, (size_t)g->n_nodes * sizeof *c->node);
                 c->stamp = 1;
         }
         c->heap_n = 0;
@@ -368,9 +360,10 @@ static int search(struct topo_graph *g, uint32_t src, struct goal *goal)
         while (!rc && c->heap_n) {
                 struct heap_item it = heap_pop(c->heap, &c->heap_n);
                 uint32_t u = it.node;
-                if (c->done[u] == c->stamp || it.dist != c->dist[u] || it.hops != c->hops[u])
+                struct node_state *su = &c->node[u];
+                if (su->done == c->stamp || it.dist != su->dist || it.hops != su->hops)
                         continue;
-                c->done[u] = c->stamp;
+                su->done = c->stamp;
                 if (u == goal->dst)
                         return 0;
                 if (goal->want_node && goal->want_node[u] && --goal->n_left == 0)
@@ -390,7 +383,7 @@ static int search(struct topo_graph *g, uint32_t src, struct goal *goal)
                 }
                 /* One XY segment per visit to a mesh: a router entered from
                  * another router of its cube may only leave the mesh. */
-                uint32_t from = c->prev_node[u];
+                uint32_t from = su->prev_node;
                 if (!router || (from != TOPO_NONE && g->nodes[from].kind == TOPO_NODE_ROUTER &&
                                 same_cube(nu, &g->nodes[from])))
                         continue;
@@ -430,16 +423,16 @@ static int tmp_reserve(struct topo_route_cache *c, size_t n)
 static int record(struct topo_graph *g, uint32_t src, uint32_t dst, struct entry *slot)
 {
         struct topo_route_cache *c = g->cache;
-        uint32_t n = c->hops[dst];
+        uint32_t n = c->node[dst].hops;
         /* tmp holds: the n route edges, then the settled nodes dst..src. */
         if (tmp_reserve(c, (size_t)2 * n + 2))
                 return -ENOMEM;
         uint32_t *path = c->tmp + n, n_path = 0;
-        for (uint32_t v = dst; v != src; v = c->prev_node[v])
+        for (uint32_t v = dst; v != src; v = c->node[v].prev_node)
                 path[n_path++] = v;
         uint32_t at = 0;
         for (uint32_t i = n_path; i-- > 0;) {
-                uint32_t v = path[i], u = c->prev_node[v], e = c->prev_edge[v];
+                uint32_t v = path[i], u = c->node[v].prev_node, e = c->node[v].prev_edge;
                 if (g->edges[e].src == u) {
                         c->tmp[at++] = e;
                 } else {
@@ -455,7 +448,7 @@ static int record(struct topo_graph *g, uint32_t src, uint32_t dst, struct entry
         slot->key = (uint64_t)src << 32 | dst;
         slot->edges = edges;
         slot->n_edges = n;
-        slot->latency_ps = c->dist[dst];
+        slot->latency_ps = c->node[dst].dist;
         c->n++;
         return 0;
 }
@@ -546,7 +539,7 @@ int topo_path_latencies(struct topo_graph *g, uint32_t src, const uint32_t *dsts
         if (rc == -ENOENT)
                 rc = 0;                 /* unreachable ones get TOPO_PS_NONE below */
         for (size_t i = 0; rc == 0 && i < n; i++)
-                out[i] = c->done[dsts[i]] == c->stamp ? c->dist[dsts[i]] : TOPO_PS_NONE;
+                out[i] = c->node[dsts[i]].done == c->stamp ? c->node[dsts[i]].dist : TOPO_PS_NONE;
         free(want_node);
         free(want_router);
         return rc;

@@ -1,11 +1,12 @@
 /* tests/api/api_repeat.c: libcubesim.so used as a library: several
  * kernels run again and again in one process (op_log and data mode,
  * in-memory inputs and outputs, a machine changed with a key, runs that
- * fail and runs refused), each result checked, the JSON of a repeated run
- * the same every time. Linked against the shared library only (the
- * public header), and run under valgrind memcheck by scripts/test.sh:
- * nothing may leak across runs. Exit status 0, or 1 naming the check
- * that failed. Run from the repository root or with CUBESIM_SOURCE_DIR. */
+ * fail and runs refused), sweeps, benches and serving runs, each result
+ * checked, the JSON of a repeated run the same every time. Linked against
+ * the shared library only (the public header), and run under valgrind
+ * memcheck by scripts/test.sh: nothing may leak across runs. Exit status
+ * 0, or 1 naming the check that failed. Run from the repository root or
+ * with CUBESIM_SOURCE_DIR. */
 #include <cubesim/cubesim.h>
 
 #include <math.h>
@@ -180,6 +181,99 @@ static void sweep_and_bench(int rep)
               "bench summary and help");
 }
 
+/* The serve calls on machine file topo: the text summary printed with
+ * the grid's check, --exact-steps, --find-capacity (its probes on stderr
+ * with progress), the JSON the same every time, and refusals. */
+static void serve(const char *topo, int rep, char **first_json)
+{
+        struct cubesim_serve_opts so;
+        cubesim_serve_opts_init(&so);
+        CHECK(so.tp == 1 && so.dp == 1 && so.requests == 1000 && so.figures == 1 &&
+              so.seed == 1 && !so.exact_steps && !so.check_steps && !so.print,
+              "serve defaults");
+        so.model = "llama3.2-1b";
+        so.topo_path = topo;
+        so.qps = 200;
+        so.requests = 4;
+        so.prompt_len = "uniform:5:40";
+        so.output_len = "uniform:2:5";
+        so.check_steps = 2;
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        so.print = to_stream;
+        so.print_ctx = f;
+        CHECK(cubesim_serve(&so, NULL) == CUBESIM_OK, "serve text");
+        fclose(f);
+        CHECK(buf && strstr(buf, "serve llama3.2-1b, policy vllm, tp 1, dp 1: 4 requests") &&
+              strstr(buf, "\nstep check: 2 off-grid iterations, grid vs exact simulation"),
+              "serve text: %s", buf ? buf : "(none)");
+        free(buf);
+
+        char *json = NULL;
+        so.print = NULL;
+        so.check_steps = 0;
+        so.exact_steps = 1;
+        CHECK(cubesim_serve(&so, &json) == CUBESIM_OK && json &&
+              strstr(json, "\"requests\": 4, \"completed\": 4"), "serve --exact-steps: %s",
+              json ? json : "(none)");
+        char *wall = json ? strstr(json, "\"wall_s\"") : NULL;
+        if (wall)
+                *wall = '\0';
+        if (json && !*first_json)
+                *first_json = json;
+        else if (json)
+                CHECK(strcmp(json, *first_json) == 0, "serve %d: the JSON changed", rep);
+        if (json != *first_json)
+                cubesim_free(json);
+
+        so.exact_steps = 0;
+        so.qps = 0;
+        so.requests = 3;
+        so.find_capacity = 1;
+        so.progress = 1;
+        so.slo_ttft_ms = 8;
+        so.slo_tpot_ms = 8;
+        so.json = 1;
+        buf = NULL;
+        f = open_memstream(&buf, &len);
+        so.print = to_stream;
+        so.print_ctx = f;
+        CHECK(cubesim_serve(&so, NULL) == CUBESIM_OK, "serve --find-capacity");
+        fclose(f);
+        CHECK(buf && strstr(buf, "\"capacity_qps\": "), "capacity: %s", buf ? buf : "(none)");
+        free(buf);
+
+        so.print = NULL;
+        so.find_capacity = 0;
+        so.exact_steps = 1;
+        so.check_steps = 3;
+        so.policy = "orca";
+        CHECK(cubesim_serve(&so, &json) == CUBESIM_BAD_INPUT && !json &&
+              strcmp(cubesim_messages(), "error: --policy orca: expected vllm, sarathi or "
+                     "static\nerror: which arrivals? --qps X or --trace FILE\nerror: "
+                     "--check-steps compares the grid with --exact-steps: give one\n") == 0,
+              "serve refused: %s", cubesim_messages());
+        CHECK(cubesim_serve_check(&so, 1) == CUBESIM_BAD_INPUT &&
+              !strstr(cubesim_messages(), "which arrivals"), "serve_check: %s",
+              cubesim_messages());
+        so.policy = NULL;
+        so.exact_steps = 0;
+        so.check_steps = 0;
+        so.qps = 1;
+        CHECK(cubesim_serve_check(&so, 0) == CUBESIM_OK && !*cubesim_messages(),
+              "serve_check ok: %s", cubesim_messages());
+        so.model = "llama3.1-70b";
+        so.topo_path = "topologies/nosuch.yaml";
+        CHECK(cubesim_serve(&so, NULL) == CUBESIM_BAD_INPUT &&
+              strstr(cubesim_messages(), "nosuch.yaml"), "serve: no machine file: %s",
+              cubesim_messages());
+        int64_t lo = 0, hi = 0;
+        CHECK(cubesim_serve_int_range("--tp", &lo, &hi) == CUBESIM_OK && lo == 1 && hi == 4096 &&
+              cubesim_serve_int_range("--qps", &lo, &hi) == CUBESIM_BAD_INPUT,
+              "serve int ranges");
+}
+
 int main(void)
 {
         const char *src = getenv("CUBESIM_SOURCE_DIR");
@@ -196,7 +290,7 @@ int main(void)
         CHECK(cubesim_kernel_find("gemm") == CUBESIM_OK, "gemm is known");
         CHECK(cubesim_kernel_name(0) && !cubesim_kernel_name(100000), "kernel names");
 
-        char *first = NULL;
+        char *first = NULL, *serve_json = NULL;
         for (int rep = 0; rep < 3; rep++) {
                 static const char *const gemm_sets[] = { "m=64", "n=48", "k=32" };
                 cubesim_result *r = NULL;
@@ -273,8 +367,10 @@ int main(void)
                 CHECK(strstr(cubesim_messages(), "--outputs needs --mode data") != NULL,
                       "data-only option message");
                 sweep_and_bench(rep);
+                serve(path, rep, &serve_json);
         }
         free(first);
+        cubesim_free(serve_json);
         cubesim_machine_free(small);
         cubesim_machine_free(fast);
         cubesim_release();
