@@ -34,6 +34,9 @@
                                       * fewer A buffers; docs/adr/0042) */
 #define LLM_ROW_MCAST_ROWS 16        /* one grid row: fewest token rows whose A tiles a NoC row shares */
 #define LLM_STAGE_ROWS 64            /* prefill, tp > 1: accumulator rows all-reduced at once */
+#define LLM_SPLIT_SUBS 16            /* decode, K split over a NoC row: most sub-blocks a PE
+                                      * computes (the row's PEs x the GEMM's sub-blocks) */
+#define LLM_SPLIT_STEP_BYTES 131072  /* decode, K split: most B bytes of one K step */
 #define LLM_NORM_ELEMS 32768         /* elements of one RMSNorm block in scratch */
 
 /* How a PE blocks its GEMMs. Decode (Sq = 1) is weight-bandwidth bound:
@@ -66,6 +69,28 @@ static inline struct llm_gemm_plan llm_gemm_plan_of(int64_t sq, tl_dtype dt, tl_
         bool narrow = tl_dtype_size(dt) > 2 || tl_dtype_size(wdt) > 2;
         return (struct llm_gemm_plan){ LLM_PTK, narrow ? LLM_TN : LLM_PTN, LLM_NB, true,
                                        LLM_PREFILL_BUFS, LLM_PREFILL_BUFS, true };
+}
+
+/* Decode of a batch whose GEMMs split K over the PEs of a NoC row of
+ * ncols (docs/adr/0050): the B tiles a PE loads per K step, 2 x ncols
+ * (two sub-blocks of ncols shares, at most LLM_SPLIT_SUBS); 0 for none:
+ * prefill, fewer than LLM_ROW_MCAST_ROWS token rows, one NoC column. */
+static inline int llm_split_slots(int64_t sq, int64_t batch, int ncols)
+{
+        if (sq != 1 || batch < LLM_ROW_MCAST_ROWS || ncols < 2 || 2 * ncols > LLM_SPLIT_SUBS)
+                return 0;
+        return 2 * ncols;
+}
+
+/* The K step of a split GEMM with slots B tiles of LLM_TN columns of wdt
+ * in LLM_SPLIT_STEP_BYTES: a multiple of 32 up to LLM_TK; 0 if none. */
+static inline int64_t llm_split_tk(tl_dtype wdt, int slots)
+{
+        int64_t tk = LLM_TK;
+        while (tk >= 32 && (uint64_t)slots * tl_dtype_bytes(wdt, tk * LLM_TN, LLM_TN) >
+                                   LLM_SPLIT_STEP_BYTES)
+                tk -= 32;
+        return tk >= 32 ? tk : 0;
 }
 
 /* Prefill attention: the query heads of one KV head that an item stacks

@@ -48,7 +48,8 @@
 #include "llm.h"
 
 /* Tags of the layer's messages (collective.h: each base owns COLL_TAGS). */
-enum { TAG_BARRIER = 100, TAG_ALLREDUCE = 200, TAG_MERGE = 300, TAG_GEMM = 400 };
+enum { TAG_BARRIER = 100, TAG_ALLREDUCE = 200, TAG_MERGE = 300, TAG_GEMM = 400,
+       TAG_SPLIT = 500 };
 
 /* A PE's share of a [rows, cols] output. */
 struct share {
@@ -69,6 +70,8 @@ struct cube_grid {
         bool on;                     /* the cubes tile it (else PE i: row i / pc, column i % pc) */
         bool arow;                   /* one grid row (pr 1) of LLM_ROW_MCAST_ROWS token rows or
                                       * more on whole cubes: a NoC row's PEs share A tiles */
+        bool split;                  /* arow in decode: a NoC row's PEs split K instead
+                                      * (gemm_split, docs/adr/0050) */
         int row, col;                /* this PE's place in the grid */
         int nrows, ncols;            /* the NoC's rows and columns (on) */
         int lr, lc;                  /* this PE's NoC row and column (on) */
@@ -91,6 +94,9 @@ struct llm_pe {
         struct share out;            /* its share of [T, H] in phases 5 and 8 */
         tl_tensor *stage;            /* TCM [LLM_STAGE_ROWS * plan.tn] fp32: rows of a scratch
                                       * accumulator all-reduced (tp > 1), or NULL */
+        int nslots;                  /* grid.split: B tiles of a K step (sbuf) */
+        tl_tensor *sbuf[LLM_BUFS][LLM_SPLIT_SUBS]; /* grid.split: TCM [llm_split_tk, LLM_TN]
+                                      * weight dtype: the B tiles of a split GEMM's K steps */
 };
 
 static tl_tensor *view2(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc)
@@ -246,6 +252,13 @@ static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
         pe->grid = grid_of(tl, &pe->block, a->batch * a->sq);
         pe->out = share_of(&pe->grid, a->batch * a->sq, a->hidden);
         gemm_bufs(tl, a->sq, a->batch * a->sq, a->dt, a->wdt, pe);
+        pe->nslots = llm_split_slots(a->sq, a->batch, pe->grid.ncols);
+        pe->grid.split = pe->grid.arow && pe->nslots > 0 && llm_split_tk(a->wdt, pe->nslots) > 0;
+        for (int i = 0; pe->grid.split && i < pe->plan.bufs; i++)
+                for (int j = 0; j < pe->nslots; j++)
+                        pe->sbuf[i][j] = tl_alloc(tl, TL_TCM, a->wdt, 2,
+                                                  ((int64_t[]){ llm_split_tk(a->wdt, pe->nslots),
+                                                                LLM_TN }));
         pe->stage = NULL;
         if (pe->plan.acc_scratch && a->tp > 1)
                 pe->stage = tl_alloc(tl, TL_TCM, TL_FP32, 1,
@@ -320,6 +333,28 @@ static void corners_of(const struct llm_pe *pe, int nb, struct corner av[LLM_BUF
         }
 }
 
+/* A GEMM's B operand: k rows of w from row r0 by n columns from column
+ * c0 (a split GEMM also reads its NoC row's peers' columns). */
+struct bsrc {
+        tl_tensor *w;                /* the weights */
+        int64_t r0, c0;              /* the first row and column */
+        int64_t k, n;                /* rows and columns */
+};
+
+static tl_tensor *bsrc_view(tl_ctx *tl, const struct bsrc *b)
+{
+        return view2(tl, b->w, b->r0, b->c0, b->k, b->n);
+}
+
+/* The operand buffers of a streamed GEMM: an A tile and nb B tiles per
+ * K step of tk, for bufs steps (loads bufs - 1 steps ahead). */
+struct gbufs {
+        int bufs;                    /* steps whose buffers exist */
+        int64_t tk;                  /* K step */
+        struct corner av[LLM_BUFS];  /* A tiles */
+        struct corner bv[LLM_BUFS][LLM_SPLIT_SUBS]; /* B tiles */
+};
+
 /* The NoC column of the PE of this PE's NoC row that loads the A tile of
  * K step s and multicasts it along the row: a diagonal that rotates with
  * s, so that the rows' senders are in different columns. */
@@ -367,7 +402,7 @@ static void gemm_shared(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int n
                         tl_copy_to(tl, corner(tl, &bv[lb % bufs][j], kn1, n),
                                    view2(tl, b[j], k1, 0, kn1, n));
                 }
-                tl_handle h[LLM_NB];
+                tl_handle h[LLM_SPLIT_SUBS];
                 if (s >= 0)
                         gemm_issue(tl, pe, corner(tl, &av[s % abufs], m, min64(tk, k - s * tk)),
                                    nb, bv[s % bufs], b, acc, s > 0, h);
@@ -384,44 +419,130 @@ static void gemm_shared(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int n
         }
 }
 
-/* acc[i] [m, n_i] (TCM, fp32, pinned) = a [m, K] . b[i] [K, n_i] for the
- * nb sub-blocks i, m <= LLM_TM, n_i <= plan.tn: K in plan.tk steps through
- * the PE's ping-pong buffers, the loads of step s + 1 issued before the
- * GEMMs of step s (DMA and GEMM overlap). The sub-blocks share each A
- * tile. A GEMM is one composite on TCM operands that adds its product to
- * acc[i] in place (no DMA). Shared: gemm_shared. */
-static void gemm_multi(tl_ctx *tl, const struct llm_pe *pe, bool shared, tl_tensor *a, int nb,
-                       tl_tensor *const *b, tl_tensor *const *acc)
+/* acc[i] [m, n_i] (fp32, pinned) = a [m, K] . b[i] [K, n_i] for the nb
+ * sub-blocks i through the buffers of gb: K in gb->tk steps, the loads of
+ * step s + bufs - 1 issued before the GEMMs of step s (DMA and GEMM
+ * overlap). The sub-blocks share each A tile. A GEMM is one composite on
+ * TCM or scratch operands that adds its product to acc[i] (no DMA). */
+static void gemm_stream(tl_ctx *tl, const struct llm_pe *pe, struct gbufs *gb, tl_tensor *a,
+                        int nb, tl_tensor *const *b, tl_tensor *const *acc)
 {
-        if (shared) {
-                gemm_shared(tl, pe, a, nb, b, acc);
-                return;
-        }
-        int64_t m = tl_dim(a, 0), k = tl_dim(a, 1), tk = pe->plan.tk;
+        int64_t m = tl_dim(a, 0), k = tl_dim(a, 1), tk = gb->tk;
         int64_t steps = (k + tk - 1) / tk;
-        int bufs = pe->plan.abufs;
-        struct corner av[LLM_BUFS], bv[LLM_BUFS][LLM_NB];
-        corners_of(pe, nb, av, bv);
+        int bufs = gb->bufs;
         for (int64_t s = 1 - bufs; s < steps; s++) {
                 int64_t ls = s + bufs - 1;   /* the step whose tiles load now */
                 int cur = (int)((s + bufs) % bufs), nxt = (int)(ls % bufs);
                 if (ls < steps) { /* the loads of step s + bufs - 1 (the first: before any GEMM) */
                         int64_t k1 = ls * tk, kn1 = min64(tk, k - k1);
-                        tl_copy_to(tl, corner(tl, &av[nxt], m, kn1), view2(tl, a, 0, k1, m, kn1));
+                        tl_copy_to(tl, corner(tl, &gb->av[nxt], m, kn1),
+                                   view2(tl, a, 0, k1, m, kn1));
                         for (int j = 0; j < nb; j++) {
                                 int64_t n = tl_dim(b[j], 1);
-                                tl_copy_to(tl, corner(tl, &bv[nxt][j], kn1, n),
+                                tl_copy_to(tl, corner(tl, &gb->bv[nxt][j], kn1, n),
                                            view2(tl, b[j], k1, 0, kn1, n));
                         }
                 }
                 if (s < 0)
                         continue;
-                tl_handle h[LLM_NB];
-                gemm_issue(tl, pe, corner(tl, &av[cur], m, min64(tk, k - s * tk)), nb, bv[cur], b,
-                           acc, s > 0, h);
+                tl_handle h[LLM_SPLIT_SUBS];
+                gemm_issue(tl, pe, corner(tl, &gb->av[cur], m, min64(tk, k - s * tk)), nb,
+                           gb->bv[cur], b, acc, s > 0, h);
                 for (int j = 0; j < nb; j++)
                         tl_wait(tl, h[j]);
         }
+}
+
+/* Decode of a batch on one grid row (grid.split): the ncols PEs of a NoC
+ * row, whose shares are consecutive and alike (sw columns apart), compute
+ * the sub-blocks of all their shares together, each over its ncols-th of
+ * K from A and B tiles it loads itself; then each sends its peers the
+ * partial sums of their sub-blocks and adds theirs into its own (acc).
+ * A PE's DMA moves, per block, m x K / ncols of A and 2 (ncols - 1) x nb
+ * partial sub-blocks, where sharing the A tiles by multicast had it drain
+ * all m x K of them (and a sender load and read out a quarter): the
+ * DMA engines, not HBM, bound decode of a batch (docs/adr/0050). The
+ * buffers live in a scratch scope; false (nothing done) when they would
+ * not fit the scratch ceiling. */
+static bool gemm_split(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int nb,
+                       const struct bsrc *b, tl_tensor *const *acc, int64_t sw)
+{
+        const struct cube_grid *g = &pe->grid;
+        int p = g->ncols, nsub = p * nb;
+        if (nsub > pe->nslots)
+                return false;
+        int64_t m = tl_dim(a, 0), k0, k1;
+        gqa_split(tl_dim(a, 1), p, g->lc, &k0, &k1);
+        /* Scratch: the peers' partial sums, as many received, their sums. */
+        uint64_t need = 0;
+        for (int s = 0; s < nsub; s++)
+                need += 3 * (uint64_t)m * (uint64_t)b[s % nb].n * 4;
+        if (need > (uint64_t)tl_machine_info(tl).scratch_bytes)
+                return false;
+        tl_scratch_scope_begin(tl);
+        struct gbufs gb = { .bufs = pe->plan.bufs, .tk = tl_dim(pe->sbuf[0][0], 0) };
+        tl_tensor *bv[LLM_SPLIT_SUBS], *part[LLM_SPLIT_SUBS];
+        for (int s = 0; s < nsub; s++) {
+                int i = s / nb;
+                struct bsrc bs = b[s % nb];
+                bs.r0 += k0;
+                bs.k = k1 - k0;
+                bs.c0 += (int64_t)(i - g->lc) * sw;
+                bv[s] = bsrc_view(tl, &bs);
+                part[s] = i == g->lc ? acc[s % nb]
+                                     : tl_alloc(tl, TL_SCRATCH, TL_FP32, 2,
+                                                ((int64_t[]){ m, bs.n }));
+        }
+        for (int i = 0; i < gb.bufs; i++) {
+                gb.av[i] = (struct corner){ .buf = pe->abuf[i] };
+                for (int s = 0; s < nsub; s++)
+                        gb.bv[i][s] = (struct corner){ .buf = pe->sbuf[i][s] };
+        }
+        gemm_stream(tl, pe, &gb, view2(tl, a, 0, k0, m, k1 - k0), nsub, bv, part);
+        int row0 = g->rank0 + g->lr * g->ncols;
+        for (int d = 1; d < p; d++) {  /* to the next peers first: spread the senders */
+                int i = (g->lc + d) % p;
+                for (int j = 0; j < nb; j++)
+                        tl_send(tl, row0 + i, part[i * nb + j], TAG_SPLIT + j);
+        }
+        for (int j = 0; j < nb; j++) {
+                tl_tensor *sum = NULL;
+                for (int d = 1; d < p; d++) {
+                        int i = (g->lc + p - d) % p;
+                        tl_tensor *r = tl_recv(tl, row0 + i, TAG_SPLIT + j);
+                        sum = sum ? tl_add(tl, sum, r) : r;
+                }
+                tl_copy_to(tl, acc[j], tl_add(tl, acc[j], sum));
+        }
+        tl_scratch_scope_end(tl);
+        return true;
+}
+
+/* acc[i] [m, n_i] (TCM, fp32, pinned) = a [m, K] . b[i] [K, n_i] for the
+ * nb sub-blocks i, m <= LLM_TM, n_i <= plan.tn, through the PE's buffers
+ * (gemm_stream). sh: the share the block is of, or NULL; shared
+ * (sh->shared), its NoC row splits K (grid.split: gemm_split) or shares A
+ * tiles (gemm_shared). */
+static void gemm_multi(tl_ctx *tl, const struct llm_pe *pe, const struct share *sh, tl_tensor *a,
+                       int nb, const struct bsrc *b, tl_tensor *const *acc)
+{
+        bool shared = sh && sh->shared;
+        if (shared && pe->grid.split && gemm_split(tl, pe, a, nb, b, acc, sh->cols))
+                return;
+        tl_tensor *bv[LLM_NB];
+        for (int j = 0; j < nb; j++)
+                bv[j] = bsrc_view(tl, &b[j]);
+        if (shared) {
+                gemm_shared(tl, pe, a, nb, bv, acc);
+                return;
+        }
+        struct gbufs gb = { .bufs = pe->plan.abufs, .tk = pe->plan.tk };
+        for (int i = 0; i < gb.bufs; i++) {
+                gb.av[i] = (struct corner){ .buf = pe->abuf[i] };
+                for (int j = 0; j < nb; j++)
+                        gb.bv[i][j] = (struct corner){ .buf = pe->bbuf[i][j] };
+        }
+        gemm_stream(tl, pe, &gb, a, nb, bv, acc);
 }
 
 /* The first rows x cols elements of a flat accumulator, as a contiguous
@@ -449,20 +570,21 @@ static int64_t block_cols(const struct llm_pe *pe)
 
 /* The output block a [m, K] . b [K, n], n <= block_cols(pe): its plan.tn
  * wide sub-blocks as acc[0 ..) (the PE's accumulators), computed when run
- * (shared: as gemm_multi says). Returns how many sub-blocks. */
-static int gemm_cols(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, tl_tensor *b, bool run,
-                     bool shared, tl_tensor **acc)
+ * (a block of share sh: as gemm_multi says). Returns how many sub-blocks. */
+static int gemm_cols(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, const struct bsrc *b,
+                     bool run, const struct share *sh, tl_tensor **acc)
 {
-        int64_t m = tl_dim(a, 0), k = tl_dim(b, 0), n = tl_dim(b, 1), tn = pe->plan.tn;
-        tl_tensor *bs[LLM_NB];
+        int64_t m = tl_dim(a, 0), tn = pe->plan.tn;
+        struct bsrc bs[LLM_NB];
         int nb = 0;
-        for (int64_t c = 0; c < n; c += tn, nb++) {
-                int64_t w = min64(tn, n - c);
-                acc[nb] = acc_block(tl, pe->acc[nb], m, w);
-                bs[nb] = view2(tl, b, 0, c, k, w);
+        for (int64_t c = 0; c < b->n; c += tn, nb++) {
+                bs[nb] = *b;
+                bs[nb].c0 += c;
+                bs[nb].n = min64(tn, b->n - c);
+                acc[nb] = acc_block(tl, pe->acc[nb], m, bs[nb].n);
         }
         if (run)
-                gemm_multi(tl, pe, shared, a, nb, bs, acc);
+                gemm_multi(tl, pe, sh, a, nb, bs, acc);
         return nb;
 }
 
@@ -475,8 +597,8 @@ static void gemm_store(tl_ctx *tl, const struct llm_pe *pe, const struct share *
         FOR_BLOCKS(sh->rows, c1 - c0, block_cols(pe), i0, nr, j0, nc) {
                 int64_t r = sh->r0 + i0;
                 tl_tensor *acc[LLM_NB];
-                int nb = gemm_cols(tl, pe, view2(tl, src, r, 0, nr, k),
-                                   view2(tl, w, 0, w0 + c0 + j0, k, nc), true, sh->shared, acc);
+                struct bsrc b = { w, 0, w0 + c0 + j0, k, nc };
+                int nb = gemm_cols(tl, pe, view2(tl, src, r, 0, nr, k), &b, true, sh, acc);
                 for (int j = 0; j < nb; j++)
                         tl_store(tl, view2(tl, dst, r, w0 + c0 + j0 + j * tn, nr,
                                            tl_dim(acc[j], 1)), acc[j]);
@@ -509,17 +631,17 @@ static bool gemm_pair(tl_ctx *tl, const struct llm_pe *pe, const struct share *s
         it->r0 = sh->r0 + it->i0;
         it->c = w0 + sh->c0 + it->j0;
         it->j0 += tn;
-        tl_tensor *b[2];
+        struct bsrc b[2];
         for (int i = 0; i < 2; i++) {
                 it->acc[i] = acc_block(tl, pe->acc[i], it->nr, it->nc);
-                b[i] = view2(tl, w[i], 0, it->c, k, it->nc);
+                b[i] = (struct bsrc){ w[i], 0, it->c, k, it->nc };
         }
         tl_tensor *as = view2(tl, src, it->r0, 0, it->nr, k);
-        if (run && pe->plan.nb >= 2) {
-                gemm_multi(tl, pe, sh->shared, as, 2, b, it->acc);
+        if (run && (pe->plan.nb >= 2 || (sh->shared && pe->grid.split))) {
+                gemm_multi(tl, pe, sh, as, 2, b, it->acc);
         } else if (run) {
-                gemm_multi(tl, pe, sh->shared, as, 1, &b[0], &it->acc[0]);
-                gemm_multi(tl, pe, sh->shared, as, 1, &b[1], &it->acc[1]);
+                gemm_multi(tl, pe, sh, as, 1, &b[0], &it->acc[0]);
+                gemm_multi(tl, pe, sh, as, 1, &b[1], &it->acc[1]);
         }
         return true;
 }
@@ -573,9 +695,9 @@ static void row_parallel(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe
         FOR_BLOCKS(pe->out.rows, pe->out.cols, block_cols(pe), i0, nr, j0, nc) {
                 int64_t r0 = pe->out.r0 + i0;
                 tl_tensor *acc[LLM_NB];
-                int nb = gemm_cols(tl, pe, view2(tl, src, r0, k0, nr, k),
-                                   view2(tl, w, k0, pe->out.c0 + j0, k, nc),
-                                   runs(a, LLM_PART_GEMM), pe->out.shared, acc);
+                struct bsrc b = { w, k0, pe->out.c0 + j0, k, nc };
+                int nb = gemm_cols(tl, pe, view2(tl, src, r0, k0, nr, k), &b,
+                                   runs(a, LLM_PART_GEMM), &pe->out, acc);
                 for (int j = 0; j < nb; j++) {
                         int64_t c = pe->out.c0 + j0 + j * pe->plan.tn, ncj = tl_dim(acc[j], 1);
                         /* The all-reduce stores into TCM: a scratch accumulator
@@ -1095,8 +1217,8 @@ static void llm_lm_head(tl_ctx *tl, const void *argp)
         gqa_split(a->vocab, n, tl_rank(tl, -1, -1, -1), &lo, &hi);
         FOR_BLOCKS(a->batch, hi - lo, pe.plan.tn, r0, nr, j0, nc) {
                 tl_tensor *acc = acc_block(tl, pe.acc[0], nr, nc);
-                tl_tensor *b = view2(tl, a->w, 0, lo + j0, a->hidden, nc);
-                gemm_multi(tl, &pe, false, view2(tl, a->x, r0, 0, nr, a->hidden), 1, &b, &acc);
+                struct bsrc b = { a->w, 0, lo + j0, a->hidden, nc };
+                gemm_multi(tl, &pe, NULL, view2(tl, a->x, r0, 0, nr, a->hidden), 1, &b, &acc);
                 tl_store(tl, view2(tl, a->logits, r0, lo + j0, nr, nc), acc);
         }
 }

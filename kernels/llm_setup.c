@@ -133,7 +133,9 @@ static uint64_t rope_bytes(int64_t r, int64_t d, bool one_pos)
 }
 
 /* Persistent TCM (tl_alloc TL_TCM): the RoPE ramp and frequencies, the
- * GEMM operand buffers and (decode) accumulators, the attention buffers. */
+ * GEMM operand buffers and (decode) accumulators, the B tiles of a split
+ * GEMM (decode of a batch: at most LLM_SPLIT_STEP_BYTES a step, whatever
+ * the NoC's columns), the attention buffers. */
 static uint64_t persistent_bytes(const struct llm_args *a)
 {
         int64_t d = a->d, half = d / 2, rows = llm_attn_rows(a->sq, a->group);
@@ -143,7 +145,9 @@ static uint64_t persistent_bytes(const struct llm_args *a)
         uint64_t n = f32(LLM_RAMP_ROWS(a->sq)) + 2 * f32(half) +
                      (uint64_t)p.abufs * tile_a + (uint64_t)p.bufs * p.nb * tile_b +
                      (p.acc_scratch ? 0 : 2 * f32(LLM_TM * p.tn)) +
-                     (p.acc_scratch && a->tp > 1 ? f32(LLM_STAGE_ROWS * p.tn) : 0);
+                     (p.acc_scratch && a->tp > 1 ? f32(LLM_STAGE_ROWS * p.tn) : 0) +
+                     (llm_split_slots(a->sq, a->batch, 2) > 0
+                              ? (uint64_t)p.bufs * LLM_SPLIT_STEP_BYTES : 0);
         if (a->part == LLM_PART_ALL || a->part == LLM_PART_ATTENTION)
                 n += 2 * f32(rows * d) +
                      (a->sq == 1 ? 4 : 6) * tl_dtype_bytes(a->dt, LLM_KV_TILE * d, d) +
