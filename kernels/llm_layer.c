@@ -347,12 +347,16 @@ static tl_tensor *bsrc_view(tl_ctx *tl, const struct bsrc *b)
 }
 
 /* The operand buffers of a streamed GEMM: an A tile and nb B tiles per
- * K step of tk, for bufs steps (loads bufs - 1 steps ahead). */
+ * K step of tk, for bufs steps (loads bufs - 1 steps ahead); or all of A
+ * held in TCM across the GEMMs of one A (the LM head). */
 struct gbufs {
         int bufs;                    /* steps whose buffers exist */
         int64_t tk;                  /* K step */
-        struct corner av[LLM_BUFS];  /* A tiles */
+        struct corner av[LLM_BUFS];  /* A tiles (unless ares) */
         struct corner bv[LLM_BUFS][LLM_SPLIT_SUBS]; /* B tiles */
+        tl_tensor *ares;             /* TCM [m, K]: A held whole, its K steps' tiles views
+                                      * of it, or NULL */
+        bool ares_loaded;            /* ares holds A (else each step loads its tile there) */
 };
 
 /* The NoC column of the PE of this PE's NoC row that loads the A tile of
@@ -435,8 +439,12 @@ static void gemm_stream(tl_ctx *tl, const struct llm_pe *pe, struct gbufs *gb, t
                 int cur = (int)((s + bufs) % bufs), nxt = (int)(ls % bufs);
                 if (ls < steps) { /* the loads of step s + bufs - 1 (the first: before any GEMM) */
                         int64_t k1 = ls * tk, kn1 = min64(tk, k - k1);
-                        tl_copy_to(tl, corner(tl, &gb->av[nxt], m, kn1),
-                                   view2(tl, a, 0, k1, m, kn1));
+                        if (!gb->ares)
+                                tl_copy_to(tl, corner(tl, &gb->av[nxt], m, kn1),
+                                           view2(tl, a, 0, k1, m, kn1));
+                        else if (!gb->ares_loaded)
+                                tl_copy_to(tl, view2(tl, gb->ares, 0, k1, m, kn1),
+                                           view2(tl, a, 0, k1, m, kn1));
                         for (int j = 0; j < nb; j++) {
                                 int64_t n = tl_dim(b[j], 1);
                                 tl_copy_to(tl, corner(tl, &gb->bv[nxt][j], kn1, n),
@@ -446,8 +454,10 @@ static void gemm_stream(tl_ctx *tl, const struct llm_pe *pe, struct gbufs *gb, t
                 if (s < 0)
                         continue;
                 tl_handle h[LLM_SPLIT_SUBS];
-                gemm_issue(tl, pe, corner(tl, &gb->av[cur], m, min64(tk, k - s * tk)), nb,
-                           gb->bv[cur], b, acc, s > 0, h);
+                int64_t kn = min64(tk, k - s * tk);
+                tl_tensor *ta = gb->ares ? view2(tl, gb->ares, 0, s * tk, m, kn)
+                                         : corner(tl, &gb->av[cur], m, kn);
+                gemm_issue(tl, pe, ta, nb, gb->bv[cur], b, acc, s > 0, h);
                 for (int j = 0; j < nb; j++)
                         tl_wait(tl, h[j]);
         }
@@ -1206,19 +1216,37 @@ TL_KERNEL(llm_layer, llm,
 /* ---- the LM head ---------------------------------------------------------------------- */
 
 /* logits = x . w_lm, the vocabulary's columns split evenly over every PE
- * of the machine (vocab-parallel; the logits stay where they were made). */
+ * of the machine (vocab-parallel; the logits stay where they were made).
+ * A PE's columns take many output blocks of the same rows of x: those
+ * rows stay in TCM (loaded by the first block's K steps) when they take
+ * at most a quarter of the persistent TCM, rather than be loaded again
+ * for every block, which made a batch of 32 read 1.32 GB for 1.05 GB of
+ * weights (docs/adr/0050). */
 static void llm_lm_head(tl_ctx *tl, const void *argp)
 {
         const struct llm_head_args *a = argp;
         int n = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
         struct llm_pe pe;
         gemm_bufs(tl, 1, a->batch, a->dt, a->wdt, &pe);
-        int64_t lo, hi;
+        int64_t lo, hi, rows = llm_a_rows(a->batch);
         gqa_split(a->vocab, n, tl_rank(tl, -1, -1, -1), &lo, &hi);
+        struct gbufs gb = { .bufs = pe.plan.abufs, .tk = pe.plan.tk };
+        for (int i = 0; i < gb.bufs; i++) {
+                gb.av[i] = (struct corner){ .buf = pe.abuf[i] };
+                gb.bv[i][0] = (struct corner){ .buf = pe.bbuf[i][0] };
+        }
+        if (tl_dtype_bytes(a->dt, rows * a->hidden, a->hidden) <=
+            (uint64_t)tl_machine_info(tl).tcm_alloc_bytes / 4)
+                gb.ares = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ rows, a->hidden }));
         FOR_BLOCKS(a->batch, hi - lo, pe.plan.tn, r0, nr, j0, nc) {
                 tl_tensor *acc = acc_block(tl, pe.acc[0], nr, nc);
-                struct bsrc b = { a->w, 0, lo + j0, a->hidden, nc };
-                gemm_multi(tl, &pe, NULL, view2(tl, a->x, r0, 0, nr, a->hidden), 1, &b, &acc);
+                tl_tensor *b = view2(tl, a->w, 0, lo + j0, a->hidden, nc);
+                tl_tensor *ares = gb.ares;
+                if (ares)
+                        gb.ares = view2(tl, ares, 0, 0, nr, a->hidden);
+                gb.ares_loaded = ares && j0 > 0;
+                gemm_stream(tl, &pe, &gb, view2(tl, a->x, r0, 0, nr, a->hidden), 1, &b, &acc);
+                gb.ares = ares;
                 tl_store(tl, view2(tl, a->logits, r0, lo + j0, nr, nc), acc);
         }
 }
