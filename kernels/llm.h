@@ -29,7 +29,7 @@
 #define LLM_PTK 64                   /* prefill: K step of a GEMM */
 #define LLM_NB 2                     /* prefill: sub-blocks sharing each A tile */
 #define LLM_BUFS 4                   /* most GEMM operand buffers (loads in flight + 1) */
-#define LLM_DECODE_BUFS 3            /* decode: operand buffers (loads two steps ahead) */
+#define LLM_DECODE_BUFS 4            /* decode: operand buffers (loads three steps ahead) */
 #define LLM_PREFILL_BUFS 4           /* prefill: B buffers (loads three steps ahead; one
                                       * fewer A buffers; docs/adr/0042) */
 #define LLM_ROW_MCAST_ROWS 16        /* one grid row: fewest token rows whose A tiles a NoC row shares */
@@ -41,8 +41,10 @@
 
 /* How a PE blocks its GEMMs. Decode (Sq = 1) is weight-bandwidth bound:
  * one LLM_TM x LLM_TN output per A tile, K steps of LLM_TK, the loads of
- * two steps in flight (LLM_DECODE_BUFS buffers: one left the HBM and
- * NoC latency of every step unhidden, docs/adr/0036). Prefill is
+ * three steps in flight (LLM_DECODE_BUFS buffers: one left the HBM and
+ * NoC latency of every step unhidden, docs/adr/0036; two, 2% slower at
+ * batch 32, docs/adr/0050), its accumulators as many rows as the batch
+ * (at most LLM_TM). Prefill is
  * compute bound if each operand byte feeds enough MACs: LLM_NB output
  * sub-blocks of LLM_TM x LLM_PTN (LLM_TN for 4-byte types, to fit TCM)
  * share each A tile, in K steps of LLM_PTK, so a K step moves

@@ -147,9 +147,9 @@ static void gemm_bufs(tl_ctx *tl, int64_t sq, int64_t t, tl_dtype dt, tl_dtype w
                                                        ((int64_t[]){ rows, p.tk }));
                         pe->bbuf[i][j] = tl_alloc(tl, TL_TCM, wdt, 2, ((int64_t[]){ p.tk, p.tn }));
                 }
-                if (i < 2 && !p.acc_scratch)
+                if (i < 2 && !p.acc_scratch)  /* decode: the block's rows, at most t */
                         pe->acc[i] = tl_alloc(tl, TL_TCM, TL_FP32, 1,
-                                              ((int64_t[]){ LLM_TM * p.tn }));
+                                              ((int64_t[]){ rows * p.tn }));
         }
 }
 
@@ -920,20 +920,28 @@ static void merge_tile(tl_ctx *tl, const struct llm_args *a, struct attn_buf *ab
 }
 
 /* Load the item's queries and merge every key tile into its state, the
- * next tiles' keys and values loading meanwhile (decode). */
+ * next tiles' keys and values loading meanwhile, and during its last tile
+ * the first tiles of the PE's next item `next` (or NULL) (decode). *cur:
+ * the buffer of the item's first tiles, loaded already when preloaded;
+ * on return, the buffer of next's. */
 static void attend(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
-                   struct attn_buf *ab, const struct attn_item *it)
+                   struct attn_buf *ab, const struct attn_item *it, int *cur_io, bool preloaded,
+                   const struct attn_item *next)
 {
         int64_t d = a->d;
         struct chains ch = chains_of(it);
-        queries(tl, a, pe, ab, it, it->nh * it->n);
-        int cur = 0;
+        int cur = *cur_io;
         int64_t j = it->k0, e = tile_end(a, j, it->k1);
-        kv_tiles(tl, a, ab, it, 0, j, e);
+        if (!preloaded)              /* the keys first: they need no query */
+                kv_tiles(tl, a, ab, it, cur, j, e);
+        queries(tl, a, pe, ab, it, it->nh * it->n);
         while (j < it->k1) {
                 int64_t jn = e, en = jn < it->k1 ? tile_end(a, jn, it->k1) : jn;
                 if (jn < it->k1)     /* prefetch the next tiles while these compute */
                         kv_tiles(tl, a, ab, it, 1 - cur, jn, en);
+                else if (next)       /* or the next item's first */
+                        kv_tiles(tl, a, ab, next, 1 - cur, next->k0,
+                                 tile_end(a, next->k0, next->k1));
                 tl_scratch_scope_begin(tl);
                 tl_tensor *kt = view2(tl, ab->kbuf[cur], 0, 0, e - j, d), *s[2];
                 for (int c = 0; c < ch.n; c++)
@@ -944,6 +952,7 @@ static void attend(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe
                 e = en;
                 cur = 1 - cur;
         }
+        *cur_io = cur;
 }
 
 /* The scores of chain c for the key tile of kbuf (cols keys) into the
@@ -1035,8 +1044,22 @@ static void write_attn(tl_ctx *tl, const struct llm_args *a, struct attn_buf *ab
         }
 }
 
+/* Decode: item w of the block's units (batch, KV head), each split over
+ * `splits` PEs by keys (of keys_n). */
+static struct attn_item decode_item(const struct llm_args *a, const struct llm_pe *pe, int64_t w,
+                                    int64_t splits, int64_t keys_n)
+{
+        int64_t hl = a->hkv / a->tp, u = w / splits;
+        struct attn_item it = { .b = u / hl, .h = pe->rank * hl + u % hl, .nh = 1,
+                                .n = a->group };
+        gqa_split(keys_n, splits, w % splits, &it.k0, &it.k1);
+        return it;
+}
+
 /* Decode: (batch, KV head) units of the block, each split over `splits`
- * PEs by keys; the first PE of a unit merges the others' states. */
+ * PEs by keys; the first PE of a unit merges the others' states. A PE's
+ * items follow one another without a gap: each one's last tile computes
+ * while the next one's first loads (attend). */
 static void attention_decode(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
                              struct attn_buf *ab)
 {
@@ -1044,12 +1067,14 @@ static void attention_decode(tl_ctx *tl, const struct llm_args *a, const struct 
         int64_t tiles = (keys_n + LLM_KV_TILE - 1) / LLM_KV_TILE;
         int64_t splits = max64(1, min64(pe->block.n / units, tiles));
         int64_t g = a->group, d = a->d;
+        int cur = 0;
         for (int64_t w = pe->block.me; w < units * splits; w += pe->block.n) {
                 int64_t u = w / splits, part = w % splits;
-                struct attn_item it = { .b = u / hl, .h = pe->rank * hl + u % hl, .nh = 1,
-                                        .n = g };
-                gqa_split(keys_n, splits, part, &it.k0, &it.k1);
-                attend(tl, a, pe, ab, &it);
+                struct attn_item it = decode_item(a, pe, w, splits, keys_n), nx;
+                bool more = w + pe->block.n < units * splits;
+                if (more)
+                        nx = decode_item(a, pe, w + pe->block.n, splits, keys_n);
+                attend(tl, a, pe, ab, &it, &cur, w != pe->block.me, more ? &nx : NULL);
                 int root = coll_rank(&pe->block, (int)(u * splits));
                 tl_scratch_scope_begin(tl);
                 if (part > 0) {

@@ -144,7 +144,7 @@ static uint64_t persistent_bytes(const struct llm_args *a)
         uint64_t tile_b = tl_dtype_bytes(a->wdt, p.tk * p.tn, p.tn);
         uint64_t n = f32(LLM_RAMP_ROWS(a->sq)) + 2 * f32(half) +
                      (uint64_t)p.abufs * tile_a + (uint64_t)p.bufs * p.nb * tile_b +
-                     (p.acc_scratch ? 0 : 2 * f32(LLM_TM * p.tn)) +
+                     (p.acc_scratch ? 0 : 2 * f32(llm_a_rows(a->batch * a->sq) * p.tn)) +
                      (p.acc_scratch && a->tp > 1 ? f32(LLM_STAGE_ROWS * p.tn) : 0) +
                      (llm_split_slots(a->sq, a->batch, 2) > 0
                               ? (uint64_t)p.bufs * LLM_SPLIT_STEP_BYTES : 0);
