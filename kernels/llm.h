@@ -37,6 +37,8 @@
 #define LLM_SPLIT_SUBS 16            /* decode, K split over a NoC row: most sub-blocks a PE
                                       * computes (the row's PEs x the GEMM's sub-blocks) */
 #define LLM_SPLIT_STEP_BYTES 131072  /* decode, K split: most B bytes of one K step */
+#define LLM_SPLIT_ROWS 64            /* decode, K split: most token rows (TCM: larger batches
+                                      * share A tiles by multicast) */
 #define LLM_NORM_ELEMS 32768         /* elements of one RMSNorm block in scratch */
 
 /* How a PE blocks its GEMMs. Decode (Sq = 1) is weight-bandwidth bound:
@@ -76,10 +78,14 @@ static inline struct llm_gemm_plan llm_gemm_plan_of(int64_t sq, tl_dtype dt, tl_
 /* Decode of a batch whose GEMMs split K over the PEs of a NoC row of
  * ncols (docs/adr/0050): the B tiles a PE loads per K step, 2 x ncols
  * (two sub-blocks of ncols shares, at most LLM_SPLIT_SUBS); 0 for none:
- * prefill, fewer than LLM_ROW_MCAST_ROWS token rows, one NoC column. */
-static inline int llm_split_slots(int64_t sq, int64_t batch, int ncols)
+ * prefill, fewer than LLM_ROW_MCAST_ROWS token rows or more than
+ * LLM_SPLIT_ROWS, one NoC column, 4-byte activations or weights (their
+ * buffers would not fit TCM beside attention's). */
+static inline int llm_split_slots(int64_t sq, int64_t batch, int ncols, tl_dtype dt,
+                                  tl_dtype wdt)
 {
-        if (sq != 1 || batch < LLM_ROW_MCAST_ROWS || ncols < 2 || 2 * ncols > LLM_SPLIT_SUBS)
+        if (sq != 1 || batch < LLM_ROW_MCAST_ROWS || batch > LLM_SPLIT_ROWS || ncols < 2 ||
+            2 * ncols > LLM_SPLIT_SUBS || tl_dtype_size(dt) > 2 || tl_dtype_size(wdt) > 2)
                 return 0;
         return 2 * ncols;
 }

@@ -252,7 +252,7 @@ static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
         pe->grid = grid_of(tl, &pe->block, a->batch * a->sq);
         pe->out = share_of(&pe->grid, a->batch * a->sq, a->hidden);
         gemm_bufs(tl, a->sq, a->batch * a->sq, a->dt, a->wdt, pe);
-        pe->nslots = llm_split_slots(a->sq, a->batch, pe->grid.ncols);
+        pe->nslots = llm_split_slots(a->sq, a->batch, pe->grid.ncols, a->dt, a->wdt);
         pe->grid.split = pe->grid.arow && pe->nslots > 0 && llm_split_tk(a->wdt, pe->nslots) > 0;
         for (int i = 0; pe->grid.split && i < pe->plan.bufs; i++)
                 for (int j = 0; j < pe->nslots; j++)
@@ -267,24 +267,29 @@ static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
 
 /* ---- norms ---------------------------------------------------------------------- */
 
-/* dst = RMSNorm(src, w) for this PE's share of the rows of [T, H]. */
+/* dst = RMSNorm(src, w) for this PE's share of the rows of [T, H]. The
+ * weights load first, once: loaded after a block's rows, their load
+ * waited behind the rows' sum of squares (docs/adr/0050). */
 static void rmsnorm_rows(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
                          tl_tensor *src, tl_tensor *w, tl_tensor *dst)
 {
         int64_t t = a->batch * a->sq, hd = a->hidden, lo, hi;
         gqa_split(t, pe->block.n, pe->block.me, &lo, &hi);
+        if (lo >= hi)
+                return;
         int64_t blk = max64(1, LLM_NORM_ELEMS / hd);
-        tl_tensor *w2 = tl_reshape(tl, w, 2, ((int64_t[]){ 1, hd }));
+        tl_scratch_scope_begin(tl);
+        tl_tensor *wl = tl_load(tl, tl_reshape(tl, w, 2, ((int64_t[]){ 1, hd })));
         for (int64_t r0 = lo; r0 < hi; r0 += blk) {
                 int64_t n = min64(blk, hi - r0);
                 tl_scratch_scope_begin(tl);
                 tl_tensor *x = tl_load(tl, view2(tl, src, r0, 0, n, hd));
                 tl_tensor *ms = tl_mean(tl, tl_mul(tl, x, x), -1);
                 tl_tensor *inv = tl_rsqrt(tl, tl_add_scalar(tl, ms, LLM_EPS));
-                tl_store(tl, view2(tl, dst, r0, 0, n, hd),
-                         tl_mul(tl, tl_mul(tl, x, inv), tl_load(tl, w2)));
+                tl_store(tl, view2(tl, dst, r0, 0, n, hd), tl_mul(tl, tl_mul(tl, x, inv), wl));
                 tl_scratch_scope_end(tl);
         }
+        tl_scratch_scope_end(tl);
 }
 
 /* ---- GEMMs ------------------------------------------------------------------------ */
@@ -797,7 +802,7 @@ static void new_kv(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe
 /* A PE's attention buffers in TCM (rows: llm_attn_rows). */
 struct attn_buf {
         tl_tensor *qs;               /* [rows, D] fp32: rotated, scaled queries */
-        tl_tensor *kbuf[3];          /* [LLM_KV_TILE, D]: K tiles, double-buffered (prefill: 3) */
+        tl_tensor *kbuf[3];          /* [LLM_KV_TILE, D]: K tiles, two loading while one computes */
         tl_tensor *vbuf[3];          /* [LLM_KV_TILE, D]: V tiles, likewise */
         tl_tensor *s[2][2];          /* prefill: scratch [rows / 2 * LLM_KV_TILE] fp32: scores,
                                       * two buffers for each of two chains */
@@ -919,42 +924,6 @@ static void merge_tile(tl_ctx *tl, const struct llm_args *a, struct attn_buf *ab
                 tl_wait(tl, h[c]);
 }
 
-/* Load the item's queries and merge every key tile into its state, the
- * next tiles' keys and values loading meanwhile, and during its last tile
- * the first tiles of the PE's next item `next` (or NULL) (decode). *cur:
- * the buffer of the item's first tiles, loaded already when preloaded;
- * on return, the buffer of next's. */
-static void attend(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
-                   struct attn_buf *ab, const struct attn_item *it, int *cur_io, bool preloaded,
-                   const struct attn_item *next)
-{
-        int64_t d = a->d;
-        struct chains ch = chains_of(it);
-        int cur = *cur_io;
-        int64_t j = it->k0, e = tile_end(a, j, it->k1);
-        if (!preloaded)              /* the keys first: they need no query */
-                kv_tiles(tl, a, ab, it, cur, j, e);
-        queries(tl, a, pe, ab, it, it->nh * it->n);
-        while (j < it->k1) {
-                int64_t jn = e, en = jn < it->k1 ? tile_end(a, jn, it->k1) : jn;
-                if (jn < it->k1)     /* prefetch the next tiles while these compute */
-                        kv_tiles(tl, a, ab, it, 1 - cur, jn, en);
-                else if (next)       /* or the next item's first */
-                        kv_tiles(tl, a, ab, next, 1 - cur, next->k0,
-                                 tile_end(a, next->k0, next->k1));
-                tl_scratch_scope_begin(tl);
-                tl_tensor *kt = view2(tl, ab->kbuf[cur], 0, 0, e - j, d), *s[2];
-                for (int c = 0; c < ch.n; c++)
-                        s[c] = tl_dot(tl, view2(tl, ab->qs, c * ch.rows, 0, ch.rows, d), kt, true);
-                merge_tile(tl, a, ab, it, &ch, s, ab->vbuf[cur], j, e - j);
-                tl_scratch_scope_end(tl);
-                j = jn;
-                e = en;
-                cur = 1 - cur;
-        }
-        *cur_io = cur;
-}
-
 /* The scores of chain c for the key tile of kbuf (cols keys) into the
  * flat scratch buffer sbuf, as a [rows, cols] tensor: one GEMM composite. */
 static tl_tensor *scores(tl_ctx *tl, const struct llm_args *a, struct attn_buf *ab,
@@ -1056,42 +1025,98 @@ static struct attn_item decode_item(const struct llm_args *a, const struct llm_p
         return it;
 }
 
+/* The end of decode item w (of `splits` parts a unit): a part other than
+ * the first sends its state to the first, which merges them and writes
+ * the unit's attention. */
+static void decode_done(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
+                        struct attn_buf *ab, const struct attn_item *it, int64_t w,
+                        int64_t splits)
+{
+        int64_t u = w / splits, part = w % splits, g = a->group, d = a->d;
+        int root = coll_rank(&pe->block, (int)(u * splits));
+        tl_scratch_scope_begin(tl);
+        if (part > 0) {
+                tl_send(tl, root, view2(tl, ab->m, 0, 0, g, 1), TAG_MERGE);
+                tl_send(tl, root, view2(tl, ab->l, 0, 0, g, 1), TAG_MERGE + 1);
+                tl_send(tl, root, view2(tl, ab->o, 0, 0, g, d), TAG_MERGE + 2);
+        } else {
+                for (int64_t k = 1; k < splits; k++) {
+                        int src = coll_rank(&pe->block, (int)(u * splits + k));
+                        tl_tensor *mb = tl_recv(tl, src, TAG_MERGE);
+                        tl_tensor *lb = tl_recv(tl, src, TAG_MERGE + 1);
+                        merge_state(tl, ab, g, d, mb, lb, tl_recv(tl, src, TAG_MERGE + 2));
+                }
+        }
+        tl_scratch_scope_end(tl);
+        if (part == 0)
+                write_attn(tl, a, ab, it);
+}
+
+/* A key tile of a decode PE's items (block.me, + block.n, .. below end):
+ * its item w (end or more: none) and its keys [j, e). */
+struct dtile {
+        int64_t w;                   /* the item */
+        int64_t j, e;                /* its keys */
+};
+
+/* The tile after t: the item's next, else the next item's first. */
+static struct dtile dtile_next(const struct llm_args *a, const struct llm_pe *pe, int64_t splits,
+                               int64_t keys_n, int64_t end, struct dtile t)
+{
+        struct attn_item it = decode_item(a, pe, t.w, splits, keys_n);
+        if (t.e < it.k1)
+                return (struct dtile){ t.w, t.e, tile_end(a, t.e, it.k1) };
+        t.w += pe->block.n;
+        if (t.w >= end)
+                return t;
+        it = decode_item(a, pe, t.w, splits, keys_n);
+        return (struct dtile){ t.w, it.k0, tile_end(a, it.k0, it.k1) };
+}
+
 /* Decode: (batch, KV head) units of the block, each split over `splits`
  * PEs by keys; the first PE of a unit merges the others' states. A PE's
- * items follow one another without a gap: each one's last tile computes
- * while the next one's first loads (attend). */
+ * tiles run as one stream over its items, the keys and values of the
+ * tile two ahead loading while one computes (three buffers), across the
+ * items' ends: the items of a batch at a short context are a tile or two
+ * each, and each one's first tiles waited for the last one's merge. */
 static void attention_decode(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
                              struct attn_buf *ab)
 {
         int64_t hl = a->hkv / a->tp, units = a->batch * hl, keys_n = a->past + 1;
         int64_t tiles = (keys_n + LLM_KV_TILE - 1) / LLM_KV_TILE;
         int64_t splits = max64(1, min64(pe->block.n / units, tiles));
-        int64_t g = a->group, d = a->d;
-        int cur = 0;
-        for (int64_t w = pe->block.me; w < units * splits; w += pe->block.n) {
-                int64_t u = w / splits, part = w % splits;
-                struct attn_item it = decode_item(a, pe, w, splits, keys_n), nx;
-                bool more = w + pe->block.n < units * splits;
-                if (more)
-                        nx = decode_item(a, pe, w + pe->block.n, splits, keys_n);
-                attend(tl, a, pe, ab, &it, &cur, w != pe->block.me, more ? &nx : NULL);
-                int root = coll_rank(&pe->block, (int)(u * splits));
-                tl_scratch_scope_begin(tl);
-                if (part > 0) {
-                        tl_send(tl, root, view2(tl, ab->m, 0, 0, g, 1), TAG_MERGE);
-                        tl_send(tl, root, view2(tl, ab->l, 0, 0, g, 1), TAG_MERGE + 1);
-                        tl_send(tl, root, view2(tl, ab->o, 0, 0, g, d), TAG_MERGE + 2);
-                } else {
-                        for (int64_t k = 1; k < splits; k++) {
-                                int src = coll_rank(&pe->block, (int)(u * splits + k));
-                                tl_tensor *mb = tl_recv(tl, src, TAG_MERGE);
-                                tl_tensor *lb = tl_recv(tl, src, TAG_MERGE + 1);
-                                merge_state(tl, ab, g, d, mb, lb, tl_recv(tl, src, TAG_MERGE + 2));
-                        }
+        int64_t d = a->d, end = units * splits;
+        if (pe->block.me >= end)
+                return;
+        struct attn_item it = decode_item(a, pe, pe->block.me, splits, keys_n);
+        struct dtile q[3];           /* tiles t, t + 1, t + 2 */
+        q[0] = (struct dtile){ pe->block.me, it.k0, tile_end(a, it.k0, it.k1) };
+        q[1] = dtile_next(a, pe, splits, keys_n, end, q[0]);
+        for (int i = 0; i < 2 && q[i].w < end; i++) {
+                struct attn_item ti = decode_item(a, pe, q[i].w, splits, keys_n);
+                kv_tiles(tl, a, ab, &ti, i, q[i].j, q[i].e);
+        }
+        for (int64_t t = 0; q[0].w < end; t++) {
+                q[2] = q[1].w < end ? dtile_next(a, pe, splits, keys_n, end, q[1]) : q[1];
+                if (q[2].w < end) {
+                        struct attn_item ti = decode_item(a, pe, q[2].w, splits, keys_n);
+                        kv_tiles(tl, a, ab, &ti, (int)((t + 2) % 3), q[2].j, q[2].e);
                 }
+                it = decode_item(a, pe, q[0].w, splits, keys_n);
+                struct chains ch = chains_of(&it);
+                if (q[0].j == it.k0)
+                        queries(tl, a, pe, ab, &it, it.n);
+                int cur = (int)(t % 3);
+                tl_scratch_scope_begin(tl);
+                tl_tensor *kt = view2(tl, ab->kbuf[cur], 0, 0, q[0].e - q[0].j, d), *s[2];
+                for (int c = 0; c < ch.n; c++)
+                        s[c] = tl_dot(tl, view2(tl, ab->qs, c * ch.rows, 0, ch.rows, d), kt, true);
+                merge_tile(tl, a, ab, &it, &ch, s, ab->vbuf[cur], q[0].j, q[0].e - q[0].j);
                 tl_scratch_scope_end(tl);
-                if (part == 0)
-                        write_attn(tl, a, ab, &it);
+                if (q[0].e == it.k1)
+                        decode_done(tl, a, pe, ab, &it, q[0].w, splits);
+                q[0] = q[1];
+                q[1] = q[2];
         }
 }
 
@@ -1173,7 +1198,7 @@ static void attention(tl_ctx *tl, const struct llm_args *a, const struct llm_pe 
         int64_t rows = llm_attn_rows(a->sq, a->group), d = a->d;
         struct attn_buf ab;
         ab.qs = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, d }));
-        for (int i = 0; i < (a->sq == 1 ? 2 : 3); i++) {
+        for (int i = 0; i < 3; i++) {
                 ab.kbuf[i] = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ LLM_KV_TILE, d }));
                 ab.vbuf[i] = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ LLM_KV_TILE, d }));
         }

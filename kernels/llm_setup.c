@@ -146,11 +146,11 @@ static uint64_t persistent_bytes(const struct llm_args *a)
                      (uint64_t)p.abufs * tile_a + (uint64_t)p.bufs * p.nb * tile_b +
                      (p.acc_scratch ? 0 : 2 * f32(llm_a_rows(a->batch * a->sq) * p.tn)) +
                      (p.acc_scratch && a->tp > 1 ? f32(LLM_STAGE_ROWS * p.tn) : 0) +
-                     (llm_split_slots(a->sq, a->batch, 2) > 0
+                     (llm_split_slots(a->sq, a->batch, 2, a->dt, a->wdt) > 0
                               ? (uint64_t)p.bufs * LLM_SPLIT_STEP_BYTES : 0);
         if (a->part == LLM_PART_ALL || a->part == LLM_PART_ATTENTION)
                 n += 2 * f32(rows * d) +
-                     (a->sq == 1 ? 4 : 6) * tl_dtype_bytes(a->dt, LLM_KV_TILE * d, d) +
+                     6 * tl_dtype_bytes(a->dt, LLM_KV_TILE * d, d) +
                      2 * f32(rows);
         return n;
 }
