@@ -1269,7 +1269,7 @@ TL_KERNEL(llm_layer, llm,
  * of the machine (vocab-parallel; the logits stay where they were made).
  * A PE's columns take many output blocks of the same rows of x: those
  * rows stay in TCM (loaded by the first block's K steps) when they take
- * at most a quarter of the persistent TCM, rather than be loaded again
+ * at most half the persistent TCM, rather than be loaded again
  * for every block, which made a batch of 32 read 1.32 GB for 1.05 GB of
  * weights (docs/adr/0050). */
 static void llm_lm_head(tl_ctx *tl, const void *argp)
@@ -1286,7 +1286,7 @@ static void llm_lm_head(tl_ctx *tl, const void *argp)
                 gb.bv[i][0] = (struct corner){ .buf = pe.bbuf[i][0] };
         }
         if (tl_dtype_bytes(a->dt, rows * a->hidden, a->hidden) <=
-            (uint64_t)tl_machine_info(tl).tcm_alloc_bytes / 4)
+            (uint64_t)tl_machine_info(tl).tcm_alloc_bytes / 2)
                 gb.ares = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ rows, a->hidden }));
         FOR_BLOCKS(a->batch, hi - lo, pe.plan.tn, r0, nr, j0, nc) {
                 tl_tensor *acc = acc_block(tl, pe.acc[0], nr, nc);
