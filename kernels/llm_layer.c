@@ -42,7 +42,10 @@
  * (docs/adr/0032), and on a cube grid the PEs of a NoC row share their A
  * tiles by multicast (gemm_shared, docs/adr/0036) while each loads its B
  * tiles from its cube's copy of the weights (docs/adr/0042); their
- * accumulators then live in scratch while a GEMM phase runs. */
+ * accumulators then live in scratch while a GEMM phase runs. Decode of a
+ * batch of LLM_ROW_MCAST_ROWS to LLM_SPLIT_ROWS rows on whole cubes
+ * splits each GEMM's K over a NoC row's PEs instead, which then exchange
+ * partial sums (gemm_split, docs/adr/0050). */
 #include "collective.h"
 #include "gqa_common.h"
 #include "llm.h"
@@ -179,7 +182,8 @@ static void acc_close(tl_ctx *tl, struct llm_pe *pe)
  * that each operand is read by fewer PEs. Placed on the cubes when they
  * tile it; a single grid row of LLM_ROW_MCAST_ROWS rows or more on whole
  * cubes (decode of a batch, a short prefill) lets each NoC row's PEs,
- * whose columns differ, share their A tiles (arow, docs/adr/0042). */
+ * whose columns differ, share their A tiles (arow, docs/adr/0042), or
+ * in decode split K (grid.split, docs/adr/0050). */
 static struct cube_grid grid_of(tl_ctx *tl, const struct coll_group *g, int64_t rows)
 {
         struct cube_grid c = { .pr = 1 };
