@@ -193,6 +193,39 @@ struct llm_head_args {
         tl_dtype dt, wdt;            /* activations and logits; weights */
 };
 
+/* Persistent TCM a PE of llm_layer allocates (tl_alloc TL_TCM): the RoPE
+ * ramp and frequencies, the GEMM operand buffers and (decode)
+ * accumulators, with split the B tiles of a split GEMM (at most
+ * LLM_SPLIT_STEP_BYTES a step, whatever the NoC's columns), the attention
+ * buffers. The setup refuses a shape beyond the machine's; keep in step
+ * with llm_layer.c. */
+static inline uint64_t llm_persistent_bytes(const struct llm_args *a, bool split)
+{
+        int64_t d = a->d, half = d / 2, rows = llm_attn_rows(a->sq, a->group);
+        int64_t t = llm_a_rows(a->batch * a->sq);
+        struct llm_gemm_plan p = llm_gemm_plan_of(a->sq, a->dt, a->wdt);
+        uint64_t tile_a = tl_dtype_bytes(a->dt, t * p.tk, p.tk);
+        uint64_t tile_b = tl_dtype_bytes(a->wdt, p.tk * p.tn, p.tn);
+        uint64_t n = 4 * (uint64_t)(LLM_RAMP_ROWS(a->sq) + 2 * half) +
+                     (uint64_t)p.abufs * tile_a + (uint64_t)p.bufs * p.nb * tile_b +
+                     (p.acc_scratch ? 0 : 2 * 4 * (uint64_t)(t * p.tn)) +
+                     (p.acc_scratch && a->tp > 1 ? 4 * (uint64_t)(LLM_STAGE_ROWS * p.tn) : 0) +
+                     (split ? (uint64_t)p.bufs * LLM_SPLIT_STEP_BYTES : 0);
+        if (a->part == LLM_PART_ALL || a->part == LLM_PART_ATTENTION)
+                n += 2 * 4 * (uint64_t)(rows * d) + 6 * tl_dtype_bytes(a->dt, LLM_KV_TILE * d, d) +
+                     2 * 4 * (uint64_t)rows;
+        return n;
+}
+
+/* Whether decode of a's batch may split K (llm_split_slots, for some NoC
+ * of two or more columns) with its buffers in tcm bytes of persistent
+ * TCM: else its NoC rows share A tiles by multicast (docs/adr/0050). */
+static inline bool llm_split_fits(const struct llm_args *a, uint64_t tcm)
+{
+        return llm_split_slots(a->sq, a->batch, 2, a->dt, a->wdt) > 0 &&
+               llm_persistent_bytes(a, true) <= tcm;
+}
+
 /* Host side (llm_setup.c): the parameters, and the setup that reads them
  * and declares the tensors. */
 extern const struct tl_param llm_params[], llm_head_params[];

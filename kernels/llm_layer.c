@@ -257,7 +257,8 @@ static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
         pe->out = share_of(&pe->grid, a->batch * a->sq, a->hidden);
         gemm_bufs(tl, a->sq, a->batch * a->sq, a->dt, a->wdt, pe);
         pe->nslots = llm_split_slots(a->sq, a->batch, pe->grid.ncols, a->dt, a->wdt);
-        pe->grid.split = pe->grid.arow && pe->nslots > 0 && llm_split_tk(a->wdt, pe->nslots) > 0;
+        pe->grid.split = pe->grid.arow && pe->nslots > 0 && llm_split_tk(a->wdt, pe->nslots) > 0 &&
+                         llm_split_fits(a, (uint64_t)tl_machine_info(tl).tcm_alloc_bytes);
         for (int i = 0; pe->grid.split && i < pe->plan.bufs; i++)
                 for (int j = 0; j < pe->nslots; j++)
                         pe->sbuf[i][j] = tl_alloc(tl, TL_TCM, a->wdt, 2,

@@ -67,3 +67,9 @@ check "token b1 at 32K" 0.80 "$(token 1 32768)" "the HBM roofline"
 check "token b32 at 100" 0.72 "$(token 32 100)" "the HBM roofline"
 check "token b32 at 4K" 0.83 "$(token 32 4096)" "the HBM roofline"
 check "token b32 at 32K" 0.95 "$(token 32 32768)" "the HBM roofline"
+# A batch whose split buffers would not fit TCM beside attention's (head
+# dim 256) shares its A tiles by multicast instead, and runs (refused
+# while the setup counted the split's buffers whatever they left).
+"$bin" run llm_layer --set model=llama3-8b --set batch=32 --set past_len=10 --set head_dim=256 \
+        >/dev/null
+echo "decode b32 with head_dim 256: runs"
