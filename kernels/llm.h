@@ -29,17 +29,24 @@
 #define LLM_PTK 64                   /* prefill: K step of a GEMM */
 #define LLM_NB 2                     /* prefill: sub-blocks sharing each A tile */
 #define LLM_BUFS 4                   /* most GEMM operand buffers (loads in flight + 1) */
-#define LLM_DECODE_BUFS 3            /* decode: operand buffers (loads two steps ahead) */
+#define LLM_DECODE_BUFS 4            /* decode: operand buffers (loads three steps ahead) */
 #define LLM_PREFILL_BUFS 4           /* prefill: B buffers (loads three steps ahead; one
                                       * fewer A buffers; docs/adr/0042) */
 #define LLM_ROW_MCAST_ROWS 16        /* one grid row: fewest token rows whose A tiles a NoC row shares */
 #define LLM_STAGE_ROWS 64            /* prefill, tp > 1: accumulator rows all-reduced at once */
+#define LLM_SPLIT_SUBS 16            /* decode, K split over a NoC row: most sub-blocks a PE
+                                      * computes (the row's PEs x the GEMM's sub-blocks) */
+#define LLM_SPLIT_STEP_BYTES 131072  /* decode, K split: most B bytes of one K step */
+#define LLM_SPLIT_ROWS 64            /* decode, K split: most token rows (TCM: larger batches
+                                      * share A tiles by multicast) */
 #define LLM_NORM_ELEMS 32768         /* elements of one RMSNorm block in scratch */
 
 /* How a PE blocks its GEMMs. Decode (Sq = 1) is weight-bandwidth bound:
  * one LLM_TM x LLM_TN output per A tile, K steps of LLM_TK, the loads of
- * two steps in flight (LLM_DECODE_BUFS buffers: one left the HBM and
- * NoC latency of every step unhidden, docs/adr/0036). Prefill is
+ * three steps in flight (LLM_DECODE_BUFS buffers: one left the HBM and
+ * NoC latency of every step unhidden, docs/adr/0036; two, 2% slower at
+ * batch 32, docs/adr/0050), its accumulators as many rows as the batch
+ * (at most LLM_TM). Prefill is
  * compute bound if each operand byte feeds enough MACs: LLM_NB output
  * sub-blocks of LLM_TM x LLM_PTN (LLM_TN for 4-byte types, to fit TCM)
  * share each A tile, in K steps of LLM_PTK, so a K step moves
@@ -66,6 +73,32 @@ static inline struct llm_gemm_plan llm_gemm_plan_of(int64_t sq, tl_dtype dt, tl_
         bool narrow = tl_dtype_size(dt) > 2 || tl_dtype_size(wdt) > 2;
         return (struct llm_gemm_plan){ LLM_PTK, narrow ? LLM_TN : LLM_PTN, LLM_NB, true,
                                        LLM_PREFILL_BUFS, LLM_PREFILL_BUFS, true };
+}
+
+/* Decode of a batch whose GEMMs split K over the PEs of a NoC row of
+ * ncols (docs/adr/0050): the B tiles a PE loads per K step, 2 x ncols
+ * (two sub-blocks of ncols shares, at most LLM_SPLIT_SUBS); 0 for none:
+ * prefill, fewer than LLM_ROW_MCAST_ROWS token rows or more than
+ * LLM_SPLIT_ROWS, one NoC column, 4-byte activations or weights (their
+ * buffers would not fit TCM beside attention's). */
+static inline int llm_split_slots(int64_t sq, int64_t batch, int ncols, tl_dtype dt,
+                                  tl_dtype wdt)
+{
+        if (sq != 1 || batch < LLM_ROW_MCAST_ROWS || batch > LLM_SPLIT_ROWS || ncols < 2 ||
+            2 * ncols > LLM_SPLIT_SUBS || tl_dtype_size(dt) > 2 || tl_dtype_size(wdt) > 2)
+                return 0;
+        return 2 * ncols;
+}
+
+/* The K step of a split GEMM with slots B tiles of LLM_TN columns of wdt
+ * in LLM_SPLIT_STEP_BYTES: a multiple of 32 up to LLM_TK; 0 if none. */
+static inline int64_t llm_split_tk(tl_dtype wdt, int slots)
+{
+        int64_t tk = LLM_TK;
+        while (tk >= 32 && (uint64_t)slots * tl_dtype_bytes(wdt, tk * LLM_TN, LLM_TN) >
+                                   LLM_SPLIT_STEP_BYTES)
+                tk -= 32;
+        return tk >= 32 ? tk : 0;
 }
 
 /* Prefill attention: the query heads of one KV head that an item stacks
@@ -159,6 +192,39 @@ struct llm_head_args {
         int64_t batch, hidden, vocab; /* B, H, V */
         tl_dtype dt, wdt;            /* activations and logits; weights */
 };
+
+/* Persistent TCM a PE of llm_layer allocates (tl_alloc TL_TCM): the RoPE
+ * ramp and frequencies, the GEMM operand buffers and (decode)
+ * accumulators, with split the B tiles of a split GEMM (at most
+ * LLM_SPLIT_STEP_BYTES a step, whatever the NoC's columns), the attention
+ * buffers. The setup refuses a shape beyond the machine's; keep in step
+ * with llm_layer.c. */
+static inline uint64_t llm_persistent_bytes(const struct llm_args *a, bool split)
+{
+        int64_t d = a->d, half = d / 2, rows = llm_attn_rows(a->sq, a->group);
+        int64_t t = llm_a_rows(a->batch * a->sq);
+        struct llm_gemm_plan p = llm_gemm_plan_of(a->sq, a->dt, a->wdt);
+        uint64_t tile_a = tl_dtype_bytes(a->dt, t * p.tk, p.tk);
+        uint64_t tile_b = tl_dtype_bytes(a->wdt, p.tk * p.tn, p.tn);
+        uint64_t n = 4 * (uint64_t)(LLM_RAMP_ROWS(a->sq) + 2 * half) +
+                     (uint64_t)p.abufs * tile_a + (uint64_t)p.bufs * p.nb * tile_b +
+                     (p.acc_scratch ? 0 : 2 * 4 * (uint64_t)(t * p.tn)) +
+                     (p.acc_scratch && a->tp > 1 ? 4 * (uint64_t)(LLM_STAGE_ROWS * p.tn) : 0) +
+                     (split ? (uint64_t)p.bufs * LLM_SPLIT_STEP_BYTES : 0);
+        if (a->part == LLM_PART_ALL || a->part == LLM_PART_ATTENTION)
+                n += 2 * 4 * (uint64_t)(rows * d) + 6 * tl_dtype_bytes(a->dt, LLM_KV_TILE * d, d) +
+                     2 * 4 * (uint64_t)rows;
+        return n;
+}
+
+/* Whether decode of a's batch may split K (llm_split_slots, for some NoC
+ * of two or more columns) with its buffers in tcm bytes of persistent
+ * TCM: else its NoC rows share A tiles by multicast (docs/adr/0050). */
+static inline bool llm_split_fits(const struct llm_args *a, uint64_t tcm)
+{
+        return llm_split_slots(a->sq, a->batch, 2, a->dt, a->wdt) > 0 &&
+               llm_persistent_bytes(a, true) <= tcm;
+}
 
 /* Host side (llm_setup.c): the parameters, and the setup that reads them
  * and declares the tensors. */

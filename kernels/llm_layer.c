@@ -42,13 +42,17 @@
  * (docs/adr/0032), and on a cube grid the PEs of a NoC row share their A
  * tiles by multicast (gemm_shared, docs/adr/0036) while each loads its B
  * tiles from its cube's copy of the weights (docs/adr/0042); their
- * accumulators then live in scratch while a GEMM phase runs. */
+ * accumulators then live in scratch while a GEMM phase runs. Decode of a
+ * batch of LLM_ROW_MCAST_ROWS to LLM_SPLIT_ROWS rows on whole cubes
+ * splits each GEMM's K over a NoC row's PEs instead, which then exchange
+ * partial sums (gemm_split, docs/adr/0050). */
 #include "collective.h"
 #include "gqa_common.h"
 #include "llm.h"
 
 /* Tags of the layer's messages (collective.h: each base owns COLL_TAGS). */
-enum { TAG_BARRIER = 100, TAG_ALLREDUCE = 200, TAG_MERGE = 300, TAG_GEMM = 400 };
+enum { TAG_BARRIER = 100, TAG_ALLREDUCE = 200, TAG_MERGE = 300, TAG_GEMM = 400,
+       TAG_SPLIT = 500 };
 
 /* A PE's share of a [rows, cols] output. */
 struct share {
@@ -69,6 +73,8 @@ struct cube_grid {
         bool on;                     /* the cubes tile it (else PE i: row i / pc, column i % pc) */
         bool arow;                   /* one grid row (pr 1) of LLM_ROW_MCAST_ROWS token rows or
                                       * more on whole cubes: a NoC row's PEs share A tiles */
+        bool split;                  /* arow in decode: a NoC row's PEs split K instead
+                                      * (gemm_split, docs/adr/0050) */
         int row, col;                /* this PE's place in the grid */
         int nrows, ncols;            /* the NoC's rows and columns (on) */
         int lr, lc;                  /* this PE's NoC row and column (on) */
@@ -91,6 +97,9 @@ struct llm_pe {
         struct share out;            /* its share of [T, H] in phases 5 and 8 */
         tl_tensor *stage;            /* TCM [LLM_STAGE_ROWS * plan.tn] fp32: rows of a scratch
                                       * accumulator all-reduced (tp > 1), or NULL */
+        int nslots;                  /* grid.split: B tiles of a K step (sbuf) */
+        tl_tensor *sbuf[LLM_BUFS][LLM_SPLIT_SUBS]; /* grid.split: TCM [llm_split_tk, LLM_TN]
+                                      * weight dtype: the B tiles of a split GEMM's K steps */
 };
 
 static tl_tensor *view2(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc)
@@ -141,9 +150,9 @@ static void gemm_bufs(tl_ctx *tl, int64_t sq, int64_t t, tl_dtype dt, tl_dtype w
                                                        ((int64_t[]){ rows, p.tk }));
                         pe->bbuf[i][j] = tl_alloc(tl, TL_TCM, wdt, 2, ((int64_t[]){ p.tk, p.tn }));
                 }
-                if (i < 2 && !p.acc_scratch)
+                if (i < 2 && !p.acc_scratch)  /* decode: the block's rows, at most t */
                         pe->acc[i] = tl_alloc(tl, TL_TCM, TL_FP32, 1,
-                                              ((int64_t[]){ LLM_TM * p.tn }));
+                                              ((int64_t[]){ rows * p.tn }));
         }
 }
 
@@ -173,7 +182,8 @@ static void acc_close(tl_ctx *tl, struct llm_pe *pe)
  * that each operand is read by fewer PEs. Placed on the cubes when they
  * tile it; a single grid row of LLM_ROW_MCAST_ROWS rows or more on whole
  * cubes (decode of a batch, a short prefill) lets each NoC row's PEs,
- * whose columns differ, share their A tiles (arow, docs/adr/0042). */
+ * whose columns differ, share their A tiles (arow, docs/adr/0042), or
+ * in decode split K (grid.split, docs/adr/0050). */
 static struct cube_grid grid_of(tl_ctx *tl, const struct coll_group *g, int64_t rows)
 {
         struct cube_grid c = { .pr = 1 };
@@ -246,6 +256,14 @@ static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
         pe->grid = grid_of(tl, &pe->block, a->batch * a->sq);
         pe->out = share_of(&pe->grid, a->batch * a->sq, a->hidden);
         gemm_bufs(tl, a->sq, a->batch * a->sq, a->dt, a->wdt, pe);
+        pe->nslots = llm_split_slots(a->sq, a->batch, pe->grid.ncols, a->dt, a->wdt);
+        pe->grid.split = pe->grid.arow && pe->nslots > 0 && llm_split_tk(a->wdt, pe->nslots) > 0 &&
+                         llm_split_fits(a, (uint64_t)tl_machine_info(tl).tcm_alloc_bytes);
+        for (int i = 0; pe->grid.split && i < pe->plan.bufs; i++)
+                for (int j = 0; j < pe->nslots; j++)
+                        pe->sbuf[i][j] = tl_alloc(tl, TL_TCM, a->wdt, 2,
+                                                  ((int64_t[]){ llm_split_tk(a->wdt, pe->nslots),
+                                                                LLM_TN }));
         pe->stage = NULL;
         if (pe->plan.acc_scratch && a->tp > 1)
                 pe->stage = tl_alloc(tl, TL_TCM, TL_FP32, 1,
@@ -254,24 +272,29 @@ static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
 
 /* ---- norms ---------------------------------------------------------------------- */
 
-/* dst = RMSNorm(src, w) for this PE's share of the rows of [T, H]. */
+/* dst = RMSNorm(src, w) for this PE's share of the rows of [T, H]. The
+ * weights load first, once: loaded after a block's rows, their load
+ * waited behind the rows' sum of squares (docs/adr/0050). */
 static void rmsnorm_rows(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
                          tl_tensor *src, tl_tensor *w, tl_tensor *dst)
 {
         int64_t t = a->batch * a->sq, hd = a->hidden, lo, hi;
         gqa_split(t, pe->block.n, pe->block.me, &lo, &hi);
+        if (lo >= hi)
+                return;
         int64_t blk = max64(1, LLM_NORM_ELEMS / hd);
-        tl_tensor *w2 = tl_reshape(tl, w, 2, ((int64_t[]){ 1, hd }));
+        tl_scratch_scope_begin(tl);
+        tl_tensor *wl = tl_load(tl, tl_reshape(tl, w, 2, ((int64_t[]){ 1, hd })));
         for (int64_t r0 = lo; r0 < hi; r0 += blk) {
                 int64_t n = min64(blk, hi - r0);
                 tl_scratch_scope_begin(tl);
                 tl_tensor *x = tl_load(tl, view2(tl, src, r0, 0, n, hd));
                 tl_tensor *ms = tl_mean(tl, tl_mul(tl, x, x), -1);
                 tl_tensor *inv = tl_rsqrt(tl, tl_add_scalar(tl, ms, LLM_EPS));
-                tl_store(tl, view2(tl, dst, r0, 0, n, hd),
-                         tl_mul(tl, tl_mul(tl, x, inv), tl_load(tl, w2)));
+                tl_store(tl, view2(tl, dst, r0, 0, n, hd), tl_mul(tl, tl_mul(tl, x, inv), wl));
                 tl_scratch_scope_end(tl);
         }
+        tl_scratch_scope_end(tl);
 }
 
 /* ---- GEMMs ------------------------------------------------------------------------ */
@@ -320,6 +343,32 @@ static void corners_of(const struct llm_pe *pe, int nb, struct corner av[LLM_BUF
         }
 }
 
+/* A GEMM's B operand: k rows of w from row r0 by n columns from column
+ * c0 (a split GEMM also reads its NoC row's peers' columns). */
+struct bsrc {
+        tl_tensor *w;                /* the weights */
+        int64_t r0, c0;              /* the first row and column */
+        int64_t k, n;                /* rows and columns */
+};
+
+static tl_tensor *bsrc_view(tl_ctx *tl, const struct bsrc *b)
+{
+        return view2(tl, b->w, b->r0, b->c0, b->k, b->n);
+}
+
+/* The operand buffers of a streamed GEMM: an A tile and nb B tiles per
+ * K step of tk, for bufs steps (loads bufs - 1 steps ahead); or all of A
+ * held in TCM across the GEMMs of one A (the LM head). */
+struct gbufs {
+        int bufs;                    /* steps whose buffers exist */
+        int64_t tk;                  /* K step */
+        struct corner av[LLM_BUFS];  /* A tiles (unless ares) */
+        struct corner bv[LLM_BUFS][LLM_SPLIT_SUBS]; /* B tiles */
+        tl_tensor *ares;             /* TCM [m, K]: A held whole, its K steps' tiles views
+                                      * of it, or NULL */
+        bool ares_loaded;            /* ares holds A (else each step loads its tile there) */
+};
+
 /* The NoC column of the PE of this PE's NoC row that loads the A tile of
  * K step s and multicasts it along the row: a diagonal that rotates with
  * s, so that the rows' senders are in different columns. */
@@ -367,7 +416,7 @@ static void gemm_shared(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int n
                         tl_copy_to(tl, corner(tl, &bv[lb % bufs][j], kn1, n),
                                    view2(tl, b[j], k1, 0, kn1, n));
                 }
-                tl_handle h[LLM_NB];
+                tl_handle h[LLM_SPLIT_SUBS];
                 if (s >= 0)
                         gemm_issue(tl, pe, corner(tl, &av[s % abufs], m, min64(tk, k - s * tk)),
                                    nb, bv[s % bufs], b, acc, s > 0, h);
@@ -384,44 +433,136 @@ static void gemm_shared(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int n
         }
 }
 
-/* acc[i] [m, n_i] (TCM, fp32, pinned) = a [m, K] . b[i] [K, n_i] for the
- * nb sub-blocks i, m <= LLM_TM, n_i <= plan.tn: K in plan.tk steps through
- * the PE's ping-pong buffers, the loads of step s + 1 issued before the
- * GEMMs of step s (DMA and GEMM overlap). The sub-blocks share each A
- * tile. A GEMM is one composite on TCM operands that adds its product to
- * acc[i] in place (no DMA). Shared: gemm_shared. */
-static void gemm_multi(tl_ctx *tl, const struct llm_pe *pe, bool shared, tl_tensor *a, int nb,
-                       tl_tensor *const *b, tl_tensor *const *acc)
+/* acc[i] [m, n_i] (fp32, pinned) = a [m, K] . b[i] [K, n_i] for the nb
+ * sub-blocks i through the buffers of gb: K in gb->tk steps, the loads of
+ * step s + bufs - 1 issued before the GEMMs of step s (DMA and GEMM
+ * overlap). The sub-blocks share each A tile. A GEMM is one composite on
+ * TCM or scratch operands that adds its product to acc[i] (no DMA). */
+static void gemm_stream(tl_ctx *tl, const struct llm_pe *pe, struct gbufs *gb, tl_tensor *a,
+                        int nb, tl_tensor *const *b, tl_tensor *const *acc)
 {
-        if (shared) {
-                gemm_shared(tl, pe, a, nb, b, acc);
-                return;
-        }
-        int64_t m = tl_dim(a, 0), k = tl_dim(a, 1), tk = pe->plan.tk;
+        int64_t m = tl_dim(a, 0), k = tl_dim(a, 1), tk = gb->tk;
         int64_t steps = (k + tk - 1) / tk;
-        int bufs = pe->plan.abufs;
-        struct corner av[LLM_BUFS], bv[LLM_BUFS][LLM_NB];
-        corners_of(pe, nb, av, bv);
+        int bufs = gb->bufs;
         for (int64_t s = 1 - bufs; s < steps; s++) {
                 int64_t ls = s + bufs - 1;   /* the step whose tiles load now */
                 int cur = (int)((s + bufs) % bufs), nxt = (int)(ls % bufs);
                 if (ls < steps) { /* the loads of step s + bufs - 1 (the first: before any GEMM) */
                         int64_t k1 = ls * tk, kn1 = min64(tk, k - k1);
-                        tl_copy_to(tl, corner(tl, &av[nxt], m, kn1), view2(tl, a, 0, k1, m, kn1));
+                        if (!gb->ares)
+                                tl_copy_to(tl, corner(tl, &gb->av[nxt], m, kn1),
+                                           view2(tl, a, 0, k1, m, kn1));
+                        else if (!gb->ares_loaded)
+                                tl_copy_to(tl, view2(tl, gb->ares, 0, k1, m, kn1),
+                                           view2(tl, a, 0, k1, m, kn1));
                         for (int j = 0; j < nb; j++) {
                                 int64_t n = tl_dim(b[j], 1);
-                                tl_copy_to(tl, corner(tl, &bv[nxt][j], kn1, n),
+                                tl_copy_to(tl, corner(tl, &gb->bv[nxt][j], kn1, n),
                                            view2(tl, b[j], k1, 0, kn1, n));
                         }
                 }
                 if (s < 0)
                         continue;
-                tl_handle h[LLM_NB];
-                gemm_issue(tl, pe, corner(tl, &av[cur], m, min64(tk, k - s * tk)), nb, bv[cur], b,
-                           acc, s > 0, h);
+                tl_handle h[LLM_SPLIT_SUBS];
+                int64_t kn = min64(tk, k - s * tk);
+                tl_tensor *ta = gb->ares ? view2(tl, gb->ares, 0, s * tk, m, kn)
+                                         : corner(tl, &gb->av[cur], m, kn);
+                gemm_issue(tl, pe, ta, nb, gb->bv[cur], b, acc, s > 0, h);
                 for (int j = 0; j < nb; j++)
                         tl_wait(tl, h[j]);
         }
+}
+
+/* Decode of a batch on one grid row (grid.split): the ncols PEs of a NoC
+ * row, whose shares are consecutive and alike (sw columns apart), compute
+ * the sub-blocks of all their shares together, each over its ncols-th of
+ * K from A and B tiles it loads itself; then each sends its peers the
+ * partial sums of their sub-blocks and adds theirs into its own (acc).
+ * A PE's DMA moves, per block, m x K / ncols of A and 2 (ncols - 1) x nb
+ * partial sub-blocks, where sharing the A tiles by multicast had it drain
+ * all m x K of them (and a sender load and read out a quarter): the
+ * DMA engines, not HBM, bound decode of a batch (docs/adr/0050). The
+ * buffers live in a scratch scope; false (nothing done) when they would
+ * not fit the scratch ceiling. */
+static bool gemm_split(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int nb,
+                       const struct bsrc *b, tl_tensor *const *acc, int64_t sw)
+{
+        const struct cube_grid *g = &pe->grid;
+        int p = g->ncols, nsub = p * nb;
+        if (nsub > pe->nslots)
+                return false;
+        int64_t m = tl_dim(a, 0), k0, k1;
+        gqa_split(tl_dim(a, 1), p, g->lc, &k0, &k1);
+        /* Scratch: the peers' partial sums, as many received, their sums. */
+        uint64_t need = 0;
+        for (int s = 0; s < nsub; s++)
+                need += 3 * (uint64_t)m * (uint64_t)b[s % nb].n * 4;
+        if (need > (uint64_t)tl_machine_info(tl).scratch_bytes)
+                return false;
+        tl_scratch_scope_begin(tl);
+        struct gbufs gb = { .bufs = pe->plan.bufs, .tk = tl_dim(pe->sbuf[0][0], 0) };
+        tl_tensor *bv[LLM_SPLIT_SUBS], *part[LLM_SPLIT_SUBS];
+        for (int s = 0; s < nsub; s++) {
+                int i = s / nb;
+                struct bsrc bs = b[s % nb];
+                bs.r0 += k0;
+                bs.k = k1 - k0;
+                bs.c0 += (int64_t)(i - g->lc) * sw;
+                bv[s] = bsrc_view(tl, &bs);
+                part[s] = i == g->lc ? acc[s % nb]
+                                     : tl_alloc(tl, TL_SCRATCH, TL_FP32, 2,
+                                                ((int64_t[]){ m, bs.n }));
+        }
+        for (int i = 0; i < gb.bufs; i++) {
+                gb.av[i] = (struct corner){ .buf = pe->abuf[i] };
+                for (int s = 0; s < nsub; s++)
+                        gb.bv[i][s] = (struct corner){ .buf = pe->sbuf[i][s] };
+        }
+        gemm_stream(tl, pe, &gb, view2(tl, a, 0, k0, m, k1 - k0), nsub, bv, part);
+        int row0 = g->rank0 + g->lr * g->ncols;
+        for (int d = 1; d < p; d++) {  /* to the next peers first: spread the senders */
+                int i = (g->lc + d) % p;
+                for (int j = 0; j < nb; j++)
+                        tl_send(tl, row0 + i, part[i * nb + j], TAG_SPLIT + j);
+        }
+        for (int j = 0; j < nb; j++) {
+                tl_tensor *sum = NULL;
+                for (int d = 1; d < p; d++) {
+                        int i = (g->lc + p - d) % p;
+                        tl_tensor *r = tl_recv(tl, row0 + i, TAG_SPLIT + j);
+                        sum = sum ? tl_add(tl, sum, r) : r;
+                }
+                tl_copy_to(tl, acc[j], tl_add(tl, acc[j], sum));
+        }
+        tl_scratch_scope_end(tl);
+        return true;
+}
+
+/* acc[i] [m, n_i] (TCM, fp32, pinned) = a [m, K] . b[i] [K, n_i] for the
+ * nb sub-blocks i, m <= LLM_TM, n_i <= plan.tn, through the PE's buffers
+ * (gemm_stream). sh: the share the block is of, or NULL; shared
+ * (sh->shared), its NoC row splits K (grid.split: gemm_split) or shares A
+ * tiles (gemm_shared). */
+static void gemm_multi(tl_ctx *tl, const struct llm_pe *pe, const struct share *sh, tl_tensor *a,
+                       int nb, const struct bsrc *b, tl_tensor *const *acc)
+{
+        bool shared = sh && sh->shared;
+        if (shared && pe->grid.split && gemm_split(tl, pe, a, nb, b, acc, sh->cols))
+                return;
+        tl_tensor *bv[LLM_NB];
+        for (int j = 0; j < nb; j++)
+                bv[j] = bsrc_view(tl, &b[j]);
+        if (shared) {
+                gemm_shared(tl, pe, a, nb, bv, acc);
+                return;
+        }
+        struct gbufs gb = { .bufs = pe->plan.abufs, .tk = pe->plan.tk };
+        for (int i = 0; i < gb.bufs; i++) {
+                gb.av[i] = (struct corner){ .buf = pe->abuf[i] };
+                for (int j = 0; j < nb; j++)
+                        gb.bv[i][j] = (struct corner){ .buf = pe->bbuf[i][j] };
+        }
+        gemm_stream(tl, pe, &gb, a, nb, bv, acc);
 }
 
 /* The first rows x cols elements of a flat accumulator, as a contiguous
@@ -449,20 +590,21 @@ static int64_t block_cols(const struct llm_pe *pe)
 
 /* The output block a [m, K] . b [K, n], n <= block_cols(pe): its plan.tn
  * wide sub-blocks as acc[0 ..) (the PE's accumulators), computed when run
- * (shared: as gemm_multi says). Returns how many sub-blocks. */
-static int gemm_cols(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, tl_tensor *b, bool run,
-                     bool shared, tl_tensor **acc)
+ * (a block of share sh: as gemm_multi says). Returns how many sub-blocks. */
+static int gemm_cols(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, const struct bsrc *b,
+                     bool run, const struct share *sh, tl_tensor **acc)
 {
-        int64_t m = tl_dim(a, 0), k = tl_dim(b, 0), n = tl_dim(b, 1), tn = pe->plan.tn;
-        tl_tensor *bs[LLM_NB];
+        int64_t m = tl_dim(a, 0), tn = pe->plan.tn;
+        struct bsrc bs[LLM_NB];
         int nb = 0;
-        for (int64_t c = 0; c < n; c += tn, nb++) {
-                int64_t w = min64(tn, n - c);
-                acc[nb] = acc_block(tl, pe->acc[nb], m, w);
-                bs[nb] = view2(tl, b, 0, c, k, w);
+        for (int64_t c = 0; c < b->n; c += tn, nb++) {
+                bs[nb] = *b;
+                bs[nb].c0 += c;
+                bs[nb].n = min64(tn, b->n - c);
+                acc[nb] = acc_block(tl, pe->acc[nb], m, bs[nb].n);
         }
         if (run)
-                gemm_multi(tl, pe, shared, a, nb, bs, acc);
+                gemm_multi(tl, pe, sh, a, nb, bs, acc);
         return nb;
 }
 
@@ -475,8 +617,8 @@ static void gemm_store(tl_ctx *tl, const struct llm_pe *pe, const struct share *
         FOR_BLOCKS(sh->rows, c1 - c0, block_cols(pe), i0, nr, j0, nc) {
                 int64_t r = sh->r0 + i0;
                 tl_tensor *acc[LLM_NB];
-                int nb = gemm_cols(tl, pe, view2(tl, src, r, 0, nr, k),
-                                   view2(tl, w, 0, w0 + c0 + j0, k, nc), true, sh->shared, acc);
+                struct bsrc b = { w, 0, w0 + c0 + j0, k, nc };
+                int nb = gemm_cols(tl, pe, view2(tl, src, r, 0, nr, k), &b, true, sh, acc);
                 for (int j = 0; j < nb; j++)
                         tl_store(tl, view2(tl, dst, r, w0 + c0 + j0 + j * tn, nr,
                                            tl_dim(acc[j], 1)), acc[j]);
@@ -509,17 +651,17 @@ static bool gemm_pair(tl_ctx *tl, const struct llm_pe *pe, const struct share *s
         it->r0 = sh->r0 + it->i0;
         it->c = w0 + sh->c0 + it->j0;
         it->j0 += tn;
-        tl_tensor *b[2];
+        struct bsrc b[2];
         for (int i = 0; i < 2; i++) {
                 it->acc[i] = acc_block(tl, pe->acc[i], it->nr, it->nc);
-                b[i] = view2(tl, w[i], 0, it->c, k, it->nc);
+                b[i] = (struct bsrc){ w[i], 0, it->c, k, it->nc };
         }
         tl_tensor *as = view2(tl, src, it->r0, 0, it->nr, k);
-        if (run && pe->plan.nb >= 2) {
-                gemm_multi(tl, pe, sh->shared, as, 2, b, it->acc);
+        if (run && (pe->plan.nb >= 2 || (sh->shared && pe->grid.split))) {
+                gemm_multi(tl, pe, sh, as, 2, b, it->acc);
         } else if (run) {
-                gemm_multi(tl, pe, sh->shared, as, 1, &b[0], &it->acc[0]);
-                gemm_multi(tl, pe, sh->shared, as, 1, &b[1], &it->acc[1]);
+                gemm_multi(tl, pe, sh, as, 1, &b[0], &it->acc[0]);
+                gemm_multi(tl, pe, sh, as, 1, &b[1], &it->acc[1]);
         }
         return true;
 }
@@ -573,9 +715,9 @@ static void row_parallel(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe
         FOR_BLOCKS(pe->out.rows, pe->out.cols, block_cols(pe), i0, nr, j0, nc) {
                 int64_t r0 = pe->out.r0 + i0;
                 tl_tensor *acc[LLM_NB];
-                int nb = gemm_cols(tl, pe, view2(tl, src, r0, k0, nr, k),
-                                   view2(tl, w, k0, pe->out.c0 + j0, k, nc),
-                                   runs(a, LLM_PART_GEMM), pe->out.shared, acc);
+                struct bsrc b = { w, k0, pe->out.c0 + j0, k, nc };
+                int nb = gemm_cols(tl, pe, view2(tl, src, r0, k0, nr, k), &b,
+                                   runs(a, LLM_PART_GEMM), &pe->out, acc);
                 for (int j = 0; j < nb; j++) {
                         int64_t c = pe->out.c0 + j0 + j * pe->plan.tn, ncj = tl_dim(acc[j], 1);
                         /* The all-reduce stores into TCM: a scratch accumulator
@@ -665,7 +807,7 @@ static void new_kv(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe
 /* A PE's attention buffers in TCM (rows: llm_attn_rows). */
 struct attn_buf {
         tl_tensor *qs;               /* [rows, D] fp32: rotated, scaled queries */
-        tl_tensor *kbuf[3];          /* [LLM_KV_TILE, D]: K tiles, double-buffered (prefill: 3) */
+        tl_tensor *kbuf[3];          /* [LLM_KV_TILE, D]: K tiles, two loading while one computes */
         tl_tensor *vbuf[3];          /* [LLM_KV_TILE, D]: V tiles, likewise */
         tl_tensor *s[2][2];          /* prefill: scratch [rows / 2 * LLM_KV_TILE] fp32: scores,
                                       * two buffers for each of two chains */
@@ -787,33 +929,6 @@ static void merge_tile(tl_ctx *tl, const struct llm_args *a, struct attn_buf *ab
                 tl_wait(tl, h[c]);
 }
 
-/* Load the item's queries and merge every key tile into its state, the
- * next tiles' keys and values loading meanwhile (decode). */
-static void attend(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
-                   struct attn_buf *ab, const struct attn_item *it)
-{
-        int64_t d = a->d;
-        struct chains ch = chains_of(it);
-        queries(tl, a, pe, ab, it, it->nh * it->n);
-        int cur = 0;
-        int64_t j = it->k0, e = tile_end(a, j, it->k1);
-        kv_tiles(tl, a, ab, it, 0, j, e);
-        while (j < it->k1) {
-                int64_t jn = e, en = jn < it->k1 ? tile_end(a, jn, it->k1) : jn;
-                if (jn < it->k1)     /* prefetch the next tiles while these compute */
-                        kv_tiles(tl, a, ab, it, 1 - cur, jn, en);
-                tl_scratch_scope_begin(tl);
-                tl_tensor *kt = view2(tl, ab->kbuf[cur], 0, 0, e - j, d), *s[2];
-                for (int c = 0; c < ch.n; c++)
-                        s[c] = tl_dot(tl, view2(tl, ab->qs, c * ch.rows, 0, ch.rows, d), kt, true);
-                merge_tile(tl, a, ab, it, &ch, s, ab->vbuf[cur], j, e - j);
-                tl_scratch_scope_end(tl);
-                j = jn;
-                e = en;
-                cur = 1 - cur;
-        }
-}
-
 /* The scores of chain c for the key tile of kbuf (cols keys) into the
  * flat scratch buffer sbuf, as a [rows, cols] tensor: one GEMM composite. */
 static tl_tensor *scores(tl_ctx *tl, const struct llm_args *a, struct attn_buf *ab,
@@ -903,38 +1018,110 @@ static void write_attn(tl_ctx *tl, const struct llm_args *a, struct attn_buf *ab
         }
 }
 
+/* Decode: item w of the block's units (batch, KV head), each split over
+ * `splits` PEs by keys (of keys_n). */
+static struct attn_item decode_item(const struct llm_args *a, const struct llm_pe *pe, int64_t w,
+                                    int64_t splits, int64_t keys_n)
+{
+        int64_t hl = a->hkv / a->tp, u = w / splits;
+        struct attn_item it = { .b = u / hl, .h = pe->rank * hl + u % hl, .nh = 1,
+                                .n = a->group };
+        gqa_split(keys_n, splits, w % splits, &it.k0, &it.k1);
+        return it;
+}
+
+/* The end of decode item w (of `splits` parts a unit): a part other than
+ * the first sends its state to the first, which merges them and writes
+ * the unit's attention. */
+static void decode_done(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
+                        struct attn_buf *ab, const struct attn_item *it, int64_t w,
+                        int64_t splits)
+{
+        int64_t u = w / splits, part = w % splits, g = a->group, d = a->d;
+        int root = coll_rank(&pe->block, (int)(u * splits));
+        tl_scratch_scope_begin(tl);
+        if (part > 0) {
+                tl_send(tl, root, view2(tl, ab->m, 0, 0, g, 1), TAG_MERGE);
+                tl_send(tl, root, view2(tl, ab->l, 0, 0, g, 1), TAG_MERGE + 1);
+                tl_send(tl, root, view2(tl, ab->o, 0, 0, g, d), TAG_MERGE + 2);
+        } else {
+                for (int64_t k = 1; k < splits; k++) {
+                        int src = coll_rank(&pe->block, (int)(u * splits + k));
+                        tl_tensor *mb = tl_recv(tl, src, TAG_MERGE);
+                        tl_tensor *lb = tl_recv(tl, src, TAG_MERGE + 1);
+                        merge_state(tl, ab, g, d, mb, lb, tl_recv(tl, src, TAG_MERGE + 2));
+                }
+        }
+        tl_scratch_scope_end(tl);
+        if (part == 0)
+                write_attn(tl, a, ab, it);
+}
+
+/* A key tile of a decode PE's items (block.me, + block.n, .. below end):
+ * its item w (end or more: none) and its keys [j, e). */
+struct dtile {
+        int64_t w;                   /* the item */
+        int64_t j, e;                /* its keys */
+};
+
+/* The tile after t: the item's next, else the next item's first. */
+static struct dtile dtile_next(const struct llm_args *a, const struct llm_pe *pe, int64_t splits,
+                               int64_t keys_n, int64_t end, struct dtile t)
+{
+        struct attn_item it = decode_item(a, pe, t.w, splits, keys_n);
+        if (t.e < it.k1)
+                return (struct dtile){ t.w, t.e, tile_end(a, t.e, it.k1) };
+        t.w += pe->block.n;
+        if (t.w >= end)
+                return t;
+        it = decode_item(a, pe, t.w, splits, keys_n);
+        return (struct dtile){ t.w, it.k0, tile_end(a, it.k0, it.k1) };
+}
+
 /* Decode: (batch, KV head) units of the block, each split over `splits`
- * PEs by keys; the first PE of a unit merges the others' states. */
+ * PEs by keys; the first PE of a unit merges the others' states. A PE's
+ * tiles run as one stream over its items, the keys and values of the
+ * tile two ahead loading while one computes (three buffers), across the
+ * items' ends: the items of a batch at a short context are a tile or two
+ * each, and each one's first tiles waited for the last one's merge. */
 static void attention_decode(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
                              struct attn_buf *ab)
 {
         int64_t hl = a->hkv / a->tp, units = a->batch * hl, keys_n = a->past + 1;
         int64_t tiles = (keys_n + LLM_KV_TILE - 1) / LLM_KV_TILE;
         int64_t splits = max64(1, min64(pe->block.n / units, tiles));
-        int64_t g = a->group, d = a->d;
-        for (int64_t w = pe->block.me; w < units * splits; w += pe->block.n) {
-                int64_t u = w / splits, part = w % splits;
-                struct attn_item it = { .b = u / hl, .h = pe->rank * hl + u % hl, .nh = 1,
-                                        .n = g };
-                gqa_split(keys_n, splits, part, &it.k0, &it.k1);
-                attend(tl, a, pe, ab, &it);
-                int root = coll_rank(&pe->block, (int)(u * splits));
-                tl_scratch_scope_begin(tl);
-                if (part > 0) {
-                        tl_send(tl, root, view2(tl, ab->m, 0, 0, g, 1), TAG_MERGE);
-                        tl_send(tl, root, view2(tl, ab->l, 0, 0, g, 1), TAG_MERGE + 1);
-                        tl_send(tl, root, view2(tl, ab->o, 0, 0, g, d), TAG_MERGE + 2);
-                } else {
-                        for (int64_t k = 1; k < splits; k++) {
-                                int src = coll_rank(&pe->block, (int)(u * splits + k));
-                                tl_tensor *mb = tl_recv(tl, src, TAG_MERGE);
-                                tl_tensor *lb = tl_recv(tl, src, TAG_MERGE + 1);
-                                merge_state(tl, ab, g, d, mb, lb, tl_recv(tl, src, TAG_MERGE + 2));
-                        }
+        int64_t d = a->d, end = units * splits;
+        if (pe->block.me >= end)
+                return;
+        struct attn_item it = decode_item(a, pe, pe->block.me, splits, keys_n);
+        struct dtile q[3];           /* tiles t, t + 1, t + 2 */
+        q[0] = (struct dtile){ pe->block.me, it.k0, tile_end(a, it.k0, it.k1) };
+        q[1] = dtile_next(a, pe, splits, keys_n, end, q[0]);
+        for (int i = 0; i < 2 && q[i].w < end; i++) {
+                struct attn_item ti = decode_item(a, pe, q[i].w, splits, keys_n);
+                kv_tiles(tl, a, ab, &ti, i, q[i].j, q[i].e);
+        }
+        for (int64_t t = 0; q[0].w < end; t++) {
+                q[2] = q[1].w < end ? dtile_next(a, pe, splits, keys_n, end, q[1]) : q[1];
+                if (q[2].w < end) {
+                        struct attn_item ti = decode_item(a, pe, q[2].w, splits, keys_n);
+                        kv_tiles(tl, a, ab, &ti, (int)((t + 2) % 3), q[2].j, q[2].e);
                 }
+                it = decode_item(a, pe, q[0].w, splits, keys_n);
+                struct chains ch = chains_of(&it);
+                if (q[0].j == it.k0)
+                        queries(tl, a, pe, ab, &it, it.n);
+                int cur = (int)(t % 3);
+                tl_scratch_scope_begin(tl);
+                tl_tensor *kt = view2(tl, ab->kbuf[cur], 0, 0, q[0].e - q[0].j, d), *s[2];
+                for (int c = 0; c < ch.n; c++)
+                        s[c] = tl_dot(tl, view2(tl, ab->qs, c * ch.rows, 0, ch.rows, d), kt, true);
+                merge_tile(tl, a, ab, &it, &ch, s, ab->vbuf[cur], q[0].j, q[0].e - q[0].j);
                 tl_scratch_scope_end(tl);
-                if (part == 0)
-                        write_attn(tl, a, ab, &it);
+                if (q[0].e == it.k1)
+                        decode_done(tl, a, pe, ab, &it, q[0].w, splits);
+                q[0] = q[1];
+                q[1] = q[2];
         }
 }
 
@@ -1016,7 +1203,7 @@ static void attention(tl_ctx *tl, const struct llm_args *a, const struct llm_pe 
         int64_t rows = llm_attn_rows(a->sq, a->group), d = a->d;
         struct attn_buf ab;
         ab.qs = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ rows, d }));
-        for (int i = 0; i < (a->sq == 1 ? 2 : 3); i++) {
+        for (int i = 0; i < 3; i++) {
                 ab.kbuf[i] = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ LLM_KV_TILE, d }));
                 ab.vbuf[i] = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ LLM_KV_TILE, d }));
         }
@@ -1084,19 +1271,37 @@ TL_KERNEL(llm_layer, llm,
 /* ---- the LM head ---------------------------------------------------------------------- */
 
 /* logits = x . w_lm, the vocabulary's columns split evenly over every PE
- * of the machine (vocab-parallel; the logits stay where they were made). */
+ * of the machine (vocab-parallel; the logits stay where they were made).
+ * A PE's columns take many output blocks of the same rows of x: those
+ * rows stay in TCM (loaded by the first block's K steps) when they take
+ * at most half the persistent TCM, rather than be loaded again
+ * for every block, which made a batch of 32 read 1.32 GB for 1.05 GB of
+ * weights (docs/adr/0050). */
 static void llm_lm_head(tl_ctx *tl, const void *argp)
 {
         const struct llm_head_args *a = argp;
         int n = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
         struct llm_pe pe;
         gemm_bufs(tl, 1, a->batch, a->dt, a->wdt, &pe);
-        int64_t lo, hi;
+        int64_t lo, hi, rows = llm_a_rows(a->batch);
         gqa_split(a->vocab, n, tl_rank(tl, -1, -1, -1), &lo, &hi);
+        struct gbufs gb = { .bufs = pe.plan.abufs, .tk = pe.plan.tk };
+        for (int i = 0; i < gb.bufs; i++) {
+                gb.av[i] = (struct corner){ .buf = pe.abuf[i] };
+                gb.bv[i][0] = (struct corner){ .buf = pe.bbuf[i][0] };
+        }
+        if (tl_dtype_bytes(a->dt, rows * a->hidden, a->hidden) <=
+            (uint64_t)tl_machine_info(tl).tcm_alloc_bytes / 2)
+                gb.ares = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ rows, a->hidden }));
         FOR_BLOCKS(a->batch, hi - lo, pe.plan.tn, r0, nr, j0, nc) {
                 tl_tensor *acc = acc_block(tl, pe.acc[0], nr, nc);
                 tl_tensor *b = view2(tl, a->w, 0, lo + j0, a->hidden, nc);
-                gemm_multi(tl, &pe, false, view2(tl, a->x, r0, 0, nr, a->hidden), 1, &b, &acc);
+                tl_tensor *ares = gb.ares;
+                if (ares)
+                        gb.ares = view2(tl, ares, 0, 0, nr, a->hidden);
+                gb.ares_loaded = ares && j0 > 0;
+                gemm_stream(tl, &pe, &gb, view2(tl, a->x, r0, 0, nr, a->hidden), 1, &b, &acc);
+                gb.ares = ares;
                 tl_store(tl, view2(tl, a->logits, r0, lo + j0, nr, nc), acc);
         }
 }

@@ -132,29 +132,11 @@ static uint64_t rope_bytes(int64_t r, int64_t d, bool one_pos)
         return f32(pr) + 3 * f32(pr * half) + 6 * f32(r * half);
 }
 
-/* Persistent TCM (tl_alloc TL_TCM): the RoPE ramp and frequencies, the
- * GEMM operand buffers and (decode) accumulators, the attention buffers. */
-static uint64_t persistent_bytes(const struct llm_args *a)
-{
-        int64_t d = a->d, half = d / 2, rows = llm_attn_rows(a->sq, a->group);
-        struct llm_gemm_plan p = llm_gemm_plan_of(a->sq, a->dt, a->wdt);
-        uint64_t tile_a = tl_dtype_bytes(a->dt, llm_a_rows(a->batch * a->sq) * p.tk, p.tk);
-        uint64_t tile_b = tl_dtype_bytes(a->wdt, p.tk * p.tn, p.tn);
-        uint64_t n = f32(LLM_RAMP_ROWS(a->sq)) + 2 * f32(half) +
-                     (uint64_t)p.abufs * tile_a + (uint64_t)p.bufs * p.nb * tile_b +
-                     (p.acc_scratch ? 0 : 2 * f32(LLM_TM * p.tn)) +
-                     (p.acc_scratch && a->tp > 1 ? f32(LLM_STAGE_ROWS * p.tn) : 0);
-        if (a->part == LLM_PART_ALL || a->part == LLM_PART_ATTENTION)
-                n += 2 * f32(rows * d) +
-                     (a->sq == 1 ? 4 : 6) * tl_dtype_bytes(a->dt, LLM_KV_TILE * d, d) +
-                     2 * f32(rows);
-        return n;
-}
-
 /* Peak scratch of an RMSNorm block (rmsnorm_rows()) on a PE of a block
  * of `per`: x, x*x, mean, +eps, rsqrt, x*inv, the weights, the product. */
-static uint64_t norm_bytes(const struct llm_args *a, int per)
+static uint64_t norm_bytes(const struct llm_args *a, int per, uint64_t tcm)
 {
+        (void)tcm;
         if (a->part != LLM_PART_ALL && a->part != LLM_PART_NORM)
                 return 0;
         int64_t hd = a->hidden, share = (a->batch * a->sq + per - 1) / per;
@@ -178,8 +160,9 @@ static uint64_t gemm_scratch_bytes(const struct llm_args *a)
  * (queries()), its score tiles (attend(); prefill: beside its two score
  * buffers, attention()), and the merge of a decode unit's partial states
  * (merge_state()). */
-static uint64_t head_bytes(const struct llm_args *a, int per)
+static uint64_t head_bytes(const struct llm_args *a, int per, uint64_t tcm)
 {
+        (void)tcm;
         int64_t d = a->d, half = d / 2, nk = a->sq < LLM_Q_ROWS ? a->sq : LLM_Q_ROWS;
         bool decode = a->sq == 1, all = a->part == LLM_PART_ALL;
         uint64_t peak = 0, n;
@@ -210,14 +193,15 @@ static uint64_t head_bytes(const struct llm_args *a, int per)
  * field of a (at byte offset off) may take for need(a, per) to fit in
  * cap; 0 if none. need grows with the field. */
 static int64_t largest_fit(struct llm_args a, size_t off, int64_t step,
-                           uint64_t (*need)(const struct llm_args *, int), int per, uint64_t cap)
+                           uint64_t (*need)(const struct llm_args *, int, uint64_t), int per,
+                           uint64_t cap, uint64_t tcm)
 {
         int64_t *field = (int64_t *)(void *)((char *)&a + off);
         int64_t lo = 0, hi = *field / step;  /* in steps: lo fits (0: none), hi does not */
         while (hi - lo > 1) {
                 int64_t mid = lo + (hi - lo) / 2;
                 *field = mid * step;
-                if (need(&a, per) <= cap)
+                if (need(&a, per, tcm) <= cap)
                         lo = mid;
                 else
                         hi = mid;
@@ -225,10 +209,12 @@ static int64_t largest_fit(struct llm_args a, size_t off, int64_t step,
         return lo * step;
 }
 
-static uint64_t persistent_need(const struct llm_args *a, int per)
+/* Persistent TCM (llm_persistent_bytes), with the split GEMM's buffers
+ * when they fit the machine's tcm bytes (llm_split_fits). */
+static uint64_t persistent_need(const struct llm_args *a, int per, uint64_t tcm)
 {
         (void)per;
-        return persistent_bytes(a);
+        return llm_persistent_bytes(a, llm_split_fits(a, tcm));
 }
 
 /* Reject a layer the machine cannot run: more ranks than PEs, or (when
@@ -250,7 +236,8 @@ static void check_machine(tl_setup *s, const struct llm_args *a, bool shape_ok)
                 const char *param;   /* the parameter blamed */
                 size_t off;          /* its field in struct llm_args */
                 int64_t step;        /* the values it may take: multiples of this */
-                uint64_t (*need)(const struct llm_args *, int); /* bytes, growing with it */
+                uint64_t (*need)(const struct llm_args *, int, uint64_t); /* bytes, growing with it
+                                      * (given the persistent TCM) */
                 uint64_t cap;        /* what the machine has */
                 const char *what;    /* what needs the bytes */
                 const char *mem;     /* "TCM" or "scratch" */
@@ -271,7 +258,7 @@ static void check_machine(tl_setup *s, const struct llm_args *a, bool shape_ok)
                   "dtype, q_len and q_heads / kv_heads" },
         };
         for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
-                uint64_t n = checks[i].need(a, per);
+                uint64_t n = checks[i].need(a, per, (uint64_t)mc.tcm_alloc_bytes);
                 if (n <= checks[i].cap)
                         continue;
                 int64_t value = *(const int64_t *)(const void *)((const char *)a + checks[i].off);
@@ -281,7 +268,8 @@ static void check_machine(tl_setup *s, const struct llm_args *a, bool shape_ok)
                                (unsigned long long)checks[i].cap, checks[i].cap_name,
                                checks[i].param,
                                (long long)largest_fit(*a, checks[i].off, checks[i].step,
-                                                      checks[i].need, per, checks[i].cap),
+                                                      checks[i].need, per, checks[i].cap,
+                                                      (uint64_t)mc.tcm_alloc_bytes),
                                checks[i].with);
         }
         uint64_t g = gemm_scratch_bytes(a);

@@ -299,9 +299,13 @@ static const struct layer_case layer_cases[] = {
         /* 2048 rows: 8 x 1 would not tile the cubes' 2 x 2 NoCs; the grid
          * halves its rows to 4 x 2, two blocks of 256 rows a PE. */
         { "prefill_cube_grid_halved_bf16", { 1, 2048, 0, 32, 2, 1, 16, 32, 1, "bf16" } },
-        /* Decode of 16 rows (LLM_ROW_MCAST_ROWS): a NoC row's PEs share
-         * their A tiles by multicast; q, k, v, H and the FFN split evenly. */
+        /* Decode of 16 rows (LLM_ROW_MCAST_ROWS): a NoC row's PEs split
+         * K (docs/adr/0050); q, k, v, H and the FFN split evenly. */
         { "decode_rows_shared_bf16", { 16, 1, 40, 64, 4, 2, 16, 96, 1, "bf16" } },
+        /* Decode of 16 rows with K of 600 and 200: a NoC row's two PEs split
+         * each GEMM's K (300: steps of 128 and a tail), exchange their
+         * partial sums (docs/adr/0050); shares of 75 and 25 columns. */
+        { "decode_rows_split_k_bf16", { 16, 1, 40, 600, 4, 2, 16, 200, 1, "bf16" } },
         /* The same with hidden 70: the shares of H differ, wo and w_down
          * run unshared beside shared GEMMs; a cache of 130 keys. */
         { "decode_rows_shared_uneven_fp32", { 16, 1, 130, 70, 4, 2, 16, 96, 1, "fp32" } },
@@ -398,18 +402,20 @@ Test(llm, decode_never_beats_hbm_roofline)
 
 Test(llm, lm_head_matches_float64)
 {
-        /* vocab 1000 over 8 PEs: 125 columns each, not a multiple of the blocks. */
-        const char *sets[] = { "hidden=96", "vocab=1000", "batch=3", "dtype=fp32",
+        /* vocab 2100 over 8 PEs: 262 or 263 columns each, two blocks and a
+         * tail; hidden 300: three K steps (two and a tail), x held in TCM
+         * from the first block's steps for the others (docs/adr/0050). */
+        const char *sets[] = { "hidden=300", "vocab=2100", "batch=3", "dtype=fp32",
                                "weight_dtype=fp32" };
         cr_assert_eq(fixture_run(tl_kernel_find("llm_lm_head"),
                                  fixture_opts(TL_MODE_DATA, 5), sets, 5),
                      0);
         const float *x = in("x"), *w = in("w_lm");
-        double *ref = zeros(3 * 1000), *xd = zeros(3 * 96);
-        for (int i = 0; i < 3 * 96; i++)
+        double *ref = zeros(3 * 2100), *xd = zeros(3 * 300);
+        for (int i = 0; i < 3 * 300; i++)
                 xd[i] = x[i];
-        matmul(xd, w, 3, 96, 1000, ref);
-        check("logits", in("logits"), ref, 3 * 1000, 1e-3);
+        matmul(xd, w, 3, 300, 2100, ref);
+        check("logits", in("logits"), ref, 3 * 2100, 1e-3);
         free(ref);
         free(xd);
 }
