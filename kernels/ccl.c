@@ -37,7 +37,11 @@
  * opens and closes the gather (coll_mcast_barrier). */
 #include "collective.h"
 
-enum ccl_op { CCL_ALL_GATHER, CCL_REDUCE_SCATTER, CCL_ALL_REDUCE };
+enum ccl_op {
+        CCL_ALL_GATHER = COLL_ALL_GATHER,
+        CCL_REDUCE_SCATTER = COLL_REDUCE_SCATTER,
+        CCL_ALL_REDUCE = COLL_ALL_REDUCE,
+};
 
 static const char *const algos[] = { "ring", "line", NULL };
 static const char *const dtypes[] = { "bf16", "fp32", NULL };
@@ -216,22 +220,8 @@ static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
         if (a->chunk_rows < 1)
                 a->chunk_rows = 1;
         ring_order(a->n, tl_setup_sip_row(s), a->order);
-        int64_t yr = a->rows, yc = a->cols;
-        if (op == CCL_ALL_GATHER)
-                *(a->dim ? &yc : &yr) *= a->n;
-        else if (op == CCL_REDUCE_SCATTER)
-                *(a->dim ? &yc : &yr) = ((a->dim ? yc : yr) + a->n - 1) / a->n;
-        a->x = tl_setup_tensor(s, "x", TL_INPUT, a->dt, 3, (int64_t[]){ a->n, a->rows, a->cols });
-        a->y = tl_setup_tensor(s, "y", TL_OUTPUT, a->dt, 3, (int64_t[]){ a->n, yr, yc });
-        tl_setup_shard(s, a->x, 0, 0);
-        tl_setup_shard(s, a->y, 0, 0);
-}
-
-/* SIP s's [rows, cols] of t ([n, rows, cols]). */
-static tl_tensor *slice(tl_ctx *tl, tl_tensor *t, int s, int64_t rows, int64_t cols)
-{
-        tl_tensor *v = tl_view(tl, t, ((int64_t[]){ s, 0, 0 }), ((int64_t[]){ 1, rows, cols }));
-        return tl_reshape(tl, v, 2, ((int64_t[]){ rows, cols }));
+        coll_setup_tensors(s, (enum coll_op)op, a->dt, a->n, a->rows, a->cols, a->dim, &a->x,
+                           &a->y);
 }
 
 /* The tag of the workers' handshakes with their mux (the collectives
@@ -359,7 +349,7 @@ static void ccl_router(tl_ctx *tl, const struct ccl_args *a, int flow, int stage
         g.mcast = true;
         g.relay = stage;
         g.chunk_rows = a->gather_rows;
-        tl_tensor *y = slice(tl, a->y, tl_program_id(tl, 2), tl_dim(a->y, 1), tl_dim(a->y, 2));
+        tl_tensor *y = coll_member_view(tl, a->y, tl_program_id(tl, 2));
         if (conn)
                 mux_steps(tl, a, flow, workers, 0, 2);
         coll_all_gather(tl, &g, y, y, false, a->op == CCL_ALL_GATHER ? 0 : 32);
@@ -420,23 +410,16 @@ static void ccl(tl_ctx *tl, const void *args)
         if (a->mcast && a->op == CCL_ALL_GATHER && a->mux)
                 mux = router_rank(tl, a, t.flow);
         ccl_open(tl, &t, mux);
-        tl_tensor *x = slice(tl, a->x, sip, a->rows, a->cols);
-        tl_tensor *y = slice(tl, a->y, sip, tl_dim(a->y, 1), tl_dim(a->y, 2));
+        tl_tensor *x = coll_member_view(tl, a->x, sip), *y = coll_member_view(tl, a->y, sip);
         switch (a->op) {
         case CCL_ALL_GATHER: {
                 /* x is this member's piece of y */
                 coll_all_gather(tl, &t, x, y, true, 0);
                 break;
         }
-        case CCL_REDUCE_SCATTER: {
-                int64_t ext = a->dim ? a->cols : a->rows;
-                int64_t len = coll_piece_lo(ext, a->n, t.me + 1) - coll_piece_lo(ext, a->n, t.me);
-                tl_tensor *out = tl_view(tl, y, ((int64_t[]){ 0, 0 }),
-                                         ((int64_t[]){ a->dim ? a->rows : len,
-                                                       a->dim ? len : a->cols }));
-                coll_reduce_scatter(tl, &t, x, out, 0);
+        case CCL_REDUCE_SCATTER:
+                coll_reduce_scatter_front(tl, &t, x, y, 0);
                 break;
-        }
         case CCL_ALL_REDUCE:
                 if (a->mcast) {
                         all_reduce_mcast(tl, a, &t, mux, x, y);

@@ -28,7 +28,11 @@
  * to its link). */
 #include "collective.h"
 
-enum cca_op { CCA_ALL_GATHER, CCA_REDUCE_SCATTER, CCA_ALL_REDUCE };
+enum cca_op {
+        CCA_ALL_GATHER = COLL_ALL_GATHER,
+        CCA_REDUCE_SCATTER = COLL_REDUCE_SCATTER,
+        CCA_ALL_REDUCE = COLL_ALL_REDUCE,
+};
 
 static const char *const cca_ops[] = { "all_gather", "reduce_scatter", "all_reduce", NULL };
 static const char *const cca_algos[] = { "line", "ring", NULL };
@@ -121,23 +125,8 @@ static void cca_setup(tl_setup *s, void *args)
                 a->chunk_rows = 1;
         for (int i = 0; i < a->n; i++)
                 a->order[i] = i;
-        int64_t yr = a->rows, yc = a->cols;
-        if (a->op == CCA_ALL_GATHER)
-                *(a->dim ? &yc : &yr) *= a->n;
-        else if (a->op == CCA_REDUCE_SCATTER)
-                *(a->dim ? &yc : &yr) = ((a->dim ? yc : yr) + a->n - 1) / a->n;
-        a->x = tl_setup_tensor(s, "x", TL_INPUT, a->dt, 3, (int64_t[]){ a->n, a->rows, a->cols });
-        a->y = tl_setup_tensor(s, "y", TL_OUTPUT, a->dt, 3, (int64_t[]){ a->n, yr, yc });
-        tl_setup_shard(s, a->x, 0, 0);
-        tl_setup_shard(s, a->y, 0, 0);
-}
-
-/* SIP s's [rows, cols] of t ([n, rows, cols]). */
-static tl_tensor *cca_slice(tl_ctx *tl, tl_tensor *t, int s)
-{
-        tl_tensor *v = tl_view(tl, t, ((int64_t[]){ s, 0, 0 }),
-                               ((int64_t[]){ 1, tl_dim(t, 1), tl_dim(t, 2) }));
-        return tl_reshape(tl, v, 2, ((int64_t[]){ tl_dim(t, 1), tl_dim(t, 2) }));
+        coll_setup_tensors(s, (enum coll_op)a->op, a->dt, a->n, a->rows, a->cols, a->dim, &a->x,
+                           &a->y);
 }
 
 /* The all-reduce's sum on a worker: its chunks of the partials it took
@@ -212,20 +201,14 @@ static void ccl_async(tl_ctx *tl, const void *args)
                         t.ranks[i * per + k] = tl_rank(tl, cca_pe(k / a->links, k % a->links, cols),
                                                        0, a->order[i]);
         }
-        tl_tensor *x = cca_slice(tl, a->x, sip), *y = cca_slice(tl, a->y, sip);
+        tl_tensor *x = coll_member_view(tl, a->x, sip), *y = coll_member_view(tl, a->y, sip);
         switch (a->op) {
         case CCA_ALL_GATHER:
                 coll_all_gather(tl, &t, x, y, true, 0);
                 return;
-        case CCA_REDUCE_SCATTER: {
-                int64_t ext = a->dim ? a->cols : a->rows;
-                int64_t len = coll_piece_lo(ext, a->n, t.me + 1) - coll_piece_lo(ext, a->n, t.me);
-                tl_tensor *out = tl_view(tl, y, ((int64_t[]){ 0, 0 }),
-                                         ((int64_t[]){ a->dim ? a->rows : len,
-                                                       a->dim ? len : a->cols }));
-                coll_reduce_scatter(tl, &t, x, out, 0);
+        case CCA_REDUCE_SCATTER:
+                coll_reduce_scatter_front(tl, &t, x, y, 0);
                 return;
-        }
         case CCA_ALL_REDUCE: {
                 /* the multicast into the persistent buffer in L1: this
                  * member's slot is piece me of it (dim 0); each worker

@@ -477,6 +477,37 @@ void coll_member_barrier(tl_ctx *tl, const struct coll_team *t, int tag)
         }
 }
 
+void coll_setup_tensors(tl_setup *s, enum coll_op op, tl_dtype dt, int n, int64_t rows,
+                        int64_t cols, int dim, tl_tensor **x, tl_tensor **y)
+{
+        int64_t yr = rows, yc = cols;
+        if (op == COLL_ALL_GATHER)
+                *(dim ? &yc : &yr) *= n;
+        else if (op == COLL_REDUCE_SCATTER)
+                *(dim ? &yc : &yr) = ((dim ? yc : yr) + n - 1) / n;
+        *x = tl_setup_tensor(s, "x", TL_INPUT, dt, 3, (int64_t[]){ n, rows, cols });
+        *y = tl_setup_tensor(s, "y", TL_OUTPUT, dt, 3, (int64_t[]){ n, yr, yc });
+        tl_setup_shard(s, *x, 0, 0);
+        tl_setup_shard(s, *y, 0, 0);
+}
+
+tl_tensor *coll_member_view(tl_ctx *tl, tl_tensor *t, int s)
+{
+        int64_t rows = tl_dim(t, 1), cols = tl_dim(t, 2);
+        tl_tensor *v = tl_view(tl, t, ((int64_t[]){ s, 0, 0 }), ((int64_t[]){ 1, rows, cols }));
+        return tl_reshape(tl, v, 2, ((int64_t[]){ rows, cols }));
+}
+
+void coll_reduce_scatter_front(tl_ctx *tl, const struct coll_team *t, tl_tensor *in,
+                               tl_tensor *out, int tag)
+{
+        int64_t rows = tl_dim(in, 0), cols = tl_dim(in, 1), ext = t->dim ? cols : rows;
+        int64_t len = coll_piece_lo(ext, t->n, t->me + 1) - coll_piece_lo(ext, t->n, t->me);
+        tl_tensor *mine = tl_view(tl, out, ((int64_t[]){ 0, 0 }),
+                                  ((int64_t[]){ t->dim ? rows : len, t->dim ? len : cols }));
+        coll_reduce_scatter(tl, t, in, mine, tag);
+}
+
 void coll_all_reduce(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
                      int tag)
 {

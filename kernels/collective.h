@@ -125,6 +125,23 @@ tl_tensor *coll_piece(tl_ctx *tl, const struct coll_team *t, tl_tensor *full, in
 /* The PEs of this PE's member (every flow and worker) meet (coll_barrier
  * on tag): a member's all-gather may then read what all of them stored. */
 void coll_member_barrier(tl_ctx *tl, const struct coll_team *t, int tag);
+
+/* The collectives of kernels/ccl.c and kernels/ccl_async.c (their own
+ * enums take these values). */
+enum coll_op { COLL_ALL_GATHER, COLL_REDUCE_SCATTER, COLL_ALL_REDUCE };
+
+/* Their tensors, declared at setup: x [n, rows, cols] (member s's input
+ * x[s]) and y [n, ...] (its output y[s]), both sharded by member (axis 0).
+ * y[s] is x[s] but along dim: n times its extent (all-gather), piece 0's
+ * extent rounded up (reduce-scatter), or the same (all-reduce). */
+void coll_setup_tensors(tl_setup *s, enum coll_op op, tl_dtype dt, int n, int64_t rows,
+                        int64_t cols, int dim, tl_tensor **x, tl_tensor **y);
+/* Member s's 2-D [rows, cols] of t ([n, rows, cols], of coll_setup_tensors). */
+tl_tensor *coll_member_view(tl_ctx *tl, tl_tensor *t, int s);
+/* coll_reduce_scatter of in (full, 2-D) into the start of out: out's
+ * [0, 0] corner of piece me's shape along t->dim. */
+void coll_reduce_scatter_front(tl_ctx *tl, const struct coll_team *t, tl_tensor *in,
+                               tl_tensor *out, int tag);
 /* out (full) = the sum over the members of in (full); out may be in. A
  * reduce-scatter into out's piece me, the member's workers meet
  * (coll_member_barrier), then an all-gather of the pieces. */
