@@ -31,6 +31,8 @@
  * Receivers take each message in a scratch scope of its own. */
 #include <cubesim/tl.h>
 
+#include "tt_grid.h"
+
 #define TAG 7
 #define MAX_CHANNELS 16
 
@@ -70,8 +72,7 @@ static const struct tl_param dm_params[] = {
         { "bytes", TL_PARAM_INT, 8192, 64, 1 << 20, NULL,
           "bytes per transfer (even: bf16 elements)" },
         { "n", TL_PARAM_INT, 32, 1, 1 << 16, NULL, "transfers per issuing PE" },
-        { "grid_x", TL_PARAM_INT, 0, 0, 1024, NULL, "grid columns (0: the compute grid's)" },
-        { "grid_y", TL_PARAM_INT, 0, 0, 1024, NULL, "grid rows (0: the compute grid's)" },
+        TT_GRID_PARAMS,
         { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
@@ -81,16 +82,11 @@ static void dm_setup(tl_setup *s, void *args)
         a->pattern = tl_setup_choice(s, "pattern");
         a->n = tl_setup_int(s, "n");
         int64_t bytes = tl_setup_int(s, "bytes");
-        a->gx = (int)tl_setup_int(s, "grid_x");
-        a->gy = (int)tl_setup_int(s, "grid_y");
-        if (!a->gx)
-                a->gx = tl_setup_grid(s, 0);
-        if (!a->gy)
-                a->gy = tl_setup_grid(s, 1);
+        bool fits = tt_setup_grid(s, &a->gx, &a->gy);
         if (bytes % 2)
                 tl_setup_error(s, "bytes (%lld) must be even: a transfer is bf16 elements",
                                (long long)bytes);
-        if (a->gx > tl_setup_mesh_dim(s, 0) || a->gy > tl_setup_mesh_dim(s, 1))
+        if (!fits)
                 tl_setup_error(s, "the grid (%d x %d) must fit in the %d x %d NoC", a->gx, a->gy,
                                tl_setup_mesh_dim(s, 0), tl_setup_mesh_dim(s, 1));
         if ((a->pattern == DM_ONE_TO_ONE || a->pattern == DM_ONE_FROM_ONE) && a->gx < 2)

@@ -54,6 +54,8 @@
  * the GEMM engine's passes per matrix step for the launch. */
 #include <cubesim/tl.h>
 
+#include "tt_grid.h"
+
 #define TILE 32
 #define TAG_A 1
 #define TAG_B 2
@@ -96,8 +98,7 @@ static const struct tl_param mm_params[] = {
         { "in0", TL_PARAM_CHOICE, 0, 0, 0, places, "A starts sharded in L1 or in DRAM" },
         { "in1", TL_PARAM_CHOICE, 1, 0, 0, places, "B starts sharded in L1 or in DRAM" },
         { "out", TL_PARAM_CHOICE, 0, 0, 0, places, "C ends sharded in L1 or in DRAM" },
-        { "grid_x", TL_PARAM_INT, 0, 0, 1024, NULL, "grid columns (0: the compute grid's)" },
-        { "grid_y", TL_PARAM_INT, 0, 0, 1024, NULL, "grid rows (0: the compute grid's)" },
+        TT_GRID_PARAMS,
         { "in0_block_w", TL_PARAM_INT, 0, 0, 1024, NULL,
           "K block in tiles (0: K's tiles / grid_x / in0_block_w_div, a divisor of K's tiles)" },
         { "in0_block_w_div", TL_PARAM_INT, 0, 0, 1024, NULL,
@@ -244,13 +245,7 @@ static void mm_setup(tl_setup *s, void *argp)
         g->m = tl_setup_dim(s, "m", "a", 0);
         g->k = tl_setup_dim(s, "k", "a", 1);
         g->n = tl_setup_dim(s, "n", "b", 1);
-        g->gx = (int)tl_setup_int(s, "grid_x");
-        g->gy = (int)tl_setup_int(s, "grid_y");
-        if (!g->gx)
-                g->gx = tl_setup_grid(s, 0);
-        if (!g->gy)
-                g->gy = tl_setup_grid(s, 1);
-        if (g->gx > tl_setup_mesh_dim(s, 0) || g->gy > tl_setup_mesh_dim(s, 1))
+        if (!tt_setup_grid(s, &g->gx, &g->gy))
                 tl_setup_error(s, "grid_x %d x grid_y %d does not fit in the %d x %d NoC", g->gx,
                                g->gy, tl_setup_mesh_dim(s, 0), tl_setup_mesh_dim(s, 1));
         int64_t mt = cdiv(g->m, TILE), kt = cdiv(g->k, TILE), nt = cdiv(g->n, TILE);
