@@ -343,28 +343,34 @@ void llm_setup(tl_setup *s, void *argp)
         int64_t knew[4] = { b, a->hkv, sq, d };
         a->k_new = tl_setup_tensor(s, "k_new", TL_OUTPUT, dt, 4, knew);
         a->v_new = tl_setup_tensor(s, "v_new", TL_OUTPUT, dt, 4, knew);
-        a->n1 = tl_setup_tensor(s, "n1", TL_TEMP, dt, 2, (int64_t[]){ t, hd });
-        a->n2 = tl_setup_tensor(s, "n2", TL_TEMP, dt, 2, (int64_t[]){ t, hd });
-        a->h = tl_setup_tensor(s, "h", TL_TEMP, dt, 2, (int64_t[]){ t, hd });
-        a->q = tl_setup_tensor(s, "q", TL_TEMP, dt, 2, (int64_t[]){ t, qd });
-        a->attn = tl_setup_tensor(s, "attn", TL_TEMP, dt, 2, (int64_t[]){ t, qd });
-        a->kt = tl_setup_tensor(s, "k", TL_TEMP, dt, 2, (int64_t[]){ t, kd });
-        a->vt = tl_setup_tensor(s, "v", TL_TEMP, dt, 2, (int64_t[]){ t, kd });
-        a->act = tl_setup_tensor(s, "act", TL_TEMP, dt, 2, (int64_t[]){ t, f });
+        /* the temporaries, [t, cols] each */
+        struct {
+                const char *name;    /* its file's stem */
+                tl_tensor **at;      /* its field of a */
+                int64_t cols;        /* its columns */
+        } temps[] = { { "n1", &a->n1, hd },  { "n2", &a->n2, hd },     { "h", &a->h, hd },
+                      { "q", &a->q, qd },    { "attn", &a->attn, qd }, { "k", &a->kt, kd },
+                      { "v", &a->vt, kd },   { "act", &a->act, f } };
+        size_t n_temps = sizeof temps / sizeof temps[0];
+        for (size_t i = 0; i < n_temps; i++)
+                *temps[i].at = tl_setup_tensor(s, temps[i].name, TL_TEMP, dt, 2,
+                                               (int64_t[]){ t, temps[i].cols });
         /* The outputs and temporaries are written by some PEs and read by
          * PEs of every cube: one copy, interleaved (replicated, a cube
          * would read its own copy, never written; docs/adr/0017). */
-        tl_tensor *temps[] = { a->out, a->k_new, a->v_new, a->n1, a->n2, a->h,
-                               a->q,   a->attn,  a->kt,    a->vt, a->act };
-        for (size_t i = 0; i < sizeof temps / sizeof temps[0]; i++) {
+        tl_setup_interleave(s, a->out);
+        tl_tensor *kv_new[] = { a->k_new, a->v_new };
+        for (size_t i = 0; i < 2; i++) {
                 /* Prefill: new keys and values split by KV head over the
                  * cubes, so that attention reads them from its own cube's
                  * HBM (attention_prefill; docs/adr/0042). */
-                if (a->sq > 1 && (temps[i] == a->k_new || temps[i] == a->v_new))
-                        tl_setup_shard(s, temps[i], 1, 0);
+                if (a->sq > 1)
+                        tl_setup_shard(s, kv_new[i], 1, 0);
                 else
-                        tl_setup_interleave(s, temps[i]);
+                        tl_setup_interleave(s, kv_new[i]);
         }
+        for (size_t i = 0; i < n_temps; i++)
+                tl_setup_interleave(s, *temps[i].at);
 }
 
 const struct tl_param llm_head_params[] = {
