@@ -57,6 +57,11 @@ static const char *const base_words[] = { "default", "none", NULL };
 #define F_NET(p, m) { p, FT_ENUM, FS_NET, false, 0, 0, OFF(m), topo__net_words, false }
 #define F_LINK(p, m) F_MAP(p), F_NS(p ".latency_ns", m.latency_ps), \
         F_GBPS(p ".bw_gbps", m.bw_bytes_per_s)
+/* A network of SIPs or of cubes: its topology, each link's latency and
+ * bandwidth, and its energy per byte; p's own keys follow (mesh_cols ...). */
+#define F_NETWORK(p, net, link, energy) F_MAP(p), F_NET(p ".topology", net), \
+        F_NS(p ".latency_ns", link.latency_ps), F_GBPS(p ".bw_gbps", link.bw_bytes_per_s), \
+        F_OPT_MAP(p ".energy"), F_PJ(p ".energy.pj_per_byte", energy.dyn_fj)
 #define F_COST(id, nm, key, form) { "pe.cpu.issue_cost_ns." #nm, FT_COST, FS_COST, false, 0, 1e9, \
         OFF(pe.cpu.issue_cost_ps[TOPO_OP_##id]), NULL, false },
 #define F_LAT(id, nm, key, form) { "pe.math.latency_cycles." #nm, FT_INT, FS_U32, false, 0, 1e6, \
@@ -72,12 +77,7 @@ const struct topo__field topo__fields[] = {
 
         F_MAP("system"),
         F_INT("system.sips", 1, 4096, system.sips),
-        F_MAP("system.inter_sip"),
-        F_NET("system.inter_sip.topology", system.sip_net),
-        F_NS("system.inter_sip.latency_ns", system.inter_sip.latency_ps),
-        F_GBPS("system.inter_sip.bw_gbps", system.inter_sip.bw_bytes_per_s),
-        F_OPT_MAP("system.inter_sip.energy"),
-        F_PJ("system.inter_sip.energy.pj_per_byte", system.inter_sip_energy.dyn_fj),
+        F_NETWORK("system.inter_sip", system.sip_net, system.inter_sip, system.inter_sip_energy),
         F_OPT_INT("system.inter_sip.mesh_cols", 0, 4096, system.mesh_cols),
         F_OPT_INT("system.inter_sip.links", 1, 64, system.inter_sip_links),
         F_OPT_NS("system.inter_sip.message_ns", system.inter_sip_message_ps),
@@ -90,12 +90,7 @@ const struct topo__field topo__fields[] = {
         F_MAP("sip.io_cpu"),
         F_NS("sip.io_cpu.node_overhead_ns", sip.io_cpu_node_overhead_ps),
         F_LINK("sip.host_link", sip.host_link),
-        F_MAP("sip.inter_cube"),
-        F_NET("sip.inter_cube.topology", sip.cube_net),
-        F_NS("sip.inter_cube.latency_ns", sip.inter_cube.latency_ps),
-        F_GBPS("sip.inter_cube.bw_gbps", sip.inter_cube.bw_bytes_per_s),
-        F_OPT_MAP("sip.inter_cube.energy"),
-        F_PJ("sip.inter_cube.energy.pj_per_byte", sip.inter_cube_energy.dyn_fj),
+        F_NETWORK("sip.inter_cube", sip.cube_net, sip.inter_cube, sip.inter_cube_energy),
         F_TDP("sip.tdp_w", sip.tdp_mw),
 
         F_MAP("cube"),
