@@ -22,7 +22,7 @@
 #   - kernel threads on circular buffers (tt_matmul): a wait on a push is
 #     linked to that push, so the path has next to no unexplained "wait"
 #     and its chain names the thread and the push ("thread t0 of PE 9
-#     waited on thread t2's tl_cb_push_back at tt_matmul.c:369").
+#     waited on thread t2's tl_cb_push_back at tt_matmul.c:417").
 set -euo pipefail
 . "${CUBESIM_SOURCE_DIR:?CUBESIM_SOURCE_DIR must name the source tree}/tests/lib/script.sh"
 
