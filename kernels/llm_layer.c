@@ -100,6 +100,8 @@ struct llm_pe {
         int nslots;                  /* grid.split: B tiles of a K step (sbuf) */
         tl_tensor *sbuf[LLM_BUFS][LLM_SPLIT_SUBS]; /* grid.split: TCM [llm_split_tk, LLM_TN]
                                       * weight dtype: the B tiles of a split GEMM's K steps */
+        bool new_keys;               /* decode: attention rotates and writes the new keys
+                                      * (new_keys), no phase 3 */
 };
 
 static tl_tensor *view2(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc)
@@ -231,6 +233,30 @@ static struct share share_of(const struct cube_grid *c, int64_t rows, int64_t co
         return s;
 }
 
+/* Decode: the block's items, (batch, KV head) units each split over
+ * *splits PEs by keys; PE me takes items me, me + n, .. below the count
+ * returned. */
+static int64_t decode_items(const struct llm_args *a, const struct llm_pe *pe, int64_t *splits)
+{
+        int64_t units = a->batch * (a->hkv / a->tp), keys_n = a->past + 1;
+        int64_t tiles = (keys_n + LLM_KV_TILE - 1) / LLM_KV_TILE;
+        *splits = max64(1, min64(pe->block.n / units, tiles));
+        return units * *splits;
+}
+
+/* Whether decode attention takes the new keys (new_keys): when their TCM,
+ * [items, D] twice for a PE's most items, fits beside the persistent
+ * TCM (the same on every PE). */
+static bool new_keys_fit(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
+{
+        if (a->sq != 1 || !runs(a, LLM_PART_ATTENTION))
+                return false;
+        int64_t splits, items = (decode_items(a, pe, &splits) + pe->block.n - 1) / pe->block.n;
+        uint64_t need = 2 * tl_dtype_bytes(a->dt, items * a->d, a->d);
+        return llm_persistent_bytes(a, pe->grid.split) + need <=
+               (uint64_t)tl_machine_info(tl).tcm_alloc_bytes;
+}
+
 static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
 {
         int n = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
@@ -264,6 +290,7 @@ static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
                         pe->sbuf[i][j] = tl_alloc(tl, TL_TCM, a->wdt, 2,
                                                   ((int64_t[]){ llm_split_tk(a->wdt, pe->nslots),
                                                                 LLM_TN }));
+        pe->new_keys = new_keys_fit(tl, a, pe);
         pe->stage = NULL;
         if (pe->plan.acc_scratch && a->tp > 1)
                 pe->stage = tl_alloc(tl, TL_TCM, TL_FP32, 1,
@@ -839,11 +866,15 @@ static int64_t tile_end(const struct llm_args *a, int64_t j, int64_t k1)
         return j < a->past ? min64(e, a->past) : e;
 }
 
-/* The key and value tiles [j, e) of the item into buffer i of ab. */
-static void kv_tiles(tl_ctx *tl, const struct llm_args *a, struct attn_buf *ab,
-                     const struct attn_item *it, int i, int64_t j, int64_t e)
+/* The key and value tiles [j, e) of the item into buffer i of ab (with
+ * pe->new_keys, of the cache only: the new keys are new_keys'). */
+static void kv_tiles(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
+                     struct attn_buf *ab, const struct attn_item *it, int i, int64_t j,
+                     int64_t e)
 {
         int64_t d = a->d;
+        if (pe->new_keys && j >= a->past)
+                return;
         tl_copy_to(tl, view2(tl, ab->kbuf[i], 0, 0, e - j, d),
                    keys(tl, a, a->k_cache, a->k_new, it->b, it->h, j, e - j));
         tl_copy_to(tl, view2(tl, ab->vbuf[i], 0, 0, e - j, d),
@@ -960,9 +991,9 @@ static void attend_prefill(tl_ctx *tl, const struct llm_args *a, const struct ll
         e[0] = tile_end(a, j[0], it->k1);
         j[1] = e[0];
         e[1] = j[1] < it->k1 ? tile_end(a, j[1], it->k1) : j[1];
-        kv_tiles(tl, a, ab, it, 0, j[0], e[0]);
+        kv_tiles(tl, a, pe, ab, it, 0, j[0], e[0]);
         if (j[1] < it->k1)
-                kv_tiles(tl, a, ab, it, 1, j[1], e[1]);
+                kv_tiles(tl, a, pe, ab, it, 1, j[1], e[1]);
         tl_tensor *s[2];
         for (int c = 0; c < ch.n; c++)
                 scores(tl, a, ab, &ch, c, ab->kbuf[0], e[0] - j[0], ab->s[0][c]);
@@ -970,7 +1001,7 @@ static void attend_prefill(tl_ctx *tl, const struct llm_args *a, const struct ll
                 j[2] = e[1];
                 e[2] = j[2] < it->k1 ? tile_end(a, j[2], it->k1) : j[2];
                 if (j[2] < it->k1)
-                        kv_tiles(tl, a, ab, it, (int)((t + 2) % 3), j[2], e[2]);
+                        kv_tiles(tl, a, pe, ab, it, (int)((t + 2) % 3), j[2], e[2]);
                 for (int c = 0; j[1] < it->k1 && c < ch.n; c++)
                         scores(tl, a, ab, &ch, c, ab->kbuf[(t + 1) % 3], e[1] - j[1],
                                ab->s[(t + 1) % 2][c]);
@@ -1078,6 +1109,49 @@ static struct dtile dtile_next(const struct llm_args *a, const struct llm_pe *pe
         return (struct dtile){ t.w, it.k0, tile_end(a, it.k0, it.k1) };
 }
 
+/* Decode: the new keys (rotated, as one tensor) and values of this PE's
+ * items that end at the new key (items me, me + n, .. below end, each
+ * `splits` parts of a unit), from the QKV GEMM's k and v rows, into
+ * scratch [count, D] kn and vn, in the items' order, and into k_new and
+ * v_new: the item's PE is the only one to read them, so no phase and
+ * barrier of their own (docs/adr/0050). */
+static void new_keys(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
+                     int64_t splits, int64_t end, tl_tensor **kn, tl_tensor **vn)
+{
+        int64_t d = a->d, half = d / 2, n = 0, keys_n = a->past + 1;
+        for (int64_t w = pe->block.me; w < end; w += pe->block.n)
+                n += w % splits == splits - 1;
+        *kn = *vn = NULL;
+        if (n == 0)
+                return;
+        *kn = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ n, d }));
+        *vn = tl_alloc(tl, TL_TCM, a->dt, 2, ((int64_t[]){ n, d }));
+        int64_t r = 0;
+        for (int64_t w = pe->block.me; w < end; w += pe->block.n) {
+                if (w % splits != splits - 1)
+                        continue;
+                struct attn_item it = decode_item(a, pe, w, splits, keys_n);
+                tl_copy_to(tl, view2(tl, *kn, r, 0, 1, d), view2(tl, a->kt, it.b, it.h * d, 1, d));
+                tl_copy_to(tl, view2(tl, *vn, r, 0, 1, d), view2(tl, a->vt, it.b, it.h * d, 1, d));
+                r++;
+        }
+        tl_tensor *h1, *h2;
+        rope(tl, a, pe, *kn, a->past, true, &h1, &h2);
+        tl_copy_to(tl, view2(tl, *kn, 0, 0, n, half), h1);
+        tl_copy_to(tl, view2(tl, *kn, 0, half, n, half), h2);
+        r = 0;
+        for (int64_t w = pe->block.me; w < end; w += pe->block.n) {
+                if (w % splits != splits - 1)
+                        continue;
+                struct attn_item it = decode_item(a, pe, w, splits, keys_n);
+                tl_store(tl, gqa_head_rows(tl, a->k_new, it.b, it.h, 0, 1),
+                         view2(tl, *kn, r, 0, 1, d));
+                tl_store(tl, gqa_head_rows(tl, a->v_new, it.b, it.h, 0, 1),
+                         view2(tl, *vn, r, 0, 1, d));
+                r++;
+        }
+}
+
 /* Decode: (batch, KV head) units of the block, each split over `splits`
  * PEs by keys; the first PE of a unit merges the others' states. A PE's
  * tiles run as one stream over its items, the keys and values of the
@@ -1087,25 +1161,27 @@ static struct dtile dtile_next(const struct llm_args *a, const struct llm_pe *pe
 static void attention_decode(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
                              struct attn_buf *ab)
 {
-        int64_t hl = a->hkv / a->tp, units = a->batch * hl, keys_n = a->past + 1;
-        int64_t tiles = (keys_n + LLM_KV_TILE - 1) / LLM_KV_TILE;
-        int64_t splits = max64(1, min64(pe->block.n / units, tiles));
-        int64_t d = a->d, end = units * splits;
+        int64_t keys_n = a->past + 1, splits, end = decode_items(a, pe, &splits), d = a->d;
         if (pe->block.me >= end)
                 return;
+        tl_scratch_scope_begin(tl);
+        tl_tensor *kn = NULL, *vn = NULL;
+        int64_t nk = 0;              /* the next row of kn and vn */
+        if (pe->new_keys)
+                new_keys(tl, a, pe, splits, end, &kn, &vn);
         struct attn_item it = decode_item(a, pe, pe->block.me, splits, keys_n);
         struct dtile q[3];           /* tiles t, t + 1, t + 2 */
         q[0] = (struct dtile){ pe->block.me, it.k0, tile_end(a, it.k0, it.k1) };
         q[1] = dtile_next(a, pe, splits, keys_n, end, q[0]);
         for (int i = 0; i < 2 && q[i].w < end; i++) {
                 struct attn_item ti = decode_item(a, pe, q[i].w, splits, keys_n);
-                kv_tiles(tl, a, ab, &ti, i, q[i].j, q[i].e);
+                kv_tiles(tl, a, pe, ab, &ti, i, q[i].j, q[i].e);
         }
         for (int64_t t = 0; q[0].w < end; t++) {
                 q[2] = q[1].w < end ? dtile_next(a, pe, splits, keys_n, end, q[1]) : q[1];
                 if (q[2].w < end) {
                         struct attn_item ti = decode_item(a, pe, q[2].w, splits, keys_n);
-                        kv_tiles(tl, a, ab, &ti, (int)((t + 2) % 3), q[2].j, q[2].e);
+                        kv_tiles(tl, a, pe, ab, &ti, (int)((t + 2) % 3), q[2].j, q[2].e);
                 }
                 it = decode_item(a, pe, q[0].w, splits, keys_n);
                 struct chains ch = chains_of(&it);
@@ -1114,15 +1190,21 @@ static void attention_decode(tl_ctx *tl, const struct llm_args *a, const struct 
                 int cur = (int)(t % 3);
                 tl_scratch_scope_begin(tl);
                 tl_tensor *kt = view2(tl, ab->kbuf[cur], 0, 0, q[0].e - q[0].j, d), *s[2];
+                tl_tensor *vt = ab->vbuf[cur];
+                if (kn && q[0].j >= a->past) {       /* the new key: one row of kn */
+                        kt = view2(tl, kn, nk, 0, 1, d);
+                        vt = view2(tl, vn, nk++, 0, 1, d);
+                }
                 for (int c = 0; c < ch.n; c++)
                         s[c] = tl_dot(tl, view2(tl, ab->qs, c * ch.rows, 0, ch.rows, d), kt, true);
-                merge_tile(tl, a, ab, &it, &ch, s, ab->vbuf[cur], q[0].j, q[0].e - q[0].j);
+                merge_tile(tl, a, ab, &it, &ch, s, vt, q[0].j, q[0].e - q[0].j);
                 tl_scratch_scope_end(tl);
                 if (q[0].e == it.k1)
                         decode_done(tl, a, pe, ab, &it, q[0].w, splits);
                 q[0] = q[1];
                 q[1] = q[2];
         }
+        tl_scratch_scope_end(tl);
 }
 
 /* Which prefill items a PE deals among which PEs: units (batch, stacked
@@ -1241,9 +1323,12 @@ static void llm_layer(tl_ctx *tl, const void *argp)
         barrier(tl, a, &pe);
         qkv(tl, a, &pe);
         barrier(tl, a, &pe);
-        if (runs(a, LLM_PART_OTHER))
-                new_kv(tl, a, &pe);
-        barrier(tl, a, &pe);
+        if (!pe.new_keys) {
+
+                if (runs(a, LLM_PART_OTHER))
+                        new_kv(tl, a, &pe);
+                barrier(tl, a, &pe);
+        }
         if (runs(a, LLM_PART_ATTENTION))
                 attention(tl, a, &pe);
         barrier(tl, a, &pe);

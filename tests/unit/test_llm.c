@@ -284,6 +284,9 @@ static const struct layer_case layer_cases[] = {
         { "tp2_decode_fp32", { 1, 1, 130, 64, 4, 2, 16, 96, 2, "fp32" } },
         { "tp2_prefill_fp32", { 2, 3, 9, 48, 8, 2, 8, 40, 2, "fp32" } },
         { "decode_bf16", { 2, 1, 150, 64, 8, 2, 16, 96, 1, "bf16" } },
+        /* No cache: the only key is the new one, which attention rotates
+         * and writes itself (docs/adr/0050). */
+        { "decode_no_cache_bf16", { 3, 1, 0, 64, 8, 2, 16, 96, 1, "bf16" } },
         { "tp2_prefill_bf16", { 1, 4, 20, 64, 4, 2, 16, 64, 2, "bf16" } },
         /* Prefill blocks (llm.h): output blocks of two sub-blocks sharing each A
          * tile, K steps of 64 with a tail (600, 520), sub-block tails. */
