@@ -328,18 +328,11 @@ static inline void ahead(void *base, size_t n, size_t cap, size_t size, size_t *
                 fault_ahead(base, n * size, cap * size, mark);
 }
 
-/* Entry x, the log's idx-th, is [s, e) from a (a <= s <= e): its offsets,
- * or its times in cp->longs. False when out of memory (the log is then
- * marked incomplete). */
-static bool set_times(struct rep_cp *cp, struct cp_ent *x, size_t idx, sim_ps a, sim_ps s,
-                      sim_ps e)
+/* Entry x, the log's idx-th, is [s, e): its times kept aside (set_times).
+ * False when out of memory (the log is then marked incomplete). */
+static __attribute__((noinline, cold)) bool set_long(struct rep_cp *cp, struct cp_ent *x,
+                                                      size_t idx, sim_ps s, sim_ps e)
 {
-        x->a = a;
-        if (__builtin_expect(s - a < CP_LONG && e - s < CP_LONG, 1)) {
-                x->ds = (uint32_t)(s - a);
-                x->de = (uint32_t)(e - s);
-                return true;
-        }
         x->ds = x->de = CP_LONG;
         if (!grow((void **)&cp->longs, &cp->cap_longs, cp->n_longs, sizeof *cp->longs)) {
                 cp->oom = true;
@@ -347,6 +340,22 @@ static bool set_times(struct rep_cp *cp, struct cp_ent *x, size_t idx, sim_ps a,
         }
         cp->longs[cp->n_longs++] = (struct cp_long){ .idx = idx, .s = s, .e = e };
         return true;
+}
+
+/* Entry x, the log's idx-th, is [s, e) from a (a <= s <= e): its offsets,
+ * or its times in cp->longs. False when out of memory (the log is then
+ * marked incomplete). Every entry comes here: inline, the rare long one
+ * apart. */
+static inline __attribute__((always_inline)) bool
+set_times(struct rep_cp *cp, struct cp_ent *x, size_t idx, sim_ps a, sim_ps s, sim_ps e)
+{
+        x->a = a;
+        if (__builtin_expect(s - a < CP_LONG && e - s < CP_LONG, 1)) {
+                x->ds = (uint32_t)(s - a);
+                x->de = (uint32_t)(e - s);
+                return true;
+        }
+        return set_long(cp, x, idx, s, e);
 }
 
 /* The times kept aside of entry x of the log (its ds is CP_LONG). */
