@@ -27,12 +27,19 @@ enum cp_kind {
  * out of memory. */
 #define CP_SITE_BITS 18
 
-/* An entry of the log: a step of a PE's timeline or an op (48 bytes: a
- * 32K prefill writes some nine million, 4.8 M of them steps). */
+/* An entry's ds and de when its times do not fit them: they are then in
+ * rep_cp.longs (at 32K prefill, none). */
+#define CP_LONG UINT32_MAX
+
+/* An entry of the log: a step of a PE's timeline or an op (40 bytes: a
+ * 32K prefill writes some nine million, 4.8 M of them steps). Its start
+ * and end are kept as offsets (ent_s, ent_e): 32 bits, 4.3 ms, hold all
+ * but a rare long wait or queue, whose times are kept aside. */
 struct cp_ent {
         sim_ps a;                    /* step: its start; op: its issue (arrival) */
-        sim_ps s;                    /* op: its start (its first busy ps) */
-        sim_ps e;                    /* its end */
+        uint32_t ds;                 /* op: its start (its first busy ps) - a; step: 0
+                                      * (CP_LONG: in rep_cp.longs) */
+        uint32_t de;                 /* its end - its start (CP_LONG: in rep_cp.longs) */
         uint32_t pe;                 /* the PE it is on */
         int32_t prev;                /* step: the PE's step before; op: the PE's last step
                                       * at its issue (-1: none) */
@@ -65,7 +72,13 @@ static unsigned thread_field(int t)
         return t < 0 ? 0 : t < CP_THREADS ? (unsigned)t : CP_THREADS - 1;
 }
 
-_Static_assert(sizeof(struct cp_ent) <= 48, "a log entry is 48 bytes");
+_Static_assert(sizeof(struct cp_ent) <= 40, "a log entry is 40 bytes");
+
+/* The times of an entry whose offsets do not fit its ds and de. */
+struct cp_long {
+        size_t idx;                  /* the entry (rep_cp.longs are in its order) */
+        sim_ps s, e;                 /* its start and end */
+};
 
 /* A kernel line and what was called or run there. */
 struct cp_site {
@@ -124,7 +137,9 @@ struct cp_parts {
  * of the ops, 2.6 million): they are no part of the walk or the what-if,
  * and are never written. */
 struct cp_staged {
-        struct cp_ent x;             /* the op (x.parts unset: its split is pp) */
+        struct cp_ent x;             /* the op (x.parts, x.ds and x.de unset: its split is
+                                      * pp, its times s and e) */
+        sim_ps s, e;                 /* its start and end */
         struct cp_parts pp;          /* its split, when x.has_parts */
         int32_t idx;                 /* its entry in the log (-1: not written yet) */
 };
@@ -173,6 +188,8 @@ struct rep_cp {
         struct cp_parts *parts;      /* op splits */
         size_t n_parts, cap_parts;
         size_t ahead_parts;          /* and in parts */
+        struct cp_long *longs;       /* times of entries past ds and de's 32 bits */
+        size_t n_longs, cap_longs;
         /* Per PE, its last ops and their ends: where a wait's producer
          * and the op an op queued behind are looked up. */
         struct cp_recent *recent;    /* n_pes of them, 64-byte aligned */
@@ -238,7 +255,7 @@ struct rep_cp *rep_cp_new(uint32_t n_pes)
         for (size_t i = 0; i < n_rec; i++) {
                 for (int k = 0; k < CP_RECENT; k++) {
                         cp->recent[i].tag[k] = tag_of(SIM_PS_MAX);
-                        cp->staged[i * CP_RECENT + (size_t)k].x.e = SIM_PS_MAX;
+                        cp->staged[i * CP_RECENT + (size_t)k].e = SIM_PS_MAX;
                         cp->staged[i * CP_RECENT + (size_t)k].idx = -1;
                 }
         }
@@ -251,6 +268,7 @@ void rep_cp_free(struct rep_cp *cp)
                 return;
         free(cp->ents);
         free(cp->parts);
+        free(cp->longs);
         free(cp->recent);
         free(cp->ring);
         free(cp->staged);
@@ -310,6 +328,66 @@ static inline void ahead(void *base, size_t n, size_t cap, size_t size, size_t *
                 fault_ahead(base, n * size, cap * size, mark);
 }
 
+/* Entry x, the log's idx-th, is [s, e): its times kept aside (set_times).
+ * False when out of memory (the log is then marked incomplete). */
+static __attribute__((noinline, cold)) bool set_long(struct rep_cp *cp, struct cp_ent *x,
+                                                      size_t idx, sim_ps s, sim_ps e)
+{
+        x->ds = x->de = CP_LONG;
+        if (!grow((void **)&cp->longs, &cp->cap_longs, cp->n_longs, sizeof *cp->longs)) {
+                cp->oom = true;
+                return false;
+        }
+        cp->longs[cp->n_longs++] = (struct cp_long){ .idx = idx, .s = s, .e = e };
+        return true;
+}
+
+/* Entry x, the log's idx-th, is [s, e) from a (a <= s <= e): its offsets,
+ * or its times in cp->longs. False when out of memory (the log is then
+ * marked incomplete). Every entry comes here: inline, the rare long one
+ * apart. */
+static inline __attribute__((always_inline)) bool
+set_times(struct rep_cp *cp, struct cp_ent *x, size_t idx, sim_ps a, sim_ps s, sim_ps e)
+{
+        x->a = a;
+        if (__builtin_expect(s - a < CP_LONG && e - s < CP_LONG, 1)) {
+                x->ds = (uint32_t)(s - a);
+                x->de = (uint32_t)(e - s);
+                return true;
+        }
+        return set_long(cp, x, idx, s, e);
+}
+
+/* The times kept aside of entry x of the log (its ds is CP_LONG). */
+static const struct cp_long *long_of(const struct rep_cp *cp, const struct cp_ent *x)
+{
+        size_t idx = (size_t)(x - cp->ents), lo = 0, hi = cp->n_longs;
+        while (hi - lo > 1) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (cp->longs[mid].idx <= idx)
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        return &cp->longs[lo];
+}
+
+/* The start of entry x of the log. */
+static inline sim_ps ent_s(const struct rep_cp *cp, const struct cp_ent *x)
+{
+        if (__builtin_expect(x->ds == CP_LONG, 0))
+                return long_of(cp, x)->s;
+        return x->a + x->ds;
+}
+
+/* The end of entry x of the log. */
+static inline sim_ps ent_e(const struct rep_cp *cp, const struct cp_ent *x)
+{
+        if (__builtin_expect(x->ds == CP_LONG, 0))
+                return long_of(cp, x)->e;
+        return x->a + x->ds + x->de;
+}
+
 /* Staged op st's entry in the log, written now if it is not yet; -1 when
  * out of memory (the log is then marked incomplete). What it refers to
  * was written before it (its PE's last step, its dep: looked up, so
@@ -333,6 +411,8 @@ static int32_t commit(struct rep_cp *cp, struct cp_staged *st)
                 x.parts = (uint32_t)cp->n_parts++;
                 ahead(cp->parts, cp->n_parts, cp->cap_parts, sizeof *cp->parts, &cp->ahead_parts);
         }
+        if (!set_times(cp, &x, cp->n, x.a, st->s, st->e))
+                return -1;
         cp->ents[cp->n] = x;
         st->idx = (int32_t)cp->n++;
         ahead(cp->ents, cp->n, cp->cap, sizeof *cp->ents, &cp->ahead_ents);
@@ -362,7 +442,7 @@ static int32_t op_ending(struct rep_cp *cp, uint32_t pe, sim_ps end)
         uint32_t head = cp->ring[pe].head;
         for (uint32_t k = 1; k <= CP_RECENT; k++) {
                 uint32_t at = (head - k) & (CP_RECENT - 1);
-                if (rc->tag[at] == t && op[at].x.e == end)
+                if (rc->tag[at] == t && op[at].e == end)
                         return commit(cp, &op[at]);
         }
         return -1;
@@ -386,7 +466,7 @@ static struct cp_staged *stage_op(struct rep_cp *cp, uint32_t pe)
 static void set_end(struct rep_cp *cp, uint32_t pe, struct cp_staged *st, sim_ps end)
 {
         size_t at = (size_t)(st - &cp->staged[(size_t)pe * CP_RECENT]);
-        st->x.e = end;
+        st->e = end;
         cp->recent[pe].tag[at] = tag_of(end);
 }
 
@@ -490,9 +570,10 @@ static void step(struct rep_cp *cp, enum cp_kind kind, uint32_t pe, unsigned thr
         struct cp_ent *x = site_ent(cp, file, line, what, &site);
         if (!x)
                 return;
-        *x = (struct cp_ent){ .a = a, .s = a, .e = b, .site = site, .pe = pe,
-                              .prev = cp->last_step[pe], .dep = dep,
+        *x = (struct cp_ent){ .site = site, .pe = pe, .prev = cp->last_step[pe], .dep = dep,
                               .kind = kind, .thread = thread };
+        if (!set_times(cp, x, cp->n - 1, a, a, b))
+                return;
         cp->last_step[pe] = (int32_t)(cp->n - 1);
 }
 
@@ -520,7 +601,8 @@ void rep_cp_signal(struct rep_cp *cp, uint32_t pe, int thread, sim_ps at, const 
         }
         /* The latest op ending then: the producer of a wait woken now. */
         struct cp_staged *st = stage_op(cp, pe);
-        st->x = (struct cp_ent){ .a = at, .s = at, .e = at, .site = site, .pe = pe,
+        st->s = at;
+        st->x = (struct cp_ent){ .a = at, .site = site, .pe = pe,
                                  .prev = cp->last_step[pe], .dep = -1, .kind = CP_SIGNAL,
                                  .cls = HW_DEP_CPU, .thread = thread_field(thread) };
         set_end(cp, pe, st, at);
@@ -567,7 +649,8 @@ static void keep_parts(struct cp_staged *st, const struct hw_dep *d)
         st->x.has_parts = 1;
 }
 
-static void parts_of(const struct cp_ent *x, const struct cp_parts *pp, sim_ps p[HW_DEP_COUNT]);
+static void parts_of(const struct cp_ent *x, const struct cp_parts *pp, sim_ps total,
+                     sim_ps p[HW_DEP_COUNT]);
 
 /* Add xs's pacing to pp's when it is of the same kind (or pp has none). */
 static void merge_pace(struct cp_parts *pp, const struct cp_parts *xs)
@@ -595,11 +678,11 @@ static bool fold_stage(struct rep_cp *cp, const struct hw_sim *s, uint32_t pe,
                 return false;        /* none, or something refers to it */
         struct cp_ent *w = &ws->x;
         if (w->kind != CP_NODE || !w->stage || w->drain || w->cls != cls || w->pe != pe ||
-            w->e != start || end - w->s > UINT32_MAX ||
+            ws->e != start || end - ws->s > UINT32_MAX ||
             (w->site != site && (cp->sites[w->site].file != cp->sites[site].file ||
                                  cp->sites[w->site].line != cp->sites[site].line)))
                 return false;
-        struct cp_ent x = { .s = start, .e = end, .pe = pe, .kind = CP_NODE, .cls = cls,
+        struct cp_ent x = { .pe = pe, .kind = CP_NODE, .cls = cls,
                             .stage = 1 };
         struct cp_parts xs = { .pace_cls = UINT8_MAX };
         if (s->dep.start == start && s->dep.end == end && end > start)
@@ -616,12 +699,12 @@ static bool fold_stage(struct rep_cp *cp, const struct hw_sim *s, uint32_t pe,
         } else {
                 /* w's split, and x's, beside w. */
                 sim_ps pw[HW_DEP_COUNT], px[HW_DEP_COUNT];
-                parts_of(w, pp, pw);
+                parts_of(w, pp, ws->e - ws->s, pw);
                 if (x_parts)
                         for (int c = 0; c < HW_DEP_COUNT; c++)
                                 px[c] = xs.p[c];
                 else
-                        parts_of(&x, NULL, px);
+                        parts_of(&x, NULL, end - start, px);
                 if (!w->has_parts) {
                         *pp = (struct cp_parts){ .pace_cls = 0 };
                         w->has_parts = 1;
@@ -690,7 +773,8 @@ log_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, uint32_t pe,
         }
         struct cp_staged *st = stage_op(cp, pe);
         /* Written in place (a copy from the stack stalled on its bit-fields). */
-        st->x = (struct cp_ent){ .a = a, .s = start, .e = end, .pe = pe, .prev = prev, .dep = dep,
+        st->s = start;
+        st->x = (struct cp_ent){ .a = a, .pe = pe, .prev = prev, .dep = dep,
                                  .site = site, .kind = CP_NODE, .cls = cls, .stage = stage,
                                  .drain = pe != issuer && dep >= 0, .trig = trig };
         if (pe == issuer)
@@ -724,8 +808,9 @@ void rep_cp_stage(struct rep_cp *cp, const struct hw_sim *s, uint32_t pe, const 
 
 /* ---- the walk ---- */
 
-/* Op x's time [s, e) by class. */
-static void parts_of(const struct cp_ent *x, const struct cp_parts *pp, sim_ps p[HW_DEP_COUNT])
+/* Op x's time [s, e), total ps, by class. */
+static void parts_of(const struct cp_ent *x, const struct cp_parts *pp, sim_ps total,
+                     sim_ps p[HW_DEP_COUNT])
 {
         memset(p, 0, sizeof(sim_ps) * HW_DEP_COUNT);
         if (x->has_parts) {
@@ -733,7 +818,7 @@ static void parts_of(const struct cp_ent *x, const struct cp_parts *pp, sim_ps p
                         p[c] = pp->p[c];
                 return;
         }
-        sim_ps total = x->e - x->s, fixed = (sim_ps)x->lat + x->tcm;
+        sim_ps fixed = (sim_ps)x->lat + x->tcm;
         p[HW_DEP_LATENCY] = x->lat;
         p[HW_DEP_TCM] += x->tcm;
         p[x->cls] += total > fixed ? total - fixed : 0;
@@ -745,13 +830,13 @@ static void split(const struct rep_cp *cp, const struct cp_ent *x, sim_ps len,
                   sim_ps out[HW_DEP_COUNT])
 {
         memset(out, 0, sizeof(sim_ps) * HW_DEP_COUNT);
-        sim_ps total = x->e - x->s;
+        sim_ps total = ent_e(cp, x) - ent_s(cp, x);
         if (total == 0) {
                 out[x->cls] = len;
                 return;
         }
         sim_ps p[HW_DEP_COUNT];
-        parts_of(x, x->has_parts ? &cp->parts[x->parts] : NULL, p);
+        parts_of(x, x->has_parts ? &cp->parts[x->parts] : NULL, total, p);
         sim_ps sum = 0;
         int big = 0;
         for (int c = 0; c < HW_DEP_COUNT; c++) {
@@ -819,7 +904,8 @@ static void hop(struct rep_cp *cp, uint32_t pe, int thread, const struct cp_ent 
                                                   .thread = sig ? thread : -1,
                                                   .on_thread = sig ? (int)p->thread : -1,
                                                   .what = st->what,
-                                                  .file = st->file, .line = st->line, .at = p->e };
+                                                  .file = st->file, .line = st->line,
+                                                  .at = ent_e(cp, p) };
 }
 
 static sim_ps min_ps(sim_ps a, sim_ps b) { return a < b ? a : b; }
@@ -836,12 +922,12 @@ static void walk(struct rep_cp *cp)
                 if (at_op) {
                         /* Op i, entered at t <= its end. */
                         const struct cp_ent *x = &E[i];
-                        sim_ps s = min_ps(x->s, t);
+                        sim_ps s = min_ps(ent_s(cp, x), t);
                         if (x->drain) {
                                 const struct cp_ent *p = &E[x->dep];
-                                sim_ps lo = min_ps(max_ps(s, p->e), t);
+                                sim_ps lo = min_ps(max_ps(s, ent_e(cp, p)), t);
                                 emit(cp, lo, t, x->cls, "op", x->pe, i);
-                                sim_ps tp = min_ps(p->e, lo);
+                                sim_ps tp = min_ps(ent_e(cp, p), lo);
                                 emit(cp, tp, lo, HW_DEP_NOC, "transit", x->pe, i);
                                 if (p->pe != x->pe)
                                         hop(cp, x->pe, -1, p);
@@ -854,12 +940,12 @@ static void walk(struct rep_cp *cp)
                         if (x->dep >= 0 && x->trig) {
                                 sim_ps a = min_ps(x->a, t);
                                 emit_split(cp, i, a, t, "queue");
-                                t = min_ps(E[x->dep].e, a);
+                                t = min_ps(ent_e(cp, &E[x->dep]), a);
                                 i = x->dep;
                                 continue;
                         }
                         if (x->dep >= 0) {
-                                sim_ps tq = min_ps(E[x->dep].e, t);
+                                sim_ps tq = min_ps(ent_e(cp, &E[x->dep]), t);
                                 emit_split(cp, i, tq, t, "queue");
                                 t = tq;
                                 i = x->dep;
@@ -881,9 +967,9 @@ static void walk(struct rep_cp *cp)
                         return;
                 }
                 const struct cp_ent *x = &E[i];
-                if (x->e < t) {
-                        emit(cp, x->e, t, REP_CP_WAIT, "wait", pe, i);
-                        t = x->e;
+                if (ent_e(cp, x) < t) {
+                        emit(cp, ent_e(cp, x), t, REP_CP_WAIT, "wait", pe, i);
+                        t = ent_e(cp, x);
                 }
                 if (x->kind == CP_ISSUE) {
                         emit(cp, x->a, t, HW_DEP_CPU, "issue", pe, i);
@@ -891,8 +977,8 @@ static void walk(struct rep_cp *cp)
                         i = x->prev;
                         continue;
                 }
-                if (x->dep >= 0 && E[x->dep].e > x->a) {
-                        sim_ps tx = min_ps(E[x->dep].e, t);
+                if (x->dep >= 0 && ent_e(cp, &E[x->dep]) > x->a) {
+                        sim_ps tx = min_ps(ent_e(cp, &E[x->dep]), t);
                         emit(cp, tx, t, REP_CP_WAIT, "wait", pe, i);
                         if (E[x->dep].kind == CP_SIGNAL)
                                 hop(cp, pe, x->thread, &E[x->dep]);
@@ -955,7 +1041,7 @@ static struct cp_mv one_lane(int c, float k)
  * its mean factor over its split (for a queue behind ops like it) in kq. */
 static struct cp_mv own_change(const struct rep_cp *cp, const struct cp_ent *x, struct cp_mv *kq)
 {
-        sim_ps total = x->e - x->s;
+        sim_ps total = ent_e(cp, x) - ent_s(cp, x);
         struct cp_mv p = { { { 0 } } }, d;
         if (x->has_parts) {
                 const struct cp_parts *pp = &cp->parts[x->parts];
@@ -1001,24 +1087,25 @@ static struct cp_mv moves(const struct rep_cp *cp, const struct cp_ent *x, const
         const struct cp_ent *E = cp->ents;
         struct cp_mv v;
         if (x->kind == CP_ISSUE) {
-                struct cp_mv k = one_lane(HW_DEP_CPU, 0.5f * (float)(x->e - x->a));
+                struct cp_mv k = one_lane(HW_DEP_CPU, 0.5f * (float)(ent_e(cp, x) - x->a));
                 for (int h = 0; h < CP_LANES / 4; h++)
                         v.v[h] = dp->v[h] - k.v[h];
                 return v;
         }
         if (x->kind == CP_WAIT) {
                 /* Woken by its producer's end, or on its own. */
-                if (!(x->dep >= 0 && E[x->dep].e > x->a))
+                if (!(x->dep >= 0 && ent_e(cp, &E[x->dep]) > x->a))
                         return *dp;
-                float w = (float)(x->e - x->a);
+                float w = (float)(ent_e(cp, x) - x->a);
                 for (int h = 0; h < CP_LANES / 4; h++)
                         v.v[h] = vmax(dp->v[h] - w, dd->v[h]);
                 return v;
         }
         if (x->drain) {
                 const struct cp_ent *p = &E[x->dep];
-                sim_ps transit = x->s > p->e ? x->s - p->e : 0;
-                sim_ps tail = x->e - max_ps(x->s, p->e);
+                sim_ps xs = ent_s(cp, x), pend = ent_e(cp, p);
+                sim_ps transit = xs > pend ? xs - pend : 0;
+                sim_ps tail = ent_e(cp, x) - max_ps(xs, pend);
                 struct cp_mv kn = one_lane(HW_DEP_NOC, 0.5f * (float)transit);
                 struct cp_mv kt = one_lane(x->cls, 0.5f * (float)tail);
                 for (int h = 0; h < CP_LANES / 4; h++)
@@ -1026,7 +1113,7 @@ static struct cp_mv moves(const struct rep_cp *cp, const struct cp_ent *x, const
                 return v;
         }
         struct cp_mv kq, own = own_change(cp, x, &kq);
-        float queue = (float)(x->s - x->a);
+        float queue = (float)(ent_s(cp, x) - x->a);
         /* Its start moves with what it waited for: the op it queued
          * behind, or its issue and its queue. A stage placed when an op
          * ended (trig) that starts later waited for what the log does not
