@@ -310,8 +310,8 @@ static uint64_t gemm_handover_cycles(const struct topo_pe_gemm *g, uint64_t m, u
         uint64_t tile = rt * ct == 1 ? (a_bytes > b_bytes ? a_bytes : b_bytes) / kt
                         : ct >= rt  ? b_bytes / (ct * kt)
                                     : a_bytes / (rt * kt);
-        uint64_t refill = gemm_bank_refill_cycles(g, m, n, k, sat_mul_u64(tile, kt * (rt + ct)),
-                                                  rate);
+        uint64_t all = sat_mul_u64(tile, sat_mul_u64(kt, rt + ct));
+        uint64_t refill = gemm_bank_refill_cycles(g, m, n, k, all, rate);
         uint64_t products = sat_mul_u64(sat_mul_u64(rt, ct), kt);
         uint64_t product = work / products;
         return refill > product ? sat_mul_u64(products, refill - product) : 0;
