@@ -18,7 +18,33 @@
 #define TT_KV_CHUNK 128              /* keys per SDPA chunk */
 #define TT_Q_CHUNK 64                /* query rows per SDPA prefill item */
 #define TT_MM_NB 1024                /* most output columns a worker holds at once */
+#define TT_MM_PAD (7 * TT_TILE)      /* most columns tt_mm_subblock pads a worker's compute by */
 #define TT_ELT_W 8                   /* most tiles of a row an elementwise block takes */
+
+/* The output subblock of a DRAM-sharded matmul on a worker's nt tiles of
+ * columns (tt-metal's matmul_multicore_reuse_dram_sharded program
+ * factory): one row of tiles, the widest of at most 8 dividing nt; when
+ * that is narrower than 8, the first wider one that needs fewer
+ * subblocks, the worker's compute then padded to whole subblocks ("it is
+ * bad for compute, pad per_core_N"). The width in tiles; *nt_compute the
+ * tiles the compute runs over (at least nt). 8 is the limit without fp32
+ * destination accumulation (tt-transformers' MLP configs); with it the
+ * factory's limit is 4. */
+static inline int64_t tt_mm_subblock(int64_t nt, int64_t *nt_compute)
+{
+        int64_t w = 1;
+        for (int64_t c = 8; c > 1 && w == 1; c--)
+                if (nt % c == 0)
+                        w = c;
+        int64_t subblocks = nt / w, best = w;
+        for (int64_t c = w + 1; c <= 8; c++)
+                if ((nt + c - 1) / c < subblocks) {
+                        subblocks = (nt + c - 1) / c;
+                        best = c;
+                }
+        *nt_compute = best * subblocks;
+        return best;
+}
 
 /* The programs of tt_llm_op (`op`). */
 enum tt_op {

@@ -110,12 +110,12 @@ static void mm_worker(tl_ctx *tl, const struct tt_op_args *a, int c, const struc
         int64_t steps = k / kb, per = ks / kb;
         tl_tensor *in0 = NULL;       /* the shard of in0 the step is in */
         for (int64_t n0 = 0; n0 < nw; n0 += nbw) {
-                int64_t nn = min64(nbw, nw - n0), sub = TT_TILE;
-                /* the output subblock: the largest of at most 8 tiles dividing nn */
-                for (int64_t w = 8; w > 1 && sub == TT_TILE; w--)
-                        if (nn / TT_TILE % w == 0)
-                                sub = w * TT_TILE;
-                tl_tensor *acc_v = view2(tl, acc, 0, 0, m, nn);
+                /* the output subblock, the compute padded to whole ones
+                 * (nc columns; the weights' nn, as the in1 reader's) */
+                int64_t nn = min64(nbw, nw - n0), nc;
+                int64_t sub = tt_mm_subblock(nn / TT_TILE, &nc) * TT_TILE;
+                nc *= TT_TILE;
+                tl_tensor *acc_v = view2(tl, acc, 0, 0, m, nc);
                 /* Weights two steps ahead, in three buffers in rotation (as
                  * ttnn's in1 circular buffer of three blocks). */
                 for (int64_t s = 0; s < 2 && s < steps; s++)
@@ -131,12 +131,12 @@ static void mm_worker(tl_ctx *tl, const struct tt_op_args *a, int c, const struc
                         }
                         tl_wait(tl, tl_composite(tl, &(tl_composite_desc){
                                 .op = TL_GEMM, .a = view2(tl, in0, 0, s % per * kb, m, kb),
-                                .b = view2(tl, buf[s % 3], 0, 0, kb, nn), .out = acc_v,
+                                .b = view2(tl, buf[s % 3], 0, 0, kb, nc), .out = acc_v,
                                 .accumulate = s > 0, .tile_m = m, .tile_n = sub, .tile_k = kb }));
                         if ((s + 1) % per == 0)
                                 tl_scratch_scope_end(tl);
                 }
-                tl_copy_to(tl, view2(tl, out, 0, n0, m, nn), acc_v);
+                tl_copy_to(tl, view2(tl, out, 0, n0, m, nn), view2(tl, acc, 0, 0, m, nn));
         }
 }
 
@@ -152,10 +152,11 @@ static void mm_dram(tl_ctx *tl, const struct tt_op_args *a)
                 if (worker_pe(tl, c) != tl_program_id(tl, 0))
                         continue;
                 if (!mb.acc) {
-                        mb.acc = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ a->m, nbw }));
+                        int64_t nbc = nbw + TT_MM_PAD;       /* with a padded subblock */
+                        mb.acc = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ a->m, nbc }));
                         for (int i = 0; i < 3; i++)
                                 mb.buf[i] = tl_alloc(tl, TL_TCM, a->wdt, 2,
-                                                     ((int64_t[]){ a->kb, nbw }));
+                                                     ((int64_t[]){ a->kb, nbc }));
                 }
                 mm_worker(tl, a, c, &mb);
         }

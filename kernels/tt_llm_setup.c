@@ -71,7 +71,8 @@ static void setup_mm(tl_setup *s, struct tt_op_args *a)
          * not fit the TCM beside the scratch arena (bf16 weights). */
         a->nb = nw < TT_MM_NB ? nw : TT_MM_NB;
         while (a->nb > TT_TILE &&
-               3 * tl_dtype_bytes(a->wdt, a->kb * a->nb, a->nb) + (uint64_t)(a->m * a->nb * 4) >
+               3 * tl_dtype_bytes(a->wdt, a->kb * (a->nb + TT_MM_PAD), a->nb + TT_MM_PAD) +
+                               (uint64_t)(a->m * (a->nb + TT_MM_PAD) * 4) >
                        (uint64_t)mc.tcm_alloc_bytes)
                 a->nb -= TT_TILE;
         a->a = tl_setup_tensor_sharded(s, "a", TL_INPUT, TL_BF16, 2, (int64_t[]){ a->m, a->k });

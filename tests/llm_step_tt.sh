@@ -87,11 +87,11 @@ assert dp["tps_u"] < t3k["tps_u"], (dp, t3k)
 # a third of the DRAM bandwidth: decode, bound by reading the weights, is slower
 assert slow["tps_u"] < 0.8 * n150["tps_u"], (slow, n150)
 # where the time goes: the labels' rows sum to the decode iteration and to
-# TTFT; program_ms = count x the fitted per-program cost (16118 ns decode,
-# 65379 ns prefill, the defaults); the longest first
+# TTFT; program_ms = count x the fitted per-program cost (22195 ns decode,
+# 65554 ns prefill, the defaults); the longest first
 for s in (n150, t3k, dp, slow):
-    for key, total, pns in (("decode_programs", s["decode_iteration_ms"], 16118),
-                            ("prefill_programs", s["ttft_ms"], 65379)):
+    for key, total, pns in (("decode_programs", s["decode_iteration_ms"], 22195),
+                            ("prefill_programs", s["ttft_ms"], 65554)):
         rows = s[key]
         assert rows and len({r["label"] for r in rows}) == len(rows), rows
         got = sum(r["device_ms"] + r["program_ms"] for r in rows)

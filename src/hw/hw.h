@@ -429,14 +429,16 @@ sim_ps hw_tcm_ps(const struct topo *, uint64_t bytes);
  * of the two. Returns that; *start (may be NULL) the engine's start. */
 sim_ps hw_gemm_run(struct hw_pe *pe, uint64_t m, uint64_t n, uint64_t k, uint64_t tcm_bytes,
                    sim_ps at, sim_ps *start);
-/* hw_gemm_run with operand_bytes of its operands read into the engine:
+/* hw_gemm_run with a_bytes and b_bytes of its operands read into the engine
+ * (operand_bytes below: their sum; the bank hand-over of docs/adr/0047 takes
+ * the streamed operand's tiles at their own bytes):
  * at pe.gemm.operand_bytes_per_cycle (when set), plus
  * pe.gemm.unpack_setup_cycles a tile, the engine is busy at least their
  * time, however few passes its work takes; with
  * pe.gemm.unpack_shared_bytes_per_cycle an op of at least 2 x 2 tiles also
  * waits at each K tile for a refill of its held source (docs/adr/0039). */
 sim_ps hw_gemm_run_fed(struct hw_pe *pe, uint64_t m, uint64_t n, uint64_t k, uint64_t tcm_bytes,
-                       uint64_t operand_bytes, sim_ps at, sim_ps *start);
+                       uint64_t a_bytes, uint64_t b_bytes, sim_ps at, sim_ps *start);
 sim_ps hw_math_run(struct hw_pe *pe, enum topo_op op, uint64_t elements, bool across_lanes,
                    uint64_t tcm_bytes, sim_ps at, sim_ps *start);
 /* Whether a composite stage of op reduces each row across the lanes. */

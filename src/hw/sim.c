@@ -292,7 +292,8 @@ static uint64_t gemm_refill_cycles(const struct topo_pe_gemm *g, uint64_t m, uin
  * rate. The ops of more rows and columns hold their reused source's tiles
  * for a K step and pay the hand-over in their refill (gemm_refill_cycles). */
 static uint64_t gemm_handover_cycles(const struct topo_pe_gemm *g, uint64_t m, uint64_t n,
-                                     uint64_t k, uint64_t operand_bytes, uint64_t work)
+                                     uint64_t k, uint64_t a_bytes, uint64_t b_bytes,
+                                     uint64_t work)
 {
         if (!g->src_handover_cycles || !g->operand_bytes_per_cycle)
                 return 0;
@@ -303,7 +304,14 @@ static uint64_t gemm_handover_cycles(const struct topo_pe_gemm *g, uint64_t m, u
         uint64_t rate = rt * ct == 1 && g->unpack_shared_bytes_per_cycle
                                 ? g->unpack_shared_bytes_per_cycle
                                 : g->operand_bytes_per_cycle;
-        uint64_t refill = gemm_bank_refill_cycles(g, m, n, k, operand_bytes, rate);
+        /* The streamed source's tiles (LLK: reuse_a when ct >= rt, so B's
+         * with one row of A, A's with one column of B), each at its own
+         * format's bytes; a 1 x 1 op refills both, the larger binding. */
+        uint64_t tile = rt * ct == 1 ? (a_bytes > b_bytes ? a_bytes : b_bytes) / kt
+                        : ct >= rt  ? b_bytes / (ct * kt)
+                                    : a_bytes / (rt * kt);
+        uint64_t all = sat_mul_u64(tile, sat_mul_u64(kt, rt + ct));
+        uint64_t refill = gemm_bank_refill_cycles(g, m, n, k, all, rate);
         uint64_t products = sat_mul_u64(sat_mul_u64(rt, ct), kt);
         uint64_t product = work / products;
         return refill > product ? sat_mul_u64(products, refill - product) : 0;
@@ -449,12 +457,13 @@ static sim_ps engine_run(struct hw_pe *pe, struct ev_resource *e, enum hw_pw_cla
 sim_ps hw_gemm_run(struct hw_pe *pe, uint64_t m, uint64_t n, uint64_t k, uint64_t tcm_bytes,
                    sim_ps at, sim_ps *start)
 {
-        return hw_gemm_run_fed(pe, m, n, k, tcm_bytes, 0, at, start);
+        return hw_gemm_run_fed(pe, m, n, k, tcm_bytes, 0, 0, at, start);
 }
 
 sim_ps hw_gemm_run_fed(struct hw_pe *pe, uint64_t m, uint64_t n, uint64_t k, uint64_t tcm_bytes,
-                       uint64_t operand_bytes, sim_ps at, sim_ps *start)
+                       uint64_t a_bytes, uint64_t b_bytes, sim_ps at, sim_ps *start)
 {
+        uint64_t operand_bytes = sat_add_u64(a_bytes, b_bytes);
         /* hw_gemm_ps's figures, its cycles counted once. */
         const struct topo_pe_gemm *g = &pe->sim->topo->pe.gemm;
         uint64_t cycles = gemm_work_cycles(g, m, n, k);
@@ -462,7 +471,8 @@ sim_ps hw_gemm_run_fed(struct hw_pe *pe, uint64_t m, uint64_t n, uint64_t k, uin
                 cycles = sat_add_u64(cycles, gemm_math_issue_cycles(g, m, n, k));
                 uint64_t math = cycles;
                 cycles = sat_add_u64(cycles, gemm_refill_cycles(g, m, n, k, operand_bytes, math));
-                cycles = sat_add_u64(cycles, gemm_handover_cycles(g, m, n, k, operand_bytes, math));
+                cycles = sat_add_u64(cycles, gemm_handover_cycles(g, m, n, k, a_bytes, b_bytes,
+                                                                   math));
         }
         /* The engine waits for operands it cannot be fed faster. */
         if (g->operand_bytes_per_cycle) {

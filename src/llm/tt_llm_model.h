@@ -113,8 +113,8 @@ int tt_head_progs(const struct llm_model *m, const struct tt_precision *p, const
 
 /* The per-program costs scripts/fit_tt_llm.py fits to the two calibration
  * rows (it prints them): a traced decode's and an untraced prefill's. */
-#define TT_FIT_DECODE_PROGRAM_NS 16118
-#define TT_FIT_PREFILL_PROGRAM_NS 65379
+#define TT_FIT_DECODE_PROGRAM_NS 22195
+#define TT_FIT_PREFILL_PROGRAM_NS 65554
 /* The per-program cost of the llama3_70b_galaxy demo's traced decode: the
  * mean op-to-op gap of its 16 decoder ops in tt-metal's
  * models/demos/llama3_70b_galaxy/tests/decoder_perf_targets_6u.json

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/ckd.h"
+#include "base/muldiv.h"
 #include "base/util.h"
 
 static struct plan_stage math_stage(const struct plan_op *op)
@@ -219,6 +221,16 @@ static const struct plan_stage wr = { .unit = PLAN_DMA_WRITE, .op = "dma_write",
                                       .scope = TL_SCOPE_OUTPUT_TILE };
 static const struct plan_stage gm = { .unit = PLAN_GEMM, .op = "gemm", .scope = TL_SCOPE_K_TILE };
 
+/* The bytes of elems elements of a GEMM operand of elem_bytes, kbytes a
+ * 1024 (plan_gemm): a block-float tile's shared exponents with its
+ * mantissas, as the format stores them. */
+static uint64_t operand_bytes(int64_t elems, uint32_t elem_bytes, uint32_t kbytes)
+{
+        if (!kbytes)
+                return sat_mul_u64((uint64_t)elems, elem_bytes);
+        return div_up(sat_mul_u64((uint64_t)elems, kbytes), 1024);
+}
+
 /* Place the rest of GEMM tile (r->tm, r->tn, r->tk) once its reads are
  * placed (they land at r->rd_ready), and advance to the next tile. */
 static void place_tile_rest(struct plan_run *r)
@@ -232,14 +244,15 @@ static void place_tile_rest(struct plan_run *r)
         sim_ps ready = r->rd_ready;
         uint64_t rd_bytes = r->rd_bytes;
         /* Operands in from TCM, the fp32 tile out. */
-        uint64_t operands = (uint64_t)(mm * kk) * g->a_elem_bytes + (uint64_t)(kk * nn) * g->b_elem_bytes;
-        uint64_t tcm = operands + (uint64_t)(mm * nn) * 4;
+        uint64_t a_ops = operand_bytes(mm * kk, g->a_elem_bytes, g->a_kbytes);
+        uint64_t b_ops = operand_bytes(kk * nn, g->b_elem_bytes, g->b_kbytes);
+        uint64_t tcm = a_ops + b_ops + (uint64_t)(mm * nn) * 4;
         /* Accumulating: the engine starts the output tile from its values
          * in TCM (read once, at its first K tile) rather than from zero. */
         if (g->accumulate && r->tk == 0)
                 tcm += (uint64_t)(mm * nn) * g->out_elem_bytes;
-        sim_ps gs, ge = hw_gemm_run_fed(pe, (uint64_t)mm, (uint64_t)nn, (uint64_t)kk, tcm, operands,
-                                        ready, &gs);
+        sim_ps gs, ge = hw_gemm_run_fed(pe, (uint64_t)mm, (uint64_t)nn, (uint64_t)kk, tcm, a_ops,
+                                        b_ops, ready, &gs);
         log_stage_dt(pc, &gm, "gemm", r->tile, gs, ge, rd_bytes, 2 * (uint64_t)(mm * nn * kk),
                      g->mac_dt);
         r->buf_free[r->i % PLAN_DEPTH] = ge;
@@ -304,8 +317,8 @@ static bool issue_reads(struct plan_run *r, sim_ps at)
         const struct plan_gemm *g = &r->plan.gemm;
         int64_t mm = extent(g->m, g->tile_m, r->tm), nn = extent(g->n, g->tile_n, r->tn);
         int64_t kk = extent(g->k, g->tile_k, r->tk);
-        uint64_t a = g->a_pinned ? 0 : (uint64_t)(mm * kk) * g->a_elem_bytes;
-        uint64_t b = g->b_pinned ? 0 : (uint64_t)(kk * nn) * g->b_elem_bytes;
+        uint64_t a = g->a_pinned ? 0 : operand_bytes(mm * kk, g->a_elem_bytes, g->a_kbytes);
+        uint64_t b = g->b_pinned ? 0 : operand_bytes(kk * nn, g->b_elem_bytes, g->b_kbytes);
         r->rd_ready = max_ps(r->operands, at);
         r->rd_bytes = a + b;
         r->rd_pending = (a > 0) + (b > 0);

@@ -66,6 +66,9 @@ struct plan_gemm {
                                       * each output tile reads them in (no MATH pass) */
         struct hw_hbm_span a_home, b_home, out_home; /* where their HBM bytes are, when in HBM */
         uint32_t a_elem_bytes, b_elem_bytes, out_elem_bytes; /* element sizes */
+        uint32_t a_kbytes, b_kbytes; /* bytes of 1024 elements in the operand's format (a
+                                      * block-float tile's exponents included: bfp8_b 1088,
+                                      * bfp4_b 576); 0: 1024 x the element size */
         enum topo_mac_dt mac_dt;     /* the operands' class, for the energy per MAC */
 };
 

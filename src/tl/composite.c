@@ -372,13 +372,15 @@ static void gemm_init(struct plan_gemm *g, int64_t m, int64_t n, int64_t k, int6
 /* Where GEMM operand t is, for the plan: pinned, in HBM (and where its
  * bytes are), its element size. */
 static void gemm_operand(tl_ctx *tl, const tl_tensor *t, bool *pinned, bool *hbm,
-                         struct hw_hbm_span *home, uint32_t *elem_bytes)
+                         struct hw_hbm_span *home, uint32_t *elem_bytes, uint32_t *kbytes)
 {
         *pinned = t->pinned;
         *hbm = t->space == TL_HBM;
         if (*hbm)
                 tl__hbm_span(tl->run, t, home);
         *elem_bytes = (uint32_t)tl_dtype_size(t->dtype);
+        if (kbytes)
+                *kbytes = (uint32_t)tl_dtype_bytes(t->dtype, 1024, 1024);
 }
 
 tl_handle tl_impl_composite(tl_ctx *tl, const tl_composite_desc *d, const char *file, int line)
@@ -435,10 +437,12 @@ tl_handle tl_impl_composite(tl_ctx *tl, const tl_composite_desc *d, const char *
                 tl__wait_ready(tl, d->a, file, line, op);
                 tl__wait_ready(tl, d->b, file, line, op);
                 gemm_init(g, m, nn, k, d->tile_m, d->tile_n, d->tile_k);
-                gemm_operand(tl, d->a, &g->a_pinned, &g->a_hbm, &g->a_home, &g->a_elem_bytes);
-                gemm_operand(tl, d->b, &g->b_pinned, &g->b_hbm, &g->b_home, &g->b_elem_bytes);
+                gemm_operand(tl, d->a, &g->a_pinned, &g->a_hbm, &g->a_home, &g->a_elem_bytes,
+                             &g->a_kbytes);
+                gemm_operand(tl, d->b, &g->b_pinned, &g->b_hbm, &g->b_home, &g->b_elem_bytes,
+                             &g->b_kbytes);
                 gemm_operand(tl, d->out, &g->out_pinned, &g->out_hbm, &g->out_home,
-                             &g->out_elem_bytes);
+                             &g->out_elem_bytes, NULL);
                 g->mac_dt = topo_mac_dt_of(d->a->dtype, d->b->dtype);
                 g->accumulate = d->accumulate;
                 if (d->accumulate && !g->out_pinned)
@@ -610,7 +614,8 @@ tl_handle tl_impl_softmax_merge(tl_ctx *tl, tl_tensor *s, tl_tensor *v, tl_tenso
         g->a_pinned = g->out_pinned = true;
         g->a_hbm = g->out_hbm = false;
         g->a_elem_bytes = g->out_elem_bytes = 4;
-        gemm_operand(tl, v, &g->b_pinned, &g->b_hbm, &g->b_home, &g->b_elem_bytes);
+        g->a_kbytes = 4096;
+        gemm_operand(tl, v, &g->b_pinned, &g->b_hbm, &g->b_home, &g->b_elem_bytes, &g->b_kbytes);
         g->mac_dt = topo_mac_dt_of(TL_FP32, v->dtype); /* P is fp32 */
         /* Planned once per PE from the op list, then reused with this
          * call's shapes (scores in HBM: planned, to be refused). */

@@ -460,15 +460,15 @@ Test(hw_wormhole, a_paired_subblock_waits_for_its_refill_at_each_k_step)
         /* 4 x 2 tiles, 4 K steps, bf16 (2048 B a tile): 32 products of
          * 32 cycles, and at each K step 2 + 2048 / 32 - 32 = 34 more; the
          * feed (24 tiles: 49152 / 64 + 24 x 2 = 816) is shorter. */
-        sim_ps e0 = hw_gemm_run_fed(pe, 128, 64, 128, 0, 24 * 2048, 0, &s0);
+        sim_ps e0 = hw_gemm_run_fed(pe, 128, 64, 128, 0, 16 * 2048, 8 * 2048, 0, &s0);
         cr_assert_eq(e0 - s0, topo_cycles_to_ps(1024 + 4 * 34, g->clock_hz));
         /* 1 x 8 tiles: no pair held, no wait; the feed binds: 36 tiles'
          * 73728 / 64 + 36 x 2 = 1224 cycles. */
-        sim_ps e1 = hw_gemm_run_fed(pe, 32, 256, 128, 0, 36 * 2048, e0, &s1);
+        sim_ps e1 = hw_gemm_run_fed(pe, 32, 256, 128, 0, 4 * 2048, 32 * 2048, e0, &s1);
         cr_assert_eq(e1 - s1, topo_cycles_to_ps(1224, g->clock_hz));
         /* Without the shared rate the 4 x 2 subblock runs at its math. */
         g->unpack_shared_bytes_per_cycle = 0;
-        sim_ps e2 = hw_gemm_run_fed(pe, 128, 64, 128, 0, 24 * 2048, e1, &s2);
+        sim_ps e2 = hw_gemm_run_fed(pe, 128, 64, 128, 0, 16 * 2048, 8 * 2048, e1, &s2);
         cr_assert_eq(e2 - s2, topo_cycles_to_ps(1024, g->clock_hz));
 }
 
@@ -489,19 +489,19 @@ Test(hw_wormhole, the_math_thread_spends_a_cycle_per_instruction_between_product
         /* 4 x 2 tiles, 4 K steps, HiFi2: 32 products of 32 cycles, and at
          * each K step 8 x 2 + 9 = 25 instructions. */
         g->fidelity_passes = 2;
-        sim_ps e0 = hw_gemm_run_fed(pe, 128, 64, 128, 0, 24 * 2048, 0, &s0);
+        sim_ps e0 = hw_gemm_run_fed(pe, 128, 64, 128, 0, 16 * 2048, 8 * 2048, 0, &s0);
         cr_assert_eq(e0 - s0, topo_cycles_to_ps(1024 + 4 * 25, g->clock_hz));
         /* LoFi: no closing SETRWC, 8 + 9 a K step. */
         g->fidelity_passes = 1;
-        sim_ps e1 = hw_gemm_run_fed(pe, 128, 64, 128, 0, 24 * 2048, e0, &s1);
+        sim_ps e1 = hw_gemm_run_fed(pe, 128, 64, 128, 0, 16 * 2048, 8 * 2048, e0, &s1);
         cr_assert_eq(e1 - s1, topo_cycles_to_ps(512 + 4 * 17, g->clock_hz));
         /* 1 x 8 at HiFi4: 8 products of 64 cycles, 8 x 2 + 1 a K step. */
         g->fidelity_passes = 4;
-        sim_ps e2 = hw_gemm_run_fed(pe, 32, 256, 128, 0, 36 * 2048, e1, &s2);
+        sim_ps e2 = hw_gemm_run_fed(pe, 32, 256, 128, 0, 4 * 2048, 32 * 2048, e1, &s2);
         cr_assert_eq(e2 - s2, topo_cycles_to_ps(4 * 8 * 64 + 4 * 17, g->clock_hz));
         /* Off (the default machine): the MVMULs alone. */
         g->math_issue_cycles = 0;
-        sim_ps e3 = hw_gemm_run_fed(pe, 32, 256, 128, 0, 36 * 2048, e2, &s3);
+        sim_ps e3 = hw_gemm_run_fed(pe, 32, 256, 128, 0, 4 * 2048, 32 * 2048, e2, &s3);
         cr_assert_eq(e3 - s3, topo_cycles_to_ps(4 * 8 * 64, g->clock_hz));
 }
 
@@ -522,21 +522,41 @@ Test(hw_wormhole, a_streamed_bank_waits_for_its_hand_over)
         sim_ps s0, s1, s2, s3;
         /* 1 x 8 tiles, 4 K steps: 32 products, each 2 + 32 + 12 = 46 cycles
          * (the feed's 36 tiles, 73728 / 64 + 36 x 2 = 1224, are fewer). */
-        sim_ps e0 = hw_gemm_run_fed(pe, 32, 256, 128, 0, 36 * 2048, 0, &s0);
+        sim_ps e0 = hw_gemm_run_fed(pe, 32, 256, 128, 0, 4 * 2048, 32 * 2048, 0, &s0);
         cr_assert_eq(e0 - s0, topo_cycles_to_ps(32 * 46, g->clock_hz));
         /* 4 x 2 tiles, 4 K steps: 32 products of 32 cycles, and at each K
          * step the refill at the shared rate, 2 + 64 + 12 - 32 = 46. */
-        sim_ps e1 = hw_gemm_run_fed(pe, 128, 64, 128, 0, 24 * 2048, e0, &s1);
+        sim_ps e1 = hw_gemm_run_fed(pe, 128, 64, 128, 0, 16 * 2048, 8 * 2048, e0, &s1);
         cr_assert_eq(e1 - s1, topo_cycles_to_ps(1024 + 4 * 46, g->clock_hz));
         /* HiFi4: a product (64 cycles) outlasts the refill, no wait. */
         g->fidelity_passes = 4;
-        sim_ps e2 = hw_gemm_run_fed(pe, 32, 256, 128, 0, 36 * 2048, e1, &s2);
+        sim_ps e2 = hw_gemm_run_fed(pe, 32, 256, 128, 0, 4 * 2048, 32 * 2048, e1, &s2);
         cr_assert_eq(e2 - s2, topo_cycles_to_ps(32 * 64, g->clock_hz));
         /* Off (the default machine): the 1 x 8 subblock at its feed. */
         g->fidelity_passes = 2;
         g->src_handover_cycles = 0;
-        sim_ps e3 = hw_gemm_run_fed(pe, 32, 256, 128, 0, 36 * 2048, e2, &s3);
+        sim_ps e3 = hw_gemm_run_fed(pe, 32, 256, 128, 0, 4 * 2048, 32 * 2048, e2, &s3);
         cr_assert_eq(e3 - s3, topo_cycles_to_ps(1224, g->clock_hz));
+}
+
+/* The streamed source's tiles at their own format's bytes: a bfp4_b weight
+ * tile (512 B of mantissas and 64 exponents, 576 B) streamed past a held
+ * bf16 tile of in0 refills in 2 + 576 / 64 + the hand-over, not at the
+ * mean of the two operands' tiles (739 B: 2 + 12 + the hand-over). */
+Test(hw_wormhole, a_streamed_bank_refills_its_own_format)
+{
+        struct topo_pe_gemm *g = (struct topo_pe_gemm *)&sim.topo->pe.gemm;
+        g->src_handover_cycles = 12;
+        g->math_issue_cycles = 0;
+        g->fidelity_passes = 1;   /* LoFi: 16 cycles a tile product */
+        struct hw_pe *pe = &sim.pes[0];
+        sim_ps s0, s1;
+        /* 1 x 8 tiles, 4 K steps: 32 products of 2 + 9 + 12 = 23 cycles */
+        sim_ps e0 = hw_gemm_run_fed(pe, 32, 256, 128, 0, 4 * 2048, 32 * 576, 0, &s0);
+        cr_assert_eq(e0 - s0, topo_cycles_to_ps(32 * 23, g->clock_hz));
+        /* 8 x 1 tiles: in0's column streams, its bfp4_b tiles the same */
+        sim_ps e1 = hw_gemm_run_fed(pe, 256, 32, 128, 0, 32 * 576, 4 * 2048, e0, &s1);
+        cr_assert_eq(e1 - s1, topo_cycles_to_ps(32 * 23, g->clock_hz));
 }
 
 /* A NoC atomic on a virtual channel of its own (cube.noc.atomic_vc,
