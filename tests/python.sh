@@ -18,7 +18,10 @@ for cand in python3 /usr/bin/python3; do
 done
 [ -n "$py" ] || { echo "no python3 with pytest and numpy (bash scripts/deps.sh)"; exit 1; }
 pre=()
-if ldd "$lib" | grep -q libasan; then
+# grep reads all of ldd's output (no -q): under pipefail, a grep -q that
+# stops at the first match can leave ldd killed by SIGPIPE, the pipeline
+# then fails, and the sanitizer build's library loads without its runtime.
+if ldd "$lib" | grep libasan >/dev/null; then
         asan=$(cc -print-file-name=libasan.so)
         ubsan=$(cc -print-file-name=libubsan.so)
         pre=(env "LD_PRELOAD=$asan $ubsan" "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")

@@ -20,7 +20,7 @@
 set -euo pipefail
 bin=${CUBESIM_BIN:?}
 light=0
-if ldd "$bin" 2>/dev/null | grep -q libasan; then light=1; fi
+if ldd "$bin" 2>/dev/null | grep libasan >/dev/null; then light=1; fi
 big() { [ $light -eq 0 ]; }
 # Two halves, so that CTest runs them side by side: base (this file) and
 # load (tests/serve_load.sh sets SERVE_PART=load).

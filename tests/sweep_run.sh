@@ -24,7 +24,7 @@ check() {  # check DESCRIPTION COMMAND...: the command must succeed
 # The document without the wall-clock keys (one per line in the file).
 strip() { grep -v -E '"(wall_s|events_per_s|peak_rss_kib)":' "$1"; }
 same() { cmp -s <(strip "$1") <(strip "$2") || { diff <(strip "$1") <(strip "$2") | head -10; false; }; }
-no_temps() { ! find "$1" -name '*.tmp.*' | grep -q .; }
+no_temps() { [ -z "$(find "$1" -name '*.tmp.*')" ]; }
 
 # Three panels; the first point is the slowest, so with two workers the
 # points finish out of spec order. Point 2 (panel faulty's point 0) fails
@@ -122,7 +122,7 @@ rc=$?
 check "a spec on stdin with no name exits 2, got $rc" test "$rc" -eq 2
 check "a spec on stdin needs a name" grep -qF "<stdin>:1:1: error: the spec has no 'name:', and a spec that is no file has no file name to stand for it: give the sweep a name" "$tmp/err"
 
-if ldd "$bin" 2>/dev/null | grep -q libmpi; then
+if ldd "$bin" 2>/dev/null | grep libmpi >/dev/null; then
         # Open MPI leaks by design: no leak report from its ranks.
         ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
         OMPI_MCA_btl=self,vader OMPI_MCA_plm_rsh_agent=false \
@@ -278,7 +278,7 @@ check "kernel axis: different times" test "$(sed -n '/series 0/{n;p}' "$tmp/kx/f
 # The headline bench: its kernels, or a clear error naming them.
 "$bin" bench run milestone-gqa-headline --set panels=nope >"$tmp/out" 2>&1
 check "headline: a bad panel is bad input" grep -q "no panel 'nope'" "$tmp/out"
-if "$bin" kernels --brief | grep -q '^gqa_decode '; then
+if "$bin" kernels --brief | grep '^gqa_decode ' >/dev/null; then
         "$bin" bench run milestone-gqa-headline --out "$tmp/head" --set panels=decode-long \
                 --set models=mistral-7b --set decode_contexts=4096 --set figures=0 --json \
                 >"$tmp/out" 2>&1

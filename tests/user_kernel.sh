@@ -31,7 +31,7 @@ void tl_setup_interleave(tl_setup *, tl_tensor *);
 EOF
 cc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC -I "$src/include" -include "$tmp/old_abi.h" \
         "$src/examples/user_kernel/axpy.c" -o "$tmp/libaxpy_old.so"
-nm -D --undefined-only "$tmp/libaxpy_old.so" | grep -qw tl_setup_interleave
+nm -D --undefined-only "$tmp/libaxpy_old.so" | grep -w tl_setup_interleave >/dev/null
 "$bin" run axpy --kernels "$tmp/libaxpy_old.so" --set n=1000 --set chunk=100 --set alpha=3 --mode data \
         --outputs "$tmp/out_old" >/dev/null
 cmp "$tmp/out/out.npy" "$tmp/out_old/out.npy"
