@@ -26,7 +26,8 @@
 
 const char *const llm_step_tt_params[] = { "model", "precision", "batch", "prompt_len",
                                            "gen_tokens", "tp", "dp", "samples",
-                                           "decode_program_ns", "prefill_program_ns", NULL };
+                                           "decode_program_ns", "prefill_program_ns",
+                                           "prefill_trace", NULL };
 
 bool llm_step_tt_key(const char *key)
 {
@@ -137,17 +138,20 @@ static void print(const struct bench_ctx *c, const char *topo, const struct tt_a
                 "of %.2f GB\n", (double)p->mem.weights / 1e9, (double)p->mem.kv / 1e9,
                 (double)p->mem.act / 1e9, (double)p->mem.capacity / 1e9);
         fprintf(c->out, "(tt-transformers' device programs, src/llm/tt_llm_model.c: one layer "
-                "simulated and scaled by the layer count, SDPA at sampled contexts%s%s)\n",
+                "simulated and scaled by the layer count, SDPA at sampled contexts%s%s; %s)\n",
                 p->scaled ? "; the prefill simulated at 8192 tokens and scaled" : "",
                 p->galaxy_demo ? "; the decode as tt-metal's llama3_70b_galaxy demo runs it, "
-                "its weight prefetcher and collectives included, docs/adr/0046 and 0049" : "");
+                "its weight prefetcher and collectives included, docs/adr/0046 and 0049" : "",
+                p->prefill_traced ? "the prefill replayed from a trace, each program at the "
+                "decode's cost, docs/adr/0053" : "the prefill's ops dispatched from the host, "
+                "each program at prefill_program_ns");
         print_parts(c->out, &p->decode, p->iter_ms);
 }
 
 static json_t *pred_json(const char *topo, const struct tt_ask *a, const struct tt_pred *p)
 {
         json_t *o = json_pack("{s:s, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, "
-                              "s:o, s:o, s:o, s:o, s:o, s:o, s:b}",
+                              "s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:b}",
                               "bench", "llm-step", "machine", jsonw_string(a->machine),
                               "topo", jsonw_string(topo), "model", jsonw_string(a->m->name),
                               "precision", jsonw_string(a->prec.name),
@@ -162,7 +166,7 @@ static json_t *pred_json(const char *topo, const struct tt_ask *a, const struct 
                               "weights_per_chip_gb", jsonw_fixed((double)p->mem.weights / 1e9, 3),
                               "kv_per_chip_gb", jsonw_fixed((double)p->mem.kv / 1e9, 3),
                               "dram_per_chip_gb", jsonw_fixed((double)p->mem.capacity / 1e9, 3),
-                              "prefill_scaled", p->scaled);
+                              "prefill_scaled", p->scaled, "prefill_traced", p->prefill_traced);
         if (o) {
                 json_object_set_new(o, "decode_programs", parts_json(&p->decode));
                 json_object_set_new(o, "prefill_programs", parts_json(&p->prefill));

@@ -62,7 +62,7 @@
 #define MAX_ROWS 256
 
 static const char *const vl_params[] = { "csv", "figures", "samples", "decode_program_ns",
-                                         "prefill_program_ns", "dp", NULL };
+                                         "prefill_program_ns", "prefill_trace", "dp", NULL };
 
 static const char *const needed[] = { "model", "machine", "precision", "batch", "prompt_len",
                                       "gen_tokens", "measured_tps_u", "measured_ttft_ms" };
@@ -368,7 +368,12 @@ BENCH_DEFINE(bench_validate_tt_llm, "validate-tt-llm", vl_params,
              "  samples=N   SDPA contexts simulated per row, interpolated between (5)\n"
              "  decode_program_ns=NS, prefill_program_ns=NS\n"
              "              each device program's fixed cost in a decode iteration and in\n"
-             "              a prefill (default: the values scripts/fit_tt_llm.py fits)\n"
+             "              an untraced prefill (default: the values\n"
+             "              scripts/fit_tt_llm.py fits)\n"
+             "  prefill_trace=auto|0|1\n"
+             "              whether a prefill is replayed from a trace, its programs\n"
+             "              then at the decode's cost (auto: as the deployment does;\n"
+             "              the Galaxy demo's 70B up to 8192 tokens, docs/adr/0053)\n"
              "  figures=0   skip gnuplot (the figure's data and script are written)\n"
              "  dp=N        data-parallel replicas on each row's machine (1); each splits\n"
              "              the model over chips / N chips (tensor parallel); batch is the\n"

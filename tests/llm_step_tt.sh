@@ -14,7 +14,13 @@
 # collectives' labels on t3k (tp 8) and none on the n150; the table's
 # rows in the text sum to the iteration too. A 70B decode on the Galaxy
 # runs the llama3_70b_galaxy demo's 16 programs a layer at its documented
-# 728 ns each (ADR 0046), unless --set decode_program_ns. Then
+# 728 ns each (ADR 0046), unless --set decode_program_ns. Its prefill is
+# replayed from a trace up to 8192 tokens, as the demo's generator does
+# (ADR 0053): each program at the decode's cost (728 ns, or what --set
+# decode_program_ns gives); from 8193 tokens, with --set prefill_trace=0
+# and on the n150 (tt-transformers, the calibration rows) each at the
+# fitted untraced 65554 ns; the device time the same either way; --set
+# prefill_trace=1 traces the n150's at its decode's 22195 ns. Then
 # validate-tt-llm on rows of the shapes a held-out table may hold
 # (every machine, batch 32, a 64K prompt, bf16 weights on a p150 and an
 # n300, whose decode matmuls once overflowed a core's L1): each runs in
@@ -38,6 +44,14 @@ step galaxy --topo topologies/tt_galaxy.yaml --set model=llama3.3-70b --set batc
         --set tp=32 --set gen_tokens=16
 step galaxyfit --topo topologies/tt_galaxy.yaml --set model=llama3.3-70b --set batch=32 \
         --set tp=32 --set gen_tokens=16 --set decode_program_ns=18944
+step galaxyeager --topo topologies/tt_galaxy.yaml --set model=llama3.3-70b --set batch=32 \
+        --set tp=32 --set gen_tokens=16 --set prefill_trace=0
+for n in 8192 8193; do
+        step "galaxy$n" --topo topologies/tt_galaxy.yaml --set model=llama3.3-70b --set tp=32 \
+                --set prompt_len=$n --set gen_tokens=2 --set samples=1
+done
+step n150trace --topo topologies/tt_wormhole_n150.yaml --set model=llama3.2-1b --set batch=4 \
+        --set prompt_len=96 --set gen_tokens=16 --set precision=ff13_bfp4 --set prefill_trace=1
 step slow --topo topologies/tt_wormhole_n150.yaml --set model=llama3.2-1b --set batch=4 \
         --set prompt_len=96 --set gen_tokens=16 --set precision=ff13_bfp4 \
         --set cube.hbm.channel_bw_gbps=8
@@ -55,7 +69,7 @@ ld = lambda n: json.load(open(f"{d}/{n}.json"))
 keys = {"bench", "machine", "topo", "model", "precision", "batch", "prompt_len", "gen_tokens",
         "chips", "tp", "dp", "tps_u", "decode_iteration_ms", "ttft_ms", "tokens_per_s",
         "tokens_per_s_per_chip", "weights_per_chip_gb", "kv_per_chip_gb", "dram_per_chip_gb",
-        "prefill_scaled", "decode_step_j", "decode_power_w", "j_per_token", "tdp_w",
+        "prefill_scaled", "prefill_traced", "decode_step_j", "decode_power_w", "j_per_token", "tdp_w",
         "decode_programs", "prefill_programs"}
 n150, t3k, dp, slow = ld("n150"), ld("t3k"), ld("dp"), ld("slow")
 rows = ld("v")["rows"] + ld("vdp")["rows"]
@@ -122,7 +136,25 @@ for s, pns in ((galaxy, 728), (galaxyfit, 18944)):
     assert abs(total - s["decode_iteration_ms"]) <= 0.002 + 1e-6 * total, (total, s)
 dev = lambda s: sum(r["device_ms"] for r in s["decode_programs"])
 assert abs(dev(galaxy) - dev(galaxyfit)) <= 0.01, (dev(galaxy), dev(galaxyfit))
-assert galaxy["ttft_ms"] == galaxyfit["ttft_ms"], (galaxy, galaxyfit)
+# the prefill: traced on the Galaxy up to 8192 tokens (the demo), each
+# program at the decode's cost; untraced past it, with prefill_trace=0 and
+# on the n150, each at the fitted 65554 ns; prefill_trace=1 on the n150 at
+# its decode's 22195 ns; the programs and their device time do not change
+prog = lambda s: sum(r["count"] for r in s["prefill_programs"])
+pdev = lambda s: sum(r["device_ms"] for r in s["prefill_programs"])
+eager, n150trace = ld("galaxyeager"), ld("n150trace")
+g8192, g8193 = ld("galaxy8192"), ld("galaxy8193")
+for s, traced, pns in ((galaxy, True, 728), (galaxyfit, True, 18944), (eager, False, 65554),
+                       (g8192, True, 728), (g8193, False, 65554), (n150, False, 65554),
+                       (n150trace, True, 22195)):
+    assert s["prefill_traced"] is traced, (traced, s)
+    for r in s["prefill_programs"]:
+        assert abs(r["program_ms"] - r["count"] * pns / 1e6) <= 1e-3, (r, pns)
+for a, b in ((galaxy, galaxyfit), (galaxy, eager), (n150, n150trace)):
+    assert prog(a) == prog(b) and abs(pdev(a) - pdev(b)) <= 1e-6 * pdev(a), (a, b)
+assert galaxy["ttft_ms"] < galaxyfit["ttft_ms"] < eager["ttft_ms"], (galaxy, galaxyfit, eager)
+assert n150trace["ttft_ms"] < n150["ttft_ms"], (n150, n150trace)
+assert n150trace["decode_iteration_ms"] == n150["decode_iteration_ms"], (n150, n150trace)
 coll = {"all_gather", "reduce_scatter"}
 assert coll <= {r["label"] for r in t3k["decode_programs"]}, t3k["decode_programs"]
 assert not coll & {r["label"] for r in n150["decode_programs"]}, n150["decode_programs"]
@@ -134,13 +166,17 @@ PY
 energy_line='^decode iteration energy [0-9.]+ J on 1 chip: average power [0-9.]+ W '
 energy_line+='\(system.tdp_w 160\), [0-9.]+ J/token$'
 grep -Eq "$energy_line" "$tmp/n150.txt" || { cat "$tmp/n150.txt"; exit 1; }
-# the Galaxy's 70B decode says it runs as the demo does; the n150's does not
+# the Galaxy's 70B decode says it runs as the demo does, and its prefill
+# from a trace; the n150's does neither
 "$bin" bench run llm-step --topo topologies/tt_galaxy.yaml --set model=llama3.3-70b \
         --set batch=32 --set tp=32 --set gen_tokens=16 >"$tmp/galaxy.txt"
 demo_line="; the decode as tt-metal's llama3_70b_galaxy demo runs it, its weight prefetcher "
-demo_line+="and collectives included, docs/adr/0046 and 0049)$"
+demo_line+="and collectives included, docs/adr/0046 and 0049; the prefill replayed from a "
+demo_line+="trace, each program at the decode's cost, docs/adr/0053)$"
 grep -q "$demo_line" "$tmp/galaxy.txt" || { cat "$tmp/galaxy.txt"; exit 1; }
 if grep -q "llama3_70b_galaxy" "$tmp/n150.txt"; then cat "$tmp/n150.txt"; exit 1; fi
+eager_line="; the prefill's ops dispatched from the host, each program at prefill_program_ns)$"
+grep -q "$eager_line" "$tmp/n150.txt" || { cat "$tmp/n150.txt"; exit 1; }
 # the breakdown's table: a header, then label, count, ms, device_ms,
 # program_ms and share a line; the ms sum to the decode iteration
 "$py" - "$tmp/n150.txt" <<'PY'

@@ -923,6 +923,26 @@ static double decode_cost(const struct tt_runner *r)
                TT_GALAXY_DEMO_PROGRAM_NS : r->decode_ns;
 }
 
+/* Whether the prefill of a prompt's first n tokens runs from a trace:
+ * --set prefill_trace, else as the deployment does. The llama3_70b_galaxy
+ * demo captures and replays its prefill up to TT_GALAXY_TRACED_PREFILL_MAX
+ * tokens (its generator's prefill_forward_text). tt-transformers, as the
+ * calibration rows ran it, traces its decode only (docs/adr/0053). */
+static bool prefill_traced(const struct tt_runner *r, int64_t n)
+{
+        if (r->prefill_trace != TT_TRACE_AUTO)
+                return r->prefill_trace == TT_TRACE_ON;
+        return galaxy_demo(&r->shard, &r->tp) && n <= TT_GALAXY_TRACED_PREFILL_MAX;
+}
+
+/* The per-program cost of that prefill: a traced program's is the
+ * deployment's traced decode cost (decode_cost); an untraced one's is
+ * prefill_program_ns, the host's dispatch of each op included. */
+static double prefill_cost(const struct tt_runner *r, int64_t n)
+{
+        return prefill_traced(r, n) ? decode_cost(r) : r->prefill_ns;
+}
+
 /* t/s/u: 1 / the mean decode iteration over the generated tokens, SDPA
  * at `samples` contexts over prompt .. prompt + gen - 1, interpolated;
  * the iteration's mean energy alike, every replica's, and its average
@@ -987,13 +1007,13 @@ static int predict_decode(struct tt_runner *c, const struct tt_ask *a, struct tt
  * TT_PREFILL_SIM tokens at most and scaled quadratically past it; sign
  * times that in the breakdown. */
 static int prefill_sdpa(struct tt_runner *c, const struct tt_ask *a, int64_t len, double sign,
-                        struct tt_cost *out)
+                        double pns, struct tt_cost *out)
 {
         int64_t sim = len < TT_PREFILL_SIM ? len : TT_PREFILL_SIM;
         double f = (double)len / (double)sim, layers = (double)a->m->layers;
         struct tt_cost s;
         c->part_w = sign * layers * f * f;
-        int rc = sdpa_time(c, a, 1, true, sim, c->prefill_ns, &s);
+        int rc = sdpa_time(c, a, 1, true, sim, pns, &s);
         out->ns = layers * s.ns * f * f;
         out->j = layers * s.j * f * f;
         return rc;
@@ -1005,13 +1025,13 @@ int tt_prefill_step(struct tt_runner *c, const struct tt_ask *a, int64_t q, int6
         /* the programs but SDPA at q tokens (TT_PREFILL_SIM at most, scaled
          * linearly past it), the LM head once */
         int64_t len = q < TT_PREFILL_SIM ? q : TT_PREFILL_SIM;
-        double f = (double)q / (double)len;
+        double f = (double)q / (double)len, pns = prefill_cost(c, past + q);
         struct tt_cost fixed, sdpa, before = { 0 };
-        int rc = fixed_part(c, a, 1, true, len, c->prefill_ns, f, &fixed);
+        int rc = fixed_part(c, a, 1, true, len, pns, f, &fixed);
         if (!rc)
-                rc = prefill_sdpa(c, a, past + q, 1, &sdpa);
+                rc = prefill_sdpa(c, a, past + q, 1, pns, &sdpa);
         if (!rc && past > 0)
-                rc = prefill_sdpa(c, a, past, -1, &before);
+                rc = prefill_sdpa(c, a, past, -1, pns, &before);
         if (rc)
                 return rc;
         out->ns = fixed.ns + sdpa.ns - before.ns;
@@ -1025,6 +1045,7 @@ static int predict_ttft(struct tt_runner *c, const struct tt_ask *a, struct tt_p
 {
         struct tt_cost cost = { 0 };
         o->scaled = a->prompt > TT_PREFILL_SIM;
+        o->prefill_traced = prefill_traced(c, a->prompt);
         c->parts = &o->prefill;
         int rc = tt_prefill_step(c, a, a->prompt, 0, &cost);
         c->parts = NULL;
@@ -1071,9 +1092,14 @@ void tt_runner_options(struct params *ps, struct diag *d, struct tt_runner *r)
         params_u64(ps, "samples", 5, 1, 64, &samples, d);
         params_u64(ps, "decode_program_ns", TT_FIT_DECODE_PROGRAM_NS, 0, 10000000, &dns, d);
         params_u64(ps, "prefill_program_ns", TT_FIT_PREFILL_PROGRAM_NS, 0, 10000000, &pns, d);
-        const char *given = NULL;
+        const char *given = NULL, *trace = "auto";
         params_str(ps, "decode_program_ns", NULL, &given);
+        params_str(ps, "prefill_trace", "auto", &trace);
         r->decode_ns_given = given != NULL;
+        r->prefill_trace = strcmp(trace, "1") == 0 ? TT_TRACE_ON :
+                           strcmp(trace, "0") == 0 ? TT_TRACE_OFF : TT_TRACE_AUTO;
+        if (strcmp(trace, "auto") != 0 && r->prefill_trace == TT_TRACE_AUTO)
+                diag_error(d, "--set prefill_trace=%s: expected auto, 0 or 1", trace);
         r->d = d;
         r->samples = (int)samples;
         r->decode_ns = (double)dns;

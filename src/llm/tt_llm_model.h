@@ -112,7 +112,11 @@ int tt_head_progs(const struct llm_model *m, const struct tt_precision *p, const
 /* ---- a whole run on a machine: validate-tt-llm and llm-step ---- */
 
 /* The per-program costs scripts/fit_tt_llm.py fits to the two calibration
- * rows (it prints them): a traced decode's and an untraced prefill's. */
+ * rows (it prints them): a traced decode's and an untraced prefill's. The
+ * rows' tt-transformers traces decode and dispatches each prefill op from
+ * the host, so the prefill's cost includes the host's dispatch; it is paid
+ * only where a deployment does not trace its prefill (tt_runner's
+ * prefill_trace, docs/adr/0053). */
 #define TT_FIT_DECODE_PROGRAM_NS 22195
 #define TT_FIT_PREFILL_PROGRAM_NS 65554
 /* The per-program cost of the llama3_70b_galaxy demo's traced decode: the
@@ -124,6 +128,12 @@ int tt_head_progs(const struct llm_model *m, const struct tt_precision *p, const
  * (728 bfp8 tiles) on each of its 24 receiver cores (12 DRAM readers x 2)
  * (prefetcher_common.py, global_cb_size; docs/adr/0049). Documented. */
 #define TT_GALAXY_GLOBAL_CB_BYTES (728LL * 1088 * 24)
+/* The longest prompt whose prefill the llama3_70b_galaxy demo replays from
+ * a trace: its generator pads a prompt to 128 tokens, to 1024, then to the
+ * next power of 2 (get_padded_prefill_len) and traces the padded lengths
+ * its TT_CCL has persistent buffers for (support_seqlens 128, 1024, 2048,
+ * 4096, 8192), every prompt up to 8192 tokens (docs/adr/0053). */
+#define TT_GALAXY_TRACED_PREFILL_MAX 8192
 #define TT_PREFILL_SIM 8192          /* longest prefill simulated as is */
 #define TT_MAX_MEMO 256              /* programs remembered per prediction */
 
@@ -181,6 +191,7 @@ struct tt_pred {
         double tdp_w;                /* the machine's system.tdp_w (0: none) */
         bool scaled;                 /* the prefill was simulated shorter and scaled */
         bool galaxy_demo;            /* the decode ran the llama3_70b_galaxy demo's ops */
+        bool prefill_traced;         /* the prefill was replayed from a trace */
         struct tt_parts decode;      /* the mean decode iteration by label: sums to iter_ms */
         struct tt_parts prefill;     /* the prefill by label: sums to ttft_ms */
 };
@@ -196,12 +207,23 @@ struct tt_cost {
         double dyn_j;                /* of j, the part above the chips' static power */
 };
 
+/* Whether a prefill runs from a trace (--set prefill_trace). */
+enum tt_trace {
+        TT_TRACE_AUTO,               /* as the deployment does: the Galaxy demo's up to
+                                      * TT_GALAXY_TRACED_PREFILL_MAX tokens, no other */
+        TT_TRACE_OFF,                /* every prefill op dispatched from the host */
+        TT_TRACE_ON                  /* every prefill replayed from a trace */
+};
+
 /* A prediction's state: its options (set by the caller), the machine and
  * a memo of the program times. */
 struct tt_runner {
         int samples;                 /* SDPA contexts sampled over the generated tokens */
-        double decode_ns, prefill_ns; /* the per-program costs */
+        double decode_ns, prefill_ns; /* the per-program costs: a traced decode's, an
+                                      * untraced prefill's (host dispatch included) */
         bool decode_ns_given;        /* decode_ns set by --set (else the demo's own on a Galaxy) */
+        enum tt_trace prefill_trace; /* whether a prefill is traced: its programs then pay
+                                      * the decode's traced cost, not prefill_ns */
         struct diag *d;              /* the programs' run problems */
         const struct topo *t;        /* the machine */
         struct tt_tp tp;             /* the tensor parallelism */
@@ -216,8 +238,8 @@ struct tt_runner {
 
 struct params;
 /* The runner's options from a bench's --set keys samples (SDPA contexts,
- * 5), decode_program_ns and prefill_program_ns (the fitted costs), its
- * problems to d. */
+ * 5), decode_program_ns and prefill_program_ns (the fitted costs) and
+ * prefill_trace (auto, 0 or 1), its problems to d. */
 void tt_runner_options(struct params *ps, struct diag *d, struct tt_runner *r);
 
 /* Predict a on machine t (its --set keys applied) into *out: the split
