@@ -11,8 +11,11 @@ performance) and runs the bench `validate-tt-llm` on it.
 The free parameters: a device program's fixed cost in a decode iteration
 (decode_program_ns: tt-transformers traces decode, so this is the gap the
 device spends between two traced programs: dispatch, launch and end) and
-in a prefill (prefill_program_ns: prefill is not traced, so each program
-also pays the host's dispatch). No document gives either. Each adds
+in a prefill (prefill_program_ns: tt-transformers, as these rows ran it,
+does not trace prefill, so each program also pays the host's dispatch;
+the bench pays it only where a deployment does not trace its prefill,
+docs/adr/0053, and runs these rows untraced: --set prefill_trace=0 below
+says so). No document gives either. Each adds
 about once per program launched (it is pe.cpu.program_ns of every
 launch, ADR 0023): two runs, at 0 ns and at 1000 ns, give each row's time
 at 0 and its programs (the slope), which bound the search. The value kept
@@ -36,6 +39,7 @@ def bench(binary, csv_path, dns, pns):
                           "--set", f"csv={csv_path}", "--set", "figures=0",
                           "--set", f"decode_program_ns={dns:.0f}",
                           "--set", f"prefill_program_ns={pns:.0f}",
+                          "--set", "prefill_trace=0",
                           "--out", os.path.join(ROOT, "out", "fit-tt-llm")],
                          cwd=ROOT, check=True, capture_output=True, text=True).stdout
     return json.loads(out)["rows"]
