@@ -50,8 +50,8 @@ struct cca_args {
         int64_t rows, cols;          /* each member's input */
         int64_t chunk_rows;          /* rows per message */
         tl_dtype dt;                 /* the tensors' and the wire's dtype */
-        tl_tensor *x;                /* [n, rows, cols], x[s] in SIP s's L1 */
-        tl_tensor *y;                /* [n, ...], y[s] in SIP s's L1 */
+        tl_tensor *x;                /* [n, rows, cols], x[s] in SIP s's DRAM (HBM) */
+        tl_tensor *y;                /* [n, ...], y[s] in SIP s's DRAM (HBM) */
 };
 
 static const struct tl_param cca_params[] = {
