@@ -50,8 +50,8 @@ struct cca_args {
         int64_t rows, cols;          /* each member's input */
         int64_t chunk_rows;          /* rows per message */
         tl_dtype dt;                 /* the tensors' and the wire's dtype */
-        tl_tensor *x;                /* [n, rows, cols], x[s] in SIP s's L1 */
-        tl_tensor *y;                /* [n, ...], y[s] in SIP s's L1 */
+        tl_tensor *x;                /* [n, rows, cols], x[s] in SIP s's DRAM (HBM) */
+        tl_tensor *y;                /* [n, ...], y[s] in SIP s's DRAM (HBM) */
 };
 
 static const struct tl_param cca_params[] = {
@@ -87,6 +87,9 @@ static void cca_setup(tl_setup *s, void *args)
         a->dt = tl_setup_choice(s, "dtype") == 0 ? TL_BF16 : TL_BFP8_B;
         a->rows = tl_setup_int(s, "rows");
         a->cols = tl_setup_int(s, "cols");
+        /* cca_sum adds flow 0's members behind and flow 1's ahead: a line's paths */
+        if (a->op == CCA_ALL_REDUCE && a->algo == COLL_RING)
+                tl_setup_error(s, "op all_reduce multicasts along a line: it takes algo line");
         int per = 2 * a->links;
         if (m.cubes_per_sip != 1)
                 tl_setup_error(s, "a device is a SIP of one cube (the machine has %d cubes a "

@@ -24,7 +24,7 @@
 /* The output subblock of a DRAM-sharded matmul on a worker's nt tiles of
  * columns (tt-metal's matmul_multicore_reuse_dram_sharded program
  * factory): one row of tiles, the widest of at most 8 dividing nt; when
- * that is narrower than 8, the first wider one that needs fewer
+ * that is narrower than 8, the narrowest up to 8 that needs the fewest
  * subblocks, the worker's compute then padded to whole subblocks ("it is
  * bad for compute, pad per_core_N"). The width in tiles; *nt_compute the
  * tiles the compute runs over (at least nt). 8 is the limit without fp32

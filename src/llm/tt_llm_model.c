@@ -473,7 +473,8 @@ static void rms_all_gather(struct tt_prog *out, int *n, const struct tt_tp *tp, 
  * and the collectives are the demo's (ccl_async) on the buffers' dtypes
  * (llama_ccl.py: bfp8 all-reduce, reduce-scatter and SiLU-product
  * buffers; bf16 create-heads, SDPA and statistics buffers). W2 is bfp8
- * at HiFi2 whatever the precision's FF2 (llama_mlp.py keeps it bfp8). */
+ * at HiFi2 where the precision's FF2 is bfp4 (llama_mlp.py keeps it
+ * bfp8); a bfp8 or bf16 FF2 stays as the precision has it. */
 static int layer_progs_demo(const struct llm_model *m, const struct tt_precision *p,
                             const struct tt_tp *tp, int64_t batch, int64_t past, tl_dtype ff13,
                             tl_dtype ff2, struct tt_prog *out)

@@ -177,8 +177,24 @@ static void outcome_free(struct serve_outcome *oc)
         serve_outcome_fini(oc);
 }
 
+/* Whether every request of oc arrived before its first iteration ended:
+ * a faster rate then only packs the same burst tighter, and cannot miss
+ * SLOs this rate meets. */
+static bool one_burst(const struct serve_outcome *oc)
+{
+        if (!oc->n_reqs || !oc->n_iters)
+                return false;
+        sim_ps first_end = oc->iters[0].end_ps;
+        for (size_t i = 1; i < oc->n_iters; i++)
+                if (oc->iters[i].end_ps < first_end)
+                        first_end = oc->iters[i].end_ps;
+        return oc->reqs[oc->n_reqs - 1].arrival_ps <= first_end;
+}
+
 /* The highest rate at which both SLOs hold at p99: doubling, then
- * bisection to 1%. *best the run at it (or at the lowest rate tried). */
+ * bisection to 1%. *best the run at it (or at the lowest rate tried).
+ * CUBESIM_BAD_INPUT if the SLOs still hold once the requests arrive as
+ * one burst (too few --requests for a rate to matter). */
 static int find_capacity(const struct serve_opts *o, struct serve_steps *st, int64_t blocks,
                          double *cap, struct serve_outcome *best, struct serve_summary *bs,
                          struct diag *d)
@@ -200,6 +216,17 @@ static int find_capacity(const struct serve_opts *o, struct serve_steps *st, int
                         fprintf(stderr, "cubesim serve: %.4g req/s: p99 TTFT %.2f ms, p99 TPOT "
                                 "%.2f ms: %s\n", q, s.ttft.p99, s.tpot.p99,
                                 ok ? "meets the SLOs" : "misses");
+                if (ok && hi == 0 && one_burst(&oc)) {
+                        bool one = oc.n_reqs == 1;
+                        diag_error(d, "--find-capacity: the SLOs hold even when the %zu "
+                                   "request%s arrive%s before the first iteration ends (at "
+                                   "%.4g req/s), so no rate is too high for %s; raise "
+                                   "--requests or give --duration-s", oc.n_reqs, one ? "" : "s",
+                                   one ? "s" : "", q, one ? "it" : "them");
+                        outcome_free(&oc);
+                        outcome_free(best);
+                        return CUBESIM_BAD_INPUT;
+                }
                 if (ok || !best->reqs) {
                         outcome_free(best);
                         *best = oc;

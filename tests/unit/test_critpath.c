@@ -73,7 +73,7 @@ static uint64_t ps_of(json_t *o, const char *key)
 
 /* Issue, an op of 5 x 2^32 ps its PE waits for, a second op that queues
  * 5 x 2^32 ps before it starts, waited for too, then issue: the path is
- * 40 ps of issue and 2 x 5 x 2^32 + 10 ps on the DMA engine, to the
+ * 30 ps of issue and 2 x 5 x 2^32 + 10 ps on the DMA engine, to the
  * picosecond. */
 Test(critpath, long_steps_keep_their_times)
 {
