@@ -124,6 +124,22 @@ static void cca_setup(tl_setup *s, void *args)
         int64_t sum_rows = m.scratch_bytes / 2 / ((int64_t)a->n * a->cols * 4);
         if (a->op == CCA_ALL_REDUCE && a->chunk_rows > sum_rows)
                 a->chunk_rows = sum_rows;
+        if (a->op == CCA_ALL_REDUCE) {
+                /* the persistent buffer holds every member's input; the
+                 * sum, a row of the n partials */
+                uint64_t g = tl_dtype_bytes(a->dt, (int64_t)a->n * a->rows * a->cols, a->cols);
+                if (g > (uint64_t)m.tcm_alloc_bytes)
+                        tl_setup_error(s, "op all_reduce gathers %d x %lld x %lld into TCM: %llu "
+                                       "bytes, more than the %lld a PE has (pe.tcm)", a->n,
+                                       (long long)a->rows, (long long)a->cols,
+                                       (unsigned long long)g, (long long)m.tcm_alloc_bytes);
+                if (sum_rows < 1)
+                        tl_setup_error(s, "op all_reduce adds a row of %d partials of %lld "
+                                       "columns in fp32: %lld bytes, more than half the %lld of "
+                                       "scratch (pe.tcm.scratch_ceiling_kib)", a->n,
+                                       (long long)a->cols, (long long)a->n * a->cols * 4,
+                                       (long long)m.scratch_bytes);
+        }
         if (a->chunk_rows < 1)
                 a->chunk_rows = 1;
         for (int i = 0; i < a->n; i++)

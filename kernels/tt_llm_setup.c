@@ -162,6 +162,15 @@ static void setup_ring(tl_setup *s, struct tt_op_args *a)
         a->nb = a->n / ring;
         a->shards = ch;
         if (a->op == TT_OP_PREFETCH) {
+                /* a reader's three L1 buffers of a kb x nb block */
+                uint64_t bufs = 3 * tl_dtype_bytes(a->wdt, a->kb * a->nb, a->kb * a->nb);
+                if (bufs > (uint64_t)mc.tcm_alloc_bytes) {
+                        tl_setup_error(s, "op=prefetch streams %lld x %lld blocks through three "
+                                       "L1 buffers a reader: %llu bytes, more than the %lld a "
+                                       "PE has (pe.tcm)", (long long)a->kb, (long long)a->nb,
+                                       (unsigned long long)bufs, (long long)mc.tcm_alloc_bytes);
+                        return;
+                }
                 for (int c = 0; c < ch; c++) {
                         char name[16];
                         snprintf(name, sizeof name, "w%d", c);
