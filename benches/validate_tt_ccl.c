@@ -140,6 +140,11 @@ static double run_us(const struct vc_cfg *cfg, const struct vc_row *r, struct di
         char msg[64];
         if (r->devices == 4 && topo_set_kv(&t, "system.sips=4", d) < 0)
                 return -1;
+        /* tt-metal's benchmark runs a line on a line fabric (FABRIC_1D), a
+         * ring on a ring fabric (docs/tt-sources.md CCL) */
+        if (!strcmp(r->topology, "line") &&
+            topo_set_kv(&t, "system.inter_sip.message_overlap=1", d) < 0)
+                return -1;
         snprintf(msg, sizeof msg, "system.inter_sip.message_ns=%s",
                  cfg->message_ns ? cfg->message_ns : "");
         if (cfg->message_ns && topo_set_kv(&t, msg, d) < 0)

@@ -12,10 +12,12 @@ ring, 20 on a line, each direction's workers open and close their
 fabric connections through a mux, as tt-metal's do, and a line's gathers
 multicast from one worker a link through router stages, ADR 0048):
 
-  system.inter_sip.message_ns  each message's cost on a link, on top of its
-                               bytes at 12.5 GB/s (the Ethernet core's
-                               handling and the fabric's framing and
-                               credits; tt-metal documents neither)
+  system.inter_sip.message_ns  each message's handling by the link's
+                               Ethernet core (tt-metal documents none): on
+                               a line fabric a stage beside the wire, which
+                               carries the bytes and the fabric's
+                               documented framing at 12.5 GB/s; on the
+                               ring fabric it holds the wire (ADR 0054)
   chunk_bytes                  bytes per message
   pipeline                     at least this many messages a piece
 

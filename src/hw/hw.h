@@ -113,6 +113,10 @@ struct hw_link {
         sim_ps hop_ps;               /* its latency plus its far node's overhead */
         sim_ps msg_ps;               /* each pass's fixed cost on it (inter-SIP: the
                                       * machine's message_ns), on top of its bytes */
+        bool overlap;                /* msg_ps is its Ethernet core's (core), which takes a
+                                      * pass while the wire carries the one before; else it
+                                      * holds the wire (message_overlap) */
+        struct ev_resource core;     /* overlap: the Ethernet core's handling of each pass */
         enum topo_edge_class cls;    /* its edge's class */
         enum hw_pw_class pw;         /* its class in the power windows, or HW_PW_COUNT */
         uint32_t cube;               /* its cube there (hw_edge_cube) */

@@ -13,8 +13,31 @@ sim_ps hw_bytes_ps(uint64_t bytes, uint64_t bw_bytes_per_s)
         return muldiv_ceil(bytes, 1000000000000ull, bw_bytes_per_s);
 }
 
+/* A fabric packet of payload bytes with its header, and the overhead of
+ * the Ethernet frames it is cut into. */
+static uint64_t packet_overhead(const struct topo_system *y, uint64_t payload)
+{
+        uint64_t framed = payload + y->inter_sip_header_bytes;
+        uint64_t frames = y->inter_sip_frame_bytes ? div_up(framed, y->inter_sip_frame_bytes) : 1;
+        return y->inter_sip_header_bytes + frames * y->inter_sip_frame_overhead_bytes;
+}
+
+/* bytes over an inter-SIP link with the fabric's framing: packets of at
+ * most packet_bytes, each with its header, cut into Ethernet frames. */
+static uint64_t inter_sip_wire_bytes(const struct topo_system *y, uint64_t bytes)
+{
+        uint64_t p = y->inter_sip_packet_bytes;
+        if (!p)
+                return bytes;
+        uint64_t full = bytes / p, rest = bytes % p;
+        uint64_t wire = sat_add_u64(bytes, sat_mul_u64(full, packet_overhead(y, p)));
+        return rest || !bytes ? sat_add_u64(wire, packet_overhead(y, rest)) : wire;
+}
+
 uint64_t hw_wire_bytes(const struct topo *t, enum topo_edge_class cls, uint64_t bytes)
 {
+        if (cls == TOPO_EDGE_INTER_SIP)
+                return inter_sip_wire_bytes(&t->system, bytes);
         if (cls != TOPO_EDGE_NOC)
                 return bytes;
         return bytes + div_up(bytes, t->cube.noc.packet_bytes) * t->cube.noc.header_bytes;
@@ -28,12 +51,15 @@ __attribute__((always_inline)) static inline void link_pass(struct hw_sim *s, ui
          * memory: a pass touched three). */
         struct hw_link *l = &s->links[edge];
         if (bytes != l->last_bytes) {
-                l->last_drain = l->msg_ps +
+                l->last_drain = (l->overlap ? 0 : l->msg_ps) +
                                 muldiv_by_ceil(&l->drain, hw_wire_bytes(s->topo, l->cls, bytes));
                 l->last_bytes = bytes;
         }
-        sim_ps drain = l->last_drain;
-        sim_ps begin, end = ev_resource_reserve(&l->res, f->head, drain, &begin);
+        sim_ps drain = l->last_drain, at = f->head;
+        /* the Ethernet core handles the message, then the wire carries it */
+        if (l->overlap)
+                at = ev_resource_reserve(&l->core, at, l->msg_ps, NULL);
+        sim_ps begin, end = ev_resource_reserve(&l->res, at, drain, &begin);
         l->n_bytes += bytes;
         s->class_bytes[l->cls] += bytes;
         if (l->pw != HW_PW_COUNT)

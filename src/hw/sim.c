@@ -101,8 +101,16 @@ int hw_sim_init(struct hw_sim *s, const struct topo *t, const struct ev_config *
                 s->links[e].drain = muldiv_by_make(1000000000000ull, te->bw_bytes_per_s);
                 s->links[e].hop_ps = te->latency_ps + s->graph.nodes[te->dst].node_overhead_ps;
                 s->links[e].cls = te->cls;
-                if (te->cls == TOPO_EDGE_INTER_SIP)
+                if (te->cls == TOPO_EDGE_INTER_SIP) {
                         s->links[e].msg_ps = tp->system.inter_sip_message_ps;
+                        /* the Ethernet core's handling, apart from the wire */
+                        if (tp->system.inter_sip_message_overlap) {
+                                if (ev_resource_init(&s->links[e].core, &s->ev, "link_core", 1,
+                                                     EV_SPLIT) < 0)
+                                        goto nomem;
+                                s->links[e].overlap = true;
+                        }
+                }
                 s->links[e].pw = te->cls == TOPO_EDGE_NOC ? HW_PW_NOC
                                : te->cls == TOPO_EDGE_INTER_CUBE ? HW_PW_INTER_CUBE
                                : te->cls == TOPO_EDGE_INTER_SIP ? HW_PW_INTER_SIP
@@ -194,8 +202,11 @@ void hw_sim_fini(struct hw_sim *s)
                         ev_resource_fini(&s->pes[i].tcm);
                 }
         if (s->links)
-                for (uint32_t e = 0; e < s->graph.n_edges; e++)
+                for (uint32_t e = 0; e < s->graph.n_edges; e++) {
                         ev_resource_fini(&s->links[e].res);
+                        if (s->links[e].overlap)
+                                ev_resource_fini(&s->links[e].core);
+                }
         free(s->cubes);
         free(s->sips);
         free(s->pes);

@@ -325,8 +325,20 @@ struct topo_system {
         struct topo_energy inter_sip_energy; /* per byte over an inter-SIP link */
         uint32_t mesh_cols;          /* sip_net mesh: SIPs per mesh row (0: unused) */
         uint32_t inter_sip_links;    /* parallel links per neighbouring pair (0: 1) */
-        sim_ps inter_sip_message_ps; /* each message's cost on an inter-SIP link (framing,
-                                      * the Ethernet core's handling), on top of its bytes */
+        sim_ps inter_sip_message_ps; /* each message's cost on an inter-SIP link (the
+                                      * Ethernet core's handling), on top of its bytes */
+        uint32_t inter_sip_message_overlap; /* 1: the link's Ethernet core handles a message
+                                      * while the wire carries the one before (a line
+                                      * fabric's router, slots in flight); 0: the handling
+                                      * holds the wire (a ring fabric's per-packet flow
+                                      * control), as on a machine without the key */
+        uint32_t inter_sip_packet_bytes; /* the fabric's payload a packet (0: no framing):
+                                      * a message is cut into packets of at most this */
+        uint32_t inter_sip_header_bytes; /* the fabric's header a packet */
+        uint32_t inter_sip_frame_bytes; /* the largest Ethernet frame: a packet and its
+                                      * header are cut into frames of at most this
+                                      * (0: one frame a packet) */
+        uint32_t inter_sip_frame_overhead_bytes; /* each frame's headers, FEC and CRC */
         struct topo_coords inter_sip_ports; /* the routers of cube 0 where the links attach
                                       * (Ethernet cores): a SIP's k-th link uses
                                       * ports[k % n]; none: every link at the gateway,
