@@ -52,7 +52,7 @@
 
 /* Tags of the layer's messages (collective.h: each base owns COLL_TAGS). */
 enum { TAG_BARRIER = 100, TAG_ALLREDUCE = 200, TAG_MERGE = 300, TAG_GEMM = 400,
-       TAG_SPLIT = 500 };
+       TAG_SPLIT = 500, TAG_NORM = 600 };
 
 /* A PE's share of a [rows, cols] output. */
 struct share {
@@ -113,6 +113,11 @@ struct split_ahead {
                                       * steps' tiles into atiles, the others read them */
         int64_t natiles;             /* K steps in atiles */
         tl_tensor *atiles[SPLIT_ARES_STEPS]; /* scratch of the phase: those tiles */
+        tl_tensor *nw;               /* scratch of the phase [1, K / ncols]: the weights of the
+                                      * RMSNorm of A over this PE's K range, when the phase's
+                                      * GEMMs apply it (norm_fused), else NULL */
+        int64_t ss_steps;            /* K steps whose rows' sums of squares nss holds */
+        bool inv_ready;              /* ninv holds the rows' 1 / RMS */
 };
 
 /* This PE's place, and its persistent TCM. */
@@ -140,6 +145,9 @@ struct llm_pe {
                                       * [llm_a_rows(T) * LLM_TN] fp32: the partial sums a
                                       * split GEMM sends its peers (nslots - 2) */
         struct split_ahead *ahead;   /* grid.split: the next split GEMM (mutable), or NULL */
+        tl_tensor *nss, *ninv;       /* grid.split: TCM [llm_a_rows(T), 1] fp32: the sums of
+                                      * squares of A's rows over the PE's K range, and
+                                      * the rows' 1 / RMS (norm_fused) */
 };
 
 static tl_tensor *view2(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc)
@@ -212,7 +220,7 @@ static void gemm_bufs(tl_ctx *tl, int64_t sq, int64_t t, tl_dtype dt, tl_dtype w
  * partial sums its split GEMMs send, there too: made per GEMM in a scope
  * of its own, the scope's end waited for the next GEMM's first loads
  * (gemm_split). */
-static void acc_open(tl_ctx *tl, struct llm_pe *pe, int64_t rows, bool share_a)
+static void acc_open(tl_ctx *tl, struct llm_pe *pe, int64_t rows, bool share_a, tl_tensor *nw)
 {
         if (!pe->plan.acc_scratch && !pe->ahead)
                 return;
@@ -227,6 +235,12 @@ static void acc_open(tl_ctx *tl, struct llm_pe *pe, int64_t rows, bool share_a)
                                         ((int64_t[]){ llm_a_rows(rows) * LLM_TN }));
         pe->ahead->ares = share_a;
         pe->ahead->natiles = 0;
+        if (!nw)
+                return;
+        int64_t hd = tl_dim(nw, 0), k0, k1;
+        gqa_split(hd, pe->grid.ncols, pe->grid.lc, &k0, &k1);
+        pe->ahead->nw = tl_load(tl, view2(tl, tl_reshape(tl, nw, 2, ((int64_t[]){ 1, hd })), 0,
+                                          k0, 1, k1 - k0));
 }
 
 static void acc_close(tl_ctx *tl, struct llm_pe *pe)
@@ -351,6 +365,11 @@ static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
                                                   ((int64_t[]){ llm_split_tk(a->wdt, pe->nslots),
                                                                 LLM_TN }));
         pe->ahead = NULL;
+        for (int i = 0; i < 2; i++)
+                (i ? &pe->ninv : &pe->nss)[0] =
+                        pe->grid.split ? tl_alloc(tl, TL_TCM, TL_FP32, 2,
+                                                  ((int64_t[]){ llm_a_rows(a->batch), 1 }))
+                                       : NULL;
         pe->new_keys = new_keys_fit(tl, a, pe);
         pe->stage = NULL;
         if (pe->plan.acc_scratch && a->tp > 1)
@@ -537,6 +556,44 @@ static void stream_load(tl_ctx *tl, struct gbufs *gb, tl_tensor *a, int nb, tl_t
         }
 }
 
+/* RMSNorm fused into a decode phase's split GEMMs (norm_fused): the A
+ * tile x [T, kn] of K step s (from column k1 of the PE's range) as the
+ * GEMM reads it, x * w in A's dtype; the rows' 1 / RMS scale the outputs
+ * (gemm_split). The phase's first GEMM also adds the tile's rows' sums
+ * of squares into nss. */
+static tl_tensor *norm_step(tl_ctx *tl, const struct llm_pe *pe, struct split_ahead *at,
+                            tl_tensor *x, int64_t s, int64_t k1)
+{
+        int64_t m = tl_dim(x, 0), kn = tl_dim(x, 1);
+        if (s == at->ss_steps) {
+                tl_tensor *ss = view2(tl, pe->nss, 0, 0, m, 1), *sq = tl_rowsum(tl, tl_mul(tl, x, x));
+                tl_copy_to(tl, ss, at->ss_steps == 0 ? sq : tl_add(tl, ss, sq));
+                at->ss_steps++;
+        }
+        return tl_cast(tl, tl_mul(tl, x, view2(tl, at->nw, 0, k1, 1, kn)), tl_dtype_of(x));
+}
+
+/* The rows' 1 / RMS (of hd columns) in ninv, once per phase: the sums of
+ * squares of the NoC row's PEs' K ranges added up. */
+static tl_tensor *norm_inv(tl_ctx *tl, const struct llm_pe *pe, int64_t m, int64_t hd)
+{
+        struct split_ahead *at = pe->ahead;
+        tl_tensor *inv = view2(tl, pe->ninv, 0, 0, m, 1);
+        if (at->inv_ready)
+                return inv;
+        const struct cube_grid *g = &pe->grid;
+        int p = g->ncols, row0 = g->rank0 + g->lr * g->ncols;
+        tl_tensor *ss = view2(tl, pe->nss, 0, 0, m, 1), *sum = ss;
+        for (int d = 1; d < p; d++)
+                tl_send(tl, row0 + (g->lc + d) % p, ss, TAG_NORM);
+        for (int d = 1; d < p; d++)
+                sum = tl_add(tl, sum, tl_recv(tl, row0 + (g->lc + p - d) % p, TAG_NORM));
+        tl_copy_to(tl, inv, tl_rsqrt(tl, tl_add_scalar(tl, tl_scale(tl, sum, 1.0f / (float)hd),
+                                                      LLM_EPS)));
+        at->inv_ready = true;
+        return inv;
+}
+
 /* acc[i] [m, n_i] (fp32, pinned) = a [m, K] . b[i] [K, n_i] for the nb
  * sub-blocks i through the buffers of gb: K in gb->tk steps, the loads of
  * step s + bufs - 1 issued before the GEMMs of step s (DMA and GEMM
@@ -562,9 +619,18 @@ static void gemm_stream(tl_ctx *tl, const struct llm_pe *pe, struct gbufs *gb, t
                 tl_tensor *ta = gb->at     ? gb->at->atiles[s]
                                 : gb->ares ? view2(tl, gb->ares, 0, s * tk, m, kn)
                                            : corner(tl, &gb->av[cur], m, kn);
+                bool norm = gb->at && gb->at->nw;
+                if (norm) {          /* the corners' views outlive the step's scope */
+                        for (int j = 0; j < nb; j++)
+                                corner(tl, &gb->bv[cur][j], kn, tl_dim(b[j], 1));
+                        tl_scratch_scope_begin(tl);
+                        ta = norm_step(tl, pe, gb->at, ta, s, s * tk);
+                }
                 gemm_issue(tl, pe, ta, nb, gb->bv[cur], b, acc, s > 0, h);
                 for (int j = 0; j < nb; j++)
                         tl_wait(tl, h[j]);
+                if (norm)
+                        tl_scratch_scope_end(tl);
         }
 }
 
@@ -698,6 +764,7 @@ static bool gemm_split(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int nb
         }
         split_load_ahead(tl, pe);
         tl_scratch_scope_begin(tl);
+        tl_tensor *inv = gb.at && gb.at->nw ? norm_inv(tl, pe, m, tl_dim(a, 1)) : NULL;
         for (int j = 0; j < nb; j++) {
                 tl_tensor *sum = NULL;
                 for (int d = 1; d < p; d++) {
@@ -705,7 +772,8 @@ static bool gemm_split(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int nb
                         tl_tensor *r = tl_recv(tl, row0 + i, TAG_SPLIT + j);
                         sum = sum ? tl_add(tl, sum, r) : r;
                 }
-                tl_copy_to(tl, acc[j], tl_add(tl, acc[j], sum));
+                tl_tensor *y = tl_add(tl, acc[j], sum);
+                tl_copy_to(tl, acc[j], inv ? tl_mul(tl, y, inv) : y);
         }
         tl_scratch_scope_end(tl);
         return true;
@@ -866,6 +934,43 @@ static bool gemm_pair(tl_ctx *tl, const struct llm_pe *pe, const struct share *s
         return true;
 }
 
+/* Whether the GEMMs of a decode phase apply the RMSNorm of their A (of
+ * the layer's T rows, hidden columns) themselves, so that the norm's phase
+ * and its barrier go (docs/adr/0050's second amendment): in a whole layer,
+ * when each of its n GEMMs, of share widths width[i] in nb[i] sub-blocks
+ * a block, splits K, and the PE's K range is at most SPLIT_ARES_STEPS
+ * steps. The same on every PE. */
+static bool norm_fused(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
+                       const int64_t *width, const int *nb, int n)
+{
+        if (a->part != LLM_PART_ALL || !pe->ahead)
+                return false;
+        int64_t t = a->batch * a->sq, p = pe->grid.ncols, tk = tl_dim(pe->sbuf[0][0], 0);
+        if (((a->hidden + p - 1) / p + tk - 1) / tk > SPLIT_ARES_STEPS)
+                return false;
+        for (int i = 0; i < n; i++) {
+                struct share sh = share_of(&pe->grid, t, width[i]);
+                struct split_blk sb = { .a = view2(tl, a->n1, 0, 0, t, a->hidden), .nb = nb[i] };
+                for (int j = 0; j < nb[i]; j++)
+                        sb.b[j].n = min64(pe->plan.tn, sh.cols);
+                if (!runs_split(pe, &sh, nb[i]) || !split_fits(tl, pe, &sb))
+                        return false;
+        }
+        return true;
+}
+
+static bool qkv_fused(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
+{
+        int64_t wq = a->hq / a->tp * a->d, wk = a->hkv / a->tp * a->d;
+        return (pe->grid.on || pe->grid.arow) &&
+               norm_fused(tl, a, pe, (int64_t[]){ wq, wk }, (int[]){ 1, 2 }, 2);
+}
+
+static bool gate_up_fused(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
+{
+        return norm_fused(tl, a, pe, (int64_t[]){ a->ffn / a->tp }, (int[]){ 2 }, 1);
+}
+
 /* Phase 2: this PE's share of the block's q | k | v columns (on a cube
  * grid, its share of each of q, k and v, so that the shares are alike,
  * k and v in pairs of sub-blocks sharing each A tile: gemm_pair). */
@@ -873,8 +978,10 @@ static void qkv(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
 {
         if (!runs(a, LLM_PART_GEMM))
                 return;
-        acc_open(tl, pe, a->batch * a->sq, true);
         int64_t t = a->batch * a->sq;
+        bool fused = qkv_fused(tl, a, pe);
+        tl_tensor *src = fused ? tl_reshape(tl, a->x, 2, ((int64_t[]){ t, a->hidden })) : a->n1;
+        acc_open(tl, pe, t, true, fused ? a->attn_norm : NULL);
         int64_t wq = a->hq / a->tp * a->d, wk = a->hkv / a->tp * a->d;
         struct { tl_tensor *w, *dst; int64_t width; } m[3] = {
                 { a->wq, a->q, wq }, { a->wk, a->kt, wk }, { a->wv, a->vt, wk },
@@ -888,7 +995,7 @@ static void qkv(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
                         sh = share_of(&pe->grid, t, wk);
                         tl_tensor *w[2] = { a->wk, a->wv };
                         struct pair_iter it = { 0 };
-                        while (gemm_pair(tl, pe, &sh, a->n1, w, pe->rank * wk, true, &it))
+                        while (gemm_pair(tl, pe, &sh, src, w, pe->rank * wk, true, &it))
                                 for (int j = 0; j < 2; j++)
                                         tl_store(tl, view2(tl, m[1 + j].dst, it.r0, it.c, it.nr,
                                                            it.nc), it.acc[j]);
@@ -904,10 +1011,10 @@ static void qkv(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
                     sh.cols <= pe->plan.tn) {
                         struct share skv = share_of(&pe->grid, t, wk);
                         tl_tensor *w[2] = { a->wk, a->wv };
-                        pair_ahead(tl, pe, &skv, a->n1, w, pe->rank * wk,
+                        pair_ahead(tl, pe, &skv, src, w, pe->rank * wk,
                                    (struct pair_iter){ 0 });
                 }
-                gemm_store(tl, pe, &sh, a->n1, c0, c1, m[i].w, pe->rank * m[i].width, m[i].dst);
+                gemm_store(tl, pe, &sh, src, c0, c1, m[i].w, pe->rank * m[i].width, m[i].dst);
         }
         acc_close(tl, pe);
 }
@@ -919,7 +1026,7 @@ static void row_parallel(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe
                          tl_tensor *src, int64_t k0, int64_t k, tl_tensor *w, tl_tensor *res,
                          tl_tensor *dst)
 {
-        acc_open(tl, pe, a->batch * a->sq, false);
+        acc_open(tl, pe, a->batch * a->sq, false, NULL);
         FOR_BLOCKS(pe->out.rows, pe->out.cols, block_cols(pe), i0, nr, j0, nc) {
                 int64_t r0 = pe->out.r0 + i0;
                 tl_tensor *acc[LLM_NB];
@@ -960,8 +1067,10 @@ static void gate_up(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
         struct share sh = share_of(&pe->grid, t, fl);
         tl_tensor *w[2] = { a->wg, a->wu };
         struct pair_iter it = { 0 };
-        acc_open(tl, pe, a->batch * a->sq, true);
-        while (gemm_pair(tl, pe, &sh, a->n2, w, pe->rank * fl, runs(a, LLM_PART_GEMM), &it)) {
+        bool fused = gate_up_fused(tl, a, pe);
+        acc_open(tl, pe, t, true, fused ? a->mlp_norm : NULL);
+        while (gemm_pair(tl, pe, &sh, fused ? a->h : a->n2, w, pe->rank * fl,
+                         runs(a, LLM_PART_GEMM), &it)) {
                 if (!runs(a, LLM_PART_OTHER))
                         continue;
                 tl_scratch_scope_begin(tl);
@@ -1502,9 +1611,11 @@ static void llm_layer(tl_ctx *tl, const void *argp)
         int64_t qd = a->hq / a->tp * a->d, fl = a->ffn / a->tp;
         tl_tensor *x = tl_reshape(tl, a->x, 2, ((int64_t[]){ t, hd }));
         tl_tensor *out = tl_reshape(tl, a->out, 2, ((int64_t[]){ t, hd }));
-        if (runs(a, LLM_PART_NORM))
-                rmsnorm_rows(tl, a, &pe, x, a->attn_norm, a->n1);
-        barrier(tl, a, &pe);
+        if (!qkv_fused(tl, a, &pe)) {   /* else the QKV GEMMs apply it */
+                if (runs(a, LLM_PART_NORM))
+                        rmsnorm_rows(tl, a, &pe, x, a->attn_norm, a->n1);
+                barrier(tl, a, &pe);
+        }
         qkv(tl, a, &pe);
         barrier(tl, a, &pe);
         if (!pe.new_keys) {
@@ -1518,9 +1629,11 @@ static void llm_layer(tl_ctx *tl, const void *argp)
         barrier(tl, a, &pe);
         row_parallel(tl, a, &pe, a->attn, pe.rank * qd, qd, a->wo, x, a->h);
         barrier(tl, a, &pe);
-        if (runs(a, LLM_PART_NORM))
-                rmsnorm_rows(tl, a, &pe, a->h, a->mlp_norm, a->n2);
-        barrier(tl, a, &pe);
+        if (!gate_up_fused(tl, a, &pe)) {   /* else gate and up apply it */
+                if (runs(a, LLM_PART_NORM))
+                        rmsnorm_rows(tl, a, &pe, a->h, a->mlp_norm, a->n2);
+                barrier(tl, a, &pe);
+        }
         gate_up(tl, a, &pe);
         barrier(tl, a, &pe);
         row_parallel(tl, a, &pe, a->act, pe.rank * fl, fl, a->wd, a->h, out);

@@ -312,7 +312,9 @@ static const struct layer_case layer_cases[] = {
         /* The same with ffn 1600: gate and up take two blocks of a PE (200
          * columns: 128 and 72), the second's first K steps loading during
          * the first's exchange, both from the A tiles the first loaded, as
-         * k and v after q (docs/adr/0050's second amendment). */
+         * k and v after q; the GEMMs apply the RMSNorms, their rows' sums
+         * of squares added over the NoC row (docs/adr/0050's second
+         * amendment). */
         { "decode_rows_split_k_blocks_bf16", { 16, 1, 40, 600, 4, 2, 16, 1600, 1, "bf16" } },
         /* The same with hidden 70: the shares of H differ, wo and w_down
          * run unshared beside shared GEMMs; a cache of 130 keys. */
