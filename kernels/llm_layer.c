@@ -634,17 +634,8 @@ static void gemm_stream(tl_ctx *tl, const struct llm_pe *pe, struct gbufs *gb, t
         }
 }
 
-/* Decode of a batch on one grid row (grid.split): the ncols PEs of a NoC
- * row, whose shares are consecutive and alike (sw columns apart), compute
- * the sub-blocks of all their shares together, each over its ncols-th of
- * K from A and B tiles it loads itself; then each sends its peers the
- * partial sums of their sub-blocks and adds theirs into its own (acc).
- * A PE's DMA moves, per block, m x K / ncols of A and 2 (ncols - 1) x nb
- * partial sub-blocks, where sharing the A tiles by multicast had it drain
- * all m x K of them (and a sender load and read out a quarter): the
- * DMA engines, not HBM, bound decode of a batch (docs/adr/0050). The
- * buffers live in a scratch scope; false (nothing done) when they would
- * not fit the scratch ceiling. */
+/* Whether split GEMM sb may run: its NoC row's sub-blocks have B buffers
+ * (nslots) and its partial sums fit the scratch ceiling. */
 static bool split_fits(tl_ctx *tl, const struct llm_pe *pe, const struct split_blk *sb)
 {
         int nsub = pe->grid.ncols * sb->nb;
@@ -674,11 +665,28 @@ static bool split_same(const struct split_blk *x, const struct split_blk *y)
 /* The operands of split GEMM sb on this PE: its K range's A as *aq, the
  * B tiles of its NoC row's shares (share i's sub-block j as bv[i nb + j])
  * over that range, and gb its buffers (the split's B tiles). */
+/* How many of split GEMM sb's NoC row shares one B tile covers: when
+ * each share is one sub-block (sw columns, so that the row's shares are
+ * consecutive), as many as fit LLM_TN columns (a divisor of the row's
+ * PEs, their tiles' partial sums then in spart), else 1. Narrow shares
+ * (k and v: 16 columns at llama3-8b's batch of 32) then load and multiply
+ * a few wide tiles, not many narrow ones. */
+static int split_group(const struct llm_pe *pe, const struct split_blk *sb)
+{
+        int p = pe->grid.ncols, g = p;
+        for (int j = 0; j < sb->nb; j++)
+                if (sb->b[j].n != sb->sw)
+                        return 1;
+        while (g > 1 && (p % g != 0 || g * sb->sw > LLM_TN || p / g * sb->nb > pe->nslots - 2))
+                g--;
+        return g;
+}
+
 static void split_operands(tl_ctx *tl, const struct llm_pe *pe, const struct split_blk *sb,
                            tl_tensor **aq, tl_tensor **bv, struct gbufs *gb)
 {
         const struct cube_grid *g = &pe->grid;
-        int p = g->ncols, nsub = p * sb->nb;
+        int p = g->ncols, grp = split_group(pe, sb), nsub = p / grp * sb->nb;
         int64_t m = tl_dim(sb->a, 0), k0, k1;
         gqa_split(tl_dim(sb->a, 1), p, g->lc, &k0, &k1);
         *aq = view2(tl, sb->a, 0, k0, m, k1 - k0);
@@ -686,7 +694,8 @@ static void split_operands(tl_ctx *tl, const struct llm_pe *pe, const struct spl
                 struct bsrc bs = sb->b[s % sb->nb];
                 bs.r0 += k0;
                 bs.k = k1 - k0;
-                bs.c0 += (int64_t)(s / sb->nb - g->lc) * sb->sw;
+                bs.c0 += (int64_t)(s / sb->nb * grp - g->lc) * sb->sw;
+                bs.n *= grp;
                 bv[s] = bsrc_view(tl, &bs);
         }
         *gb = (struct gbufs){ .bufs = pe->plan.bufs, .tk = tl_dim(pe->sbuf[0][0], 0) };
@@ -718,7 +727,17 @@ static void split_load_ahead(tl_ctx *tl, const struct llm_pe *pe)
         split_operands(tl, pe, &ah->next, &aq, bv, &gb);
         int64_t steps = (tl_dim(aq, 1) + gb.tk - 1) / gb.tk;
         for (ah->loaded = 0; ah->loaded < gb.bufs - 1 && ah->loaded < steps; ah->loaded++)
-                stream_load(tl, &gb, aq, pe->grid.ncols * ah->next.nb, bv, ah->loaded);
+                stream_load(tl, &gb, aq, pe->grid.ncols / split_group(pe, &ah->next) * ah->next.nb, bv,
+                    ah->loaded);
+}
+
+/* Share i's sub-block j [m, n] of a split GEMM's outputs part (grp
+ * shares a tile). */
+static tl_tensor *split_part(tl_ctx *tl, tl_tensor *const *part, int nb, int grp, int i, int j,
+                             int64_t m, int64_t n)
+{
+        tl_tensor *t = part[i / grp * nb + j];
+        return grp == 1 ? t : view2(tl, t, 0, i % grp * n, m, n);
 }
 
 /* Decode of a batch on one grid row (grid.split): the ncols PEs of a NoC
@@ -743,14 +762,15 @@ static bool gemm_split(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int nb
                 sb.b[j] = b[j];
         if (!split_fits(tl, pe, &sb))
                 return false;
-        int p = g->ncols, nsub = p * nb, np = 0;
+        int p = g->ncols, grp = split_group(pe, &sb), nsub = p / grp * nb, np = 0;
         tl_tensor *aq, *bv[LLM_SPLIT_SUBS], *part[LLM_SPLIT_SUBS];
         struct gbufs gb;
         split_operands(tl, pe, &sb, &aq, bv, &gb);
         int64_t m = tl_dim(a, 0);
         for (int s = 0; s < nsub; s++)
-                part[s] = s / nb == g->lc ? acc[s % nb]
-                                          : acc_block(tl, pe->spart[np++], m, b[s % nb].n);
+                part[s] = grp == 1 && s / nb == g->lc
+                                  ? acc[s % nb]
+                                  : acc_block(tl, pe->spart[np++], m, grp * b[s % nb].n);
         if (pe->ahead && pe->ahead->loaded > 0 && split_same(&pe->ahead->pre, &sb))
                 gb.loaded = pe->ahead->loaded;
         if (pe->ahead)
@@ -760,7 +780,8 @@ static bool gemm_split(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int nb
         for (int d = 1; d < p; d++) {  /* to the next peers first: spread the senders */
                 int i = (g->lc + d) % p;
                 for (int j = 0; j < nb; j++)
-                        tl_send(tl, row0 + i, part[i * nb + j], TAG_SPLIT + j);
+                        tl_send(tl, row0 + i, split_part(tl, part, nb, grp, i, j, m, b[j].n),
+                                TAG_SPLIT + j);
         }
         split_load_ahead(tl, pe);
         tl_scratch_scope_begin(tl);
@@ -772,7 +793,7 @@ static bool gemm_split(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int nb
                         tl_tensor *r = tl_recv(tl, row0 + i, TAG_SPLIT + j);
                         sum = sum ? tl_add(tl, sum, r) : r;
                 }
-                tl_tensor *y = tl_add(tl, acc[j], sum);
+                tl_tensor *y = tl_add(tl, split_part(tl, part, nb, grp, g->lc, j, m, b[j].n), sum);
                 tl_copy_to(tl, acc[j], inv ? tl_mul(tl, y, inv) : y);
         }
         tl_scratch_scope_end(tl);
