@@ -99,6 +99,7 @@ struct split_blk {
 };
 
 #define SPLIT_ARES_STEPS 64 /* most K steps of a phase's A held across its split GEMMs */
+#define SPLIT_DEPTH 8       /* most K steps of a split GEMM whose B tiles have buffers */
 
 /* A PE's split GEMMs one after another (docs/adr/0050's amendment): the
  * next one's first K steps load while the running one's partial sums are
@@ -462,7 +463,7 @@ struct gbufs {
         int bufs;                    /* steps whose buffers exist */
         int64_t tk;                  /* K step */
         struct corner av[LLM_BUFS];  /* A tiles (unless ares) */
-        struct corner bv[LLM_BUFS][LLM_SPLIT_SUBS]; /* B tiles */
+        struct corner bv[SPLIT_DEPTH][LLM_SPLIT_SUBS]; /* B tiles */
         tl_tensor *ares;             /* TCM [m, K]: A held whole, its K steps' tiles views
                                       * of it, or NULL */
         bool ares_loaded;            /* ares holds A (else each step loads its tile there) */
@@ -702,10 +703,21 @@ static void split_operands(tl_ctx *tl, const struct llm_pe *pe, const struct spl
         struct split_ahead *ah = pe->ahead;
         if (ah && ah->ares && (k1 - k0 + gb->tk - 1) / gb->tk <= SPLIT_ARES_STEPS)
                 gb->at = ah;
+        /* A GEMM of fewer sub-blocks than B buffers a step (nslots)
+         * loads as many more steps ahead, when its A tiles are held. */
+        int per = pe->nslots / nsub;
+        if (gb->at)
+                while (gb->bufs * 2 <= SPLIT_DEPTH && per % 2 == 0) {
+                        gb->bufs *= 2;
+                        per /= 2;
+                }
         for (int i = 0; i < gb->bufs; i++) {
-                gb->av[i] = (struct corner){ .buf = pe->abuf[i] };
+                if (i < pe->plan.bufs)
+                        gb->av[i] = (struct corner){ .buf = pe->abuf[i] };
                 for (int s = 0; s < nsub; s++)
-                        gb->bv[i][s] = (struct corner){ .buf = pe->sbuf[i][s] };
+                        gb->bv[i][s] = (struct corner){
+                                .buf = pe->sbuf[i % pe->plan.bufs][i / pe->plan.bufs * nsub + s]
+                        };
         }
 }
 
