@@ -100,6 +100,7 @@ struct split_blk {
 
 #define SPLIT_ARES_STEPS 64 /* most K steps of a phase's A held across its split GEMMs */
 #define SPLIT_DEPTH 8       /* most K steps of a split GEMM whose B tiles have buffers */
+#define SPLIT_NORM_ELEMS 8192 /* elements of A a fused norm's sum of squares takes at once */
 
 /* A PE's split GEMMs one after another (docs/adr/0050's amendment): the
  * next one's first K steps load while the running one's partial sums are
@@ -110,14 +111,18 @@ struct split_ahead {
         struct split_blk pre;        /* the split GEMM whose first steps are loading */
         int64_t loaded;              /* how many (0: none) */
         bool ares;                   /* the GEMM phase's split GEMMs share one A (all T
-                                      * rows, this PE's K range): the first loads its K
-                                      * steps' tiles into atiles, the others read them */
+                                      * rows, this PE's K range): the first loads it whole
+                                      * (xq; one load, whose rows' sums of squares a fused
+                                      * norm then takes in a few ops), all read its K
+                                      * steps' tiles (atiles) */
         int64_t natiles;             /* K steps in atiles */
+        tl_tensor *xq;               /* scratch of the phase [T, K / ncols]: A over the PE's
+                                      * K range (atiles are views of it) */
         tl_tensor *atiles[SPLIT_ARES_STEPS]; /* scratch of the phase: those tiles */
         tl_tensor *nw;               /* scratch of the phase [1, K / ncols]: the weights of the
                                       * RMSNorm of A over this PE's K range, when the phase's
                                       * GEMMs apply it (norm_fused), else NULL */
-        int64_t ss_steps;            /* K steps whose rows' sums of squares nss holds */
+        bool ss_ready;               /* ninv holds the rows' sums of squares (norm_ss) */
         bool inv_ready;              /* ninv holds the rows' 1 / RMS */
 };
 
@@ -146,9 +151,8 @@ struct llm_pe {
                                       * [llm_a_rows(T) * LLM_TN] fp32: the partial sums a
                                       * split GEMM sends its peers (nslots - 2) */
         struct split_ahead *ahead;   /* grid.split: the next split GEMM (mutable), or NULL */
-        tl_tensor *nss, *ninv;       /* grid.split: TCM [llm_a_rows(T), 1] fp32: the sums of
-                                      * squares of A's rows over the PE's K range, and
-                                      * the rows' 1 / RMS (norm_fused) */
+        tl_tensor *ninv;             /* grid.split: TCM [llm_a_rows(T), 1] fp32: the rows'
+                                      * 1 / RMS of a fused RMSNorm (norm_fused) */
 };
 
 static tl_tensor *view2(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc)
@@ -366,11 +370,9 @@ static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
                                                   ((int64_t[]){ llm_split_tk(a->wdt, pe->nslots),
                                                                 LLM_TN }));
         pe->ahead = NULL;
-        for (int i = 0; i < 2; i++)
-                (i ? &pe->ninv : &pe->nss)[0] =
-                        pe->grid.split ? tl_alloc(tl, TL_TCM, TL_FP32, 2,
-                                                  ((int64_t[]){ llm_a_rows(a->batch), 1 }))
-                                       : NULL;
+        pe->ninv = pe->grid.split ? tl_alloc(tl, TL_TCM, TL_FP32, 2,
+                                             ((int64_t[]){ llm_a_rows(a->batch), 1 }))
+                                  : NULL;
         pe->new_keys = new_keys_fit(tl, a, pe);
         pe->stage = NULL;
         if (pe->plan.acc_scratch && a->tp > 1)
@@ -543,10 +545,14 @@ static void stream_load(tl_ctx *tl, struct gbufs *gb, tl_tensor *a, int nb, tl_t
 {
         int64_t m = tl_dim(a, 0), k = tl_dim(a, 1), k1 = ls * gb->tk, kn1 = min64(gb->tk, k - k1);
         int nxt = (int)(ls % gb->bufs);
-        if (gb->at) {                /* held across the phase's split GEMMs */
-                if (ls >= gb->at->natiles)
-                        gb->at->atiles[gb->at->natiles++] =
-                                tl_load(tl, view2(tl, a, 0, k1, m, kn1));
+        if (gb->at) {                /* held across the phase's split GEMMs: loaded whole */
+                struct split_ahead *at = gb->at;
+                if (at->natiles == 0)
+                        at->xq = tl_load(tl, a);
+                for (; at->natiles * gb->tk < k; at->natiles++) {
+                        int64_t c = at->natiles * gb->tk;
+                        at->atiles[at->natiles] = view2(tl, at->xq, 0, c, m, min64(gb->tk, k - c));
+                }
         } else if (!gb->ares)
                 tl_copy_to(tl, corner(tl, &gb->av[nxt], m, kn1), view2(tl, a, 0, k1, m, kn1));
         else if (!gb->ares_loaded)
@@ -558,24 +564,37 @@ static void stream_load(tl_ctx *tl, struct gbufs *gb, tl_tensor *a, int nb, tl_t
 }
 
 /* RMSNorm fused into a decode phase's split GEMMs (norm_fused): the A
- * tile x [T, kn] of K step s (from column k1 of the PE's range) as the
- * GEMM reads it, x * w in A's dtype; the rows' 1 / RMS scale the outputs
- * (gemm_split). The phase's first GEMM also adds the tile's rows' sums
- * of squares into nss. */
-static tl_tensor *norm_step(tl_ctx *tl, const struct llm_pe *pe, struct split_ahead *at,
-                            tl_tensor *x, int64_t s, int64_t k1)
+ * tile x [T, kn] of the PE's K range from column k1 as the GEMM reads it,
+ * x * w in A's dtype; the rows' 1 / RMS scale the outputs (gemm_split). */
+static tl_tensor *norm_step(tl_ctx *tl, struct split_ahead *at, tl_tensor *x, int64_t k1)
 {
-        int64_t m = tl_dim(x, 0), kn = tl_dim(x, 1);
-        if (s == at->ss_steps) {
-                tl_tensor *ss = view2(tl, pe->nss, 0, 0, m, 1), *sq = tl_rowsum(tl, tl_mul(tl, x, x));
-                tl_copy_to(tl, ss, at->ss_steps == 0 ? sq : tl_add(tl, ss, sq));
-                at->ss_steps++;
-        }
+        int64_t kn = tl_dim(x, 1);
         return tl_cast(tl, tl_mul(tl, x, view2(tl, at->nw, 0, k1, 1, kn)), tl_dtype_of(x));
 }
 
+/* The rows' sums of squares of the held A (m rows) into ninv, once per
+ * phase, at its first GEMM's end and before the next one's loads (the
+ * copies into TCM would queue behind them on the DMA engine; summed as
+ * each tile's GEMM ran, they did), in blocks of SPLIT_NORM_ELEMS. */
+static void norm_ss(tl_ctx *tl, const struct llm_pe *pe, int64_t m)
+{
+        struct split_ahead *at = pe->ahead;
+        if (!at || !at->nw || at->inv_ready || at->ss_ready)
+                return;
+        tl_tensor *ss = view2(tl, pe->ninv, 0, 0, m, 1);
+        int64_t kq = tl_dim(at->xq, 1), blk = max64(1, SPLIT_NORM_ELEMS / m);
+        for (int64_t c = 0; c < kq; c += blk) {
+                tl_scratch_scope_begin(tl);
+                tl_tensor *x = view2(tl, at->xq, 0, c, m, min64(blk, kq - c));
+                tl_tensor *sq = tl_rowsum(tl, tl_mul(tl, x, x));
+                tl_copy_to(tl, ss, c == 0 ? sq : tl_add(tl, ss, sq));
+                tl_scratch_scope_end(tl);
+        }
+        at->ss_ready = true;
+}
+
 /* The rows' 1 / RMS (of hd columns) in ninv, once per phase: the sums of
- * squares of the NoC row's PEs' K ranges added up. */
+ * squares of the NoC row's PEs' K ranges (norm_ss) added up. */
 static tl_tensor *norm_inv(tl_ctx *tl, const struct llm_pe *pe, int64_t m, int64_t hd)
 {
         struct split_ahead *at = pe->ahead;
@@ -584,7 +603,7 @@ static tl_tensor *norm_inv(tl_ctx *tl, const struct llm_pe *pe, int64_t m, int64
                 return inv;
         const struct cube_grid *g = &pe->grid;
         int p = g->ncols, row0 = g->rank0 + g->lr * g->ncols;
-        tl_tensor *ss = view2(tl, pe->nss, 0, 0, m, 1), *sum = ss;
+        tl_tensor *ss = inv, *sum = ss;
         for (int d = 1; d < p; d++)
                 tl_send(tl, row0 + (g->lc + d) % p, ss, TAG_NORM);
         for (int d = 1; d < p; d++)
@@ -625,7 +644,7 @@ static void gemm_stream(tl_ctx *tl, const struct llm_pe *pe, struct gbufs *gb, t
                         for (int j = 0; j < nb; j++)
                                 corner(tl, &gb->bv[cur][j], kn, tl_dim(b[j], 1));
                         tl_scratch_scope_begin(tl);
-                        ta = norm_step(tl, pe, gb->at, ta, s, s * tk);
+                        ta = norm_step(tl, gb->at, ta, s * tk);
                 }
                 gemm_issue(tl, pe, ta, nb, gb->bv[cur], b, acc, s > 0, h);
                 for (int j = 0; j < nb; j++)
@@ -636,16 +655,27 @@ static void gemm_stream(tl_ctx *tl, const struct llm_pe *pe, struct gbufs *gb, t
 }
 
 /* Whether split GEMM sb may run: its NoC row's sub-blocks have B buffers
- * (nslots) and its partial sums fit the scratch ceiling. */
-static bool split_fits(tl_ctx *tl, const struct llm_pe *pe, const struct split_blk *sb)
+ * (nslots) and its scratch fits the ceiling: the phase's partial sums for
+ * the peers (spart) and, held (the phase's A held: its split_ahead's
+ * ares), A over the PE's K range and the norm's weights; per GEMM the
+ * partial sums received and their sums (2 ncols - 1 a sub-block), a K
+ * step's normed A tile, the norm's temporaries. */
+static bool split_fits(tl_ctx *tl, const struct llm_pe *pe, const struct split_blk *sb,
+                       bool held)
 {
-        int nsub = pe->grid.ncols * sb->nb;
+        int p = pe->grid.ncols, nsub = p * sb->nb;
         if (nsub > pe->nslots)
                 return false;
-        /* Scratch: the peers' partial sums, as many received, their sums. */
-        uint64_t need = 0;
-        for (int s = 0; s < nsub; s++)
-                need += 3 * (uint64_t)tl_dim(sb->a, 0) * (uint64_t)sb->b[s % sb->nb].n * 4;
+        uint64_t m = (uint64_t)tl_dim(sb->a, 0), tk = (uint64_t)tl_dim(pe->sbuf[0][0], 0);
+        uint64_t kq = (uint64_t)((tl_dim(sb->a, 1) + p - 1) / p), n = 0;
+        for (int j = 0; j < sb->nb; j++)
+                n = n > (uint64_t)sb->b[j].n ? n : (uint64_t)sb->b[j].n;
+        uint64_t need = (uint64_t)(pe->nslots - 2) * m * LLM_TN * 4 +
+                        (uint64_t)sb->nb * (2 * (uint64_t)p - 1) * m * n * 4 +
+                        m * tk * 6 + 16 * m * 4;
+        if (held)
+                need += m * kq * tl_dtype_size(tl_dtype_of(sb->a)) + kq * 4 +
+                        4 * (uint64_t)SPLIT_NORM_ELEMS;
         return need <= (uint64_t)tl_machine_info(tl).scratch_bytes;
 }
 
@@ -731,7 +761,7 @@ static void split_load_ahead(tl_ctx *tl, const struct llm_pe *pe)
                 return;
         ah->set = false;
         ah->loaded = 0;
-        if (!split_fits(tl, pe, &ah->next))
+        if (!split_fits(tl, pe, &ah->next, ah->ares))
                 return;
         ah->pre = ah->next;
         tl_tensor *aq, *bv[LLM_SPLIT_SUBS];
@@ -772,7 +802,7 @@ static bool gemm_split(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int nb
         struct split_blk sb = { .a = a, .nb = nb, .sw = sw };
         for (int j = 0; j < nb; j++)
                 sb.b[j] = b[j];
-        if (!split_fits(tl, pe, &sb))
+        if (!split_fits(tl, pe, &sb, pe->ahead && pe->ahead->ares))
                 return false;
         int p = g->ncols, grp = split_group(pe, &sb), nsub = p / grp * nb, np = 0;
         tl_tensor *aq, *bv[LLM_SPLIT_SUBS], *part[LLM_SPLIT_SUBS];
@@ -788,6 +818,8 @@ static bool gemm_split(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int nb
         if (pe->ahead)
                 pe->ahead->loaded = 0;
         gemm_stream(tl, pe, &gb, aq, nsub, bv, part);
+        if (gb.at)
+                norm_ss(tl, pe, m);
         int row0 = g->rank0 + g->lr * g->ncols;
         for (int d = 1; d < p; d++) {  /* to the next peers first: spread the senders */
                 int i = (g->lc + d) % p;
@@ -823,6 +855,11 @@ static void gemm_multi(tl_ctx *tl, const struct llm_pe *pe, const struct share *
         bool shared = sh && sh->shared;
         if (shared && pe->grid.split && gemm_split(tl, pe, a, nb, b, acc, sh->cols))
                 return;
+        if (nb > pe->plan.nb) {      /* a pair for a split that did not fit: one at a time */
+                for (int j = 0; j < nb; j++)
+                        gemm_multi(tl, pe, sh, a, 1, &b[j], &acc[j]);
+                return;
+        }
         tl_tensor *bv[LLM_NB];
         for (int j = 0; j < nb; j++)
                 bv[j] = bsrc_view(tl, &b[j]);
@@ -986,7 +1023,7 @@ static bool norm_fused(tl_ctx *tl, const struct llm_args *a, const struct llm_pe
                 struct split_blk sb = { .a = view2(tl, a->n1, 0, 0, t, a->hidden), .nb = nb[i] };
                 for (int j = 0; j < nb[i]; j++)
                         sb.b[j].n = min64(pe->plan.tn, sh.cols);
-                if (!runs_split(pe, &sh, nb[i]) || !split_fits(tl, pe, &sb))
+                if (!runs_split(pe, &sh, nb[i]) || !split_fits(tl, pe, &sb, true))
                         return false;
         }
         return true;
