@@ -30,7 +30,10 @@
  *   7. gate and up for the block's FFN columns -> act = silu(gate) * up;
  *   8. the row-parallel w_down GEMM, all-reduce and residual h -> out.
  * Phases 5 and 8 need no barrier before their all-reduce: a PE reduces the
- * columns it computed. Temporaries live in HBM (llm_setup.c).
+ * columns it computed. Decode of a batch whose GEMMs split K applies the
+ * RMSNorm in phases 2 and 7 instead (norm_fused): phases 1 and 6 and
+ * their barriers go (docs/adr/0050's second amendment). Temporaries live
+ * in HBM (llm_setup.c).
  *
  * GEMMs stream their operands through TCM (per K step, the loads of an A
  * tile and its B tiles and one GEMM composite on TCM operands per B tile,
