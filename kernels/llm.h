@@ -196,7 +196,8 @@ struct llm_head_args {
 /* Persistent TCM a PE of llm_layer allocates (tl_alloc TL_TCM): the RoPE
  * ramp and frequencies, the GEMM operand buffers and (decode)
  * accumulators, with split the B tiles of a split GEMM (at most
- * LLM_SPLIT_STEP_BYTES a step, whatever the NoC's columns), the attention
+ * LLM_SPLIT_STEP_BYTES a step, whatever the NoC's columns) and its rows'
+ * 1 / RMS (a fused RMSNorm's), the attention
  * buffers. The setup refuses a shape beyond the machine's; keep in step
  * with llm_layer.c. */
 static inline uint64_t llm_persistent_bytes(const struct llm_args *a, bool split)
@@ -210,7 +211,7 @@ static inline uint64_t llm_persistent_bytes(const struct llm_args *a, bool split
                      (uint64_t)p.abufs * tile_a + (uint64_t)p.bufs * p.nb * tile_b +
                      (p.acc_scratch ? 0 : 2 * 4 * (uint64_t)(t * p.tn)) +
                      (p.acc_scratch && a->tp > 1 ? 4 * (uint64_t)(LLM_STAGE_ROWS * p.tn) : 0) +
-                     (split ? (uint64_t)p.bufs * LLM_SPLIT_STEP_BYTES : 0);
+                     (split ? (uint64_t)p.bufs * LLM_SPLIT_STEP_BYTES + 4 * (uint64_t)t : 0);
         if (a->part == LLM_PART_ALL || a->part == LLM_PART_ATTENTION)
                 n += 2 * 4 * (uint64_t)(rows * d) + 6 * tl_dtype_bytes(a->dt, LLM_KV_TILE * d, d) +
                      2 * 4 * (uint64_t)rows;

@@ -30,7 +30,10 @@
  *   7. gate and up for the block's FFN columns -> act = silu(gate) * up;
  *   8. the row-parallel w_down GEMM, all-reduce and residual h -> out.
  * Phases 5 and 8 need no barrier before their all-reduce: a PE reduces the
- * columns it computed. Temporaries live in HBM (llm_setup.c).
+ * columns it computed. Decode of a batch whose GEMMs split K applies the
+ * RMSNorm in phases 2 and 7 instead (norm_fused): phases 1 and 6 and
+ * their barriers go (docs/adr/0050's second amendment). Temporaries live
+ * in HBM (llm_setup.c).
  *
  * GEMMs stream their operands through TCM (per K step, the loads of an A
  * tile and its B tiles and one GEMM composite on TCM operands per B tile,
@@ -52,7 +55,7 @@
 
 /* Tags of the layer's messages (collective.h: each base owns COLL_TAGS). */
 enum { TAG_BARRIER = 100, TAG_ALLREDUCE = 200, TAG_MERGE = 300, TAG_GEMM = 400,
-       TAG_SPLIT = 500 };
+       TAG_SPLIT = 500, TAG_NORM = 600 };
 
 /* A PE's share of a [rows, cols] output. */
 struct share {
@@ -81,6 +84,51 @@ struct cube_grid {
         int rank0;                   /* the global rank of PE 0 of this PE's cube (on) */
 };
 
+/* A GEMM's B operand: k rows of w from row r0 by n columns from column
+ * c0 (a split GEMM also reads its NoC row's peers' columns). */
+struct bsrc {
+        tl_tensor *w;                /* the weights */
+        int64_t r0, c0;              /* the first row and column */
+        int64_t k, n;                /* rows and columns */
+};
+
+/* One split GEMM's operands (gemm_split): a [m, K] by nb sub-blocks b,
+ * its NoC row's shares sw columns apart. */
+struct split_blk {
+        tl_tensor *a;                /* A, all of K */
+        int nb;                      /* sub-blocks of this PE's share */
+        struct bsrc b[2];            /* their B operands */
+        int64_t sw;                  /* the shares' width */
+};
+
+#define SPLIT_ARES_STEPS 64 /* most K steps of a phase's A held across its split GEMMs */
+#define SPLIT_DEPTH 8       /* most K steps of a split GEMM whose B tiles have buffers */
+#define SPLIT_NORM_ELEMS 8192 /* elements of A a fused norm's sum of squares takes at once */
+
+/* A PE's split GEMMs one after another (docs/adr/0050's amendment): the
+ * next one's first K steps load while the running one's partial sums are
+ * exchanged, rather than after. */
+struct split_ahead {
+        bool set;                    /* next is the split GEMM after the running one */
+        struct split_blk next;       /* that GEMM */
+        struct split_blk pre;        /* the split GEMM whose first steps are loading */
+        int64_t loaded;              /* how many (0: none) */
+        bool ares;                   /* the GEMM phase's split GEMMs share one A (all T
+                                      * rows, this PE's K range): the first loads it whole
+                                      * (xq; one load, whose rows' sums of squares a fused
+                                      * norm then takes in a few ops), all read its K
+                                      * steps' tiles (atiles) */
+        int64_t natiles;             /* K steps in atiles */
+        tl_tensor *xq;               /* scratch of the phase [T, K / ncols]: A over the PE's
+                                      * K range (atiles are views of it) */
+        tl_tensor *atiles[SPLIT_ARES_STEPS]; /* scratch of the phase: those tiles */
+        tl_tensor *nw;               /* scratch of the phase [1, K / ncols]: the weights of the
+                                      * RMSNorm of A over this PE's K range, when the phase's
+                                      * GEMMs apply it (norm_fused), else NULL */
+        bool ss_ready;               /* ninv holds the rows' sums of squares (norm_ss) */
+        bool inv_ready;              /* ninv holds the rows' 1 / RMS */
+};
+
 /* This PE's place, and its persistent TCM. */
 struct llm_pe {
         struct coll_group block;     /* the PEs of its tensor-parallel rank */
@@ -102,11 +150,27 @@ struct llm_pe {
                                       * weight dtype: the B tiles of a split GEMM's K steps */
         bool new_keys;               /* decode: attention rotates and writes the new keys
                                       * (new_keys), no phase 3 */
+        tl_tensor *spart[LLM_SPLIT_SUBS]; /* grid.split: scratch of the GEMM phase
+                                      * [llm_a_rows(T) * LLM_TN] fp32: the partial sums a
+                                      * split GEMM sends its peers (nslots - 2) */
+        struct split_ahead *ahead;   /* grid.split: the next split GEMM (mutable), or NULL */
+        tl_tensor *ninv;             /* grid.split: TCM [llm_a_rows(T), 1] fp32: the rows'
+                                      * 1 / RMS of a fused RMSNorm (norm_fused) */
 };
 
 static tl_tensor *view2(tl_ctx *tl, tl_tensor *t, int64_t r, int64_t c, int64_t nr, int64_t nc)
 {
         return tl_view(tl, t, ((int64_t[]){ r, c }), ((int64_t[]){ nr, nc }));
+}
+
+/* The first rows x cols elements of a flat accumulator, as a contiguous
+ * [rows, cols] tensor (the all-reduce cuts it into flat pieces). */
+static tl_tensor *acc_block(tl_ctx *tl, tl_tensor *acc, int64_t rows, int64_t cols)
+{
+        tl_tensor *v = tl_view(tl, acc, ((int64_t[]){ 0 }), ((int64_t[]){ rows * cols }));
+        tl_tensor *r = tl_reshape(tl, v, 2, ((int64_t[]){ rows, cols }));
+        tl_set_pinned(r, true);
+        return r;
 }
 
 /* Whether the run includes the ops of class part (all of them with
@@ -160,20 +224,38 @@ static void gemm_bufs(tl_ctx *tl, int64_t sq, int64_t t, tl_dtype dt, tl_dtype w
 
 /* A GEMM phase begins: with plan.acc_scratch its accumulators are made in
  * a scratch scope that acc_close ends (persistent TCM then holds the
- * attention state; docs/adr/0042). */
-static void acc_open(tl_ctx *tl, struct llm_pe *pe)
+ * attention state; docs/adr/0042); with grid.split (rows token rows) the
+ * partial sums its split GEMMs send, there too: made per GEMM in a scope
+ * of its own, the scope's end waited for the next GEMM's first loads
+ * (gemm_split). */
+static void acc_open(tl_ctx *tl, struct llm_pe *pe, int64_t rows, bool share_a, tl_tensor *nw)
 {
-        if (!pe->plan.acc_scratch)
+        if (!pe->plan.acc_scratch && !pe->ahead)
                 return;
         tl_scratch_scope_begin(tl);
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; pe->plan.acc_scratch && i < 2; i++)
                 pe->acc[i] = tl_alloc(tl, TL_SCRATCH, TL_FP32, 1,
                                       ((int64_t[]){ LLM_TM * pe->plan.tn }));
+        if (!pe->ahead)
+                return;
+        for (int j = 0; j < pe->nslots - 2; j++)
+                pe->spart[j] = tl_alloc(tl, TL_SCRATCH, TL_FP32, 1,
+                                        ((int64_t[]){ llm_a_rows(rows) * LLM_TN }));
+        pe->ahead->ares = share_a;
+        pe->ahead->natiles = 0;
+        if (!nw)
+                return;
+        int64_t hd = tl_dim(nw, 0), k0, k1;
+        gqa_split(hd, pe->grid.ncols, pe->grid.lc, &k0, &k1);
+        pe->ahead->nw = tl_load(tl, view2(tl, tl_reshape(tl, nw, 2, ((int64_t[]){ 1, hd })), 0,
+                                          k0, 1, k1 - k0));
 }
 
 static void acc_close(tl_ctx *tl, struct llm_pe *pe)
 {
-        if (pe->plan.acc_scratch)
+        if (pe->ahead)
+                *pe->ahead = (struct split_ahead){ 0 };
+        if (pe->plan.acc_scratch || pe->ahead)
                 tl_scratch_scope_end(tl);
 }
 
@@ -290,6 +372,10 @@ static void pe_init(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
                         pe->sbuf[i][j] = tl_alloc(tl, TL_TCM, a->wdt, 2,
                                                   ((int64_t[]){ llm_split_tk(a->wdt, pe->nslots),
                                                                 LLM_TN }));
+        pe->ahead = NULL;
+        pe->ninv = pe->grid.split ? tl_alloc(tl, TL_TCM, TL_FP32, 2,
+                                             ((int64_t[]){ llm_a_rows(a->batch), 1 }))
+                                  : NULL;
         pe->new_keys = new_keys_fit(tl, a, pe);
         pe->stage = NULL;
         if (pe->plan.acc_scratch && a->tp > 1)
@@ -370,14 +456,6 @@ static void corners_of(const struct llm_pe *pe, int nb, struct corner av[LLM_BUF
         }
 }
 
-/* A GEMM's B operand: k rows of w from row r0 by n columns from column
- * c0 (a split GEMM also reads its NoC row's peers' columns). */
-struct bsrc {
-        tl_tensor *w;                /* the weights */
-        int64_t r0, c0;              /* the first row and column */
-        int64_t k, n;                /* rows and columns */
-};
-
 static tl_tensor *bsrc_view(tl_ctx *tl, const struct bsrc *b)
 {
         return view2(tl, b->w, b->r0, b->c0, b->k, b->n);
@@ -390,10 +468,13 @@ struct gbufs {
         int bufs;                    /* steps whose buffers exist */
         int64_t tk;                  /* K step */
         struct corner av[LLM_BUFS];  /* A tiles (unless ares) */
-        struct corner bv[LLM_BUFS][LLM_SPLIT_SUBS]; /* B tiles */
+        struct corner bv[SPLIT_DEPTH][LLM_SPLIT_SUBS]; /* B tiles */
         tl_tensor *ares;             /* TCM [m, K]: A held whole, its K steps' tiles views
                                       * of it, or NULL */
         bool ares_loaded;            /* ares holds A (else each step loads its tile there) */
+        int64_t loaded;              /* leading K steps whose tiles are loading already */
+        struct split_ahead *at;      /* A's tiles in at->atiles (loaded there if fewer than
+                                      * the steps), or NULL */
 };
 
 /* The NoC column of the PE of this PE's NoC row that loads the A tile of
@@ -460,11 +541,88 @@ static void gemm_shared(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int n
         }
 }
 
+/* The loads of K step ls of a [m, K] . b[j] [K, *] (j < nb) into gb's
+ * buffers ls % bufs. */
+static void stream_load(tl_ctx *tl, struct gbufs *gb, tl_tensor *a, int nb, tl_tensor *const *b,
+                        int64_t ls)
+{
+        int64_t m = tl_dim(a, 0), k = tl_dim(a, 1), k1 = ls * gb->tk, kn1 = min64(gb->tk, k - k1);
+        int nxt = (int)(ls % gb->bufs);
+        if (gb->at) {                /* held across the phase's split GEMMs: loaded whole */
+                struct split_ahead *at = gb->at;
+                if (at->natiles == 0)
+                        at->xq = tl_load(tl, a);
+                for (; at->natiles * gb->tk < k; at->natiles++) {
+                        int64_t c = at->natiles * gb->tk;
+                        at->atiles[at->natiles] = view2(tl, at->xq, 0, c, m, min64(gb->tk, k - c));
+                }
+        } else if (!gb->ares)
+                tl_copy_to(tl, corner(tl, &gb->av[nxt], m, kn1), view2(tl, a, 0, k1, m, kn1));
+        else if (!gb->ares_loaded)
+                tl_copy_to(tl, view2(tl, gb->ares, 0, k1, m, kn1), view2(tl, a, 0, k1, m, kn1));
+        for (int j = 0; j < nb; j++) {
+                int64_t n = tl_dim(b[j], 1);
+                tl_copy_to(tl, corner(tl, &gb->bv[nxt][j], kn1, n), view2(tl, b[j], k1, 0, kn1, n));
+        }
+}
+
+/* RMSNorm fused into a decode phase's split GEMMs (norm_fused): the A
+ * tile x [T, kn] of the PE's K range from column k1 as the GEMM reads it,
+ * x * w in A's dtype; the rows' 1 / RMS scale the outputs (gemm_split). */
+static tl_tensor *norm_step(tl_ctx *tl, struct split_ahead *at, tl_tensor *x, int64_t k1)
+{
+        int64_t kn = tl_dim(x, 1);
+        return tl_cast(tl, tl_mul(tl, x, view2(tl, at->nw, 0, k1, 1, kn)), tl_dtype_of(x));
+}
+
+/* The rows' sums of squares of the held A (m rows) into ninv, once per
+ * phase, at its first GEMM's end and before the next one's loads (the
+ * copies into TCM would queue behind them on the DMA engine; summed as
+ * each tile's GEMM ran, they did), in blocks of SPLIT_NORM_ELEMS. */
+static void norm_ss(tl_ctx *tl, const struct llm_pe *pe, int64_t m)
+{
+        struct split_ahead *at = pe->ahead;
+        if (!at || !at->nw || at->inv_ready || at->ss_ready)
+                return;
+        tl_tensor *ss = view2(tl, pe->ninv, 0, 0, m, 1);
+        int64_t kq = tl_dim(at->xq, 1), blk = max64(1, SPLIT_NORM_ELEMS / m);
+        for (int64_t c = 0; c < kq; c += blk) {
+                tl_scratch_scope_begin(tl);
+                tl_tensor *x = view2(tl, at->xq, 0, c, m, min64(blk, kq - c));
+                tl_tensor *sq = tl_rowsum(tl, tl_mul(tl, x, x));
+                tl_copy_to(tl, ss, c == 0 ? sq : tl_add(tl, ss, sq));
+                tl_scratch_scope_end(tl);
+        }
+        at->ss_ready = true;
+}
+
+/* The rows' 1 / RMS (of hd columns) in ninv, once per phase: the sums of
+ * squares of the NoC row's PEs' K ranges (norm_ss) added up. */
+static tl_tensor *norm_inv(tl_ctx *tl, const struct llm_pe *pe, int64_t m, int64_t hd)
+{
+        struct split_ahead *at = pe->ahead;
+        tl_tensor *inv = view2(tl, pe->ninv, 0, 0, m, 1);
+        if (at->inv_ready)
+                return inv;
+        const struct cube_grid *g = &pe->grid;
+        int p = g->ncols, row0 = g->rank0 + g->lr * g->ncols;
+        tl_tensor *ss = inv, *sum = ss;
+        for (int d = 1; d < p; d++)
+                tl_send(tl, row0 + (g->lc + d) % p, ss, TAG_NORM);
+        for (int d = 1; d < p; d++)
+                sum = tl_add(tl, sum, tl_recv(tl, row0 + (g->lc + p - d) % p, TAG_NORM));
+        tl_copy_to(tl, inv, tl_rsqrt(tl, tl_add_scalar(tl, tl_scale(tl, sum, 1.0f / (float)hd),
+                                                      LLM_EPS)));
+        at->inv_ready = true;
+        return inv;
+}
+
 /* acc[i] [m, n_i] (fp32, pinned) = a [m, K] . b[i] [K, n_i] for the nb
  * sub-blocks i through the buffers of gb: K in gb->tk steps, the loads of
  * step s + bufs - 1 issued before the GEMMs of step s (DMA and GEMM
- * overlap). The sub-blocks share each A tile. A GEMM is one composite on
- * TCM or scratch operands that adds its product to acc[i] (no DMA). */
+ * overlap; the first gb->loaded steps' were issued before the call). The
+ * sub-blocks share each A tile. A GEMM is one composite on TCM or scratch
+ * operands that adds its product to acc[i] (no DMA). */
 static void gemm_stream(tl_ctx *tl, const struct llm_pe *pe, struct gbufs *gb, tl_tensor *a,
                         int nb, tl_tensor *const *b, tl_tensor *const *acc)
 {
@@ -473,31 +631,158 @@ static void gemm_stream(tl_ctx *tl, const struct llm_pe *pe, struct gbufs *gb, t
         int bufs = gb->bufs;
         for (int64_t s = 1 - bufs; s < steps; s++) {
                 int64_t ls = s + bufs - 1;   /* the step whose tiles load now */
-                int cur = (int)((s + bufs) % bufs), nxt = (int)(ls % bufs);
-                if (ls < steps) { /* the loads of step s + bufs - 1 (the first: before any GEMM) */
-                        int64_t k1 = ls * tk, kn1 = min64(tk, k - k1);
-                        if (!gb->ares)
-                                tl_copy_to(tl, corner(tl, &gb->av[nxt], m, kn1),
-                                           view2(tl, a, 0, k1, m, kn1));
-                        else if (!gb->ares_loaded)
-                                tl_copy_to(tl, view2(tl, gb->ares, 0, k1, m, kn1),
-                                           view2(tl, a, 0, k1, m, kn1));
-                        for (int j = 0; j < nb; j++) {
-                                int64_t n = tl_dim(b[j], 1);
-                                tl_copy_to(tl, corner(tl, &gb->bv[nxt][j], kn1, n),
-                                           view2(tl, b[j], k1, 0, kn1, n));
-                        }
-                }
+                int cur = (int)((s + bufs) % bufs);
+                /* the loads of step s + bufs - 1 (the first: before any GEMM) */
+                if (ls < steps && ls >= gb->loaded)
+                        stream_load(tl, gb, a, nb, b, ls);
                 if (s < 0)
                         continue;
                 tl_handle h[LLM_SPLIT_SUBS];
                 int64_t kn = min64(tk, k - s * tk);
-                tl_tensor *ta = gb->ares ? view2(tl, gb->ares, 0, s * tk, m, kn)
-                                         : corner(tl, &gb->av[cur], m, kn);
+                tl_tensor *ta = gb->at     ? gb->at->atiles[s]
+                                : gb->ares ? view2(tl, gb->ares, 0, s * tk, m, kn)
+                                           : corner(tl, &gb->av[cur], m, kn);
+                bool norm = gb->at && gb->at->nw;
+                if (norm) {          /* the corners' views outlive the step's scope */
+                        for (int j = 0; j < nb; j++)
+                                corner(tl, &gb->bv[cur][j], kn, tl_dim(b[j], 1));
+                        tl_scratch_scope_begin(tl);
+                        ta = norm_step(tl, gb->at, ta, s * tk);
+                }
                 gemm_issue(tl, pe, ta, nb, gb->bv[cur], b, acc, s > 0, h);
                 for (int j = 0; j < nb; j++)
                         tl_wait(tl, h[j]);
+                if (norm)
+                        tl_scratch_scope_end(tl);
         }
+}
+
+/* Whether split GEMM sb may run: its NoC row's sub-blocks have B buffers
+ * (nslots) and its scratch fits the ceiling: the phase's partial sums for
+ * the peers (spart) and, held (the phase's A held: its split_ahead's
+ * ares), A over the PE's K range and the norm's weights; per GEMM the
+ * partial sums received and their sums (2 ncols - 1 a sub-block), a K
+ * step's normed A tile, the norm's temporaries. */
+static bool split_fits(tl_ctx *tl, const struct llm_pe *pe, const struct split_blk *sb,
+                       bool held)
+{
+        int p = pe->grid.ncols, nsub = p * sb->nb;
+        if (nsub > pe->nslots)
+                return false;
+        uint64_t m = (uint64_t)tl_dim(sb->a, 0), tk = (uint64_t)tl_dim(pe->sbuf[0][0], 0);
+        uint64_t kq = (uint64_t)((tl_dim(sb->a, 1) + p - 1) / p), n = 0;
+        for (int j = 0; j < sb->nb; j++)
+                n = n > (uint64_t)sb->b[j].n ? n : (uint64_t)sb->b[j].n;
+        uint64_t need = (uint64_t)(pe->nslots - 2) * m * LLM_TN * 4 +
+                        (uint64_t)sb->nb * (2 * (uint64_t)p - 1) * m * n * 4 +
+                        m * tk * 6 + 16 * m * 4;
+        if (held)
+                need += m * kq * tl_dtype_size(tl_dtype_of(sb->a)) + kq * 4 +
+                        4 * (uint64_t)SPLIT_NORM_ELEMS;
+        return need <= (uint64_t)tl_machine_info(tl).scratch_bytes;
+}
+
+/* Whether x and y are the same split GEMM (the same A rows of a phase). */
+static bool split_same(const struct split_blk *x, const struct split_blk *y)
+{
+        if (x->nb != y->nb || x->sw != y->sw || tl_dim(x->a, 0) != tl_dim(y->a, 0))
+                return false;
+        for (int j = 0; j < x->nb; j++) {
+                const struct bsrc *p = &x->b[j], *q = &y->b[j];
+                if (p->w != q->w || p->r0 != q->r0 || p->c0 != q->c0 || p->k != q->k ||
+                    p->n != q->n)
+                        return false;
+        }
+        return true;
+}
+
+/* The operands of split GEMM sb on this PE: its K range's A as *aq, the
+ * B tiles of its NoC row's shares (share i's sub-block j as bv[i nb + j])
+ * over that range, and gb its buffers (the split's B tiles). */
+/* How many of split GEMM sb's NoC row shares one B tile covers: when
+ * each share is one sub-block (sw columns, so that the row's shares are
+ * consecutive), as many as fit LLM_TN columns (a divisor of the row's
+ * PEs, their tiles' partial sums then in spart), else 1. Narrow shares
+ * (k and v: 16 columns at llama3-8b's batch of 32) then load and multiply
+ * a few wide tiles, not many narrow ones. */
+static int split_group(const struct llm_pe *pe, const struct split_blk *sb)
+{
+        int p = pe->grid.ncols, g = p;
+        for (int j = 0; j < sb->nb; j++)
+                if (sb->b[j].n != sb->sw)
+                        return 1;
+        while (g > 1 && (p % g != 0 || g * sb->sw > LLM_TN || p / g * sb->nb > pe->nslots - 2))
+                g--;
+        return g;
+}
+
+static void split_operands(tl_ctx *tl, const struct llm_pe *pe, const struct split_blk *sb,
+                           tl_tensor **aq, tl_tensor **bv, struct gbufs *gb)
+{
+        const struct cube_grid *g = &pe->grid;
+        int p = g->ncols, grp = split_group(pe, sb), nsub = p / grp * sb->nb;
+        int64_t m = tl_dim(sb->a, 0), k0, k1;
+        gqa_split(tl_dim(sb->a, 1), p, g->lc, &k0, &k1);
+        *aq = view2(tl, sb->a, 0, k0, m, k1 - k0);
+        for (int s = 0; s < nsub; s++) {
+                struct bsrc bs = sb->b[s % sb->nb];
+                bs.r0 += k0;
+                bs.k = k1 - k0;
+                bs.c0 += (int64_t)(s / sb->nb * grp - g->lc) * sb->sw;
+                bs.n *= grp;
+                bv[s] = bsrc_view(tl, &bs);
+        }
+        *gb = (struct gbufs){ .bufs = pe->plan.bufs, .tk = tl_dim(pe->sbuf[0][0], 0) };
+        struct split_ahead *ah = pe->ahead;
+        if (ah && ah->ares && (k1 - k0 + gb->tk - 1) / gb->tk <= SPLIT_ARES_STEPS)
+                gb->at = ah;
+        /* A GEMM of fewer sub-blocks than B buffers a step (nslots)
+         * loads as many more steps ahead, when its A tiles are held. */
+        int per = pe->nslots / nsub;
+        if (gb->at)
+                while (gb->bufs * 2 <= SPLIT_DEPTH && per % 2 == 0) {
+                        gb->bufs *= 2;
+                        per /= 2;
+                }
+        for (int i = 0; i < gb->bufs; i++) {
+                if (i < pe->plan.bufs)
+                        gb->av[i] = (struct corner){ .buf = pe->abuf[i] };
+                for (int s = 0; s < nsub; s++)
+                        gb->bv[i][s] = (struct corner){
+                                .buf = pe->sbuf[i % pe->plan.bufs][i / pe->plan.bufs * nsub + s]
+                        };
+        }
+}
+
+/* The loads of the first K steps (as many as gemm_stream runs ahead) of
+ * the split GEMM after the running one, when set: its buffers are free
+ * once the running one's last GEMM is done. */
+static void split_load_ahead(tl_ctx *tl, const struct llm_pe *pe)
+{
+        struct split_ahead *ah = pe->ahead;
+        if (!ah || !ah->set)
+                return;
+        ah->set = false;
+        ah->loaded = 0;
+        if (!split_fits(tl, pe, &ah->next, ah->ares))
+                return;
+        ah->pre = ah->next;
+        tl_tensor *aq, *bv[LLM_SPLIT_SUBS];
+        struct gbufs gb;
+        split_operands(tl, pe, &ah->next, &aq, bv, &gb);
+        int64_t steps = (tl_dim(aq, 1) + gb.tk - 1) / gb.tk;
+        for (ah->loaded = 0; ah->loaded < gb.bufs - 1 && ah->loaded < steps; ah->loaded++)
+                stream_load(tl, &gb, aq, pe->grid.ncols / split_group(pe, &ah->next) * ah->next.nb, bv,
+                    ah->loaded);
+}
+
+/* Share i's sub-block j [m, n] of a split GEMM's outputs part (grp
+ * shares a tile). */
+static tl_tensor *split_part(tl_ctx *tl, tl_tensor *const *part, int nb, int grp, int i, int j,
+                             int64_t m, int64_t n)
+{
+        tl_tensor *t = part[i / grp * nb + j];
+        return grp == 1 ? t : view2(tl, t, 0, i % grp * n, m, n);
 }
 
 /* Decode of a batch on one grid row (grid.split): the ncols PEs of a NoC
@@ -509,49 +794,45 @@ static void gemm_stream(tl_ctx *tl, const struct llm_pe *pe, struct gbufs *gb, t
  * partial sub-blocks, where sharing the A tiles by multicast had it drain
  * all m x K of them (and a sender load and read out a quarter): the
  * DMA engines, not HBM, bound decode of a batch (docs/adr/0050). The
- * buffers live in a scratch scope; false (nothing done) when they would
- * not fit the scratch ceiling. */
+ * partial sums for the peers live in TCM (spart), so that the next split
+ * GEMM's first loads (pe->ahead) go out before this one's exchange, in no
+ * scratch scope that the exchange's end would wait for. False (nothing
+ * done) when the received sums would not fit the scratch ceiling. */
 static bool gemm_split(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int nb,
                        const struct bsrc *b, tl_tensor *const *acc, int64_t sw)
 {
         const struct cube_grid *g = &pe->grid;
-        int p = g->ncols, nsub = p * nb;
-        if (nsub > pe->nslots)
+        struct split_blk sb = { .a = a, .nb = nb, .sw = sw };
+        for (int j = 0; j < nb; j++)
+                sb.b[j] = b[j];
+        if (!split_fits(tl, pe, &sb, pe->ahead && pe->ahead->ares))
                 return false;
-        int64_t m = tl_dim(a, 0), k0, k1;
-        gqa_split(tl_dim(a, 1), p, g->lc, &k0, &k1);
-        /* Scratch: the peers' partial sums, as many received, their sums. */
-        uint64_t need = 0;
+        int p = g->ncols, grp = split_group(pe, &sb), nsub = p / grp * nb, np = 0;
+        tl_tensor *aq, *bv[LLM_SPLIT_SUBS], *part[LLM_SPLIT_SUBS];
+        struct gbufs gb;
+        split_operands(tl, pe, &sb, &aq, bv, &gb);
+        int64_t m = tl_dim(a, 0);
         for (int s = 0; s < nsub; s++)
-                need += 3 * (uint64_t)m * (uint64_t)b[s % nb].n * 4;
-        if (need > (uint64_t)tl_machine_info(tl).scratch_bytes)
-                return false;
-        tl_scratch_scope_begin(tl);
-        struct gbufs gb = { .bufs = pe->plan.bufs, .tk = tl_dim(pe->sbuf[0][0], 0) };
-        tl_tensor *bv[LLM_SPLIT_SUBS], *part[LLM_SPLIT_SUBS];
-        for (int s = 0; s < nsub; s++) {
-                int i = s / nb;
-                struct bsrc bs = b[s % nb];
-                bs.r0 += k0;
-                bs.k = k1 - k0;
-                bs.c0 += (int64_t)(i - g->lc) * sw;
-                bv[s] = bsrc_view(tl, &bs);
-                part[s] = i == g->lc ? acc[s % nb]
-                                     : tl_alloc(tl, TL_SCRATCH, TL_FP32, 2,
-                                                ((int64_t[]){ m, bs.n }));
-        }
-        for (int i = 0; i < gb.bufs; i++) {
-                gb.av[i] = (struct corner){ .buf = pe->abuf[i] };
-                for (int s = 0; s < nsub; s++)
-                        gb.bv[i][s] = (struct corner){ .buf = pe->sbuf[i][s] };
-        }
-        gemm_stream(tl, pe, &gb, view2(tl, a, 0, k0, m, k1 - k0), nsub, bv, part);
+                part[s] = grp == 1 && s / nb == g->lc
+                                  ? acc[s % nb]
+                                  : acc_block(tl, pe->spart[np++], m, grp * b[s % nb].n);
+        if (pe->ahead && pe->ahead->loaded > 0 && split_same(&pe->ahead->pre, &sb))
+                gb.loaded = pe->ahead->loaded;
+        if (pe->ahead)
+                pe->ahead->loaded = 0;
+        gemm_stream(tl, pe, &gb, aq, nsub, bv, part);
+        if (gb.at)
+                norm_ss(tl, pe, m);
         int row0 = g->rank0 + g->lr * g->ncols;
         for (int d = 1; d < p; d++) {  /* to the next peers first: spread the senders */
                 int i = (g->lc + d) % p;
                 for (int j = 0; j < nb; j++)
-                        tl_send(tl, row0 + i, part[i * nb + j], TAG_SPLIT + j);
+                        tl_send(tl, row0 + i, split_part(tl, part, nb, grp, i, j, m, b[j].n),
+                                TAG_SPLIT + j);
         }
+        split_load_ahead(tl, pe);
+        tl_scratch_scope_begin(tl);
+        tl_tensor *inv = gb.at && gb.at->nw ? norm_inv(tl, pe, m, tl_dim(a, 1)) : NULL;
         for (int j = 0; j < nb; j++) {
                 tl_tensor *sum = NULL;
                 for (int d = 1; d < p; d++) {
@@ -559,7 +840,8 @@ static bool gemm_split(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int nb
                         tl_tensor *r = tl_recv(tl, row0 + i, TAG_SPLIT + j);
                         sum = sum ? tl_add(tl, sum, r) : r;
                 }
-                tl_copy_to(tl, acc[j], tl_add(tl, acc[j], sum));
+                tl_tensor *y = tl_add(tl, split_part(tl, part, nb, grp, g->lc, j, m, b[j].n), sum);
+                tl_copy_to(tl, acc[j], inv ? tl_mul(tl, y, inv) : y);
         }
         tl_scratch_scope_end(tl);
         return true;
@@ -576,6 +858,11 @@ static void gemm_multi(tl_ctx *tl, const struct llm_pe *pe, const struct share *
         bool shared = sh && sh->shared;
         if (shared && pe->grid.split && gemm_split(tl, pe, a, nb, b, acc, sh->cols))
                 return;
+        if (nb > pe->plan.nb) {      /* a pair for a split that did not fit: one at a time */
+                for (int j = 0; j < nb; j++)
+                        gemm_multi(tl, pe, sh, a, 1, &b[j], &acc[j]);
+                return;
+        }
         tl_tensor *bv[LLM_NB];
         for (int j = 0; j < nb; j++)
                 bv[j] = bsrc_view(tl, &b[j]);
@@ -590,16 +877,6 @@ static void gemm_multi(tl_ctx *tl, const struct llm_pe *pe, const struct share *
                         gb.bv[i][j] = (struct corner){ .buf = pe->bbuf[i][j] };
         }
         gemm_stream(tl, pe, &gb, a, nb, bv, acc);
-}
-
-/* The first rows x cols elements of a flat accumulator, as a contiguous
- * [rows, cols] tensor (the all-reduce cuts it into flat pieces). */
-static tl_tensor *acc_block(tl_ctx *tl, tl_tensor *acc, int64_t rows, int64_t cols)
-{
-        tl_tensor *v = tl_view(tl, acc, ((int64_t[]){ 0 }), ((int64_t[]){ rows * cols }));
-        tl_tensor *r = tl_reshape(tl, v, 2, ((int64_t[]){ rows, cols }));
-        tl_set_pinned(r, true);
-        return r;
 }
 
 /* The blocks of a [rows, cols] output: LLM_TM rows by w columns. */
@@ -663,10 +940,11 @@ struct pair_iter {
         tl_tensor *acc[2];           /* its two accumulators */
 };
 
-static bool gemm_pair(tl_ctx *tl, const struct llm_pe *pe, const struct share *sh, tl_tensor *src,
-                      tl_tensor *const *w, int64_t w0, bool run, struct pair_iter *it)
+/* Advance it to its next block (rows, columns); false if none. */
+static bool pair_step(const struct llm_pe *pe, const struct share *sh, int64_t w0,
+                      struct pair_iter *it)
 {
-        int64_t tn = pe->plan.tn, k = tl_dim(src, 1);
+        int64_t tn = pe->plan.tn;
         if (it->j0 >= sh->cols) {
                 it->j0 = 0;
                 it->i0 += LLM_TM;
@@ -678,12 +956,48 @@ static bool gemm_pair(tl_ctx *tl, const struct llm_pe *pe, const struct share *s
         it->r0 = sh->r0 + it->i0;
         it->c = w0 + sh->c0 + it->j0;
         it->j0 += tn;
+        return true;
+}
+
+/* Whether the blocks of share sh run as split GEMMs, nb sub-blocks each. */
+static bool runs_split(const struct llm_pe *pe, const struct share *sh, int nb)
+{
+        return pe->ahead && sh->shared && pe->grid.split && pe->grid.ncols * nb <= pe->nslots;
+}
+
+/* The split GEMM that follows the running one: the pair block after it
+ * (gemm_pair's), whose first loads then go out before the running one's
+ * exchange (split_load_ahead). */
+static void pair_ahead(tl_ctx *tl, const struct llm_pe *pe, const struct share *sh,
+                       tl_tensor *src, tl_tensor *const *w, int64_t w0, struct pair_iter it)
+{
+        int64_t k = tl_dim(src, 1);
+        if (pe->ahead)
+                pe->ahead->set = false;
+        if (!runs_split(pe, sh, 2) || !pair_step(pe, sh, w0, &it))
+                return;
+        struct split_blk *n = &pe->ahead->next;
+        *n = (struct split_blk){ .a = view2(tl, src, it.r0, 0, it.nr, k), .nb = 2,
+                                 .sw = sh->cols };
+        for (int i = 0; i < 2; i++)
+                n->b[i] = (struct bsrc){ w[i], 0, it.c, k, it.nc };
+        pe->ahead->set = true;
+}
+
+static bool gemm_pair(tl_ctx *tl, const struct llm_pe *pe, const struct share *sh, tl_tensor *src,
+                      tl_tensor *const *w, int64_t w0, bool run, struct pair_iter *it)
+{
+        int64_t k = tl_dim(src, 1);
+        if (!pair_step(pe, sh, w0, it))
+                return false;
         struct bsrc b[2];
         for (int i = 0; i < 2; i++) {
                 it->acc[i] = acc_block(tl, pe->acc[i], it->nr, it->nc);
                 b[i] = (struct bsrc){ w[i], 0, it->c, k, it->nc };
         }
         tl_tensor *as = view2(tl, src, it->r0, 0, it->nr, k);
+        if (run)
+                pair_ahead(tl, pe, sh, src, w, w0, *it);
         if (run && (pe->plan.nb >= 2 || (sh->shared && pe->grid.split))) {
                 gemm_multi(tl, pe, sh, as, 2, b, it->acc);
         } else if (run) {
@@ -693,6 +1007,43 @@ static bool gemm_pair(tl_ctx *tl, const struct llm_pe *pe, const struct share *s
         return true;
 }
 
+/* Whether the GEMMs of a decode phase apply the RMSNorm of their A (of
+ * the layer's T rows, hidden columns) themselves, so that the norm's phase
+ * and its barrier go (docs/adr/0050's second amendment): in a whole layer,
+ * when each of its n GEMMs, of share widths width[i] in nb[i] sub-blocks
+ * a block, splits K, and the PE's K range is at most SPLIT_ARES_STEPS
+ * steps. The same on every PE. */
+static bool norm_fused(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe,
+                       const int64_t *width, const int *nb, int n)
+{
+        if (a->part != LLM_PART_ALL || !pe->ahead)
+                return false;
+        int64_t t = a->batch * a->sq, p = pe->grid.ncols, tk = tl_dim(pe->sbuf[0][0], 0);
+        if (((a->hidden + p - 1) / p + tk - 1) / tk > SPLIT_ARES_STEPS)
+                return false;
+        for (int i = 0; i < n; i++) {
+                struct share sh = share_of(&pe->grid, t, width[i]);
+                struct split_blk sb = { .a = view2(tl, a->n1, 0, 0, t, a->hidden), .nb = nb[i] };
+                for (int j = 0; j < nb[i]; j++)
+                        sb.b[j].n = min64(pe->plan.tn, sh.cols);
+                if (!runs_split(pe, &sh, nb[i]) || !split_fits(tl, pe, &sb, true))
+                        return false;
+        }
+        return true;
+}
+
+static bool qkv_fused(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
+{
+        int64_t wq = a->hq / a->tp * a->d, wk = a->hkv / a->tp * a->d;
+        return (pe->grid.on || pe->grid.arow) &&
+               norm_fused(tl, a, pe, (int64_t[]){ wq, wk }, (int[]){ 1, 2 }, 2);
+}
+
+static bool gate_up_fused(tl_ctx *tl, const struct llm_args *a, const struct llm_pe *pe)
+{
+        return norm_fused(tl, a, pe, (int64_t[]){ a->ffn / a->tp }, (int[]){ 2 }, 1);
+}
+
 /* Phase 2: this PE's share of the block's q | k | v columns (on a cube
  * grid, its share of each of q, k and v, so that the shares are alike,
  * k and v in pairs of sub-blocks sharing each A tile: gemm_pair). */
@@ -700,8 +1051,10 @@ static void qkv(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
 {
         if (!runs(a, LLM_PART_GEMM))
                 return;
-        acc_open(tl, pe);
         int64_t t = a->batch * a->sq;
+        bool fused = qkv_fused(tl, a, pe);
+        tl_tensor *src = fused ? tl_reshape(tl, a->x, 2, ((int64_t[]){ t, a->hidden })) : a->n1;
+        acc_open(tl, pe, t, true, fused ? a->attn_norm : NULL);
         int64_t wq = a->hq / a->tp * a->d, wk = a->hkv / a->tp * a->d;
         struct { tl_tensor *w, *dst; int64_t width; } m[3] = {
                 { a->wq, a->q, wq }, { a->wk, a->kt, wk }, { a->wv, a->vt, wk },
@@ -715,7 +1068,7 @@ static void qkv(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
                         sh = share_of(&pe->grid, t, wk);
                         tl_tensor *w[2] = { a->wk, a->wv };
                         struct pair_iter it = { 0 };
-                        while (gemm_pair(tl, pe, &sh, a->n1, w, pe->rank * wk, true, &it))
+                        while (gemm_pair(tl, pe, &sh, src, w, pe->rank * wk, true, &it))
                                 for (int j = 0; j < 2; j++)
                                         tl_store(tl, view2(tl, m[1 + j].dst, it.r0, it.c, it.nr,
                                                            it.nc), it.acc[j]);
@@ -726,7 +1079,15 @@ static void qkv(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
                         c0 = sh.c0;
                         c1 = sh.c0 + sh.cols;
                 }
-                gemm_store(tl, pe, &sh, a->n1, c0, c1, m[i].w, pe->rank * m[i].width, m[i].dst);
+                /* q in one split GEMM: k and v's first loads go out before its exchange. */
+                if (i == 0 && (pe->grid.on || pe->grid.arow) && sh.rows <= LLM_TM &&
+                    sh.cols <= pe->plan.tn) {
+                        struct share skv = share_of(&pe->grid, t, wk);
+                        tl_tensor *w[2] = { a->wk, a->wv };
+                        pair_ahead(tl, pe, &skv, src, w, pe->rank * wk,
+                                   (struct pair_iter){ 0 });
+                }
+                gemm_store(tl, pe, &sh, src, c0, c1, m[i].w, pe->rank * m[i].width, m[i].dst);
         }
         acc_close(tl, pe);
 }
@@ -738,7 +1099,7 @@ static void row_parallel(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe
                          tl_tensor *src, int64_t k0, int64_t k, tl_tensor *w, tl_tensor *res,
                          tl_tensor *dst)
 {
-        acc_open(tl, pe);
+        acc_open(tl, pe, a->batch * a->sq, false, NULL);
         FOR_BLOCKS(pe->out.rows, pe->out.cols, block_cols(pe), i0, nr, j0, nc) {
                 int64_t r0 = pe->out.r0 + i0;
                 tl_tensor *acc[LLM_NB];
@@ -779,8 +1140,10 @@ static void gate_up(tl_ctx *tl, const struct llm_args *a, struct llm_pe *pe)
         struct share sh = share_of(&pe->grid, t, fl);
         tl_tensor *w[2] = { a->wg, a->wu };
         struct pair_iter it = { 0 };
-        acc_open(tl, pe);
-        while (gemm_pair(tl, pe, &sh, a->n2, w, pe->rank * fl, runs(a, LLM_PART_GEMM), &it)) {
+        bool fused = gate_up_fused(tl, a, pe);
+        acc_open(tl, pe, t, true, fused ? a->mlp_norm : NULL);
+        while (gemm_pair(tl, pe, &sh, fused ? a->h : a->n2, w, pe->rank * fl,
+                         runs(a, LLM_PART_GEMM), &it)) {
                 if (!runs(a, LLM_PART_OTHER))
                         continue;
                 tl_scratch_scope_begin(tl);
@@ -1311,16 +1674,21 @@ static void llm_layer(tl_ctx *tl, const void *argp)
 {
         const struct llm_args *a = argp;
         struct llm_pe pe;
+        struct split_ahead ahead = { 0 };
         pe_init(tl, a, &pe);
         if (pe.rank >= a->tp)        /* the PEs left over when tp does not divide them */
                 return;
+        if (pe.grid.split)
+                pe.ahead = &ahead;
         int64_t t = a->batch * a->sq, hd = a->hidden;
         int64_t qd = a->hq / a->tp * a->d, fl = a->ffn / a->tp;
         tl_tensor *x = tl_reshape(tl, a->x, 2, ((int64_t[]){ t, hd }));
         tl_tensor *out = tl_reshape(tl, a->out, 2, ((int64_t[]){ t, hd }));
-        if (runs(a, LLM_PART_NORM))
-                rmsnorm_rows(tl, a, &pe, x, a->attn_norm, a->n1);
-        barrier(tl, a, &pe);
+        if (!qkv_fused(tl, a, &pe)) {   /* else the QKV GEMMs apply it */
+                if (runs(a, LLM_PART_NORM))
+                        rmsnorm_rows(tl, a, &pe, x, a->attn_norm, a->n1);
+                barrier(tl, a, &pe);
+        }
         qkv(tl, a, &pe);
         barrier(tl, a, &pe);
         if (!pe.new_keys) {
@@ -1334,9 +1702,11 @@ static void llm_layer(tl_ctx *tl, const void *argp)
         barrier(tl, a, &pe);
         row_parallel(tl, a, &pe, a->attn, pe.rank * qd, qd, a->wo, x, a->h);
         barrier(tl, a, &pe);
-        if (runs(a, LLM_PART_NORM))
-                rmsnorm_rows(tl, a, &pe, a->h, a->mlp_norm, a->n2);
-        barrier(tl, a, &pe);
+        if (!gate_up_fused(tl, a, &pe)) {   /* else gate and up apply it */
+                if (runs(a, LLM_PART_NORM))
+                        rmsnorm_rows(tl, a, &pe, a->h, a->mlp_norm, a->n2);
+                barrier(tl, a, &pe);
+        }
         gate_up(tl, a, &pe);
         barrier(tl, a, &pe);
         row_parallel(tl, a, &pe, a->act, pe.rank * fl, fl, a->wd, a->h, out);
@@ -1366,7 +1736,7 @@ static void llm_lm_head(tl_ctx *tl, const void *argp)
 {
         const struct llm_head_args *a = argp;
         int n = tl_num_programs(tl, 0) * tl_num_programs(tl, 1) * tl_num_programs(tl, 2);
-        struct llm_pe pe;
+        struct llm_pe pe = { 0 };
         gemm_bufs(tl, 1, a->batch, a->dt, a->wdt, &pe);
         int64_t lo, hi, rows = llm_a_rows(a->batch);
         gqa_split(a->vocab, n, tl_rank(tl, -1, -1, -1), &lo, &hi);

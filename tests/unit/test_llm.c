@@ -309,6 +309,13 @@ static const struct layer_case layer_cases[] = {
          * each GEMM's K (300: steps of 128 and a tail), exchange their
          * partial sums (docs/adr/0050); shares of 75 and 25 columns. */
         { "decode_rows_split_k_bf16", { 16, 1, 40, 600, 4, 2, 16, 200, 1, "bf16" } },
+        /* The same with ffn 1600: gate and up take two blocks of a PE (200
+         * columns: 128 and 72), the second's first K steps loading during
+         * the first's exchange, both from the A tiles the first loaded, as
+         * k and v after q; the GEMMs apply the RMSNorms, their rows' sums
+         * of squares added over the NoC row (docs/adr/0050's second
+         * amendment). */
+        { "decode_rows_split_k_blocks_bf16", { 16, 1, 40, 600, 4, 2, 16, 1600, 1, "bf16" } },
         /* The same with hidden 70: the shares of H differ, wo and w_down
          * run unshared beside shared GEMMs; a cache of 130 keys. */
         { "decode_rows_shared_uneven_fp32", { 16, 1, 130, 70, 4, 2, 16, 96, 1, "fp32" } },
