@@ -75,3 +75,10 @@ check "token b32 at 4K" 0.88 "$(token 32 4096)" "the HBM roofline"
 "$bin" run llm_layer --set model=llama3-8b --set batch=32 --set past_len=10 --set head_dim=256 \
         >/dev/null
 echo "decode b32 with head_dim 256: runs"
+# A split that declines for want of scratch falls back to shared A tiles
+# with as many B buffers as the decode allocated (with a quarter of the
+# scratch, gate and up's fallback took a second B buffer that decode never
+# allocated: "tl_view: t is NULL", exit 1).
+"$bin" run llm_layer --set model=llama3-8b --set batch=32 --set past_len=100 \
+        --set pe.tcm.scratch_ceiling_kib=256 >/dev/null
+echo "decode b32 with a 256 KiB scratch: runs"
