@@ -3,11 +3,15 @@
 #include "report/critpath.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __linux__
 #include <sys/mman.h>
+#endif
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <emmintrin.h>
 #endif
 
 #include "base/jsonw.h"
@@ -137,12 +141,16 @@ struct cp_parts {
  * of the ops, 2.6 million): they are no part of the walk or the what-if,
  * and are never written. */
 struct cp_staged {
+        /* Its first cache line: what a look-up, a fold and most commits read. */
+        sim_ps e;                    /* its end */
+        sim_ps s;                    /* its start */
+        int32_t idx;                 /* its entry in the log (-1: not written yet) */
         struct cp_ent x;             /* the op (x.parts, x.ds and x.de unset: its split is
                                       * pp, its times s and e) */
-        sim_ps s, e;                 /* its start and end */
-        struct cp_parts pp;          /* its split, when x.has_parts */
-        int32_t idx;                 /* its entry in the log (-1: not written yet) */
-};
+        /* Its second: read only for an op split in parts. */
+        struct cp_parts pp __attribute__((aligned(64))); /* its split, when x.has_parts */
+} __attribute__((aligned(64)));
+_Static_assert(offsetof(struct cp_staged, pp) == 64, "a staged op's first line");
 
 /* A PE's look-up: a tag of the end of each of its last CP_RECENT ops
  * (slot (head - 1 - k) % CP_RECENT the k-th newest), in one cache line;
@@ -188,6 +196,11 @@ struct rep_cp {
         struct cp_parts *parts;      /* op splits */
         size_t n_parts, cap_parts;
         size_t ahead_parts;          /* and in parts */
+        int32_t *refs;               /* per entry: how many later entries read it (as their
+                                      * prev or dep), counted as they are written; retime's
+                                      * to use up */
+        size_t cap_refs;
+        size_t ahead_refs;           /* fault_ahead's mark in refs */
         struct cp_long *longs;       /* times of entries past ds and de's 32 bits */
         size_t n_longs, cap_longs;
         /* Per PE, its last ops and their ends: where a wait's producer
@@ -245,7 +258,7 @@ struct rep_cp *rep_cp_new(uint32_t n_pes)
         size_t n_rec = n_pes ? n_pes : 1;
         cp->recent = aligned_alloc(64, n_rec * sizeof *cp->recent);
         cp->ring = calloc(n_rec, sizeof *cp->ring);
-        cp->staged = malloc(n_rec * CP_RECENT * sizeof *cp->staged);
+        cp->staged = aligned_alloc(64, n_rec * CP_RECENT * sizeof *cp->staged);
         if (!cp->last_step || !cp->recent || !cp->ring || !cp->staged) {
                 rep_cp_free(cp);
                 return NULL;
@@ -269,6 +282,7 @@ void rep_cp_free(struct rep_cp *cp)
         free(cp->ents);
         free(cp->parts);
         free(cp->longs);
+        free(cp->refs);
         free(cp->recent);
         free(cp->ring);
         free(cp->staged);
@@ -326,6 +340,25 @@ static inline void ahead(void *base, size_t n, size_t cap, size_t size, size_t *
 {
         if (n * size >= *mark)
                 fault_ahead(base, n * size, cap * size, mark);
+}
+
+/* Entry idx of the log reads entries prev and dep (-1: none): count them
+ * (retime's count of each entry's readers, kept as the log is written: a
+ * pass over the whole log at the end was a quarter of the analysis). False
+ * when out of memory (the log is then marked incomplete). */
+static bool count_reads(struct rep_cp *cp, size_t idx, int32_t prev, int32_t dep)
+{
+        if (!grow((void **)&cp->refs, &cp->cap_refs, idx, sizeof *cp->refs)) {
+                cp->oom = true;
+                return false;
+        }
+        ahead(cp->refs, idx + 1, cp->cap_refs, sizeof *cp->refs, &cp->ahead_refs);
+        cp->refs[idx] = 0;
+        if (prev >= 0)
+                cp->refs[prev]++;
+        if (dep >= 0)
+                cp->refs[dep]++;
+        return true;
 }
 
 /* Entry x, the log's idx-th, is [s, e): its times kept aside (set_times).
@@ -388,6 +421,31 @@ static inline sim_ps ent_e(const struct rep_cp *cp, const struct cp_ent *x)
         return x->a + x->ds + x->de;
 }
 
+/* Store the n bytes at src (a multiple of 4) to dst (4-byte aligned),
+ * past the cache where the machine can: the log is written once, in
+ * order, and read only by the analysis at the end; half a gigabyte of it
+ * at 32K prefill went through the cache and pushed out the simulator's
+ * own data. */
+static inline __attribute__((always_inline)) void put_stream(void *dst, const void *src, size_t n)
+{
+#if defined(__x86_64__) && defined(__SSE2__)
+        size_t k = 0;
+#pragma GCC unroll 8
+        for (; k + 8 <= n; k += 8) {
+                long long w;
+                memcpy(&w, (const char *)src + k, 8);
+                _mm_stream_si64((long long *)((char *)dst + k), w);
+        }
+        if (k < n) {
+                int w;
+                memcpy(&w, (const char *)src + k, 4);
+                _mm_stream_si32((int *)((char *)dst + k), w);
+        }
+#else
+        memcpy(dst, src, n);
+#endif
+}
+
 /* Staged op st's entry in the log, written now if it is not yet; -1 when
  * out of memory (the log is then marked incomplete). What it refers to
  * was written before it (its PE's last step, its dep: looked up, so
@@ -407,13 +465,14 @@ static int32_t commit(struct rep_cp *cp, struct cp_staged *st)
                         cp->oom = true;
                         return -1;
                 }
-                cp->parts[cp->n_parts] = st->pp;
+                put_stream(&cp->parts[cp->n_parts], &st->pp, sizeof st->pp);
                 x.parts = (uint32_t)cp->n_parts++;
                 ahead(cp->parts, cp->n_parts, cp->cap_parts, sizeof *cp->parts, &cp->ahead_parts);
         }
-        if (!set_times(cp, &x, cp->n, x.a, st->s, st->e))
+        if (!set_times(cp, &x, cp->n, x.a, st->s, st->e) ||
+            !count_reads(cp, cp->n, x.prev, x.dep))
                 return -1;
-        cp->ents[cp->n] = x;
+        put_stream(&cp->ents[cp->n], &x, sizeof x);
         st->idx = (int32_t)cp->n++;
         ahead(cp->ents, cp->n, cp->cap, sizeof *cp->ents, &cp->ahead_ents);
         return st->idx;
@@ -567,13 +626,14 @@ static void step(struct rep_cp *cp, enum cp_kind kind, uint32_t pe, unsigned thr
         /* Its producer first: written to the log, if it was not, before it. */
         int32_t dep = kind == CP_WAIT ? op_ending(cp, pe, b) : -1;
         uint32_t site;
-        struct cp_ent *x = site_ent(cp, file, line, what, &site);
-        if (!x)
+        struct cp_ent *at = site_ent(cp, file, line, what, &site);
+        if (!at)
                 return;
-        *x = (struct cp_ent){ .site = site, .pe = pe, .prev = cp->last_step[pe], .dep = dep,
-                              .kind = kind, .thread = thread };
-        if (!set_times(cp, x, cp->n - 1, a, a, b))
+        struct cp_ent x = { .site = site, .pe = pe, .prev = cp->last_step[pe], .dep = dep,
+                            .kind = kind, .thread = thread };
+        if (!set_times(cp, &x, cp->n - 1, a, a, b) || !count_reads(cp, cp->n - 1, x.prev, dep))
                 return;
+        put_stream(at, &x, sizeof x);
         cp->last_step[pe] = (int32_t)(cp->n - 1);
 }
 
@@ -608,19 +668,25 @@ void rep_cp_signal(struct rep_cp *cp, uint32_t pe, int thread, sim_ps at, const 
         set_end(cp, pe, st, at);
 }
 
-/* The split d of an op of class cls as an entry keeps it: in x (its
- * class, a latency and TCM time: true), else in *pp (false; pp->pace_cls
- * is then UINT8_MAX when it fits neither: a part or a pacing past 2^32
- * ps, 4.3 ms, and the op is left all of its class). Every op record
- * comes here: the checks are ORs, not a loop. */
-static bool split_of(struct cp_ent *x, struct cp_parts *pp, const struct hw_dep *d)
+/* How split_of keeps an op's split. */
+enum cp_split {
+        CP_SPLIT_NONE,               /* it fits neither: a part or a pacing past 2^32 ps
+                                      * (4.3 ms); the op is left all of its class */
+        CP_SPLIT_ENT,                /* in its entry: its class, a latency and TCM time */
+        CP_SPLIT_PARTS,              /* beside it, in a cp_parts */
+};
+
+/* The split d of an op of class x->cls as an entry keeps it: in x, or in
+ * *pp (which is not touched otherwise: a staged op's is in a cache line
+ * of its own). Every op record comes here: the checks are ORs, not a
+ * loop. */
+static enum cp_split split_of(struct cp_ent *x, struct cp_parts *pp, const struct hw_dep *d)
 {
         _Static_assert(HW_DEP_COUNT == 8 && HW_DEP_CPU == 0 && HW_DEP_NOC == 5 &&
                        HW_DEP_TCM == 6 && HW_DEP_LATENCY == 7, "split_of's classes");
         const sim_ps *p = d->part;
-        pp->pace_cls = UINT8_MAX;
         if ((p[0] | p[1] | p[2] | p[3] | p[4] | p[5] | p[6] | p[7]) > UINT32_MAX)
-                return false;
+                return CP_SPLIT_NONE;
         /* Time in a class other than its own, the latency and TCM. */
         unsigned c = x->cls;
         sim_ps other = p[0] | p[4] | p[5] | (c != 1 ? p[1] : 0) | (c != 2 ? p[2] : 0) |
@@ -628,25 +694,24 @@ static bool split_of(struct cp_ent *x, struct cp_parts *pp, const struct hw_dep 
         if (!d->pace_cls && !other) {
                 x->lat = (uint32_t)p[HW_DEP_LATENCY];
                 x->tcm = (uint32_t)p[HW_DEP_TCM];
-                return true;
+                return CP_SPLIT_ENT;
         }
         if (d->pace > UINT32_MAX || d->pace_alt > UINT32_MAX)
-                return false;
+                return CP_SPLIT_NONE;
         for (int k = 0; k < HW_DEP_COUNT; k++)
                 pp->p[k] = (uint32_t)p[k];
         pp->pace = (uint32_t)d->pace;
         pp->pace_alt = (uint32_t)d->pace_alt;
         pp->pace_cls = d->pace_cls;
         pp->alt_cls = d->alt_cls;
-        return false;
+        return CP_SPLIT_PARTS;
 }
 
 /* Keep d, the split of staged op st, in its entry or beside it (split_of). */
 static void keep_parts(struct cp_staged *st, const struct hw_dep *d)
 {
-        if (split_of(&st->x, &st->pp, d) || st->pp.pace_cls == UINT8_MAX)
-                return;
-        st->x.has_parts = 1;
+        if (split_of(&st->x, &st->pp, d) == CP_SPLIT_PARTS)
+                st->x.has_parts = 1;
 }
 
 static void parts_of(const struct cp_ent *x, const struct cp_parts *pp, sim_ps total,
@@ -684,10 +749,9 @@ static bool fold_stage(struct rep_cp *cp, const struct hw_sim *s, uint32_t pe,
                 return false;
         struct cp_ent x = { .pe = pe, .kind = CP_NODE, .cls = cls,
                             .stage = 1 };
-        struct cp_parts xs = { .pace_cls = UINT8_MAX };
-        if (s->dep.start == start && s->dep.end == end && end > start)
-                split_of(&x, &xs, &s->dep);
-        bool x_parts = xs.pace_cls != UINT8_MAX;
+        struct cp_parts xs;
+        bool x_parts = s->dep.start == start && s->dep.end == end && end > start &&
+                       split_of(&x, &xs, &s->dep) == CP_SPLIT_PARTS;
         struct cp_parts *pp = &ws->pp;
         if (!w->has_parts && !x_parts) {
                 w->lat += x.lat;     /* both < 2^32 and their sum < e - s */
@@ -1147,24 +1211,20 @@ struct cp_slot {
  * reads them (its prev or dep, or its PE's end), so what is held at a
  * time is what is still referred to, not the whole log. Returns the
  * kernel times in out[c]. */
-static int retime(const struct rep_cp *cp, double out[CP_WHATIF])
+static int retime(struct rep_cp *cp, double out[CP_WHATIF])
 {
         const struct cp_ent *E = cp->ents;
-        /* Per entry: first the number of its readers, then its slot (-1:
-         * none, nothing reads it). */
-        int32_t *R = calloc(cp->n ? cp->n : 1, sizeof *R);
+        /* Per entry: first the number of its readers (cp->refs, used up
+         * here), then its slot (-1: none, nothing reads it). */
+        int32_t *R = cp->refs ? cp->refs : calloc(1, sizeof *R);
+        cp->refs = NULL;
+        cp->cap_refs = 0;
         struct cp_slot *slot = NULL;
         int32_t *free_slots = NULL;
         size_t n_slots = 0, cap_slots = 0, n_free = 0, cap_free = 0;
         int rc = -ENOMEM;
         if (!R)
                 return rc;
-        for (size_t j = 0; j < cp->n; j++) {
-                if (E[j].prev >= 0)
-                        R[E[j].prev]++;
-                if (E[j].dep >= 0)
-                        R[E[j].dep]++;
-        }
         for (uint32_t p = 0; p < cp->n_pes; p++)
                 if (cp->last_step[p] >= 0)
                         R[cp->last_step[p]]++;
@@ -1282,6 +1342,9 @@ int rep_cp_analyse(struct rep_cp *cp, const struct hw_sim *s)
                 }
         }
         cp->kernel_ps = end > cp->target_start ? end - cp->target_start : 0;
+#if defined(__x86_64__) && defined(__SSE2__)
+        _mm_sfence();        /* the log's streamed stores (put_stream) */
+#endif
         cp->exec_end = ends;
         cp->sim = s;
         walk(cp);

@@ -102,3 +102,32 @@ Test(critpath, long_steps_keep_their_times)
         rep_cp_free(cp);
         free(f);
 }
+
+/* Issue (10 ps), a DMA op of 100 ps the PE waits for, issue (10 ps): the
+ * what-if re-times the log forward, keeping an entry's moves only while
+ * later entries still read them (their count, kept as the log is
+ * written: docs/adr/0051's second amendment). 2x DMA: the op ends 50 ps
+ * sooner, 70 ps; 2x PE_CPU: each issue 5 ps shorter, 110 ps. A count
+ * that missed the wait's read of the op would free (or never fill) the
+ * op's moves before the wait reads them. */
+Test(critpath, whatif_reads_each_entry_while_it_is_referred_to)
+{
+        struct fake *f = fake_new();
+        struct rep_cp *cp = rep_cp_new(1);
+        cr_assert(cp);
+        rep_cp_issue(cp, 0, 0, 10, "k.c", 1, "tl_load");
+        op(cp, f, "pe_dma", "load", 10, 10, 110, 1);
+        rep_cp_wait(cp, 0, 0, 10, 110, "k.c", 2);
+        rep_cp_issue(cp, 0, 110, 120, "k.c", 3, "tl_store");
+        f->pe.exec_end_ps = 120;
+        cr_assert_eq(rep_cp_analyse(cp, &f->s), 0);
+        json_t *p = path_json(cp);
+        json_t *w = json_object_get(p, "what_if_2x_kernel_ps");
+        cr_assert_eq(ps_of(p, "kernel_ps"), 120);
+        cr_assert_eq(ps_of(json_object_get(p, "by_class"), "pe_dma"), 100);
+        cr_assert_eq(ps_of(w, "pe_dma"), 70);
+        cr_assert_eq(ps_of(w, "pe_cpu"), 110);
+        json_decref(p);
+        rep_cp_free(cp);
+        free(f);
+}
