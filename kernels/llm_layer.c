@@ -55,7 +55,7 @@
 
 /* Tags of the layer's messages (collective.h: each base owns COLL_TAGS). */
 enum { TAG_BARRIER = 100, TAG_ALLREDUCE = 200, TAG_MERGE = 300, TAG_GEMM = 400,
-       TAG_SPLIT = 500, TAG_NORM = 600 };
+       TAG_SPLIT = 500, TAG_NORM = 600, TAG_COLA = 700 };
 
 /* A PE's share of a [rows, cols] output. */
 struct share {
@@ -475,6 +475,9 @@ struct gbufs {
         int64_t loaded;              /* leading K steps whose tiles are loading already */
         struct split_ahead *at;      /* A's tiles in at->atiles (loaded there if fewer than
                                       * the steps), or NULL */
+        const struct cube_grid *col; /* the A tiles are the same down the cube's NoC columns
+                                      * (a split GEMM's): each loaded by one PE of the
+                                      * column (col_sender) and multicast down it, or NULL */
 };
 
 /* The NoC column of the PE of this PE's NoC row that loads the A tile of
@@ -484,6 +487,15 @@ static int sender_of(const struct cube_grid *g, int64_t s)
 {
         return (int)((g->lr + s) % g->ncols);
 }
+
+/* The NoC row of the PE of this PE's NoC column that loads the A tile of
+ * K step s of a split GEMM whose A the column shares (gbufs.col) and
+ * multicasts it down the column: rotating with s and the column. */
+static int col_sender(const struct cube_grid *g, int64_t s)
+{
+        return (int)((g->lc + s) % g->nrows);
+}
+
 /* The K step's GEMM composites on the buffers' corners: acc[j] (+)= ta . tb[j]. */
 static void gemm_issue(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *ta, int nb,
                        struct corner *bv, tl_tensor *const *b, tl_tensor *const *acc, bool add,
@@ -556,6 +568,10 @@ static void stream_load(tl_ctx *tl, struct gbufs *gb, tl_tensor *a, int nb, tl_t
                         int64_t c = at->natiles * gb->tk;
                         at->atiles[at->natiles] = view2(tl, at->xq, 0, c, m, min64(gb->tk, k - c));
                 }
+        } else if (gb->col) {        /* its sender loads it, col_share multicasts it */
+                if (gb->col->lr == col_sender(gb->col, ls))
+                        tl_copy_to(tl, corner(tl, &gb->av[nxt], m, kn1),
+                                   view2(tl, a, 0, k1, m, kn1));
         } else if (!gb->ares)
                 tl_copy_to(tl, corner(tl, &gb->av[nxt], m, kn1), view2(tl, a, 0, k1, m, kn1));
         else if (!gb->ares_loaded)
@@ -617,10 +633,28 @@ static tl_tensor *norm_inv(tl_ctx *tl, const struct llm_pe *pe, int64_t m, int64
         return inv;
 }
 
+/* A shared down the NoC column (gb->col): the A tile [m, *] of K step ms
+ * (of an A of k columns), one step ahead of its GEMM, multicast by its
+ * sender, taken by the column's other PEs. */
+static void col_share(tl_ctx *tl, struct gbufs *gb, int64_t m, int64_t k, int64_t ms)
+{
+        const struct cube_grid *g = gb->col;
+        int64_t steps = (k + gb->tk - 1) / gb->tk;
+        if (!g || ms < 0 || ms >= steps)
+                return;
+        tl_tensor *dst = corner(tl, &gb->av[ms % gb->bufs], m, min64(gb->tk, k - ms * gb->tk));
+        int from = col_sender(g, ms);
+        if (g->lr == from)
+                tl_mcast(tl, 0, g->lc, g->nrows, 1, dst, TAG_COLA);
+        else
+                tl_recv_into(tl, dst, g->rank0 + from * g->ncols + g->lc, TAG_COLA);
+}
+
 /* acc[i] [m, n_i] (fp32, pinned) = a [m, K] . b[i] [K, n_i] for the nb
  * sub-blocks i through the buffers of gb: K in gb->tk steps, the loads of
  * step s + bufs - 1 issued before the GEMMs of step s (DMA and GEMM
- * overlap; the first gb->loaded steps' were issued before the call). The
+ * overlap; the first gb->loaded steps' were issued before the call; with
+ * gb->col, A tiles shared down the NoC column: col_share). The
  * sub-blocks share each A tile. A GEMM is one composite on TCM or scratch
  * operands that adds its product to acc[i] (no DMA). */
 static void gemm_stream(tl_ctx *tl, const struct llm_pe *pe, struct gbufs *gb, tl_tensor *a,
@@ -635,8 +669,10 @@ static void gemm_stream(tl_ctx *tl, const struct llm_pe *pe, struct gbufs *gb, t
                 /* the loads of step s + bufs - 1 (the first: before any GEMM) */
                 if (ls < steps && ls >= gb->loaded)
                         stream_load(tl, gb, a, nb, b, ls);
-                if (s < 0)
+                if (s < 0) {
+                        col_share(tl, gb, m, k, s + 1);
                         continue;
+                }
                 tl_handle h[LLM_SPLIT_SUBS];
                 int64_t kn = min64(tk, k - s * tk);
                 tl_tensor *ta = gb->at     ? gb->at->atiles[s]
@@ -650,6 +686,7 @@ static void gemm_stream(tl_ctx *tl, const struct llm_pe *pe, struct gbufs *gb, t
                         ta = norm_step(tl, gb->at, ta, s * tk);
                 }
                 gemm_issue(tl, pe, ta, nb, gb->bv[cur], b, acc, s > 0, h);
+                col_share(tl, gb, m, k, s + 1);
                 for (int j = 0; j < nb; j++)
                         tl_wait(tl, h[j]);
                 if (norm)
@@ -820,6 +857,11 @@ static bool gemm_split(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int nb
                 gb.loaded = pe->ahead->loaded;
         if (pe->ahead)
                 pe->ahead->loaded = 0;
+        /* A neither held nor loading yet (wo, w_down): the same down the
+         * cube's NoC columns, every NoC row running this GEMM over the same
+         * K ranges; loaded once a column (docs/adr/0050's third amendment). */
+        if (!gb.at && gb.loaded == 0)
+                gb.col = g;
         gemm_stream(tl, pe, &gb, aq, nsub, bv, part);
         if (gb.at)
                 norm_ss(tl, pe, m);
