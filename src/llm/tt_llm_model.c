@@ -638,7 +638,11 @@ static bool fits(struct tt_runner *r, const struct tt_ask *a, struct tt_pred *o)
         /* 2D: an axis-1 group's chips hold the cache of its batch / a1 users */
         int64_t users = r->tp.a0 && o->ubatch / r->tp.a1 > 1 ? o->ubatch / r->tp.a1 :
                         r->tp.a0 ? 1 : o->ubatch;
-        tt_mem_need(&r->shard, &a->prec, users, a->prompt + a->gen, chunk, cap, mem);
+        /* the demo keeps W2 in bfp8 where the precision has bfp4 (layer_progs_demo) */
+        struct tt_precision prec = a->prec;
+        if (r->tp.a0 && galaxy_demo(&r->shard, &r->tp) && prec.w[TT_W_FF2] == TL_BFP4_B)
+                prec.w[TT_W_FF2] = TL_BFP8_B;
+        tt_mem_need(&r->shard, &prec, users, a->prompt + a->gen, chunk, cap, mem);
         if (mem->total <= cap)
                 return true;
         if (o->tp > 1)
