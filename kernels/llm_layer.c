@@ -733,9 +733,6 @@ static bool split_same(const struct split_blk *x, const struct split_blk *y)
         return true;
 }
 
-/* The operands of split GEMM sb on this PE: its K range's A as *aq, the
- * B tiles of its NoC row's shares (share i's sub-block j as bv[i nb + j])
- * over that range, and gb its buffers (the split's B tiles). */
 /* How many of split GEMM sb's NoC row shares one B tile covers: when
  * each share is one sub-block (sw columns, so that the row's shares are
  * consecutive), as many as fit LLM_TN columns (a divisor of the row's
@@ -753,7 +750,11 @@ static int split_group(const struct llm_pe *pe, const struct split_blk *sb)
         return g;
 }
 
-static void split_operands(tl_ctx *tl, const struct llm_pe *pe, const struct split_blk *sb,
+/* The operands of split GEMM sb on this PE: its K range's A as *aq, the
+ * B tiles of its NoC row's shares (share i's sub-block j as bv[i nb + j])
+ * over that range, and gb its buffers (the split's B tiles).
+ * Returns how many B tiles a step: bv's count. */
+static int split_operands(tl_ctx *tl, const struct llm_pe *pe, const struct split_blk *sb,
                            tl_tensor **aq, tl_tensor **bv, struct gbufs *gb)
 {
         const struct cube_grid *g = &pe->grid;
@@ -789,6 +790,7 @@ static void split_operands(tl_ctx *tl, const struct llm_pe *pe, const struct spl
                                 .buf = pe->sbuf[i % pe->plan.bufs][i / pe->plan.bufs * nsub + s]
                         };
         }
+        return nsub;
 }
 
 /* The loads of the first K steps (as many as gemm_stream runs ahead) of
@@ -806,11 +808,10 @@ static void split_load_ahead(tl_ctx *tl, const struct llm_pe *pe)
         ah->pre = ah->next;
         tl_tensor *aq, *bv[LLM_SPLIT_SUBS];
         struct gbufs gb;
-        split_operands(tl, pe, &ah->next, &aq, bv, &gb);
+        int nsub = split_operands(tl, pe, &ah->next, &aq, bv, &gb);
         int64_t steps = (tl_dim(aq, 1) + gb.tk - 1) / gb.tk;
         for (ah->loaded = 0; ah->loaded < gb.bufs - 1 && ah->loaded < steps; ah->loaded++)
-                stream_load(tl, &gb, aq, pe->grid.ncols / split_group(pe, &ah->next) * ah->next.nb, bv,
-                    ah->loaded);
+                stream_load(tl, &gb, aq, nsub, bv, ah->loaded);
 }
 
 /* Share i's sub-block j [m, n] of a split GEMM's outputs part (grp
