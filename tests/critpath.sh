@@ -19,6 +19,8 @@
 #     only when referred to) must not move the path, its splits or the
 #     what-ifs; if a change is meant to, regenerate with
 #     CUBESIM_UPDATE_GOLDEN=1 and say why in the commit;
+#   - the log is the same built beside the run, on a thread of its own
+#     (the default with two processors), or on the run's (CUBESIM_CP_INLINE=1);
 #   - kernel threads on circular buffers (tt_matmul): a wait on a push is
 #     linked to that push, so the path has next to no unexplained "wait"
 #     and its chain names the thread and the push ("thread t0 of PE 9
@@ -59,6 +61,20 @@ done
 "$bin" run gqa_prefill --set model=llama3-70b --set seq_len=4096 --set causal=1 --set dtype=bf16 \
         --critical-path --json >"$tmp/prefill4k.json"
 "$bin" run "${tt[@]}" --critical-path --json >"$tmp/tt.json"
+# The log built on the run's own thread (CUBESIM_CP_INLINE=1) is the
+# one built beside it, byte for byte (docs/adr/0051, amendment 3).
+for name in prefill4k tt; do
+        case $name in
+        prefill4k) args=(gqa_prefill --set model=llama3-70b --set seq_len=4096 --set causal=1
+                         --set dtype=bf16) ;;
+        tt) args=("${tt[@]}") ;;
+        esac
+        CUBESIM_CP_INLINE=1 "$bin" run "${args[@]}" --critical-path --json >"$tmp/$name.inline.json"
+        cmp -s "$tmp/$name.json" "$tmp/$name.inline.json" || {
+                echo "FAIL: $name: the log built inline is not the one built beside the run"
+                exit 1
+        }
+done
 "$bin" run "${tt[@]}" --critical-path >"$tmp/tt.txt"
 grep -q "thread t[0-9] of PE [0-9]* waited on thread t[0-9]'s tl_cb_push_back at tt_matmul.c:[0-9]*" \
         "$tmp/tt.txt" || { echo "FAIL: the text names no wait on a CB push"; cat "$tmp/tt.txt"; exit 1; }

@@ -7,7 +7,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef __linux__
+#include <sched.h>
 #include <sys/mman.h>
 #endif
 #if defined(__x86_64__) && defined(__SSE2__)
@@ -15,6 +17,7 @@
 #endif
 
 #include "base/jsonw.h"
+#include "base/spool.h"
 #include "report/profile.h"
 #include "report/trace.h"
 
@@ -189,7 +192,64 @@ struct cp_memo {
         uint32_t site;               /* its index + 1 (0: empty, or out of memory) */
 };
 
+/* What the run recorded, in the order it did: a cp_rec, followed, for an
+ * op split in parts (split_of), by its cp_parts (rounded up to 8 bytes). */
+enum cp_rec_kind {
+        CP_REC_ISSUE,                /* rep_cp_issue */
+        CP_REC_WAIT,                 /* rep_cp_wait */
+        CP_REC_SIGNAL,               /* rep_cp_signal */
+        CP_REC_OP,                   /* rep_cp_op, rep_cp_stage */
+};
+
+struct cp_rec {
+        sim_ps t[3];                 /* issue, wait: a, b; signal: at; op: its arrival (its
+                                      * issue, or its start if earlier), start, end */
+        const char *file;            /* its line */
+        const char *what;            /* its name (a wait: NULL) */
+        int32_t line;
+        uint32_t pe;                 /* the PE */
+        uint32_t issuer;             /* an op: the PE that issued it */
+        uint32_t lat, tcm;           /* an op split CP_SPLIT_ENT: its latency and TCM ps */
+        uint8_t kind;                /* enum cp_rec_kind */
+        uint8_t thread;              /* a wait, a signal: thread_field's */
+        uint8_t cls;                 /* an op: its class */
+        uint8_t stage : 1;           /* an op: placed after its call returned */
+        uint8_t split : 2;           /* an op: enum cp_split */
+};
+_Static_assert(sizeof(struct cp_rec) % 8 == 0, "records follow one another aligned (64 "
+               "bytes on LP64: a cache line)");
+
+/* The bytes a record's cp_parts takes. */
+#define CP_REC_PARTS ((sizeof(struct cp_parts) + 7) & ~(size_t)7)
+
+/* An op record held back (rep_cp.held), and its parts. */
+struct cp_held {
+        struct cp_rec r;
+        struct cp_parts pp;
+};
+
+/* What the log's fold_stage will see as the last entry staged (its
+ * cp->tail): nothing a stage can fold into; a stage of these attributes,
+ * spanning [s0, e); or a stage whose fold depends on the log (a drain or
+ * not), until the chain is broken by what is certainly none. */
+enum cp_chain_state { CP_CHAIN_NONE, CP_CHAIN_OPEN, CP_CHAIN_UNKNOWN };
+
+struct cp_chain {
+        enum cp_chain_state state;   /* OPEN: the chain is the held record (rep_cp.held) */
+        const char *file;            /* OPEN: the chain's line, PE and class */
+        int line;
+        uint32_t pe;
+        uint8_t cls;
+        sim_ps s0, e;                /* OPEN: its span so far */
+};
+
 struct rep_cp {
+        struct cp_chain chain;       /* the records' side of fold_stage */
+        struct cp_held held;         /* the last op record, held back to fold into */
+        bool held_on;                /* held is one */
+        struct spool *spool;         /* the run's records, built into the log (build) on a
+                                      * thread of their own where the machine has a core
+                                      * to spare */
         struct cp_ent *ents;         /* the log */
         size_t n, cap;
         size_t ahead_ents;           /* fault_ahead's mark in ents, bytes */
@@ -248,6 +308,37 @@ const char *rep_cp_class_name(int cls)
         return cls >= 0 && cls < REP_CP_COUNT ? class_names[cls] : "?";
 }
 
+/* The records' blocks: 1 MiB, eight of them. They are written past the
+ * cache (put_rec), so their size costs the simulation no cache; a block
+ * handed over may wake the builder, which on a virtual machine costs
+ * tens of microseconds (64 KiB blocks: a tenth of the run's time). */
+#define CP_BLOCK ((size_t)1 << 20)
+#define CP_BLOCKS 8
+
+static void build(void *ctx, const unsigned char *buf, size_t len);
+
+/* Whether the log is built on a thread of its own: when the process may
+ * run on more than one processor (a run pinned to one would only switch
+ * between the two), unless CUBESIM_CP_INLINE is set to other than 0.
+ * The log is the same either way: its records are built in the order
+ * they were written. */
+static bool build_aside(void)
+{
+        const char *e = getenv("CUBESIM_CP_INLINE");
+        if (e && *e && strcmp(e, "0"))
+                return false;
+#ifdef __linux__
+        cpu_set_t set;
+        if (sched_getaffinity(0, sizeof set, &set) == 0)
+                return CPU_COUNT(&set) > 1;
+#endif
+#ifdef _SC_NPROCESSORS_ONLN
+        return sysconf(_SC_NPROCESSORS_ONLN) > 1;
+#else
+        return true;
+#endif
+}
+
 struct rep_cp *rep_cp_new(uint32_t n_pes)
 {
         struct rep_cp *cp = calloc(1, sizeof *cp);
@@ -259,7 +350,9 @@ struct rep_cp *rep_cp_new(uint32_t n_pes)
         cp->recent = aligned_alloc(64, n_rec * sizeof *cp->recent);
         cp->ring = calloc(n_rec, sizeof *cp->ring);
         cp->staged = aligned_alloc(64, n_rec * CP_RECENT * sizeof *cp->staged);
-        if (!cp->last_step || !cp->recent || !cp->ring || !cp->staged) {
+        cp->chain.state = CP_CHAIN_NONE;
+        cp->spool = spool_new(CP_BLOCK, CP_BLOCKS, build_aside(), build, cp);
+        if (!cp->last_step || !cp->recent || !cp->ring || !cp->staged || !cp->spool) {
                 rep_cp_free(cp);
                 return NULL;
         }
@@ -279,6 +372,7 @@ void rep_cp_free(struct rep_cp *cp)
 {
         if (!cp)
                 return;
+        spool_free(cp->spool);       /* first: the records still to build, and its thread */
         free(cp->ents);
         free(cp->parts);
         free(cp->longs);
@@ -620,8 +714,6 @@ static struct cp_ent *site_ent(struct rep_cp *cp, const char *file, int line, co
 static void step(struct rep_cp *cp, enum cp_kind kind, uint32_t pe, unsigned thread, sim_ps a,
                  sim_ps b, const char *file, int line, const char *what)
 {
-        if (pe >= cp->n_pes || b <= a)
-                return;
         cp->tail = NULL;
         /* Its producer first: written to the log, if it was not, before it. */
         int32_t dep = kind == CP_WAIT ? op_ending(cp, pe, b) : -1;
@@ -637,23 +729,10 @@ static void step(struct rep_cp *cp, enum cp_kind kind, uint32_t pe, unsigned thr
         cp->last_step[pe] = (int32_t)(cp->n - 1);
 }
 
-void rep_cp_issue(struct rep_cp *cp, uint32_t pe, sim_ps a, sim_ps b, const char *file, int line,
-                  const char *what)
+/* Thread `thread` (thread_field's) of PE pe signalled at `at` (rep_cp_signal). */
+static void signal_op(struct rep_cp *cp, uint32_t pe, unsigned thread, sim_ps at,
+                      const char *file, int line, const char *what)
 {
-        step(cp, CP_ISSUE, pe, 0, a, b, file, line, what);
-}
-
-void rep_cp_wait(struct rep_cp *cp, uint32_t pe, int thread, sim_ps a, sim_ps b, const char *file,
-                 int line)
-{
-        step(cp, CP_WAIT, pe, thread_field(thread), a, b, file, line, NULL);
-}
-
-void rep_cp_signal(struct rep_cp *cp, uint32_t pe, int thread, sim_ps at, const char *file,
-                   int line, const char *what)
-{
-        if (!cp || pe >= cp->n_pes)
-                return;
         uint32_t site = site_memo(cp, file, line, what);
         if (site >= (UINT32_C(1) << CP_SITE_BITS)) {
                 cp->oom = true;
@@ -664,7 +743,7 @@ void rep_cp_signal(struct rep_cp *cp, uint32_t pe, int thread, sim_ps at, const 
         st->s = at;
         st->x = (struct cp_ent){ .a = at, .site = site, .pe = pe,
                                  .prev = cp->last_step[pe], .dep = -1, .kind = CP_SIGNAL,
-                                 .cls = HW_DEP_CPU, .thread = thread_field(thread) };
+                                 .cls = HW_DEP_CPU, .thread = thread };
         set_end(cp, pe, st, at);
 }
 
@@ -674,6 +753,13 @@ enum cp_split {
                                       * (4.3 ms); the op is left all of its class */
         CP_SPLIT_ENT,                /* in its entry: its class, a latency and TCM time */
         CP_SPLIT_PARTS,              /* beside it, in a cp_parts */
+};
+
+/* An op's split as split_of kept it. */
+struct cp_split_of {
+        enum cp_split how;
+        uint32_t lat, tcm;           /* but CP_SPLIT_PARTS: its entry's (CP_SPLIT_NONE: 0) */
+        const struct cp_parts *pp;   /* CP_SPLIT_PARTS: its parts */
 };
 
 /* The split d of an op of class x->cls as an entry keeps it: in x, or in
@@ -707,13 +793,6 @@ static enum cp_split split_of(struct cp_ent *x, struct cp_parts *pp, const struc
         return CP_SPLIT_PARTS;
 }
 
-/* Keep d, the split of staged op st, in its entry or beside it (split_of). */
-static void keep_parts(struct cp_staged *st, const struct hw_dep *d)
-{
-        if (split_of(&st->x, &st->pp, d) == CP_SPLIT_PARTS)
-                st->x.has_parts = 1;
-}
-
 static void parts_of(const struct cp_ent *x, const struct cp_parts *pp, sim_ps total,
                      sim_ps p[HW_DEP_COUNT]);
 
@@ -729,13 +808,52 @@ static void merge_pace(struct cp_parts *pp, const struct cp_parts *xs)
         }
 }
 
+/* Add to op w's split (its lat and tcm, or pp when it has parts), over
+ * total ps, that of the op after it, sp over x_total ps: w then spans
+ * both. w may come to have parts: pp is room for them. */
+static void add_split(struct cp_ent *w, struct cp_parts *pp, sim_ps total,
+                      const struct cp_split_of *sp, sim_ps x_total)
+{
+        struct cp_ent x = { .kind = CP_NODE, .cls = w->cls, .stage = 1 };
+        bool x_parts = sp->how == CP_SPLIT_PARTS;
+        if (!x_parts) {
+                x.lat = sp->lat;
+                x.tcm = sp->tcm;
+        }
+        if (!w->has_parts && !x_parts) {
+                w->lat += x.lat;     /* both < 2^32 and their sum < e - s */
+                w->tcm += x.tcm;
+        } else if (w->has_parts && x_parts) {
+                for (int c = 0; c < HW_DEP_COUNT; c++)
+                        pp->p[c] += sp->pp->p[c];
+                merge_pace(pp, sp->pp);
+        } else {
+                /* w's split, and x's, beside w. */
+                sim_ps pw[HW_DEP_COUNT], px[HW_DEP_COUNT];
+                parts_of(w, pp, total, pw);
+                if (x_parts)
+                        for (int c = 0; c < HW_DEP_COUNT; c++)
+                                px[c] = sp->pp->p[c];
+                else
+                        parts_of(&x, NULL, x_total, px);
+                if (!w->has_parts) {
+                        *pp = (struct cp_parts){ .pace_cls = 0 };
+                        w->has_parts = 1;
+                }
+                for (int c = 0; c < HW_DEP_COUNT; c++)
+                        pp->p[c] = (uint32_t)(pw[c] + px[c]);
+                if (x_parts)
+                        merge_pace(pp, sp->pp);
+        }
+}
+
 /* A composite's stage that starts where the last entry, w, a stage of the
  * same class and call, ends (a chain of MATH stages) is folded into w,
  * which keeps its name: the same times and dependences, one entry instead
  * of many. Its dependence would be w (the PE's op ending at its start:
  * the newest is w), so nothing else is looked up, and it is never written
  * to the log. True when folded. */
-static bool fold_stage(struct rep_cp *cp, const struct hw_sim *s, uint32_t pe,
+static bool fold_stage(struct rep_cp *cp, const struct cp_split_of *sp, uint32_t pe,
                        enum hw_dep_class cls, uint32_t site, sim_ps start, sim_ps end)
 {
         struct cp_staged *ws = cp->tail;
@@ -747,37 +865,7 @@ static bool fold_stage(struct rep_cp *cp, const struct hw_sim *s, uint32_t pe,
             (w->site != site && (cp->sites[w->site].file != cp->sites[site].file ||
                                  cp->sites[w->site].line != cp->sites[site].line)))
                 return false;
-        struct cp_ent x = { .pe = pe, .kind = CP_NODE, .cls = cls,
-                            .stage = 1 };
-        struct cp_parts xs;
-        bool x_parts = s->dep.start == start && s->dep.end == end && end > start &&
-                       split_of(&x, &xs, &s->dep) == CP_SPLIT_PARTS;
-        struct cp_parts *pp = &ws->pp;
-        if (!w->has_parts && !x_parts) {
-                w->lat += x.lat;     /* both < 2^32 and their sum < e - s */
-                w->tcm += x.tcm;
-        } else if (w->has_parts && x_parts) {
-                for (int c = 0; c < HW_DEP_COUNT; c++)
-                        pp->p[c] += xs.p[c];
-                merge_pace(pp, &xs);
-        } else {
-                /* w's split, and x's, beside w. */
-                sim_ps pw[HW_DEP_COUNT], px[HW_DEP_COUNT];
-                parts_of(w, pp, ws->e - ws->s, pw);
-                if (x_parts)
-                        for (int c = 0; c < HW_DEP_COUNT; c++)
-                                px[c] = xs.p[c];
-                else
-                        parts_of(&x, NULL, end - start, px);
-                if (!w->has_parts) {
-                        *pp = (struct cp_parts){ .pace_cls = 0 };
-                        w->has_parts = 1;
-                }
-                for (int c = 0; c < HW_DEP_COUNT; c++)
-                        pp->p[c] = (uint32_t)(pw[c] + px[c]);
-                if (x_parts)
-                        merge_pace(pp, &xs);
-        }
+        add_split(w, &ws->pp, ws->e - ws->s, sp, end - start);
         set_end(cp, pe, ws, end);
         cp->ring[pe].last = cp->ring[pe].head; /* w is pe's newest */
         return true;
@@ -806,19 +894,20 @@ static enum hw_dep_class class_of(struct rep_cp *cp, const char *c)
         return (enum hw_dep_class)cp->cls[k];
 }
 
-/* An op record x of class cls on PE pe, issued by issuer, from site,
- * over [start, end) (rep_cp_op, rep_cp_stage: inline in each). */
-static inline __attribute__((always_inline)) void
-log_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, uint32_t pe,
-       enum hw_dep_class cls, uint32_t site, sim_ps start, sim_ps end, bool stage)
+/* An op record of class cls on PE pe, issued by issuer, arrived at a
+ * (its issue, or its start if earlier), from the site of file:line:what,
+ * over [start, end), split as sp says. */
+static void log_op(struct rep_cp *cp, const struct cp_split_of *sp, sim_ps a, uint32_t issuer,
+                   uint32_t pe, enum hw_dep_class cls, const char *file, int line,
+                   const char *what, sim_ps start, sim_ps end, bool stage)
 {
+        uint32_t site = site_memo(cp, file, line, what);
         if (site >= (UINT32_C(1) << CP_SITE_BITS) || cp->oom) {
                 cp->oom = true;
                 return;
         }
-        if (stage && pe == issuer && fold_stage(cp, s, pe, cls, site, start, end))
+        if (stage && pe == issuer && fold_stage(cp, sp, pe, cls, site, start, end))
                 return;
-        sim_ps now = ev_now(&s->ev), a = now < start ? now : start;
         /* What it refers to, written to the log (if it was not) now, before
          * it takes the oldest slot of its PE's look-up. */
         int32_t prev = -1, dep = -1;
@@ -843,9 +932,172 @@ log_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, uint32_t pe,
                                  .drain = pe != issuer && dep >= 0, .trig = trig };
         if (pe == issuer)
                 cp->ring[pe].last = cp->ring[pe].head;
-        if (s->dep.start == start && s->dep.end == end && end > start)
-                keep_parts(st, &s->dep);
+        if (sp->how == CP_SPLIT_PARTS) {
+                st->pp = *sp->pp;
+                st->x.has_parts = 1;
+        } else {
+                st->x.lat = sp->lat; /* 0 when CP_SPLIT_NONE */
+                st->x.tcm = sp->tcm;
+        }
         set_end(cp, pe, st, end);
+}
+
+
+/* ---- the run's records, built into the log beside it ---- */
+
+/* Write record r (and its parts, pp, when it is split so) to the spool,
+ * past the cache (put_stream): the producer never reads it again, the
+ * log's builder reads it once, on its own core. */
+static void put_rec(struct rep_cp *cp, const struct cp_rec *r, const struct cp_parts *pp)
+{
+        bool parts = r->split == CP_SPLIT_PARTS;
+        unsigned char *at = spool_put(cp->spool, sizeof *r + (parts ? CP_REC_PARTS : 0));
+        put_stream(at, r, sizeof *r);
+        if (parts)
+                put_stream(at + sizeof *r, pp, sizeof *pp);
+}
+
+/* Write the op record held back for the chain to fold into, if any. */
+static void put_held(struct rep_cp *cp)
+{
+        if (cp->held_on)
+                put_rec(cp, &cp->held.r, &cp->held.pp);
+        cp->held_on = false;
+}
+
+/* A step or a signal: after what is held back, and no chain for a stage
+ * to fold into (fold_stage has no tail after it). */
+static void put_step(struct rep_cp *cp, enum cp_rec_kind kind, uint32_t pe, unsigned thread,
+                     sim_ps a, sim_ps b, const char *file, int line, const char *what)
+{
+        put_held(cp);
+        cp->chain.state = CP_CHAIN_NONE;
+        struct cp_rec r = { .t = { a, b }, .file = file, .what = what, .line = line, .pe = pe,
+                            .kind = (uint8_t)kind, .thread = (uint8_t)thread,
+                            .split = CP_SPLIT_NONE };
+        put_rec(cp, &r, NULL);
+}
+
+/* Build len bytes of records at buf into the log (the spool's consumer). */
+static void build(void *ctx, const unsigned char *buf, size_t len)
+{
+        struct rep_cp *cp = ctx;
+        for (size_t at = 0; at < len;) {
+                const struct cp_rec *r = (const void *)(buf + at);
+                at += sizeof *r;
+                struct cp_split_of sp = { .how = (enum cp_split)r->split, .lat = r->lat,
+                                          .tcm = r->tcm };
+                if (sp.how == CP_SPLIT_PARTS) {
+                        sp.pp = (const void *)(r + 1);
+                        at += CP_REC_PARTS;
+                }
+                switch ((enum cp_rec_kind)r->kind) {
+                case CP_REC_ISSUE:
+                case CP_REC_WAIT:
+                        step(cp, r->kind == CP_REC_ISSUE ? CP_ISSUE : CP_WAIT, r->pe, r->thread,
+                             r->t[0], r->t[1], r->file, r->line, r->what);
+                        break;
+                case CP_REC_SIGNAL:
+                        signal_op(cp, r->pe, r->thread, r->t[0], r->file, r->line, r->what);
+                        break;
+                case CP_REC_OP:
+                        log_op(cp, &sp, r->t[0], r->issuer, r->pe, (enum hw_dep_class)r->cls,
+                               r->file, r->line, r->what, r->t[1], r->t[2], r->stage);
+                        break;
+                }
+        }
+#if defined(__x86_64__) && defined(__SSE2__)
+        _mm_sfence();                /* the log's streamed stores (put_stream) */
+#endif
+}
+
+void rep_cp_issue(struct rep_cp *cp, uint32_t pe, sim_ps a, sim_ps b, const char *file, int line,
+                  const char *what)
+{
+        if (pe < cp->n_pes && b > a)
+                put_step(cp, CP_REC_ISSUE, pe, 0, a, b, file, line, what);
+}
+
+void rep_cp_wait(struct rep_cp *cp, uint32_t pe, int thread, sim_ps a, sim_ps b, const char *file,
+                 int line)
+{
+        if (pe < cp->n_pes && b > a)
+                put_step(cp, CP_REC_WAIT, pe, thread_field(thread), a, b, file, line, NULL);
+}
+
+void rep_cp_signal(struct rep_cp *cp, uint32_t pe, int thread, sim_ps at, const char *file,
+                   int line, const char *what)
+{
+        if (cp && pe < cp->n_pes)
+                put_step(cp, CP_REC_SIGNAL, pe, thread_field(thread), at, 0, file, line, what);
+}
+
+/* Fold the op after held record r, split sp, ending at end, into r
+ * (add_split: as fold_stage would). */
+static void merge_held(struct cp_rec *r, struct cp_parts *pp, const struct cp_split_of *sp,
+                       sim_ps end)
+{
+        struct cp_ent w = { .kind = CP_NODE, .cls = r->cls, .stage = 1,
+                            .has_parts = r->split == CP_SPLIT_PARTS };
+        if (!w.has_parts) {
+                w.lat = r->lat;
+                w.tcm = r->tcm;
+        }
+        add_split(&w, pp, r->t[2] - r->t[1], sp, end - r->t[2]);
+        if (w.has_parts) {
+                r->split = CP_SPLIT_PARTS;
+        } else {
+                r->split = CP_SPLIT_ENT;
+                r->lat = w.lat;
+                r->tcm = w.tcm;
+        }
+        r->t[2] = end;
+}
+
+/* An op record of class cls (rep_cp_op, rep_cp_stage: inline in each).
+ * It is held back until the next record: a composite's chain of stages
+ * that the log would fold into one entry (fold_stage) is folded here,
+ * into the held record (half the op records at 32K prefill). A chain
+ * this cannot tell (after a stage issued by another PE: a drain, or not)
+ * the log folds, so the log is the same either way. */
+static inline __attribute__((always_inline)) void
+record_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, uint32_t pe,
+          enum hw_dep_class cls, const char *file, int line, const char *what, sim_ps start,
+          sim_ps end, bool stage)
+{
+        /* Its split, as its entry will keep it (s->dep, when it describes
+         * this op). */
+        struct cp_ent x = { .cls = cls };
+        struct cp_parts xs;
+        enum cp_split how = s->dep.start == start && s->dep.end == end && end > start
+                                    ? split_of(&x, &xs, &s->dep)
+                                    : CP_SPLIT_NONE;
+        struct cp_chain *ch = &cp->chain;
+        if (stage && pe == issuer && ch->state == CP_CHAIN_OPEN && ch->pe == pe &&
+            ch->cls == cls && ch->e == start && end - ch->s0 <= UINT32_MAX &&
+            ch->file == file && ch->line == line) {
+                struct cp_split_of sp = { .how = how, .lat = x.lat, .tcm = x.tcm, .pp = &xs };
+                merge_held(&cp->held.r, &cp->held.pp, &sp, end);
+                ch->e = end;
+                return;
+        }
+        put_held(cp);
+        sim_ps now = ev_now(&s->ev);
+        cp->held.r = (struct cp_rec){ .t = { now < start ? now : start, start, end },
+                                      .file = file, .what = what, .line = line, .pe = pe,
+                                      .issuer = issuer, .lat = x.lat, .tcm = x.tcm,
+                                      .kind = CP_REC_OP, .cls = (uint8_t)cls, .stage = stage,
+                                      .split = how };
+        if (how == CP_SPLIT_PARTS)
+                cp->held.pp = xs;
+        cp->held_on = true;
+        if (!stage)
+                ch->state = CP_CHAIN_NONE;
+        else if (pe != issuer)
+                ch->state = CP_CHAIN_UNKNOWN; /* a drain or not: the log knows */
+        else if (ch->state != CP_CHAIN_UNKNOWN)
+                *ch = (struct cp_chain){ .state = CP_CHAIN_OPEN, .file = file, .line = line,
+                                         .pe = pe, .cls = (uint8_t)cls, .s0 = start, .e = end };
 }
 
 void rep_cp_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, const struct rep_op *op,
@@ -857,8 +1109,7 @@ void rep_cp_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, const
         enum hw_dep_class cls = class_of(cp, op->component);
         if (cls == HW_DEP_CPU)
                 return;              /* the PE_CPU's own records: its issue steps */
-        log_op(cp, s, issuer, pe, cls, site_memo(cp, file, line, op->op), op->start_ps, op->end_ps,
-               stage);
+        record_op(cp, s, issuer, pe, cls, file, line, op->op, op->start_ps, op->end_ps, stage);
 }
 
 void rep_cp_stage(struct rep_cp *cp, const struct hw_sim *s, uint32_t pe, const char *component,
@@ -866,8 +1117,7 @@ void rep_cp_stage(struct rep_cp *cp, const struct hw_sim *s, uint32_t pe, const 
 {
         if (pe >= cp->n_pes || end < start)
                 return;
-        log_op(cp, s, pe, pe, class_of(cp, component), site_memo(cp, file, line, what), start, end,
-               true);
+        record_op(cp, s, pe, pe, class_of(cp, component), file, line, what, start, end, true);
 }
 
 /* ---- the walk ---- */
@@ -1326,6 +1576,9 @@ static int by_lines(struct rep_cp *cp)
 
 int rep_cp_analyse(struct rep_cp *cp, const struct hw_sim *s)
 {
+        put_held(cp);
+        cp->chain.state = CP_CHAIN_NONE;
+        spool_drain(cp->spool);
         if (cp->oom)
                 return -ENOMEM;
         sim_ps *ends = malloc((s->n_pes ? s->n_pes : 1) * sizeof *ends);
@@ -1342,9 +1595,6 @@ int rep_cp_analyse(struct rep_cp *cp, const struct hw_sim *s)
                 }
         }
         cp->kernel_ps = end > cp->target_start ? end - cp->target_start : 0;
-#if defined(__x86_64__) && defined(__SSE2__)
-        _mm_sfence();        /* the log's streamed stores (put_stream) */
-#endif
         cp->exec_end = ends;
         cp->sim = s;
         walk(cp);
