@@ -138,6 +138,22 @@ struct cp_parts {
  * same and missed the cache on most probes). */
 #define CP_RECENT 32
 
+/* The classes a what-if is made for: hw_dep's, but the fixed latencies. */
+#define CP_WHATIF HW_DEP_LATENCY
+
+/* The moves of an entry's end, one lane per class (CP_WHATIF of them,
+ * the last lane unused): GCC's vectors, lane by lane the same IEEE
+ * operations as one class at a time (the what-if is computed for every
+ * entry of the log: a class at a time it was most of the analysis). */
+typedef float cp_v4 __attribute__((vector_size(16)));
+typedef int32_t cp_m4 __attribute__((vector_size(16)));
+#define CP_LANES 8
+_Static_assert(CP_WHATIF < CP_LANES, "a lane per what-if class");
+
+struct cp_mv {
+        cp_v4 v[CP_LANES / 4];       /* lanes 0..3, 4..7 */
+};
+
 /* An op (or a signal) among its PE's last: it goes into the log only when
  * something refers to it (a wait's producer, the op a later op queued
  * behind, a drain's send). Most ops nothing refers to (at 32K prefill 36%
@@ -150,10 +166,17 @@ struct cp_staged {
         int32_t idx;                 /* its entry in the log (-1: not written yet) */
         struct cp_ent x;             /* the op (x.parts, x.ds and x.de unset: its split is
                                       * pp, its times s and e) */
-        /* Its second: read only for an op split in parts. */
+        /* Its second: read only for an op split in parts, and a drain. */
         struct cp_parts pp __attribute__((aligned(64))); /* its split, when x.has_parts */
+        sim_ps dep_end;              /* x.dep >= 0: that op's end */
+        /* Its third: read when it is written to the log (commit). */
+        struct cp_mv mv __attribute__((aligned(64))); /* the what-if's moves of the end of
+                                      * its prev (none: 0) until it is written, then its
+                                      * own (moves) */
+        struct cp_mv mv_dep;         /* of its dep's end (none: 0) */
 } __attribute__((aligned(64)));
-_Static_assert(offsetof(struct cp_staged, pp) == 64, "a staged op's first line");
+_Static_assert(offsetof(struct cp_staged, pp) == 64 && offsetof(struct cp_staged, mv) == 128,
+               "a staged op's lines");
 
 /* A PE's look-up: a tag of the end of each of its last CP_RECENT ops
  * (slot (head - 1 - k) % CP_RECENT the k-th newest), in one cache line;
@@ -256,11 +279,6 @@ struct rep_cp {
         struct cp_parts *parts;      /* op splits */
         size_t n_parts, cap_parts;
         size_t ahead_parts;          /* and in parts */
-        int32_t *refs;               /* per entry: how many later entries read it (as their
-                                      * prev or dep), counted as they are written; retime's
-                                      * to use up */
-        size_t cap_refs;
-        size_t ahead_refs;           /* fault_ahead's mark in refs */
         struct cp_long *longs;       /* times of entries past ds and de's 32 bits */
         size_t n_longs, cap_longs;
         /* Per PE, its last ops and their ends: where a wait's producer
@@ -277,6 +295,8 @@ struct rep_cp {
         uint8_t cls[4];              /* and their classes */
         uint32_t n_pes;
         int32_t *last_step;          /* per PE: its last timeline step (-1: none) */
+        struct cp_mv *step_mv;       /* per PE: the what-if's moves of its last step's end
+                                      * (none: 0) */
         struct cp_staged *tail;      /* the op staged last, while nothing else was logged
                                       * after it (fold_stage), else NULL */
         bool oom;                    /* an entry was lost: no analysis */
@@ -346,13 +366,15 @@ struct rep_cp *rep_cp_new(uint32_t n_pes)
                 return NULL;
         cp->n_pes = n_pes;
         cp->last_step = malloc((n_pes ? n_pes : 1) * sizeof *cp->last_step);
+        cp->step_mv = calloc(n_pes ? n_pes : 1, sizeof *cp->step_mv);
         size_t n_rec = n_pes ? n_pes : 1;
         cp->recent = aligned_alloc(64, n_rec * sizeof *cp->recent);
         cp->ring = calloc(n_rec, sizeof *cp->ring);
         cp->staged = aligned_alloc(64, n_rec * CP_RECENT * sizeof *cp->staged);
         cp->chain.state = CP_CHAIN_NONE;
         cp->spool = spool_new(CP_BLOCK, CP_BLOCKS, build_aside(), build, cp);
-        if (!cp->last_step || !cp->recent || !cp->ring || !cp->staged || !cp->spool) {
+        if (!cp->last_step || !cp->step_mv || !cp->recent || !cp->ring || !cp->staged ||
+            !cp->spool) {
                 rep_cp_free(cp);
                 return NULL;
         }
@@ -376,7 +398,7 @@ void rep_cp_free(struct rep_cp *cp)
         free(cp->ents);
         free(cp->parts);
         free(cp->longs);
-        free(cp->refs);
+        free(cp->step_mv);
         free(cp->recent);
         free(cp->ring);
         free(cp->staged);
@@ -434,25 +456,6 @@ static inline void ahead(void *base, size_t n, size_t cap, size_t size, size_t *
 {
         if (n * size >= *mark)
                 fault_ahead(base, n * size, cap * size, mark);
-}
-
-/* Entry idx of the log reads entries prev and dep (-1: none): count them
- * (retime's count of each entry's readers, kept as the log is written: a
- * pass over the whole log at the end was a quarter of the analysis). False
- * when out of memory (the log is then marked incomplete). */
-static bool count_reads(struct rep_cp *cp, size_t idx, int32_t prev, int32_t dep)
-{
-        if (!grow((void **)&cp->refs, &cp->cap_refs, idx, sizeof *cp->refs)) {
-                cp->oom = true;
-                return false;
-        }
-        ahead(cp->refs, idx + 1, cp->cap_refs, sizeof *cp->refs, &cp->ahead_refs);
-        cp->refs[idx] = 0;
-        if (prev >= 0)
-                cp->refs[prev]++;
-        if (dep >= 0)
-                cp->refs[dep]++;
-        return true;
 }
 
 /* Entry x, the log's idx-th, is [s, e): its times kept aside (set_times).
@@ -540,10 +543,16 @@ static inline __attribute__((always_inline)) void put_stream(void *dst, const vo
 #endif
 }
 
+static struct cp_mv moves(const struct cp_ent *x, sim_ps s, sim_ps e, const struct cp_parts *pp,
+                          sim_ps dep_end, const struct cp_mv *dp, const struct cp_mv *dd);
+
 /* Staged op st's entry in the log, written now if it is not yet; -1 when
  * out of memory (the log is then marked incomplete). What it refers to
  * was written before it (its PE's last step, its dep: looked up, so
- * written, when it was staged), so the log stays in topological order. */
+ * written, when it was staged), so the log stays in topological order,
+ * and the what-if's moves of its end follow from theirs, kept with it
+ * when it was staged: they are worked out now, once, as the log is
+ * written (st->mv). */
 static int32_t commit(struct rep_cp *cp, struct cp_staged *st)
 {
         if (st->idx >= 0)
@@ -563,19 +572,20 @@ static int32_t commit(struct rep_cp *cp, struct cp_staged *st)
                 x.parts = (uint32_t)cp->n_parts++;
                 ahead(cp->parts, cp->n_parts, cp->cap_parts, sizeof *cp->parts, &cp->ahead_parts);
         }
-        if (!set_times(cp, &x, cp->n, x.a, st->s, st->e) ||
-            !count_reads(cp, cp->n, x.prev, x.dep))
+        if (!set_times(cp, &x, cp->n, x.a, st->s, st->e))
                 return -1;
         put_stream(&cp->ents[cp->n], &x, sizeof x);
         st->idx = (int32_t)cp->n++;
+        st->mv = moves(&x, st->s, st->e, &st->pp, st->dep_end, &st->mv, &st->mv_dep);
         ahead(cp->ents, cp->n, cp->cap, sizeof *cp->ents, &cp->ahead_ents);
         return st->idx;
 }
 
 /* The latest op of pe that ended at end, if among its last CP_RECENT
- * (written to the log now, if it was not), or -1. Most look-ups find
+ * (written to the log now, if it was not), or NULL (also when it could
+ * not be written: the log is then marked incomplete). Most look-ups find
  * none: the tags are compared eight at a time first. */
-static int32_t op_ending(struct rep_cp *cp, uint32_t pe, sim_ps end)
+static struct cp_staged *op_ending(struct rep_cp *cp, uint32_t pe, sim_ps end)
 {
         typedef uint16_t cp_t8 __attribute__((vector_size(16)));
         typedef uint64_t cp_u2 __attribute__((vector_size(16)));
@@ -590,15 +600,15 @@ static int32_t op_ending(struct rep_cp *cp, uint32_t pe, sim_ps end)
         }
         cp_u2 a2 = (cp_u2)any;
         if (!(a2[0] | a2[1]))
-                return -1;
+                return NULL;
         struct cp_staged *op = &cp->staged[(size_t)pe * CP_RECENT];
         uint32_t head = cp->ring[pe].head;
         for (uint32_t k = 1; k <= CP_RECENT; k++) {
                 uint32_t at = (head - k) & (CP_RECENT - 1);
                 if (rc->tag[at] == t && op[at].e == end)
-                        return commit(cp, &op[at]);
+                        return commit(cp, &op[at]) >= 0 ? &op[at] : NULL;
         }
-        return -1;
+        return NULL;
 }
 
 /* A slot for a new op of pe, its newest (its entry then set by the
@@ -623,15 +633,20 @@ static void set_end(struct rep_cp *cp, uint32_t pe, struct cp_staged *st, sim_ps
         cp->recent[pe].tag[at] = tag_of(end);
 }
 
-/* The entry of the last op PE pe issued, written now if it was not
- * (-1: none, or no longer among its last CP_RECENT). */
-static int32_t last_op(struct rep_cp *cp, uint32_t pe)
+/* The last op PE pe issued, written now if it was not (NULL: none, no
+ * longer among its last CP_RECENT, or not written: out of memory). */
+static struct cp_staged *last_op(struct rep_cp *cp, uint32_t pe)
 {
         const struct cp_ring *rg = &cp->ring[pe];
         if (!rg->last || rg->head - (rg->last - 1) > CP_RECENT)
-                return -1;
-        return commit(cp, &cp->staged[(size_t)pe * CP_RECENT + ((rg->last - 1) & (CP_RECENT - 1))]);
+                return NULL;
+        struct cp_staged *st =
+                &cp->staged[(size_t)pe * CP_RECENT + ((rg->last - 1) & (CP_RECENT - 1))];
+        return commit(cp, st) >= 0 ? st : NULL;
 }
+
+/* No moves: of no entry. */
+static const struct cp_mv cp_mv_none;
 
 static size_t site_hash(const char *file, const char *what, int line)
 {
@@ -716,16 +731,19 @@ static void step(struct rep_cp *cp, enum cp_kind kind, uint32_t pe, unsigned thr
 {
         cp->tail = NULL;
         /* Its producer first: written to the log, if it was not, before it. */
-        int32_t dep = kind == CP_WAIT ? op_ending(cp, pe, b) : -1;
+        const struct cp_staged *d = kind == CP_WAIT ? op_ending(cp, pe, b) : NULL;
         uint32_t site;
         struct cp_ent *at = site_ent(cp, file, line, what, &site);
         if (!at)
                 return;
-        struct cp_ent x = { .site = site, .pe = pe, .prev = cp->last_step[pe], .dep = dep,
-                            .kind = kind, .thread = thread };
-        if (!set_times(cp, &x, cp->n - 1, a, a, b) || !count_reads(cp, cp->n - 1, x.prev, dep))
+        struct cp_ent x = { .site = site, .pe = pe, .prev = cp->last_step[pe],
+                            .dep = d ? d->idx : -1, .kind = kind, .thread = thread };
+        if (!set_times(cp, &x, cp->n - 1, a, a, b))
                 return;
         put_stream(at, &x, sizeof x);
+        cp->step_mv[pe] = moves(&x, a, b, NULL, d ? d->e : 0,
+                                x.prev >= 0 ? &cp->step_mv[pe] : &cp_mv_none,
+                                d ? &d->mv : &cp_mv_none);
         cp->last_step[pe] = (int32_t)(cp->n - 1);
 }
 
@@ -744,6 +762,8 @@ static void signal_op(struct rep_cp *cp, uint32_t pe, unsigned thread, sim_ps at
         st->x = (struct cp_ent){ .a = at, .site = site, .pe = pe,
                                  .prev = cp->last_step[pe], .dep = -1, .kind = CP_SIGNAL,
                                  .cls = HW_DEP_CPU, .thread = thread };
+        st->mv = st->x.prev >= 0 ? cp->step_mv[pe] : cp_mv_none;
+        st->mv_dep = cp_mv_none;
         set_end(cp, pe, st, at);
 }
 
@@ -910,21 +930,29 @@ static void log_op(struct rep_cp *cp, const struct cp_split_of *sp, sim_ps a, ui
                 return;
         /* What it refers to, written to the log (if it was not) now, before
          * it takes the oldest slot of its PE's look-up. */
-        int32_t prev = -1, dep = -1;
+        int32_t prev = -1;
+        const struct cp_staged *d = NULL;
         bool trig = false;
         if (pe != issuer) {
-                dep = last_op(cp, issuer); /* a drain: the send just recorded */
+                d = last_op(cp, issuer); /* a drain: the send just recorded */
         } else {
                 prev = cp->last_step[pe];
                 if (stage || start > a)
-                        dep = op_ending(cp, pe, start);
-                if (stage && dep < 0 && a < start) {
+                        d = op_ending(cp, pe, start);
+                if (stage && !d && a < start) {
                         /* Placed by its feed when an op of the PE ended. */
-                        dep = op_ending(cp, pe, a);
-                        trig = dep >= 0;
+                        d = op_ending(cp, pe, a);
+                        trig = d != NULL;
                 }
         }
+        /* What it reads of them, before its slot (maybe d's) is taken. */
+        int32_t dep = d ? d->idx : -1;
+        sim_ps dep_end = d ? d->e : 0;
+        struct cp_mv mv_dep = d ? d->mv : cp_mv_none;
         struct cp_staged *st = stage_op(cp, pe);
+        st->mv = prev >= 0 ? cp->step_mv[pe] : cp_mv_none;
+        st->mv_dep = mv_dep;
+        st->dep_end = dep_end;
         /* Written in place (a copy from the stack stalled on its bit-fields). */
         st->s = start;
         st->x = (struct cp_ent){ .a = a, .pe = pe, .prev = prev, .dep = dep,
@@ -1309,21 +1337,6 @@ static void walk(struct rep_cp *cp)
 
 /* ---- what-if: re-time the log forward with one class 2x faster ---- */
 
-/* The classes a what-if is made for: hw_dep's, but the fixed latencies. */
-#define CP_WHATIF HW_DEP_LATENCY
-
-/* The moves of an entry's end, one lane per class (CP_WHATIF of them,
- * the last lane unused): GCC's vectors, lane by lane the same IEEE
- * operations as one class at a time (the what-if is computed for every
- * entry of the log: a class at a time it was most of the analysis). */
-typedef float cp_v4 __attribute__((vector_size(16)));
-typedef int32_t cp_m4 __attribute__((vector_size(16)));
-#define CP_LANES 8
-_Static_assert(CP_WHATIF < CP_LANES, "a lane per what-if class");
-
-struct cp_mv {
-        cp_v4 v[CP_LANES / 4];       /* lanes 0..3, 4..7 */
-};
 
 static float lane(const struct cp_mv *m, int c)
 {
@@ -1353,12 +1366,11 @@ static struct cp_mv one_lane(int c, float k)
 
 /* How op x's own time [s, e) changes with each class 2x faster (<= 0);
  * its mean factor over its split (for a queue behind ops like it) in kq. */
-static struct cp_mv own_change(const struct rep_cp *cp, const struct cp_ent *x, struct cp_mv *kq)
+static struct cp_mv own_change(const struct cp_ent *x, sim_ps total, const struct cp_parts *pp,
+                               struct cp_mv *kq)
 {
-        sim_ps total = ent_e(cp, x) - ent_s(cp, x);
         struct cp_mv p = { { { 0 } } }, d;
         if (x->has_parts) {
-                const struct cp_parts *pp = &cp->parts[x->parts];
                 for (int c = 0; c < CP_WHATIF; c++)
                         set_lane(&p, c, (float)pp->p[c]);
         } else {
@@ -1370,9 +1382,8 @@ static struct cp_mv own_change(const struct rep_cp *cp, const struct cp_ent *x, 
         }
         for (int h = 0; h < CP_LANES / 4; h++)
                 d.v[h] = -0.5f * p.v[h];
-        if (x->has_parts && cp->parts[x->parts].pace_cls) {
+        if (x->has_parts && pp->pace_cls) {
                 /* Paced at the slower of two rates: the slower one after. */
-                const struct cp_parts *pp = &cp->parts[x->parts];
                 int c = pp->pace_cls;
                 float paced = (float)pp->pace * 0.5f;
                 float other = (float)pp->pace_alt * (pp->alt_cls == c ? 0.5f : 1.0f);
@@ -1394,40 +1405,38 @@ static struct cp_mv own_change(const struct rep_cp *cp, const struct cp_ent *x, 
 }
 
 /* How entry x's end moves with each class 2x faster, from the moves of
- * its prev (dp) and its dep (dd). */
-static struct cp_mv moves(const struct rep_cp *cp, const struct cp_ent *x, const struct cp_mv *dp,
-                          const struct cp_mv *dd)
+ * its prev (dp) and its dep (dd), x being [s, e) split as its entry or pp
+ * says, and its dep ending at dep_end. */
+static struct cp_mv moves(const struct cp_ent *x, sim_ps s, sim_ps e, const struct cp_parts *pp,
+                          sim_ps dep_end, const struct cp_mv *dp, const struct cp_mv *dd)
 {
-        const struct cp_ent *E = cp->ents;
         struct cp_mv v;
         if (x->kind == CP_ISSUE) {
-                struct cp_mv k = one_lane(HW_DEP_CPU, 0.5f * (float)(ent_e(cp, x) - x->a));
+                struct cp_mv k = one_lane(HW_DEP_CPU, 0.5f * (float)(e - x->a));
                 for (int h = 0; h < CP_LANES / 4; h++)
                         v.v[h] = dp->v[h] - k.v[h];
                 return v;
         }
         if (x->kind == CP_WAIT) {
                 /* Woken by its producer's end, or on its own. */
-                if (!(x->dep >= 0 && ent_e(cp, &E[x->dep]) > x->a))
+                if (!(x->dep >= 0 && dep_end > x->a))
                         return *dp;
-                float w = (float)(ent_e(cp, x) - x->a);
+                float w = (float)(e - x->a);
                 for (int h = 0; h < CP_LANES / 4; h++)
                         v.v[h] = vmax(dp->v[h] - w, dd->v[h]);
                 return v;
         }
         if (x->drain) {
-                const struct cp_ent *p = &E[x->dep];
-                sim_ps xs = ent_s(cp, x), pend = ent_e(cp, p);
-                sim_ps transit = xs > pend ? xs - pend : 0;
-                sim_ps tail = ent_e(cp, x) - max_ps(xs, pend);
+                sim_ps transit = s > dep_end ? s - dep_end : 0;
+                sim_ps tail = e - max_ps(s, dep_end);
                 struct cp_mv kn = one_lane(HW_DEP_NOC, 0.5f * (float)transit);
                 struct cp_mv kt = one_lane(x->cls, 0.5f * (float)tail);
                 for (int h = 0; h < CP_LANES / 4; h++)
                         v.v[h] = dd->v[h] - kn.v[h] - kt.v[h];
                 return v;
         }
-        struct cp_mv kq, own = own_change(cp, x, &kq);
-        float queue = (float)(ent_s(cp, x) - x->a);
+        struct cp_mv kq, own = own_change(x, e - s, pp, &kq);
+        float queue = (float)(s - x->a);
         /* Its start moves with what it waited for: the op it queued
          * behind, or its issue and its queue. A stage placed when an op
          * ended (trig) that starts later waited for what the log does not
@@ -1448,91 +1457,22 @@ static struct cp_mv moves(const struct rep_cp *cp, const struct cp_ent *x, const
         return v;
 }
 
-/* A what-if's value of an entry that later entries still read: how much
- * its end moves per class, and how many reads are left. */
-struct cp_slot {
-        struct cp_mv d;              /* the move of its end with class c 2x faster, ps */
-        uint32_t refs;               /* later entries (and PE ends) yet to read it */
-};
-
-/* Every entry's end moves by d[c] with class c 2x faster (the log in
- * order: what an entry depends on comes before it). One pass, forward:
- * an entry's moves are kept, in a slot, only until the last entry that
- * reads them (its prev or dep, or its PE's end), so what is held at a
- * time is what is still referred to, not the whole log. Returns the
- * kernel times in out[c]. */
-static int retime(struct rep_cp *cp, double out[CP_WHATIF])
+/* The kernel time with each class c 2x faster, in out[c]: each PE's end
+ * moves as its last step's end does (the moves of every entry follow
+ * from those of its prev and its dep, and were worked out as the log was
+ * written, forward, in its order: commit, step). */
+static void retime(const struct rep_cp *cp, double out[CP_WHATIF])
 {
-        const struct cp_ent *E = cp->ents;
-        /* Per entry: first the number of its readers (cp->refs, used up
-         * here), then its slot (-1: none, nothing reads it). */
-        int32_t *R = cp->refs ? cp->refs : calloc(1, sizeof *R);
-        cp->refs = NULL;
-        cp->cap_refs = 0;
-        struct cp_slot *slot = NULL;
-        int32_t *free_slots = NULL;
-        size_t n_slots = 0, cap_slots = 0, n_free = 0, cap_free = 0;
-        int rc = -ENOMEM;
-        if (!R)
-                return rc;
-        for (uint32_t p = 0; p < cp->n_pes; p++)
-                if (cp->last_step[p] >= 0)
-                        R[cp->last_step[p]]++;
-        static const struct cp_mv zero = { { { 0 } } };
-        for (size_t j = 0; j < cp->n; j++) {
-                const struct cp_ent *x = &E[j];
-                /* Its moves, if anything reads them (most entries: no wait
-                 * ended at their end, nothing queued behind them). */
-                uint32_t refs = (uint32_t)R[j];
-                struct cp_mv v;
-                if (refs) {
-                        const struct cp_mv *dp = x->prev >= 0 ? &slot[R[x->prev]].d : &zero;
-                        const struct cp_mv *dd = x->dep >= 0 ? &slot[R[x->dep]].d : &zero;
-                        v = moves(cp, x, dp, dd);
-                }
-                /* Its reads done: a slot no later entry reads is free. */
-                const int32_t read[2] = { x->prev, x->dep };
-                for (int k = 0; k < 2; k++) {
-                        if (read[k] < 0 || --slot[R[read[k]]].refs)
-                                continue;
-                        free_slots[n_free++] = R[read[k]]; /* room: one per slot */
-                }
-                R[j] = -1;
-                if (!refs)
-                        continue;
-                if (n_free) {
-                        R[j] = free_slots[--n_free];
-                } else {
-                        if (!grow((void **)&slot, &cap_slots, n_slots, sizeof *slot))
-                                goto out;
-                        if (cap_free < cap_slots) {
-                                int32_t *f = realloc(free_slots, cap_slots * sizeof *f);
-                                if (!f)
-                                        goto out;
-                                free_slots = f;
-                                cap_free = cap_slots;
-                        }
-                        R[j] = (int32_t)n_slots++;
-                }
-                slot[R[j]].d = v;
-                slot[R[j]].refs = refs;
-        }
         for (int c = 0; c < CP_WHATIF; c++) {
                 double end = (double)cp->target_start;
                 for (uint32_t p = 0; p < cp->n_pes; p++) {
-                        int32_t l = cp->last_step[p];
-                        double f = (double)cp->exec_end[p] + (l >= 0 ? lane(&slot[R[l]].d, c) : 0);
+                        double f = (double)cp->exec_end[p] +
+                                   (cp->last_step[p] >= 0 ? lane(&cp->step_mv[p], c) : 0);
                         if (f > end)
                                 end = f;
                 }
                 out[c] = end - (double)cp->target_start;
         }
-        rc = 0;
-out:
-        free(R);
-        free(slot);
-        free(free_slots);
-        return rc;
 }
 
 static int line_cmp(const void *a, const void *b)
@@ -1607,11 +1547,9 @@ int rep_cp_analyse(struct rep_cp *cp, const struct hw_sim *s)
         double wi[CP_WHATIF];
         for (int c = 0; c < REP_CP_COUNT; c++)
                 cp->whatif[c] = -1;
-        if (retime(cp, wi) < 0)
-                cp->oom = true;
-        else
-                for (int c = 0; c < CP_WHATIF; c++)
-                        cp->whatif[c] = wi[c];
+        retime(cp, wi);
+        for (int c = 0; c < CP_WHATIF; c++)
+                cp->whatif[c] = wi[c];
         int rc = by_lines(cp);
         cp->exec_end = NULL;
         cp->sim = NULL;
