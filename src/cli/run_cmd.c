@@ -227,7 +227,10 @@ static const struct cli_opt run_opts[] = {
           "critical path: its time by resource class and by kernel\n"
           "source line, its longest segments, the chain across PEs,\n"
           "and what-if estimates (one class 2x faster); with --json,\n"
-          "as \"critical_path\"; with --trace, a track of its own",
+          "as \"critical_path\"; with --trace, a track of its own.\n"
+          "The log is built on a second thread when the process may\n"
+          "use two processors (CUBESIM_CP_INLINE=1: on the run's own;\n"
+          "the output is the same)",
           cli_opt_on, RO(critical_path) },
         { "--json", NULL, NULL, 0,
           "print the run summary as JSON (not with --oplog - or\n"

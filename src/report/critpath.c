@@ -239,11 +239,12 @@ struct cp_rec {
         uint8_t stage : 1;           /* an op: placed after its call returned */
         uint8_t split : 2;           /* an op: enum cp_split */
 };
-_Static_assert(sizeof(struct cp_rec) % 8 == 0, "records follow one another aligned (64 "
-               "bytes on LP64: a cache line)");
+_Static_assert(sizeof(struct cp_rec) % 16 == 0, "records follow one another 16-byte aligned "
+               "(64 bytes on LP64: a cache line)");
 
-/* The bytes a record's cp_parts takes. */
-#define CP_REC_PARTS ((sizeof(struct cp_parts) + 7) & ~(size_t)7)
+/* The bytes a record's cp_parts takes (16-byte aligned, as put_out
+ * streams them). */
+#define CP_REC_PARTS ((sizeof(struct cp_parts) + 15) & ~(size_t)15)
 
 /* An op record held back (rep_cp.held), and its parts. */
 struct cp_held {
@@ -266,10 +267,16 @@ struct cp_chain {
         sim_ps s0, e;                /* OPEN: its span so far */
 };
 
+/* Bytes of records gathered before they go to the spool. */
+#define CP_OUT ((size_t)4096)
+
 struct rep_cp {
         struct cp_chain chain;       /* the records' side of fold_stage */
         struct cp_held held;         /* the last op record, held back to fold into */
         bool held_on;                /* held is one */
+        size_t n_out;                /* bytes of records in out */
+        unsigned char out[CP_OUT] __attribute__((aligned(16))); /* records on their way to
+                                      * the spool (put_rec, put_out) */
         struct spool *spool;         /* the run's records, built into the log (build) on a
                                       * thread of their own where the machine has a core
                                       * to spare */
@@ -976,13 +983,30 @@ static void log_op(struct rep_cp *cp, const struct cp_split_of *sp, sim_ps a, ui
 /* Write record r (and its parts, pp, when it is split so) to the spool,
  * past the cache (put_stream): the producer never reads it again, the
  * log's builder reads it once, on its own core. */
+static void put_out(struct rep_cp *cp)
+{
+        if (!cp->n_out)
+                return;
+        unsigned char *at = spool_put(cp->spool, cp->n_out);
+#if defined(__x86_64__) && defined(__SSE2__)
+        for (size_t k = 0; k < cp->n_out; k += 16)
+                _mm_stream_si128((__m128i *)(at + k), _mm_load_si128((const __m128i *)(cp->out + k)));
+#else
+        memcpy(at, cp->out, cp->n_out);
+#endif
+        cp->n_out = 0;
+}
+
 static void put_rec(struct rep_cp *cp, const struct cp_rec *r, const struct cp_parts *pp)
 {
         bool parts = r->split == CP_SPLIT_PARTS;
-        unsigned char *at = spool_put(cp->spool, sizeof *r + (parts ? CP_REC_PARTS : 0));
-        put_stream(at, r, sizeof *r);
+        size_t n = sizeof *r + (parts ? CP_REC_PARTS : 0);
+        if (cp->n_out + n > CP_OUT)
+                put_out(cp);
+        memcpy(cp->out + cp->n_out, r, sizeof *r);
         if (parts)
-                put_stream(at + sizeof *r, pp, sizeof *pp);
+                memcpy(cp->out + cp->n_out + sizeof *r, pp, sizeof *pp);
+        cp->n_out += n;
 }
 
 /* Write the op record held back for the chain to fold into, if any. */
@@ -1517,6 +1541,7 @@ static int by_lines(struct rep_cp *cp)
 int rep_cp_analyse(struct rep_cp *cp, const struct hw_sim *s)
 {
         put_held(cp);
+        put_out(cp);
         cp->chain.state = CP_CHAIN_NONE;
         spool_drain(cp->spool);
         if (cp->oom)
