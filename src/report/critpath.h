@@ -18,13 +18,19 @@
  * Producers are looked up among their PE's last 32 ops, which are kept
  * whole; an op is written to the log only when something refers to it
  * (docs/adr/0051). Every reference is to an earlier entry of the log, so
- * the log is a dependence graph in topological order.
+ * the log is a dependence graph in topological order. The calls below
+ * only write records of what happened; the log is built from them on a
+ * thread of its own where the process may use two processors (else, or
+ * with CUBESIM_CP_INLINE=1, on the caller's), in the order written, so
+ * it is the same either way (docs/adr/0051, amendment 3). The calls for
+ * one log come from one thread.
  *
- * After the run, the walk goes back from the last PE's end through what
- * each step waited on, to the kernel's start: its segments tile the kernel
- * time, so its split by class and by line sums to the kernel time exactly.
  * A what-if re-times the graph forward with one class's durations scaled
- * (0.5: 2x faster), keeping the recorded order of every queue. */
+ * (0.5: 2x faster), keeping the recorded order of every queue: each
+ * entry's moves as it is written. After the run, the walk goes back from
+ * the last PE's end through what each step waited on, to the kernel's
+ * start: its segments tile the kernel time, so its split by class and by
+ * line sums to the kernel time exactly. */
 #ifndef CUBESIM_REPORT_CRITPATH_H
 #define CUBESIM_REPORT_CRITPATH_H
 
