@@ -216,7 +216,7 @@ struct cp_memo {
 };
 
 /* What the run recorded, in the order it did: a cp_rec, followed, for an
- * op split in parts (split_of), by its cp_parts (rounded up to 8 bytes). */
+ * op split in parts (split_of), by its cp_parts (CP_REC_PARTS bytes). */
 enum cp_rec_kind {
         CP_REC_ISSUE,                /* rep_cp_issue */
         CP_REC_WAIT,                 /* rep_cp_wait */
@@ -232,7 +232,8 @@ struct cp_rec {
         int32_t line;
         uint32_t pe;                 /* the PE */
         uint32_t issuer;             /* an op: the PE that issued it */
-        uint32_t lat, tcm;           /* an op split CP_SPLIT_ENT: its latency and TCM ps */
+        uint32_t lat, tcm;           /* an op not split in parts: its latency and TCM ps
+                                      * (CP_SPLIT_NONE: 0) */
         uint8_t kind;                /* enum cp_rec_kind */
         uint8_t thread;              /* a wait, a signal: thread_field's */
         uint8_t cls;                 /* an op: its class */
@@ -278,8 +279,8 @@ struct rep_cp {
         unsigned char out[CP_OUT] __attribute__((aligned(16))); /* records on their way to
                                       * the spool (put_rec, put_out) */
         struct spool *spool;         /* the run's records, built into the log (build) on a
-                                      * thread of their own where the machine has a core
-                                      * to spare */
+                                      * thread of its own where the process may use two
+                                      * processors (build_aside) */
         struct cp_ent *ents;         /* the log */
         size_t n, cap;
         size_t ahead_ents;           /* fault_ahead's mark in ents, bytes */
@@ -336,9 +337,10 @@ const char *rep_cp_class_name(int cls)
 }
 
 /* The records' blocks: 1 MiB, eight of them. They are written past the
- * cache (put_rec), so their size costs the simulation no cache; a block
- * handed over may wake the builder, which on a virtual machine costs
- * tens of microseconds (64 KiB blocks: a tenth of the run's time). */
+ * cache (put_out), so their size costs the simulation no cache; a block
+ * handed over may wake the builder, which costs tens of microseconds on
+ * a virtual machine (at 256 KiB blocks the wake-ups were 2% of the run's
+ * samples at 32K prefill; 856 blocks of 1 MiB there). */
 #define CP_BLOCK ((size_t)1 << 20)
 #define CP_BLOCKS 8
 
@@ -977,12 +979,11 @@ static void log_op(struct rep_cp *cp, const struct cp_split_of *sp, sim_ps a, ui
         set_end(cp, pe, st, end);
 }
 
-
 /* ---- the run's records, built into the log beside it ---- */
 
-/* Write record r (and its parts, pp, when it is split so) to the spool,
- * past the cache (put_stream): the producer never reads it again, the
- * log's builder reads it once, on its own core. */
+/* Stream the records gathered in cp->out to the spool, past the cache:
+ * the run never reads them again, and the log's builder reads them once,
+ * on its own processor. */
 static void put_out(struct rep_cp *cp)
 {
         if (!cp->n_out)
@@ -990,13 +991,15 @@ static void put_out(struct rep_cp *cp)
         unsigned char *at = spool_put(cp->spool, cp->n_out);
 #if defined(__x86_64__) && defined(__SSE2__)
         for (size_t k = 0; k < cp->n_out; k += 16)
-                _mm_stream_si128((__m128i *)(at + k), _mm_load_si128((const __m128i *)(cp->out + k)));
+                _mm_stream_si128((__m128i *)(at + k),
+                                 _mm_load_si128((const __m128i *)(cp->out + k)));
 #else
         memcpy(at, cp->out, cp->n_out);
 #endif
         cp->n_out = 0;
 }
 
+/* Gather record r (and its parts, pp, when it is split so). */
 static void put_rec(struct rep_cp *cp, const struct cp_rec *r, const struct cp_parts *pp)
 {
         bool parts = r->split == CP_SPLIT_PARTS;
@@ -1360,7 +1363,6 @@ static void walk(struct rep_cp *cp)
 }
 
 /* ---- what-if: re-time the log forward with one class 2x faster ---- */
-
 
 static float lane(const struct cp_mv *m, int c)
 {
