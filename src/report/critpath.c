@@ -837,6 +837,14 @@ static void merge_pace(struct cp_parts *pp, const struct cp_parts *xs)
         }
 }
 
+/* Add parts xs, and their pacing, to pp. */
+static void add_parts(struct cp_parts *pp, const struct cp_parts *xs)
+{
+        for (int c = 0; c < HW_DEP_COUNT; c++)
+                pp->p[c] += xs->p[c];
+        merge_pace(pp, xs);
+}
+
 /* Add to op w's split (its lat and tcm, or pp when it has parts), over
  * total ps, that of the op after it, sp over x_total ps: w then spans
  * both. w may come to have parts: pp is room for them. */
@@ -853,9 +861,7 @@ static void add_split(struct cp_ent *w, struct cp_parts *pp, sim_ps total,
                 w->lat += x.lat;     /* both < 2^32 and their sum < e - s */
                 w->tcm += x.tcm;
         } else if (w->has_parts && x_parts) {
-                for (int c = 0; c < HW_DEP_COUNT; c++)
-                        pp->p[c] += sp->pp->p[c];
-                merge_pace(pp, sp->pp);
+                add_parts(pp, sp->pp);
         } else {
                 /* w's split, and x's, beside w. */
                 sim_ps pw[HW_DEP_COUNT], px[HW_DEP_COUNT];
@@ -1131,8 +1137,15 @@ record_op(struct rep_cp *cp, const struct hw_sim *s, uint32_t issuer, uint32_t p
         if (stage && pe == issuer && ch->state == CP_CHAIN_OPEN && ch->pe == pe &&
             ch->cls == cls && ch->e == start && end - ch->s0 <= UINT32_MAX &&
             ch->file == file && ch->line == line) {
-                struct cp_split_of sp = { .how = how, .lat = x.lat, .tcm = x.tcm, .pp = &xs };
-                merge_held(&cp->held.r, &cp->held.pp, &sp, end);
+                struct cp_rec *r = &cp->held.r;
+                if (r->split == CP_SPLIT_PARTS && how == CP_SPLIT_PARTS) {
+                        add_parts(&cp->held.pp, &xs); /* the common case, as add_split */
+                        r->t[2] = end;
+                } else {
+                        struct cp_split_of sp = { .how = how, .lat = x.lat, .tcm = x.tcm,
+                                                  .pp = &xs };
+                        merge_held(r, &cp->held.pp, &sp, end);
+                }
                 ch->e = end;
                 return;
         }
