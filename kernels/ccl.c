@@ -81,10 +81,9 @@ static const struct tl_param ccl_params[] = {
           "multicast all-gather: one a link)" },
         { "cols", TL_PARAM_INT, 1024, 1, 1 << 20, NULL,
           "columns of each device's input (a 2 KiB bf16 page by default)" },
-        { "chunk_bytes", TL_PARAM_INT, 65536, 1, 1 << 24, NULL,
-          "bytes per message (whole rows, at least one)" },
-        { "pipeline", TL_PARAM_INT, 1, 1, 1 << 20, NULL,
-          "at least this many messages a piece (smaller than chunk_bytes if need be)" },
+        COLL_PARAM_CHUNK_BYTES("bytes per message (whole rows, at least one)"),
+        COLL_PARAM_PIPELINE(1, "at least this many messages a piece (smaller than chunk_bytes "
+                               "if need be)"),
         { "dtype", TL_PARAM_CHOICE, 0, 0, 0, dtypes, "bf16 or fp32" },
         { "sync_packets", TL_PARAM_INT, 0, -1, 1 << 20, NULL,
           "reduce-scatter packets per sync with the neighbour (0: 4 on a ring, 20 on a line; "
@@ -166,7 +165,8 @@ static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
                 a->workers = a->mcast && op == CCL_ALL_GATHER
                                      ? links
                                      : rule_workers(a->n,
-                                                    (double)bytes * (op == CCL_ALL_GATHER ? a->n : 1),
+                                                    (double)bytes *
+                                                            (op == CCL_ALL_GATHER ? a->n : 1),
                                                     a->algo == COLL_RING);
         /* tt-metal's reduce-scatter syncs with its neighbour every 4 chunks
          * on a ring, every 20 on a line (docs/tt-sources.md CCL-SYNC) */

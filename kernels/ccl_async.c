@@ -65,10 +65,8 @@ static const struct tl_param cca_params[] = {
         { "links", TL_PARAM_INT, 4, 1, 16, NULL,
           "workers per direction and device, one a link (GALAXY_NUM_LINKS: 4 on the 6U, 3 on "
           "the 4U)" },
-        { "chunk_bytes", TL_PARAM_INT, 65536, 1, 1 << 24, NULL,
-          "bytes per message (whole rows, at least one), as kernels/ccl.c" },
-        { "pipeline", TL_PARAM_INT, 2, 1, 1 << 20, NULL,
-          "at least links x this many messages a piece" },
+        COLL_PARAM_CHUNK_BYTES("bytes per message (whole rows, at least one), as kernels/ccl.c"),
+        COLL_PARAM_PIPELINE(2, "at least links x this many messages a piece"),
         { "dtype", TL_PARAM_CHOICE, 1, 0, 0, cca_dtypes,
           "the tensors and persistent buffers (bfp8_b: the demo's all-reduce and reduce-scatter "
           "buffers; bf16: its create-heads and SDPA gathers)" },

@@ -18,6 +18,14 @@
 #define COLL_TAGS 64                 /* tags one collective may use from its base */
 #define COLL_MAX_TEAM 1024           /* PEs of a team (members x flows x workers) */
 
+/* The message size and pipeline depth parameters of a collective kernel
+ * (kernels/ccl.c, kernels/ccl_async.c): the same key, range and default
+ * message size; the pipeline's default depth and the help differ. */
+#define COLL_PARAM_CHUNK_BYTES(help) \
+        { "chunk_bytes", TL_PARAM_INT, 65536, 1, 1 << 24, NULL, help }
+#define COLL_PARAM_PIPELINE(depth, help) \
+        { "pipeline", TL_PARAM_INT, depth, 1, 1 << 20, NULL, help }
+
 /* A group of ranks first + i * stride, i < n, in ring order, and this
  * PE's place in it. */
 struct coll_group {
