@@ -243,8 +243,7 @@ struct cp_rec {
 _Static_assert(sizeof(struct cp_rec) % 16 == 0, "records follow one another 16-byte aligned "
                "(64 bytes on LP64: a cache line)");
 
-/* The bytes a record's cp_parts takes (16-byte aligned, as put_out
- * streams them). */
+/* The bytes a record's cp_parts takes (records stay 16-byte aligned). */
 #define CP_REC_PARTS ((sizeof(struct cp_parts) + 15) & ~(size_t)15)
 
 /* An op record held back (rep_cp.held), and its parts. */
@@ -994,14 +993,7 @@ static void put_out(struct rep_cp *cp)
 {
         if (!cp->n_out)
                 return;
-        unsigned char *at = spool_put(cp->spool, cp->n_out);
-#if defined(__x86_64__) && defined(__SSE2__)
-        for (size_t k = 0; k < cp->n_out; k += 16)
-                _mm_stream_si128((__m128i *)(at + k),
-                                 _mm_load_si128((const __m128i *)(cp->out + k)));
-#else
-        memcpy(at, cp->out, cp->n_out);
-#endif
+        put_stream(spool_put(cp->spool, cp->n_out), cp->out, cp->n_out);
         cp->n_out = 0;
 }
 
