@@ -36,7 +36,7 @@
 
 static const char *const vc_params[] = { "csv", "max_bytes", "workers", "chunk_bytes",
                                          "pipeline", "message_ns", "oneshot_bytes", "syncs",
-                                         "mux", "mcast", "figures", NULL };
+                                         "mux", "mcast", "launch_skew_ns", "figures", NULL };
 
 #define VC_MAX_ROWS 512
 
@@ -64,6 +64,9 @@ struct vc_cfg {
         bool mux;                    /* the workers connect through a mux PE a flow */
         bool mcast;                  /* a line's gather multicasts through router PEs */
         const char *message_ns;      /* the links' message cost, or NULL: the files' */
+        int64_t launch_skew_ns;      /* system.launch_skew_ns: the host's launch of the
+                                      * devices, in turn, the last this long after the
+                                      * first */
 };
 
 static int op_index(const char *s)
@@ -148,6 +151,9 @@ static double run_us(const struct vc_cfg *cfg, const struct vc_row *r, struct di
         snprintf(msg, sizeof msg, "system.inter_sip.message_ns=%s",
                  cfg->message_ns ? cfg->message_ns : "");
         if (cfg->message_ns && topo_set_kv(&t, msg, d) < 0)
+                return -1;
+        snprintf(msg, sizeof msg, "system.launch_skew_ns=%lld", (long long)cfg->launch_skew_ns);
+        if (topo_set_kv(&t, msg, d) < 0)
                 return -1;
         int64_t each = r->op == 0 ? r->bytes / r->devices : r->bytes;
         char kv[9][48];
@@ -307,7 +313,7 @@ static json_t *rows_json(const struct vc_row *r, int n)
 static int run(const struct bench_ctx *c)
 {
         const char *csv;
-        uint64_t max_bytes, workers, chunk, pipeline, oneshot, sync, mux, mcast, figures;
+        uint64_t max_bytes, workers, chunk, pipeline, oneshot, sync, mux, mcast, skew, figures;
         struct vc_cfg cfg = { 0 };
         params_str(c->params, "csv", "benches/data/tt_ccl.csv", &csv);
         params_u64(c->params, "max_bytes", 1ull << 30, 1024, 1ull << 40, &max_bytes, c->diag);
@@ -318,6 +324,7 @@ static int run(const struct bench_ctx *c)
         params_u64(c->params, "syncs", 1, 0, 1, &sync, c->diag);
         params_u64(c->params, "mux", 1, 0, 1, &mux, c->diag);
         params_u64(c->params, "mcast", 1, 0, 1, &mcast, c->diag);
+        params_u64(c->params, "launch_skew_ns", 0, 0, 1000000, &skew, c->diag);
         params_u64(c->params, "figures", 1, 0, 1, &figures, c->diag);
         params_str(c->params, "message_ns", NULL, &cfg.message_ns);
         params_check_unused(c->params, vc_params, "validate-tt-ccl", c->diag);
@@ -331,6 +338,7 @@ static int run(const struct bench_ctx *c)
         cfg.syncs = sync != 0;
         cfg.mux = mux != 0;
         cfg.mcast = mcast != 0;
+        cfg.launch_skew_ns = (int64_t)skew;
         struct vc_row *rows = calloc(VC_MAX_ROWS, sizeof *rows);
         if (!rows) {
                 diag_error(c->diag, "out of memory");

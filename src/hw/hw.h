@@ -507,5 +507,8 @@ static inline struct hw_cube *hw_pe_cube(struct hw_pe *pe)
  * route the launch and the completions take is computed here: 0, or
  * -ENOMEM if the route cache or the launch's own arrays could not grow. */
 int hw_launch(struct hw_sim *, hw_pe_body body, void *arg);
+/* How much after target_start the launch reaches SIP sip's PEs:
+ * system.launch_skew_ns x sip / (sips - 1), 0 without the key. */
+sim_ps hw_launch_skew(const struct hw_sim *, uint32_t sip);
 
 #endif

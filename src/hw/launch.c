@@ -56,12 +56,23 @@ static void pe_exited(struct ev_loop *ev, struct ev_event *e)
 
 /* ---- launch ---- */
 
+/* How much later than SIP 0's the host's launch reaches SIP sip's PEs
+ * (system.launch_skew_ns: the host launches the chips in turn, the last
+ * that much after the first). */
+sim_ps hw_launch_skew(const struct hw_sim *s, uint32_t sip)
+{
+        uint32_t n = s->topo->system.sips;
+        if (n < 2 || !s->topo->system.launch_skew_ps)
+                return 0;
+        return s->topo->system.launch_skew_ps * sip / (n - 1);
+}
+
 static void pe_main(struct ev_proc *p, void *arg)
 {
         struct hw_pe *pe = arg;
         struct hw_sim *s = pe->sim;
         CS_ASSERT(ev_now(&s->ev) <= s->target_start_ps);
-        ev_sleep_until(p, s->target_start_ps);
+        ev_sleep_until(p, s->target_start_ps + hw_launch_skew(s, pe->sip));
         pe->exec_start_ps = ev_now(&s->ev);
         pe->started = true;
         /* The program's fixed launch and end (pe.cpu.program_ns), paid

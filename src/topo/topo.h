@@ -325,6 +325,9 @@ struct topo_system {
         struct topo_energy inter_sip_energy; /* per byte over an inter-SIP link */
         uint32_t mesh_cols;          /* sip_net mesh: SIPs per mesh row (0: unused) */
         uint32_t inter_sip_links;    /* parallel links per neighbouring pair (0: 1) */
+        sim_ps launch_skew_ps;       /* the host's launch reaches SIP s this much x s /
+                                      * (sips - 1) after SIP 0 (it launches the chips in
+                                      * turn); 0 (no key): every SIP at once */
         sim_ps inter_sip_message_ps; /* each message's cost on an inter-SIP link (the
                                       * Ethernet core's handling), on top of its bytes */
         uint32_t inter_sip_message_overlap; /* 1: the link's Ethernet core handles a message

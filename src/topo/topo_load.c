@@ -89,6 +89,7 @@ const struct topo__field topo__fields[] = {
                   system.inter_sip_frame_overhead_bytes),
         { "system.inter_sip.ports", FT_COORDS, FS_COORDS, false, 0, 1023,
           OFF(system.inter_sip_ports), NULL, true },
+        F_OPT_NS("system.launch_skew_ns", system.launch_skew_ps),
         F_TDP("system.tdp_w", system.tdp_mw),
 
         F_MAP("sip"),
