@@ -21,6 +21,16 @@
 #define TT_MM_PAD (7 * TT_TILE)      /* most columns tt_mm_subblock pads a worker's compute by */
 #define TT_ELT_W 8                   /* most tiles of a row an elementwise block takes */
 
+/* The widest output subblock of at most 8 tiles that divides nt tiles
+ * (1 if none does): the subblock of a matmul that does not pad. */
+static inline int64_t tt_mm_subblock_dividing(int64_t nt)
+{
+        for (int64_t c = 8; c > 1; c--)
+                if (nt % c == 0)
+                        return c;
+        return 1;
+}
+
 /* The output subblock of a DRAM-sharded matmul on a worker's nt tiles of
  * columns (tt-metal's matmul_multicore_reuse_dram_sharded program
  * factory): one row of tiles, the widest of at most 8 dividing nt; when
@@ -32,10 +42,7 @@
  * factory's limit is 4. */
 static inline int64_t tt_mm_subblock(int64_t nt, int64_t *nt_compute)
 {
-        int64_t w = 1;
-        for (int64_t c = 8; c > 1 && w == 1; c--)
-                if (nt % c == 0)
-                        w = c;
+        int64_t w = tt_mm_subblock_dividing(nt);
         int64_t subblocks = nt / w, best = w;
         for (int64_t c = w + 1; c <= 8; c++)
                 if ((nt + c - 1) / c < subblocks) {

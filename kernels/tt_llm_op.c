@@ -172,10 +172,8 @@ static void mm_ring(tl_ctx *tl, const struct tt_op_args *a)
         int g = grid_index(tl, a), ring = a->workers;
         if (g < 0 || g >= ring)
                 return;
-        int64_t m = a->m, kb = a->kb, nb = a->nb, sub = TT_TILE;
-        for (int64_t w = 8; w > 1 && sub == TT_TILE; w--)
-                if (nb / TT_TILE % w == 0)
-                        sub = w * TT_TILE;
+        int64_t m = a->m, kb = a->kb, nb = a->nb;
+        int64_t sub = tt_mm_subblock_dividing(nb / TT_TILE) * TT_TILE;
         tl_tensor *wl = tl_reshape(tl, tl_view(tl, a->wl, ((int64_t[]){ g, 0, 0 }),
                                                 ((int64_t[]){ 1, a->k, nb })),
                                    2, ((int64_t[]){ a->k, nb }));
