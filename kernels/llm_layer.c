@@ -845,10 +845,10 @@ static bool gemm_split(tl_ctx *tl, const struct llm_pe *pe, tl_tensor *a, int nb
                 sb.b[j] = b[j];
         if (!split_fits(tl, pe, &sb, pe->ahead && pe->ahead->ares))
                 return false;
-        int p = g->ncols, grp = split_group(pe, &sb), nsub = p / grp * nb, np = 0;
+        int p = g->ncols, grp = split_group(pe, &sb), np = 0;
         tl_tensor *aq, *bv[LLM_SPLIT_SUBS], *part[LLM_SPLIT_SUBS];
         struct gbufs gb;
-        split_operands(tl, pe, &sb, &aq, bv, &gb);
+        int nsub = split_operands(tl, pe, &sb, &aq, bv, &gb);
         int64_t m = tl_dim(a, 0);
         for (int s = 0; s < nsub; s++)
                 part[s] = grp == 1 && s / nb == g->lc
