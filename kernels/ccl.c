@@ -34,7 +34,15 @@
  * workers x flows + muxes + flow x stages + position - 1), store the
  * chunks and pass them on; the first takes the workers' connections in
  * place of a mux; the owner's copy is flow 1's; a line-wide barrier
- * opens and closes the gather (coll_mcast_barrier). */
+ * opens and closes the gather (coll_mcast_barrier). A one-shot ring
+ * reduce-scatter (at most oneshot_bytes a device) is, with direct (the
+ * default), tt-metal's reduce_scatter_minimal_direct (coll_team.direct,
+ * docs/adr/0054): one worker a link (PEs 0 .. links - 1) sends both ways,
+ * in messages of chunk_bytes not cut for a pipeline, and opens and closes
+ * its own connections with two PEs standing in for its link's routers
+ * (direct_pe); no mux, no entry or exit handshake. An all-reduce's
+ * reduce-scatter half on a ring is the same op; its gather then opens and
+ * closes as a collective, as before. */
 #include "collective.h"
 
 enum ccl_op {
@@ -53,6 +61,12 @@ struct ccl_args {
         int algo;                    /* enum coll_algo */
         bool bidir;                  /* two flows */
         bool oneshot;                /* the reduce-scatter sends pieces straight to their owners */
+        bool direct;                 /* the one-shot reduce-scatter is tt-metal's direct op
+                                      * (coll_team.direct): direct_workers PEs a member, no
+                                      * mux, two router stand-ins each (direct_pe) */
+        int direct_workers;          /* its PEs a member: one a link */
+        int64_t direct_rows;         /* rows per message of the direct op: chunk_bytes,
+                                      * not cut further for a pipeline */
         int sync_packets;            /* the reduce-scatter's packets per sync (0: none) */
         bool mux;                    /* a mux PE a flow, the workers' connections through it */
         bool mcast;                  /* the gather (all_gather, all_reduce's second half)
@@ -78,7 +92,7 @@ static const struct tl_param ccl_params[] = {
         { "bidir", TL_PARAM_INT, 1, 0, 1, NULL, "1: both directions (two flows)" },
         { "workers", TL_PARAM_INT, 0, 0, 64, NULL,
           "PEs per flow and device (0: tt-metal's rule by the bytes a link carries; a "
-          "multicast all-gather: one a link)" },
+          "multicast all-gather and the direct reduce-scatter: one a link)" },
         { "cols", TL_PARAM_INT, 1024, 1, 1 << 20, NULL,
           "columns of each device's input (a 2 KiB bf16 page by default)" },
         COLL_PARAM_CHUNK_BYTES("bytes per message (whole rows, at least one)"),
@@ -93,6 +107,14 @@ static const struct tl_param ccl_params[] = {
           "connect and teardown handshakes); 0: no connections" },
         { "oneshot_bytes", TL_PARAM_INT, 524288, 0, 1ll << 40, NULL,
           "a ring reduce-scatter of at most this many bytes a device is one-shot (0: never)" },
+        { "direct", TL_PARAM_INT, 1, 0, 1, NULL,
+          "1: a one-shot ring reduce-scatter (and an all-reduce's reduce-scatter half) is "
+          "tt-metal's direct op: one PE a link and device for both directions (whatever "
+          "bidir), its own fabric connections (with mux: a token each way with a PE standing "
+          "in for each router), a start barrier of the whole ring, each chunk of chunk_bytes "
+          "one message straight to its owner, farthest first, no exit barrier; 0: the "
+          "one-shot path (the all-gather rule's workers, a mux, pipelined messages, nearest "
+          "first)" },
         { "mcast", TL_PARAM_INT, 1, 0, 1, NULL,
           "1: on a line the gather multicasts as tt-metal's: one worker a direction and link "
           "sends its piece once, one message in flight; router PEs on each device, one a "
@@ -142,6 +164,8 @@ static int ccl_stages(const struct ccl_args *a)
  * multicast all-gather, whose workers connect to the routers. */
 static int ccl_muxes(const struct ccl_args *a)
 {
+        if (a->direct && a->op == CCL_REDUCE_SCATTER)
+                return 0;                            /* it opens its own connections */
         return a->mux && !(a->mcast && a->op == CCL_ALL_GATHER) ? (a->bidir ? 2 : 1) : 0;
 }
 
@@ -177,10 +201,24 @@ static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
         a->gather_workers = op == CCL_ALL_GATHER || links > a->workers ? a->workers : links;
         a->oneshot = op != CCL_ALL_GATHER && a->algo == COLL_RING &&
                      bytes <= tl_setup_int(s, "oneshot_bytes");
+        int per = (a->bidir ? 2 : 1) * a->workers;
+        a->direct = a->oneshot && tl_setup_int(s, "direct") != 0;
+        if (a->direct) {
+                /* one worker a link (workers, if given); an all-reduce's are
+                 * among its gather's PEs */
+                int w = (int)tl_setup_int(s, "workers");
+                a->direct_workers = w ? w : links;
+                if (op == CCL_ALL_REDUCE && a->direct_workers > per)
+                        a->direct_workers = per;
+                if (op == CCL_REDUCE_SCATTER)
+                        a->workers = per = a->direct_workers;
+        }
         int64_t cols = tl_setup_int(s, "cols"), elems = bytes / size;
-        int per = (a->bidir ? 2 : 1) * a->workers, muxes = ccl_muxes(a), routers = 0;
+        int muxes = ccl_muxes(a), routers = 0;
         if (a->mcast)
                 routers = (a->bidir ? 2 : 1) * ccl_stages(a);
+        if (a->direct)
+                routers = 2 * a->direct_workers;
         if (m.cubes_per_sip != 1)
                 tl_setup_error(s, "a device is a SIP of one cube (the machine has %d cubes a "
                                "SIP)", m.cubes_per_sip);
@@ -215,6 +253,7 @@ static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
         a->gather_rows = a->chunk_rows < piece ? a->chunk_rows : piece;
         if (a->gather_rows < 1)
                 a->gather_rows = 1;
+        a->direct_rows = a->gather_rows;
         if (a->chunk_rows > (piece + depth - 1) / depth)
                 a->chunk_rows = (piece + depth - 1) / depth;
         if (a->chunk_rows < 1)
@@ -381,6 +420,66 @@ static void all_reduce_mcast(tl_ctx *tl, const struct ccl_args *a, struct coll_t
         ccl_close(tl, &g, router);
 }
 
+/* The direct op's PEs on a SIP (a->direct): its workers are PEs 0 ..
+ * direct_workers - 1; worker w's connections go to the routers of its
+ * link, forward (to member me + 1) and backward, each stood in for by a PE
+ * of the chip: PE base + 2w (forward) and + 1 (backward), base the first
+ * PE after the reduce-scatter's workers (an all-reduce: after its gather's
+ * workers and muxes). On the T3000 (one link, a worker at PE 0) these are
+ * PEs 1 and 2, beside it on row 0 of the grid, whose routers the chip's
+ * Ethernet cores sit on (system.inter_sip.ports): a round trip a hop or
+ * two over the NoC, as the worker's to the link's Ethernet core (the
+ * simulator runs no code on that core; they also stand where the muxes
+ * stand with direct=0). */
+static int direct_pe(const struct ccl_args *a, int w, int dir)
+{
+        int base = a->op == CCL_REDUCE_SCATTER ? a->direct_workers
+                                               : (a->bidir ? 2 : 1) * a->workers + ccl_muxes(a);
+        return base + 2 * w + dir;
+}
+
+/* The team of the direct op's worker w: one flow of direct_workers PEs a
+ * member, its connections to its routers' stand-ins (with mux). */
+static void ccl_direct_team(tl_ctx *tl, const struct ccl_args *a, struct coll_team *t, int w)
+{
+        int sip = tl_program_id(tl, 2), W = a->direct_workers;
+        *t = (struct coll_team){ .n = a->n, .algo = COLL_RING, .workers = W, .worker = w,
+                                 .chunk_rows = a->direct_rows, .dim = a->dim, .wire_dt = a->dt,
+                                 .direct = true, .conn = { -1, -1 } };
+        for (int i = 0; i < a->n; i++) {
+                if (a->order[i] == sip)
+                        t->me = i;
+                for (int v = 0; v < W; v++)
+                        t->ranks[i * W + v] = tl_rank(tl, v, 0, a->order[i]);
+        }
+        for (int d = 0; a->mux && d < 2; d++)
+                t->conn[d] = tl_rank(tl, direct_pe(a, w, d), 0, sip);
+}
+
+/* A direct op's PE: worker w's router stand-in (coll_direct_router), its
+ * worker (the reduce-scatter of x into y's front), or neither. Returns
+ * whether it was one of them. */
+static bool ccl_direct(tl_ctx *tl, const struct ccl_args *a, int pe)
+{
+        int W = a->direct_workers, sip = tl_program_id(tl, 2);
+        if (pe >= direct_pe(a, 0, 0) && pe < direct_pe(a, W, 0)) {
+                if (a->mux)
+                        coll_direct_router(tl, tl_rank(tl, (pe - direct_pe(a, 0, 0)) / 2, 0, sip),
+                                           0);
+                return true;
+        }
+        if (pe >= W)
+                return false;
+        struct coll_team t;
+        ccl_direct_team(tl, a, &t, pe);
+        tl_tensor *x = coll_member_view(tl, a->x, sip), *y = coll_member_view(tl, a->y, sip);
+        if (a->op == CCL_REDUCE_SCATTER)
+                coll_reduce_scatter_front(tl, &t, x, y, 0);
+        else
+                coll_reduce_scatter(tl, &t, x, coll_piece(tl, &t, y, t.me), 0);
+        return true;
+}
+
 static void ccl(tl_ctx *tl, const void *args)
 {
         const struct ccl_args *a = args;
@@ -389,10 +488,16 @@ static void ccl(tl_ctx *tl, const void *args)
         if (tl_program_id(tl, 1) != 0)
                 return;
         int muxes = ccl_muxes(a);
+        if (a->direct && a->op == CCL_REDUCE_SCATTER) {
+                ccl_direct(tl, a, pe);
+                return;
+        }
         if (pe >= per) {
-                if (pe < per + muxes)
+                if (a->direct && pe >= direct_pe(a, 0, 0))
+                        ccl_direct(tl, a, pe);
+                else if (pe < per + muxes)
                         ccl_mux(tl, a, pe - per,
-                                a->op == CCL_ALL_REDUCE && !a->mcast ? 2 : 1);
+                                a->op == CCL_ALL_REDUCE && !a->mcast && !a->direct ? 2 : 1);
                 else if (a->mcast && pe < per + muxes + flows * ccl_stages(a))
                         ccl_router(tl, a, (pe - per - muxes) / ccl_stages(a),
                                    (pe - per - muxes) % ccl_stages(a) + 1);
@@ -409,6 +514,18 @@ static void ccl(tl_ctx *tl, const void *args)
         int mux = muxes ? tl_rank(tl, per + t.flow, 0, sip) : -1;
         if (a->mcast && a->op == CCL_ALL_GATHER && a->mux)
                 mux = router_rank(tl, a, t.flow);
+        if (a->direct) {
+                /* an all-reduce whose reduce-scatter half is the direct op:
+                 * its workers reduce-scatter, the member's PEs meet, then the
+                 * gather opens and closes as a collective */
+                ccl_direct(tl, a, pe);
+                coll_member_barrier(tl, &t, 1);
+                ccl_open(tl, &t, mux);
+                tl_tensor *y = coll_member_view(tl, a->y, sip);
+                coll_all_gather(tl, &t, coll_piece(tl, &t, y, t.me), y, false, 32);
+                ccl_close(tl, &t, mux);
+                return;
+        }
         ccl_open(tl, &t, mux);
         tl_tensor *x = coll_member_view(tl, a->x, sip), *y = coll_member_view(tl, a->y, sip);
         switch (a->op) {

@@ -361,6 +361,158 @@ static void reduce_scatter_oneshot(tl_ctx *tl, const struct coll_team *t, tl_ten
         }
 }
 
+/* The direct reduce-scatter's tags, from the collective's base: the start
+ * barrier's increments forward and backward, and the connections' tokens
+ * (its data travel on the base). */
+#define DIRECT_FWD_TAG 8
+#define DIRECT_BWD_TAG 9
+#define DIRECT_CONN_TAG 10
+
+/* A token (one word) to rank on tag, or one taken from it. */
+static void token_send(tl_ctx *tl, int rank, int tag)
+{
+        tl_scratch_scope_begin(tl);
+        tl_send(tl, rank, tl_fill(tl, TL_FP32, 1, ((int64_t[]){ 1 }), 0.0f), tag);
+        tl_scratch_scope_end(tl);
+}
+
+static void token_take(tl_ctx *tl, int rank, int tag)
+{
+        tl_scratch_scope_begin(tl);
+        tl_wait_tensor(tl, tl_recv(tl, rank, tag));
+        tl_scratch_scope_end(tl);
+}
+
+void coll_direct_router(tl_ctx *tl, int worker, int tag)
+{
+        for (int call = 0; call < 2; call++) {       /* the open, then the close */
+                token_take(tl, worker, tag + DIRECT_CONN_TAG);
+                token_send(tl, worker, tag + DIRECT_CONN_TAG);
+        }
+}
+
+/* The members the direct op sends to, in its order, into dst (returns how
+ * many): farthest first, at distance d = n / 2 down to 1, the member d
+ * ahead, then the one d behind (once when they are one member: on an
+ * even ring the member n / 2 away is sent forward, as the start barrier
+ * goes four hops one way and three the other on 8). */
+static int direct_order(const struct coll_team *t, int *dst)
+{
+        int k = 0;
+        for (int d = t->n / 2; d >= 1; d--) {
+                dst[k++] = mod(t->me + d, t->n);
+                if (mod(t->me - d, t->n) != mod(t->me + d, t->n))
+                        dst[k++] = mod(t->me - d, t->n);
+        }
+        return k;
+}
+
+/* The direct op's start barrier: this PE sends an increment to each
+ * neighbour and passes on what it receives, n / 2 hops forward and
+ * (n - 1) / 2 backward (tt-metal's writer multicasts a semaphore
+ * increment both ways and the routers pass it on); it returns with all
+ * n - 1 taken. */
+static void direct_barrier(tl_ctx *tl, const struct coll_team *t, int tag)
+{
+        int fwd = t->n / 2, bwd = (t->n - 1) / 2, w = t->worker;
+        int next = rank_of(t, mod(t->me + 1, t->n), 0, w);
+        int prev = rank_of(t, mod(t->me - 1, t->n), 0, w);
+        token_send(tl, next, tag + DIRECT_FWD_TAG);
+        if (bwd)
+                token_send(tl, prev, tag + DIRECT_BWD_TAG);
+        for (int h = 1; h <= fwd; h++) {
+                token_take(tl, prev, tag + DIRECT_FWD_TAG);
+                if (h < fwd)
+                        token_send(tl, next, tag + DIRECT_FWD_TAG);
+                if (h <= bwd) {
+                        token_take(tl, next, tag + DIRECT_BWD_TAG);
+                        if (h < bwd)
+                                token_send(tl, prev, tag + DIRECT_BWD_TAG);
+                }
+        }
+}
+
+/* The direct reduce-scatter (t->direct; tt-metal's
+ * reduce_scatter_minimal_direct, docs/adr/0054). The PE starts opening
+ * both connections (a token to each router's stand-in), loads the first
+ * two chunks it sends, finishes opening (their tokens back), then meets
+ * the ring (direct_barrier): the loads overlap the barrier. It sends each
+ * other member its chunks of that member's piece straight to it, one
+ * message a chunk, farthest member first (the machine routes them),
+ * closes both connections (a token each way; nothing waits for the
+ * messages' acknowledgements) and, for each of its chunks of its own
+ * piece, once all n - 1 contributions have landed in its TCM, adds them
+ * to its own input and stores the sum. No exit barrier. */
+static void reduce_scatter_direct(tl_ctx *tl, const struct coll_team *t, tl_tensor *in,
+                                  tl_tensor *out, int tag)
+{
+        int dst[COLL_MAX_TEAM], n_dst = direct_order(t, dst);
+        int conn = tag + DIRECT_CONN_TAG;
+        for (int d = 0; d < 2; d++)
+                if (t->conn[d] >= 0)
+                        token_send(tl, t->conn[d], conn);
+        /* the first two chunks of the send order, loaded ahead */
+        tl_tensor *ahead[2] = { NULL, NULL };
+        int n_ahead = 0;
+        for (int i = 0; i < n_dst && n_ahead < 2; i++) {
+                tl_tensor *src = piece_of(tl, t, in, dst[i]);
+                for (int64_t k = 0; src && k < piece_chunks(t, in, dst[i]) && n_ahead < 2; k++)
+                        if (my_chunk(t, k))
+                                ahead[n_ahead++] = fetch(tl, chunk_of(tl, t, src, k));
+        }
+        for (int d = 0; d < 2; d++)
+                if (t->conn[d] >= 0)
+                        token_take(tl, t->conn[d], conn);
+        direct_barrier(tl, t, tag);
+        int sent = 0;
+        for (int i = 0; i < n_dst; i++) {
+                tl_tensor *src = piece_of(tl, t, in, dst[i]);
+                int to = rank_of(t, dst[i], 0, t->worker);
+                for (int64_t k = 0; src && k < piece_chunks(t, in, dst[i]); k++) {
+                        if (!my_chunk(t, k))
+                                continue;
+                        tl_scratch_scope_begin(tl);
+                        tl_tensor *x = sent < n_ahead ? ahead[sent]
+                                                      : fetch(tl, chunk_of(tl, t, src, k));
+                        send_as(tl, t, to, x, tag);
+                        sent++;
+                        tl_scratch_scope_end(tl);
+                }
+        }
+        for (int d = 0; d < 2; d++)
+                if (t->conn[d] >= 0)
+                        token_send(tl, t->conn[d], conn);
+        for (int d = 0; d < 2; d++)
+                if (t->conn[d] >= 0)
+                        token_take(tl, t->conn[d], conn);
+        tl_tensor *mine = piece_of(tl, t, in, t->me);
+        if (!mine)
+                return;
+        /* the n - 1 arrivals of a chunk, each where its bytes land: a TCM
+         * slot a member, the largest chunk's shape */
+        tl_tensor *first = chunk_of(tl, t, mine, 0);
+        tl_tensor *got = tl_alloc(tl, TL_TCM, t->wire_dt, 3,
+                                  ((int64_t[]){ t->n - 1, tl_dim(first, 0), tl_dim(first, 1) }));
+        for (int64_t k = 0; k < piece_chunks(t, in, t->me); k++) {
+                if (!my_chunk(t, k))
+                        continue;
+                tl_scratch_scope_begin(tl);
+                tl_tensor *c = chunk_of(tl, t, mine, k), *own = fetch(tl, c);
+                int64_t r = tl_dim(c, 0), cols = tl_dim(c, 1);
+                tl_tensor *arr = tl_view(tl, got, ((int64_t[]){ 0, 0, 0 }),
+                                         ((int64_t[]){ t->n - 1, r, cols }));
+                for (int i = 1; i < t->n; i++) {
+                        tl_tensor *slot = tl_view(tl, got, ((int64_t[]){ i - 1, 0, 0 }),
+                                                  ((int64_t[]){ 1, r, cols }));
+                        tl_recv_into(tl, tl_reshape(tl, slot, 2, ((int64_t[]){ r, cols })),
+                                     rank_of(t, mod(t->me + i, t->n), 0, t->worker), tag);
+                }
+                tl_tensor *sum = tl_reshape(tl, tl_sum(tl, arr, 0), 2, ((int64_t[]){ r, cols }));
+                tl_store(tl, chunk_of(tl, t, out, k), tl_add(tl, sum, own));
+                tl_scratch_scope_end(tl);
+        }
+}
+
 /* A reduce-scatter's sync after a partial x sent to rank dst on tag
  * (t->sync_packets): x's wire bytes / sync_packets, at least 4. */
 static void sync_send(tl_ctx *tl, const struct coll_team *t, int dst, tl_tensor *x, int tag)
@@ -399,6 +551,10 @@ static bool to_owner(const struct coll_team *t, int f, int p, int len)
 void coll_reduce_scatter(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
                          int tag)
 {
+        if (t->direct) {
+                reduce_scatter_direct(tl, t, in, out, tag);
+                return;
+        }
         if (t->oneshot) {
                 reduce_scatter_oneshot(tl, t, in, out, tag);
                 return;

@@ -93,6 +93,18 @@ struct coll_team {
                                       * position: a router's channels do not wait on each
                                       * other), not a worker, takes it, stores it and
                                       * passes it on */
+        bool direct;                 /* reduce-scatter: tt-metal's direct ring op
+                                      * (reduce_scatter_minimal_direct, docs/adr/0054):
+                                      * one PE a member (a worker a link) for both
+                                      * directions; it opens its connections (conn), meets
+                                      * the ring in a start barrier, sends every other
+                                      * member its piece straight, farthest first, a chunk
+                                      * a message, closes, and adds the n - 1 it receives
+                                      * to its own. The team has one flow (bidir false);
+                                      * no acknowledgements, syncs or exit barrier */
+        int conn[2];                 /* direct: the ranks standing in for the routers of
+                                      * its forward (to member me + 1) and backward
+                                      * connections (coll_direct_router), or -1: none */
         int relay;                   /* mcast: 0 for a worker, else this PE is its
                                       * member's router stage for position `relay` of its
                                       * flow's paths (its worker is 0) */
@@ -125,9 +137,14 @@ static inline int64_t coll_piece_lo(int64_t ext, int n, int j)
 void coll_all_gather(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
                      bool own, int tag);
 /* out (piece me's shape) = piece me of the sum over the members of in
- * (full); along the paths, or one-shot (t->oneshot). */
+ * (full); along the paths, one-shot (t->oneshot) or direct (t->direct). */
 void coll_reduce_scatter(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
                          int tag);
+/* A router's side of a direct reduce-scatter's connection (t->direct) with
+ * the worker at rank `worker`: it answers the open (a token back for the
+ * worker's) and the close (its teardown increment). Uses tag (the
+ * collective's base). */
+void coll_direct_router(tl_ctx *tl, int worker, int tag);
 /* Piece j of the full tensor full (a view), NULL when it is empty. */
 tl_tensor *coll_piece(tl_ctx *tl, const struct coll_team *t, tl_tensor *full, int j);
 /* The PEs of this PE's member (every flow and worker) meet (coll_barrier

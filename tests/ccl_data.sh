@@ -5,8 +5,10 @@
 # along dim 0 and dim 1, on 2 chips (tt_wormhole_n300.yaml), 3 (a T3000 cut
 # to one short row: pieces uneven in both dims, chunks that do not divide
 # them) and 8 (the T3000's 2 x 4 mesh in ring order), fp32 and bf16; a ring
-# reduce-scatter (and all-reduce) both one-shot (these inputs are below
-# oneshot_bytes) and along the ring (oneshot_bytes=0); a line's gathers
+# reduce-scatter (and all-reduce) one-shot (these inputs are below
+# oneshot_bytes) as tt-metal's direct op (direct=1, the default: one worker a
+# link, and with 2), as the one-shot path (direct=0), and along the ring
+# (oneshot_bytes=0); a line's gathers
 # both multicast through router PEs (mcast=1, the default) and passed on
 # by the workers (mcast=0), with 1 worker a flow and with 2. Small
 # integers sum exactly in both, so every result must match exactly. Also
@@ -32,10 +34,10 @@ check_all() {
         mkdir -p "$tmp/c"
         "$py" tests/lib/ccl_model.py write "$tmp/c" "$n" "$rows" "$cols" 5
         for op in all_gather reduce_scatter all_reduce; do
-                for form in ring:524288:1:0 ring:0:1:0 line:524288:1:0 line:524288:1:2 \
-                        line:524288:0:0; do
-                        local algo oneshot mcast workers
-                        IFS=: read -r algo oneshot mcast workers <<<"$form"
+                for form in ring:524288:1:0:1 ring:524288:1:2:1 ring:524288:1:0:0 ring:0:1:0:1 \
+                        line:524288:1:0:1 line:524288:1:2:1 line:524288:0:0:1; do
+                        local algo oneshot mcast workers direct
+                        IFS=: read -r algo oneshot mcast workers direct <<<"$form"
                         for bidir in 0 1; do
                                 for dim in 0 1; do
                                         rm -rf "$tmp/c/out"
@@ -47,6 +49,7 @@ check_all() {
                                                 --set algo=$algo --set bidir=$bidir \
                                                 --set oneshot_bytes=$oneshot \
                                                 --set mcast=$mcast --set workers=$workers \
+                                                --set direct=$direct \
                                                 --set dim=$dim >"$tmp/c/log" 2>&1 \
                                                 || fail "$op $form bidir=$bidir dim=$dim on $topo: $(head -3 "$tmp/c/log")"
                                         "$py" tests/lib/ccl_model.py check "$tmp/c" $op "$n" $dim "$order" \
@@ -60,6 +63,38 @@ check_all() {
 check_all topologies/tt_wormhole_n300.yaml 2 0,1 5 6 fp32
 check_all topologies/tt_t3k.yaml 3 0,1,2 7 13 fp32 --set system.sips=3
 check_all topologies/tt_t3k.yaml 8 0,1,2,3,7,6,5,4 10 12 bf16
+
+# The direct ring reduce-scatter (direct=1, the default up to oneshot_bytes;
+# ADR 0054) and the all-reduce's reduce-scatter half on the T3000's 8 chips,
+# fp32 and bf16, along both dims, 10 x 12 inputs (pieces of 1 or 2 rows and
+# of 1 or 2 columns), messages of 1.5 rows (one row: a piece along dim 1 is
+# ten messages): small integers exactly; normal values within 1e-5 (fp32) or
+# 2^-7 (bf16: the inputs' and the result's rounding) of the magnitudes each
+# element sums.
+for data in int float; do
+        rm -rf "$tmp/d"
+        mkdir -p "$tmp/d"
+        "$py" tests/lib/ccl_model.py write "$tmp/d" 8 10 12 7 $data
+        for dt in fp32:4:0.00001 bf16:2:0.0078125; do
+                IFS=: read -r dtype size tol <<<"$dt"
+                [ $data = int ] && tol=
+                for op in reduce_scatter all_reduce; do
+                        for dim in 0 1; do
+                                rm -rf "$tmp/d/out"
+                                "$bin" run $op --topo topologies/tt_t3k.yaml --mode data \
+                                        --inputs "$tmp/d" --outputs "$tmp/d/out" \
+                                        --set bytes=$((10 * 12 * size)) --set cols=12 \
+                                        --set dtype=$dtype --set chunk_bytes=$((18 * size)) \
+                                        --set algo=ring --set direct=1 --set dim=$dim \
+                                        >"$tmp/d/log" 2>&1 \
+                                        || fail "direct $op $dtype dim=$dim: $(head -3 "$tmp/d/log")"
+                                "$py" tests/lib/ccl_model.py check "$tmp/d" $op 8 $dim \
+                                        0,1,2,3,7,6,5,4 $tol \
+                                        || fail "direct $op $dtype dim=$dim, $data data"
+                        done
+                done
+        done
+done
 
 # The link counts: n300 and T3000 one link a pair for user kernels, Galaxy four.
 for f in tt_wormhole_n300:1 tt_t3k:1 tt_galaxy:4; do
@@ -127,13 +162,24 @@ rs512=$(ring_ps reduce_scatter 524288)
 # direction (its ready, their connect and teardown): a fixed cost a call,
 # paid twice by an all-reduce (a reduce-scatter, then an all-gather), and
 # nothing without the muxes.
+# (The all-reduce's reduce-scatter half as the one-shot path: direct=0.)
 for op in all_gather all_reduce; do
-        [ "$(ring_ps $op 65536)" -gt "$(ring_ps $op 65536 --set mux=0)" ] \
+        [ "$(ring_ps $op 65536 --set direct=0)" -gt "$(ring_ps $op 65536 --set mux=0 --set direct=0)" ] \
                 || fail "$op ring 8 at 64 KiB: the mux handshakes cost nothing"
 done
 ag_mux=$(( $(ring_ps all_gather 65536) - $(ring_ps all_gather 65536 --set mux=0) ))
-ar_mux=$(( $(ring_ps all_reduce 65536) - $(ring_ps all_reduce 65536 --set mux=0) ))
+ar_mux=$(( $(ring_ps all_reduce 65536 --set direct=0) - $(ring_ps all_reduce 65536 --set mux=0 --set direct=0) ))
 [ "$ar_mux" -gt "$ag_mux" ] || fail "all_reduce's mux handshakes ($ar_mux ps) not above all_gather's ($ag_mux ps)"
+# The direct reduce-scatter is the default where the one-shot path applies
+# (at most oneshot_bytes a device, on a ring), and opens and closes its own
+# connections (mux=0: none).
+[ "$(ring_ps reduce_scatter 16384)" = "$(ring_ps reduce_scatter 16384 --set direct=1)" ] &&
+        [ "$(ring_ps reduce_scatter 16384)" != "$(ring_ps reduce_scatter 16384 --set direct=0)" ] \
+        || fail "reduce_scatter ring 8 at 16 KiB: not the direct op by default"
+[ "$(ring_ps reduce_scatter 1048576)" = "$(ring_ps reduce_scatter 1048576 --set direct=0)" ] \
+        || fail "reduce_scatter ring 8 at 1 MiB: direct=1 moved a reduce-scatter along the ring"
+[ "$(ring_ps reduce_scatter 16384)" -gt "$(ring_ps reduce_scatter 16384 --set mux=0)" ] \
+        || fail "reduce_scatter ring 8 at 16 KiB: the direct op's connections cost nothing"
 # A line's all-gather multicasts (mcast=1, the default; ADR 0048): on the
 # n300 at 16 MiB a device its one worker a direction, one message in
 # flight, keeps the link below 60% of its 12.5 GB/s, where the workers
