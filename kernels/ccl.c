@@ -116,7 +116,8 @@ static const struct tl_param ccl_params[] = {
           "one-shot path (the all-gather rule's workers, a mux, pipelined messages, nearest "
           "first)" },
         { "mcast", TL_PARAM_INT, 1, 0, 1, NULL,
-          "1: on a line the gather multicasts as tt-metal's: one worker a direction and link "
+          "1: on a line, and on a ring below 64 pages (32 x 32 tiles) a device, the gather "
+          "multicasts as tt-metal's: one worker a direction and link "
           "sends its piece once, one message in flight; router PEs on each device, one a "
           "direction and position, store and pass it on (the first takes the workers' "
           "connections); 0: the workers store and pass on" },
@@ -154,10 +155,24 @@ static int rule_workers(int n, double tensor_bytes, bool ring)
 
 /* The router stages of a multicast gather a flow: one a position of its
  * paths past the owner (n - 1 on a bidirectional line, out and back
- * 2n - 2 on a unidirectional one). */
+ * 2n - 2 on a unidirectional one; on a ring the farther of its two
+ * routes, n / 2, both ways, or n - 1 one way). */
 static int ccl_stages(const struct ccl_args *a)
 {
+        if (a->algo == COLL_RING)
+                return a->bidir ? a->n / 2 : a->n - 1;
         return a->bidir ? a->n - 1 : 2 * a->n - 2;
+}
+
+/* tt-metal's all-gather picks its multicast factory on a line whatever
+ * the size, on a ring below 64 pages (32 x 32 tiles) a device (its
+ * select_program_factory, docs/tt-sources.md CCL-MCAST). in_bytes: a
+ * device's input to the gather. */
+#define CCL_RING_MCAST_PAGES 64
+
+static bool gather_mcast(int algo, int64_t in_bytes, int64_t size)
+{
+        return algo == COLL_LINE || in_bytes < CCL_RING_MCAST_PAGES * 1024 * size;
 }
 
 /* The mux PEs a member runs: one a flow with mux, but none for a
@@ -180,9 +195,12 @@ static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
         a->dim = (int)tl_setup_int(s, "dim");
         a->dt = tl_setup_choice(s, "dtype") == 0 ? TL_BF16 : TL_FP32;
         int64_t size = a->dt == TL_BF16 ? 2 : 4, bytes = tl_setup_int(s, "bytes");
-        /* tt-metal's all-gather on a line multicasts through the routers
-         * from one worker core a link (docs/tt-sources.md CCL-MCAST) */
-        a->mcast = op != CCL_REDUCE_SCATTER && a->algo == COLL_LINE &&
+        /* tt-metal's all-gather on a line, and on a ring when small,
+         * multicasts through the routers from one worker core a link
+         * (docs/tt-sources.md CCL-MCAST); an all-reduce's gather takes a
+         * device's piece */
+        a->mcast = op != CCL_REDUCE_SCATTER &&
+                   gather_mcast(a->algo, op == CCL_ALL_GATHER ? bytes : bytes / a->n, size) &&
                    tl_setup_int(s, "mcast") != 0;
         int links = tl_setup_sip_links(s);
         if (a->workers == 0)

@@ -73,6 +73,31 @@ static int path_at(const struct coll_team *t, enum path_kind kind, int f, int j,
         return f == 0 ? p : n - 1 - p;
 }
 
+/* A bidirectional ring multicast's hops in flow f for chunk k of piece
+ * j: the n - 1 other members split between the flows, forward n / 2 on an
+ * even ring and backward the rest, the two swapped from one message to
+ * the next (tt-metal's multicast gather alternates the two routes of an
+ * even ring packet by packet; here message by message, starting on the
+ * other route on every other member, so the flows' links carry the same
+ * on average); (n - 1) / 2 each way on an odd ring. */
+static int ring_mcast_hops(const struct coll_team *t, int f, int j, int64_t k)
+{
+        int fwd = t->n / 2;
+        if (t->n % 2 == 0 && (j + k) % 2)
+                fwd = t->n - 1 - fwd;
+        return f == 0 ? fwd : t->n - 1 - fwd;
+}
+
+/* The length of chunk k of piece j's gather path in flow f: a
+ * bidirectional ring multicast's goes as far as its hops, every other
+ * path_len's. */
+static int gather_len(const struct coll_team *t, int f, int j, int64_t k)
+{
+        if (t->mcast && t->algo == COLL_RING && t->bidir)
+                return 1 + ring_mcast_hops(t, f, j, k);
+        return path_len(t, PATH_GATHER, f, j);
+}
+
 /* Whether position p is member m's first on the path. */
 static bool first_visit(const struct coll_team *t, enum path_kind kind, int f, int j, int p)
 {
@@ -91,7 +116,7 @@ static int rank_of(const struct coll_team *t, int m, int f, int w)
 /* Whether chunk k is this PE's (its flow and worker). */
 static bool my_chunk(const struct coll_team *t, int64_t k)
 {
-        if (t->algo == COLL_RING && t->bidir)
+        if (t->algo == COLL_RING && t->bidir && !t->mcast)
                 return k % 2 == t->flow && (k / 2) % t->workers == t->worker;
         return k % t->workers == t->worker;
 }
@@ -252,13 +277,16 @@ static void gather_chunk(tl_ctx *tl, const struct coll_team *t, struct gather_ca
         int64_t chunks = chunks_here(t, PATH_GATHER, c->out, p, j, &len);
         if (k >= chunks || (!t->relay && !my_chunk(t, k)))
                 return;
+        len = gather_len(t, f, j, k);
+        if (p >= len)
+                return;
         int next = p + 1 < len ? path_at(t, PATH_GATHER, f, j, p + 1) : -1;
         int prev = p > 0 ? path_at(t, PATH_GATHER, f, j, p - 1) : -1;
         /* the owner's copy: flow 0's on a line, but a multicast's is flow
          * 1's (tt-metal's writer: its reader sends forward) */
         int copier = t->mcast && t->bidir ? 1 : 0;
         bool store = p > 0 ? first_visit(t, PATH_GATHER, f, j, p)
-                           : c->own && (t->algo == COLL_RING || f == copier);
+                           : c->own && ((t->algo == COLL_RING && !t->mcast) || f == copier);
         tl_scratch_scope_begin(tl);
         tl_tensor *x;
         if (p == 0) {
@@ -703,20 +731,31 @@ void coll_handshake(tl_ctx *tl, const struct coll_team *t, int tag)
         tl_scratch_scope_end(tl);
 }
 
+/* The flow a multicast barrier's token from member `from` to member `to`
+ * takes: 0 (forward) or 1. A line's goes towards the higher members on
+ * flow 0; a ring's forward when `to` is at most n / 2 members ahead; a
+ * unidirectional team's always on flow 0. */
+static int mcast_flow(const struct coll_team *t, int from, int to)
+{
+        if (!t->bidir)
+                return 0;
+        if (t->algo == COLL_RING)
+                return mod(to - from, t->n) <= t->n / 2 ? 0 : 1;
+        return to > from ? 0 : 1;
+}
+
 void coll_mcast_barrier(tl_ctx *tl, const struct coll_team *t, int tag, bool exit)
 {
         int w = t->worker, me = t->me;
         tl_scratch_scope_begin(tl);
         tl_tensor *token = tl_fill(tl, TL_FP32, 1, ((int64_t[]){ 1 }), 0.0f);
-        for (int i = 0; i < t->n; i++) {
-                bool ahead = i > me, behind = i < me;
-                if (t->flow == 0 ? ahead || (!t->bidir && behind) : behind)
+        for (int i = 0; i < t->n; i++)
+                if (i != me && mcast_flow(t, me, i) == t->flow)
                         tl_send(tl, rank_of(t, i, 0, w), token, tag);
-        }
         if (t->flow == 0) {
                 for (int i = 0; i < t->n; i++)
                         if (i != me)
-                                tl_wait_tensor(tl, tl_recv(tl, rank_of(t, i, i < me || !t->bidir ? 0 : 1,
+                                tl_wait_tensor(tl, tl_recv(tl, rank_of(t, i, mcast_flow(t, i, me),
                                                                        w),
                                                            tag));
                 if (t->bidir && !exit)

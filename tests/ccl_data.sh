@@ -8,9 +8,10 @@
 # reduce-scatter (and all-reduce) one-shot (these inputs are below
 # oneshot_bytes) as tt-metal's direct op (direct=1, the default: one worker a
 # link, and with 2), as the one-shot path (direct=0), and along the ring
-# (oneshot_bytes=0); a line's gathers
-# both multicast through router PEs (mcast=1, the default) and passed on
-# by the workers (mcast=0), with 1 worker a flow and with 2. Small
+# (oneshot_bytes=0); a line's gathers, and a ring's (these inputs are below
+# 64 pages a device), both multicast through router PEs (mcast=1, the
+# default) and passed on by the workers (mcast=0), with 1 worker a flow and
+# with 2 (a line's). Small
 # integers sum exactly in both, so every result must match exactly. Also
 # checks that the machine files the collectives run on have the documented
 # link counts, and that the links' per-message cost is paid per message.
@@ -34,8 +35,9 @@ check_all() {
         mkdir -p "$tmp/c"
         "$py" tests/lib/ccl_model.py write "$tmp/c" "$n" "$rows" "$cols" 5
         for op in all_gather reduce_scatter all_reduce; do
-                for form in ring:524288:1:0:1 ring:524288:1:2:1 ring:524288:1:0:0 ring:0:1:0:1 \
-                        line:524288:1:0:1 line:524288:1:2:1 line:524288:0:0:1; do
+                for form in ring:524288:1:0:1 ring:524288:1:2:1 ring:524288:1:0:0 \
+                        ring:524288:0:0:1 ring:0:1:0:1 line:524288:1:0:1 line:524288:1:2:1 \
+                        line:524288:0:0:1; do
                         local algo oneshot mcast workers direct
                         IFS=: read -r algo oneshot mcast workers direct <<<"$form"
                         for bidir in 0 1; do
@@ -138,11 +140,18 @@ ring_ps() {
 }
 # Workers by default (workers=0) follow tt-metal's all-gather rule on the
 # bytes a link carries, 7/8 of T halved on a ring: 1 up to 4 KiB, 2 up to
-# 256 KiB, else 4.
+# 256 KiB, else 4 (the unicast gather's: mcast=0 below 64 pages a device).
 for w in 1024:1 65536:2 131072:4; do
-        [ "$(ring_ps all_gather "${w%%:*}")" = "$(ring_ps all_gather "${w%%:*}" --set workers="${w##*:}")" ] \
+        [ "$(ring_ps all_gather "${w%%:*}" --set mcast=0)" = \
+          "$(ring_ps all_gather "${w%%:*}" --set mcast=0 --set workers="${w##*:}")" ] \
                 || fail "all_gather ring 8 at ${w%%:*} bytes a device: not ${w##*:} workers by default"
 done
+# A ring's gather multicasts below 64 pages (2 KiB bf16 tiles) a device,
+# and not from 64 pages on (tt-metal's select_program_factory).
+[ "$(ring_ps all_gather 126976)" != "$(ring_ps all_gather 126976 --set mcast=0)" ] \
+        || fail "all_gather ring 8 at 62 pages a device: no multicast by default"
+[ "$(ring_ps all_gather 131072)" = "$(ring_ps all_gather 131072 --set mcast=0)" ] \
+        || fail "all_gather ring 8 at 64 pages a device: a multicast by default"
 # The one-shot ring reduce-scatter moves about 2.3 x the bytes: forced at
 # 4 MiB a device, where the links bound the time, it is slower than the
 # ring algorithm; it is the default up to 512 KiB a device only.
