@@ -9,8 +9,12 @@
  * order); the row's topology is the kernel's algo, bidirectional as
  * tt-metal's are. bytes is the report's tensor T; each device's input is
  * T / devices for all_gather, T for the others, as rows of 1024 bf16 (a
- * 2 KiB tt-metal page; every row's input is whole pages). The prediction
- * is the run's kernel time.
+ * 2 KiB tt-metal page; every row's input is whole pages). The host's
+ * launch reaches the devices in turn (system.launch_skew_ns, fitted:
+ * tt-metal's time is each device's own kernel time, the longest of them,
+ * so a device that waits at a barrier for a later one counts the wait;
+ * docs/adr/0055). The prediction is the run's kernel time, from the first
+ * device's start.
  *
  * Coarser grain for the largest messages: a row above max_bytes (default
  * 1 GiB) is not simulated; it is the last simulated size of its op and
@@ -36,7 +40,7 @@
 
 static const char *const vc_params[] = { "csv", "max_bytes", "workers", "chunk_bytes",
                                          "pipeline", "message_ns", "oneshot_bytes", "syncs",
-                                         "mux", "mcast", "launch_skew_ns", "direct", "figures",
+                                         "mux", "mcast", "mcast_pages", "launch_skew_ns", "direct", "figures",
                                          NULL };
 
 #define VC_MAX_ROWS 512
@@ -65,6 +69,7 @@ struct vc_cfg {
         bool mux;                    /* the workers connect through a mux PE a flow */
         bool mcast;                  /* a line's gather multicasts through router PEs */
         bool direct;                 /* one-shot ring reduce-scatters are tt-metal's direct op */
+        int64_t mcast_pages;         /* a ring's gathers multicast below this many pages */
         const char *message_ns;      /* the links' message cost, or NULL: the files' */
         int64_t launch_skew_ns;      /* system.launch_skew_ns: the host's launch of the
                                       * devices, in turn, the last this long after the
@@ -158,7 +163,7 @@ static double run_us(const struct vc_cfg *cfg, const struct vc_row *r, struct di
         if (topo_set_kv(&t, msg, d) < 0)
                 return -1;
         int64_t each = r->op == 0 ? r->bytes / r->devices : r->bytes;
-        char kv[10][48];
+        char kv[11][48];
         snprintf(kv[0], sizeof kv[0], "bytes=%lld", (long long)each);
         snprintf(kv[1], sizeof kv[1], "algo=%s", r->topology);
         snprintf(kv[2], sizeof kv[2], "workers=%lld", (long long)cfg->workers);
@@ -169,10 +174,11 @@ static double run_us(const struct vc_cfg *cfg, const struct vc_row *r, struct di
         snprintf(kv[7], sizeof kv[7], "mux=%d", cfg->mux ? 1 : 0);
         snprintf(kv[8], sizeof kv[8], "mcast=%d", cfg->mcast ? 1 : 0);
         snprintf(kv[9], sizeof kv[9], "direct=%d", cfg->direct ? 1 : 0);
-        const char *sets[10] = { kv[0], kv[1], kv[2], kv[3], kv[4],
-                                 kv[5], kv[6], kv[7], kv[8], kv[9] };
+        snprintf(kv[10], sizeof kv[10], "mcast_pages=%lld", (long long)cfg->mcast_pages);
+        const char *sets[11] = { kv[0], kv[1], kv[2], kv[3], kv[4], kv[5],
+                                 kv[6], kv[7], kv[8], kv[9], kv[10] };
         struct tl_job job = { .kernel = tl_kernel_find(ops[r->op]), .topo = &t, .sets = sets,
-                              .n_sets = 10, .opts = tl_run_opts_default() };
+                              .n_sets = 11, .opts = tl_run_opts_default() };
         double us = -1;
         if (tl_job_run(&job, d) == 0) {
                 json_t *s = rep_run_summary(&job.sim, &job.stats, ops[r->op]);
@@ -318,7 +324,7 @@ static int run(const struct bench_ctx *c)
 {
         const char *csv;
         uint64_t max_bytes, workers, chunk, pipeline, oneshot, sync, mux, mcast, skew, figures;
-        uint64_t direct;
+        uint64_t direct, mcast_pages;
         struct vc_cfg cfg = { 0 };
         params_str(c->params, "csv", "benches/data/tt_ccl.csv", &csv);
         params_u64(c->params, "max_bytes", 1ull << 30, 1024, 1ull << 40, &max_bytes, c->diag);
@@ -329,8 +335,9 @@ static int run(const struct bench_ctx *c)
         params_u64(c->params, "syncs", 1, 0, 1, &sync, c->diag);
         params_u64(c->params, "mux", 1, 0, 1, &mux, c->diag);
         params_u64(c->params, "mcast", 1, 0, 1, &mcast, c->diag);
-        params_u64(c->params, "launch_skew_ns", 0, 0, 1000000, &skew, c->diag);
+        params_u64(c->params, "launch_skew_ns", 1250, 0, 1000000, &skew, c->diag);
         params_u64(c->params, "direct", 1, 0, 1, &direct, c->diag);
+        params_u64(c->params, "mcast_pages", 64, 0, 1ull << 40, &mcast_pages, c->diag);
         params_u64(c->params, "figures", 1, 0, 1, &figures, c->diag);
         params_str(c->params, "message_ns", NULL, &cfg.message_ns);
         params_check_unused(c->params, vc_params, "validate-tt-ccl", c->diag);
@@ -345,6 +352,7 @@ static int run(const struct bench_ctx *c)
         cfg.mux = mux != 0;
         cfg.mcast = mcast != 0;
         cfg.direct = direct != 0;
+        cfg.mcast_pages = (int64_t)mcast_pages;
         cfg.launch_skew_ns = (int64_t)skew;
         struct vc_row *rows = calloc(VC_MAX_ROWS, sizeof *rows);
         if (!rows) {
@@ -404,10 +412,14 @@ BENCH_DEFINE(bench_validate_tt_ccl, "validate-tt-ccl", vc_params,
              "                  neighbour per 4 packets on a ring, 20 on a line)\n"
              "  mux=0           no fabric connections (default 1: each flow's workers\n"
              "                  connect through a mux PE, tt-metal's handshakes)\n"
-             "  mcast=0         a line's gathers relay through the workers (default 1:\n"
-             "                  tt-metal's multicast, a router PE a direction passes on)\n"
+             "  mcast=0         gathers relay through the workers (default 1: a line's,\n"
+             "                  and a ring's below mcast_pages a device, multicast as\n"
+             "                  tt-metal's, a router PE a direction passes on)\n"
+             "  mcast_pages=N   a ring's gathers multicast below N pages a device\n"
+             "                  (default 64, tt-metal's; 0: never)\n"
              "  direct=0        one-shot ring reduce-scatters (and all-reduces' halves) run\n"
-             "                  the one-shot path (default 1: tt-metal's direct op)\n"
+             "                  the one-shot path (default 1: tt-metal's direct op)\n"             "  launch_skew_ns=N the host's launch reaches the last device N ns after the\n"
+             "                  first (system.launch_skew_ns; default 1250, fitted)\n"
              "  figures=0       skip gnuplot (the data and scripts are written)\n"
              "Runs each row as its op's kernel (kernels/ccl.c, bidirectional, the row's\n"
              "topology as algo) in op_log mode: 2 devices on tt_wormhole_n300.yaml, 4 on\n"

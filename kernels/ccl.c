@@ -116,11 +116,14 @@ static const struct tl_param ccl_params[] = {
           "one-shot path (the all-gather rule's workers, a mux, pipelined messages, nearest "
           "first)" },
         { "mcast", TL_PARAM_INT, 1, 0, 1, NULL,
-          "1: on a line, and on a ring below 64 pages (32 x 32 tiles) a device, the gather "
+          "1: on a line, and on a ring below mcast_pages a device, the gather "
           "multicasts as tt-metal's: one worker a direction and link "
           "sends its piece once, one message in flight; router PEs on each device, one a "
           "direction and position, store and pass it on (the first takes the workers' "
           "connections); 0: the workers store and pass on" },
+        { "mcast_pages", TL_PARAM_INT, 64, 0, 1ll << 40, NULL,
+          "a ring's gather multicasts (mcast) below this many pages (32 x 32 tiles) a device "
+          "(tt-metal's all-gather: 64; 0: never)" },
         { NULL, 0, 0, 0, 0, NULL, NULL },
 };
 
@@ -166,13 +169,11 @@ static int ccl_stages(const struct ccl_args *a)
 
 /* tt-metal's all-gather picks its multicast factory on a line whatever
  * the size, on a ring below 64 pages (32 x 32 tiles) a device (its
- * select_program_factory, docs/tt-sources.md CCL-MCAST). in_bytes: a
- * device's input to the gather. */
-#define CCL_RING_MCAST_PAGES 64
-
-static bool gather_mcast(int algo, int64_t in_bytes, int64_t size)
+ * select_program_factory, docs/tt-sources.md CCL-MCAST; `mcast_pages`).
+ * in_bytes: a device's input to the gather. */
+static bool gather_mcast(tl_setup *s, int algo, int64_t in_bytes, int64_t size)
 {
-        return algo == COLL_LINE || in_bytes < CCL_RING_MCAST_PAGES * 1024 * size;
+        return algo == COLL_LINE || in_bytes < tl_setup_int(s, "mcast_pages") * 1024 * size;
 }
 
 /* The mux PEs a member runs: one a flow with mux, but none for a
@@ -200,7 +201,7 @@ static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
          * (docs/tt-sources.md CCL-MCAST); an all-reduce's gather takes a
          * device's piece */
         a->mcast = op != CCL_REDUCE_SCATTER &&
-                   gather_mcast(a->algo, op == CCL_ALL_GATHER ? bytes : bytes / a->n, size) &&
+                   gather_mcast(s, a->algo, op == CCL_ALL_GATHER ? bytes : bytes / a->n, size) &&
                    tl_setup_int(s, "mcast") != 0;
         int links = tl_setup_sip_links(s);
         if (a->workers == 0)

@@ -7,10 +7,11 @@ validate-tt-ccl.
 Free values (every other link number is documented, docs/tt-sources.md; the
 workers per direction follow tt-metal's all-gather rule, 1, 2 or 4 by the
 bytes a link carries, a ring reduce-scatter of at most 512 KiB a device is
-one-shot, a reduce-scatter syncs with its neighbour every 4 packets on a
-ring, 20 on a line, each direction's workers open and close their
-fabric connections through a mux, as tt-metal's do, and a line's gathers
-multicast from one worker a link through router stages, ADR 0048):
+tt-metal's direct op, a reduce-scatter syncs with its neighbour every 4
+packets on a ring, 20 on a line, each direction's workers open and close
+their fabric connections through a mux, as tt-metal's do, and a line's
+gathers, and a ring's below 64 pages a device, multicast from one worker a
+link through router stages, ADR 0048 and 0055):
 
   system.inter_sip.message_ns  each message's handling by the link's
                                Ethernet core (tt-metal documents none): on
@@ -20,6 +21,13 @@ multicast from one worker a link through router stages, ADR 0048):
                                ring fabric it holds the wire (ADR 0054)
   chunk_bytes                  bytes per message
   pipeline                     at least this many messages a piece
+  launch_skew_ns               system.launch_skew_ns: how long after the
+                               first device the host's launch reaches the
+                               last (the benchmark's time is each device's
+                               own kernel time, the longest of them, so a
+                               device that waits at a barrier for a later
+                               one counts the wait; tt-metal names the
+                               skew, documents no figure; ADR 0055)
 
 For each point of the grid it runs `cubesim bench run validate-tt-ccl
 --json` (rows above max_bytes, default 1 GiB as in the bench itself,
@@ -30,7 +38,11 @@ not only memorise the rows, a leave-one-op-out cross-validation: for each
 op, the point best on the other two ops and that point's MAPE on the op
 left out. Usage (from the repository root, after building):
 
-    scripts/fit_tt_ccl.py [--bin build/cubesim] [--max-bytes N] [--jobs N]
+    scripts/fit_tt_ccl.py [--bin build/cubesim] [--max-bytes N] [--jobs N] [--set K=V ...]
+
+--set holds a bench parameter at a value at every point, out of the grid
+if it is one of its keys: the machine files' message_ns is held at 500 ns
+(`--set message_ns=500`, ADR 0055).
 """
 import argparse
 import concurrent.futures
@@ -44,22 +56,29 @@ GRID = {
     "message_ns": (400, 500, 600),
     "chunk_bytes": (32768, 65536),
     "pipeline": (2,),
+    "launch_skew_ns": (0, 500, 1000, 1250, 1500, 2000, 2500),
 }
 # The ablation at the best point: each mechanism replaced by what the model
 # did without it (2 workers everywhere; no one-shot reduce-scatter; no
 # reduce-scatter syncs; no fabric connections through a mux; no multicast
-# line gathers).
+# line gathers; the one-shot path for tt-metal's direct reduce-scatter; no
+# multicast gathers on a ring; every device launched at once).
 ABLATION = {
     "workers 2 (no rule)": {"workers": 2},
     "no one-shot": {"oneshot_bytes": 0},
     "no syncs": {"syncs": 0},
     "no mux connections": {"mux": 0},
     "no multicast line gather": {"mcast": 0},
-    "none of the five": {"workers": 2, "oneshot_bytes": 0, "syncs": 0, "mux": 0, "mcast": 0},
+    "no direct reduce-scatter (the one-shot path)": {"direct": 0},
+    "no ring multicast gather": {"mcast_pages": 0},
+    "no launch skew": {"launch_skew_ns": 0},
+    "none of the eight": {"workers": 2, "oneshot_bytes": 0, "syncs": 0, "mux": 0, "mcast": 0,
+                          "launch_skew_ns": 0},
 }
 
 
-def run(binary, max_bytes, point):
+def run(binary, max_bytes, point, fixed=()):
+    point = {**dict(kv.split("=", 1) for kv in fixed), **point}
     out_dir = "/tmp/fit_tt_ccl/" + "_".join(f"{k}{v}" for k, v in point.items())
     cmd = [binary, "bench", "run", "validate-tt-ccl", "--json", "--set", "figures=0",
            "--set", f"max_bytes={max_bytes}", "--out", out_dir]
@@ -74,24 +93,36 @@ def mape(rows, ops=OPS):
     return sum(errs) / len(errs)
 
 
+def small_within(rows, limit=20.0, small=65536):
+    """(rows of at most `small` bytes within limit %, rows of at most `small` bytes)"""
+    sm = [r for r in rows if r["bytes"] <= small]
+    return sum(abs(r["error_pct"]) <= limit for r in sm), len(sm)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="build/cubesim")
     ap.add_argument("--max-bytes", type=int, default=1 << 30)
     ap.add_argument("--jobs", type=int, default=1, help="bench runs at once")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a bench parameter held at VALUE at every point (e.g. direct=0)")
     args = ap.parse_args()
-    points = [dict(zip(GRID.keys(), v)) for v in itertools.product(*GRID.values())]
+    held = {kv.split("=", 1)[0] for kv in args.set}
+    grid = {k: v for k, v in GRID.items() if k not in held}
+    points = [dict(zip(grid.keys(), v)) for v in itertools.product(*grid.values())]
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        results = list(zip(points, pool.map(lambda p: run(args.bin, args.max_bytes, p), points)))
+        results = list(zip(points, pool.map(lambda p: run(args.bin, args.max_bytes, p, args.set), points)))
         for point, rows in results:
             print(f"{point}: MAPE {mape(rows):.1f}%", file=sys.stderr)
         best, rows = min(results, key=lambda pr: mape(pr[1]))
         print(f"best: {best}: MAPE {mape(rows):.1f}% over {len(rows)} rows")
         for op in OPS:
             print(f"  {op}: MAPE {mape(rows, (op,)):.1f}%")
+        print("  rows of at most 64 KiB within 20%%: %d of %d" % small_within(rows))
         print("ablation (at the best point):")
         changes = list(ABLATION.items())
-        ablated = pool.map(lambda c: run(args.bin, args.max_bytes, {**best, **c[1]}), changes)
+        ablated = pool.map(lambda c: run(args.bin, args.max_bytes, {**best, **c[1]}, args.set),
+                           changes)
         for (name, _), r in zip(changes, ablated):
             per_op = ", ".join(f"{op} {mape(r, (op,)):.1f}%" for op in OPS)
             print(f"  {name}: MAPE {mape(r):.1f}% ({per_op})")

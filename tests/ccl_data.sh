@@ -208,4 +208,21 @@ n300_ps() {
 }
 [ "$(n300_ps)" = "$(n300_ps --set workers=2)" ] && [ "$(n300_ps)" != "$(n300_ps --set workers=1)" ] \
         || fail "all_gather line 2 with 2 links: not 2 workers by default"
+# The host's launch skew (system.launch_skew_ns, ADR 0055): on the T3000
+# SIP s's PEs start s / 7 of it after SIP 0's, and a collective whose
+# start barrier waits for the last chip takes most of the skew longer.
+"$bin" run all_gather --topo topologies/tt_t3k.yaml --set bytes=8192 --set algo=ring \
+        --set system.launch_skew_ns=7000 --json >"$tmp/skew.json"
+"$py" - "$tmp/skew.json" <<'PY' || fail "launch skew: the SIPs do not start s / 7 x 7 us apart"
+import json, sys
+d = json.load(open(sys.argv[1]))
+t0 = d["target_start_ps"]
+for p in d["pes"]:
+    sip = int(p["pe"].split(".")[0][3:])
+    assert p["exec_start_ps"] == t0 + sip * 1000000, (p["pe"], p["exec_start_ps"] - t0)
+PY
+plain=$(ring_ps all_gather 8192)
+skewed=$(ring_ps all_gather 8192 --set system.launch_skew_ns=2000)
+[ $((skewed - plain)) -gt 1000000 ] && [ $((skewed - plain)) -le 2000000 ] \
+        || fail "all_gather ring 8 at 8 KiB: a 2 us launch skew adds $(((skewed - plain) / 1000)) ns"
 echo "ok"
