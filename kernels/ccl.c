@@ -180,8 +180,10 @@ static bool gather_mcast(tl_setup *s, int algo, int64_t in_bytes, int64_t size)
  * multicast all-gather, whose workers connect to the routers. */
 static int ccl_muxes(const struct ccl_args *a)
 {
-        if (a->direct && a->op == CCL_REDUCE_SCATTER)
-                return 0;                            /* it opens its own connections */
+        /* the direct op opens its own connections, a multicast gather's
+         * workers connect to its routers: an all-reduce of both has no mux */
+        if (a->direct && (a->op == CCL_REDUCE_SCATTER || a->mcast))
+                return 0;
         return a->mux && !(a->mcast && a->op == CCL_ALL_GATHER) ? (a->bidir ? 2 : 1) : 0;
 }
 
@@ -237,7 +239,7 @@ static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
         if (a->mcast)
                 routers = (a->bidir ? 2 : 1) * ccl_stages(a);
         if (a->direct)
-                routers = 2 * a->direct_workers;
+                routers = (a->op == CCL_ALL_REDUCE ? routers : 0) + 2 * a->direct_workers;
         if (m.cubes_per_sip != 1)
                 tl_setup_error(s, "a device is a SIP of one cube (the machine has %d cubes a "
                                "SIP)", m.cubes_per_sip);
@@ -415,18 +417,12 @@ static void ccl_router(tl_ctx *tl, const struct ccl_args *a, int flow, int stage
                 mux_steps(tl, a, flow, workers, 2, 4);
 }
 
-/* The multicast all-reduce (mcast): the reduce-scatter opens and closes
- * as a collective, the member's PEs meet, then the first gather_workers
- * workers of each flow gather the pieces through the routers, opening and
- * closing again (tt-metal's all-reduce: a reduce-scatter op, then an
- * all-gather op). */
-static void all_reduce_mcast(tl_ctx *tl, const struct ccl_args *a, struct coll_team *t, int mux,
-                             tl_tensor *x, tl_tensor *y)
+/* The multicast half of an all-reduce: the first gather_workers workers
+ * of each flow gather the pieces (mine, this member's, into y) through
+ * the routers, opening and closing as a collective. */
+static void gather_mcast_half(tl_ctx *tl, const struct ccl_args *a, const struct coll_team *t,
+                              tl_tensor *mine, tl_tensor *y)
 {
-        tl_tensor *mine = coll_piece(tl, t, y, t->me);
-        coll_reduce_scatter(tl, t, x, mine, 0);
-        ccl_close(tl, t, mux);
-        coll_member_barrier(tl, t, 1);
         if (t->worker >= a->gather_workers)
                 return;
         struct coll_team g;
@@ -439,12 +435,25 @@ static void all_reduce_mcast(tl_ctx *tl, const struct ccl_args *a, struct coll_t
         ccl_close(tl, &g, router);
 }
 
+/* The multicast all-reduce (mcast): the reduce-scatter opens and closes
+ * as a collective, the member's PEs meet, then the gather multicasts
+ * (tt-metal's all-reduce: a reduce-scatter op, then an all-gather op). */
+static void all_reduce_mcast(tl_ctx *tl, const struct ccl_args *a, struct coll_team *t, int mux,
+                             tl_tensor *x, tl_tensor *y)
+{
+        tl_tensor *mine = coll_piece(tl, t, y, t->me);
+        coll_reduce_scatter(tl, t, x, mine, 0);
+        ccl_close(tl, t, mux);
+        coll_member_barrier(tl, t, 1);
+        gather_mcast_half(tl, a, t, mine, y);
+}
+
 /* The direct op's PEs on a SIP (a->direct): its workers are PEs 0 ..
  * direct_workers - 1; worker w's connections go to the routers of its
  * link, forward (to member me + 1) and backward, each stood in for by a PE
  * of the chip: PE base + 2w (forward) and + 1 (backward), base the first
  * PE after the reduce-scatter's workers (an all-reduce: after its gather's
- * workers and muxes). On the T3000 (one link, a worker at PE 0) these are
+ * workers, muxes and router stages). On the T3000 (one link, a worker at PE 0) these are
  * PEs 1 and 2, beside it on row 0 of the grid, whose routers the chip's
  * Ethernet cores sit on (system.inter_sip.ports): a round trip a hop or
  * two over the NoC, as the worker's to the link's Ethernet core (the
@@ -452,8 +461,11 @@ static void all_reduce_mcast(tl_ctx *tl, const struct ccl_args *a, struct coll_t
  * stand with direct=0). */
 static int direct_pe(const struct ccl_args *a, int w, int dir)
 {
-        int base = a->op == CCL_REDUCE_SCATTER ? a->direct_workers
-                                               : (a->bidir ? 2 : 1) * a->workers + ccl_muxes(a);
+        int flows = a->bidir ? 2 : 1;
+        int base = a->op == CCL_REDUCE_SCATTER
+                           ? a->direct_workers
+                           : flows * a->workers + ccl_muxes(a) +
+                                     (a->mcast ? flows * ccl_stages(a) : 0);
         return base + 2 * w + dir;
 }
 
@@ -539,8 +551,12 @@ static void ccl(tl_ctx *tl, const void *args)
                  * gather opens and closes as a collective */
                 ccl_direct(tl, a, pe);
                 coll_member_barrier(tl, &t, 1);
-                ccl_open(tl, &t, mux);
                 tl_tensor *y = coll_member_view(tl, a->y, sip);
+                if (a->mcast) {
+                        gather_mcast_half(tl, a, &t, coll_piece(tl, &t, y, t.me), y);
+                        return;
+                }
+                ccl_open(tl, &t, mux);
                 coll_all_gather(tl, &t, coll_piece(tl, &t, y, t.me), y, false, 32);
                 ccl_close(tl, &t, mux);
                 return;
