@@ -288,29 +288,14 @@ static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
  * use [0, COLL_TAGS), their entry and exit COLL_TAGS). */
 #define MUX_TAG (COLL_TAGS + 1)
 
-/* A token to rank, or one taken from it (a handshake's half). */
-static void token_to(tl_ctx *tl, int rank)
-{
-        tl_scratch_scope_begin(tl);
-        tl_send(tl, rank, tl_fill(tl, TL_FP32, 1, ((int64_t[]){ 1 }), 0.0f), MUX_TAG);
-        tl_scratch_scope_end(tl);
-}
-
-static void token_from(tl_ctx *tl, int rank)
-{
-        tl_scratch_scope_begin(tl);
-        tl_wait_tensor(tl, tl_recv(tl, rank, MUX_TAG));
-        tl_scratch_scope_end(tl);
-}
-
 /* A collective's opening (docs/tt-sources.md CCL-CONN): the worker waits
  * for its mux to report ready, connects to it, then meets its neighbours
  * (the entry barrier). mux is the mux's rank, or -1 (none). */
 static void ccl_open(tl_ctx *tl, const struct coll_team *t, int mux)
 {
         if (mux >= 0) {
-                token_from(tl, mux);
-                token_to(tl, mux);
+                coll_token_take(tl, mux, MUX_TAG);
+                coll_token_send(tl, mux, MUX_TAG);
         }
         if (t->mcast)
                 coll_mcast_barrier(tl, t, COLL_TAGS, false);
@@ -327,8 +312,8 @@ static void ccl_close(tl_ctx *tl, const struct coll_team *t, int mux)
         else
                 coll_handshake(tl, t, COLL_TAGS);
         if (mux >= 0) {
-                token_to(tl, mux);
-                token_from(tl, mux);
+                coll_token_send(tl, mux, MUX_TAG);
+                coll_token_take(tl, mux, MUX_TAG);
         }
 }
 
@@ -347,9 +332,9 @@ static void mux_steps(tl_ctx *tl, const struct ccl_args *a, int flow, int worker
                 for (int w = 0; w < workers; w++) {
                         int r = tl_rank(tl, flow * a->workers + w, 0, sip);
                         if (out[k])
-                                token_to(tl, r);
+                                coll_token_send(tl, r, MUX_TAG);
                         else
-                                token_from(tl, r);
+                                coll_token_take(tl, r, MUX_TAG);
                 }
 }
 

@@ -396,15 +396,14 @@ static void reduce_scatter_oneshot(tl_ctx *tl, const struct coll_team *t, tl_ten
 #define DIRECT_BWD_TAG 9
 #define DIRECT_CONN_TAG 10
 
-/* A token (one word) to rank on tag, or one taken from it. */
-static void token_send(tl_ctx *tl, int rank, int tag)
+void coll_token_send(tl_ctx *tl, int rank, int tag)
 {
         tl_scratch_scope_begin(tl);
         tl_send(tl, rank, tl_fill(tl, TL_FP32, 1, ((int64_t[]){ 1 }), 0.0f), tag);
         tl_scratch_scope_end(tl);
 }
 
-static void token_take(tl_ctx *tl, int rank, int tag)
+void coll_token_take(tl_ctx *tl, int rank, int tag)
 {
         tl_scratch_scope_begin(tl);
         tl_wait_tensor(tl, tl_recv(tl, rank, tag));
@@ -414,8 +413,8 @@ static void token_take(tl_ctx *tl, int rank, int tag)
 void coll_direct_router(tl_ctx *tl, int worker, int tag)
 {
         for (int call = 0; call < 2; call++) {       /* the open, then the close */
-                token_take(tl, worker, tag + DIRECT_CONN_TAG);
-                token_send(tl, worker, tag + DIRECT_CONN_TAG);
+                coll_token_take(tl, worker, tag + DIRECT_CONN_TAG);
+                coll_token_send(tl, worker, tag + DIRECT_CONN_TAG);
         }
 }
 
@@ -445,17 +444,17 @@ static void direct_barrier(tl_ctx *tl, const struct coll_team *t, int tag)
         int fwd = t->n / 2, bwd = (t->n - 1) / 2, w = t->worker;
         int next = rank_of(t, mod(t->me + 1, t->n), 0, w);
         int prev = rank_of(t, mod(t->me - 1, t->n), 0, w);
-        token_send(tl, next, tag + DIRECT_FWD_TAG);
+        coll_token_send(tl, next, tag + DIRECT_FWD_TAG);
         if (bwd)
-                token_send(tl, prev, tag + DIRECT_BWD_TAG);
+                coll_token_send(tl, prev, tag + DIRECT_BWD_TAG);
         for (int h = 1; h <= fwd; h++) {
-                token_take(tl, prev, tag + DIRECT_FWD_TAG);
+                coll_token_take(tl, prev, tag + DIRECT_FWD_TAG);
                 if (h < fwd)
-                        token_send(tl, next, tag + DIRECT_FWD_TAG);
+                        coll_token_send(tl, next, tag + DIRECT_FWD_TAG);
                 if (h <= bwd) {
-                        token_take(tl, next, tag + DIRECT_BWD_TAG);
+                        coll_token_take(tl, next, tag + DIRECT_BWD_TAG);
                         if (h < bwd)
-                                token_send(tl, prev, tag + DIRECT_BWD_TAG);
+                                coll_token_send(tl, prev, tag + DIRECT_BWD_TAG);
                 }
         }
 }
@@ -478,7 +477,7 @@ static void reduce_scatter_direct(tl_ctx *tl, const struct coll_team *t, tl_tens
         int conn = tag + DIRECT_CONN_TAG;
         for (int d = 0; d < 2; d++)
                 if (t->conn[d] >= 0)
-                        token_send(tl, t->conn[d], conn);
+                        coll_token_send(tl, t->conn[d], conn);
         /* the first two chunks of the send order, loaded ahead */
         tl_tensor *ahead[2] = { NULL, NULL };
         int n_ahead = 0;
@@ -490,7 +489,7 @@ static void reduce_scatter_direct(tl_ctx *tl, const struct coll_team *t, tl_tens
         }
         for (int d = 0; d < 2; d++)
                 if (t->conn[d] >= 0)
-                        token_take(tl, t->conn[d], conn);
+                        coll_token_take(tl, t->conn[d], conn);
         direct_barrier(tl, t, tag);
         int sent = 0;
         for (int i = 0; i < n_dst; i++) {
@@ -509,10 +508,10 @@ static void reduce_scatter_direct(tl_ctx *tl, const struct coll_team *t, tl_tens
         }
         for (int d = 0; d < 2; d++)
                 if (t->conn[d] >= 0)
-                        token_send(tl, t->conn[d], conn);
+                        coll_token_send(tl, t->conn[d], conn);
         for (int d = 0; d < 2; d++)
                 if (t->conn[d] >= 0)
-                        token_take(tl, t->conn[d], conn);
+                        coll_token_take(tl, t->conn[d], conn);
         tl_tensor *mine = piece_of(tl, t, in, t->me);
         if (!mine)
                 return;

@@ -173,6 +173,11 @@ void coll_reduce_scatter_front(tl_ctx *tl, const struct coll_team *t, tl_tensor 
 void coll_all_reduce(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, tl_tensor *out,
                      int tag);
 
+/* A token (one word) to rank on tag, or one taken from it (waited for):
+ * a handshake's half. */
+void coll_token_send(tl_ctx *tl, int rank, int tag);
+void coll_token_take(tl_ctx *tl, int rank, int tag);
+
 /* Meet the team's neighbours: this PE sends a token to the PE of its flow
  * and worker on each neighbouring member (both sides; a line's ends have
  * one) and waits for theirs. A collective run alone opens and closes with
