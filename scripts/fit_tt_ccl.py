@@ -72,8 +72,8 @@ ABLATION = {
     "no direct reduce-scatter (the one-shot path)": {"direct": 0},
     "no ring multicast gather": {"mcast_pages": 0},
     "no launch skew": {"launch_skew_ns": 0},
-    "none of the eight": {"workers": 2, "oneshot_bytes": 0, "syncs": 0, "mux": 0, "mcast": 0,
-                          "launch_skew_ns": 0},
+    "none of them": {"workers": 2, "oneshot_bytes": 0, "syncs": 0, "mux": 0, "mcast": 0,
+                     "launch_skew_ns": 0},
 }
 
 
