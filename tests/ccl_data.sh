@@ -170,8 +170,10 @@ rs512=$(ring_ps reduce_scatter 524288)
 # The workers open and close their fabric connections through a mux PE a
 # direction (its ready, their connect and teardown): a fixed cost a call,
 # paid twice by an all-reduce (a reduce-scatter, then an all-gather), and
-# nothing without the muxes.
-# (The all-reduce's reduce-scatter half as the one-shot path: direct=0.)
+# nothing without the muxes. (At 64 KiB a device a ring's all-gather
+# multicasts, its workers connecting to the first router stage instead,
+# ADR 0055; the all-reduce's reduce-scatter half as the one-shot path:
+# direct=0.)
 for op in all_gather all_reduce; do
         [ "$(ring_ps $op 65536 --set direct=0)" -gt "$(ring_ps $op 65536 --set mux=0 --set direct=0)" ] \
                 || fail "$op ring 8 at 64 KiB: the mux handshakes cost nothing"
