@@ -247,7 +247,11 @@ static void write_outputs(const char *dir, const struct vc_row *r, int n, double
                 return;
         fprintf(f, "# validate-tt-ccl\n\nMAPE %.1f%% over %d rows.\n\n", mape, n);
         for (int o = 0; o < 3; o++)
-                fprintf(f, "![%s](figures/%s.png)\n", ops[o], ops[o]);
+                for (int i = 0; i < n; i++)
+                        if (r[i].op == o) {
+                                fprintf(f, "![%s](figures/%s.png)\n", ops[o], ops[o]);
+                                break;
+                        }
         fprintf(f, "\n| op | topology | devices | bytes | measured us | predicted us | error %% "
                    "| simulated |\n|---|---|---|---|---|---|---|---|\n");
         for (int i = 0; i < n; i++)
@@ -256,13 +260,24 @@ static void write_outputs(const char *dir, const struct vc_row *r, int n, double
                         r[i].predicted_us, r[i].error_pct, r[i].simulated ? "yes" : "no");
         bench_write_stream(dir, "table.md", f, &bo.buf, &bo.len);
         char scripts[3][300];
+        int n_scripts = 0;
+        int *idx = malloc((size_t)n * sizeof *idx);
+        if (!idx) {
+                diag_error(d, "out of memory");
+                return;
+        }
         for (int o = 0; o < 3; o++) {
-                /* one data block per configuration: bytes measured predicted */
+                /* one data block per configuration, in the order the
+                 * configurations first appear, its rows by size: bytes
+                 * measured predicted */
                 f = open_memstream(&bo.buf, &bo.len);
                 char titles[8][32];
                 int blocks = 0;
                 for (int i = 0; i < n; i++) {
-                        if (r[i].op != o || (i > 0 && same_cfg(&r[i], &r[i - 1])))
+                        bool seen = r[i].op != o;
+                        for (int j = 0; j < i && !seen; j++)
+                                seen = same_cfg(&r[i], &r[j]);
+                        if (seen)
                                 continue;
                         if (blocks)
                                 fprintf(f, "\n\n");
@@ -270,11 +285,29 @@ static void write_outputs(const char *dir, const struct vc_row *r, int n, double
                                 snprintf(titles[blocks], sizeof titles[0], "%s %d",
                                          r[i].topology, r[i].devices);
                         blocks++;
-                        for (int j = i; j < n && same_cfg(&r[i], &r[j]); j++)
-                                fprintf(f, "%lld %.3f %.3f\n", (long long)r[j].bytes,
-                                        r[j].measured_us, r[j].predicted_us);
+                        int m = 0;
+                        for (int j = i; j < n; j++)
+                                if (same_cfg(&r[i], &r[j]))
+                                        idx[m++] = j;
+                        for (int a = 1; a < m; a++)     /* by size: insertion, rows are few */
+                                for (int b = a; b > 0 && r[idx[b]].bytes < r[idx[b - 1]].bytes;
+                                     b--) {
+                                        int t = idx[b];
+                                        idx[b] = idx[b - 1];
+                                        idx[b - 1] = t;
+                                }
+                        for (int k = 0; k < m; k++)
+                                fprintf(f, "%lld %.3f %.3f\n", (long long)r[idx[k]].bytes,
+                                        r[idx[k]].measured_us, r[idx[k]].predicted_us);
                 }
                 char name[64];
+                if (!blocks) {
+                        /* the table has no row of this op: no figure */
+                        fclose(f);
+                        free(bo.buf);
+                        bo.buf = NULL;
+                        continue;
+                }
                 snprintf(name, sizeof name, "%s.dat", ops[o]);
                 bench_write_stream(bo.figs, name, f, &bo.buf, &bo.len);
                 f = open_memstream(&bo.buf, &bo.len);
@@ -297,10 +330,11 @@ static void write_outputs(const char *dir, const struct vc_row *r, int n, double
                         ops[o]);
                 snprintf(name, sizeof name, "%s.gp", ops[o]);
                 bench_write_stream(bo.figs, name, f, &bo.buf, &bo.len);
-                snprintf(scripts[o], sizeof scripts[o], "%s", name);
+                snprintf(scripts[n_scripts++], sizeof scripts[0], "%s", name);
         }
-        if (draw)
-                bench_draw(bo.figs, scripts, 3);
+        free(idx);
+        if (draw && n_scripts)
+                bench_draw(bo.figs, scripts, n_scripts);
 }
 
 static json_t *row_json(const struct vc_row *r)

@@ -41,6 +41,29 @@ for op in all_gather reduce_scatter all_reduce; do
 done
 grep -q "extrapolated\|| no |" "$tmp/o/table.md" || fail "no extrapolated row in table.md"
 
+# A table of one op, its configurations interleaved and out of size order:
+# a figure for that op only (none with no row, which gnuplot could not draw),
+# one data block a configuration, its rows by size.
+printf '%s\n' op,topology,devices,bytes,measured_us reduce_scatter,line,2,16384,8.79 \
+        reduce_scatter,line,4,8192,14.53 reduce_scatter,line,2,4096,6.90 \
+        reduce_scatter,line,4,16384,16.47 >"$tmp/rs.csv"
+"$bin" bench run validate-tt-ccl --set csv="$tmp/rs.csv" --out "$tmp/rs" >"$tmp/rs.out" 2>"$tmp/rs.err"
+[ ! -s "$tmp/rs.err" ] || fail "one-op table: $(cat "$tmp/rs.err")"
+[ -s "$tmp/rs/figures/reduce_scatter.gp" ] || fail "one-op table: no reduce_scatter figure"
+for op in all_gather all_reduce; do
+        [ ! -e "$tmp/rs/figures/$op.gp" ] || fail "one-op table: a figure for $op"
+        ! grep -q "figures/$op.png" "$tmp/rs/table.md" || fail "one-op table: table.md links $op"
+done
+python3 - "$tmp/rs/figures/reduce_scatter.dat" <<'PY' || fail "one-op table: data blocks"
+import sys
+blocks = [[int(l.split()[0]) for l in b.strip().splitlines()]
+          for b in open(sys.argv[1]).read().split("\n\n\n")]
+assert blocks == [[4096, 16384], [8192, 16384]], blocks
+PY
+if command -v gnuplot >/dev/null; then
+        [ -s "$tmp/rs/figures/reduce_scatter.png" ] || fail "one-op table: figure not drawn"
+fi
+
 # Bad tables.
 printf 'op,topology,devices,bytes,measured_us\nall_scatter,ring,8,16384,19.6\n' >"$tmp/bad.csv"
 set +e

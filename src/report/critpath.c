@@ -1005,7 +1005,7 @@ static void put_rec(struct rep_cp *cp, const struct cp_rec *r, const struct cp_p
         if (cp->n_out + n > CP_OUT)
                 put_out(cp);
         memcpy(cp->out + cp->n_out, r, sizeof *r);
-        if (parts)
+        if (parts && pp)
                 memcpy(cp->out + cp->n_out + sizeof *r, pp, sizeof *pp);
         cp->n_out += n;
 }

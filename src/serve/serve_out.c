@@ -213,7 +213,10 @@ static int save(const char *dir, const char *name,
                 const struct serve_outcome *oc, const void *arg, struct diag *d)
 {
         char path[4200];
-        snprintf(path, sizeof path, "%s/%s", dir, name);
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
+                diag_error(d, "--out: the path of %s under %s is too long", name, dir);
+                return -ENAMETOOLONG;
+        }
         char *buf = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);

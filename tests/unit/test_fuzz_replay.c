@@ -37,7 +37,8 @@ static int each_file(const char *dir, const char *prefix, const char *ext,
                     strncmp(e->d_name, prefix, strlen(prefix)) != 0)
                         continue;
                 char path[4096];
-                snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+                cr_assert_lt((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name),
+                             sizeof path, "path too long under %s", dir);
                 fn(path);
                 n++;
         }
