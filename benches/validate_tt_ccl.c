@@ -41,7 +41,7 @@
 static const char *const vc_params[] = { "csv", "max_bytes", "workers", "chunk_bytes",
                                          "pipeline", "message_ns", "oneshot_bytes", "syncs",
                                          "mux", "mcast", "mcast_pages", "launch_skew_ns", "direct", "figures",
-                                         NULL };
+                                         "rs_rule", NULL };
 
 #define VC_MAX_ROWS 512
 
@@ -70,6 +70,8 @@ struct vc_cfg {
         bool mcast;                  /* a line's gather multicasts through router PEs */
         bool direct;                 /* one-shot ring reduce-scatters are tt-metal's direct op */
         int64_t mcast_pages;         /* a ring's gathers multicast below this many pages */
+        bool rs_rule;                /* a reduce-scatter's (all-reduce's) workers by tt-metal's
+                                      * reduce-scatter rule, else the all-gather's */
         const char *message_ns;      /* the links' message cost, or NULL: the files' */
         int64_t launch_skew_ns;      /* system.launch_skew_ns: the host's launch of the
                                       * devices, in turn, the last this long after the
@@ -163,7 +165,7 @@ static double run_us(const struct vc_cfg *cfg, const struct vc_row *r, struct di
         if (topo_set_kv(&t, msg, d) < 0)
                 return -1;
         int64_t each = r->op == 0 ? r->bytes / r->devices : r->bytes;
-        char kv[11][48];
+        char kv[12][48];
         snprintf(kv[0], sizeof kv[0], "bytes=%lld", (long long)each);
         snprintf(kv[1], sizeof kv[1], "algo=%s", r->topology);
         snprintf(kv[2], sizeof kv[2], "workers=%lld", (long long)cfg->workers);
@@ -175,10 +177,11 @@ static double run_us(const struct vc_cfg *cfg, const struct vc_row *r, struct di
         snprintf(kv[8], sizeof kv[8], "mcast=%d", cfg->mcast ? 1 : 0);
         snprintf(kv[9], sizeof kv[9], "direct=%d", cfg->direct ? 1 : 0);
         snprintf(kv[10], sizeof kv[10], "mcast_pages=%lld", (long long)cfg->mcast_pages);
-        const char *sets[11] = { kv[0], kv[1], kv[2], kv[3], kv[4], kv[5],
-                                 kv[6], kv[7], kv[8], kv[9], kv[10] };
+        snprintf(kv[11], sizeof kv[11], "rs_rule=%d", cfg->rs_rule ? 1 : 0);
+        const char *sets[12] = { kv[0], kv[1], kv[2], kv[3], kv[4],  kv[5],
+                                 kv[6], kv[7], kv[8], kv[9], kv[10], kv[11] };
         struct tl_job job = { .kernel = tl_kernel_find(ops[r->op]), .topo = &t, .sets = sets,
-                              .n_sets = 11, .opts = tl_run_opts_default() };
+                              .n_sets = 12, .opts = tl_run_opts_default() };
         double us = -1;
         if (tl_job_run(&job, d) == 0) {
                 json_t *s = rep_run_summary(&job.sim, &job.stats, ops[r->op]);
@@ -358,7 +361,7 @@ static int run(const struct bench_ctx *c)
 {
         const char *csv;
         uint64_t max_bytes, workers, chunk, pipeline, oneshot, sync, mux, mcast, skew, figures;
-        uint64_t direct, mcast_pages;
+        uint64_t direct, mcast_pages, rs_rule;
         struct vc_cfg cfg = { 0 };
         params_str(c->params, "csv", "benches/data/tt_ccl.csv", &csv);
         params_u64(c->params, "max_bytes", 1ull << 30, 1024, 1ull << 40, &max_bytes, c->diag);
@@ -373,6 +376,7 @@ static int run(const struct bench_ctx *c)
         params_u64(c->params, "direct", 1, 0, 1, &direct, c->diag);
         params_u64(c->params, "mcast_pages", 64, 0, 1ull << 40, &mcast_pages, c->diag);
         params_u64(c->params, "figures", 1, 0, 1, &figures, c->diag);
+        params_u64(c->params, "rs_rule", 1, 0, 1, &rs_rule, c->diag);
         params_str(c->params, "message_ns", NULL, &cfg.message_ns);
         params_check_unused(c->params, vc_params, "validate-tt-ccl", c->diag);
         if (c->diag->n_errors)
@@ -388,6 +392,7 @@ static int run(const struct bench_ctx *c)
         cfg.direct = direct != 0;
         cfg.mcast_pages = (int64_t)mcast_pages;
         cfg.launch_skew_ns = (int64_t)skew;
+        cfg.rs_rule = rs_rule != 0;
         struct vc_row *rows = calloc(VC_MAX_ROWS, sizeof *rows);
         if (!rows) {
                 diag_error(c->diag, "out of memory");
@@ -435,8 +440,11 @@ BENCH_DEFINE(bench_validate_tt_ccl, "validate-tt-ccl", vc_params,
              "                  op, topology, devices, bytes, measured_us; '#' comments)\n"
              "  max_bytes=N     rows above are extrapolated from the two largest simulated\n"
              "                  sizes of their configuration (default 1073741824)\n"
-             "  workers=N       PEs per direction and device (default 0: tt-metal's rule,\n"
-             "                  1, 2 or 4 by the bytes a link carries)\n"
+             "  workers=N       PEs per direction and device (default 0: tt-metal's rules\n"
+             "                  by the bytes a link carries: the all-gather's 1, 2 or 4, a\n"
+             "                  reduce-scatter's (and an all-reduce's) 1, 2, 4 or 8)\n"
+             "  rs_rule=0       reduce-scatters and all-reduces take the all-gather's rule\n"
+             "                  (default 1: tt-metal's reduce-scatter rule)\n"
              "  chunk_bytes=N   bytes per message (default 65536, fitted)\n"
              "  pipeline=N      at least N messages a piece (default 2, fitted)\n"
              "  message_ns=X    override the machine files' system.inter_sip.message_ns\n"
@@ -452,7 +460,8 @@ BENCH_DEFINE(bench_validate_tt_ccl, "validate-tt-ccl", vc_params,
              "  mcast_pages=N   a ring's gathers multicast below N pages a device\n"
              "                  (default 64, tt-metal's; 0: never)\n"
              "  direct=0        one-shot ring reduce-scatters (and all-reduces' halves) run\n"
-             "                  the one-shot path (default 1: tt-metal's direct op)\n"             "  launch_skew_ns=N the host's launch reaches the last device N ns after the\n"
+             "                  the one-shot path (default 1: tt-metal's direct op)\n"
+             "  launch_skew_ns=N the host's launch reaches the last device N ns after the\n"
              "                  first (system.launch_skew_ns; default 1250, fitted)\n"
              "  figures=0       skip gnuplot (the data and scripts are written)\n"
              "Runs each row as its op's kernel (kernels/ccl.c, bidirectional, the row's\n"

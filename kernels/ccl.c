@@ -99,6 +99,9 @@ static const struct tl_param ccl_params[] = {
         COLL_PARAM_PIPELINE(1, "at least this many messages a piece (smaller than chunk_bytes "
                                "if need be)"),
         { "dtype", TL_PARAM_CHOICE, 0, 0, 0, dtypes, "bf16 or fp32" },
+        { "rs_rule", TL_PARAM_INT, 1, 0, 1, NULL,
+          "workers=0: 1, a reduce-scatter's (an all-reduce's) by tt-metal's reduce-scatter "
+          "rule; 0, by the all-gather's, as every op before" },
         { "sync_packets", TL_PARAM_INT, 0, -1, 1 << 20, NULL,
           "reduce-scatter packets per sync with the neighbour (0: 4 on a ring, 20 on a line; "
           "-1: none)" },
@@ -156,6 +159,22 @@ static int rule_workers(int n, double tensor_bytes, bool ring)
         return per_link > 256.0 * 1024 ? 4 : per_link <= 4.0 * 1024 ? 1 : 2;
 }
 
+/* tt-metal's reduce-scatter workers per direction and link (its own
+ * default_workers, docs/tt-sources.md RS-WORKERS; an all-reduce's
+ * reduce-scatter op takes them too): by the bytes a link carries, (n - 1)
+ * / n of the input T over the links, halved on a ring: 1 up to 4 KiB (a
+ * packet); on a line 2 below 500 000 B, 8 above 4 000 000 B, else 4; on a
+ * ring 2 below 1 MiB, 8 above 50 MiB, else 4. */
+static int rule_workers_rs(int n, double tensor_bytes, int links, bool ring)
+{
+        double per_link = tensor_bytes * (n - 1) / n / links / (ring ? 2 : 1);
+        if (per_link <= 4.0 * 1024)
+                return 1;
+        if (ring)
+                return per_link < 1024.0 * 1024 ? 2 : per_link > 50.0 * 1024 * 1024 ? 8 : 4;
+        return per_link < 500000.0 ? 2 : per_link > 4000000.0 ? 8 : 4;
+}
+
 /* The router stages of a multicast gather a flow: one a position of its
  * paths past the owner (n - 1 on a bidirectional line, out and back
  * 2n - 2 on a unidirectional one; on a ring the farther of its two
@@ -206,6 +225,8 @@ static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
                    gather_mcast(s, a->algo, op == CCL_ALL_GATHER ? bytes : bytes / a->n, size) &&
                    tl_setup_int(s, "mcast") != 0;
         int links = tl_setup_sip_links(s);
+        if (a->workers == 0 && op != CCL_ALL_GATHER && tl_setup_int(s, "rs_rule"))
+                a->workers = rule_workers_rs(a->n, (double)bytes, links, a->algo == COLL_RING);
         if (a->workers == 0)
                 a->workers = a->mcast && op == CCL_ALL_GATHER
                                      ? links

@@ -62,9 +62,11 @@ GRID = {
 # did without it (2 workers everywhere; no one-shot reduce-scatter; no
 # reduce-scatter syncs; no fabric connections through a mux; no multicast
 # line gathers; the one-shot path for tt-metal's direct reduce-scatter; no
-# multicast gathers on a ring; every device launched at once).
+# multicast gathers on a ring; every device launched at once; a
+# reduce-scatter's workers by the all-gather's rule).
 ABLATION = {
     "workers 2 (no rule)": {"workers": 2},
+    "the all-gather's worker rule for reduce-scatters": {"rs_rule": 0},
     "no one-shot": {"oneshot_bytes": 0},
     "no syncs": {"syncs": 0},
     "no mux connections": {"mux": 0},

@@ -11,7 +11,7 @@
 # (oneshot_bytes=0); a line's gathers, and a ring's (these inputs are below
 # 64 pages a device), both multicast through router PEs (mcast=1, the
 # default) and passed on by the workers (mcast=0), with 1 worker a flow and
-# with 2 (a line's). Small
+# with 2 (a line's), and 8 (the reduce-scatter rule's most, on the n300). Small
 # integers sum exactly in both, so every result must match exactly. Also
 # checks that the machine files the collectives run on have the documented
 # link counts, and that the links' per-message cost is paid per message.
@@ -97,6 +97,42 @@ for data in int float; do
                 done
         done
 done
+
+# 8 workers a flow (the reduce-scatter rule's most, ADR 0056) on the n300's
+# line, both directions, both dims: exact.
+rm -rf "$tmp/w"
+mkdir -p "$tmp/w"
+"$py" tests/lib/ccl_model.py write "$tmp/w" 2 20 12 5
+for op in reduce_scatter all_reduce; do
+        for dim in 0 1; do
+                rm -rf "$tmp/w/out"
+                "$bin" run $op --topo topologies/tt_wormhole_n300.yaml --mode data \
+                        --inputs "$tmp/w" --outputs "$tmp/w/out" --set bytes=$((20 * 12 * 4)) \
+                        --set cols=12 --set dtype=fp32 --set chunk_bytes=48 --set algo=line \
+                        --set workers=8 --set dim=$dim >"$tmp/w/log" 2>&1 \
+                        || fail "8 workers $op dim=$dim: $(head -3 "$tmp/w/log")"
+                "$py" tests/lib/ccl_model.py check "$tmp/w" $op 2 $dim 0,1 \
+                        || fail "8 workers $op dim=$dim"
+        done
+done
+# tt-metal's reduce-scatter rule (ADR 0056) picks a reduce-scatter's and an
+# all-reduce's workers by the bytes a link carries (half the input on the
+# n300's line): 2 below 500 000 B, 4 up to 4 000 000 B, 8 above; each chip
+# runs 2 flows of them and a mux a flow (an all-reduce also its gather's
+# router stage a flow; of its 80 PEs the rest are idle). With
+# rs_rule=0 they take the all-gather's rule (4 above 256 KiB).
+busy_pes() {
+        "$bin" run "$1" --topo topologies/tt_wormhole_n300.yaml --set algo=line --set bytes="$2" \
+                "${@:3}" --json | "$py" -c 'import json, sys; d = json.load(sys.stdin); print(len(d["pes"]) - d["idle_pes"])'
+}
+for c in reduce_scatter:999424:12 reduce_scatter:1001472:20 reduce_scatter:7999488:20 \
+        reduce_scatter:8001536:36 all_reduce:8001536:40; do
+        IFS=: read -r op bytes want <<<"$c"
+        got=$(busy_pes $op $bytes)
+        [ "$got" = "$want" ] || fail "$op at $bytes B: $got busy PEs, expected $want"
+done
+got=$(busy_pes reduce_scatter 8001536 --set rs_rule=0)
+[ "$got" = 20 ] || fail "rs_rule=0 at 8001536 B: $got busy PEs, expected 20 (4 workers)"
 
 # The link counts: n300 and T3000 one link a pair for user kernels, Galaxy four.
 for f in tt_wormhole_n300:1 tt_t3k:1 tt_galaxy:4; do
