@@ -116,7 +116,7 @@ static const struct tl_param ccl_params[] = {
           "bidir), its own fabric connections (with mux: a token each way with a PE standing "
           "in for each router), a start barrier of the whole ring, each chunk of chunk_bytes "
           "one message straight to its owner, farthest first, no exit barrier; 0: the "
-          "one-shot path (the all-gather rule's workers, a mux, pipelined messages, nearest "
+          "one-shot path (the worker rule's workers, a mux, pipelined messages, nearest "
           "first)" },
         { "mcast", TL_PARAM_INT, 1, 0, 1, NULL,
           "1: on a line, and on a ring below mcast_pages a device, the gather "
@@ -151,8 +151,8 @@ static void ring_order(int n, int row, int *order)
 /* tt-metal's all-gather workers per direction and link (its
  * default_workers, docs/tt-sources.md CCL-WORKERS): by the bytes a link
  * carries, (n - 1) / n of the tensor T, halved on a ring (two directions):
- * 1 up to 4 KiB (a packet), 4 above 256 KiB, else 2. Applied to every op
- * here, T being its bottleneck tensor. */
+ * 1 up to 4 KiB (a packet), 4 above 256 KiB, else 2. The all-gather's, and
+ * with rs_rule=0 every op's, T being its bottleneck tensor. */
 static int rule_workers(int n, double tensor_bytes, bool ring)
 {
         double per_link = tensor_bytes * (n - 1) / n / (ring ? 2 : 1);
