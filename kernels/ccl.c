@@ -148,6 +148,13 @@ static void ring_order(int n, int row, int *order)
                 order[k++] = r * row;
 }
 
+/* The bytes a link carries in tt-metal's worker rules: (n - 1) / n of
+ * the tensor T over the links, halved on a ring (two directions). */
+static double link_bytes(int n, double tensor_bytes, int links, bool ring)
+{
+        return tensor_bytes * (n - 1) / n / links / (ring ? 2 : 1);
+}
+
 /* tt-metal's all-gather workers per direction and link (its
  * default_workers, docs/tt-sources.md CCL-WORKERS): by the bytes a link
  * carries, (n - 1) / n of the tensor T, halved on a ring (two directions):
@@ -155,7 +162,7 @@ static void ring_order(int n, int row, int *order)
  * with rs_rule=0 every op's, T being its bottleneck tensor. */
 static int rule_workers(int n, double tensor_bytes, bool ring)
 {
-        double per_link = tensor_bytes * (n - 1) / n / (ring ? 2 : 1);
+        double per_link = link_bytes(n, tensor_bytes, 1, ring);
         return per_link > 256.0 * 1024 ? 4 : per_link <= 4.0 * 1024 ? 1 : 2;
 }
 
@@ -167,7 +174,7 @@ static int rule_workers(int n, double tensor_bytes, bool ring)
  * ring 2 below 1 MiB, 8 above 50 MiB, else 4. */
 static int rule_workers_rs(int n, double tensor_bytes, int links, bool ring)
 {
-        double per_link = tensor_bytes * (n - 1) / n / links / (ring ? 2 : 1);
+        double per_link = link_bytes(n, tensor_bytes, links, ring);
         if (per_link <= 4.0 * 1024)
                 return 1;
         if (ring)
