@@ -41,7 +41,7 @@
 static const char *const vc_params[] = { "csv", "max_bytes", "workers", "chunk_bytes",
                                          "pipeline", "message_ns", "oneshot_bytes", "syncs",
                                          "mux", "mcast", "mcast_pages", "launch_skew_ns", "direct", "figures",
-                                         "rs_rule", NULL };
+                                         "rs_rule", "direct_fixed_ns", NULL };
 
 #define VC_MAX_ROWS 512
 
@@ -73,6 +73,7 @@ struct vc_cfg {
         bool rs_rule;                /* a reduce-scatter's (all-reduce's) workers by tt-metal's
                                       * reduce-scatter rule, else the all-gather's */
         const char *message_ns;      /* the links' message cost, or NULL: the files' */
+        const char *direct_fixed_ns; /* the direct op's fixed cost, or NULL: the kernel's */
         int64_t launch_skew_ns;      /* system.launch_skew_ns: the host's launch of the
                                       * devices, in turn, the last this long after the
                                       * first */
@@ -165,7 +166,7 @@ static double run_us(const struct vc_cfg *cfg, const struct vc_row *r, struct di
         if (topo_set_kv(&t, msg, d) < 0)
                 return -1;
         int64_t each = r->op == 0 ? r->bytes / r->devices : r->bytes;
-        char kv[12][48];
+        char kv[13][48];
         snprintf(kv[0], sizeof kv[0], "bytes=%lld", (long long)each);
         snprintf(kv[1], sizeof kv[1], "algo=%s", r->topology);
         snprintf(kv[2], sizeof kv[2], "workers=%lld", (long long)cfg->workers);
@@ -178,10 +179,13 @@ static double run_us(const struct vc_cfg *cfg, const struct vc_row *r, struct di
         snprintf(kv[9], sizeof kv[9], "direct=%d", cfg->direct ? 1 : 0);
         snprintf(kv[10], sizeof kv[10], "mcast_pages=%lld", (long long)cfg->mcast_pages);
         snprintf(kv[11], sizeof kv[11], "rs_rule=%d", cfg->rs_rule ? 1 : 0);
-        const char *sets[12] = { kv[0], kv[1], kv[2], kv[3], kv[4],  kv[5],
-                                 kv[6], kv[7], kv[8], kv[9], kv[10], kv[11] };
+        snprintf(kv[12], sizeof kv[12], "direct_fixed_ns=%s",
+                 cfg->direct_fixed_ns ? cfg->direct_fixed_ns : "");
+        const char *sets[13] = { kv[0], kv[1], kv[2], kv[3], kv[4],  kv[5], kv[6],
+                                 kv[7], kv[8], kv[9], kv[10], kv[11], kv[12] };
         struct tl_job job = { .kernel = tl_kernel_find(ops[r->op]), .topo = &t, .sets = sets,
-                              .n_sets = 12, .opts = tl_run_opts_default() };
+                              .n_sets = cfg->direct_fixed_ns ? 13 : 12,
+                              .opts = tl_run_opts_default() };
         double us = -1;
         if (tl_job_run(&job, d) == 0) {
                 json_t *s = rep_run_summary(&job.sim, &job.stats, ops[r->op]);
@@ -378,6 +382,7 @@ static int run(const struct bench_ctx *c)
         params_u64(c->params, "figures", 1, 0, 1, &figures, c->diag);
         params_u64(c->params, "rs_rule", 1, 0, 1, &rs_rule, c->diag);
         params_str(c->params, "message_ns", NULL, &cfg.message_ns);
+        params_str(c->params, "direct_fixed_ns", NULL, &cfg.direct_fixed_ns);
         params_check_unused(c->params, vc_params, "validate-tt-ccl", c->diag);
         if (c->diag->n_errors)
                 return 2;
@@ -461,6 +466,8 @@ BENCH_DEFINE(bench_validate_tt_ccl, "validate-tt-ccl", vc_params,
              "                  (default 64, tt-metal's; 0: never)\n"
              "  direct=0        one-shot ring reduce-scatters (and all-reduces' halves) run\n"
              "                  the one-shot path (default 1: tt-metal's direct op)\n"
+             "  direct_fixed_ns=N the direct op's fixed cost a call (default: the kernel's,\n"
+             "                  fitted)\n"
              "  launch_skew_ns=N the host's launch reaches the last device N ns after the\n"
              "                  first (system.launch_skew_ns; default 1250, fitted)\n"
              "  figures=0       skip gnuplot (the data and scripts are written)\n"

@@ -67,6 +67,7 @@ struct ccl_args {
         int direct_workers;          /* its PEs a member: one a link */
         int64_t direct_rows;         /* rows per message of the direct op: chunk_bytes,
                                       * not cut further for a pipeline */
+        int64_t direct_fixed_ns;     /* the direct op's fixed cost a call, each worker */
         int sync_packets;            /* the reduce-scatter's packets per sync (0: none) */
         bool mux;                    /* a mux PE a flow, the workers' connections through it */
         bool mcast;                  /* the gather (all_gather, all_reduce's second half)
@@ -118,6 +119,10 @@ static const struct tl_param ccl_params[] = {
           "one message straight to its owner, farthest first, no exit barrier; 0: the "
           "one-shot path (the worker rule's workers, a mux, pipelined messages, nearest "
           "first)" },
+        { "direct_fixed_ns", TL_PARAM_INT, 3500, 0, 100000, NULL,
+          "the direct op's fixed cost a call, ns: each worker's core is busy that long "
+          "before it opens its connections (fitted to tt-metal's measured rows, "
+          "docs/adr/0057; 0: none)" },
         { "mcast", TL_PARAM_INT, 1, 0, 1, NULL,
           "1: on a line, and on a ring below mcast_pages a device, the gather "
           "multicasts as tt-metal's: one worker a direction and link "
@@ -252,6 +257,7 @@ static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
                      bytes <= tl_setup_int(s, "oneshot_bytes");
         int per = (a->bidir ? 2 : 1) * a->workers;
         a->direct = a->oneshot && tl_setup_int(s, "direct") != 0;
+        a->direct_fixed_ns = tl_setup_int(s, "direct_fixed_ns");
         if (a->direct) {
                 /* one worker a link (workers, if given); an all-reduce's are
                  * among its gather's PEs */
@@ -489,7 +495,8 @@ static void ccl_direct_team(tl_ctx *tl, const struct ccl_args *a, struct coll_te
         int sip = tl_program_id(tl, 2), W = a->direct_workers;
         *t = (struct coll_team){ .n = a->n, .algo = COLL_RING, .workers = W, .worker = w,
                                  .chunk_rows = a->direct_rows, .dim = a->dim, .wire_dt = a->dt,
-                                 .direct = true, .conn = { -1, -1 } };
+                                 .direct = true, .fixed_ns = a->direct_fixed_ns,
+                                 .conn = { -1, -1 } };
         for (int i = 0; i < a->n; i++) {
                 if (a->order[i] == sip)
                         t->me = i;

@@ -475,6 +475,7 @@ static void reduce_scatter_direct(tl_ctx *tl, const struct coll_team *t, tl_tens
 {
         int dst[COLL_MAX_TEAM], n_dst = direct_order(t, dst);
         int conn = tag + DIRECT_CONN_TAG;
+        tl_delay(tl, t->fixed_ns);
         for (int d = 0; d < 2; d++)
                 if (t->conn[d] >= 0)
                         coll_token_send(tl, t->conn[d], conn);

@@ -102,6 +102,8 @@ struct coll_team {
                                       * a message, closes, and adds the n - 1 it receives
                                       * to its own. The team has one flow (bidir false);
                                       * no acknowledgements, syncs or exit barrier */
+        int64_t fixed_ns;            /* direct: the op's fixed cost a call (tl_delay
+                                      * before the connections open) */
         int conn[2];                 /* direct: the ranks standing in for the routers of
                                       * its forward (to member me + 1) and backward
                                       * connections (coll_direct_router), or -1: none */

@@ -28,6 +28,12 @@ link through router stages, ADR 0048 and 0055):
                                device that waits at a barrier for a later
                                one counts the wait; tt-metal names the
                                skew, documents no figure; ADR 0055)
+  direct_fixed_ns              the direct reduce-scatter's fixed cost a
+                               call, beyond the steps the model runs
+                               (its factory names "the per-core fixed
+                               cost (kernel launch + fabric connection
+                               open/close)", documents no figure; ADR
+                               0057)
 
 For each point of the grid it runs `cubesim bench run validate-tt-ccl
 --json` (rows above max_bytes, default 1 GiB as in the bench itself,
@@ -57,13 +63,15 @@ GRID = {
     "chunk_bytes": (32768, 65536),
     "pipeline": (2,),
     "launch_skew_ns": (0, 500, 1000, 1250, 1500, 2000, 2500),
+    "direct_fixed_ns": (0, 2000, 3000, 3500, 4000, 4500, 5000),
 }
 # The ablation at the best point: each mechanism replaced by what the model
 # did without it (2 workers everywhere; no one-shot reduce-scatter; no
 # reduce-scatter syncs; no fabric connections through a mux; no multicast
 # line gathers; the one-shot path for tt-metal's direct reduce-scatter; no
 # multicast gathers on a ring; every device launched at once; a
-# reduce-scatter's workers by the all-gather's rule).
+# reduce-scatter's workers by the all-gather's rule; no fixed cost of the
+# direct op beyond its steps).
 ABLATION = {
     "workers 2 (no rule)": {"workers": 2},
     "the all-gather's worker rule for reduce-scatters": {"rs_rule": 0},
@@ -74,8 +82,9 @@ ABLATION = {
     "no direct reduce-scatter (the one-shot path)": {"direct": 0},
     "no ring multicast gather": {"mcast_pages": 0},
     "no launch skew": {"launch_skew_ns": 0},
+    "no direct op fixed cost": {"direct_fixed_ns": 0},
     "none of them": {"workers": 2, "oneshot_bytes": 0, "syncs": 0, "mux": 0, "mcast": 0,
-                     "launch_skew_ns": 0},
+                     "launch_skew_ns": 0, "direct_fixed_ns": 0},
 }
 
 

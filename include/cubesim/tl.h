@@ -591,6 +591,16 @@ TL_API void tl_impl_sem_set(tl_ctx *, int sem, int value, const char *file, int 
 #define tl_sem_wait(tl, sem, value) tl_impl_sem_wait((tl), (sem), (value), __FILE__, __LINE__)
 #define tl_sem_set(tl, sem, value) tl_impl_sem_set((tl), (sem), (value), __FILE__, __LINE__)
 
+/* A fixed cost: the calling thread's core is busy for ns nanoseconds (0 ..
+ * TL_DELAY_MAX_NS), for work a kernel does not run op by op (a program's
+ * start, a handshake whose steps no document times); the thread's
+ * outstanding ops go on meanwhile, and threads sharing its core wait as
+ * for an issue. Profiled as issue time on its line, traced as "delay".
+ * A value out of range is a kernel error. */
+#define TL_DELAY_MAX_NS 1000000000LL
+TL_API void tl_impl_delay(tl_ctx *, int64_t ns, const char *file, int line);
+#define tl_delay(tl, ns) tl_impl_delay((tl), (ns), __FILE__, __LINE__)
+
 /* ---- kernels and their parameters --------------------------------------- */
 
 typedef void (*tl_kernel_fn)(tl_ctx *tl, const void *args);
@@ -772,6 +782,7 @@ struct tl_kernel {
 #define tl__cb_wait_front tl_impl_cb_wait_front
 #define tl__composite tl_impl_composite
 #define tl__copy_to tl_impl_copy_to
+#define tl__delay tl_impl_delay
 #define tl__dim tl_impl_dim
 #define tl__dot tl_impl_dot
 #define tl__dtype_of tl_impl_dtype_of

@@ -124,6 +124,34 @@ static const char *tl__issue_name(enum topo_op op)
         return (unsigned)op < TOPO_OP_COUNT ? names[op] : "tl_?";
 }
 
+/* The calling thread's core busy for cost from now (after the core's other
+ * threads' issues), logged and profiled as what at file:line. */
+static void core_busy(tl_ctx *tl, sim_ps cost, const char *what, const char *file, int line)
+{
+        sim_ps now = ev_now(&tl->sim->ev), begin = now;
+        if (tl->first->n_threads) {
+                /* Threads sharing a core take turns issuing on it. */
+                sim_ps *free_at = &tl->first->core_free[tl->core];
+                if (*free_at > begin)
+                        begin = *free_at;
+                *free_at = begin + cost;
+        }
+        if (tl->run->have_oplog || tl->run->have_trace) {
+                struct rep_param p[2] = { { .name = "file", .kind = REP_STR, .s = file },
+                                          { .name = "line", .kind = REP_INT, .i = line } };
+                struct rep_op rec = { .pe = tl->pe->name, .pe_index = tl->rank,
+                                      .component = "pe_cpu", .op = what, .start_ps = begin,
+                                      .end_ps = begin + cost, .params = p, .n_params = 2 };
+                tl__log(tl, &rec);
+        }
+        if (begin == now)
+                ev_sleep(tl->proc, cost);
+        else
+                ev_sleep_until(tl->proc, begin + cost);
+        if (unlikely(tl->run->cp))
+                rep_cp_issue(tl->run->cp, tl->rank, now, begin + cost, file, line, tl->proc->at_what);
+}
+
 void tl__issue(tl_ctx *tl, enum topo_op op, const char *file, int line)
 {
         tl->proc->at_file = file;    /* named in deadlock and budget reports */
@@ -148,29 +176,25 @@ void tl__issue(tl_ctx *tl, enum topo_op op, const char *file, int line)
                 ev_sleep(tl->proc, 0);
                 return;
         }
-        sim_ps now = ev_now(&tl->sim->ev), begin = now;
-        if (tl->first->n_threads) {
-                /* Threads sharing a core take turns issuing on it. */
-                sim_ps *free_at = &tl->first->core_free[tl->core];
-                if (*free_at > begin)
-                        begin = *free_at;
-                *free_at = begin + cost;
-        }
-        if (tl->run->have_oplog || tl->run->have_trace) {
-                struct rep_param p[2] = { { .name = "file", .kind = REP_STR, .s = file },
-                                          { .name = "line", .kind = REP_INT, .i = line } };
-                struct rep_op rec = { .pe = tl->pe->name, .pe_index = tl->rank,
-                                      .component = "pe_cpu", .op = topo_op_name(op),
-                                      .start_ps = begin, .end_ps = begin + cost, .params = p,
-                                      .n_params = 2 };
-                tl__log(tl, &rec);
-        }
-        if (begin == now)
-                ev_sleep(tl->proc, cost);
-        else
-                ev_sleep_until(tl->proc, begin + cost);
-        if (unlikely(tl->run->cp))
-                rep_cp_issue(tl->run->cp, tl->rank, now, begin + cost, file, line, tl->proc->at_what);
+        core_busy(tl, cost, topo_op_name(op), file, line);
+}
+
+void tl_impl_delay(tl_ctx *tl, int64_t ns, const char *file, int line)
+{
+        if (ns < 0 || ns > TL_DELAY_MAX_NS)
+                tl__fail(tl, file, line, "tl_delay", "%lld ns: expected 0..%lld",
+                         (long long)ns, (long long)TL_DELAY_MAX_NS);
+        tl->proc->at_file = file;
+        tl->proc->at_line = line;
+        tl->proc->at_what = "tl_delay";
+        struct rep_line_hint *h = &tl->hints[(unsigned)line % TL_HINTS];
+        struct rep_line *l = rep_profile_hinted(&tl->run->profile, file, line, h);
+        tl->issued = *h;
+        if (l)
+                l->issue_ps += (sim_ps)ns * 1000;
+        tl->last_slice.ok = false;
+        if (ns)
+                core_busy(tl, (sim_ps)ns * 1000, "delay", file, line);
 }
 
 /* ---- futures of results ------------------------------------------------------ */

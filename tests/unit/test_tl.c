@@ -164,6 +164,34 @@ Test(tl, lazy_load_overlaps_unrelated_work)
         cr_assert_eq(measured[0], load, "the load ended on its own schedule, hidden behind the exp");
 }
 
+/* tl_delay: the thread is busy exactly that long, and a load issued
+ * before it goes on meanwhile. */
+static void k_delay(tl_ctx *tl, const void *a)
+{
+        tl_tensor *src = tl_alloc(tl, TL_TCM, TL_FP32, 2, ((int64_t[]){ 64, 64 }));
+        sim_ps t0 = now_of(tl);
+        tl_delay(tl, 0);
+        measured[0] = now_of(tl) - t0;
+        tl_tensor *x = tl_load(tl, src);
+        t0 = now_of(tl);
+        tl_delay(tl, 2500);
+        measured[1] = now_of(tl) - t0;
+        tl_wait_tensor(tl, x);
+        measured[2] = now_of(tl) - t0;
+}
+
+Test(tl, delay_is_busy_time_beside_outstanding_ops)
+{
+        cr_assert_eq(run_on_pe0(k_delay, TL_MODE_OPLOG), 0);
+        cr_assert_eq(measured[0], 0, "a zero delay takes no time");
+        cr_assert_eq(measured[1], 2500 * 1000, "the delay took %lld ps", (long long)measured[1]);
+        /* the load (its DMA shorter than the delay) ran during it */
+        sim_ps dma = t.pe.dma.setup_ps + hw_bytes_ps(64 * 64 * 4, t.pe.dma.bw_bytes_per_s);
+        cr_assert_lt(dma, 2500 * 1000);
+        cr_assert_eq(measured[2], 2500 * 1000 + cost(TOPO_OP_WAIT),
+                     "the load was not done by the delay's end");
+}
+
 /* ---- send / recv ------------------------------------------------------------ */
 
 static float got[4];
