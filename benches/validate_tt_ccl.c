@@ -376,7 +376,7 @@ static int run(const struct bench_ctx *c)
         params_u64(c->params, "syncs", 1, 0, 1, &sync, c->diag);
         params_u64(c->params, "mux", 1, 0, 1, &mux, c->diag);
         params_u64(c->params, "mcast", 1, 0, 1, &mcast, c->diag);
-        params_u64(c->params, "launch_skew_ns", 1250, 0, 1000000, &skew, c->diag);
+        params_u64(c->params, "launch_skew_ns", 1000, 0, 1000000, &skew, c->diag);
         params_u64(c->params, "direct", 1, 0, 1, &direct, c->diag);
         params_u64(c->params, "mcast_pages", 64, 0, 1ull << 40, &mcast_pages, c->diag);
         params_u64(c->params, "figures", 1, 0, 1, &figures, c->diag);
@@ -469,7 +469,7 @@ BENCH_DEFINE(bench_validate_tt_ccl, "validate-tt-ccl", vc_params,
              "  direct_fixed_ns=N the direct op's fixed cost a call (default: the kernel's,\n"
              "                  fitted)\n"
              "  launch_skew_ns=N the host's launch reaches the last device N ns after the\n"
-             "                  first (system.launch_skew_ns; default 1250, fitted)\n"
+             "                  first (system.launch_skew_ns; default 1000, fitted)\n"
              "  figures=0       skip gnuplot (the data and scripts are written)\n"
              "Runs each row as its op's kernel (kernels/ccl.c, bidirectional, the row's\n"
              "topology as algo) in op_log mode: 2 devices on tt_wormhole_n300.yaml, 4 on\n"

@@ -459,54 +459,113 @@ static void direct_barrier(tl_ctx *tl, const struct coll_team *t, int tag)
         }
 }
 
+/* The chunks the direct op's worker sends, in its order (direct_order,
+ * farthest first): calls fn for each (chunk k of piece src, which goes to
+ * member to), in a scratch scope of its own. */
+static void direct_sends(tl_ctx *tl, const struct coll_team *t, tl_tensor *in,
+                         void (*fn)(tl_ctx *, tl_tensor *src, int64_t k, int to, void *),
+                         void *ctx)
+{
+        int dst[COLL_MAX_TEAM], n_dst = direct_order(t, dst);
+        for (int i = 0; i < n_dst; i++) {
+                tl_tensor *src = piece_of(tl, t, in, dst[i]);
+                for (int64_t k = 0; src && k < piece_chunks(t, in, dst[i]); k++)
+                        if (my_chunk(t, k))
+                                fn(tl, src, k, dst[i], ctx);
+        }
+}
+
+/* A chunk's rows and columns in the page of a direct op's send buffer. */
+static tl_tensor *in_page(tl_ctx *tl, tl_tensor *page, tl_tensor *chunk)
+{
+        return tl_view(tl, page, ((int64_t[]){ 0, 0 }),
+                       ((int64_t[]){ tl_dim(chunk, 0), tl_dim(chunk, 1) }));
+}
+
+/* What the direct op's reader thread takes (a copy). */
+struct direct_io {
+        const struct coll_team *t;   /* the team (its worker's frame outlives the reads) */
+        tl_tensor *in;               /* the input, in HBM */
+        tl_cb *cb;                   /* the send buffer */
+        int tag;                     /* the collective's (the writer's) */
+};
+
+static void direct_read_one(tl_ctx *tl, tl_tensor *src, int64_t k, int to, void *ctx)
+{
+        (void)to;
+        const struct direct_io *io = ctx;
+        tl_tensor *page = tl_cb_reserve_back(tl, io->cb);
+        tl_scratch_scope_begin(tl);
+        tl_tensor *chunk = chunk_of(tl, io->t, src, k);
+        tl_copy_to(tl, in_page(tl, page, chunk), chunk);
+        /* the read barrier: the scope's end waits for the read, so the
+         * chunk is in before it is pushed and the next is read after it */
+        tl_scratch_scope_end(tl);
+        tl_cb_push_back(tl, io->cb);
+}
+
+/* The reader (tt-metal's direct reader, its send phase): each chunk the
+ * writer sends, in its order, read from HBM into the send buffer's next
+ * page, one read at a time. */
+static void direct_reader(tl_ctx *tl, void *argp)
+{
+        const struct direct_io *io = argp;
+        direct_sends(tl, io->t, io->in, direct_read_one, argp);
+}
+
+static void direct_send_one(tl_ctx *tl, tl_tensor *src, int64_t k, int to, void *ctx)
+{
+        const struct direct_io *io = ctx;
+        tl_tensor *page = tl_cb_wait_front(tl, io->cb);
+        tl_scratch_scope_begin(tl);
+        send_as(tl, io->t, rank_of(io->t, to, 0, io->t->worker),
+                in_page(tl, page, chunk_of(tl, io->t, src, k)), io->tag);
+        tl_scratch_scope_end(tl);
+        tl_cb_pop_front(tl, io->cb);
+}
+
 /* The direct reduce-scatter (t->direct; tt-metal's
- * reduce_scatter_minimal_direct, docs/adr/0054). The PE starts opening
- * both connections (a token to each router's stand-in), loads the first
- * two chunks it sends, finishes opening (their tokens back), then meets
- * the ring (direct_barrier): the loads overlap the barrier. It sends each
- * other member its chunks of that member's piece straight to it, one
- * message a chunk, farthest member first (the machine routes them),
- * closes both connections (a token each way; nothing waits for the
- * messages' acknowledgements) and, for each of its chunks of its own
- * piece, once all n - 1 contributions have landed in its TCM, adds them
- * to its own input and stores the sum. No exit barrier. */
+ * reduce_scatter_minimal_direct, docs/adr/0054, 0057): a writer (this
+ * thread) and a reader thread, as the op's kernels. The reader reads the
+ * chunks the writer sends, in its order, into a two-page buffer from the
+ * start: its first two overlap the opening and the barrier. The writer
+ * pays the op's fixed cost (t->fixed_ns), starts opening both
+ * connections (a token to each router's stand-in), finishes opening
+ * (their tokens back), meets the ring (direct_barrier), then sends each
+ * other member its chunks of that member's piece straight to it as the
+ * reader hands them over, one message a chunk, farthest member first (the
+ * machine routes them), closes both connections (a token each way;
+ * nothing waits for the messages' acknowledgements) and, for each of its
+ * chunks of its own piece, once all n - 1 contributions have landed in
+ * its TCM, adds them to its own input and stores the sum. No exit
+ * barrier. */
 static void reduce_scatter_direct(tl_ctx *tl, const struct coll_team *t, tl_tensor *in,
                                   tl_tensor *out, int tag)
 {
-        int dst[COLL_MAX_TEAM], n_dst = direct_order(t, dst);
         int conn = tag + DIRECT_CONN_TAG;
+        /* the send buffer: two pages of the largest chunk a member sends */
+        int64_t page_rows = tl_dim(in, 0), page_cols = tl_dim(in, 1);
+        if (t->dim == 0)
+                page_rows = (page_rows + t->n - 1) / t->n;
+        else
+                page_cols = (page_cols + t->n - 1) / t->n;
+        if (page_rows > t->chunk_rows)
+                page_rows = t->chunk_rows;
+        struct direct_io io = {
+                .t = t, .in = in, .tag = tag,
+                .cb = tl_cb_make(tl, "direct_send", tl_dtype_of(in), 2,
+                                 ((int64_t[]){ page_rows, page_cols }), 2),
+        };
+        tl_thread_start(tl, direct_reader, &io, sizeof io);
         tl_delay(tl, t->fixed_ns);
         for (int d = 0; d < 2; d++)
                 if (t->conn[d] >= 0)
                         coll_token_send(tl, t->conn[d], conn);
-        /* the first two chunks of the send order, loaded ahead */
-        tl_tensor *ahead[2] = { NULL, NULL };
-        int n_ahead = 0;
-        for (int i = 0; i < n_dst && n_ahead < 2; i++) {
-                tl_tensor *src = piece_of(tl, t, in, dst[i]);
-                for (int64_t k = 0; src && k < piece_chunks(t, in, dst[i]) && n_ahead < 2; k++)
-                        if (my_chunk(t, k))
-                                ahead[n_ahead++] = fetch(tl, chunk_of(tl, t, src, k));
-        }
         for (int d = 0; d < 2; d++)
                 if (t->conn[d] >= 0)
                         coll_token_take(tl, t->conn[d], conn);
         direct_barrier(tl, t, tag);
-        int sent = 0;
-        for (int i = 0; i < n_dst; i++) {
-                tl_tensor *src = piece_of(tl, t, in, dst[i]);
-                int to = rank_of(t, dst[i], 0, t->worker);
-                for (int64_t k = 0; src && k < piece_chunks(t, in, dst[i]); k++) {
-                        if (!my_chunk(t, k))
-                                continue;
-                        tl_scratch_scope_begin(tl);
-                        tl_tensor *x = sent < n_ahead ? ahead[sent]
-                                                      : fetch(tl, chunk_of(tl, t, src, k));
-                        send_as(tl, t, to, x, tag);
-                        sent++;
-                        tl_scratch_scope_end(tl);
-                }
-        }
+        direct_sends(tl, t, in, direct_send_one, &io);
         for (int d = 0; d < 2; d++)
                 if (t->conn[d] >= 0)
                         coll_token_send(tl, t->conn[d], conn);
