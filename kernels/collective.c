@@ -11,6 +11,9 @@
  * p its neighbour sent at p - 1, in the same order, so the queues of
  * every (source, tag) match. Sends do not block, so no PE waits on one
  * that waits on it. */
+#include <stddef.h>
+#include <string.h>
+
 #include "collective.h"
 
 void coll_barrier(tl_ctx *tl, const struct coll_group *g, int tag)
@@ -461,7 +464,7 @@ static void direct_barrier(tl_ctx *tl, const struct coll_team *t, int tag)
 
 /* The chunks the direct op's worker sends, in its order (direct_order,
  * farthest first): calls fn for each (chunk k of piece src, which goes to
- * member to), in a scratch scope of its own. */
+ * member to). */
 static void direct_sends(tl_ctx *tl, const struct coll_team *t, tl_tensor *in,
                          void (*fn)(tl_ctx *, tl_tensor *src, int64_t k, int to, void *),
                          void *ctx)
@@ -482,26 +485,39 @@ static tl_tensor *in_page(tl_ctx *tl, tl_tensor *page, tl_tensor *chunk)
                        ((int64_t[]){ tl_dim(chunk, 0), tl_dim(chunk, 1) }));
 }
 
-/* What the direct op's reader thread takes (a copy). */
+/* What the direct op's reader thread takes (a copy, at most
+ * TL_THREAD_ARG_BYTES): the team's fields before its ranks (the reader
+ * sends nothing), as the writer's frame may end before the reader's
+ * last step. */
+#define DIRECT_TEAM_HEAD offsetof(struct coll_team, ranks)
 struct direct_io {
-        const struct coll_team *t;   /* the team (its worker's frame outlives the reads) */
+        const struct coll_team *t;   /* the writer's team (the writer's use only) */
         tl_tensor *in;               /* the input, in HBM */
         tl_cb *cb;                   /* the send buffer */
         int tag;                     /* the collective's (the writer's) */
+        unsigned char head[DIRECT_TEAM_HEAD]; /* the team's head, for the reader */
+};
+_Static_assert(sizeof(struct direct_io) <= TL_THREAD_ARG_BYTES,
+               "the direct op's reader takes its arguments by value");
+
+/* The reader's side: the team's head, and the buffer. */
+struct direct_rd {
+        const struct coll_team *t;
+        tl_cb *cb;
 };
 
 static void direct_read_one(tl_ctx *tl, tl_tensor *src, int64_t k, int to, void *ctx)
 {
         (void)to;
-        const struct direct_io *io = ctx;
-        tl_tensor *page = tl_cb_reserve_back(tl, io->cb);
+        const struct direct_rd *rd = ctx;
+        tl_tensor *page = tl_cb_reserve_back(tl, rd->cb);
         tl_scratch_scope_begin(tl);
-        tl_tensor *chunk = chunk_of(tl, io->t, src, k);
+        tl_tensor *chunk = chunk_of(tl, rd->t, src, k);
         tl_copy_to(tl, in_page(tl, page, chunk), chunk);
         /* the read barrier: the scope's end waits for the read, so the
          * chunk is in before it is pushed and the next is read after it */
         tl_scratch_scope_end(tl);
-        tl_cb_push_back(tl, io->cb);
+        tl_cb_push_back(tl, rd->cb);
 }
 
 /* The reader (tt-metal's direct reader, its send phase): each chunk the
@@ -510,7 +526,11 @@ static void direct_read_one(tl_ctx *tl, tl_tensor *src, int64_t k, int to, void 
 static void direct_reader(tl_ctx *tl, void *argp)
 {
         const struct direct_io *io = argp;
-        direct_sends(tl, io->t, io->in, direct_read_one, argp);
+        struct coll_team t;
+        memset(&t, 0, sizeof t);
+        memcpy(&t, io->head, sizeof io->head);
+        struct direct_rd rd = { .t = &t, .cb = io->cb };
+        direct_sends(tl, &t, io->in, direct_read_one, &rd);
 }
 
 static void direct_send_one(tl_ctx *tl, tl_tensor *src, int64_t k, int to, void *ctx)
@@ -556,6 +576,7 @@ static void reduce_scatter_direct(tl_ctx *tl, const struct coll_team *t, tl_tens
                 .cb = tl_cb_make(tl, "direct_send", tl_dtype_of(in), 2,
                                  ((int64_t[]){ page_rows, page_cols }), 2),
         };
+        memcpy(io.head, t, sizeof io.head);
         tl_thread_start(tl, direct_reader, &io, sizeof io);
         tl_delay(tl, t->fixed_ns);
         for (int d = 0; d < 2; d++)
