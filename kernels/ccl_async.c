@@ -96,10 +96,6 @@ static void cca_setup(tl_setup *s, void *args)
                 tl_setup_error(s, "%d devices x %d PEs (links x 2 directions) is more than %d, "
                                "or more than a cube's %d PEs", a->n, per, COLL_MAX_TEAM,
                                m.pes_per_cube);
-        if (m.mesh_cols < 8 || (a->links + 3) / 4 > m.mesh_rows)
-                tl_setup_error(s, "%d links need a NoC of 8 columns and %d rows (the workers sit "
-                               "at the links' routers; the machine's is %d x %d)", a->links,
-                               (a->links + 3) / 4, m.mesh_cols, m.mesh_rows);
         if (a->op == CCA_REDUCE_SCATTER && (a->dim ? a->cols : a->rows) < a->n)
                 tl_setup_error(s, "dim %d of %lld: fewer than the %d devices", a->dim,
                                (long long)(a->dim ? a->cols : a->rows), a->n);
@@ -178,28 +174,55 @@ static void cca_sum(tl_ctx *tl, const struct cca_args *a, const struct coll_team
         }
 }
 
-/* The PE of flow f's worker w: on the router of the w-th of the links
- * its direction takes (tt_galaxy.yaml's ports, in the order the machine
- * gives a chip's links: those to the next member of a row or column at
- * row 0 columns 2-5, those to the previous at columns 0, 1, 6, 7; a
- * chip's first links are those to the previous, so the first member's
- * forward links are the others), so each worker drives its own link;
- * workers beyond four a direction on the rows below. */
-static int cca_pe(int f, int w, int cols)
+/* Whether pes[0..n) other than pes[skip] hold pe. */
+static bool cca_taken(const int *pes, int n, int skip, int pe)
 {
-        static const int fwd[4] = { 2, 3, 4, 5 }, back[4] = { 0, 1, 6, 7 };
-        int col = (f ? back : fwd)[w % 4];
-        return (w / 4) * cols + col % cols;
+        for (int k = 0; k < n; k++)
+                if (k != skip && pes[k] == pe)
+                        return true;
+        return false;
+}
+
+/* The PEs of member i's workers, flow f's worker w at pes[f * links + w]:
+ * each on the router of the w-th link from its chip to the next member
+ * its flow sends to (tl_sip_link_pe), so each worker drives its own link.
+ * A worker without one (a line's end has no member that way; a machine
+ * with fewer links) takes the first PE not taken at its mate's (the other
+ * flow's worker w) column or, lacking that, column w, from the row below. */
+static void cca_place(tl_ctx *tl, const struct cca_args *a, int i, int pes[COLL_MAX_TEAM])
+{
+        int per = 2 * a->links, cols = tl_mesh_dim(tl, 0), n_pes = cols * tl_mesh_dim(tl, 1);
+        for (int k = 0; k < per; k++) {
+                int j = i + (k < a->links ? 1 : -1);
+                if (a->algo == COLL_RING)
+                        j = (j + a->n) % a->n;
+                pes[k] = j >= 0 && j < a->n && j != i
+                                 ? tl_sip_link_pe(tl, a->order[i], a->order[j], k % a->links)
+                                 : -1;
+        }
+        for (int k = 0; k < per; k++) {
+                if (pes[k] >= 0 && !cca_taken(pes, per, k, pes[k]))
+                        continue;
+                int mate = pes[(k + a->links) % per], pe = mate >= 0 ? mate : k % a->links % cols;
+                do
+                        pe = (pe + cols) % n_pes;
+                while (cca_taken(pes, per, k, pe));
+                pes[k] = pe;
+        }
 }
 
 static void ccl_async(tl_ctx *tl, const void *args)
 {
         const struct cca_args *a = args;
-        int per = 2 * a->links, sip = tl_program_id(tl, 2), cols = tl_mesh_dim(tl, 0), pe = -1;
+        int per = 2 * a->links, sip = tl_program_id(tl, 2), pe = -1, pes[COLL_MAX_TEAM];
         if (tl_program_id(tl, 1) != 0)
                 return;
+        int me = 0;
+        while (a->order[me] != sip)
+                me++;
+        cca_place(tl, a, me, pes);
         for (int k = 0; k < per && pe < 0; k++)
-                if (cca_pe(k / a->links, k % a->links, cols) == tl_program_id(tl, 0))
+                if (pes[k] == tl_program_id(tl, 0))
                         pe = k;
         if (pe < 0)
                 return;
@@ -211,12 +234,12 @@ static void ccl_async(tl_ctx *tl, const void *args)
                                 .worker = one ? pe : pe % a->links, .chunk_rows = a->chunk_rows,
                                 .dim = a->dim, .wire_dt = a->dt, .acks = a->algo == COLL_RING,
                                 .oneshot = true, .sync_packets = 0 };
+        int mate = a->op == CCA_ALL_REDUCE ? pes[(t.flow ? 0 : a->links) + t.worker] : -1;
+        t.me = me;
         for (int i = 0; i < a->n; i++) {
-                if (a->order[i] == sip)
-                        t.me = i;
+                cca_place(tl, a, i, pes);
                 for (int k = 0; k < per; k++)
-                        t.ranks[i * per + k] = tl_rank(tl, cca_pe(k / a->links, k % a->links, cols),
-                                                       0, a->order[i]);
+                        t.ranks[i * per + k] = tl_rank(tl, pes[k], 0, a->order[i]);
         }
         tl_tensor *x = coll_member_view(tl, a->x, sip), *y = coll_member_view(tl, a->y, sip);
         switch (a->op) {
@@ -233,7 +256,7 @@ static void ccl_async(tl_ctx *tl, const void *args)
                 tl_tensor *g = tl_alloc(tl, TL_TCM, a->dt, 2,
                                         ((int64_t[]){ (int64_t)a->n * a->rows, a->cols }));
                 coll_all_gather(tl, &t, x, g, true, 0);
-                cca_sum(tl, a, &t, g, y, tl_rank(tl, cca_pe(!t.flow, t.worker, cols), 0, sip));
+                cca_sum(tl, a, &t, g, y, tl_rank(tl, mate, 0, sip));
                 return;
         }
         }

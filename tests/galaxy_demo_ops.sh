@@ -22,15 +22,15 @@ fail() {
         exit 1
 }
 
-# n mesh_cols order rows cols links
+# n mesh_cols order rows cols links [machine file]
 check_cca() {
-        local n=$1 mc=$2 order=$3 rows=$4 cols=$5 links=$6
+        local n=$1 mc=$2 order=$3 rows=$4 cols=$5 links=$6 topo=${7:-$gx}
         rm -rf "$tmp/c"
         mkdir -p "$tmp/c"
         "$py" tests/lib/ccl_model.py write "$tmp/c" "$n" "$rows" "$cols" 7
         for op in all_gather:0 all_gather:1 reduce_scatter:0 reduce_scatter:1 all_reduce:0; do
                 rm -rf "$tmp/c/out"
-                "$bin" run ccl_async --topo $gx --set system.sips=$n \
+                "$bin" run ccl_async --topo $topo --set system.sips=$n \
                         --set system.inter_sip.mesh_cols=$mc --mode data --inputs "$tmp/c" \
                         --outputs "$tmp/c/out" --set op=${op%%:*} --set dim=${op##*:} \
                         --set rows=$rows --set cols=$cols --set links=$links --set dtype=bf16 \
@@ -44,6 +44,10 @@ check_cca 8 8 0,1,2,3,4,5,6,7 10 12 4
 check_cca 8 8 0,1,2,3,4,5,6,7 9 13 1
 check_cca 4 1 0,1,2,3 10 12 3
 check_cca 4 1 0,1,2,3 8 16 4
+# other machines: the workers at their links' routers (tl_sip_link_pe), those
+# without a link (more workers than links, a line's ends) on free PEs
+check_cca 4 4 0,1,2,3 10 12 2 topologies/tt_t3k.yaml
+check_cca 2 2 0,1 9 13 3 topologies/tt_wormhole_n300.yaml
 
 ps() {  # kernel_ps of a run
         "$bin" run "$@" --json |

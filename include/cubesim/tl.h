@@ -229,6 +229,7 @@ TL_API void tl_impl_mcast(tl_ctx *, int row0, int col0, int n_rows, int n_cols, 
 TL_API void tl_impl_mcast_linked(tl_ctx *, int row0, int col0, int n_rows, int n_cols, tl_tensor *t,
                              int tag, const char *file, int line);
 TL_API int tl_impl_hbm_channel_pe(tl_ctx *, int channel, const char *file, int line);
+TL_API int tl_impl_sip_link_pe(tl_ctx *, int sip, int peer, int k, const char *file, int line);
 
 /* Lazy: issues the DMA (HBM or TCM -> a new scratch tensor) and returns at
  * once; the data is a future that the first consuming op waits for. */
@@ -264,6 +265,12 @@ TL_API int tl_impl_hbm_channel_pe(tl_ctx *, int channel, const char *file, int l
  * channel serves that PE at cube.hbm.near_efficiency_pct of its rate and
  * every other requester at far_efficiency_pct. Free: no issue cost. */
 #define tl_hbm_channel_pe(tl, channel) tl_impl_hbm_channel_pe((tl), (channel), __FILE__, __LINE__)
+/* The PE (index in cube 0) at whose router the k-th link (from 0) from
+ * SIP sip to SIP peer leaves sip (system.inter_sip.ports, else the cube's
+ * gateway), or -1 if the two are not neighbours or have no k-th link.
+ * Free: no issue cost. */
+#define tl_sip_link_pe(tl, sip, peer, k) \
+        tl_impl_sip_link_pe((tl), (sip), (peer), (k), __FILE__, __LINE__)
 /* Block until a message from src_rank with tag has drained into this PE's
  * inbox; returns it as a new scratch tensor. Messages of one (src, tag)
  * arrive in send order. */
@@ -788,6 +795,7 @@ struct tl_kernel {
 #define tl__dtype_of tl_impl_dtype_of
 #define tl__fill tl_impl_fill
 #define tl__hbm_channel_pe tl_impl_hbm_channel_pe
+#define tl__sip_link_pe tl_impl_sip_link_pe
 #define tl__load tl_impl_load
 #define tl__mask_causal tl_impl_mask_causal
 #define tl__math1 tl_impl_math1

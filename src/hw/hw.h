@@ -274,6 +274,11 @@ struct hw_sim {
         struct muldiv_by channel_far_ps; /* and for any other requester (far_efficiency_pct) */
         uint32_t *channel_attach_pe; /* per channel: the PE (in its cube) at its attach point,
                                       * or UINT32_MAX */
+        uint32_t *sip_link_first;    /* per SIP + 1: its inter-SIP links' first in sip_links */
+        struct hw_sip_link {
+                uint32_t peer;       /* the SIP it leads to */
+                uint32_t pe;         /* the PE (in cube 0) at its router, or UINT32_MAX */
+        } *sip_links;                /* each SIP's links out, in the graph's order */
         struct muldiv_by dma_ps;     /* bytes to ps at a DMA engine's bandwidth */
         struct muldiv_by gemm_cycle_ps; /* GEMM array cycles to ps */
         struct muldiv_by math_cycle_ps; /* MATH lane cycles to ps */

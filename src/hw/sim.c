@@ -44,6 +44,40 @@ static uint32_t *channel_attach_pes(const struct topo *t)
         return a;
 }
 
+/* Each SIP's inter-SIP links out, in the graph's order (the k-th link to
+ * a neighbour is the k-th of them that leads there), at s->sip_links:
+ * their peer and the PE at their router. 0 or -1 (out of memory). */
+static int sip_links_init(struct hw_sim *s)
+{
+        const struct topo_graph *g = &s->graph;
+        s->sip_link_first = calloc(s->n_sips + 1, sizeof *s->sip_link_first);
+        if (!s->sip_link_first)
+                return -1;
+        for (uint32_t e = 0; e < g->n_edges; e++)
+                if (g->edges[e].cls == TOPO_EDGE_INTER_SIP)
+                        s->sip_link_first[g->nodes[g->edges[e].src].sip + 1]++;
+        for (uint32_t i = 0; i < s->n_sips; i++)
+                s->sip_link_first[i + 1] += s->sip_link_first[i];
+        uint32_t n = s->sip_link_first[s->n_sips], *at = calloc(s->n_sips, sizeof *at);
+        s->sip_links = malloc((n ? n : 1) * sizeof *s->sip_links);
+        if (!at || !s->sip_links) {
+                free(at);
+                return -1;
+        }
+        for (uint32_t e = 0; e < g->n_edges; e++) {
+                const struct topo_edge *te = &g->edges[e];
+                if (te->cls != TOPO_EDGE_INTER_SIP)
+                        continue;
+                const struct topo_node *src = &g->nodes[te->src];
+                s->sip_links[s->sip_link_first[src->sip] + at[src->sip]++] = (struct hw_sip_link){
+                        .peer = g->nodes[te->dst].sip,
+                        .pe = src->kind == TOPO_NODE_ROUTER ? src->index : UINT32_MAX,
+                };
+        }
+        free(at);
+        return 0;
+}
+
 static int init_pe(struct hw_sim *s, struct hw_pe *pe, uint32_t sip, uint32_t cube, uint32_t idx)
 {
         const struct topo_graph *g = &s->graph;
@@ -160,7 +194,8 @@ int hw_sim_init(struct hw_sim *s, const struct topo *t, const struct ev_config *
         s->pe_in_batch = calloc(s->n_pes, sizeof *s->pe_in_batch);
         s->pe_hbm_until = calloc(s->n_pes, sizeof *s->pe_hbm_until);
         s->channel_attach_pe = channel_attach_pes(tp);
-        if (!s->dma_node_pe || !s->pe_in_batch || !s->pe_hbm_until || !s->channel_attach_pe)
+        if (!s->dma_node_pe || !s->pe_in_batch || !s->pe_hbm_until || !s->channel_attach_pe ||
+            sip_links_init(s) < 0)
                 goto nomem;
         for (uint32_t i = 0; i < s->n_pes; i++)
                 if (s->pes[i].node_dma < s->graph.n_nodes)
@@ -214,6 +249,8 @@ void hw_sim_fini(struct hw_sim *s)
         free(s->pe_in_batch);
         free(s->pe_hbm_until);
         free(s->channel_attach_pe);
+        free(s->sip_link_first);
+        free(s->sip_links);
         free(s->links);
         hw__mcast_free(s->mcast);
         topo_graph_fini(&s->graph);

@@ -942,6 +942,20 @@ int tl_impl_hbm_channel_pe(tl_ctx *tl, int channel, const char *file, int line)
         return pe == UINT32_MAX ? -1 : (int)pe;
 }
 
+int tl_impl_sip_link_pe(tl_ctx *tl, int sip, int peer, int k, const char *file, int line)
+{
+        const struct hw_sim *s = tl->sim;
+        if (sip < 0 || (uint32_t)sip >= s->n_sips || peer < 0 || (uint32_t)peer >= s->n_sips ||
+            k < 0)
+                tl__fail(tl, file, line, "tl_sip_link_pe",
+                         "SIP %d to SIP %d, link %d: expected SIPs 0 .. %u and a link >= 0", sip,
+                         peer, k, s->n_sips - 1);
+        for (uint32_t i = s->sip_link_first[sip]; i < s->sip_link_first[sip + 1]; i++)
+                if (s->sip_links[i].peer == (uint32_t)peer && k-- == 0)
+                        return s->sip_links[i].pe == UINT32_MAX ? -1 : (int)s->sip_links[i].pe;
+        return -1;
+}
+
 int tl_impl_mesh_dim(tl_ctx *tl, int axis, const char *file, int line)
 {
         const struct topo_noc *noc = &tl->sim->topo->cube.noc;

@@ -192,6 +192,39 @@ Test(tl, delay_is_busy_time_beside_outstanding_ops)
                      "the load was not done by the delay's end");
 }
 
+/* tl_sip_link_pe on a row of 8 Galaxy chips: a chip's links to its
+ * previous neighbour come first (system.inter_sip.ports[0..3]), those to
+ * its next after them; no link to a chip that is not a neighbour, nor a
+ * fifth to a neighbour. */
+static int link_pe[6];
+
+static void k_link_pe(tl_ctx *tl, const void *a)
+{
+        link_pe[0] = tl_sip_link_pe(tl, 1, 0, 0);
+        link_pe[1] = tl_sip_link_pe(tl, 1, 2, 0);
+        link_pe[2] = tl_sip_link_pe(tl, 1, 2, 3);
+        link_pe[3] = tl_sip_link_pe(tl, 0, 1, 1);
+        link_pe[4] = tl_sip_link_pe(tl, 1, 2, 4);
+        link_pe[5] = tl_sip_link_pe(tl, 0, 2, 0);
+}
+
+Test(tl, sip_link_pe_is_the_router_of_the_link)
+{
+        fixture_fini();
+        fixture_load("tt_galaxy.yaml");
+        cr_assert_eq(topo_set(&t, "system.sips", "8", &d), 0);
+        cr_assert_eq(topo_set(&t, "system.inter_sip.mesh_cols", "8", &d), 0);
+        cr_assert_eq(run_on_pe0(k_link_pe, TL_MODE_OPLOG), 0);
+        int cols = (int)t.cube.noc.cols;
+        const struct topo_coord *p = t.system.inter_sip_ports.at;
+        cr_assert_eq(link_pe[0], p[0].row * cols + p[0].col);
+        cr_assert_eq(link_pe[1], p[4].row * cols + p[4].col);
+        cr_assert_eq(link_pe[2], p[7].row * cols + p[7].col);
+        cr_assert_eq(link_pe[3], p[1].row * cols + p[1].col, "the first chip's links are its first");
+        cr_assert_eq(link_pe[4], -1);
+        cr_assert_eq(link_pe[5], -1);
+}
+
 /* ---- send / recv ------------------------------------------------------------ */
 
 static float got[4];
