@@ -41,7 +41,7 @@
 static const char *const vc_params[] = { "csv", "max_bytes", "workers", "chunk_bytes",
                                          "pipeline", "message_ns", "oneshot_bytes", "syncs",
                                          "mux", "mcast", "mcast_pages", "launch_skew_ns", "direct", "figures",
-                                         "rs_rule", "direct_fixed_ns", NULL };
+                                         "rs_rule", "direct_fixed_ns", "core_ns", "slots", NULL };
 
 #define VC_MAX_ROWS 512
 
@@ -73,6 +73,10 @@ struct vc_cfg {
         bool rs_rule;                /* a reduce-scatter's (all-reduce's) workers by tt-metal's
                                       * reduce-scatter rule, else the all-gather's */
         const char *message_ns;      /* the links' message cost, or NULL: the files' */
+        const char *core_ns;         /* the links' Ethernet cores' cost a packet, or NULL:
+                                      * the files' */
+        const char *slots;           /* the packets a sender may have ahead of the wire, or
+                                      * NULL: the files' */
         const char *direct_fixed_ns; /* the direct op's fixed cost, or NULL: the kernel's */
         int64_t launch_skew_ns;      /* system.launch_skew_ns: the host's launch of the
                                       * devices, in turn, the last this long after the
@@ -161,6 +165,12 @@ static double run_us(const struct vc_cfg *cfg, const struct vc_row *r, struct di
         snprintf(msg, sizeof msg, "system.inter_sip.message_ns=%s",
                  cfg->message_ns ? cfg->message_ns : "");
         if (cfg->message_ns && topo_set_kv(&t, msg, d) < 0)
+                return -1;
+        snprintf(msg, sizeof msg, "system.inter_sip.core_ns=%s", cfg->core_ns ? cfg->core_ns : "");
+        if (cfg->core_ns && topo_set_kv(&t, msg, d) < 0)
+                return -1;
+        snprintf(msg, sizeof msg, "system.inter_sip.slots=%s", cfg->slots ? cfg->slots : "");
+        if (cfg->slots && topo_set_kv(&t, msg, d) < 0)
                 return -1;
         snprintf(msg, sizeof msg, "system.launch_skew_ns=%lld", (long long)cfg->launch_skew_ns);
         if (topo_set_kv(&t, msg, d) < 0)
@@ -382,6 +392,8 @@ static int run(const struct bench_ctx *c)
         params_u64(c->params, "figures", 1, 0, 1, &figures, c->diag);
         params_u64(c->params, "rs_rule", 1, 0, 1, &rs_rule, c->diag);
         params_str(c->params, "message_ns", NULL, &cfg.message_ns);
+        params_str(c->params, "core_ns", NULL, &cfg.core_ns);
+        params_str(c->params, "slots", NULL, &cfg.slots);
         params_str(c->params, "direct_fixed_ns", NULL, &cfg.direct_fixed_ns);
         params_check_unused(c->params, vc_params, "validate-tt-ccl", c->diag);
         if (c->diag->n_errors)
@@ -453,6 +465,10 @@ BENCH_DEFINE(bench_validate_tt_ccl, "validate-tt-ccl", vc_params,
              "  chunk_bytes=N   bytes per message (default 65536, fitted)\n"
              "  pipeline=N      at least N messages a piece (default 2, fitted)\n"
              "  message_ns=X    override the machine files' system.inter_sip.message_ns\n"
+             "  core_ns=X       override their system.inter_sip.core_ns (0: no shared\n"
+             "                  Ethernet cores)\n"
+             "  slots=N         override their system.inter_sip.slots (0: senders never\n"
+             "                  wait for the fabric's slots)\n"
              "  oneshot_bytes=N ring reduce-scatters (and all-reduces) of at most N bytes a\n"
              "                  device are one-shot (default 524288, tt-metal's; 0: never)\n"
              "  syncs=0         no reduce-scatter syncs (default 1: tt-metal's, one a\n"

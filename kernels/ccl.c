@@ -69,6 +69,8 @@ struct ccl_args {
                                       * not cut further for a pipeline */
         int64_t direct_fixed_ns;     /* the direct op's fixed cost a call, each worker */
         int sync_packets;            /* the reduce-scatter's packets per sync (0: none) */
+        int64_t rs_payload;          /* the reduce-scatter's fabric payload a packet: rs_pages
+                                      * pages of 32 x 32 (0: the machine's) */
         bool mux;                    /* a mux PE a flow, the workers' connections through it */
         bool mcast;                  /* the gather (all_gather, all_reduce's second half)
                                       * multicasts on a line: router PEs, one a flow and
@@ -103,6 +105,9 @@ static const struct tl_param ccl_params[] = {
         { "rs_rule", TL_PARAM_INT, 1, 0, 1, NULL,
           "workers=0: 1, a reduce-scatter's (an all-reduce's) by tt-metal's reduce-scatter "
           "rule; 0, by the all-gather's, as every op before" },
+        { "rs_pages", TL_PARAM_INT, 2, 0, 64, NULL,
+          "the reduce-scatter's pages (32 x 32) a fabric packet: tt-metal's writes carry at "
+          "most 2 (0: the machine's packet_bytes)" },
         { "sync_packets", TL_PARAM_INT, 0, -1, 1 << 20, NULL,
           "reduce-scatter packets per sync with the neighbour (0: 4 on a ring, 20 on a line; "
           "-1: none)" },
@@ -252,6 +257,7 @@ static void ccl_setup_op(tl_setup *s, struct ccl_args *a, enum ccl_op op)
         if (a->sync_packets == 0)
                 a->sync_packets = a->algo == COLL_RING ? 4 : 20;
         a->mux = tl_setup_int(s, "mux") != 0;
+        a->rs_payload = tl_setup_int(s, "rs_pages") * 32 * 32 * size;
         a->gather_workers = op == CCL_ALL_GATHER || links > a->workers ? a->workers : links;
         a->oneshot = op != CCL_ALL_GATHER && a->algo == COLL_RING &&
                      bytes <= tl_setup_int(s, "oneshot_bytes");
@@ -390,7 +396,7 @@ static void ccl_team(tl_ctx *tl, const struct ccl_args *a, struct coll_team *t, 
                                  .workers = workers, .flow = flow, .worker = worker,
                                  .chunk_rows = a->chunk_rows, .dim = a->dim, .wire_dt = a->dt,
                                  .acks = a->algo == COLL_RING, .oneshot = a->oneshot,
-                                 .sync_packets = a->sync_packets };
+                                 .sync_packets = a->sync_packets, .rs_payload = a->rs_payload };
         for (int i = 0; i < a->n; i++) {
                 if (a->order[i] == sip)
                         t->me = i;

@@ -622,16 +622,29 @@ static void reduce_scatter_direct(tl_ctx *tl, const struct coll_team *t, tl_tens
 }
 
 /* A reduce-scatter's sync after a partial x sent to rank dst on tag
- * (t->sync_packets): x's wire bytes / sync_packets, at least 4. */
+ * (t->sync_packets). With the team's fabric payload (rs_payload) it is a
+ * packet of SYNC_BYTES for every sync_packets of x's packets (at least
+ * one), as tt-metal's semaphore increments; else x's wire bytes /
+ * sync_packets, at least 4 (a packet slot's worth, pro rata). */
+#define SYNC_BYTES 16
 static void sync_send(tl_ctx *tl, const struct coll_team *t, int dst, tl_tensor *x, int tag)
 {
         if (t->sync_packets <= 0)
                 return;
-        int64_t bytes = tl_numel(x) * (t->wire_dt == TL_FP32 ? 4 : 2) / t->sync_packets;
+        int64_t bytes = tl_numel(x) * (t->wire_dt == TL_FP32 ? 4 : 2);
+        if (t->rs_payload > 0) {
+                int64_t packets = (bytes + t->rs_payload - 1) / t->rs_payload;
+                int64_t syncs = (packets + t->sync_packets / 2) / t->sync_packets;
+                bytes = (syncs > 1 ? syncs : 1) * SYNC_BYTES;
+                tl_set_fabric_payload(tl, SYNC_BYTES);
+        } else {
+                bytes /= t->sync_packets;
+        }
         tl_scratch_scope_begin(tl);
         tl_send(tl, dst, tl_fill(tl, TL_FP32, 1, ((int64_t[]){ bytes > 4 ? bytes / 4 : 1 }), 0.0f),
                 tag + SYNC_TAG);
         tl_scratch_scope_end(tl);
+        tl_set_fabric_payload(tl, t->rs_payload);
 }
 
 /* Take the sync of a partial received from rank src on tag. */
@@ -663,8 +676,10 @@ void coll_reduce_scatter(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, t
                 reduce_scatter_direct(tl, t, in, out, tag);
                 return;
         }
+        tl_set_fabric_payload(tl, t->rs_payload);
         if (t->oneshot) {
                 reduce_scatter_oneshot(tl, t, in, out, tag);
+                tl_set_fabric_payload(tl, 0);
                 return;
         }
         int f = t->flow, steps = max_len(t, PATH_REDUCE), len, dsts[2] = { -1, -1 };
@@ -722,6 +737,7 @@ void coll_reduce_scatter(tl_ctx *tl, const struct coll_team *t, tl_tensor *in, t
                 }
         }
         take_acks(tl, t, dsts, sent, tag);
+        tl_set_fabric_payload(tl, 0);
 }
 
 tl_tensor *coll_piece(tl_ctx *tl, const struct coll_team *t, tl_tensor *full, int j)

@@ -104,6 +104,8 @@ struct coll_team {
                                       * no acknowledgements, syncs or exit barrier */
         int64_t fixed_ns;            /* direct: the op's fixed cost a call (tl_delay
                                       * before the connections open) */
+        int64_t rs_payload;          /* the fabric payload a packet of its reduce-scatter's
+                                      * sends (tl_set_fabric_payload; 0: the machine's) */
         int conn[2];                 /* direct: the ranks standing in for the routers of
                                       * its forward (to member me + 1) and backward
                                       * connections (coll_direct_router), or -1: none */

@@ -34,6 +34,10 @@ link through router stages, ADR 0048 and 0055):
                                cost (kernel launch + fabric connection
                                open/close)", documents no figure; ADR
                                0057)
+  core_ns                      system.inter_sip.core_ns: each fabric
+                               packet's handling by the link's Ethernet
+                               cores, shared by its two directions
+                               (tt-metal documents no figure; ADR 0060)
 
 For each point of the grid it runs `cubesim bench run validate-tt-ccl
 --json` (rows above max_bytes, default 1 GiB as in the bench itself,
@@ -62,8 +66,11 @@ GRID = {
     "message_ns": (400, 500, 600),
     "chunk_bytes": (32768, 65536),
     "pipeline": (2,),
-    "launch_skew_ns": (0, 500, 1000, 1250, 1500, 2000, 2500),
-    "direct_fixed_ns": (0, 2000, 3000, 3500, 4000, 4500, 5000),
+    # the wider grids of ADR 0055 and 0057 (skew 0-2500, fixed cost 0-5000)
+    # chose 1000 and 3500 ns; their neighbours are kept
+    "launch_skew_ns": (750, 1000, 1250),
+    "direct_fixed_ns": (3000, 3500, 4000),
+    "core_ns": (0, 170, 180, 190, 200, 210, 220),
 }
 # The ablation at the best point: each mechanism replaced by what the model
 # did without it (2 workers everywhere; no one-shot reduce-scatter; no
@@ -71,7 +78,8 @@ GRID = {
 # line gathers; the one-shot path for tt-metal's direct reduce-scatter; no
 # multicast gathers on a ring; every device launched at once; a
 # reduce-scatter's workers by the all-gather's rule; no fixed cost of the
-# direct op beyond its steps).
+# direct op beyond its steps; no Ethernet cores shared by a link's two
+# directions; senders that never wait for the fabric's slots).
 ABLATION = {
     "workers 2 (no rule)": {"workers": 2},
     "the all-gather's worker rule for reduce-scatters": {"rs_rule": 0},
@@ -83,8 +91,10 @@ ABLATION = {
     "no ring multicast gather": {"mcast_pages": 0},
     "no launch skew": {"launch_skew_ns": 0},
     "no direct op fixed cost": {"direct_fixed_ns": 0},
+    "no shared Ethernet cores": {"core_ns": 0},
+    "no slots": {"slots": 0},
     "none of them": {"workers": 2, "oneshot_bytes": 0, "syncs": 0, "mux": 0, "mcast": 0,
-                     "launch_skew_ns": 0, "direct_fixed_ns": 0},
+                     "launch_skew_ns": 0, "direct_fixed_ns": 0, "core_ns": 0, "slots": 0},
 }
 
 

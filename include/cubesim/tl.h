@@ -242,7 +242,11 @@ TL_API int tl_impl_sip_link_pe(tl_ctx *, int sip, int peer, int k, const char *f
 #define tl_copy_to(tl, dst, src) tl_impl_copy_to((tl), (dst), (src), __FILE__, __LINE__)
 /* Fire-and-forget: the bytes travel to dst_rank's inbox (IPCQ). Every
  * message must be taken with tl_recv by the kernel's end: one left in an
- * inbox is a kernel error (exit status 1) naming the first one's send. */
+ * inbox is a kernel error (exit status 1) naming the first one's send.
+ * Over an inter-SIP link of a machine with system.inter_sip.slots, a
+ * message of more than one fabric packet first waits until the thread's
+ * last such message has at most that many packets left to go on the wire
+ * (the router's buffer slots); a message of one packet never waits. */
 #define tl_send(tl, dst_rank, t, tag) tl_impl_send((tl), (dst_rank), (t), (tag), __FILE__, __LINE__)
 /* Multicast: t to every PE of this PE's cube in rows [row0, row0 + n_rows)
  * and columns [col0, col0 + n_cols) of its NoC, except the sender. One
@@ -534,6 +538,18 @@ TL_API void tl_impl_thread_start(tl_ctx *, tl_thread_fn fn, const void *arg, siz
 TL_API void tl_impl_set_noc(tl_ctx *, int noc, const char *file, int line);
 #define tl_set_noc(tl, noc) tl_impl_set_noc((tl), (noc), __FILE__, __LINE__)
 
+/* The fabric payload a packet (bytes, 0: the machine's
+ * system.inter_sip.packet_bytes; at most that) of this thread's later
+ * sends and multicasts over inter-SIP links: how full an op fills its
+ * packets (a tt-metal kernel that writes at most k pages a packet, k x
+ * page bytes). It sets their framing on the wire, their count at the
+ * links' Ethernet cores (system.inter_sip.core_ns) and in the slots
+ * (system.inter_sip.slots); on a machine without framing it changes
+ * nothing. Free: no issue cost. */
+TL_API void tl_impl_set_fabric_payload(tl_ctx *, int64_t bytes, const char *file, int line);
+#define tl_set_fabric_payload(tl, bytes) \
+        tl_impl_set_fabric_payload((tl), (bytes), __FILE__, __LINE__)
+
 /* A circular buffer in TCM: n_pages pages of one shape and dtype, handed
  * from the PE's producing thread to its consuming one in order, as
  * tt-metal's circular buffers in L1 (cb_reserve_back, cb_push_back,
@@ -820,6 +836,7 @@ struct tl_kernel {
 #define tl__sem_set tl_impl_sem_set
 #define tl__sem_wait tl_impl_sem_wait
 #define tl__send tl_impl_send
+#define tl__set_fabric_payload tl_impl_set_fabric_payload
 #define tl__set_noc tl_impl_set_noc
 #define tl__set_pinned tl_impl_set_pinned
 #define tl__setup_hbm_channel tl_impl_setup_hbm_channel

@@ -105,6 +105,13 @@ struct hw_dma_req {
         struct hw_dma_req *next;     /* in its cube's batch */
 };
 
+/* The passes of an inter-SIP edge that its reverse weighs at the link's
+ * Ethernet cores (system.inter_sip.core_ns): enough to cover the horizon
+ * with every worker's message queued. */
+#define HW_ETH_RECENT 64
+/* system.inter_sip.core_horizon_ns when the machine gives none, ps: about
+ * two 64 KiB messages on a 12.5 GB/s link. */
+#define HW_ETH_HORIZON_PS 10000000
 struct hw_link {
         struct ev_resource res;      /* serialises transfers over this edge */
         struct muldiv_by drain;      /* its wire bytes to ps at its bandwidth */
@@ -117,6 +124,17 @@ struct hw_link {
                                       * pass while the wire carries the one before; else it
                                       * holds the wire (message_overlap) */
         struct ev_resource core;     /* overlap: the Ethernet core's handling of each pass */
+        struct hw_eth_pass {
+                sim_ps begin, end;   /* a pass's time on the wire */
+                sim_ps work;         /* its packets' handling at the Ethernet cores */
+                sim_ps drain;        /* and its wire time at the wire's pace */
+        } *recent;                   /* an inter-SIP edge with a reverse on a machine with
+                                      * system.inter_sip.core_ns: its last HW_ETH_RECENT
+                                      * passes, a ring; else NULL */
+        uint32_t recent_at;          /* the next of them to replace */
+        uint32_t rev;                /* the reverse edge (recent set) */
+        uint64_t last_packets;       /* the last pass's fabric packets (recent set) */
+        uint32_t last_payload;       /* the fabric payload the last pass was cut at */
         enum topo_edge_class cls;    /* its edge's class */
         enum hw_pw_class pw;         /* its class in the power windows, or HW_PW_COUNT */
         uint32_t cube;               /* its cube there (hw_edge_cube) */
@@ -268,6 +286,12 @@ struct hw_sim {
         struct topo_graph graph;     /* the machine's graph, owned */
         const struct topo *topo;     /* = &graph.topo */
         struct hw_link *links;       /* one per graph edge */
+        sim_ps fabric_admit;         /* the transfer being routed: when its last packet is
+                                      * within system.inter_sip.slots of the first inter-SIP
+                                      * link's wire (0: none yet) */
+        uint32_t fabric_payload;     /* the fabric's payload a packet for the transfer being
+                                      * routed (tl_set_fabric_payload), or 0: the machine's
+                                      * system.inter_sip.packet_bytes */
         struct muldiv_by channel_ps; /* bytes to ps at an HBM channel's bandwidth */
         struct muldiv_by channel_near_ps; /* at the channel's rate for the PE at its attach
                                       * point (cube.hbm.near_efficiency_pct) */
@@ -352,6 +376,9 @@ sim_ps hw_bytes_ps(uint64_t bytes, uint64_t bw_bytes_per_s);
  * links (mesh, PE ports), a header per packet. The HBM channel's own edge
  * carries DRAM bursts at the channel's rate; packets start at its router. */
 uint64_t hw_wire_bytes(const struct topo *, enum topo_edge_class cls, uint64_t bytes);
+/* The same over an inter-SIP link cut at payload bytes a packet (0: the machine's). */
+uint64_t hw_wire_bytes_at(const struct topo *, enum topo_edge_class cls, uint64_t bytes,
+                          uint32_t payload);
 
 /* Move bytes from graph node src to dst, the head leaving at start (>= now):
  * reserves every link of the route and returns when the last byte arrives.

@@ -23,10 +23,9 @@ static uint64_t packet_overhead(const struct topo_system *y, uint64_t payload)
 }
 
 /* bytes over an inter-SIP link with the fabric's framing: packets of at
- * most packet_bytes, each with its header, cut into Ethernet frames. */
-static uint64_t inter_sip_wire_bytes(const struct topo_system *y, uint64_t bytes)
+ * most p bytes, each with its header, cut into Ethernet frames. */
+static uint64_t inter_sip_wire_bytes(const struct topo_system *y, uint64_t bytes, uint64_t p)
 {
-        uint64_t p = y->inter_sip_packet_bytes;
         if (!p)
                 return bytes;
         uint64_t full = bytes / p, rest = bytes % p;
@@ -34,13 +33,94 @@ static uint64_t inter_sip_wire_bytes(const struct topo_system *y, uint64_t bytes
         return rest || !bytes ? sat_add_u64(wire, packet_overhead(y, rest)) : wire;
 }
 
-uint64_t hw_wire_bytes(const struct topo *t, enum topo_edge_class cls, uint64_t bytes)
+/* The fabric's payload a packet: the transfer's, else the machine's. */
+static uint64_t fabric_payload(const struct topo_system *y, uint32_t payload)
+{
+        uint32_t p = y->inter_sip_packet_bytes;
+        return payload && payload < p ? payload : p;
+}
+
+uint64_t hw_wire_bytes_at(const struct topo *t, enum topo_edge_class cls, uint64_t bytes,
+                          uint32_t payload)
 {
         if (cls == TOPO_EDGE_INTER_SIP)
-                return inter_sip_wire_bytes(&t->system, bytes);
+                return inter_sip_wire_bytes(&t->system, bytes,
+                                            fabric_payload(&t->system, payload));
         if (cls != TOPO_EDGE_NOC)
                 return bytes;
         return bytes + div_up(bytes, t->cube.noc.packet_bytes) * t->cube.noc.header_bytes;
+}
+
+uint64_t hw_wire_bytes(const struct topo *t, enum topo_edge_class cls, uint64_t bytes)
+{
+        return hw_wire_bytes_at(t, cls, bytes, 0);
+}
+
+/* A pass of bytes at the link's Ethernet cores: its fabric packets, and
+ * the handling of each (system.inter_sip.core_ns). */
+static void eth_costs(const struct hw_sim *s, struct hw_link *l, uint64_t bytes)
+{
+        uint64_t p = fabric_payload(&s->topo->system, s->fabric_payload);
+        l->last_packets = p && bytes ? div_up(bytes, p) : 1;
+}
+
+/* The reverse edge's demand on the link's Ethernet cores within [w0,
+ * w1), ps: over each of its passes' time on the wire there, the handling
+ * its packets would need at the wire's pace (its work over its drain),
+ * whether the pass was slowed or not. */
+static sim_ps eth_reverse_demand(const struct hw_link *r, sim_ps w0, sim_ps w1)
+{
+        sim_ps demand = 0;
+        for (uint32_t i = 0; i < HW_ETH_RECENT; i++) {
+                const struct hw_eth_pass *p = &r->recent[i];
+                sim_ps lo = p->begin > w0 ? p->begin : w0, hi = p->end < w1 ? p->end : w1;
+                if (hi > lo && p->drain)
+                        demand += (sim_ps)((unsigned __int128)p->work * (hi - lo) / p->drain);
+        }
+        return demand;
+}
+
+/* The link's Ethernet cores handle both directions' packets (core_ns
+ * each), shared as a processor: this pass's demand (its packets at the
+ * wire's pace) and the reverse's over the last core_horizon_ns add up,
+ * and past the cores' capacity the pass's packets follow each other that
+ * much slower; its end moves to match. Throughput only: an idle reverse
+ * direction, or one packet, costs nothing. The reverse's load is taken
+ * from the recent past, not from its bookings ahead, so neither direction
+ * gains by booking first; senders book at most system.inter_sip.slots
+ * packets ahead of the wire, so the past is a fair guess. */
+static void eth_shared(struct hw_sim *s, struct hw_link *l, sim_ps drain, sim_ps begin,
+                       sim_ps *end)
+{
+        const struct topo_system *y = &s->topo->system;
+        uint64_t n = l->last_packets;
+        sim_ps pk = y->inter_sip_core_ps, horizon = y->inter_sip_core_horizon_ps;
+        if (!horizon)
+                horizon = HW_ETH_HORIZON_PS;
+        sim_ps now = ev_now(&s->ev), w0 = now > horizon ? now - horizon : 0, span = now - w0;
+        sim_ps wp = drain / n;
+        if (n > 1 && span > 0 && wp > 0) {
+                /* the demand over the span, in ps of the cores' time */
+                sim_ps want = (sim_ps)((unsigned __int128)pk * span / wp) +
+                              eth_reverse_demand(&s->links[l->rev], w0, now);
+                if (want > span)
+                        *end += (sim_ps)((unsigned __int128)(n - 1) * wp * (want - span) / span);
+        }
+        l->recent[l->recent_at] = (struct hw_eth_pass){ begin, *end, (sim_ps)(n * pk), drain };
+        l->recent_at = (l->recent_at + 1) % HW_ETH_RECENT;
+}
+
+/* The first inter-SIP pass of a transfer (system.inter_sip.slots), whose
+ * wire is done with it at end: its last packet may go into the router's
+ * slots once the wire has at most `slots` full packets' time left. */
+__attribute__((noinline)) static void fabric_admit(struct hw_sim *s, const struct hw_link *l,
+                                                   uint64_t bytes, sim_ps end)
+{
+        uint64_t p = fabric_payload(&s->topo->system, s->fabric_payload);
+        uint64_t wire = hw_wire_bytes_at(s->topo, l->cls, p ? p : bytes, s->fabric_payload);
+        sim_ps ahead = (sim_ps)sat_mul_u64(muldiv_by_ceil(&l->drain, wire),
+                                           s->topo->system.inter_sip_slots);
+        s->fabric_admit = end > ahead ? end - ahead : 1;
 }
 
 /* Inlined into the walk of a route, where most passes are made. */
@@ -50,22 +130,35 @@ __attribute__((always_inline)) static inline void link_pass(struct hw_sim *s, ui
         /* Everything of the edge it needs is in its link (one place in
          * memory: a pass touched three). */
         struct hw_link *l = &s->links[edge];
-        if (bytes != l->last_bytes) {
+        if (bytes != l->last_bytes || s->fabric_payload != l->last_payload) {
                 l->last_drain = (l->overlap ? 0 : l->msg_ps) +
-                                muldiv_by_ceil(&l->drain, hw_wire_bytes(s->topo, l->cls, bytes));
+                                muldiv_by_ceil(&l->drain, hw_wire_bytes_at(s->topo, l->cls, bytes,
+                                                                           s->fabric_payload));
+                if (l->recent)
+                        eth_costs(s, l, bytes);
                 l->last_bytes = bytes;
+                l->last_payload = s->fabric_payload;
         }
         sim_ps drain = l->last_drain, at = f->head;
         /* the Ethernet core handles the message, then the wire carries it */
         if (l->overlap)
                 at = ev_resource_reserve(&l->core, at, l->msg_ps, NULL);
         sim_ps begin, end = ev_resource_reserve(&l->res, at, drain, &begin);
+        if (l->recent) {
+                /* the wire waits for packets the cores are late with */
+                sim_ps wire_end = end;
+                eth_shared(s, l, drain, begin, &end);
+                if (end > wire_end)
+                        ev_resource_reserve(&l->res, wire_end, end - wire_end, NULL);
+        }
         l->n_bytes += bytes;
         s->class_bytes[l->cls] += bytes;
         if (l->pw != HW_PW_COUNT)
                 hw_power_book(&s->power, l->cube, l->pw, begin, end);
         if (unlikely(s->on_busy))
                 s->on_busy(s->on_busy_ctx, HW_BUSY_LINK, 0, edge, begin, end, bytes);
+        if (l->cls == TOPO_EDGE_INTER_SIP && !s->fabric_admit && s->topo->system.inter_sip_slots)
+                fabric_admit(s, l, bytes, end);
         sim_ps hop = l->hop_ps;
         f->head = begin + hop;
         f->tail = (end > f->tail ? end : f->tail) + hop;
@@ -221,7 +314,9 @@ sim_ps hw_xfer_flit(struct hw_sim *s, uint32_t src, uint32_t dst, uint64_t bytes
         sim_ps at = start;
         for (uint32_t i = 0; i < n; i++) {
                 struct hw_link *l = &s->links[route[i]];
-                at += l->msg_ps + muldiv_by_ceil(&l->drain, hw_wire_bytes(s->topo, l->cls, bytes)) +
+                at += l->msg_ps +
+                      muldiv_by_ceil(&l->drain, hw_wire_bytes_at(s->topo, l->cls, bytes,
+                                                                 s->fabric_payload)) +
                       l->hop_ps;
                 l->n_bytes += bytes;
                 s->class_bytes[l->cls] += bytes;

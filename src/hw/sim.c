@@ -107,6 +107,41 @@ static int init_pe(struct hw_sim *s, struct hw_pe *pe, uint32_t sip, uint32_t cu
         return rc ? -ENOMEM : 0;
 }
 
+/* The Ethernet cores of each inter-SIP link (system.inter_sip.core_ns):
+ * a core at each end sends its chip's packets and receives the other's,
+ * so each edge weighs its reverse's passes (link.c, eth_shared). Edges
+ * are few: each edge's reverse is found by a search over the edges. 0 or
+ * -1 (out of memory). */
+static int link_pairs_init(struct hw_sim *s)
+{
+        const struct topo_graph *g = &s->graph;
+        uint32_t n = 0, *inter = malloc(g->n_edges * sizeof *inter);
+        if (!inter)
+                return -1;
+        for (uint32_t e = 0; e < g->n_edges; e++)
+                if (g->edges[e].cls == TOPO_EDGE_INTER_SIP)
+                        inter[n++] = e;
+        int rc = 0;
+        for (uint32_t i = 0; i < n && !rc; i++) {
+                uint32_t e = inter[i];
+                const struct topo_edge *te = &g->edges[e];
+                for (uint32_t k = i + 1; k < n && !s->links[e].recent; k++) {
+                        uint32_t r = inter[k];
+                        if (g->edges[r].src != te->dst || g->edges[r].dst != te->src ||
+                            s->links[r].recent)
+                                continue;
+                        s->links[e].recent = calloc(HW_ETH_RECENT, sizeof *s->links[e].recent);
+                        s->links[r].recent = calloc(HW_ETH_RECENT, sizeof *s->links[r].recent);
+                        if (!s->links[e].recent || !s->links[r].recent)
+                                rc = -1;
+                        s->links[e].rev = r;
+                        s->links[r].rev = e;
+                }
+        }
+        free(inter);
+        return rc;
+}
+
 int hw_sim_init(struct hw_sim *s, const struct topo *t, const struct ev_config *cfg, struct diag *d)
 {
         memset(s, 0, sizeof *s);
@@ -153,6 +188,8 @@ int hw_sim_init(struct hw_sim *s, const struct topo *t, const struct ev_config *
                 if (s->links[e].cube == TOPO_NONE)
                         s->links[e].pw = HW_PW_COUNT;
         }
+        if (tp->system.inter_sip_core_ps && link_pairs_init(s) < 0)
+                goto nomem;
         s->channel_ps = muldiv_by_make(1000000000000ull, tp->cube.hbm.channel_bw_bytes_per_s);
         s->dma_ps = muldiv_by_make(1000000000000ull, hw_dma_bw(tp));
         s->channel_near_ps = muldiv_by_make(1000000000000ull,
@@ -241,6 +278,7 @@ void hw_sim_fini(struct hw_sim *s)
                         ev_resource_fini(&s->links[e].res);
                         if (s->links[e].overlap)
                                 ev_resource_fini(&s->links[e].core);
+                        free(s->links[e].recent);
                 }
         free(s->cubes);
         free(s->sips);

@@ -291,12 +291,28 @@ void tl_impl_send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *f
         struct tl_msg *m = msg_of(tl, t, payload_of(tl, t, file, line, "tl_send"), dst, tag,
                                   file, line, "tl_send");
         uint64_t bytes = tl__tensor_bytes(t);
+        /* over the fabric, a message of several packets waits until the
+         * last such one's packets have all taken their slots
+         * (system.inter_sip.slots); one of a packet (a token, a semaphore
+         * increment) goes at once */
+        uint32_t payload = tl->fabric_payload ? tl->fabric_payload
+                                              : s->topo->system.inter_sip_packet_bytes;
+        bool packets = dst->pe->sip != tl->pe->sip && payload && bytes > payload;
+        if (packets && tl->fabric_hold > ev_now(&s->ev)) {
+                sim_ps since = ev_now(&s->ev);
+                ev_sleep_until(tl->proc, tl->fabric_hold);
+                tl__waited(tl, since, "tl_send", file, line);
+        }
         /* Sender's DMA: setup and read-out; then the route; then the
          * receiving DMA drains the bytes into its inbox. */
         sim_ps now = ev_now(&s->ev), start;
         sim_ps sent = hw_dma_reserve(tl->pe, tl->noc, now, bytes, true, 0, &start);
+        s->fabric_payload = tl->fabric_payload;
+        s->fabric_admit = 0;
         sim_ps arrive = hw_xfer(s, tl->pe->node_dma, dst->pe->node_dma, bytes,
                                 start + s->topo->pe.dma.setup_ps);
+        s->fabric_payload = 0;
+        sim_ps admit = s->fabric_admit;
         if (arrive == TOPO_PS_NONE)
                 tl__fail(tl, file, line, "tl_send", "host out of memory routing to PE %d",
                          dst_rank);
@@ -306,6 +322,8 @@ void tl_impl_send(tl_ctx *tl, int dst_rank, tl_tensor *t, int tag, const char *f
         m->send_at = tl__log_engine(tl, "pe_dma", "send", start, sent, bytes, 0, 0, p, 2);
         msg_deliver(tl, m, bytes, sent, arrive);
         tl__finish_at(tl, NULL, sent);
+        if (packets && admit)
+                tl->fabric_hold = admit;
 }
 
 /* tl_mcast and tl_mcast_linked (op: the call's name): linked, the sender
@@ -349,8 +367,12 @@ static void mcast(tl_ctx *tl, int row0, int col0, int n_rows, int n_cols, tl_ten
         sim_ps per_dest = linked ? dma->mcast_linked_dest_ps : dma->mcast_dest_ps;
         sim_ps extra = sat_mul_u64(sat_mul_u64(hw_noc_packets(s->topo, bytes), n), per_dest);
         sim_ps sent = hw_dma_reserve(tl->pe, tl->noc, now, bytes, true, extra, &start);
-        if (n && hw_xfer_mcast(s, tl->pe->node_dma, dsts, n, bytes,
-                               start + s->topo->pe.dma.setup_ps, arrive) == TOPO_PS_NONE)
+        s->fabric_payload = tl->fabric_payload;
+        sim_ps routed = n ? hw_xfer_mcast(s, tl->pe->node_dma, dsts, n, bytes,
+                                          start + s->topo->pe.dma.setup_ps, arrive)
+                          : 0;
+        s->fabric_payload = 0;
+        if (routed == TOPO_PS_NONE)
                 tl__fail(tl, file, line, op, "host out of memory routing the multicast");
         sent = tcm_read_out(tl, start, bytes, sent);
         struct rep_param p[5] = { { .name = "row0", .kind = REP_INT, .i = row0 },

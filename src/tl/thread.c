@@ -158,6 +158,15 @@ void tl_impl_set_noc(tl_ctx *tl, int noc, const char *file, int line)
         tl->noc = (unsigned)noc;
 }
 
+void tl_impl_set_fabric_payload(tl_ctx *tl, int64_t bytes, const char *file, int line)
+{
+        if (bytes < 0 || bytes > UINT32_MAX)
+                tl__fail(tl, file, line, "tl_set_fabric_payload",
+                         "%lld bytes a packet: expected 0 (the machine's) to %u",
+                         (long long)bytes, UINT32_MAX);
+        tl->fabric_payload = (uint32_t)bytes;
+}
+
 /* ---- circular buffers ------------------------------------------------------ */
 
 static void check_cb(tl_ctx *tl, const tl_cb *cb, const char *file, int line, const char *op)

@@ -253,6 +253,10 @@ struct tl_ctx {
         struct tl_thread *thread;    /* a started thread's record; NULL on the first core */
         unsigned core;               /* the core it issues on (thread index % pe.cpu.cores) */
         unsigned noc;                /* the NoC its transfers move on (tl_set_noc) */
+        sim_ps fabric_hold;          /* its last send over the fabric: when that one's last
+                                      * packet has a slot (system.inter_sip.slots) */
+        uint32_t fabric_payload;     /* its sends' fabric payload a packet over inter-SIP
+                                      * links (tl_set_fabric_payload), 0: the machine's */
         /* First core only: */
         struct tl_thread *threads;   /* the threads started on the PE, newest first */
         int n_threads;               /* how many (the kernel itself not counted) */

@@ -335,6 +335,15 @@ struct topo_system {
                                       * fabric's router, slots in flight); 0: the handling
                                       * holds the wire (a ring fabric's per-packet flow
                                       * control), as on a machine without the key */
+        sim_ps inter_sip_core_ps;    /* each fabric packet's handling by the link's Ethernet
+                                      * cores, each of which serves both directions of its
+                                      * link (0, no key: no such limit) */
+        sim_ps inter_sip_core_horizon_ps; /* the span over which a direction's load at them
+                                      * is averaged (0, no key: 10 us) */
+        uint32_t inter_sip_slots;    /* the packets a sender may have ahead of the wire (the
+                                      * router's buffer slots): a message of several packets
+                                      * over the link waits for the sender's last one's
+                                      * packets to be within them (0, no key: never) */
         uint32_t inter_sip_packet_bytes; /* the fabric's payload a packet (0: no framing):
                                       * a message is cut into packets of at most this */
         uint32_t inter_sip_header_bytes; /* the fabric's header a packet */

@@ -225,6 +225,103 @@ Test(tl, sip_link_pe_is_the_router_of_the_link)
         cr_assert_eq(link_pe[5], -1);
 }
 
+/* ---- the fabric's Ethernet cores and slots ----------------------------------- */
+
+/* PE 0 of SIP 0 streams fab_msgs messages of 64 KiB to PE 0 of SIP 1 and,
+ * with fab_both, SIP 1's streams as many back; each takes what it is sent.
+ * fab_end[s]: when SIP s's PE 0 took its last message; fab_second: when
+ * SIP 0's second send returned; fab_token: how long a one-packet send
+ * took after them. */
+static int fab_msgs;
+static bool fab_both;
+static sim_ps fab_end[2], fab_second, fab_token;
+
+static void k_fabric(tl_ctx *tl, const void *a)
+{
+        (void)a;
+        int sip = tl_program_id(tl, 2);
+        if (tl_program_id(tl, 0) != 0 || (sip == 1 && !fab_both && fab_msgs == 0))
+                return;
+        int peer = tl_rank(tl, 0, 0, 1 - sip);
+        if (sip == 0 || fab_both) {
+                tl_tensor *v = tl_fill(tl, TL_FP32, 1, ((int64_t[]){ 16384 }), 1.0f);
+                tl_wait_tensor(tl, v);
+                for (int i = 0; i < fab_msgs; i++) {
+                        tl_send(tl, peer, v, 1);
+                        if (sip == 0 && i == 1)
+                                fab_second = now_of(tl);
+                }
+                if (sip == 0) {
+                        tl_tensor *one = tl_fill(tl, TL_FP32, 1, ((int64_t[]){ 4 }), 1.0f);
+                        tl_wait_tensor(tl, one);
+                        sim_ps t0 = now_of(tl);
+                        tl_send(tl, peer, one, 2);
+                        fab_token = now_of(tl) - t0;
+                }
+        }
+        if (sip == 1 || fab_both) {
+                for (int i = 0; i < fab_msgs; i++) {
+                        tl_scratch_scope_begin(tl);
+                        tl_wait_tensor(tl, tl_recv(tl, peer, 1));
+                        tl_scratch_scope_end(tl);
+                }
+                fab_end[sip] = now_of(tl);
+        }
+        if (sip == 1) {
+                tl_scratch_scope_begin(tl);
+                tl_recv(tl, peer, 2);
+                tl_scratch_scope_end(tl);
+        }
+}
+
+/* Stream 16 messages one way (both: and 16 back) on the n300 with the
+ * given system.inter_sip.core_ns and slots; SIP 1's last arrival. */
+static sim_ps fabric_stream(const char *core_ns, const char *slots, bool both)
+{
+        fixture_fini();
+        fixture_load("tt_wormhole_n300.yaml");
+        cr_assert_eq(topo_set(&t, "system.inter_sip.core_ns", core_ns, &d), 0);
+        cr_assert_eq(topo_set(&t, "system.inter_sip.slots", slots, &d), 0);
+        fab_msgs = 16;
+        fab_both = both;
+        fab_end[0] = fab_end[1] = 0;
+        cr_assert_eq(run_kernel(k_fabric, TL_MODE_OPLOG), 0);
+        return fab_end[1];
+}
+
+/* The link's Ethernet cores serve both directions: a stream each way, whose
+ * packets need more of them than they have, runs slower than one alone,
+ * which runs as without them (throughput only); without the cores the two
+ * directions do not meet. */
+Test(tl, ethernet_cores_slow_a_link_loaded_both_ways)
+{
+        sim_ps alone = fabric_stream("400", "8", false);
+        sim_ps both = fabric_stream("400", "8", true);
+        sim_ps alone_free = fabric_stream("0", "8", false);
+        sim_ps both_free = fabric_stream("0", "8", true);
+        cr_assert_eq(alone, alone_free, "one direction alone: %lld ps, %lld without the cores",
+                     (long long)alone, (long long)alone_free);
+        cr_assert_eq(both_free, alone_free, "without the cores the directions do not meet");
+        /* 2 x 400 ns a 6 KiB packet against ~0.5 us on the wire */
+        cr_assert_gt(both, alone + alone / 10, "both ways %lld ps, one way %lld ps",
+                     (long long)both, (long long)alone);
+}
+
+/* A sender's second message of several packets waits until the first has
+ * at most `slots` packets left to go on the wire; without slots it goes at
+ * once; a one-packet message never waits. */
+Test(tl, a_send_waits_for_the_fabric_slots)
+{
+        fabric_stream("0", "0", false);
+        sim_ps free_second = fab_second, free_token = fab_token;
+        fabric_stream("0", "8", false);
+        /* 64 KiB is 11 packets of 6 KiB: the first has 3 beyond the slots */
+        cr_assert_gt(fab_second, free_second + 3 * 400 * 1000,
+                     "the second send returned at %lld ps, %lld without slots",
+                     (long long)fab_second, (long long)free_second);
+        cr_assert_eq(fab_token, free_token, "a one-packet send waited");
+}
+
 /* ---- send / recv ------------------------------------------------------------ */
 
 static float got[4];
