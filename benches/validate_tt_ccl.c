@@ -395,6 +395,28 @@ static int run(const struct bench_ctx *c)
         params_str(c->params, "core_ns", NULL, &cfg.core_ns);
         params_str(c->params, "slots", NULL, &cfg.slots);
         params_str(c->params, "direct_fixed_ns", NULL, &cfg.direct_fixed_ns);
+        /* those four pass to the machine or the kernel as given: checked
+         * here, so a bad one stops the bench before any run (status 2) */
+        const struct { const char *key, *value; double max; bool integer; } given[] = {
+                { "message_ns", cfg.message_ns, 1e9, false },
+                { "core_ns", cfg.core_ns, 1e9, false },
+                { "slots", cfg.slots, 1 << 20, true },
+                { "direct_fixed_ns", cfg.direct_fixed_ns, 100000, true },
+        };
+        for (size_t i = 0; i < sizeof given / sizeof given[0]; i++) {
+                const char *v = given[i].value;
+                if (!v)
+                        continue;
+                uint64_t n = 0;
+                double x = 0;
+                bool ok = given[i].integer ? params_parse_u64(v, &n) : params_parse_double(v, &x);
+                if (given[i].integer)
+                        x = (double)n;
+                if (!ok || x < 0 || x > given[i].max)
+                        diag_error(c->diag, "--set %s=%s: expected %s in [0, %.0f]", given[i].key,
+                                   v, given[i].integer ? "an integer" : "a number",
+                                   given[i].max);
+        }
         params_check_unused(c->params, vc_params, "validate-tt-ccl", c->diag);
         if (c->diag->n_errors)
                 return 2;

@@ -88,4 +88,15 @@ set -e
 [ $rc -eq 2 ] || fail "one simulated size: exit $rc"
 grep -q "all_gather line 2 devices, 1048576 bytes: above max_bytes (65536) with fewer than two" \
         "$tmp/err" || fail "extrapolation message: $(cat "$tmp/err")"
+# A bad override of the machine files stops the bench before any run.
+for kv in core_ns=-5 slots=2.5 message_ns=abc; do
+        set +e
+        "$bin" bench run validate-tt-ccl --set csv="$tmp/one.csv" --set "$kv" --set figures=0 \
+                --out "$tmp/b" >"$tmp/err" 2>&1
+        rc=$?
+        set -e
+        [ $rc -eq 2 ] || fail "$kv: exit $rc"
+        grep -q -- "--set $kv: expected an\? \(integer\|number\) in \[0, " "$tmp/err" ||
+                fail "$kv message: $(cat "$tmp/err")"
+done
 echo "ok"
